@@ -1,0 +1,29 @@
+/** POST /v1/api-keys/: create a key; the response is the only place the full key ever appears. */
+import { Type } from 'typebox';
+import { principalOf } from '../../authentication.ts';
+import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import type { App, RouteContext } from '../../types.ts';
+import type { ApiKeyBody} from './schemas.ts';
+import { toApiKeyRecord } from './schemas.ts';
+
+export function registerCreateApiKey(app: App, { services, requireAuth }: RouteContext): void {
+  app.post(
+    '/v1/api-keys/',
+    {
+      schema: {
+        tags: ['api-keys'],
+        summary: 'Create an API key',
+        description: 'Returns the key record with `full_key`. Store it: it is kept only as a hash and cannot be shown again. The body is optional.',
+        security: BEARER_OR_API_KEY,
+        body: Type.Union([Type.Ref('ApiKeyBody'), Type.Null()]) as unknown as typeof ApiKeyBody,
+        response: authedResponses({ 200: Type.Ref('ApiKeyRecord') }, { 400: 'expires_at in the past' }),
+      },
+      preValidation: requireAuth,
+    },
+    async (request) => {
+      const body = request.body ?? {};
+      const key = await services.apiKeys.create(principalOf(request).userId, { expiresAt: body.expires_at, description: body.description });
+      return toApiKeyRecord(key);
+    },
+  );
+}

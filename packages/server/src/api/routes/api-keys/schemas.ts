@@ -1,0 +1,50 @@
+/** The spec's API key record and create/update body, and the mapping from the core's key. */
+import { Type, type Static } from 'typebox';
+import type { ApiKey, CreatedApiKey } from '../../../core/api-keys.ts';
+
+const DateTimeOrNull = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+export const ApiKeyRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    key_prefix: Type.String({ description: 'The first characters of the key, to recognise it' }),
+    user_id: Type.Integer(),
+    status: Type.Union([Type.String({ description: '"active" or "expired"' }), Type.Null()]),
+    created_at: DateTimeOrNull,
+    expires_at: DateTimeOrNull,
+    description: Type.Union([Type.String(), Type.Null()]),
+    last_used_at: Type.Optional(DateTimeOrNull),
+    full_key: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { description: 'The complete key: only in the response of POST /v1/api-keys/, never again' }),
+    ),
+  },
+  { $id: 'ApiKeyRecord', title: 'ApiKeyRecord' },
+);
+
+export const ApiKeyBody = Type.Object(
+  {
+    expires_at: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the key stops working; null = never' }),
+    ),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+  },
+  { $id: 'ApiKeyBody', title: 'ApiKeyCreateUpdate' },
+);
+
+export const ItemIdParams = Type.Object({ item_id: Type.Integer({ minimum: 1 }) });
+
+export type ApiKeyRecordValue = Static<typeof ApiKeyRecord>;
+
+export function toApiKeyRecord(key: ApiKey | CreatedApiKey): ApiKeyRecordValue {
+  return {
+    id: key.id,
+    key_prefix: key.keyPrefix,
+    user_id: key.userId,
+    status: key.status,
+    created_at: key.createdAt,
+    expires_at: key.expiresAt,
+    description: key.description,
+    last_used_at: key.lastUsedAt,
+    ...('fullKey' in key ? { full_key: key.fullKey } : {}),
+  };
+}

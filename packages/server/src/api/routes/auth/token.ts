@@ -1,0 +1,42 @@
+/** POST /v1/auth/token: the OAuth2 password flow (form `username` + `password` → signed bearer token). */
+import { Type } from 'typebox';
+import { invalidCredentials } from '../../../core/authenticator.ts';
+import { publicResponses } from '../../schemas/common.ts';
+import type { App, RouteContext } from '../../types.ts';
+
+const TokenRequest = Type.Object({
+  grant_type: Type.Optional(Type.String({ pattern: '^password$', description: 'Only "password" is supported' })),
+  username: Type.String({ minLength: 1, maxLength: 200 }),
+  password: Type.String({ minLength: 1, maxLength: 1000 }),
+  scope: Type.Optional(Type.String()),
+  client_id: Type.Optional(Type.String()),
+  client_secret: Type.Optional(Type.String()),
+});
+
+const TokenResponse = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('bearer'),
+  expires_in: Type.Integer({ description: 'Seconds until the token expires' }),
+});
+
+export function registerTokenRoute(app: App, { services }: RouteContext): void {
+  app.post(
+    '/v1/auth/token',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign in with a username and password (OAuth2 password flow)',
+        description: 'Form-encoded (application/x-www-form-urlencoded) as OAuth2 prescribes; JSON is accepted too.',
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        body: TokenRequest,
+        response: publicResponses({ 200: TokenResponse }, { 401: 'Wrong username or password' }),
+      },
+    },
+    async (request) => {
+      const user = await services.users.verifyPassword(request.body.username, request.body.password);
+      if (!user) throw invalidCredentials('Incorrect username or password');
+      const { token, expiresInSeconds } = await services.tokens.issue(user.id);
+      return { access_token: token, token_type: 'bearer' as const, expires_in: expiresInSeconds };
+    },
+  );
+}

@@ -1,0 +1,159 @@
+/**
+ * Every operation of the interface spec that a later issue implements. Each is registered with its
+ * path, parameters and authentication, so the OpenAPI document lists the whole surface from the start,
+ * and answers 501 NOT_IMPLEMENTED until its real route replaces the entry here.
+ */
+import { Type, type TSchema } from 'typebox';
+import { AppError } from '../../core/errors.ts';
+import { AnyObject, authedResponses, BEARER_OR_API_KEY, publicResponses } from '../schemas/common.ts';
+import type { App, RouteContext } from '../types.ts';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+
+interface PendingOperation {
+  method: Method | Method[];
+  url: string;
+  tag: string;
+  summary: string;
+  /** false for the operations the spec declares without security. */
+  auth?: boolean;
+  params?: TSchema;
+  querystring?: TSchema;
+  /** A JSON body (any object) is expected; multipart bodies are accepted unparsed. */
+  body?: boolean;
+  deprecated?: boolean;
+}
+
+const str = () => Type.String();
+const sessionParams = Type.Object({ session_id: str() });
+const vmParams = Type.Object({ vm_id: str() });
+
+const PENDING: PendingOperation[] = [
+  // System (worker control)
+  { method: 'POST', url: '/workers/:worker_id/drain', tag: 'system', summary: 'Put a worker node in drain mode', auth: false, params: Type.Object({ worker_id: str() }) },
+  { method: 'POST', url: '/workers/:worker_id/undrain', tag: 'system', summary: 'Take a worker node out of drain mode', auth: false, params: Type.Object({ worker_id: str() }) },
+  {
+    method: 'POST', url: '/workers/:worker_id/deployment-drain/:action', tag: 'system', summary: 'Deployment drain control (local control plane)',
+    auth: false, params: Type.Object({ worker_id: str(), action: str() }), body: true,
+  },
+  // Executions
+  { method: 'HEAD', url: '/v1/executions/', tag: 'executions', summary: 'Check the executions collection' },
+  { method: 'GET', url: '/v1/executions/', tag: 'executions', summary: "List the caller's execution (task) records" },
+  { method: 'GET', url: '/v1/executions/:item_id', tag: 'executions', summary: 'Get an execution record', params: Type.Object({ item_id: Type.Integer() }) },
+  // Sessions
+  { method: 'POST', url: '/v1/sessions/session', tag: 'sessions', summary: 'Create a session', body: true, deprecated: true },
+  { method: 'GET', url: '/v1/sessions/session/:session_id', tag: 'sessions', summary: 'Current session information', params: sessionParams, deprecated: true },
+  { method: 'GET', url: '/v1/sessions/status/:session_id', tag: 'sessions', summary: 'Session and VM status', params: sessionParams },
+  { method: 'GET', url: '/v1/sessions/usage/:session_id', tag: 'sessions', summary: 'Aggregate CPU usage of a session', params: sessionParams },
+  {
+    method: 'GET', url: '/v1/sessions/app-url/:session_id', tag: 'apps', summary: 'Public URL of a port inside the VM', params: sessionParams,
+    querystring: Type.Object({ port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 80 })) }),
+  },
+  {
+    method: 'GET', url: '/v1/sessions/sandboxes', tag: 'sessions', summary: "List the caller's sandboxes",
+    querystring: Type.Object({
+      metadata: Type.Optional(Type.String({ description: 'JSON object of key/value filters, matched by containment' })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    }),
+  },
+  // VMs
+  { method: 'POST', url: '/v1/vms', tag: 'vms', summary: 'Bind a new VM to a session', body: true },
+  { method: 'GET', url: '/v1/vms', tag: 'vms', summary: "List the caller's VMs" },
+  { method: 'GET', url: '/v1/vms/:vm_id', tag: 'vms', summary: 'Get a VM', params: vmParams },
+  { method: 'DELETE', url: '/v1/vms/:vm_id', tag: 'vms', summary: 'Kill a VM', params: vmParams },
+  // Execution, kill and files
+  { method: 'POST', url: '/execute', tag: 'execution', summary: 'Run code or a command and wait for the result', body: true },
+  { method: 'POST', url: '/execute_async', tag: 'execution', summary: 'Start code or a command; returns a task id', body: true },
+  { method: 'POST', url: '/v1/execute_async', tag: 'execution', summary: 'Start code or a command; returns a task id', body: true },
+  { method: 'POST', url: '/kill', tag: 'execution', summary: "Kill a session's VM", body: true },
+  { method: 'POST', url: '/upload', tag: 'files', summary: 'Upload a file into the VM (multipart)', body: true },
+  { method: 'POST', url: '/v1/upload', tag: 'files', summary: 'Upload a file into the VM (multipart)', body: true },
+  { method: 'POST', url: '/download', tag: 'files', summary: 'Download a file from the VM', body: true },
+  // Command-line login
+  { method: 'POST', url: '/api/cli-auth/start', tag: 'cli-auth', summary: 'Start a command-line login', auth: false, body: true },
+  { method: 'POST', url: '/api/cli-auth/approve', tag: 'cli-auth', summary: 'Approve a command-line login', body: true },
+  { method: 'POST', url: '/api/cli-auth/exchange', tag: 'cli-auth', summary: 'Exchange an approved login for an API key', auth: false, body: true },
+  // Browser (one-shot)
+  { method: 'GET', url: '/v1/browser/usage', tag: 'browser', summary: 'Browser usage statistics of the caller' },
+  { method: 'POST', url: '/v1/browser/auth/test', tag: 'browser', summary: 'Test browser authentication', body: true },
+  { method: 'POST', url: '/v1/browser/render', tag: 'browser', summary: 'Render a page once (screenshot, HTML)', body: true },
+  { method: 'GET', url: '/v1/browser/screenshot/:usage_id', tag: 'browser', summary: 'A stored screenshot', params: Type.Object({ usage_id: Type.Integer() }) },
+  {
+    method: 'GET', url: '/v1/browser/usage/history', tag: 'browser', summary: 'Browser usage history',
+    querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, default: 50 })), offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) }),
+  },
+  // Browser sessions
+  { method: 'POST', url: '/v1/browser/sessions/', tag: 'browser', summary: 'Create a browser session', body: true },
+  { method: 'GET', url: '/v1/browser/sessions/', tag: 'browser', summary: "The caller's active browser sessions" },
+  { method: 'GET', url: '/v1/browser/sessions/:session_id', tag: 'browser', summary: 'Get a browser session', params: sessionParams },
+  { method: 'DELETE', url: '/v1/browser/sessions/:session_id', tag: 'browser', summary: 'Close a browser session', params: sessionParams },
+  { method: 'GET', url: '/v1/browser/capabilities', tag: 'browser', summary: 'What the browser can do' },
+  ...(['keypress', 'hover', 'navigate', 'click', 'type', 'fill', 'scroll', 'wait', 'screenshot', 'extract', 'content'] as const).map(
+    (action): PendingOperation => ({ method: 'POST', url: `/v1/browser/interactions/${action}`, tag: 'browser', summary: `Browser interaction: ${action}`, body: true }),
+  ),
+  { method: 'POST', url: '/v1/browser/interactions/fill-credential', tag: 'browser', summary: 'Fill a stored credential' },
+  // Computer use
+  { method: 'GET', url: '/v1/computeruse/:session_id/viewer-url', tag: 'computer-use', summary: 'Remote-desktop viewer URL', params: sessionParams },
+  { method: 'GET', url: '/v1/computeruse/:session_id/vnc/websockify', tag: 'computer-use', summary: 'VNC WebSocket relay (plain HTTP is refused)', auth: false, params: sessionParams },
+  {
+    method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'], url: '/v1/computeruse/:session_id/*', tag: 'computer-use',
+    summary: 'Authenticated proxy to the in-VM computer-use API', params: Type.Object({ session_id: str(), '*': str() }),
+  },
+  // PTY sessions
+  { method: 'POST', url: '/v1/sessions/:session_id/pty/sessions', tag: 'pty', summary: 'Create a terminal in the VM', params: sessionParams, body: true },
+  { method: 'GET', url: '/v1/sessions/:session_id/pty/sessions', tag: 'pty', summary: 'List terminals', params: sessionParams },
+  { method: 'GET', url: '/v1/sessions/:session_id/pty/sessions/:pty_id', tag: 'pty', summary: 'Get a terminal', params: Type.Object({ session_id: str(), pty_id: str() }) },
+  { method: 'DELETE', url: '/v1/sessions/:session_id/pty/sessions/:pty_id', tag: 'pty', summary: 'Kill a terminal', params: Type.Object({ session_id: str(), pty_id: str() }) },
+  {
+    method: 'POST', url: '/v1/sessions/:session_id/pty/sessions/:pty_id/resize', tag: 'pty', summary: 'Resize a terminal',
+    params: Type.Object({ session_id: str(), pty_id: str() }), body: true,
+  },
+  { method: 'POST', url: '/v1/vms/:vm_id/pty/sessions', tag: 'pty', summary: 'Create a terminal in a VM', params: vmParams, body: true },
+  { method: 'GET', url: '/v1/vms/:vm_id/pty/sessions', tag: 'pty', summary: 'List terminals of a VM', params: vmParams },
+  { method: 'GET', url: '/v1/vms/:vm_id/pty/sessions/:pty_id', tag: 'pty', summary: 'Get a terminal of a VM', params: Type.Object({ vm_id: str(), pty_id: str() }) },
+  // Webhooks
+  {
+    method: 'GET', url: '/v1/webhooks/deliveries', tag: 'webhooks', summary: 'The webhook delivery log',
+    querystring: Type.Object({
+      endpoint_id: Type.Optional(Type.Union([str(), Type.Null()])),
+      status: Type.Optional(Type.Union([str(), Type.Null()])),
+      event_type: Type.Optional(Type.Union([str(), Type.Null()])),
+      cursor: Type.Optional(Type.Union([str(), Type.Null()])),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    }),
+  },
+  { method: 'POST', url: '/v1/webhooks/endpoints/:endpoint_id/test', tag: 'webhooks', summary: 'Send a test event', params: Type.Object({ endpoint_id: str() }) },
+  { method: 'POST', url: '/v1/webhooks/endpoints/:endpoint_id/rotate-secret', tag: 'webhooks', summary: 'Rotate the signing secret', params: Type.Object({ endpoint_id: str() }) },
+];
+
+function notImplemented(): never {
+  throw new AppError('NOT_IMPLEMENTED', 'not implemented yet');
+}
+
+export function registerNotImplementedRoutes(app: App, { requireAuth }: RouteContext): void {
+  // Encapsulated so the pass-through multipart parser disappears once the real upload routes register theirs.
+  app.register(async (scope) => {
+    scope.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
+    for (const op of PENDING) {
+      const authed = op.auth !== false;
+      scope.route({
+        method: op.method,
+        url: op.url,
+        // Explicit HEAD operations are part of the spec; Fastify's automatic ones stay out of the document.
+        ...(op.method === 'HEAD' ? { config: { swagger: { exposeHeadRoute: true } } } : {}),
+        schema: {
+          tags: [op.tag],
+          summary: op.summary,
+          description: 'Not implemented yet: answers 501 NOT_IMPLEMENTED.',
+          ...(op.deprecated ? { deprecated: true } : {}),
+          ...(authed ? { security: BEARER_OR_API_KEY } : {}),
+          ...(op.params ? { params: op.params } : {}),
+          ...(op.querystring ? { querystring: op.querystring } : {}),
+          response: (authed ? authedResponses : publicResponses)({ 200: AnyObject }, { 501: 'Not implemented yet' }),
+        },
+        ...(authed ? { preValidation: requireAuth } : {}),
+        handler: notImplemented,
+      });
+    }
+  });
+}

@@ -1,0 +1,51 @@
+/** Schemas shared by many routes, registered once and referenced by `$id` (they become OpenAPI components). */
+import { Type, type TSchema } from 'typebox';
+
+export const ErrorResponse = Type.Object(
+  {
+    detail: Type.String({ description: 'What went wrong and what to change' }),
+    code: Type.String({ description: 'Stable error code, listed in docs/errors.md' }),
+  },
+  { $id: 'ErrorResponse', title: 'ErrorResponse' },
+);
+
+export const ValidationError = Type.Object(
+  {
+    loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+    msg: Type.String(),
+    type: Type.String(),
+  },
+  { $id: 'ValidationError', title: 'ValidationError' },
+);
+
+export const HTTPValidationError = Type.Object(
+  { detail: Type.Array(Type.Ref('ValidationError')) },
+  { $id: 'HTTPValidationError', title: 'HTTPValidationError' },
+);
+
+export const SHARED_SCHEMAS: TSchema[] = [ErrorResponse, ValidationError, HTTPValidationError];
+
+/** Security requirement of operations marked "B" in the spec: OAuth2 bearer, or the X-API-Key header. */
+export const BEARER_OR_API_KEY: { [scheme: string]: string[] }[] = [{ OAuth2PasswordBearer: [] }, { APIKeyHeader: [] }];
+
+const errorRef = (description: string) => ({ ...Type.Ref('ErrorResponse'), description });
+
+/** Response schemas of an authenticated operation: the given successes plus the standard errors. */
+export function authedResponses(success: Record<number, TSchema>, errors: Record<number, string> = {}): Record<number, unknown> {
+  const result: Record<number, unknown> = { ...success };
+  result[401] = errorRef('Missing or invalid credentials');
+  for (const [status, description] of Object.entries(errors)) result[Number(status)] = errorRef(description);
+  result[422] = { ...Type.Ref('HTTPValidationError'), description: 'Validation error' };
+  return result;
+}
+
+/** Response schemas of an unauthenticated operation. */
+export function publicResponses(success: Record<number, TSchema>, errors: Record<number, string> = {}): Record<number, unknown> {
+  const result: Record<number, unknown> = { ...success };
+  for (const [status, description] of Object.entries(errors)) result[Number(status)] = errorRef(description);
+  result[422] = { ...Type.Ref('HTTPValidationError'), description: 'Validation error' };
+  return result;
+}
+
+/** An untyped JSON object response (the spec's "untyped JSON"). */
+export const AnyObject = Type.Object({}, { additionalProperties: true });

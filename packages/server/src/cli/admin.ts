@@ -1,0 +1,129 @@
+/**
+ * `sandboxd` — the server's admin command. Works offline, directly against the configured store
+ * (SANDBOXD_DATA_DIR / SANDBOXD_DATABASE_URL), so it can create users and keys without a running server.
+ *
+ *   sandboxd serve
+ *   sandboxd user create <username> [--password P | --password-stdin] [--plan PLAN] [--admin]
+ *   sandboxd user passwd <username> [--password P | --password-stdin]
+ *   sandboxd user plan <username> <plan>
+ *   sandboxd key create <username> [--description TEXT] [--expires-at ISO]
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { ConfigError, describeSettings, loadConfig } from '../config.ts';
+import { AppError } from '../core/errors.ts';
+import { createServices, type Services } from '../services.ts';
+import { openDatabase } from '../store/database.ts';
+
+const USAGE = `usage:
+  sandboxd serve                                   run the API server (same as npm start without set-up)
+  sandboxd user create <username> [--password P | --password-stdin] [--plan PLAN] [--admin]
+  sandboxd user passwd <username> [--password P | --password-stdin]
+  sandboxd user plan <username> <plan>
+  sandboxd key create <username> [--description TEXT] [--expires-at ISO-8601]
+
+Options may also be given as --json to print machine-readable output.
+Configuration (environment):
+${describeSettings()
+  .map((s) => `  ${s.env.padEnd(34)} ${s.description}`)
+  .join('\n')}`;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function withServices<T>(run: (services: Services) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    return await run(await createServices(config, database));
+  } finally {
+    await database.close();
+  }
+}
+
+function print(json: boolean, value: Record<string, unknown>, text: string): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      plan: { type: 'string' },
+      admin: { type: 'boolean' },
+      description: { type: 'string' },
+      'expires-at': { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [group, action, name, extra] = positionals;
+  const json = values.json ?? false;
+  if (values.help || !group) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  if (group === 'serve') {
+    await import('../main.ts');
+    return -1; // keep running
+  }
+
+  const password = async (): Promise<{ password: string; generated: boolean }> => {
+    if (values['password-stdin']) return { password: await readStdin(), generated: false };
+    if (values.password) return { password: values.password, generated: false };
+    return { password: randomBytes(18).toString('base64url'), generated: true };
+  };
+
+  if (group === 'user' && action === 'create' && name) {
+    const { password: pw, generated } = await password();
+    const user = await withServices((s) => s.users.create({ username: name, password: pw, plan: values.plan, isAdmin: values.admin ?? false }));
+    print(
+      json,
+      { id: user.id, username: user.username, plan: user.plan, is_admin: user.isAdmin, ...(generated ? { password: pw } : {}) },
+      `created user ${user.username} (id ${user.id}, plan ${user.plan}${user.isAdmin ? ', admin' : ''})${generated ? `\npassword: ${pw}` : ''}`,
+    );
+    return 0;
+  }
+  if (group === 'user' && action === 'passwd' && name) {
+    const { password: pw, generated } = await password();
+    await withServices((s) => s.users.setPassword(name, pw));
+    print(json, { username: name, ...(generated ? { password: pw } : {}) }, `password of ${name} changed${generated ? `\npassword: ${pw}` : ''}`);
+    return 0;
+  }
+  if (group === 'user' && action === 'plan' && name && extra) {
+    await withServices((s) => s.users.setPlan(name, extra));
+    print(json, { username: name, plan: extra }, `${name} is now on plan ${extra}`);
+    return 0;
+  }
+  if (group === 'key' && action === 'create' && name) {
+    const key = await withServices(async (s) => {
+      const user = await s.users.getByUsername(name);
+      if (!user) throw new AppError('NOT_FOUND', `user ${name} not found`);
+      return s.apiKeys.create(user.id, { description: values.description ?? 'created with sandboxd key create', expiresAt: values['expires-at'] ?? null });
+    });
+    print(json, { id: key.id, key_prefix: key.keyPrefix, user_id: key.userId, full_key: key.fullKey, expires_at: key.expiresAt }, key.fullKey);
+    return 0;
+  }
+  process.stderr.write(`sandboxd: unknown command "${positionals.join(' ')}"\n${USAGE}\n`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error) => {
+    if (error instanceof AppError || error instanceof ConfigError) {
+      process.stderr.write(`sandboxd: ${error.message}\n`);
+      process.exit(error instanceof ConfigError ? 2 : 1);
+    }
+    process.stderr.write(`sandboxd: ${(error as Error).stack ?? error}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,123 @@
+/**
+ * API keys: create (the only time the full key is shown), list, get, update, delete. Every operation is
+ * scoped to the calling user; another user's key id is simply "not found".
+ */
+import { AppError, notFound } from './errors.ts';
+import { generateApiKeySecret } from './auth/api-key-secrets.ts';
+import type { Clock } from './clock.ts';
+import type { Database } from '../store/database.ts';
+import { findApiKey, insertApiKey, listApiKeys, updateApiKey } from '../store/api-keys-store.ts';
+import type { ApiKeyRow, ApiKeyUpdate } from '../store/schema.ts';
+
+export interface ApiKey {
+  id: number;
+  keyPrefix: string;
+  userId: number;
+  /** 'active' or 'expired' (computed from expiresAt at read time). */
+  status: 'active' | 'expired';
+  createdAt: string;
+  expiresAt: string | null;
+  description: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface CreatedApiKey extends ApiKey {
+  /** The complete key: returned once, never stored. */
+  fullKey: string;
+}
+
+export interface ApiKeyChanges {
+  /** ISO date-time, or null for "never expires"; absent = unchanged. */
+  expiresAt?: string | null;
+  description?: string | null;
+}
+
+const MAX_DESCRIPTION_LENGTH = 500;
+
+export class ApiKeyService {
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(userId: number, input: ApiKeyChanges): Promise<CreatedApiKey> {
+    const now = this.clock.now();
+    const expiresAt = normalizeExpiry(input.expiresAt);
+    // A key that is dead on arrival is almost always a time-zone mistake: say so instead of minting it.
+    if (expiresAt && Date.parse(expiresAt) <= now.getTime()) {
+      throw new AppError('BAD_REQUEST', 'expires_at is in the past: give a future date-time (with a time zone), or null for a key that never expires');
+    }
+    const secret = generateApiKeySecret();
+    const row = await insertApiKey(this.database.db, {
+      user_id: userId,
+      key_hash: secret.keyHash,
+      key_prefix: secret.keyPrefix,
+      description: normalizeDescription(input.description),
+      status: 'active',
+      created_at: now.toISOString(),
+      expires_at: expiresAt,
+      last_used_at: null,
+      deleted_at: null,
+    });
+    return { ...this.toApiKey(row), fullKey: secret.fullKey };
+  }
+
+  async list(userId: number): Promise<ApiKey[]> {
+    return (await listApiKeys(this.database.db, userId)).map((row) => this.toApiKey(row));
+  }
+
+  async get(userId: number, id: number): Promise<ApiKey> {
+    const row = await findApiKey(this.database.db, userId, id);
+    if (!row) throw notFound(`API key ${id}`);
+    return this.toApiKey(row);
+  }
+
+  /** Applies the fields present in `changes`; an expiry in the past expires the key at once. */
+  async update(userId: number, id: number, changes: ApiKeyChanges): Promise<ApiKey> {
+    const update: ApiKeyUpdate = {};
+    if (changes.expiresAt !== undefined) update.expires_at = normalizeExpiry(changes.expiresAt);
+    if (changes.description !== undefined) update.description = normalizeDescription(changes.description);
+    const row =
+      Object.keys(update).length > 0
+        ? await updateApiKey(this.database.db, userId, id, update)
+        : await findApiKey(this.database.db, userId, id);
+    if (!row) throw notFound(`API key ${id}`);
+    return this.toApiKey(row);
+  }
+
+  /** Deletes a key: it stops authenticating at once. */
+  async delete(userId: number, id: number): Promise<ApiKey> {
+    const now = this.clock.now().toISOString();
+    const row = await updateApiKey(this.database.db, userId, id, { status: 'deleted', deleted_at: now });
+    if (!row) throw notFound(`API key ${id}`);
+    return this.toApiKey(row);
+  }
+
+  private toApiKey(row: ApiKeyRow): ApiKey {
+    const expired = row.expires_at !== null && Date.parse(row.expires_at) <= this.clock.now().getTime();
+    return {
+      id: row.id,
+      keyPrefix: row.key_prefix,
+      userId: row.user_id,
+      status: expired ? 'expired' : 'active',
+      createdAt: row.created_at,
+      expiresAt: row.expires_at,
+      description: row.description,
+      lastUsedAt: row.last_used_at,
+    };
+  }
+}
+
+/** Stores expiries in one canonical UTC form so they compare correctly as text. */
+function normalizeExpiry(value: string | null | undefined): string | null {
+  if (value === undefined || value === null) return null;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new AppError('BAD_REQUEST', `expires_at "${value}" is not a date-time`);
+  return new Date(ms).toISOString();
+}
+
+function normalizeDescription(value: string | null | undefined): string | null {
+  if (value === undefined || value === null) return null;
+  if (value.length > MAX_DESCRIPTION_LENGTH) throw new AppError('BAD_REQUEST', `description must be at most ${MAX_DESCRIPTION_LENGTH} characters`);
+  return value;
+}

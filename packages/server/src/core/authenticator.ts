@@ -1,0 +1,80 @@
+/**
+ * Turns a credential (API key or bearer token) into the principal a request acts as. Keys that are
+ * deleted or past their expiry stop working at once: every request reads the key's current row.
+ */
+import { AppError } from './errors.ts';
+import { hashApiKey, looksLikeApiKey } from './auth/api-key-secrets.ts';
+import type { AccessTokenIssuer } from './auth/access-tokens.ts';
+import type { Clock } from './clock.ts';
+import type { Database } from '../store/database.ts';
+import { findApiKeyByHash, touchApiKey } from '../store/api-keys-store.ts';
+import { findUserById } from '../store/users-store.ts';
+
+/** Who a request acts as. */
+export interface Principal {
+  userId: number;
+  username: string;
+  plan: string;
+  isAdmin: boolean;
+  via: 'api_key' | 'access_token';
+  /** The key used, when `via` is 'api_key'. */
+  apiKeyId: number | null;
+}
+
+/** Where the credential came from; only used to word errors. */
+export type CredentialSource = 'x-api-key' | 'bearer' | 'api_key field';
+
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
+// Writing last_used_at on every request would turn every read into a write; a minute's precision is enough.
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function notAuthenticated(): AppError {
+  return new AppError(
+    'NOT_AUTHENTICATED',
+    'Not authenticated: send an API key in the X-API-Key header (or as Authorization: Bearer <key>), or a bearer token from POST /v1/auth/token',
+    CHALLENGE,
+  );
+}
+
+export function invalidCredentials(message: string): AppError {
+  return new AppError('INVALID_CREDENTIALS', message, CHALLENGE);
+}
+
+export class Authenticator {
+  private readonly lastTouch = new Map<number, number>();
+
+  constructor(
+    private readonly database: Database,
+    private readonly tokens: AccessTokenIssuer,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Resolves a credential or throws 401 with a message that does not reveal which part was wrong. */
+  async authenticate(credential: string, source: CredentialSource): Promise<Principal> {
+    if (source !== 'bearer' || looksLikeApiKey(credential)) return this.authenticateApiKey(credential);
+    return this.authenticateAccessToken(credential);
+  }
+
+  private async authenticateApiKey(fullKey: string): Promise<Principal> {
+    const db = this.database.db;
+    const key = await findApiKeyByHash(db, hashApiKey(fullKey));
+    const now = this.clock.now();
+    if (!key || key.status !== 'active') throw invalidCredentials('Invalid API key');
+    if (key.expires_at !== null && Date.parse(key.expires_at) <= now.getTime()) throw invalidCredentials('API key has expired');
+    const user = await findUserById(db, key.user_id);
+    if (!user) throw invalidCredentials('Invalid API key');
+    const last = this.lastTouch.get(key.id) ?? 0;
+    if (now.getTime() - last > TOUCH_INTERVAL_MS) {
+      this.lastTouch.set(key.id, now.getTime());
+      await touchApiKey(db, key.id, now.toISOString());
+    }
+    return { userId: user.id, username: user.username, plan: user.plan, isAdmin: user.is_admin === 1, via: 'api_key', apiKeyId: key.id };
+  }
+
+  private async authenticateAccessToken(token: string): Promise<Principal> {
+    const userId = await this.tokens.verify(token);
+    const user = userId === null ? undefined : await findUserById(this.database.db, userId);
+    if (!user) throw invalidCredentials('Invalid or expired bearer token');
+    return { userId: user.id, username: user.username, plan: user.plan, isAdmin: user.is_admin === 1, via: 'access_token', apiKeyId: null };
+  }
+}

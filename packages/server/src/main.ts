@@ -1,0 +1,63 @@
+/**
+ * Runs sandboxd: configuration, first-start bootstrap, listen, and a graceful shutdown on SIGINT/SIGTERM.
+ */
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { bootstrapAdmin } from './core/bootstrap.ts';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`sandboxd: bad configuration: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  const { app, services } = await buildApp({ config });
+  const admin = await bootstrapAdmin({
+    database: services.database,
+    users: services.users,
+    apiKeys: services.apiKeys,
+    dataDir: config.dataDir,
+    username: config.adminUsername,
+    password: config.adminPassword,
+  });
+  if (admin) {
+    // Printed once, on the terminal only (never through the logger, which may ship lines elsewhere).
+    process.stdout.write(
+      [
+        '',
+        `sandboxd: first start — created admin user "${admin.username}" and an admin API key:`,
+        '',
+        `    ${admin.apiKey}`,
+        '',
+        `It is also in ${admin.keyFile} (mode 0600). It will not be shown again.`,
+        ...(admin.generatedPassword ? [`Admin password (for POST /v1/auth/token): ${admin.generatedPassword}`] : []),
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    await app.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  await app.listen({ host: config.host, port: config.port });
+  app.log.info({ url: config.publicUrl, store: services.database.dialect }, 'sandboxd is serving');
+}
+
+main().catch((error) => {
+  console.error('sandboxd: failed to start:', error);
+  process.exit(1);
+});

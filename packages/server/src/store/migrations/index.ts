@@ -1,0 +1,32 @@
+/**
+ * The versioned migrations, in order. Names sort lexically; never rename or edit a migration that has
+ * shipped: add a new one.
+ */
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import type { SqlDialect } from '../database.ts';
+import * as m0001 from './0001-users-and-api-keys.ts';
+
+interface DialectMigration {
+  up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
+  down?(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
+}
+
+const MIGRATIONS: Record<string, DialectMigration> = {
+  '0001-users-and-api-keys': m0001,
+};
+
+/** A Kysely migration provider that hands each migration the dialect it runs on. */
+export function migrationProvider(dialect: SqlDialect): MigrationProvider {
+  return {
+    async getMigrations() {
+      const result: Record<string, Migration> = {};
+      for (const [name, migration] of Object.entries(MIGRATIONS)) {
+        result[name] = {
+          up: (db) => migration.up(db, dialect),
+          ...(migration.down ? { down: (db: Kysely<unknown>) => migration.down!(db, dialect) } : {}),
+        };
+      }
+      return result;
+    },
+  };
+}

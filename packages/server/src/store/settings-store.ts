@@ -1,0 +1,18 @@
+/** Node-wide settings shared through the store (so every node of a cluster sees the same value). */
+import type { Executor } from './users-store.ts';
+
+export async function readSetting(db: Executor, name: string): Promise<string | undefined> {
+  const row = await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst();
+  return row?.value;
+}
+
+/**
+ * Stores `value` under `name` unless a value is already there, and returns whichever value won.
+ * Two nodes starting at once therefore agree on one value.
+ */
+export async function readOrInitSetting(db: Executor, name: string, value: string): Promise<string> {
+  await db.insertInto('settings').values({ name, value }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  const stored = await readSetting(db, name);
+  if (stored === undefined) throw new Error(`setting ${name} vanished right after it was written`);
+  return stored;
+}

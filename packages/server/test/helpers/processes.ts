@@ -1,0 +1,69 @@
+/** Spawning the real sandboxd processes in tests. */
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const SERVER_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RunningServer {
+  process: ChildProcessWithoutNullStreams;
+  baseUrl: string;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  stop(): Promise<number | null>;
+}
+
+/** Runs `main.ts` like `npm start` does (without the set-up) and waits until it serves. */
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: SERVER_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', SANDBOXD_PORT: String(port), ...env },
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  while (!output.includes('sandboxd is serving')) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not start in ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    process: child,
+    baseUrl,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Runs the `sandboxd` admin command synchronously. */
+export function runAdminCommand(args: string[], env: Record<string, string>, input?: string) {
+  return spawnSync(process.execPath, ['bin/sandboxd.mjs', ...args], {
+    cwd: SERVER_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+    encoding: 'utf8',
+    ...(input !== undefined ? { input } : {}),
+  });
+}

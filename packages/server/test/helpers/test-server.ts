@@ -1,0 +1,73 @@
+/**
+ * Starts the real app on an ephemeral loopback port with a fresh SQLite store in a temp dir (or a given
+ * database URL), for tests that talk HTTP to it like a client would.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildApp, type BuiltApp } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { Clock } from '../../src/core/clock.ts';
+
+export interface TestServer extends BuiltApp {
+  baseUrl: string;
+  config: Config;
+  dataDir: string;
+  /** Creates a user and an API key for them; returns the key. */
+  createUserWithKey(username: string, plan?: string): Promise<{ userId: number; apiKey: string; password: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock } = {}): Promise<TestServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
+  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port: 0, logLevel: 'silent', ...options.config });
+  const built = await buildApp({ config, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
+  await built.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = built.app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no TCP address');
+  return {
+    ...built,
+    config,
+    dataDir,
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    async createUserWithKey(username, plan) {
+      const password = `pw-${username}-long-enough`;
+      const user = await built.services.users.create({ username, password, ...(plan ? { plan } : {}) });
+      const key = await built.services.apiKeys.create(user.id, { description: `test key of ${username}` });
+      return { userId: user.id, apiKey: key.fullKey, password };
+    },
+    async close() {
+      await built.app.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** fetch() against the test server with JSON handling; returns status, headers and parsed body. */
+export async function call(
+  server: { baseUrl: string },
+  method: string,
+  url: string,
+  options: { apiKey?: string; bearer?: string; json?: unknown; form?: Record<string, string>; body?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.apiKey) headers['x-api-key'] = options.apiKey;
+  if (options.bearer) headers.authorization = `Bearer ${options.bearer}`;
+  let body: string | undefined = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  } else if (options.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(options.form).toString();
+  }
+  const response = await fetch(server.baseUrl + url, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}

@@ -1,0 +1,106 @@
+/**
+ * The store's contract: what the core relies on from any SQL backend. Run against SQLite and a real
+ * PostgreSQL by the two test files beside this one.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Database } from '../../src/store/database.ts';
+import { findApiKey, findApiKeyByHash, insertApiKey, listApiKeys, touchApiKey, updateApiKey } from '../../src/store/api-keys-store.ts';
+import { readOrInitSetting, readSetting } from '../../src/store/settings-store.ts';
+import { countUsers, findUserById, findUserByUsername, insertUser, isUniqueViolation, updateUserPlan } from '../../src/store/users-store.ts';
+
+const iso = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
+
+export function defineStoreContract(name: string, open: () => Promise<{ database: Database; cleanup: () => Promise<void> }>): void {
+  describe(`store contract: ${name}`, () => {
+    let database: Database;
+    let cleanup: () => Promise<void>;
+
+    before(async () => {
+      ({ database, cleanup } = await open());
+    });
+    after(async () => {
+      await database.close();
+      await cleanup();
+    });
+
+    test('migrations leave an empty, usable schema and ping answers', async () => {
+      await database.ping();
+      assert.equal(await countUsers(database.db), 0);
+    });
+
+    test('users: insert returns the row with a generated id; lookups by id and name', async () => {
+      const row = await insertUser(database.db, { username: 'ann', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() });
+      assert.ok(Number.isInteger(row.id) && row.id > 0);
+      assert.equal((await findUserById(database.db, row.id))?.username, 'ann');
+      assert.equal((await findUserByUsername(database.db, 'ann'))?.id, row.id);
+      assert.equal(await findUserByUsername(database.db, 'nobody'), undefined);
+      assert.equal(await countUsers(database.db), 1);
+    });
+
+    test('users: a taken username is a unique violation', async () => {
+      await assert.rejects(
+        insertUser(database.db, { username: 'ann', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() }),
+        (error) => isUniqueViolation(error),
+      );
+    });
+
+    test('users: plan changes persist', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      assert.equal(await updateUserPlan(database.db, ann.id, 'pro'), true);
+      assert.equal((await findUserById(database.db, ann.id))?.plan, 'pro');
+    });
+
+    test('api keys: scoped to their user, found by hash, updated and soft-deleted', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const bob = await insertUser(database.db, { username: 'bob', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() });
+      const base = { description: null, status: 'active', created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null };
+      const k1 = await insertApiKey(database.db, { ...base, user_id: ann.id, key_hash: 'hash-1', key_prefix: 'sbx_sk_1' });
+      const k2 = await insertApiKey(database.db, { ...base, user_id: ann.id, key_hash: 'hash-2', key_prefix: 'sbx_sk_2', expires_at: iso(60_000) });
+      const k3 = await insertApiKey(database.db, { ...base, user_id: bob.id, key_hash: 'hash-3', key_prefix: 'sbx_sk_3' });
+
+      assert.deepEqual((await listApiKeys(database.db, ann.id)).map((k) => k.id), [k1.id, k2.id]);
+      assert.deepEqual((await listApiKeys(database.db, bob.id)).map((k) => k.id), [k3.id]);
+      assert.equal(await findApiKey(database.db, bob.id, k1.id), undefined, "bob must not see ann's key");
+      assert.equal((await findApiKeyByHash(database.db, 'hash-2'))?.id, k2.id);
+      assert.equal((await findApiKeyByHash(database.db, 'hash-2'))?.expires_at, k2.expires_at, 'timestamps round-trip as the same ISO text');
+
+      assert.equal(await updateApiKey(database.db, bob.id, k1.id, { description: 'x' }), undefined, "bob must not update ann's key");
+      assert.equal((await updateApiKey(database.db, ann.id, k1.id, { description: 'renamed' }))?.description, 'renamed');
+
+      await touchApiKey(database.db, k1.id, '2030-01-01T00:00:00.000Z');
+      assert.equal((await findApiKey(database.db, ann.id, k1.id))?.last_used_at, '2030-01-01T00:00:00.000Z');
+
+      await updateApiKey(database.db, ann.id, k1.id, { status: 'deleted', deleted_at: iso() });
+      assert.equal(await findApiKey(database.db, ann.id, k1.id), undefined);
+      assert.deepEqual((await listApiKeys(database.db, ann.id)).map((k) => k.id), [k2.id]);
+      assert.equal((await findApiKeyByHash(database.db, 'hash-1'))?.status, 'deleted', 'deleted keys stay for the audit trail');
+      assert.equal(await updateApiKey(database.db, ann.id, k1.id, { description: 'again' }), undefined, 'a deleted key cannot be changed');
+    });
+
+    test('api keys: key hashes are unique', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      await assert.rejects(
+        insertApiKey(database.db, { user_id: ann.id, key_hash: 'hash-2', key_prefix: 'p', description: null, status: 'active', created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null }),
+        (error) => isUniqueViolation(error),
+      );
+    });
+
+    test('settings: the first writer wins and later readers agree', async () => {
+      assert.equal(await readSetting(database.db, 'x'), undefined);
+      assert.equal(await readOrInitSetting(database.db, 'x', 'first'), 'first');
+      assert.equal(await readOrInitSetting(database.db, 'x', 'second'), 'first');
+    });
+
+    test('transactions roll back on error', async () => {
+      await assert.rejects(
+        database.db.transaction().execute(async (trx) => {
+          await insertUser(trx, { username: 'ghost', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() });
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.equal(await findUserByUsername(database.db, 'ghost'), undefined);
+    });
+  });
+}

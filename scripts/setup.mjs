@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// Set-up shared by `npm start` and `npm test`: installs what is missing on a fresh Debian machine, then
+// returns. Plain JavaScript with no dependencies, because it runs before `npm install` has.
+//
+//   node scripts/setup.mjs --for=start   npm deps, Debian packages for VMs, guest image
+//   node scripts/setup.mjs --for=test    the same, plus PostgreSQL (for the store's contract tests)
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const purpose = (process.argv.find((a) => a.startsWith('--for=')) ?? '--for=start').slice('--for='.length);
+const started = Date.now();
+
+/** Debian packages the engine needs at run time and to build the guest image. */
+const ENGINE_PACKAGES = [
+  'qemu-system-x86', 'qemu-utils', 'linux-image-amd64', 'busybox-static', 'mmdebstrap', 'e2fsprogs',
+  'cpio', 'xz-utils', 'nftables', 'ca-certificates',
+];
+/** Extra packages for the test suite. */
+const TEST_PACKAGES = ['postgresql'];
+
+function step(message) {
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stderr.write(`[setup +${seconds}s] ${message}\n`);
+}
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { stdio: 'inherit', cwd: root, ...options });
+  if (result.error) throw new Error(`${command}: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}`);
+}
+
+function checkNode() {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 20) throw new Error(`Node.js 20 or newer is required (this is ${process.version})`);
+}
+
+/** `npm ci` when node_modules is missing or older than package-lock.json (compared by content hash). */
+function ensureNpmDependencies() {
+  const lock = path.join(root, 'package-lock.json');
+  const stamp = path.join(root, 'node_modules', '.sandboxd-deps-hash');
+  const hash = createHash('sha256').update(fs.readFileSync(lock)).digest('hex');
+  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === hash) {
+    step('npm dependencies: up to date');
+    return;
+  }
+  step('npm dependencies: installing (npm ci; builds better-sqlite3 from source, ~1-2 min)');
+  run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
+  fs.writeFileSync(stamp, hash);
+  step('npm dependencies: installed');
+}
+
+function isInstalled(pkg) {
+  const result = spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' });
+  return result.status === 0 && result.stdout.includes('install ok installed');
+}
+
+function ensureDebianPackages(packages) {
+  const missing = packages.filter((p) => !isInstalled(p));
+  if (missing.length === 0) {
+    step(`Debian packages: all ${packages.length} present`);
+    return;
+  }
+  if (process.getuid?.() !== 0) {
+    throw new Error(`missing Debian packages: ${missing.join(' ')}; run as root, or install them with: sudo apt-get install ${missing.join(' ')}`);
+  }
+  step(`Debian packages: installing ${missing.join(' ')} (apt-get; a few minutes on a fresh machine)`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-q'], { env });
+  run('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...missing], { env });
+  step('Debian packages: installed');
+}
+
+try {
+  checkNode();
+  ensureNpmDependencies();
+  ensureDebianPackages(purpose === 'test' ? [...ENGINE_PACKAGES, ...TEST_PACKAGES] : ENGINE_PACKAGES);
+  step(`ready (${purpose})`);
+} catch (error) {
+  process.stderr.write(`[setup] failed: ${error.message}\n`);
+  process.exit(1);
+}
