@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { runAdminCommand, startServerProcess } from '../helpers/processes.ts';
+import { runAdminCommand, startServerProcess, waitFor } from '../helpers/processes.ts';
 
 describe('first start of the server process', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-e2e-'));
@@ -40,13 +40,15 @@ describe('first start of the server process', () => {
       assert.equal((await fetch(`${server.baseUrl}/readyz`)).status, 200);
 
       await fetch(`${server.baseUrl}/v1/api-keys/?api_key=${fullKey}`, { headers: { 'x-api-key': fullKey } });
-      const requestLines = server
-        .output()
-        .split('\n')
-        .filter((l) => l.startsWith('{') && l.includes('"msg":"request"'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      assert.ok(requestLines.length >= 5, 'one log line per request');
-      assert.ok(requestLines.every((l) => typeof l.reqId === 'string' && typeof l.statusCode === 'number'));
+      // The line is written after the response is sent, so give the process a moment to write it.
+      const requestLines = () =>
+        server
+          .output()
+          .split('\n')
+          .filter((l) => l.startsWith('{') && l.endsWith('}') && l.includes('"msg":"request"'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+      await waitFor(() => requestLines().length >= 6, 5000);
+      assert.ok(requestLines().every((l) => typeof l.reqId === 'string' && typeof l.statusCode === 'number'));
       assert.ok(!server.output().includes(fullKey), 'a key sent in a header or the query never reaches the log');
     } finally {
       assert.equal(await server.stop(), 0, 'SIGTERM shuts down cleanly');

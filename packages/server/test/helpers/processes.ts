@@ -67,3 +67,12 @@ export function runAdminCommand(args: string[], env: Record<string, string>, inp
     ...(input !== undefined ? { input } : {}),
   });
 }
+
+/** Polls `condition` until it holds; throws after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, timeoutMs: number, intervalMs = 25): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
