@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { ApiKeyService } from './core/api-keys.ts';
 import { createAccessTokenIssuer, type AccessTokenIssuer } from './core/auth/access-tokens.ts';
 import { Authenticator } from './core/authenticator.ts';
+import { EventNotifier } from './core/events.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { UserService } from './core/users.ts';
 import type { Database } from './store/database.ts';
@@ -16,6 +17,8 @@ export interface Services {
   config: Config;
   database: Database;
   clock: Clock;
+  /** Wakes outbox consumers after a commit that recorded events. */
+  events: EventNotifier;
   users: UserService;
   apiKeys: ApiKeyService;
   tokens: AccessTokenIssuer;
@@ -30,12 +33,14 @@ async function resolveAuthSecret(config: Config, database: Database): Promise<st
 
 export async function createServices(config: Config, database: Database, clock: Clock = systemClock): Promise<Services> {
   const tokens = createAccessTokenIssuer(await resolveAuthSecret(config, database), config.accessTokenTtlSeconds);
+  const events = new EventNotifier();
   return {
     config,
     database,
     clock,
+    events,
     users: new UserService(database, config.plans, config.defaultPlan, clock),
-    apiKeys: new ApiKeyService(database, clock),
+    apiKeys: new ApiKeyService(database, clock, events),
     tokens,
     authenticator: new Authenticator(database, tokens, clock),
   };

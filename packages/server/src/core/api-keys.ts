@@ -5,6 +5,7 @@
 import { AppError, notFound } from './errors.ts';
 import { generateApiKeySecret } from './auth/api-key-secrets.ts';
 import type { Clock } from './clock.ts';
+import { recordEvent, type EventNotifier } from './events.ts';
 import type { Database } from '../store/database.ts';
 import { findApiKey, insertApiKey, listApiKeys, updateApiKey } from '../store/api-keys-store.ts';
 import type { ApiKeyRow, ApiKeyUpdate } from '../store/schema.ts';
@@ -38,6 +39,7 @@ export class ApiKeyService {
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
+    private readonly notifier: EventNotifier,
   ) {}
 
   async create(userId: number, input: ApiKeyChanges): Promise<CreatedApiKey> {
@@ -48,17 +50,27 @@ export class ApiKeyService {
       throw new AppError('BAD_REQUEST', 'expires_at is in the past: give a future date-time (with a time zone), or null for a key that never expires');
     }
     const secret = generateApiKeySecret();
-    const row = await insertApiKey(this.database.db, {
-      user_id: userId,
-      key_hash: secret.keyHash,
-      key_prefix: secret.keyPrefix,
-      description: normalizeDescription(input.description),
-      status: 'active',
-      created_at: now.toISOString(),
-      expires_at: expiresAt,
-      last_used_at: null,
-      deleted_at: null,
+    const row = await this.database.db.transaction().execute(async (trx) => {
+      const inserted = await insertApiKey(trx, {
+        user_id: userId,
+        key_hash: secret.keyHash,
+        key_prefix: secret.keyPrefix,
+        description: normalizeDescription(input.description),
+        status: 'active',
+        created_at: now.toISOString(),
+        expires_at: expiresAt,
+        last_used_at: null,
+        deleted_at: null,
+      });
+      await recordEvent(trx, this.clock, {
+        type: 'api_key.created',
+        userId,
+        subjectId: String(inserted.id),
+        data: { api_key_id: inserted.id, key_prefix: inserted.key_prefix, description: inserted.description, expires_at: inserted.expires_at },
+      });
+      return inserted;
     });
+    this.notifier.committed();
     return { ...this.toApiKey(row), fullKey: secret.fullKey };
   }
 
@@ -88,8 +100,18 @@ export class ApiKeyService {
   /** Deletes a key: it stops authenticating at once. */
   async delete(userId: number, id: number): Promise<ApiKey> {
     const now = this.clock.now().toISOString();
-    const row = await updateApiKey(this.database.db, userId, id, { status: 'deleted', deleted_at: now });
-    if (!row) throw notFound(`API key ${id}`);
+    const row = await this.database.db.transaction().execute(async (trx) => {
+      const deleted = await updateApiKey(trx, userId, id, { status: 'deleted', deleted_at: now });
+      if (!deleted) throw notFound(`API key ${id}`);
+      await recordEvent(trx, this.clock, {
+        type: 'api_key.deleted',
+        userId,
+        subjectId: String(deleted.id),
+        data: { api_key_id: deleted.id, key_prefix: deleted.key_prefix },
+      });
+      return deleted;
+    });
+    this.notifier.committed();
     return this.toApiKey(row);
   }
 

@@ -5,6 +5,7 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import type { SqlDialect } from '../database.ts';
 import * as m0001 from './0001-users-and-api-keys.ts';
+import * as m0002 from './0002-sessions-vms-executions-events.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -13,6 +14,7 @@ interface DialectMigration {
 
 const MIGRATIONS: Record<string, DialectMigration> = {
   '0001-users-and-api-keys': m0001,
+  '0002-sessions-vms-executions-events': m0002,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */
