@@ -1,0 +1,10 @@
+/**
+ * Guest image build: a bootable kernel + initramfs + ext4 root filesystem for the VM driver, built from the
+ * host's Debian packages and cached by content hash. The boot contract the image implements is documented in
+ * packages/server/images/README.md.
+ */
+export { ensureGuestImage } from './ensure-guest-image.ts';
+export { defaultCacheDir } from './cache-layout.ts';
+export { ImageBuildError, type ImageBuildErrorCode } from './errors.ts';
+export { BOOT_CONTRACT_VERSION, GUEST_AGENT_PATH, readManifest, type GuestImageManifest } from './guest-layer.ts';
+export type { EnsureGuestImageOptions, GuestImage, ImageBuildProgress, ImageLayer } from './types.ts';
