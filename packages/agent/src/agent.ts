@@ -1,0 +1,144 @@
+/**
+ * Builds the agent: its services (exec accounting, Python kernels, privileged helper, identity), the route
+ * table and the HTTP/2 server that every link's sessions run on. `main.ts` picks the transport and runs it;
+ * tests build an agent in-process and serve links of their own.
+ */
+import { createServer, type Http2Server, type Http2Session } from 'node:http2';
+import { CgroupAccounting } from './exec/cgroup-accounting.ts';
+import { createExecRoute } from './exec/exec-route.ts';
+import { extractRoute } from './files/extract-route.ts';
+import { listRoute } from './files/list-route.ts';
+import { mkdirRoute } from './files/mkdir-route.ts';
+import { readRoute } from './files/read-route.ts';
+import { removeRoute } from './files/remove-route.ts';
+import { statRoute } from './files/stat-route.ts';
+import { writeRoute } from './files/write-route.ts';
+import { Router } from './http/router.ts';
+import type { ByteLink } from './link/byte-link.ts';
+import { LinkServer, type LinkEvent } from './link/link-server.ts';
+import { ROUTES } from './protocol/routes.ts';
+import { KernelPool } from './python/kernel-pool.ts';
+import { createPythonResetRoute, createPythonRunRoute } from './python/python-routes.ts';
+import { createHelloRoute, pingRoute } from './system/hello-route.ts';
+import { AgentIdentity } from './system/identity.ts';
+import { PrivilegedHelper } from './system/privileged-helper.ts';
+import { createRestoreRoute } from './system/restore-route.ts';
+import { createSnapshotPrepareRoute } from './system/snapshot-prepare-route.ts';
+import { usageRoute } from './system/usage-route.ts';
+import { tunnelRoute } from './tunnel/tunnel-route.ts';
+
+/** Everything the agent needs to know at start. */
+export interface AgentConfig {
+  /** The VM id known at boot, or null. */
+  vmId: string | null;
+  /** False: the privileged helper changes nothing (tests on a host). */
+  systemChanges: boolean;
+  /** The Python interpreter for kernels and the helper. */
+  pythonCommand: string;
+  /** Parent directory of per-exec cgroups; undefined = `<cgroup2 mount>/sandboxd-exec`; null = no accounting. */
+  cgroupRoot: string | null | undefined;
+  /** Start a spare Python interpreter at boot. */
+  prestartPython: boolean;
+  /** Shell for exec `command` requests. */
+  defaultShell: string[];
+  /** Working directory of execs and kernels (the agent runs as root with HOME=/root). */
+  home: string;
+  /** Diagnostics of links and sessions. */
+  onLinkEvent?: (event: LinkEvent) => void;
+}
+
+// HTTP/2 tuning for a local, reliable, low-latency link carrying bulk file transfers and many streams: large
+// windows so a single transfer is not throttled by round trips; generous session memory for many streams.
+// The host's connection window also bounds what the agent may queue for the link (see session-stream.ts).
+const STREAM_WINDOW_BYTES = 4 * 1024 * 1024;
+const CONNECTION_WINDOW_BYTES = 16 * 1024 * 1024;
+
+/** A built agent. */
+export class Agent {
+  readonly http2: Http2Server;
+  private readonly links = new Set<LinkServer>();
+
+  private constructor(
+    private readonly config: AgentConfig,
+    readonly identity: AgentIdentity,
+    readonly kernels: KernelPool,
+    readonly helper: PrivilegedHelper,
+    readonly accounting: CgroupAccounting | null,
+  ) {
+    this.http2 = createServer({
+      settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: 1000 },
+      maxSessionMemory: 64,
+    });
+    this.http2.on('session', (session) => {
+      // The connection-level window is not a setting; raise it per session.
+      try {
+        session.setLocalWindowSize(CONNECTION_WINDOW_BYTES);
+      } catch {
+        // Only a throughput optimisation.
+      }
+    });
+    const router = this.buildRouter();
+    this.http2.on('stream', (stream, headers) => void router.dispatch(stream, headers));
+  }
+
+  /** Prepares the services and starts the helper and the spare interpreter in the background. */
+  static async create(config: AgentConfig): Promise<Agent> {
+    const accounting = config.cgroupRoot === null ? null : await CgroupAccounting.create(config.cgroupRoot);
+    const kernels = new KernelPool({
+      pythonCommand: config.pythonCommand,
+      cwd: config.home,
+      env: { ...process.env, PYTHONUNBUFFERED: '1' },
+      interruptGraceMs: 2000,
+      markerWaitMs: 1000,
+      prestart: config.prestartPython,
+      maxContexts: 64,
+    });
+    const helper = new PrivilegedHelper({ pythonCommand: config.pythonCommand, dryRun: !config.systemChanges });
+    const agent = new Agent(config, new AgentIdentity(config.vmId), kernels, helper, accounting);
+    kernels.start();
+    void helper.start().catch(() => undefined);
+    return agent;
+  }
+
+  /** Serves a link: link sync and HTTP/2 sessions until the link closes. */
+  serve(link: ByteLink): LinkServer {
+    const server = new LinkServer(link, this.http2, this.config.onLinkEvent ? { onEvent: this.config.onLinkEvent } : {});
+    this.links.add(server);
+    void server.closed.then(() => this.links.delete(server));
+    server.start();
+    return server;
+  }
+
+  /** Stops everything the agent started. */
+  async close(): Promise<void> {
+    for (const link of this.links) link.close();
+    this.kernels.close();
+    this.helper.stop();
+    await this.accounting?.dispose();
+  }
+
+  private handover(session: Http2Session): void {
+    for (const link of this.links) if (link.owns(session)) link.handover();
+  }
+
+  private buildRouter(): Router {
+    const { identity, kernels, helper, accounting, config } = this;
+    return new Router()
+      .add('GET', ROUTES.hello, createHelloRoute(identity))
+      .add('GET', ROUTES.ping, pingRoute)
+      .add('POST', ROUTES.exec, createExecRoute({ accounting, defaultShell: config.defaultShell, defaultCwd: config.home }))
+      .add('POST', ROUTES.pythonRun, createPythonRunRoute(kernels))
+      .add('POST', ROUTES.pythonReset, createPythonResetRoute(kernels))
+      .add('PUT', ROUTES.fileContent, writeRoute)
+      .add('GET', ROUTES.fileContent, readRoute)
+      .add('GET', ROUTES.fileList, listRoute)
+      .add('GET', ROUTES.fileStat, statRoute)
+      .add('POST', ROUTES.fileMkdir, mkdirRoute)
+      .add('POST', ROUTES.fileRemove, removeRoute)
+      .add('POST', ROUTES.fileExtract, extractRoute)
+      .add('GET', ROUTES.usage, usageRoute)
+      .add('POST', ROUTES.restore, createRestoreRoute({ helper, kernels, identity }))
+      .add('POST', ROUTES.snapshotPrepare, createSnapshotPrepareRoute({ helper, kernels, handover: (session) => this.handover(session) }))
+      .connect(tunnelRoute);
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * CPU accounting (and a reliable kill) for exec'd processes through one cgroup v2 group per execution.
+ *
+ * Why cgroups: Node's child_process reports no rusage, and `/proc/<pid>/stat` is gone once libuv reaps the
+ * child. A cgroup's `cpu.stat` counts the process and every descendant (also ones that left its process group)
+ * with microsecond precision, exists without enabling any controller, and `cgroup.kill` ends them all.
+ *
+ * The child enters its group itself before exec (`echo 0 > cgroup.procs` in a tiny `sh` wrapper), so nothing it
+ * forks escapes the accounting. Groups whose processes outlive the execution (background servers) stay until
+ * they are empty and are removed by a later sweep.
+ */
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ExecCpuTime } from '../protocol/messages.ts';
+
+/** One execution's cgroup. */
+export class ExecCgroup {
+  constructor(
+    /** The group's directory. */
+    readonly dir: string,
+    private readonly owner: CgroupAccounting,
+  ) {}
+
+  /** The file a process writes `0` to in order to join the group. */
+  get procsPath(): string {
+    return join(this.dir, 'cgroup.procs');
+  }
+
+  /** CPU time used so far by everything that ran in the group. */
+  async readCpu(): Promise<ExecCpuTime | null> {
+    try {
+      const stat = await readFile(join(this.dir, 'cpu.stat'), 'utf8');
+      const field = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
+      const userMs = field('user_usec') / 1000;
+      const systemMs = field('system_usec') / 1000;
+      return { userMs, systemMs, totalMs: field('usage_usec') / 1000 };
+    } catch {
+      return null;
+    }
+  }
+
+  /** Kills every process in the group (kernel ≥ 5.14); false when the kernel lacks `cgroup.kill`. */
+  async kill(): Promise<boolean> {
+    try {
+      await writeFile(join(this.dir, 'cgroup.kill'), '1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Removes the group now if it is empty, otherwise later (see {@link CgroupAccounting.sweep}). */
+  async release(): Promise<void> {
+    await this.owner.remove(this.dir);
+  }
+}
+
+/** Creates per-execution cgroups under one parent directory. */
+export class CgroupAccounting {
+  private sequence = 0;
+  private readonly lingering = new Set<string>();
+
+  private constructor(readonly root: string) {}
+
+  /**
+   * Prepares accounting under `root` (created if needed), or under `<cgroup2 mount>/sandboxd-exec` when `root`
+   * is not given. Returns null when no cgroup v2 hierarchy is usable; execs then report no CPU time.
+   */
+  static async create(root?: string): Promise<CgroupAccounting | null> {
+    const dir = root ?? (await findCgroup2Mount().then((mount) => (mount ? join(mount, 'sandboxd-exec') : null)));
+    if (!dir) return null;
+    try {
+      await mkdir(dir, { recursive: true });
+      await readFile(join(dir, 'cgroup.procs'));
+      return new CgroupAccounting(dir);
+    } catch {
+      return null;
+    }
+  }
+
+  /** A fresh group for one execution. */
+  async group(): Promise<ExecCgroup> {
+    void this.sweep();
+    const dir = join(this.root, `exec-${++this.sequence}`);
+    await mkdir(dir);
+    return new ExecCgroup(dir, this);
+  }
+
+  /** Removes groups left by earlier executions once their last process has exited. */
+  async sweep(): Promise<void> {
+    for (const dir of [...this.lingering]) {
+      try {
+        await rmdir(dir);
+        this.lingering.delete(dir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') this.lingering.delete(dir);
+      }
+    }
+  }
+
+  /** Removes all groups it can (agent shutdown, tests). */
+  async dispose(): Promise<void> {
+    await this.sweep();
+  }
+
+  /** @internal Used by {@link ExecCgroup.release}. */
+  async remove(dir: string): Promise<void> {
+    try {
+      await rmdir(dir);
+    } catch (error) {
+      // EBUSY: processes still live in it (a background server); try again on a later sweep.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.lingering.add(dir);
+    }
+  }
+}
+
+/** The mount point of the cgroup v2 hierarchy, from /proc/self/mounts. */
+export async function findCgroup2Mount(): Promise<string | null> {
+  const mounts = await readFile('/proc/self/mounts', 'utf8').catch(() => '');
+  for (const line of mounts.split('\n')) {
+    const [, mountPoint, type] = line.split(' ');
+    if (type === 'cgroup2' && mountPoint) return mountPoint;
+  }
+  return null;
+}

@@ -1,0 +1,181 @@
+/**
+ * One executed process: spawn in its own process group (and cgroup when available), forward output as it
+ * arrives, enforce the deadline, and report how it ended with its CPU time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import type { Readable } from 'node:stream';
+import type { ExecResult } from '../protocol/messages.ts';
+import type { ExecCgroup } from './cgroup-accounting.ts';
+
+// Joins the cgroup named by $0, then becomes the program: nothing the program forks escapes the accounting.
+const JOIN_CGROUP_SCRIPT = 'echo 0 >"$0" 2>/dev/null; exec "$@"';
+
+/** What to run and where output goes. */
+export interface ExecProcessOptions {
+  /** Absolute program path and arguments. */
+  argv: string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+  timeoutMs?: number;
+  /** Keep stdin open for {@link ExecProcess.writeStdin}; otherwise it is /dev/null. */
+  stdin: boolean;
+  cgroup: ExecCgroup | null;
+  onStdout(chunk: Buffer): void;
+  onStderr(chunk: Buffer): void;
+  /**
+   * After the process exits, how long to keep forwarding output from processes that still hold its stdout or
+   * stderr (background jobs). After that their output is read and dropped, so they can keep running.
+   */
+  stdioGraceMs?: number;
+}
+
+/** A running execution. */
+export class ExecProcess {
+  /** Resolves once the process exited and its output was forwarded. Never rejects. */
+  readonly result: Promise<ExecResult>;
+  private readonly child: ChildProcess;
+  private readonly startedAt = performance.now();
+  private timedOut = false;
+  private exited = false;
+  private deadline: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: ExecProcessOptions) {
+    const [program, ...args] = options.argv as [string, ...string[]];
+    const { cgroup } = options;
+    const child = cgroup
+      ? spawn('/bin/sh', ['-c', JOIN_CGROUP_SCRIPT, cgroup.procsPath, program, ...args], this.spawnOptions())
+      : spawn(program, args, this.spawnOptions());
+    this.child = child;
+    child.stdin?.on('error', () => undefined); // EPIPE when the process closed its stdin early
+    this.result = this.run();
+    if (options.timeoutMs !== undefined) {
+      this.deadline = setTimeout(() => {
+        this.timedOut = true;
+        this.killAll();
+      }, options.timeoutMs);
+    }
+  }
+
+  /** The process id (also its process group id). */
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  /** Writes to the process's stdin; returns false under backpressure (see `stdinDrain`). */
+  writeStdin(chunk: Buffer): boolean {
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.destroyed || stdin.writableEnded) return true;
+    return stdin.write(chunk);
+  }
+
+  /** Resolves when stdin can take more. */
+  async stdinDrain(): Promise<void> {
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.destroyed || !stdin.writableNeedDrain) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        stdin.off('drain', done);
+        stdin.off('close', done);
+        resolve();
+      };
+      stdin.on('drain', done);
+      stdin.on('close', done);
+    });
+  }
+
+  /** Closes the process's stdin. */
+  endStdin(): void {
+    this.child.stdin?.end();
+  }
+
+  /** Sends a signal to the whole process group. Throws on an unknown signal name. */
+  signal(name: string): void {
+    if (!(name in osConstants.signals)) throw new RangeError(`unknown signal ${name}`);
+    this.signalGroup(name as NodeJS.Signals);
+  }
+
+  /** Kills the group and the cgroup (the host gave up on this execution). */
+  abort(): void {
+    this.killAll();
+  }
+
+  /** Backpressure from the host: stop reading the output pipes. */
+  pauseOutput(): void {
+    this.child.stdout?.pause();
+    this.child.stderr?.pause();
+  }
+
+  resumeOutput(): void {
+    this.child.stdout?.resume();
+    this.child.stderr?.resume();
+  }
+
+  private spawnOptions() {
+    return {
+      cwd: this.options.cwd,
+      env: this.options.env,
+      // A new session and process group: the deadline kills everything the command started, not the agent.
+      detached: true,
+      stdio: [this.options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] as ['pipe' | 'ignore', 'pipe', 'pipe'],
+    };
+  }
+
+  private async run(): Promise<ExecResult> {
+    const child = this.child;
+    const stdoutDone = this.forward(child.stdout as Readable, this.options.onStdout);
+    const stderrDone = this.forward(child.stderr as Readable, this.options.onStderr);
+    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once('error', () => resolve({ code: null, signal: null }));
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    this.exited = true;
+    const durationMs = performance.now() - this.startedAt;
+    if (this.deadline) clearTimeout(this.deadline);
+    await this.drainOutput([stdoutDone, stderrDone]);
+    const cpu = (await this.options.cgroup?.readCpu()) ?? null;
+    await this.options.cgroup?.release();
+    return { exitCode: exit.code, signal: exit.signal, timedOut: this.timedOut, durationMs, cpu };
+  }
+
+  private forward(pipe: Readable, sink: (chunk: Buffer) => void): Promise<void> {
+    return new Promise((resolve) => {
+      pipe.on('data', (chunk: Buffer) => sink(chunk));
+      pipe.once('close', resolve);
+      pipe.on('error', () => undefined);
+    });
+  }
+
+  /** Waits for the output pipes to close, for at most the grace period unless the host is still reading. */
+  private async drainOutput(closed: Promise<void>[]): Promise<void> {
+    const all = Promise.all(closed);
+    const graceMs = this.options.stdioGraceMs ?? 100;
+    for (;;) {
+      const finished = await Promise.race([all.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs))]);
+      if (finished) return;
+      // Paused pipes mean the host is slow, not that a background job holds them: keep waiting.
+      if (this.child.stdout?.isPaused() || this.child.stderr?.isPaused()) continue;
+      for (const pipe of [this.child.stdout, this.child.stderr]) {
+        pipe?.removeAllListeners('data');
+        pipe?.resume();
+      }
+      return;
+    }
+  }
+
+  private killAll(): void {
+    this.signalGroup('SIGKILL');
+    void this.options.cgroup?.kill();
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // ESRCH: the group is gone already. Fall back to the process itself while it has not been reaped.
+      if (!this.exited) this.child.kill(signal);
+    }
+  }
+}

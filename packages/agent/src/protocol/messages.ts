@@ -1,0 +1,264 @@
+/**
+ * Request and response bodies of the agent's routes (see `routes.ts`). Plain JSON shapes; times are
+ * milliseconds (`...Ms`), sizes bytes, paths absolute guest paths (UTF-8, no NUL).
+ */
+import type { ProtocolVersion } from './version.ts';
+
+/** Answer of `GET /v1/hello`. */
+export interface HelloResponse {
+  protocol: ProtocolVersion;
+  /** The agent package's version. */
+  agentVersion: string;
+  /** The VM id the host gave this guest (kernel command line `sandboxd.vm_id=` or the last restore); null if none yet. */
+  vmId: string | null;
+  hostname: string;
+  /**
+   * The guest kernel's boot id. Clones restored from one snapshot share it (it is kernel memory); use `vmId` to
+   * tell clones apart.
+   */
+  bootId: string;
+  /** Operations this agent serves, for feature checks within a protocol major. */
+  capabilities: string[];
+  /** Guest uptime in seconds when the answer was made. */
+  uptimeSeconds: number;
+}
+
+/** Answer of `GET /v1/ping`. */
+export interface PingResponse {
+  ok: true;
+  /** Guest wall clock at the answer, ms since the epoch. Wrong after a restore until `/v1/restore` ran. */
+  nowMs: number;
+}
+
+/** First frame of `POST /v1/exec`. Exactly one of `argv` and `command` must be given. */
+export interface ExecRequest {
+  /** Program and arguments, run directly; the program is looked up in the child's `PATH` if it has no slash. */
+  argv?: string[];
+  /** A shell command, run as `<shell...> <command>` (default shell `/bin/bash -lc`). */
+  command?: string;
+  /** Overrides the shell used for `command`, e.g. `["/bin/sh", "-c"]`. */
+  shell?: string[];
+  /** Added to (and overriding) the agent's environment. */
+  env?: Record<string, string>;
+  /** Working directory; default the agent's `HOME` (or `/`). Must exist. */
+  cwd?: string;
+  /** Deadline from start; on expiry the whole process group (and cgroup) is killed and `timedOut` is true. */
+  timeoutMs?: number;
+  /** True when the request body carries `Stdin` frames; otherwise the child's stdin is `/dev/null`. */
+  stdin?: boolean;
+}
+
+/** Payload of the `Started` frame. */
+export interface ExecStarted {
+  pid: number;
+}
+
+/** Payload of the `Exit` frame: how the process ended. */
+export interface ExecResult {
+  /** Exit status, or null when killed by a signal. */
+  exitCode: number | null;
+  /** Name of the terminating signal (e.g. `SIGKILL`), or null. */
+  signal: string | null;
+  /** True when the deadline killed the process. */
+  timedOut: boolean;
+  /** Wall time from spawn to exit. */
+  durationMs: number;
+  /**
+   * CPU time of the process and all its descendants, from its own cgroup v2 (`cpu.stat`, microsecond
+   * precision, includes processes that left the process group). Null when the guest has no cgroup v2.
+   */
+  cpu: ExecCpuTime | null;
+}
+
+/** CPU time in milliseconds (fractional, from microseconds). */
+export interface ExecCpuTime {
+  userMs: number;
+  systemMs: number;
+  totalMs: number;
+}
+
+/** Payload of the `Signal` frame (host → agent): deliver a signal to the process group. */
+export interface ExecSignal {
+  signal: string;
+}
+
+/** Payload of the `Resize` frame, reserved for PTY sessions. */
+export interface TerminalResize {
+  cols: number;
+  rows: number;
+}
+
+/** Body of `POST /v1/python/run`. */
+export interface PythonRunRequest {
+  /** The session's interpreter; created on first use. 1 to 128 characters of `[A-Za-z0-9_.:-]`. */
+  contextId: string;
+  code: string;
+  /** On expiry the code is interrupted (SIGINT → KeyboardInterrupt); the interpreter and its state survive. */
+  timeoutMs?: number;
+}
+
+/** An exception raised by the code, as Jupyter reports it. */
+export interface PythonError {
+  /** Exception class name, e.g. `ZeroDivisionError`. */
+  name: string;
+  /** `str(exception)`. */
+  value: string;
+  /** The formatted traceback without the kernel's own frames. */
+  traceback: string;
+}
+
+/** Answer of `POST /v1/python/run`. */
+export interface PythonRunResult {
+  stdout: string;
+  stderr: string;
+  /** `repr()` of the last expression's value when the cell ends in an expression that is not None. */
+  result: string | null;
+  error: PythonError | null;
+  /** True when the deadline interrupted the code. */
+  timedOut: boolean;
+  /**
+   * True when the interpreter had to be killed (it ignored the interrupt, or died on its own): its state is
+   * gone and the next run starts a fresh one.
+   */
+  kernelRestarted: boolean;
+  /** Counts the context's runs, like Jupyter's execution count. */
+  executionCount: number;
+  durationMs: number;
+  /**
+   * CPU time of the run: the interpreter's own plus that of child processes it waited for (`getrusage`,
+   * microsecond precision). Null when the interpreter died.
+   */
+  cpuMs: number | null;
+}
+
+/** Body of `POST /v1/python/reset`. */
+export interface PythonResetRequest {
+  contextId: string;
+}
+
+/** Answer of `POST /v1/python/reset`. */
+export interface PythonResetResponse {
+  /** False when the context did not exist. */
+  existed: boolean;
+}
+
+/** What a path names. */
+export type FileType = 'file' | 'directory' | 'symlink' | 'other';
+
+/** Metadata of one path (`lstat`: symlinks are reported, not followed). */
+export interface FileStat {
+  path: string;
+  name: string;
+  type: FileType;
+  size: number;
+  /** Permission bits, e.g. 0o644 = 420. */
+  mode: number;
+  mtimeMs: number;
+  /** The link's target when `type` is `symlink`. */
+  symlinkTarget?: string;
+}
+
+/** Answer of `PUT /v1/files/content`. */
+export interface FileWriteResponse {
+  path: string;
+  size: number;
+}
+
+/** Answer of `GET /v1/files/list`. Entries are sorted by name. */
+export interface FileListResponse {
+  path: string;
+  entries: FileStat[];
+}
+
+/** Body of `POST /v1/files/mkdir`. */
+export interface MkdirRequest {
+  path: string;
+  /** Create missing parents and accept an existing directory (default true). */
+  parents?: boolean;
+  mode?: number;
+}
+
+/** Answer of `POST /v1/files/mkdir`. */
+export interface MkdirResponse {
+  path: string;
+}
+
+/** Body of `POST /v1/files/remove`. */
+export interface RemoveRequest {
+  path: string;
+  /** Remove directories with their contents (default false: only files, symlinks and empty directories). */
+  recursive?: boolean;
+}
+
+/** Answer of `POST /v1/files/remove`. */
+export interface RemoveResponse {
+  /** False when nothing existed at the path. */
+  removed: boolean;
+}
+
+/** Answer of `POST /v1/files/extract`. */
+export interface ExtractResponse {
+  path: string;
+  durationMs: number;
+}
+
+/** Answer of `GET /v1/usage`. CPU seconds are cumulative since guest boot. */
+export interface UsageResponse {
+  cpu: {
+    /** Busy time summed over all vCPUs (user + nice + system + irq + softirq + steal), seconds. */
+    busySeconds: number;
+    userSeconds: number;
+    systemSeconds: number;
+    idleSeconds: number;
+    count: number;
+  };
+  memory: {
+    totalBytes: number;
+    availableBytes: number;
+    /** total − available: what the guest cannot give back without swapping. */
+    usedBytes: number;
+  };
+  uptimeSeconds: number;
+  loadAverage: [number, number, number];
+}
+
+/** Body of `POST /v1/restore`, sent by the host right after a VM was restored from a snapshot. */
+export interface RestoreRequest {
+  /** Host wall clock in ms since the epoch, read just before sending. */
+  wallClockMs: number;
+  /** At least {@link MIN_RESTORE_ENTROPY_BYTES} random bytes from the host, base64; credited to the guest RNG. */
+  entropy: string;
+  hostname: string;
+  vmId: string;
+}
+
+/** The least entropy a restore must bring. */
+export const MIN_RESTORE_ENTROPY_BYTES = 64;
+/** The most entropy a restore may bring (one ioctl). */
+export const MAX_RESTORE_ENTROPY_BYTES = 4096;
+
+/** Answer of `POST /v1/restore`. */
+export interface RestoreResponse {
+  /** False when the agent runs with system changes disabled (tests on a host). */
+  applied: boolean;
+  /** How far the guest clock moved (new − old), ms. */
+  clockStepMs: number;
+  entropyBytes: number;
+  hostname: string;
+  vmId: string;
+  /**
+   * Python interpreters (live contexts and the pre-started spare) whose random state is reseeded: queued
+   * ahead of any run asked for after this answer.
+   */
+  reseededKernels: number;
+  durationMs: number;
+}
+
+/** Answer of `POST /v1/snapshot/prepare`. */
+export interface SnapshotPrepareResponse {
+  /** The privileged helper is running, so a restore can be fixed up in milliseconds. */
+  helperReady: boolean;
+  /** A Python interpreter is pre-started, so the first run in a restored clone skips interpreter start-up. */
+  spareKernelReady: boolean;
+  durationMs: number;
+}

@@ -1,0 +1,59 @@
+/**
+ * HTTP/2 routes the agent serves. Every route lives under `/v1` (the protocol major). Request and response
+ * bodies are JSON unless the route says otherwise; the shapes are in `messages.ts`.
+ */
+export const ROUTES = {
+  /** `GET` → {@link HelloResponse}. The handshake: protocol version, agent version, identity. */
+  hello: '/v1/hello',
+  /** `GET` → {@link PingResponse}. Liveness through the agent's event loop. */
+  ping: '/v1/ping',
+  /**
+   * `POST`, full duplex, framed both ways (`frames.ts`): the request body starts with a `Request` frame
+   * ({@link ExecRequest}) followed by `Stdin`/`StdinEnd`/`Signal` frames; the response body carries
+   * `Started`, `Stdout`, `Stderr` and finally `Exit` (or `Error`).
+   */
+  exec: '/v1/exec',
+  /** `POST` {@link PythonRunRequest} → {@link PythonRunResult}. */
+  pythonRun: '/v1/python/run',
+  /** `POST` {@link PythonResetRequest} → {@link PythonResetResponse}: ends a context's interpreter. */
+  pythonReset: '/v1/python/reset',
+  /**
+   * `PUT ?path=&mode=` with the raw file bytes as body → {@link FileWriteResponse};
+   * `GET ?path=` → the raw bytes (`content-length` set, mode in {@link HEADER_FILE_MODE}).
+   */
+  fileContent: '/v1/files/content',
+  /** `GET ?path=` → {@link FileListResponse}. */
+  fileList: '/v1/files/list',
+  /** `GET ?path=` → {@link FileStat}. Symlinks are not followed (`lstat`). */
+  fileStat: '/v1/files/stat',
+  /** `POST` {@link MkdirRequest} → {@link MkdirResponse}. */
+  fileMkdir: '/v1/files/mkdir',
+  /** `POST` {@link RemoveRequest} → {@link RemoveResponse}. */
+  fileRemove: '/v1/files/remove',
+  /** `POST ?path=&gzip=0|1` with a tar stream as body → {@link ExtractResponse}. */
+  fileExtract: '/v1/files/extract',
+  /** `GET` → {@link UsageResponse}. */
+  usage: '/v1/usage',
+  /** `POST` {@link RestoreRequest} → {@link RestoreResponse}. After every snapshot restore. */
+  restore: '/v1/restore',
+  /**
+   * `POST` → {@link SnapshotPrepareResponse}. After answering, the agent ends this HTTP/2 session and waits for
+   * a new host (a link-sync hello), so a VM restored from a snapshot taken now accepts a connection at once.
+   */
+  snapshotPrepare: '/v1/snapshot/prepare',
+  /** Reserved for PTY sessions: a full-duplex framed stream per terminal (`Resize` frames exist already). */
+  pty: '/v1/pty',
+} as const;
+
+/**
+ * TCP tunnels are HTTP/2 `CONNECT` requests (no `:path`) whose `:authority` is `<host>:<port>`; the host must
+ * be a loopback address ({@link TUNNEL_HOST} by default). 200 means connected; then the stream carries the
+ * TCP bytes both ways. A port nobody listens on answers 502 with code `PORT_UNREACHABLE`.
+ */
+export const TUNNEL_HOST = '127.0.0.1';
+
+/** Response header of `GET /v1/files/content`: the file's permission bits in octal (e.g. `644`). */
+export const HEADER_FILE_MODE = 'sandboxd-file-mode';
+
+/** Response header naming the agent's error code on non-2xx answers whose body may not be JSON (tunnels). */
+export const HEADER_ERROR_CODE = 'sandboxd-error-code';

@@ -1,0 +1,26 @@
+/**
+ * The generation of the host-guest protocol. Both sides import this module, and the handshake
+ * (`GET /v1/hello`) carries the agent's value so the host can refuse an agent it does not speak.
+ *
+ * - Bump `major` for any change an older peer would misread: a removed or renamed route, field or frame type,
+ *   a changed meaning, a changed link-sync byte sequence. Route paths carry the major (`/v1/...`).
+ * - Bump `minor` for additions an older peer can ignore: a new route, an optional field, a new frame type that
+ *   is only sent when the peer asked for it.
+ */
+export const PROTOCOL_VERSION = { major: 1, minor: 0 } as const;
+
+/** A protocol generation as carried by the handshake. */
+export interface ProtocolVersion {
+  major: number;
+  minor: number;
+}
+
+/** True when a peer speaking `peer` can be driven by this side (same major; minors are additive). */
+export function isProtocolCompatible(peer: ProtocolVersion): boolean {
+  return peer.major === PROTOCOL_VERSION.major;
+}
+
+/** Formats a version as `major.minor` for messages. */
+export function formatProtocolVersion(version: ProtocolVersion): string {
+  return `${version.major}.${version.minor}`;
+}

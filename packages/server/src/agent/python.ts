@@ -1,0 +1,30 @@
+/** Stateful Python: runs in a per-context interpreter that keeps its variables between runs. */
+import { ROUTES, type PythonResetResponse, type PythonRunResult } from '@sandboxd/agent/protocol';
+import { DEFAULT_TIMEOUTS_MS, type AgentSession } from './agent-session.ts';
+import type { CallOptions } from './deadline.ts';
+
+/** Options of {@link runPython}. */
+export interface RunPythonOptions {
+  /** The interpreter to use; created on first use. */
+  contextId: string;
+  code: string;
+  /** Guest deadline: the code is interrupted (KeyboardInterrupt), the interpreter keeps its state. Default 60 s. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Default guest deadline of a Python run. */
+export const DEFAULT_PYTHON_TIMEOUT_MS = 60_000;
+
+/** Runs code; the answer carries stdout, stderr, the last expression's repr and the exception, if any. */
+export function runPython(session: AgentSession, options: RunPythonOptions): Promise<PythonRunResult> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_PYTHON_TIMEOUT_MS;
+  const call: CallOptions = { timeoutMs: timeoutMs + DEFAULT_TIMEOUTS_MS.guestDeadlineMargin };
+  if (options.signal) call.signal = options.signal;
+  return session.json<PythonRunResult>('runPython', 'POST', ROUTES.pythonRun, { contextId: options.contextId, code: options.code, timeoutMs }, call, 0);
+}
+
+/** Ends a context's interpreter (its state is lost). */
+export function resetPython(session: AgentSession, contextId: string, options?: CallOptions): Promise<PythonResetResponse> {
+  return session.json<PythonResetResponse>('resetPython', 'POST', ROUTES.pythonReset, { contextId }, options, DEFAULT_TIMEOUTS_MS.control);
+}
