@@ -1,0 +1,126 @@
+/**
+ * The QEMU argv of a VM, as a pure function of its description. A restore must use the same machine and
+ * devices, in the same order, as the VM its snapshot was saved from: both come from this one function, and
+ * only the parts that may differ (paths, RAM sharing, network backend, `-incoming`) are parameters.
+ */
+import type { Accelerator, NetworkMode } from '../vm-driver.ts';
+
+/** The name of the guest agent's virtio-serial port (boot contract). */
+export const AGENT_PORT_NAME = 'sandboxd.agent';
+
+/**
+ * Early TSC frequency for TCG guests: microvm has neither HPET nor PM timer, and under TCG the kernel's TSC
+ * calibration against the PIT fails at random and hangs the boot (research notes, section 1).
+ */
+export const TCG_TSC_KHZ = 2_445_000;
+
+/** Size of TCG's translated-code cache, MiB (QEMU's default is 1024). */
+export const TCG_TRANSLATION_CACHE_MB = 256;
+
+/** The machine: what a snapshot fixes. */
+export interface QemuMachine {
+  accelerator: Accelerator;
+  vcpuCount: number;
+  /** `-m`: the guest's physical RAM. A balloon may keep part of it away from the guest. */
+  memoryMb: number;
+  kernelPath: string;
+  initrdPath: string;
+  /** The full kernel command line (see `kernelCommandLine`). */
+  kernelArgs: readonly string[];
+}
+
+/** One VM's instance of a machine. */
+export interface QemuInstance {
+  vmId: string;
+  qmpSocketPath: string;
+  agentSocketPath: string;
+  consoleLogPath: string;
+  /** The qcow2 overlay; QEMU writes only this file, its backing chain is opened read-only. */
+  overlayPath: string;
+  /**
+   * Guest RAM in a file: `shared` (MAP_SHARED: the guest writes the file, as a snapshot source must) or not
+   * (MAP_PRIVATE: copy-on-write over a snapshot's RAM). Undefined: anonymous RAM.
+   */
+  memoryFile?: { path: string; shared: boolean };
+  network: NetworkMode;
+  /** Start paused, waiting for `migrate-incoming` (restores). */
+  incoming: boolean;
+  /** Start with the vCPUs stopped (`-S`) until QMP `cont`, e.g. until QEMU is in its cgroup. */
+  startPaused: boolean;
+  /** Drop to this user after start-up (`-runas`); null keeps QEMU's user. */
+  runAsUser: string | null;
+  /** `-sandbox` value, or null for none. */
+  seccomp: string | null;
+}
+
+/** The kernel command line for the boot contract (packages/server/images/README.md) plus the image's own. */
+export function kernelCommandLine(accelerator: Accelerator, vmId: string, imageArgs: readonly string[] = []): string[] {
+  const args = ['console=ttyS0', 'quiet', 'rw', 'panic=-1'];
+  // A fixed TSC frequency would be wrong on real hardware under KVM, where calibration works.
+  if (accelerator === 'tcg') args.push(`tsc_early_khz=${TCG_TSC_KHZ}`);
+  // Always configure eth0: a snapshot's clones may get user networking even if the source had none.
+  args.push('sandboxd.net=1', `sandboxd.vm_id=${vmId}`);
+  return [...args, ...imageArgs];
+}
+
+/** `-sandbox` value to use with or without `-runas` (see the inline comment). */
+export function seccompPolicy(withRunAs: boolean): string {
+  // spawn=deny blocks fork/exec, so migration must not use `exec:` URIs (we use unix: and fd:).
+  // elevateprivileges=deny would also block the setuid/setgid that -runas performs after the filter is
+  // installed (QEMU dies with SIGSYS), so it is only denied when QEMU does not change user.
+  const policy = ['on', 'obsolete=deny', 'spawn=deny', 'resourcecontrol=deny'];
+  if (!withRunAs) policy.push('elevateprivileges=deny');
+  return policy.join(',');
+}
+
+/** A QEMU option value with commas doubled, as QEMU's option parser expects inside paths. */
+function escapeOptionValue(value: string): string {
+  return value.replaceAll(',', ',,');
+}
+
+/** The argv (without the program) of `qemu-system-x86_64` for this machine and instance. */
+export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): string[] {
+  const e = escapeOptionValue;
+  const machineOptions = ['microvm', 'acpi=on']; // ACPI: the Debian kernel finds virtio-mmio devices only through it
+  const argv: string[] = [
+    // The VM id in argv lets the reaper recognise this process in /proc/<pid>/cmdline.
+    '-name', `sandboxd.${instance.vmId},process=sandboxd-qemu`,
+    '-nodefaults', '-no-user-config', '-nographic', '-no-reboot',
+    '-msg', 'timestamp=on',
+  ];
+  if (instance.memoryFile) machineOptions.push('memory-backend=mem');
+  argv.push('-machine', machineOptions.join(','));
+  // TCG's translation cache defaults to 1 GiB, touched as it fills; capping it keeps QEMU's own memory within
+  // the cgroup allowance for overhead (TCG_TRANSLATION_CACHE_MB + device emulation).
+  argv.push(...(machine.accelerator === 'kvm' ? ['-accel', 'kvm', '-cpu', 'host'] : ['-accel', `tcg,thread=multi,tb-size=${TCG_TRANSLATION_CACHE_MB}`, '-cpu', 'max']));
+  argv.push('-m', `${machine.memoryMb}M`, '-smp', String(machine.vcpuCount));
+  if (instance.memoryFile) {
+    const { path, shared } = instance.memoryFile;
+    argv.push('-object', `memory-backend-file,id=mem,size=${machine.memoryMb}M,mem-path=${e(path)},share=${shared ? 'on' : 'off'}`);
+  }
+  if (instance.seccomp) argv.push('-sandbox', instance.seccomp);
+  if (instance.runAsUser) argv.push('-runas', instance.runAsUser);
+  argv.push(
+    // append=on: the driver may truncate the log to cap its size while QEMU keeps writing.
+    '-chardev', `file,id=console,path=${e(instance.consoleLogPath)},append=on`,
+    '-serial', 'chardev:console',
+    '-qmp', `unix:${e(instance.qmpSocketPath)},server=on,wait=off`,
+    '-device', 'virtio-serial-device',
+    '-chardev', `socket,id=agent,path=${e(instance.agentSocketPath)},server=on,wait=off`,
+    '-device', `virtserialport,chardev=agent,name=${AGENT_PORT_NAME}`,
+    '-drive', `id=root,file=${e(instance.overlayPath)},format=qcow2,if=none,discard=unmap`,
+    '-device', 'virtio-blk-device,drive=root',
+    // Entropy for clones: the host's RNG feeds the guest's (microvm's ACPI has no vmgenid device).
+    '-device', 'virtio-rng-device',
+    '-device', 'virtio-balloon-device,id=balloon',
+  );
+  // The NIC exists in every VM so that snapshots and clones have the same devices; the backend is what
+  // differs. A snapshot is saved without a backend: slirp's state in the stream would make restores that
+  // have no user networking fail ("Unknown savevm section 'slirp'").
+  if (instance.network === 'user') argv.push('-netdev', 'user,id=net0,ipv6=off', '-device', 'virtio-net-device,id=nic0,netdev=net0');
+  else argv.push('-device', 'virtio-net-device,id=nic0');
+  argv.push('-kernel', machine.kernelPath, '-initrd', machine.initrdPath, '-append', machine.kernelArgs.join(' '));
+  if (instance.incoming) argv.push('-incoming', 'defer');
+  else if (instance.startPaused) argv.push('-S');
+  return argv;
+}

@@ -1,0 +1,244 @@
+/**
+ * The VM driver port: what the engine needs from a hypervisor to run short-lived microVMs. QEMU implements it
+ * today (`qemu/qemu-driver.ts`); Firecracker or Cloud Hypervisor can implement it too, because nothing here
+ * names a QEMU concept. The driver knows nothing about users, sessions or the store: its caller chooses the
+ * VM ids and run directories, persists what it needs and decides what to do with the events.
+ */
+import type { EventEmitter } from 'node:events';
+
+/** vCPU counts a VM may have; each needs its own snapshot because a snapshot fixes the CPU count. */
+export const VCPU_COUNTS = [1, 2, 4, 6, 8] as const;
+export type VcpuCount = (typeof VCPU_COUNTS)[number];
+
+/** Smallest and largest guest memory a VM may be given, MiB. */
+export const MIN_MEMORY_MB = 128;
+export const MAX_MEMORY_MB = 8192;
+
+/** Which accelerator runs the guest. */
+export type Accelerator = 'kvm' | 'tcg';
+/** What the caller asks for: `auto` tries KVM with a real boot and falls back to TCG. */
+export type AcceleratorRequest = Accelerator | 'auto';
+
+/**
+ * Guest network:
+ * - `user`: outbound TCP/UDP through the hypervisor's user-mode stack (no host setup; host addresses blocked
+ *   by the network guard).
+ * - `none`: a NIC without a backend; the guest has no network at all.
+ */
+export type NetworkMode = 'user' | 'none';
+
+/** The bootable files of a guest image (see `packages/server/images/README.md`, the boot contract). */
+export interface GuestImageFiles {
+  /** Uncompressed kernel for direct (PVH) boot. */
+  kernelPath: string;
+  initrdPath: string;
+  /** Root filesystem; never written: each VM gets a copy-on-write overlay. */
+  rootfsPath: string;
+  /** Format of `rootfsPath`; default `raw`. */
+  rootfsFormat?: 'raw' | 'qcow2';
+  /** Extra kernel parameters of this image, e.g. `sandboxd.hostname=…`. */
+  kernelArgs?: readonly string[];
+}
+
+/** Where a VM's files are; all inside its run directory. */
+export interface VmPaths {
+  /** The caller's per-VM directory; the driver owns its contents and removes it when the VM ends. */
+  runDir: string;
+  /** Unix socket of the guest agent's channel (connect an `AgentClient` here). */
+  agentSocketPath: string;
+  /** The guest's serial console; removed with the run directory (the exit event carries its tail). */
+  consoleLogPath: string;
+}
+
+/** A live VM as the driver sees it. */
+export interface VmInfo extends VmPaths {
+  vmId: string;
+  /** Host process id of the hypervisor. */
+  pid: number;
+  accelerator: Accelerator;
+  vcpuCount: number;
+  /** Guest memory the VM was given, MiB (what the guest sees, whatever the snapshot was booted with). */
+  memoryMb: number;
+  network: NetworkMode;
+  /** How this driver instance got it: booted, restored, or adopted after a server restart. */
+  origin: 'boot' | 'restore' | 'adopted';
+  /** Wall clock when the hypervisor process started, ms since the epoch. */
+  startedAtMs: number;
+  /** True when `saveSnapshot` may be called (booted with `snapshotDir` by this driver instance). */
+  snapshotCapable: boolean;
+}
+
+/** Common options of operations that may take long. */
+export interface DeadlineOptions {
+  /** The whole operation must finish within this; on expiry the VM is killed and the call rejects. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Cold boot. */
+export interface BootVmRequest extends DeadlineOptions {
+  /** `[A-Za-z0-9_-]{1,64}`; unique on this host. */
+  vmId: string;
+  /** Created if missing; must be empty; short enough for unix socket paths (see `qemu/run-dir.ts`). */
+  runDir: string;
+  image: GuestImageFiles;
+  vcpuCount: VcpuCount;
+  memoryMb: number;
+  network: NetworkMode;
+  /**
+   * Boot the VM so that it can be saved as a snapshot into this directory (created if missing, must not
+   * hold a snapshot yet). Its RAM then lives in a file there. Put it on a disk filesystem, not tmpfs:
+   * clones map it copy-on-write, and on tmpfs every page a clone touches for the first time is allocated
+   * in the shared file and never freed.
+   */
+  snapshotDir?: string;
+}
+
+/** Save a snapshot of a VM booted with `snapshotDir`. The VM ends (it is stopped and quits). */
+export interface SaveSnapshotRequest extends DeadlineOptions {
+  vmId: string;
+  /**
+   * Shrink the guest's memory to this before saving (default: leave it), so restores only ever grow
+   * memory, which is fast, where shrinking is slow. Restores can ask for this much up to the boot size.
+   */
+  minMemoryMb?: number;
+}
+
+/** A snapshot on disk, as written by `saveSnapshot` (`snapshot.json` in its directory). */
+export interface SnapshotInfo {
+  dir: string;
+  accelerator: Accelerator;
+  vcpuCount: number;
+  /** Memory the source VM was booted with: the most a restore may ask for. */
+  bootMemoryMb: number;
+  /** Memory the guest had when saved: the least a restore may ask for. */
+  minMemoryMb: number;
+  /** Wall clock of the save, ms since the epoch. */
+  savedAtMs: number;
+  /** Device state size, bytes (RAM is in a separate file, mapped by restores). */
+  stateBytes: number;
+}
+
+/** Restore a new VM from a snapshot. */
+export interface RestoreVmRequest extends DeadlineOptions {
+  vmId: string;
+  runDir: string;
+  snapshotDir: string;
+  /** From the snapshot's `minMemoryMb` to its `bootMemoryMb`. */
+  memoryMb: number;
+  network: NetworkMode;
+}
+
+/** A VM found in a run directory when the server starts (see `recover`). */
+export interface FoundVm {
+  vmId: string;
+  runDir: string;
+  pid: number;
+  startedAtMs: number;
+  vcpuCount: number;
+  memoryMb: number;
+}
+
+export interface RecoverRequest {
+  /** The directory whose subdirectories are run directories (the caller puts all of them there). */
+  runRoot: string;
+  /** Keep (re-adopt) this live VM? Otherwise it is killed. Typically: the store knows it and it has not expired. */
+  keep: (vm: FoundVm) => boolean;
+}
+
+export interface RecoveryReport {
+  adopted: VmInfo[];
+  /** Live VMs that were killed because `keep` said no. */
+  killed: FoundVm[];
+  /** Run directories of VMs that were already dead, now removed with their sockets, disks and limits. */
+  cleaned: string[];
+}
+
+/**
+ * Stages of bringing a VM up, in order; a failure names the one it died in. A cold boot goes through
+ * `spawn`, `kernel`, `initramfs`, `init`, `agent` (the console markers of the boot contract tell them apart);
+ * a restore through `spawn`, `restore`, `agent`, `memory`.
+ */
+export type VmStage = 'spawn' | 'kernel' | 'initramfs' | 'init' | 'agent' | 'restore' | 'memory';
+
+/** Progress of a boot or restore. */
+export interface VmStageEvent {
+  vmId: string;
+  stage: VmStage;
+  /** The stage was reached (or, for `restore`/`memory`, finished) this long after the process spawned. */
+  elapsedMs: number;
+}
+
+/** A VM ended. Not emitted for VMs consumed by `saveSnapshot`. */
+export interface VmExitEvent {
+  vmId: string;
+  pid: number;
+  /** True after `kill`; false when the guest powered off, panicked or the hypervisor died. */
+  expected: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  /** The hypervisor's own account, e.g. `guest-shutdown`, `guest-panic`, `host-qmp-quit`, when it gave one. */
+  reason: string | null;
+  /** Last lines of the serial console and of the hypervisor's own log. */
+  consoleTail: string;
+}
+
+/** Something degraded that the operator should know about (log it as a warning). */
+export interface VmWarningEvent {
+  code: string;
+  message: string;
+  vmId?: string;
+}
+
+export interface VmDriverEvents {
+  stage: [VmStageEvent];
+  exit: [VmExitEvent];
+  warning: [VmWarningEvent];
+}
+
+/** What the host offers, found by `prepare`. Each missing piece comes with the reason. */
+export interface HostReport {
+  accelerator: Accelerator;
+  /** Why the requested accelerator was not used (e.g. `auto` fell back to TCG), else null. */
+  acceleratorFallbackReason: string | null;
+  /** Per-VM CPU/memory/pids limits. */
+  resourceLimits: { active: boolean; detail: string };
+  /** Guests cannot reach the host's own addresses or private networks. */
+  networkGuard: { active: boolean; detail: string };
+  /** The hypervisor's own sandbox (e.g. seccomp and an unprivileged user). */
+  processSandbox: { active: boolean; detail: string };
+}
+
+/** A hypervisor driver. All methods are safe to call concurrently for different VMs. */
+export interface VmDriver {
+  /** Progress, exits and warnings; the driver never logs. */
+  readonly events: EventEmitter<VmDriverEvents>;
+  /** Checks the host once (accelerator self-test, limits, guard); the other methods call it if needed. */
+  prepare(image: GuestImageFiles): Promise<HostReport>;
+  /** Cold-boots a VM; resolves when its agent answers. Rejects with `VmBootError` naming the stage. */
+  boot(request: BootVmRequest): Promise<VmInfo>;
+  /** Saves a VM booted with `snapshotDir`; the caller prepared the agent and closed its connection first. */
+  saveSnapshot(request: SaveSnapshotRequest): Promise<SnapshotInfo>;
+  /** Reads a complete snapshot from disk, or undefined when there is none (or it is incomplete). */
+  readSnapshot(dir: string): Promise<SnapshotInfo | undefined>;
+  /** Restores a new VM; resolves when its agent answers and its memory is what was asked for. */
+  restore(request: RestoreVmRequest): Promise<VmInfo>;
+  /** Kills a VM and removes its run directory, disk overlay and limits; unknown ids are a no-op. */
+  kill(vmId: string): Promise<void>;
+  /** Live VMs of this driver instance. */
+  list(): VmInfo[];
+  get(vmId: string): VmInfo | undefined;
+  /** On start: re-adopts or kills the VMs left by an earlier server process and cleans up dead ones. */
+  recover(request: RecoverRequest): Promise<RecoveryReport>;
+  /** Kills every live VM (graceful shutdown when VMs should not outlive the server). */
+  killAll(): Promise<void>;
+}
+
+/** Confirms the guest agent answers; the driver uses it to know a VM is up. */
+export interface AgentProbe {
+  /**
+   * Resolves once the agent behind `socketPath` completed a handshake; rejects when `signal` aborts. It is
+   * called while the guest is still booting, so it must retry until then. Leave the channel closed.
+   */
+  waitUntilReady(socketPath: string, options: { vmId: string; signal: AbortSignal }): Promise<void>;
+}

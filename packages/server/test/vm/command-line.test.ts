@@ -1,0 +1,89 @@
+/** The QEMU argv: what a restore must reproduce, and the hardening every VM gets. */
+import { strict as assert } from 'node:assert';
+import { describe, test } from 'node:test';
+import { buildQemuArgv, kernelCommandLine, seccompPolicy, type QemuInstance, type QemuMachine } from '../../src/vm/qemu/command-line.ts';
+
+const machine: QemuMachine = {
+  accelerator: 'tcg',
+  vcpuCount: 2,
+  memoryMb: 1024,
+  kernelPath: '/img/vmlinux',
+  initrdPath: '/img/initrd.cpio.gz',
+  kernelArgs: kernelCommandLine('tcg', 'vm-1'),
+};
+
+const instance: QemuInstance = {
+  vmId: 'vm-1',
+  qmpSocketPath: '/run/vm-1/qmp.sock',
+  agentSocketPath: '/run/vm-1/agent.sock',
+  consoleLogPath: '/run/vm-1/console.log',
+  overlayPath: '/run/vm-1/disk.qcow2',
+  memoryFile: { path: '/snap/memory', shared: true },
+  network: 'none',
+  incoming: false,
+  startPaused: true,
+  runAsUser: 'sandboxd-vm',
+  seccomp: seccompPolicy(true),
+};
+
+function option(argv: string[], name: string): string[] {
+  return argv.flatMap((arg, i) => (arg === name ? [argv[i + 1]!] : []));
+}
+
+describe('QEMU command line', () => {
+  test('a microvm with ACPI, no default devices, no reboot, paused until the cgroup is set', () => {
+    const argv = buildQemuArgv(machine, instance);
+    assert.deepEqual(option(argv, '-machine'), ['microvm,acpi=on,memory-backend=mem']);
+    for (const flag of ['-nodefaults', '-no-user-config', '-nographic', '-no-reboot', '-S']) assert.ok(argv.includes(flag), flag);
+    assert.deepEqual(option(argv, '-smp'), ['2']);
+    assert.deepEqual(option(argv, '-m'), ['1024M']);
+  });
+
+  test('TCG uses multi-threaded TCG with -cpu max; KVM uses -cpu host and no fixed TSC frequency', () => {
+    assert.deepEqual([option(buildQemuArgv(machine, instance), '-accel'), option(buildQemuArgv(machine, instance), '-cpu')], [['tcg,thread=multi,tb-size=256'], ['max']]);
+    const kvm = { ...machine, accelerator: 'kvm' as const, kernelArgs: kernelCommandLine('kvm', 'vm-1') };
+    const argv = buildQemuArgv(kvm, instance);
+    assert.deepEqual([option(argv, '-accel'), option(argv, '-cpu')], [['kvm'], ['host']]);
+    assert.ok(!option(argv, '-append')[0]!.includes('tsc_early_khz'));
+    assert.ok(option(buildQemuArgv(machine, instance), '-append')[0]!.includes('tsc_early_khz='));
+  });
+
+  test('QEMU drops to the VM user under seccomp that forbids spawning processes', () => {
+    const argv = buildQemuArgv(machine, instance);
+    assert.deepEqual(option(argv, '-runas'), ['sandboxd-vm']);
+    const [sandbox] = option(argv, '-sandbox');
+    assert.match(sandbox!, /^on,.*spawn=deny/);
+    // -runas needs setuid after the filter is installed.
+    assert.ok(!sandbox!.includes('elevateprivileges=deny'));
+    assert.match(seccompPolicy(false), /elevateprivileges=deny/);
+  });
+
+  test('RAM is a shared file for snapshot sources and a private mapping of it for clones', () => {
+    assert.match(option(buildQemuArgv(machine, instance), '-object')[0]!, /^memory-backend-file,id=mem,size=1024M,mem-path=\/snap\/memory,share=on$/);
+    const clone = buildQemuArgv(machine, { ...instance, memoryFile: { path: '/snap/memory', shared: false }, incoming: true });
+    assert.match(option(clone, '-object')[0]!, /share=off$/);
+    assert.deepEqual(option(clone, '-incoming'), ['defer']);
+    assert.ok(!clone.includes('-S'), '-incoming defer already starts paused');
+  });
+
+  test('snapshot sources and clones have the same devices in the same order, whatever the network', () => {
+    const devices = (argv: string[]) => option(argv, '-device').map((device) => device.replace(/,netdev=net0$/, ''));
+    const source = buildQemuArgv(machine, instance);
+    const clone = buildQemuArgv(machine, { ...instance, memoryFile: { path: '/snap/memory', shared: false }, incoming: true, network: 'user' });
+    assert.deepEqual(devices(clone), devices(source));
+    assert.deepEqual(option(source, '-netdev'), []);
+    assert.deepEqual(option(clone, '-netdev'), ['user,id=net0,ipv6=off']);
+    assert.ok(devices(source).includes('virtio-balloon-device,id=balloon'));
+    assert.ok(devices(source).includes('virtserialport,chardev=agent,name=sandboxd.agent'));
+  });
+
+  test('commas in paths are escaped for QEMU option parsing', () => {
+    const argv = buildQemuArgv(machine, { ...instance, overlayPath: '/run/a,b/disk.qcow2' });
+    assert.ok(option(argv, '-drive')[0]!.includes('file=/run/a,,b/disk.qcow2,'));
+  });
+
+  test('the VM id is in argv so that a later server can recognise the process', () => {
+    assert.deepEqual(option(buildQemuArgv(machine, instance), '-name'), ['sandboxd.vm-1,process=sandboxd-qemu']);
+    assert.ok(machine.kernelArgs.includes('sandboxd.vm_id=vm-1'));
+  });
+});
