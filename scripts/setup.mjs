@@ -17,7 +17,7 @@ const started = Date.now();
 /** Debian packages the engine needs at run time and to build the guest image. */
 const ENGINE_PACKAGES = [
   'qemu-system-x86', 'qemu-utils', 'linux-image-amd64', 'busybox-static', 'mmdebstrap', 'e2fsprogs',
-  'cpio', 'xz-utils', 'nftables', 'ca-certificates',
+  'cpio', 'xz-utils', 'nftables', 'ca-certificates', 'util-linux', 'tar',
 ];
 /** Extra packages for the test suite. */
 const TEST_PACKAGES = ['postgresql'];
@@ -38,7 +38,11 @@ function checkNode() {
   if (major < 20) throw new Error(`Node.js 20 or newer is required (this is ${process.version})`);
 }
 
-/** `npm ci` when node_modules is missing or older than package-lock.json (compared by content hash). */
+/**
+ * npm dependencies, when node_modules is missing or older than package-lock.json (compared by content
+ * hash): `npm ci` on a fresh tree; an incremental `npm install` when node_modules exists, which is faster
+ * and does not pull the tree from under processes that are using it.
+ */
 function ensureNpmDependencies() {
   const lock = path.join(root, 'package-lock.json');
   const stamp = path.join(root, 'node_modules', '.sandboxd-deps-hash');
@@ -47,8 +51,9 @@ function ensureNpmDependencies() {
     step('npm dependencies: up to date');
     return;
   }
-  step('npm dependencies: installing (npm ci; builds better-sqlite3 from source, ~1-2 min)');
-  run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
+  const fresh = !fs.existsSync(path.join(root, 'node_modules'));
+  step(`npm dependencies: installing (${fresh ? 'npm ci; builds better-sqlite3 from source, ~1-2 min' : 'npm install, incremental'})`);
+  run('npm', [fresh ? 'ci' : 'install', '--no-audit', '--no-fund', '--loglevel=error']);
   fs.writeFileSync(stamp, hash);
   step('npm dependencies: installed');
 }
@@ -74,10 +79,30 @@ function ensureDebianPackages(packages) {
   step('Debian packages: installed');
 }
 
+/** The agent bundle (one file for the guest), rebuilt every time: esbuild takes well under a second. */
+function bundleAgent() {
+  run('npm', ['run', '--silent', 'bundle', '-w', '@sandboxd/agent']);
+  step('guest agent: bundled');
+}
+
+/**
+ * The guest image, cached by content hash in SANDBOXD_CACHE_DIR (default ~/.cache/sandboxd): built once per
+ * machine (about a minute: mmdebstrap), then found in well under a second.
+ */
+function ensureGuestImage() {
+  step('guest image: checking the cache (a first build runs mmdebstrap and takes about a minute)');
+  const args = ['--import', 'tsx', 'packages/server/src/image/cli.ts', 'ensure', '--agent', 'packages/agent/dist/agent.mjs'];
+  if (process.env.SANDBOXD_CACHE_DIR) args.push('--cache-dir', process.env.SANDBOXD_CACHE_DIR);
+  run(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  step('guest image: ready');
+}
+
 try {
   checkNode();
   ensureNpmDependencies();
   ensureDebianPackages(purpose === 'test' ? [...ENGINE_PACKAGES, ...TEST_PACKAGES] : ENGINE_PACKAGES);
+  bundleAgent();
+  ensureGuestImage();
   step(`ready (${purpose})`);
 } catch (error) {
   process.stderr.write(`[setup] failed: ${error.message}\n`);

@@ -17,11 +17,27 @@ import { ApiKeyBody, ApiKeyRecord } from './api/routes/api-keys/schemas.ts';
 import { registerTokenRoute } from './api/routes/auth/token.ts';
 import { registerHealthRoutes } from './api/routes/health.ts';
 import { registerNotImplementedRoutes } from './api/routes/not-implemented.ts';
+import { registerAuditRoutes } from './api/routes/audit/index.ts';
+import { AUDIT_SCHEMAS } from './api/routes/audit/schemas.ts';
+import { registerEventRoutes } from './api/routes/events/index.ts';
+import { registerWebhookRoutes } from './api/routes/webhooks/index.ts';
+import { WEBHOOK_SCHEMAS } from './api/routes/webhooks/schemas.ts';
 import { SHARED_SCHEMAS } from './api/schemas/common.ts';
 import type { App, RouteContext } from './api/types.ts';
 import { loggerOptions } from './logger.ts';
 import { systemClock, type Clock } from './core/clock.ts';
-import { createServices, type Services } from './services.ts';
+import type { AttemptReport } from './core/webhooks/dispatcher.ts';
+import { createSandboxServices, createServices, type Services } from './services.ts';
+import type { VmEngine } from './core/vm-engine.ts';
+import { createEngine } from './engine/index.ts';
+import { registerExecutionRoutes } from './api/routes/execution/index.ts';
+import { EXECUTION_SCHEMAS } from './api/routes/execution/schemas.ts';
+import { registerFileRoutes } from './api/routes/files/index.ts';
+import { registerSessionRoutes } from './api/routes/sessions/index.ts';
+import { SESSION_SCHEMAS } from './api/routes/sessions/schemas.ts';
+import { registerVmRoutes } from './api/routes/vms/index.ts';
+import { registerCliAuthRoutes } from './api/routes/cli-auth/index.ts';
+import { CLI_AUTH_SCHEMAS } from './api/routes/cli-auth/schemas.ts';
 import { openDatabase, type Database } from './store/database.ts';
 
 export interface BuildAppOptions {
@@ -31,6 +47,11 @@ export interface BuildAppOptions {
   clock?: Clock;
   /** A logger instance, or false for none (tests). Default: pino at the configured level. */
   logger?: FastifyBaseLogger | false;
+  /**
+   * The VM engine; default the QEMU engine from the configuration. It starts lazily: nothing boots until the
+   * first VM is needed or `engine.start()` is called (main.ts warms it up at start).
+   */
+  engine?: VmEngine & { close?(): Promise<void> };
 }
 
 export interface BuiltApp {
@@ -43,7 +64,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const { config } = options;
   const database = options.database ?? (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl }));
-  const services = await createServices(config, database, options.clock ?? systemClock);
+  const core = await createServices(config, database, options.clock ?? systemClock);
 
   const app = Fastify({
     ...(options.logger === undefined ? { logger: loggerOptions(config.logLevel) } : options.logger ? { loggerInstance: options.logger } : { logger: false }),
@@ -60,20 +81,46 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     schemaController: partAwareSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const engine = options.engine ?? createEngine(config, app.log);
+  const services: Services = { ...core, sandbox: createSandboxServices(core, engine) };
+  // Closing order: stop taking requests, then the engine (when the app owns it), then the store.
   if (!options.database) app.addHook('onClose', async () => database.close());
+  if (!options.engine) app.addHook('onClose', async () => engine.close?.());
 
   registerErrorHandling(app);
   registerRequestLogging(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, requireAuth: createAuthHook(app, services.authenticator) };
   registerHealthRoutes(app, context);
   registerTokenRoute(app, context);
   registerApiKeyRoutes(app, context);
+  registerWebhookRoutes(app, context);
+  registerAuditRoutes(app, context);
+  registerEventRoutes(app, context);
+  registerSessionRoutes(app, context);
+  registerVmRoutes(app, context);
+  registerExecutionRoutes(app, context);
+  registerFileRoutes(app, context);
+  registerCliAuthRoutes(app, context);
   registerNotImplementedRoutes(app, context);
+
+  runWebhookDispatcher(app, services);
 
   await app.ready();
   return { app, services };
+}
+
+/**
+ * Runs webhook delivery for as long as the app: it stops before the server waits for open requests
+ * (attempts in flight are handed back to the queue), so the store is still open while it settles.
+ */
+function runWebhookDispatcher(app: App, services: Services): void {
+  const dispatcher = services.webhookDispatcher;
+  dispatcher.on('attempt', (report: AttemptReport) => app.log.debug({ webhook: report }, 'webhook attempt'));
+  dispatcher.on('failure', (error: unknown) => app.log.error({ err: error }, 'webhook dispatcher pass failed; retrying on the next one'));
+  app.addHook('onReady', async () => dispatcher.start());
+  app.addHook('preClose', async () => dispatcher.stop());
 }

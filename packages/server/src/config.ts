@@ -3,6 +3,7 @@
  * `SANDBOXD_*`; this module is the only place that reads `process.env`. A bad value fails at start with
  * a message naming the variable.
  */
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
@@ -65,6 +66,19 @@ function booleanFlag(raw: string): boolean {
   throw new Error(`expected true or false, got "${raw}"`);
 }
 
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses a comma-separated list of durations such as "5s,30s,2m,1h,1d" (units ms, s, m, h, d) into milliseconds. */
+function durationList(raw: string): number[] {
+  return raw.split(',').map((part) => {
+    const match = /^\s*(\d+)\s*(ms|s|m|h|d)\s*$/.exec(part);
+    if (!match) throw new Error(`expected durations like "5s,30s,2m,1h" (units ms, s, m, h, d), got "${part.trim()}"`);
+    const ms = Number(match[1]) * DURATION_UNITS_MS[match[2]!]!;
+    if (ms < 1 || ms > 7 * 86_400_000) throw new Error(`each delay must be from 1ms to 7d, got "${part.trim()}"`);
+    return ms;
+  });
+}
+
 function databaseUrl(raw: string): string {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('only postgres:// URLs are supported (leave unset for the embedded SQLite store)');
   return raw;
@@ -106,6 +120,20 @@ const settings = {
     parse: (raw: string) => path.resolve(text(raw)),
     fallback: () => path.join(os.homedir(), '.cache', 'sandboxd'),
   },
+  snapshotDir: {
+    env: 'SANDBOXD_SNAPSHOT_DIR',
+    description:
+      'Where VM snapshots (one per vCPU variant, keyed by image) are kept, shared by every clone on the machine; the VM user must be able to traverse it',
+    parse: (raw: string) => path.resolve(text(raw)),
+    fallback: () => '/var/lib/sandboxd/snapshots',
+  },
+  runDir: {
+    env: 'SANDBOXD_RUN_DIR',
+    description:
+      'Directory for per-VM run directories (sockets, disk overlays, console logs); must be traversable by the VM user; default /var/lib/sandboxd/run/<hash of the data directory>',
+    parse: (raw: string) => path.resolve(text(raw)),
+    fallback: () => '',
+  },
   databaseUrl: {
     env: 'SANDBOXD_DATABASE_URL',
     description: 'PostgreSQL URL (postgres://…) for cluster mode; unset = embedded SQLite in the data directory',
@@ -132,6 +160,18 @@ const settings = {
     description: 'Lifetime of bearer tokens from POST /v1/auth/token',
     parse: integer(60, 30 * 86400),
     fallback: () => 3600,
+  },
+  cliAuthTtlSeconds: {
+    env: 'SANDBOXD_CLI_AUTH_TTL_SECONDS',
+    description: 'How long a command-line login (sandbox login) may wait for approval and exchange',
+    parse: integer(60, 3600),
+    fallback: () => 600,
+  },
+  cliAuthIntervalSeconds: {
+    env: 'SANDBOXD_CLI_AUTH_POLL_INTERVAL_SECONDS',
+    description: 'Seconds a command-line login waits between polls of POST /api/cli-auth/exchange (faster polls answer CLI_AUTH_SLOW_DOWN)',
+    parse: integer(1, 60),
+    fallback: () => 5,
   },
   adminUsername: {
     env: 'SANDBOXD_ADMIN_USERNAME',
@@ -163,11 +203,126 @@ const settings = {
     parse: booleanFlag,
     fallback: () => false,
   },
+  nodeId: {
+    env: 'SANDBOXD_NODE_ID',
+    description: 'Name of this node (recorded with each VM it runs); default the host name',
+    parse: (raw: string) => {
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(raw)) throw new Error('use 1-63 letters, digits, dots, dashes or underscores');
+      return raw;
+    },
+    fallback: () => os.hostname(),
+  },
+  defaultMemoryMb: {
+    env: 'SANDBOXD_DEFAULT_MEMORY_MB',
+    description: 'Guest memory of a session that does not ask for memory_mb',
+    parse: integer(128, 8192),
+    fallback: () => 512,
+  },
+  executionOutputLimitBytes: {
+    env: 'SANDBOXD_EXECUTION_OUTPUT_LIMIT_BYTES',
+    description: 'Output kept per stream (stdout, stderr) of each execution; the rest is dropped and flagged truncated',
+    parse: integer(1024, 256 * 1024 * 1024),
+    fallback: () => 1024 * 1024,
+  },
+  executionMaxSeconds: {
+    env: 'SANDBOXD_EXECUTION_MAX_SECONDS',
+    description: 'Longest an execution may run inside its VM (the VM lifetime also bounds it)',
+    parse: integer(1, 30 * 86400),
+    fallback: () => 3600,
+  },
+  uploadLimitBytes: {
+    env: 'SANDBOXD_UPLOAD_LIMIT_BYTES',
+    description: 'Largest file (or tar archive) accepted by POST /upload; larger answers 413',
+    parse: integer(1, 64 * 1024 * 1024 * 1024),
+    fallback: () => 1024 * 1024 * 1024,
+  },
+  downloadJsonLimitBytes: {
+    env: 'SANDBOXD_DOWNLOAD_JSON_LIMIT_BYTES',
+    description: 'Largest file POST /download returns as base64 JSON (413 beyond; Accept: application/octet-stream streams any size)',
+    parse: integer(1, 4 * 1024 * 1024 * 1024),
+    fallback: () => 64 * 1024 * 1024,
+  },
+  accel: {
+    env: 'SANDBOXD_ACCEL',
+    description: 'VM accelerator: auto (KVM when a test boot works, else TCG with a warning), kvm or tcg',
+    parse: oneOf<'auto' | 'kvm' | 'tcg'>('auto', 'kvm', 'tcg'),
+    fallback: (): 'auto' | 'kvm' | 'tcg' => 'auto',
+  },
+  vmNetwork: {
+    env: 'SANDBOXD_VM_NETWORK',
+    description: 'Guest network: user (outbound internet through QEMU user-mode networking; host addresses blocked) or none',
+    parse: oneOf<'user' | 'none'>('user', 'none'),
+    fallback: (): 'user' | 'none' => 'user',
+  },
+  poolSize: {
+    env: 'SANDBOXD_POOL_SIZE',
+    description: 'Restored, idle VMs kept ready per warm vCPU variant (0 disables the warm pool)',
+    parse: integer(0, 64),
+    fallback: () => 1,
+  },
+  warmVcpus: {
+    env: 'SANDBOXD_WARM_VCPUS',
+    description: 'Comma-separated vCPU variants snapshotted and pooled at start (others are snapshotted on first use)',
+    parse: (raw: string) => {
+      const values = raw.split(',').map((v) => Number(v.trim()));
+      if (values.some((v) => ![1, 2, 4, 6, 8].includes(v))) throw new Error('expected a list of 1, 2, 4, 6, 8');
+      return values as (1 | 2 | 4 | 6 | 8)[];
+    },
+    fallback: (): (1 | 2 | 4 | 6 | 8)[] => [2],
+  },
+  keepVmsOnShutdown: {
+    env: 'SANDBOXD_KEEP_VMS_ON_SHUTDOWN',
+    description: 'Leave VMs running on a graceful shutdown, to re-adopt them at the next start (after a crash they are always re-adopted)',
+    parse: booleanFlag,
+    fallback: () => false,
+  },
   bodyLimitBytes: {
     env: 'SANDBOXD_BODY_LIMIT_BYTES',
     description: 'Largest JSON or form request body accepted',
     parse: integer(1024, 1024 * 1024 * 1024),
     fallback: () => 10 * 1024 * 1024,
+  },
+  eventPollIntervalMs: {
+    env: 'SANDBOXD_EVENT_POLL_INTERVAL_MS',
+    description: 'How often outbox consumers (webhook dispatcher, event stream) look for events committed on other nodes and for due retries; commits on this node wake them at once',
+    parse: integer(20, 60_000),
+    fallback: () => 1000,
+  },
+  webhookRetryScheduleMs: {
+    env: 'SANDBOXD_WEBHOOK_RETRY_SCHEDULE',
+    description: 'Delays before each webhook retry, comma-separated (units ms, s, m, h, d); the last delay repeats when SANDBOXD_WEBHOOK_MAX_ATTEMPTS asks for more',
+    parse: durationList,
+    fallback: () => [5_000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000],
+  },
+  webhookMaxAttempts: {
+    env: 'SANDBOXD_WEBHOOK_MAX_ATTEMPTS',
+    description: 'Attempts per webhook delivery (the first one included) before it is marked failed',
+    parse: integer(1, 100),
+    fallback: () => 8,
+  },
+  webhookTimeoutMs: {
+    env: 'SANDBOXD_WEBHOOK_TIMEOUT_MS',
+    description: 'Time a receiver has to answer one webhook attempt (connect, headers and body), in milliseconds',
+    parse: integer(100, 120_000),
+    fallback: () => 10_000,
+  },
+  webhookConcurrency: {
+    env: 'SANDBOXD_WEBHOOK_CONCURRENCY',
+    description: 'Webhook attempts in flight at once on this node (one endpoint gets at most a quarter of them)',
+    parse: integer(1, 1000),
+    fallback: () => 16,
+  },
+  webhookSecretGraceSeconds: {
+    env: 'SANDBOXD_WEBHOOK_SECRET_GRACE_SECONDS',
+    description: 'After a signing-secret rotation, how long the old secret keeps signing next to the new one',
+    parse: integer(0, 30 * 86400),
+    fallback: () => 86_400,
+  },
+  webhookAllowPrivate: {
+    env: 'SANDBOXD_WEBHOOK_ALLOW_PRIVATE',
+    description: 'Allow webhook URLs that resolve to loopback, private, link-local or metadata addresses (self-hosting, tests)',
+    parse: booleanFlag,
+    fallback: () => false,
   },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -199,6 +354,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     }
   }
   const result = { ...config, ...overrides } as Config;
+  // One run root per data directory: a server's start-up recovery reaps every VM in its root that it does not know.
+  if (!result.runDir) result.runDir = path.join('/var/lib/sandboxd/run', createHash('sha256').update(result.dataDir).digest('hex').slice(0, 12));
   if (!result.publicUrl) result.publicUrl = `http://${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port}`;
   if (!(result.defaultPlan in result.plans)) {
     throw new ConfigError(`SANDBOXD_DEFAULT_PLAN: "${result.defaultPlan}" is not a plan (known: ${Object.keys(result.plans).join(', ')})`);

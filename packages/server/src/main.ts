@@ -55,6 +55,11 @@ async function main(): Promise<void> {
 
   await app.listen({ host: config.host, port: config.port });
   app.log.info({ url: config.publicUrl, store: services.database.dialect }, 'sandboxd is serving');
+  // Warm up in the background: the first start on a machine builds snapshots (tens of seconds under TCG).
+  services.sandbox.vms.start().then(
+    ({ adopted, ended }) => app.log.info({ adopted, ended }, 'VMs reconciled with the store'),
+    (error: unknown) => app.log.error({ err: error }, 'the VM engine could not start; VM requests answer 503 until it can'),
+  );
 }
 
 main().catch((error) => {

@@ -10,10 +10,25 @@ import { Authenticator } from './core/authenticator.ts';
 import { EventNotifier } from './core/events.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { UserService } from './core/users.ts';
+import { AuditLog } from './core/audit.ts';
+import { CliAuthService } from './core/cli-auth.ts';
+import { EventFeed } from './core/event-feed.ts';
+import { SignInService } from './core/sign-in.ts';
+import { forbiddenAddressReason } from './core/webhooks/address-policy.ts';
+import { WebhookDispatcher } from './core/webhooks/dispatcher.ts';
+import { SecretBox } from './core/webhooks/secret-box.ts';
+import { WebhookService } from './core/webhooks/webhook-service.ts';
+import { createHttpSender } from './webhooks/http-sender.ts';
+import { ExecutionService } from './core/executions.ts';
+import { FileService } from './core/files.ts';
+import { PlanLimiter } from './core/limits.ts';
+import { SessionService } from './core/sessions.ts';
+import type { VmEngine } from './core/vm-engine.ts';
+import { VmService } from './core/vms.ts';
 import type { Database } from './store/database.ts';
 import { readOrInitSetting } from './store/settings-store.ts';
 
-export interface Services {
+export interface CoreServices {
   config: Config;
   database: Database;
   clock: Clock;
@@ -23,6 +38,15 @@ export interface Services {
   apiKeys: ApiKeyService;
   tokens: AccessTokenIssuer;
   authenticator: Authenticator;
+  audit: AuditLog;
+  signIn: SignInService;
+  webhooks: WebhookService;
+  /** Started by the HTTP app (buildApp), never by the admin command. */
+  webhookDispatcher: WebhookDispatcher;
+  /** Live outbox reader behind GET /v1/events/stream. */
+  eventFeed: EventFeed;
+  /** Command-line login (device authorization with PKCE). */
+  cliAuth: CliAuthService;
 }
 
 /** The token signing secret: from configuration, or generated once and shared through the store. */
@@ -31,17 +55,75 @@ async function resolveAuthSecret(config: Config, database: Database): Promise<st
   return readOrInitSetting(database.db, 'auth.token_secret', randomBytes(48).toString('base64url'));
 }
 
-export async function createServices(config: Config, database: Database, clock: Clock = systemClock): Promise<Services> {
-  const tokens = createAccessTokenIssuer(await resolveAuthSecret(config, database), config.accessTokenTtlSeconds);
+/** Services that need no VM engine (the admin command uses only these). */
+export async function createServices(config: Config, database: Database, clock: Clock = systemClock): Promise<CoreServices> {
+  const authSecret = await resolveAuthSecret(config, database);
+  const tokens = createAccessTokenIssuer(authSecret, config.accessTokenTtlSeconds);
   const events = new EventNotifier();
+  const users = new UserService(database, config.plans, config.defaultPlan, clock);
+  const audit = new AuditLog(database, clock);
+  const box = new SecretBox(authSecret);
+  const sender = createHttpSender({ refuseAddress: config.webhookAllowPrivate ? () => null : forbiddenAddressReason });
+  const webhookDispatcher = new WebhookDispatcher(database, clock, events, box, sender, {
+    pollIntervalMs: config.eventPollIntervalMs,
+    retryScheduleMs: config.webhookRetryScheduleMs,
+    maxAttempts: config.webhookMaxAttempts,
+    timeoutMs: config.webhookTimeoutMs,
+    concurrency: config.webhookConcurrency,
+  });
+  const apiKeys = new ApiKeyService(database, clock, events);
   return {
     config,
     database,
     clock,
     events,
-    users: new UserService(database, config.plans, config.defaultPlan, clock),
-    apiKeys: new ApiKeyService(database, clock, events),
+    users,
+    apiKeys,
     tokens,
     authenticator: new Authenticator(database, tokens, clock),
+    audit,
+    signIn: new SignInService(users, tokens, audit),
+    webhooks: new WebhookService(database, clock, events, box, webhookDispatcher, sender, {
+      allowPrivate: config.webhookAllowPrivate,
+      secretGraceSeconds: config.webhookSecretGraceSeconds,
+      timeoutMs: config.webhookTimeoutMs,
+    }),
+    webhookDispatcher,
+    eventFeed: new EventFeed(database, events, config.eventPollIntervalMs),
+    cliAuth: new CliAuthService(database, clock, apiKeys, { ttlSeconds: config.cliAuthTtlSeconds, intervalSeconds: config.cliAuthIntervalSeconds }),
   };
+}
+
+/** Sessions, VMs, executions and files: the services that run on a VM engine. */
+export interface SandboxServices {
+  engine: VmEngine;
+  limiter: PlanLimiter;
+  sessions: SessionService;
+  vms: VmService;
+  executions: ExecutionService;
+  files: FileService;
+}
+
+/** Everything the HTTP app uses. */
+export interface Services extends CoreServices {
+  sandbox: SandboxServices;
+}
+
+export function createSandboxServices(core: CoreServices, engine: VmEngine): SandboxServices {
+  const { config, database, clock, events } = core;
+  const limiter = new PlanLimiter(config.plans, clock);
+  const sessions = new SessionService(database, clock, events);
+  const vms = new VmService(database, engine, limiter, clock, events);
+  const executions = new ExecutionService(database, sessions, vms, limiter, clock, events, {
+    outputLimitBytes: config.executionOutputLimitBytes,
+    maxRunSeconds: config.executionMaxSeconds,
+    defaultSession: { vmLifetimeSeconds: 300, memoryMb: config.defaultMemoryMb, vcpuCount: 2, metadata: {}, env: {}, prewarm: false },
+  });
+  // The session's env reaches its Python interpreter once per VM; commands get it on every call.
+  vms.onVmReady(async (session, live) => {
+    const env = JSON.parse(session.env) as Record<string, string>;
+    if (Object.keys(env).length === 0) return;
+    await live.agent.runPython({ contextId: session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${JSON.stringify(JSON.stringify(env))}))\ndel _os, _json` });
+  });
+  return { engine, limiter, sessions, vms, executions, files: new FileService(database, sessions, vms, clock, events) };
 }

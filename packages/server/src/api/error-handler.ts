@@ -4,7 +4,7 @@
  * shape; anything else is a 500 whose details stay in the log, never in the response.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ERROR_CODES, type ErrorCode } from '../core/errors.ts';
+import { AppError, ERROR_CODES, InputError, type ErrorCode } from '../core/errors.ts';
 import { toValidationDetails, type ValidationDetail } from './validation-errors.ts';
 
 /** Fastify error codes that are the client's fault, with the code we answer. */
@@ -18,8 +18,14 @@ const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
   FST_INVALID_MULTIPART_CONTENT_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
 };
 
-export function sendError(reply: FastifyReply, code: ErrorCode, detail: string, headers: Record<string, string> = {}): FastifyReply {
-  return reply.code(ERROR_CODES[code]).headers(headers).send({ detail, code });
+export function sendError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  detail: string,
+  headers: Record<string, string> = {},
+  fields: Record<string, unknown> = {},
+): FastifyReply {
+  return reply.code(ERROR_CODES[code]).headers(headers).send({ ...fields, detail, code });
 }
 
 function sendValidation(reply: FastifyReply, detail: ValidationDetail[]): FastifyReply {
@@ -28,7 +34,8 @@ function sendValidation(reply: FastifyReply, detail: ValidationDetail[]): Fastif
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof AppError) return sendError(reply, error.code, error.message, error.headers);
+    if (error instanceof AppError) return sendError(reply, error.code, error.message, error.headers, error.fields);
+    if (error instanceof InputError) return sendValidation(reply, error.problems);
 
     if (error.validation) {
       const context = error.validationContext;

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError, describeSettings, loadConfig } from '../config.ts';
 import { AppError } from '../core/errors.ts';
-import { createServices, type Services } from '../services.ts';
+import { createServices, type CoreServices } from '../services.ts';
 import { openDatabase } from '../store/database.ts';
 
 const USAGE = `usage:
@@ -34,7 +34,7 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-async function withServices<T>(run: (services: Services) => Promise<T>): Promise<T> {
+async function withServices<T>(run: (services: CoreServices) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {

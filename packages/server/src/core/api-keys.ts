@@ -4,6 +4,7 @@
  */
 import { AppError, notFound } from './errors.ts';
 import { generateApiKeySecret } from './auth/api-key-secrets.ts';
+import { recordAudit, systemActor, type AuditActor } from './audit.ts';
 import type { Clock } from './clock.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { Database } from '../store/database.ts';
@@ -42,7 +43,8 @@ export class ApiKeyService {
     private readonly notifier: EventNotifier,
   ) {}
 
-  async create(userId: number, input: ApiKeyChanges): Promise<CreatedApiKey> {
+  /** `actor` is who asked, for the audit log; default: the server itself on the user's behalf (bootstrap, admin command). */
+  async create(userId: number, input: ApiKeyChanges, actor: AuditActor = systemActor(userId)): Promise<CreatedApiKey> {
     const now = this.clock.now();
     const expiresAt = normalizeExpiry(input.expiresAt);
     // A key that is dead on arrival is almost always a time-zone mistake: say so instead of minting it.
@@ -68,6 +70,7 @@ export class ApiKeyService {
         subjectId: String(inserted.id),
         data: { api_key_id: inserted.id, key_prefix: inserted.key_prefix, description: inserted.description, expires_at: inserted.expires_at },
       });
+      await recordAudit(trx, { actor, action: 'api_key.create', target: { type: 'api_key', id: String(inserted.id) }, outcome: 'success', detail: { key_prefix: inserted.key_prefix }, at: now });
       return inserted;
     });
     this.notifier.committed();
@@ -98,7 +101,7 @@ export class ApiKeyService {
   }
 
   /** Deletes a key: it stops authenticating at once. */
-  async delete(userId: number, id: number): Promise<ApiKey> {
+  async delete(userId: number, id: number, actor: AuditActor = systemActor(userId)): Promise<ApiKey> {
     const now = this.clock.now().toISOString();
     const row = await this.database.db.transaction().execute(async (trx) => {
       const deleted = await updateApiKey(trx, userId, id, { status: 'deleted', deleted_at: now });
@@ -109,6 +112,7 @@ export class ApiKeyService {
         subjectId: String(deleted.id),
         data: { api_key_id: deleted.id, key_prefix: deleted.key_prefix },
       });
+      await recordAudit(trx, { actor, action: 'api_key.delete', target: { type: 'api_key', id: String(deleted.id) }, outcome: 'success', detail: { key_prefix: deleted.key_prefix }, at: this.clock.now() });
       return deleted;
     });
     this.notifier.committed();

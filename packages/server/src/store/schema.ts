@@ -112,6 +112,115 @@ export interface EventsTable {
   dispatched_at: string | null;
 }
 
+export interface WebhookEndpointsTable {
+  /** Public id, `we_…`. */
+  id: string;
+  user_id: number;
+  url: string;
+  description: string | null;
+  /** JSON array of wildcard patterns over event types (`vm.*`, `*.failed`, `*`). */
+  event_patterns: string;
+  enabled: number;
+  /** The signing secret (`whsec_…`), AES-256-GCM encrypted (see core/webhooks/secret-box.ts). */
+  secret_ciphertext: string;
+  /** The secret before the last rotation; it keeps signing until previous_secret_expires_at. */
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
+  verified_at: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Deleted endpoints are kept (their deliveries stay listed) but never receive anything. */
+  deleted_at: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  /** Order of creation (the list cursor). */
+  id: Generated<number>;
+  /** Public id, `wd_…`. */
+  delivery_id: string;
+  endpoint_id: string;
+  user_id: number;
+  event_id: string;
+  event_type: string;
+  event_group: string;
+  /** 'pending' | 'delivering' | 'succeeded' | 'failed'. */
+  status: string;
+  /** The attempt that is due next (pending) or that was made last (succeeded, failed); starts at 1. */
+  scheduled_attempt: number;
+  /** When the scheduled attempt is due; null once final. */
+  next_retry_at: string | null;
+  last_attempt_at: string | null;
+  delivered_at: string | null;
+  final_http_status: number | null;
+  error_message: string | null;
+  replay_of_delivery_id: string | null;
+  /** A node sending an attempt holds the row until then; an expired lease (crash) lets another node resume it. */
+  lease_until: string | null;
+  lease_owner: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  id: Generated<number>;
+  /** webhook_deliveries.id */
+  delivery_seq: number;
+  attempt: number;
+  started_at: string;
+  duration_ms: number;
+  http_status: number | null;
+  error: string | null;
+  succeeded: number;
+}
+
+export interface AuditEventsTable {
+  id: Generated<number>;
+  /** The acting user; null for a failed sign-in with an unknown username. */
+  user_id: number | null;
+  /** The acting user's name, or the attempted username of a sign-in. */
+  username: string | null;
+  /** 'password' | 'api_key' | 'access_token' | 'system'. */
+  via: string;
+  api_key_id: number | null;
+  /** Dotted verb, e.g. 'auth.sign_in', 'api_key.create', 'webhook_endpoint.rotate_secret'. */
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  /** 'success' | 'failure'. */
+  outcome: string;
+  source_ip: string | null;
+  user_agent: string | null;
+  /** JSON object with action-specific facts (never secrets), or null. */
+  detail: string | null;
+  created_at: string;
+}
+
+export interface CliAuthRequestsTable {
+  id: Generated<number>;
+  /** SHA-256 (hex) of the device code; the code itself is shown once, to the command line that started the login. */
+  device_code_hash: string;
+  /** Normalized user code (8 letters, no dash); shown as ABCD-EFGH. */
+  user_code: string;
+  /** PKCE S256 challenge: base64url(SHA-256(code_verifier)). */
+  code_challenge: string;
+  hostname: string;
+  /** 'pending' | 'approved' | 'denied' | 'consumed'. */
+  status: string;
+  /** Minimum seconds between two polls of the exchange; grows by 5 on each slow_down. */
+  interval_seconds: number;
+  requester_ip: string | null;
+  requester_user_agent: string | null;
+  /** The user who approved or denied it. */
+  user_id: number | null;
+  /** The key the exchange created. */
+  api_key_id: number | null;
+  created_at: string;
+  expires_at: string;
+  last_polled_at: string | null;
+  decided_at: string | null;
+  consumed_at: string | null;
+}
+
 export interface Tables {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -120,6 +229,11 @@ export interface Tables {
   vms: VmsTable;
   executions: ExecutionsTable;
   events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  audit_events: AuditEventsTable;
+  cli_auth_requests: CliAuthRequestsTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;
@@ -132,3 +246,14 @@ export type NewUserRow = Insertable<UsersTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKeyRow = Insertable<ApiKeysTable>;
 export type ApiKeyUpdate = Updateable<ApiKeysTable>;
+
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type NewWebhookDeliveryRow = Insertable<WebhookDeliveriesTable>;
+export type WebhookDeliveryUpdate = Updateable<WebhookDeliveriesTable>;
+export type WebhookDeliveryAttemptRow = Selectable<WebhookDeliveryAttemptsTable>;
+export type AuditEventRow = Selectable<AuditEventsTable>;
+export type NewAuditEventRow = Insertable<AuditEventsTable>;
+export type CliAuthRequestRow = Selectable<CliAuthRequestsTable>;
+export type NewCliAuthRequestRow = Insertable<CliAuthRequestsTable>;
+export type CliAuthRequestUpdate = Updateable<CliAuthRequestsTable>;

@@ -120,8 +120,8 @@ describe('authentication matrix', () => {
   });
 
   test('the placeholders of later features also require credentials before answering 501', async () => {
-    assert401(await call(server, 'POST', '/execute', { json: { code: 'print(1)' } }), 'NOT_AUTHENTICATED');
-    const res = await call(server, 'POST', '/execute', { apiKey: alice.apiKey, json: { code: 'print(1)' } });
+    assert401(await call(server, 'POST', '/v1/browser/render', { json: { url: 'http://example.test' } }), 'NOT_AUTHENTICATED');
+    const res = await call(server, 'POST', '/v1/browser/render', { apiKey: alice.apiKey, json: { url: 'http://example.test' } });
     assert.equal(res.status, 501);
     assert.deepEqual(res.body, { detail: 'not implemented yet', code: 'NOT_IMPLEMENTED' });
   });

@@ -18,9 +18,10 @@ export interface TestServer extends BuiltApp {
   close(): Promise<void>;
 }
 
-export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock } = {}): Promise<TestServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
-  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port: 0, logLevel: 'silent', ...options.config });
+/** `dataDir`: reuse a data directory (a restart); it is then left in place on close. */
+export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock; dataDir?: string } = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
+  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port: 0, logLevel: 'silent', warmVcpus: [1], ...options.config });
   const built = await buildApp({ config, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
   await built.app.listen({ host: '127.0.0.1', port: 0 });
   const address = built.app.server.address();
@@ -38,7 +39,7 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
     },
     async close() {
       await built.app.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -7,6 +7,18 @@ import { after, before, describe, test } from 'node:test';
 import type { Database } from '../../src/store/database.ts';
 import { findApiKey, findApiKeyByHash, insertApiKey, listApiKeys, touchApiKey, updateApiKey } from '../../src/store/api-keys-store.ts';
 import { readOrInitSetting, readSetting } from '../../src/store/settings-store.ts';
+import { insertAuditEvent, listAuditEvents } from '../../src/store/audit-store.ts';
+import { claimEventDispatch, insertEvent, listUndispatchedEvents } from '../../src/store/events-store.ts';
+import {
+  claimDelivery,
+  insertDelivery,
+  insertEndpoint,
+  listDeliveries,
+  listDueDeliveries,
+  listReceivingEndpoints,
+  nextDueTime,
+  settleDelivery,
+} from '../../src/store/webhooks-store.ts';
 import { countUsers, findUserById, findUserByUsername, insertUser, isUniqueViolation, updateUserPlan } from '../../src/store/users-store.ts';
 
 const iso = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
@@ -90,6 +102,63 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       assert.equal(await readSetting(database.db, 'x'), undefined);
       assert.equal(await readOrInitSetting(database.db, 'x', 'first'), 'first');
       assert.equal(await readOrInitSetting(database.db, 'x', 'second'), 'first');
+    });
+
+    test('webhook queue: an event is fanned out once; a due delivery is claimed by one sender and settled only by it', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const event = await insertEvent(database.db, { event_id: 'evt_contract', user_id: ann.id, type: 'vm.started', event_group: 'vm', subject_id: null, payload: '{}', created_at: iso() });
+      assert.deepEqual((await listUndispatchedEvents(database.db, 10)).map((e) => e.id), [event.id]);
+      const fanOuts = await Promise.all([claimEventDispatch(database.db, event.id, iso()), claimEventDispatch(database.db, event.id, iso())]);
+      assert.equal(fanOuts.filter(Boolean).length, 1, 'exactly one fan-out wins');
+      assert.deepEqual(await listUndispatchedEvents(database.db, 10), []);
+
+      const stamp = iso();
+      await insertEndpoint(database.db, {
+        id: 'we_contract', user_id: ann.id, url: 'https://hooks.example.com/', description: null, event_patterns: '["*"]', enabled: 1,
+        secret_ciphertext: 'sealed', previous_secret_ciphertext: null, previous_secret_expires_at: null, verified_at: null, created_at: stamp, updated_at: stamp, deleted_at: null,
+      });
+      assert.deepEqual((await listReceivingEndpoints(database.db, ann.id)).map((e) => e.id), ['we_contract']);
+      assert.deepEqual(await listReceivingEndpoints(database.db, null), [], 'system events go to administrators only');
+
+      const newDelivery = (deliveryId: string) =>
+        insertDelivery(database.db, {
+          delivery_id: deliveryId, endpoint_id: 'we_contract', user_id: ann.id, event_id: 'evt_contract', event_type: 'vm.started', event_group: 'vm',
+          status: 'pending', scheduled_attempt: 1, next_retry_at: stamp, last_attempt_at: null, delivered_at: null, final_http_status: null,
+          error_message: null, replay_of_delivery_id: null, lease_until: null, lease_owner: null, created_at: stamp, updated_at: stamp,
+        });
+      const first = await newDelivery('wd_contract_1');
+      assert.equal(await nextDueTime(database.db), stamp);
+      assert.deepEqual((await listDueDeliveries(database.db, iso(1000), 10)).map((d) => d.id), [first.id]);
+      const [a, b] = await Promise.all([
+        claimDelivery(database.db, first.id, iso(1000), iso(60_000), 'node-a'),
+        claimDelivery(database.db, first.id, iso(1000), iso(60_000), 'node-b'),
+      ]);
+      assert.equal(Number(a) + Number(b), 1, 'exactly one sender wins the claim');
+      const [owner, loser] = a ? ['node-a', 'node-b'] : ['node-b', 'node-a'];
+      assert.deepEqual(await listDueDeliveries(database.db, iso(1000), 10), [], 'a held lease hides the row');
+      assert.equal(await settleDelivery(database.db, first.id, loser!, { status: 'failed' }), undefined, 'only the lease holder settles');
+      const settled = await settleDelivery(database.db, first.id, owner!, { status: 'succeeded', next_retry_at: null });
+      assert.equal(settled?.status, 'succeeded');
+      assert.equal(settled?.lease_owner, null);
+
+      const second = await newDelivery('wd_contract_2');
+      assert.equal(await claimDelivery(database.db, second.id, iso(1000), iso(2000), 'dead-node'), true);
+      assert.deepEqual(await listDueDeliveries(database.db, iso(1500), 10), [], 'not while the lease holds');
+      assert.deepEqual((await listDueDeliveries(database.db, iso(3000), 10)).map((d) => d.id), [second.id], 'an expired lease is due again');
+      assert.equal(await claimDelivery(database.db, second.id, iso(3000), iso(60_000), 'node-a'), true);
+      assert.deepEqual((await listDeliveries(database.db, { userId: ann.id, limit: 10 })).map((d) => d.delivery_id), ['wd_contract_2', 'wd_contract_1']);
+      assert.deepEqual((await listDeliveries(database.db, { userId: ann.id, beforeSeq: second.id, limit: 10 })).map((d) => d.delivery_id), ['wd_contract_1']);
+    });
+
+    test('audit log: append, filter by user and outcome, newest first', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const base = { username: 'ann', via: 'password', api_key_id: null, action: 'auth.sign_in', target_type: null, target_id: null, source_ip: '127.0.0.1', user_agent: null, detail: null };
+      const e1 = await insertAuditEvent(database.db, { ...base, user_id: ann.id, outcome: 'success', created_at: iso() });
+      const e2 = await insertAuditEvent(database.db, { ...base, user_id: ann.id, outcome: 'failure', created_at: iso() });
+      const e3 = await insertAuditEvent(database.db, { ...base, user_id: null, username: 'nobody', outcome: 'failure', created_at: iso() });
+      assert.deepEqual((await listAuditEvents(database.db, { userId: ann.id, limit: 10 })).map((e) => e.id), [e2.id, e1.id]);
+      assert.deepEqual((await listAuditEvents(database.db, { outcome: 'failure', limit: 10 })).map((e) => e.id), [e3.id, e2.id]);
+      assert.deepEqual((await listAuditEvents(database.db, { beforeId: e3.id, limit: 1 })).map((e) => e.id), [e2.id]);
     });
 
     test('transactions roll back on error', async () => {

@@ -19,7 +19,7 @@ interface PendingOperation {
   auth?: boolean;
   params?: TSchema;
   querystring?: TSchema;
-  /** A JSON body (any object) is expected; multipart bodies are accepted unparsed. */
+  /** A JSON body (any object) is expected. */
   body?: boolean;
   deprecated?: boolean;
 }
@@ -37,42 +37,14 @@ const PENDING: PendingOperation[] = [
     auth: false, params: Type.Object({ worker_id: str(), action: str() }), body: true,
   },
   // Executions
-  { method: 'HEAD', url: '/v1/executions/', tag: 'executions', summary: 'Check the executions collection' },
-  { method: 'GET', url: '/v1/executions/', tag: 'executions', summary: "List the caller's execution (task) records" },
-  { method: 'GET', url: '/v1/executions/:item_id', tag: 'executions', summary: 'Get an execution record', params: Type.Object({ item_id: Type.Integer() }) },
   // Sessions
-  { method: 'POST', url: '/v1/sessions/session', tag: 'sessions', summary: 'Create a session', body: true, deprecated: true },
-  { method: 'GET', url: '/v1/sessions/session/:session_id', tag: 'sessions', summary: 'Current session information', params: sessionParams, deprecated: true },
-  { method: 'GET', url: '/v1/sessions/status/:session_id', tag: 'sessions', summary: 'Session and VM status', params: sessionParams },
-  { method: 'GET', url: '/v1/sessions/usage/:session_id', tag: 'sessions', summary: 'Aggregate CPU usage of a session', params: sessionParams },
   {
     method: 'GET', url: '/v1/sessions/app-url/:session_id', tag: 'apps', summary: 'Public URL of a port inside the VM', params: sessionParams,
     querystring: Type.Object({ port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 80 })) }),
   },
-  {
-    method: 'GET', url: '/v1/sessions/sandboxes', tag: 'sessions', summary: "List the caller's sandboxes",
-    querystring: Type.Object({
-      metadata: Type.Optional(Type.String({ description: 'JSON object of key/value filters, matched by containment' })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    }),
-  },
   // VMs
-  { method: 'POST', url: '/v1/vms', tag: 'vms', summary: 'Bind a new VM to a session', body: true },
-  { method: 'GET', url: '/v1/vms', tag: 'vms', summary: "List the caller's VMs" },
-  { method: 'GET', url: '/v1/vms/:vm_id', tag: 'vms', summary: 'Get a VM', params: vmParams },
-  { method: 'DELETE', url: '/v1/vms/:vm_id', tag: 'vms', summary: 'Kill a VM', params: vmParams },
   // Execution, kill and files
-  { method: 'POST', url: '/execute', tag: 'execution', summary: 'Run code or a command and wait for the result', body: true },
-  { method: 'POST', url: '/execute_async', tag: 'execution', summary: 'Start code or a command; returns a task id', body: true },
-  { method: 'POST', url: '/v1/execute_async', tag: 'execution', summary: 'Start code or a command; returns a task id', body: true },
-  { method: 'POST', url: '/kill', tag: 'execution', summary: "Kill a session's VM", body: true },
-  { method: 'POST', url: '/upload', tag: 'files', summary: 'Upload a file into the VM (multipart)', body: true },
-  { method: 'POST', url: '/v1/upload', tag: 'files', summary: 'Upload a file into the VM (multipart)', body: true },
-  { method: 'POST', url: '/download', tag: 'files', summary: 'Download a file from the VM', body: true },
   // Command-line login
-  { method: 'POST', url: '/api/cli-auth/start', tag: 'cli-auth', summary: 'Start a command-line login', auth: false, body: true },
-  { method: 'POST', url: '/api/cli-auth/approve', tag: 'cli-auth', summary: 'Approve a command-line login', body: true },
-  { method: 'POST', url: '/api/cli-auth/exchange', tag: 'cli-auth', summary: 'Exchange an approved login for an API key', auth: false, body: true },
   // Browser (one-shot)
   { method: 'GET', url: '/v1/browser/usage', tag: 'browser', summary: 'Browser usage statistics of the caller' },
   { method: 'POST', url: '/v1/browser/auth/test', tag: 'browser', summary: 'Test browser authentication', body: true },
@@ -111,19 +83,6 @@ const PENDING: PendingOperation[] = [
   { method: 'POST', url: '/v1/vms/:vm_id/pty/sessions', tag: 'pty', summary: 'Create a terminal in a VM', params: vmParams, body: true },
   { method: 'GET', url: '/v1/vms/:vm_id/pty/sessions', tag: 'pty', summary: 'List terminals of a VM', params: vmParams },
   { method: 'GET', url: '/v1/vms/:vm_id/pty/sessions/:pty_id', tag: 'pty', summary: 'Get a terminal of a VM', params: Type.Object({ vm_id: str(), pty_id: str() }) },
-  // Webhooks
-  {
-    method: 'GET', url: '/v1/webhooks/deliveries', tag: 'webhooks', summary: 'The webhook delivery log',
-    querystring: Type.Object({
-      endpoint_id: Type.Optional(Type.Union([str(), Type.Null()])),
-      status: Type.Optional(Type.Union([str(), Type.Null()])),
-      event_type: Type.Optional(Type.Union([str(), Type.Null()])),
-      cursor: Type.Optional(Type.Union([str(), Type.Null()])),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    }),
-  },
-  { method: 'POST', url: '/v1/webhooks/endpoints/:endpoint_id/test', tag: 'webhooks', summary: 'Send a test event', params: Type.Object({ endpoint_id: str() }) },
-  { method: 'POST', url: '/v1/webhooks/endpoints/:endpoint_id/rotate-secret', tag: 'webhooks', summary: 'Rotate the signing secret', params: Type.Object({ endpoint_id: str() }) },
 ];
 
 function notImplemented(): never {
@@ -131,9 +90,7 @@ function notImplemented(): never {
 }
 
 export function registerNotImplementedRoutes(app: App, { requireAuth }: RouteContext): void {
-  // Encapsulated so the pass-through multipart parser disappears once the real upload routes register theirs.
   app.register(async (scope) => {
-    scope.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
     for (const op of PENDING) {
       const authed = op.auth !== false;
       scope.route({

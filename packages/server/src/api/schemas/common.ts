@@ -6,7 +6,7 @@ export const ErrorResponse = Type.Object(
     detail: Type.String({ description: 'What went wrong and what to change' }),
     code: Type.String({ description: 'Stable error code, listed in docs/errors.md' }),
   },
-  { $id: 'ErrorResponse', title: 'ErrorResponse' },
+  { $id: 'ErrorResponse', title: 'ErrorResponse', additionalProperties: true },
 );
 
 export const ValidationError = Type.Object(

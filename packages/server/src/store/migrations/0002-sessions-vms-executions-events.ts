@@ -67,6 +67,8 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .execute();
   await db.schema.createIndex('executions_user_id').on('executions').columns(['user_id', 'id']).execute();
   await db.schema.createIndex('executions_status').on('executions').column('status').execute();
+  await db.schema.createIndex('executions_user_created').on('executions').columns(['user_id', 'created_at']).execute();
+  await db.schema.createIndex('executions_session_id').on('executions').column('session_id').execute();
 
   await withSerialId(db.schema.createTable('events'), dialect)
     .addColumn('event_id', 'text', (c) => c.notNull().unique())

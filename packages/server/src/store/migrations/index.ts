@@ -6,6 +6,8 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import type { SqlDialect } from '../database.ts';
 import * as m0001 from './0001-users-and-api-keys.ts';
 import * as m0002 from './0002-sessions-vms-executions-events.ts';
+import * as m0003 from './0003-webhooks-audit.ts';
+import * as m0004 from './0004-cli-auth.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -15,6 +17,8 @@ interface DialectMigration {
 const MIGRATIONS: Record<string, DialectMigration> = {
   '0001-users-and-api-keys': m0001,
   '0002-sessions-vms-executions-events': m0002,
+  '0003-webhooks-audit': m0003,
+  '0004-cli-auth': m0004,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

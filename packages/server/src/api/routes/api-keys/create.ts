@@ -1,5 +1,6 @@
 /** POST /v1/api-keys/: create a key; the response is the only place the full key ever appears. */
 import { Type } from 'typebox';
+import { auditActorOf } from '../../audit-context.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
@@ -22,7 +23,7 @@ export function registerCreateApiKey(app: App, { services, requireAuth }: RouteC
     },
     async (request) => {
       const body = request.body ?? {};
-      const key = await services.apiKeys.create(principalOf(request).userId, { expiresAt: body.expires_at, description: body.description });
+      const key = await services.apiKeys.create(principalOf(request).userId, { expiresAt: body.expires_at, description: body.description }, auditActorOf(request));
       return toApiKeyRecord(key);
     },
   );

@@ -1,5 +1,6 @@
 /** DELETE /v1/api-keys/{item_id}: the key stops working at once. */
 import { Type } from 'typebox';
+import { auditActorOf } from '../../audit-context.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
@@ -22,7 +23,7 @@ export function registerDeleteApiKey(app: App, { services, requireAuth }: RouteC
       preValidation: requireAuth,
     },
     async (request) => {
-      const key = await services.apiKeys.delete(principalOf(request).userId, request.params.item_id);
+      const key = await services.apiKeys.delete(principalOf(request).userId, request.params.item_id, auditActorOf(request));
       return { id: key.id, deleted: true as const, message: `API key ${key.id} (${key.keyPrefix}…) deleted` };
     },
   );

@@ -1,6 +1,6 @@
 /** POST /v1/auth/token: the OAuth2 password flow (form `username` + `password` → signed bearer token). */
 import { Type } from 'typebox';
-import { invalidCredentials } from '../../../core/authenticator.ts';
+import { clientInfoOf } from '../../audit-context.ts';
 import { publicResponses } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 
@@ -33,9 +33,7 @@ export function registerTokenRoute(app: App, { services }: RouteContext): void {
       },
     },
     async (request) => {
-      const user = await services.users.verifyPassword(request.body.username, request.body.password);
-      if (!user) throw invalidCredentials('Incorrect username or password');
-      const { token, expiresInSeconds } = await services.tokens.issue(user.id);
+      const { token, expiresInSeconds } = await services.signIn.signIn(request.body.username, request.body.password, clientInfoOf(request));
       return { access_token: token, token_type: 'bearer' as const, expires_in: expiresInSeconds };
     },
   );

@@ -1,0 +1,152 @@
+/**
+ * Engine benchmark: cold boot, restore, warm-pool acquire, exec, Python, file throughput, 10 VMs at once,
+ * and what an idle VM costs the host. Runs on whatever accelerator the machine has (KVM if usable, else
+ * TCG) and ends with one JSON line. `npm run bench:engine`.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import pino from 'pino';
+import { loadConfig } from '../packages/server/src/config.ts';
+import { AGENT_BUNDLE_PATH, createEngine } from '../packages/server/src/engine/index.ts';
+import { ensureGuestImage } from '../packages/server/src/image/index.ts';
+import { agentClientProbe } from '../packages/server/src/vm/agent-client-probe.ts';
+import { QemuDriver } from '../packages/server/src/vm/qemu/qemu-driver.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 10) / 10;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
+  const start = performance.now();
+  const value = await fn();
+  return [performance.now() - start, value];
+}
+
+/** Private (unshared) memory of a process from smaps_rollup, MiB. */
+function privateMib(pid: number): number {
+  const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = [...text.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+) kB/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return kb / 1024;
+}
+
+/** utime + stime of a process and its threads, in clock ticks. */
+function cpuTicks(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function qemuPidOf(runDir: string): number {
+  const state = JSON.parse(fs.readFileSync(path.join(runDir, 'vm.json'), 'utf8')) as { pid: number };
+  return state.pid;
+}
+
+async function main(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-bench-'));
+  const config = loadConfig(process.env, { dataDir, logLevel: 'silent', poolSize: 0, warmVcpus: [1] });
+  const results: Record<string, number | string> = {};
+  const image = await ensureGuestImage({ cacheDir: config.cacheDir, agentBundlePath: AGENT_BUNDLE_PATH });
+
+  // Cold boot, straight through the driver.
+  const driver = new QemuDriver({ accelerator: config.accel, agentProbe: agentClientProbe() });
+  const host = await driver.prepare(image);
+  results.accel = host.accelerator;
+  log(`accelerator ${host.accelerator}${host.acceleratorFallbackReason ? ` (${host.acceleratorFallbackReason.split(':')[0]})` : ''}`);
+  const coldBoots: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const vmId = `bench-cold-${i}`;
+    const [ms] = await timed(() => driver.boot({ vmId, runDir: path.join(config.runDir, vmId), image, vcpuCount: 1, memoryMb: 512, network: 'user' }));
+    coldBoots.push(ms);
+    await driver.kill(vmId);
+  }
+  results.cold_boot_ms_p50 = percentile(coldBoots, 50);
+  log(`cold boot p50 ${results.cold_boot_ms_p50} ms`);
+
+  const engine = createEngine(config, pino({ level: 'silent' }));
+  await engine.start();
+  let n = 0;
+  const nextId = () => `vm-bench${(n++).toString().padStart(4, '0')}`;
+
+  // Restore (empty pool): acquire = restore + agent handshake + identity/clock/entropy fix-ups.
+  const restores: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const vmId = nextId();
+    const [ms] = await timed(() => engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 600 }));
+    restores.push(ms);
+    await engine.kill(vmId);
+  }
+  results.restore_ms_p50 = percentile(restores, 50);
+  results.restore_ms_p99 = percentile(restores, 99);
+  log(`restore p50 ${results.restore_ms_p50} ms, p99 ${results.restore_ms_p99} ms`);
+
+  // One VM for the operation latencies and throughput.
+  const vmId = nextId();
+  await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 1024, lifetimeSeconds: 600 });
+  const agent = engine.agent(vmId)!;
+  const echo: number[] = [];
+  for (let i = 0; i < ROUNDS * 2; i++) {
+    const [ms] = await timed(() => agent.exec({ argv: ['echo', 'hi'] }, { onStdout: () => {}, onStderr: () => {} }));
+    echo.push(ms);
+  }
+  results.exec_echo_ms_p50 = percentile(echo, 50);
+  await agent.runPython({ contextId: 'bench', code: 'x = 0' });
+  const python: number[] = [];
+  for (let i = 0; i < ROUNDS * 2; i++) python.push((await timed(() => agent.runPython({ contextId: 'bench', code: '1+1' })))[0]);
+  results.python_eval_ms_p50 = percentile(python, 50);
+  log(`exec echo p50 ${results.exec_echo_ms_p50} ms, python 1+1 p50 ${results.python_eval_ms_p50} ms`);
+  const data = Buffer.alloc(64 * 1024 * 1024, 7);
+  const [upMs] = await timed(() => agent.writeFile('/root/bench.bin', Readable.from([data])));
+  results.upload_mib_s = Math.round((64 / (upMs / 1000)) * 10) / 10;
+  const [downMs] = await timed(async () => {
+    const file = await agent.readFile('/root/bench.bin');
+    for await (const _ of file.stream) void _;
+  });
+  results.download_mib_s = Math.round((64 / (downMs / 1000)) * 10) / 10;
+  log(`upload ${results.upload_mib_s} MiB/s, download ${results.download_mib_s} MiB/s`);
+  await engine.kill(vmId);
+
+  // Ten at once with an empty pool.
+  const ids = Array.from({ length: 10 }, nextId);
+  const [parallelMs] = await timed(() => Promise.all(ids.map((id) => engine.acquire({ vmId: id, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 600 }))));
+  results.parallel10_ready_ms = Math.round(parallelMs);
+  log(`10 VMs ready in ${results.parallel10_ready_ms} ms`);
+
+  // Idle cost of those ten, each with its agent client connected (as the engine keeps them).
+  await new Promise((r) => setTimeout(r, 3000));
+  const pids = fs.readdirSync(config.runDir).map((d) => qemuPidOf(path.join(config.runDir, d)));
+  results.idle_vm_private_mib = Math.round((pids.reduce((s, pid) => s + privateMib(pid), 0) / pids.length) * 10) / 10;
+  const before = pids.map(cpuTicks);
+  const windowMs = 10_000;
+  await new Promise((r) => setTimeout(r, windowMs));
+  const ticks = pids.map(cpuTicks).reduce((s, t, i) => s + t - before[i]!, 0);
+  const hz = 100;
+  results.idle_vm_cpu_pct = Math.round(((ticks / hz / pids.length) / (windowMs / 1000)) * 1000) / 10;
+  log(`idle VM: ${results.idle_vm_private_mib} MiB private, ${results.idle_vm_cpu_pct} % of a core`);
+  for (const id of ids) await engine.kill(id);
+  await engine.close();
+
+  // Warm pool: acquisition when an idle restored VM is ready.
+  const pooled = createEngine(loadConfig(process.env, { dataDir, logLevel: 'silent', poolSize: 1, warmVcpus: [1] }), pino({ level: 'silent' }));
+  await pooled.start();
+  const poolAcquires: number[] = [];
+  for (let i = 0; i < Math.min(ROUNDS, 5); i++) {
+    while ((pooled.poolCounts()['1:512'] ?? 0) < 1) await new Promise((r) => setTimeout(r, 100));
+    const id = nextId();
+    poolAcquires.push((await timed(() => pooled.acquire({ vmId: id, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 600 })))[0]);
+    await pooled.kill(id);
+  }
+  results.pool_acquire_ms_p50 = percentile(poolAcquires, 50);
+  log(`pool acquire p50 ${results.pool_acquire_ms_p50} ms`);
+  await pooled.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+
+  const order = ['accel', 'cold_boot_ms_p50', 'restore_ms_p50', 'restore_ms_p99', 'pool_acquire_ms_p50', 'exec_echo_ms_p50', 'python_eval_ms_p50', 'upload_mib_s', 'download_mib_s', 'parallel10_ready_ms', 'idle_vm_private_mib', 'idle_vm_cpu_pct'];
+  process.stdout.write(`${JSON.stringify(Object.fromEntries(order.map((k) => [k, results[k]])))}\n`);
+}
+
+await main();

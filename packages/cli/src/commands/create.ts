@@ -1,0 +1,36 @@
+/** sandbox create: a new session, which becomes the current one. */
+import type { Command } from 'commander';
+import type { Context, GlobalOptions } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { keyValues } from '../output.ts';
+import { integer, keyValue } from '../parse.ts';
+
+export function registerCreate(program: Command, context: (options: GlobalOptions) => Context): void {
+  program
+    .command('create')
+    .description('create a session (its VM starts on the first exec, or now with --prewarm); prints its id')
+    .option('--vcpus <n>', 'vCPUs: 1, 2, 4, 6 or 8 (default 2)', integer('--vcpus', 1, 8))
+    .option('--memory <mb>', 'guest memory in MiB, 128 to 8192', integer('--memory', 128, 8192))
+    .option('--lifetime <seconds>', 'seconds from VM start until it is killed, 20 to 2592000 (default 300)', integer('--lifetime', 20, 2_592_000))
+    .option('--metadata <key=value>', 'metadata for filtering (`sandbox ls --metadata`); repeatable', keyValue('--metadata'))
+    .option('--env <NAME=value>', 'environment of every execution; repeatable', keyValue('--env'))
+    .option('--prewarm', 'start the VM now, in the background')
+    .action(async (options: { vcpus?: number; memory?: number; lifetime?: number; metadata?: Record<string, string>; env?: Record<string, string>; prewarm?: boolean }, command: Command) => {
+      const ctx = context(command.optsWithGlobals());
+      if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus)) throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
+      const session = await ctx.client.sessions.create({
+        ...(options.vcpus !== undefined ? { vcpuCount: options.vcpus as 1 | 2 | 4 | 6 | 8 } : {}),
+        ...(options.memory !== undefined ? { memoryMb: options.memory } : {}),
+        ...(options.lifetime !== undefined ? { vmLifetimeSeconds: options.lifetime } : {}),
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+        ...(options.env ? { env: options.env } : {}),
+        ...(options.prewarm ? { prewarm: true } : {}),
+      });
+      ctx.remember(session.id);
+      const info = session.created!;
+      ctx.out.result(info, () => session.id);
+      if (!ctx.out.json) {
+        ctx.out.info(keyValues([['vcpus', info.vcpu_count], ['memory', `${info.memory_mb} MiB`], ['lifetime', `${info.vm_lifetime_seconds} s`], ['status', info.status]]));
+      }
+    });
+}

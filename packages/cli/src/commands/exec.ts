@@ -1,0 +1,116 @@
+/**
+ * sandbox exec / sandbox run: run code in a session and print its output; the exit code is the
+ * command's. A run longer than --timeout is not lost: the server answers 408 and the command line polls
+ * the execution record (once a second) until it completes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ExecutionError, type ExecuteResult, type ExecutionRecord, type Language } from '@sandboxd/sdk';
+import type { Command } from 'commander';
+import type { Context, GlobalOptions } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { integer } from '../parse.ts';
+
+const LANGUAGES: Language[] = ['python', 'bash', 'node'];
+const BY_EXTENSION: Record<string, Language> = { '.py': 'python', '.sh': 'bash', '.bash': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node' };
+
+interface RunOptions {
+  session?: string;
+  language: Language;
+  timeout: number;
+}
+
+/** One shape for both answers: the sync result and the polled record. */
+interface Outcome {
+  execution_id: number;
+  session_id: string;
+  status: string;
+  exit_code: number | null;
+  stdout: string;
+  stderr: string;
+  execution_time: number | null;
+  error?: string | null;
+}
+
+function fromRecord(record: ExecutionRecord): Outcome {
+  return {
+    execution_id: record.id,
+    session_id: record.session_id,
+    status: record.status,
+    exit_code: record.exit_code,
+    stdout: record.serialized_stdout,
+    stderr: record.serialized_stderr,
+    execution_time: record.execution_time,
+    error: record.error,
+  };
+}
+
+/** The exit code of `sandbox exec`: the command's, else 124 for a run killed at its deadline (as timeout(1)), else 1 for a failure. */
+function exitCodeOf(outcome: Outcome): number {
+  if (outcome.exit_code !== null) return outcome.exit_code;
+  if (outcome.status === 'timeout') return 124;
+  return outcome.status === 'completed' ? 0 : 1;
+}
+
+async function runCode(ctx: Context, code: string, options: RunOptions): Promise<void> {
+  const sessionId = ctx.sessionOr(options.session);
+  const spinner = ctx.out.spinner(sessionId ? 'Running…' : 'Starting a new session…');
+  let outcome: Outcome;
+  try {
+    try {
+      const result: ExecuteResult = await ctx.client.execute(code, { sessionId, language: options.language, timeout: options.timeout });
+      outcome = result;
+    } catch (error) {
+      if (!(error instanceof ExecutionError && error.executionId !== undefined && error.status === 408)) throw error;
+      // Still running: it goes on in the VM; follow its record.
+      spinner.update(`Still running (execution ${error.executionId})…`);
+      outcome = fromRecord(await ctx.client.executions.wait(error.executionId));
+    }
+  } finally {
+    spinner.stop();
+  }
+  if (!sessionId) {
+    ctx.remember(outcome.session_id);
+    if (!ctx.out.json) ctx.out.info(`(new session ${outcome.session_id}; later commands use it)`);
+  }
+  if (ctx.out.json) {
+    ctx.out.result(outcome, () => '');
+  } else {
+    process.stdout.write(outcome.stdout);
+    process.stderr.write(outcome.stderr);
+  }
+  process.exitCode = exitCodeOf(outcome);
+}
+
+function languageOption(raw: string): Language {
+  if (!(LANGUAGES as string[]).includes(raw)) throw new UsageError(`--language must be one of ${LANGUAGES.join(', ')}, got "${raw}"`);
+  return raw as Language;
+}
+
+export function registerExec(program: Command, context: (options: GlobalOptions) => Context): void {
+  program
+    .command('exec')
+    .description('run code in a session (python keeps its state between calls); "-" reads the code from stdin')
+    .argument('<code...>', 'the code or command (several words are joined with spaces)')
+    .option('-s, --session <id>', 'session to run in (default: the current one; none: a new session)')
+    .option('-l, --language <language>', 'python, bash or node', languageOption, 'python' as Language)
+    .option('-t, --timeout <seconds>', 'seconds to wait before following the run by polling (1 to 600)', integer('--timeout', 1, 600), 60)
+    .action(async (words: string[], options: RunOptions, command: Command) => {
+      const ctx = context(command.optsWithGlobals());
+      const code = words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
+      await runCode(ctx, code, options);
+    });
+
+  program
+    .command('run')
+    .description('run a file in a session; the language comes from its extension (.py, .sh, .js)')
+    .argument('<file>', 'local file to run')
+    .option('-s, --session <id>', 'session to run in (default: the current one; none: a new session)')
+    .option('-t, --timeout <seconds>', 'seconds to wait before following the run by polling (1 to 600)', integer('--timeout', 1, 600), 60)
+    .action(async (file: string, options: Omit<RunOptions, 'language'>, command: Command) => {
+      const ctx = context(command.optsWithGlobals());
+      const language = BY_EXTENSION[path.extname(file).toLowerCase()];
+      if (!language) throw new UsageError(`cannot tell the language of ${file} from its extension (.py, .sh, .bash, .js, .mjs, .cjs); use \`sandbox exec --language …\``);
+      await runCode(ctx, fs.readFileSync(file, 'utf8'), { ...options, language });
+    });
+}

@@ -1,0 +1,121 @@
+/**
+ * The `sandbox` command on real VMs: exec with state across invocations, exit codes passed through,
+ * run FILE by extension, code from stdin, files in and out byte for byte (a directory too), status,
+ * ls with a metadata filter, kill. Needs the VM engine (QEMU; KVM when available).
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
+import { makeHome, runCli, type CliHome } from './run-cli.ts';
+
+describe('sandbox on real VMs', () => {
+  let server: TestServer;
+  let home: CliHome;
+  let env: NodeJS.ProcessEnv;
+  let sessionId: string;
+
+  before(async () => {
+    server = await startTestServer();
+    home = makeHome(server.baseUrl);
+    env = home.env({ SANDBOXD_API_KEY: (await server.createUserWithKey('erin', 'pro')).apiKey });
+    const created = await runCli(['--json', 'create', '--vcpus', '1', '--metadata', 'suite=cli-vm'], env);
+    assert.equal(created.code, 0, created.stderr);
+    sessionId = created.json.session_id;
+  });
+  after(async () => {
+    await runCli(['kill', sessionId], env);
+    home.remove();
+    await server.close();
+  });
+
+  test('exec keeps Python state between invocations in the current session', async () => {
+    const first = await runCli(['exec', '--timeout', '180', 'x = 20'], env);
+    assert.equal(first.code, 0, first.stderr);
+    const second = await runCli(['exec', 'print(x + 22)'], env);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stdout, '42\n');
+  });
+
+  test('the exit code of a bash command is the exit code of sandbox exec, with output on stdout and stderr', async () => {
+    const res = await runCli(['exec', '--language', 'bash', 'echo out; echo err >&2; exit 7'], env);
+    assert.equal(res.code, 7);
+    assert.equal(res.stdout, 'out\n');
+    assert.match(res.stderr, /err\n/);
+    const json = await runCli(['--json', 'exec', '-l', 'bash', 'echo hi; exit 3'], env);
+    assert.equal(json.code, 3);
+    assert.equal(json.json.stdout, 'hi\n');
+    assert.equal(json.json.exit_code, 3);
+    assert.equal(json.json.session_id, sessionId);
+    const python = await runCli(['exec', 'raise ValueError("boom")'], env);
+    assert.notEqual(python.code, 0);
+    assert.match(python.stderr, /ValueError: boom/);
+  });
+
+  test('exec - reads the code from stdin; a run longer than --timeout is followed to its end', async () => {
+    const stdin = await runCli(['exec', '-'], env, 'for i in range(3):\n    print(i)\n');
+    assert.equal(stdin.stdout, '0\n1\n2\n');
+    const long = await runCli(['exec', '--timeout', '1', 'import time; time.sleep(3); print("late")'], env);
+    assert.equal(long.code, 0, long.stderr);
+    assert.equal(long.stdout, 'late\n');
+  });
+
+  test('run FILE picks the language from the extension', async () => {
+    const py = path.join(home.home, 'hello.py');
+    const sh = path.join(home.home, 'hello.sh');
+    fs.writeFileSync(py, 'import sys\nprint("py", sys.version_info[0])\n');
+    fs.writeFileSync(sh, 'echo "sh $((6 * 7))"\nexit 4\n');
+    const a = await runCli(['run', py], env);
+    assert.equal(a.stdout, 'py 3\n');
+    const b = await runCli(['run', sh], env);
+    assert.equal(b.stdout, 'sh 42\n');
+    assert.equal(b.code, 4);
+    fs.writeFileSync(path.join(home.home, 'x.rb'), 'puts 1');
+    assert.equal((await runCli(['run', path.join(home.home, 'x.rb')], env)).code, 2);
+  });
+
+  test('upload and download are byte-exact; a directory is uploaded as a tree', async () => {
+    const bytes = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), randomBytes(200_000)]);
+    const local = path.join(home.home, 'blob.bin');
+    fs.writeFileSync(local, bytes);
+    const up = await runCli(['--json', 'upload', local, '/tmp/blob.bin'], env);
+    assert.equal(up.code, 0, up.stderr);
+    assert.equal(up.json.size, bytes.length);
+    const sum = await runCli(['exec', '-l', 'bash', 'sha256sum /tmp/blob.bin'], env);
+    assert.equal(sum.stdout.split(' ')[0], createHash('sha256').update(bytes).digest('hex'));
+    const back = path.join(home.home, 'back.bin');
+    const down = await runCli(['--json', 'download', '/tmp/blob.bin', back], env);
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal(down.json.size, bytes.length);
+    assert.ok(fs.readFileSync(back).equals(bytes));
+
+    const tree = path.join(home.home, 'tree');
+    fs.mkdirSync(path.join(tree, 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(tree, 'a.txt'), 'A');
+    fs.writeFileSync(path.join(tree, 'sub', 'b.txt'), 'B');
+    const dir = await runCli(['upload', tree, '/root/tree'], env);
+    assert.equal(dir.code, 0, dir.stderr);
+    const listing = await runCli(['exec', '-l', 'bash', 'cat /root/tree/a.txt /root/tree/sub/b.txt'], env);
+    assert.equal(listing.stdout, 'AB');
+    const missing = await runCli(['download', '/tmp/nope'], env);
+    assert.equal(missing.code, 4);
+  });
+
+  test('status, ls with a metadata filter, kill', async () => {
+    const status = await runCli(['--json', 'status'], env);
+    assert.equal(status.json.vm_alive, true);
+    assert.equal(status.json.vm_status, 'active');
+    const ls = await runCli(['--json', 'ls', '--metadata', 'suite=cli-vm'], env);
+    assert.deepEqual(ls.json.map((s: any) => s.sandbox_id), [status.json.vm_id]);
+    assert.deepEqual((await runCli(['--json', 'ls', '--metadata', 'suite=other'], env)).json, []);
+    const table = await runCli(['ls'], env);
+    assert.match(table.stdout, /suite=cli-vm/);
+    const kill = await runCli(['--json', 'kill'], env);
+    assert.equal(kill.code, 0, kill.stderr);
+    assert.equal(kill.json.vm_id, status.json.vm_id);
+    const after = await runCli(['--json', 'status'], env);
+    assert.equal(after.json.vm_status, 'killed');
+  });
+});

@@ -1,0 +1,74 @@
+/** Runs the `sandbox` command as a child process, with HOME and XDG_CONFIG_HOME in a temp dir. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/sandbox.mjs');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON, when it is. */
+  json: any;
+}
+
+export interface CliHome {
+  home: string;
+  configHome: string;
+  env(extra?: Record<string, string>): NodeJS.ProcessEnv;
+  remove(): void;
+}
+
+/** A fresh home directory; the environment has no SANDBOXD_* of the caller's. */
+export function makeHome(baseUrl: string): CliHome {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-cli-home-'));
+  const configHome = path.join(home, 'config');
+  return {
+    home,
+    configHome,
+    env: (extra = {}) => {
+      const env: NodeJS.ProcessEnv = {};
+      for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SANDBOXD_')) env[k] = v;
+      return { ...env, HOME: home, XDG_CONFIG_HOME: configHome, SANDBOXD_URL: baseUrl, ...extra };
+    },
+    remove: () => fs.rmSync(home, { recursive: true, force: true }),
+  };
+}
+
+function parse(stdout: string): unknown {
+  try {
+    return JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts the command; `done` resolves with its output when it exits. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, input?: string): { child: ChildProcess; done: Promise<CliResult>; stderrSoFar: () => string } {
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin!.end(input ?? '');
+  const done = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, json: parse(stdout) })));
+  return { child, done, stderrSoFar: () => stderr };
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliResult> {
+  return startCli(args, env, input).done;
+}
+
+/** Waits until `read()` matches `pattern`; returns the match. */
+export async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpExecArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(read());
+    if (match) return match;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern} in:\n${read()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

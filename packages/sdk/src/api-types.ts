@@ -1,0 +1,62 @@
+/**
+ * Types of the REST API, derived from `generated/openapi.ts` (which is generated from the document the
+ * server serves). `Transport.call` is typed by path and method through these, so a request or response
+ * that drifts from the server's schema fails the type check.
+ */
+import type { components, paths } from './generated/openapi.ts';
+
+export type { components, paths };
+export type Schemas = components['schemas'];
+
+export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch' | 'head';
+
+/** Paths that have an operation for `M`. */
+export type PathsFor<M extends HttpMethod> = {
+  [P in keyof paths]: [NonNullable<paths[P][M]>] extends [never] ? never : P;
+}[keyof paths];
+
+export type Operation<P extends keyof paths, M extends HttpMethod> = NonNullable<paths[P][M]>;
+
+/** The JSON body of the 200 answer. */
+export type JsonResponse<P extends keyof paths, M extends HttpMethod> =
+  Operation<P, M> extends { responses: { 200: { content: { 'application/json': infer R } } } } ? R : unknown;
+
+/** The JSON request body. */
+export type JsonBody<P extends keyof paths, M extends HttpMethod> =
+  Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+
+export type PathParams<P extends keyof paths, M extends HttpMethod> =
+  Operation<P, M> extends { parameters: { path: infer X } } ? ([X] extends [undefined] ? never : NonNullable<X>) : never;
+
+export type QueryParams<P extends keyof paths, M extends HttpMethod> =
+  Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+
+// Friendly names for the records the client returns.
+export type SessionInfo = Schemas['SessionCreateResponse'];
+export type SessionCreateRequest = Schemas['SessionCreateRequest'];
+export type SessionStatus = Schemas['SessionStatus'];
+export type SandboxInfo = Schemas['SandboxInfo'];
+export type VmRecord = Schemas['VmRecord'];
+export type ExecuteResult = Schemas['ExecuteResponse'];
+export type ExecutionRecord = Schemas['TaskRecord'];
+export type ApiKeyRecord = Schemas['ApiKeyRecord'];
+export type AuditEvent = Schemas['AuditEvent'];
+export type AuditEventList = Schemas['AuditEventList'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
+export type WebhookSecretRotation = Schemas['WebhookSecretRotation'];
+export type CliAuthStartResponse = Schemas['CLIAuthStartResponse'];
+export type CliAuthApproveResponse = Schemas['CLIAuthApproveResponse'];
+export type CliAuthExchangeResponse = Schemas['CLIAuthExchangeResponse'];
+export type KillResult = JsonResponse<'/kill', 'post'>;
+export type UploadResult = JsonResponse<'/upload', 'post'>;
+export type AsyncExecuteResponse = JsonResponse<'/v1/execute_async', 'post'>;
+export type SessionUsage = JsonResponse<'/v1/sessions/usage/{session_id}', 'get'>;
+export type SessionDetails = JsonResponse<'/v1/sessions/session/{session_id}', 'get'>;
+export type AppUrl = JsonResponse<'/v1/sessions/app-url/{session_id}', 'get'>;
+export type TokenResponse = JsonResponse<'/v1/auth/token', 'post'>;
+export type WebhookDeliveryDetails = JsonResponse<'/v1/webhooks/deliveries/{delivery_id}', 'get'>;
+export type WebhookVerification = JsonResponse<'/v1/webhooks/endpoints/{endpoint_id}/verify', 'post'>;
+export type WebhookEndpointInput = JsonBody<'/v1/webhooks/endpoints', 'post'>;
+export type WebhookEndpointChanges = JsonBody<'/v1/webhooks/endpoints/{endpoint_id}', 'patch'>;

@@ -1,0 +1,44 @@
+/**
+ * @sandboxd/sdk: the client library of sandboxd.
+ *
+ *   const client = new Sandboxd({ apiKey, baseUrl });
+ *   const session = await client.sessions.create({ vcpuCount: 2 });
+ *   const result = await session.execute('print(1)');
+ */
+export { Sandboxd, DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, type SandboxdOptions } from './client.ts';
+export { Session } from './session.ts';
+export { AsyncExecution, type WaitOptions } from './resources/executions.ts';
+export { DEFAULT_EXECUTE_TIMEOUT_SECONDS, type ExecuteOptions, type Language } from './resources/execution.ts';
+export type { UploadData, UploadOptions } from './resources/files.ts';
+export type { SessionCreateOptions } from './resources/sessions.ts';
+export type { VmCreateOptions } from './resources/vms.ts';
+export type { ApiKeyChanges } from './resources/api-keys.ts';
+export type { CliAuthPollOptions } from './resources/cli-auth.ts';
+export type { StreamedEvent } from './resources/events.ts';
+export {
+  SandboxdError,
+  AuthenticationError,
+  RateLimitError,
+  QuotaExceededError,
+  NetworkError,
+  ExecutionError,
+  SessionError,
+  NotFoundError,
+  ValidationError,
+  UnsupportedOperationError,
+  BrowserError,
+  BrowserSessionError,
+  BrowserInteractionError,
+  BrowserTimeoutError,
+  BrowserNavigationError,
+  ElementNotFoundError,
+  ERROR_TABLE,
+  errorFor,
+  type OperationKind,
+  type SandboxdErrorOptions,
+  type ValidationIssue,
+} from './errors.ts';
+export { createPkcePair, codeChallengeOf, type PkcePair } from './pkce.ts';
+export { Transport, parseRetryAfter, type RequestOptions } from './transport.ts';
+export { VERSION } from './version.ts';
+export type * from './api-types.ts';

@@ -1,0 +1,48 @@
+/** API keys of the caller: create (the only time the full key is shown), list, get, update, delete. */
+import type { ApiKeyRecord } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+export interface ApiKeyChanges {
+  description?: string | null;
+  /** ISO date-time, or null for a key that never expires. */
+  expiresAt?: string | Date | null;
+}
+
+function body(changes: ApiKeyChanges) {
+  return {
+    ...(changes.description !== undefined ? { description: changes.description } : {}),
+    ...(changes.expiresAt !== undefined ? { expires_at: changes.expiresAt instanceof Date ? changes.expiresAt.toISOString() : changes.expiresAt } : {}),
+  };
+}
+
+export class ApiKeys {
+  constructor(private readonly transport: Transport) {}
+
+  /** Creates a key; `full_key` in the answer is the key itself, shown this once. */
+  async create(changes: ApiKeyChanges = {}): Promise<ApiKeyRecord & { full_key: string }> {
+    return (await this.transport.call('/v1/api-keys/', 'post', { json: body(changes) })) as ApiKeyRecord & { full_key: string };
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    return this.transport.call('/v1/api-keys/', 'get');
+  }
+
+  async get(id: number): Promise<ApiKeyRecord> {
+    return this.transport.call('/v1/api-keys/{item_id}', 'get', { params: { item_id: id } });
+  }
+
+  async update(id: number, changes: ApiKeyChanges): Promise<ApiKeyRecord> {
+    return this.transport.call('/v1/api-keys/{item_id}', 'patch', { params: { item_id: id }, json: body(changes) });
+  }
+
+  /** Deletes a key: it stops working at once. */
+  async delete(id: number) {
+    return this.transport.call('/v1/api-keys/{item_id}', 'delete', { params: { item_id: id } });
+  }
+
+  /** HEAD /v1/api-keys/: true when the credentials work (throws AuthenticationError when they do not). */
+  async check(): Promise<true> {
+    await this.transport.call('/v1/api-keys/', 'head');
+    return true;
+  }
+}

@@ -1,0 +1,79 @@
+/** POST /execute and /v1/execute_async: run code or a command in a session's VM. */
+import type { ExecuteResult } from '../api-types.ts';
+import { ExecutionError } from '../errors.ts';
+import type { Transport } from '../transport.ts';
+import { AsyncExecution, type Executions } from './executions.ts';
+
+export type Language = 'python' | 'bash' | 'node';
+
+export interface ExecuteOptions {
+  /** `python` (default: a stateful interpreter per session), `bash` or `node` (a fresh process each call). */
+  language?: Language;
+  /**
+   * Seconds the server waits for the result, 1 to 600 (default 15). A longer run answers 408, thrown as
+   * an ExecutionError with `executionId`: the run goes on; `client.executions.wait(id)` gets its result.
+   */
+  timeout?: number;
+  /** Throw ExecutionError when the run fails (non-zero exit code, Python exception, killed at its deadline). */
+  throwOnError?: boolean;
+  signal?: AbortSignal;
+}
+
+/** The spec's default wait of a client library for execute, in seconds. */
+export const DEFAULT_EXECUTE_TIMEOUT_SECONDS = 15;
+/** Extra time the HTTP call allows beyond the server-side wait, for starting a VM and the answer. */
+const HTTP_MARGIN_MS = 60_000;
+
+function executeBody(code: string, sessionId: string | null, options: ExecuteOptions) {
+  const language = options.language ?? 'python';
+  return {
+    ...(language === 'bash' ? { command: code } : { code }),
+    language,
+    session_id: sessionId,
+    timeout: options.timeout ?? DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+  };
+}
+
+/** Throws ExecutionError for a failed result, when asked to. */
+function checked(result: ExecuteResult, throwOnError: boolean | undefined): ExecuteResult {
+  if (!throwOnError || (result.status === 'completed' && (result.exit_code === 0 || result.exit_code === null))) return result;
+  const firstErrorLine = result.stderr.trim().split('\n').pop();
+  throw new ExecutionError(`execution ${result.execution_id} ${result.status} with exit code ${result.exit_code}${firstErrorLine ? `: ${firstErrorLine}` : ''}`, {
+    executionId: result.execution_id,
+    sessionId: result.session_id,
+    exitCode: result.exit_code,
+    stdout: result.stdout,
+    stderr: result.stderr,
+  });
+}
+
+export class Execution {
+  constructor(
+    private readonly transport: Transport,
+    private readonly executions: Executions,
+  ) {}
+
+  /** Runs and waits (never retried once sent: the code may have run). `sessionId` null: a new session. */
+  async execute(code: string, sessionId: string | null, options: ExecuteOptions = {}): Promise<ExecuteResult> {
+    const body = executeBody(code, sessionId, options);
+    const result = await this.transport.call('/execute', 'post', {
+      json: body,
+      kind: 'execute',
+      idempotent: false,
+      timeout: Math.max(this.transport.settings.timeout, body.timeout * 1000 + HTTP_MARGIN_MS),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return checked(result, options.throwOnError);
+  }
+
+  /** Starts a run and returns at once; `wait()` on the result polls its record. */
+  async executeAsync(code: string, sessionId: string | null, options: Omit<ExecuteOptions, 'throwOnError'> = {}): Promise<AsyncExecution> {
+    const started = await this.transport.call('/v1/execute_async', 'post', {
+      json: executeBody(code, sessionId, options),
+      kind: 'execute',
+      idempotent: false,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return new AsyncExecution(this.executions, started.task_id, started.session_id);
+  }
+}

@@ -1,0 +1,81 @@
+/** Execution (task) records: get, list, and waiting for an asynchronous run to complete. */
+import type { ExecutionRecord } from '../api-types.ts';
+import { ExecutionError } from '../errors.ts';
+import type { Transport } from '../transport.ts';
+
+export interface WaitOptions {
+  /** Milliseconds between polls (default 1000, as the original clients poll). */
+  pollInterval?: number;
+  /** Give up after this many milliseconds (default: no limit; the server ends runs at their deadline). */
+  timeout?: number;
+  /** Throw ExecutionError when the run completes as failed or timed out. */
+  throwOnError?: boolean;
+  signal?: AbortSignal;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+
+/** Throws ExecutionError for a record that completed badly, when asked to. */
+export function assertSucceeded(record: ExecutionRecord): ExecutionRecord {
+  if (record.status === 'completed' && (record.exit_code === 0 || record.exit_code === null)) return record;
+  throw new ExecutionError(record.error ?? `execution ${record.id} ${record.status} with exit code ${record.exit_code}`, {
+    executionId: record.id,
+    sessionId: record.session_id,
+    exitCode: record.exit_code,
+    stdout: record.serialized_stdout,
+    stderr: record.serialized_stderr,
+  });
+}
+
+export class Executions {
+  constructor(private readonly transport: Transport) {}
+
+  async get(id: number, options: { signal?: AbortSignal } = {}): Promise<ExecutionRecord> {
+    return this.transport.call('/v1/executions/{item_id}', 'get', { params: { item_id: id }, ...options });
+  }
+
+  /** The caller's execution records, newest first. */
+  async list(options: { sessionId?: string; limit?: number; offset?: number } = {}): Promise<ExecutionRecord[]> {
+    return this.transport.call('/v1/executions/', 'get', {
+      query: { session_id: options.sessionId, limit: options.limit, offset: options.offset },
+    });
+  }
+
+  /** Polls the record (once a second by default) until `is_complete`. */
+  async wait(id: number, options: WaitOptions = {}): Promise<ExecutionRecord> {
+    const interval = options.pollInterval ?? 1000;
+    const deadline = options.timeout === undefined ? Infinity : Date.now() + options.timeout;
+    for (;;) {
+      const record = await this.get(id, options.signal ? { signal: options.signal } : {});
+      if (record.is_complete) return options.throwOnError ? assertSucceeded(record) : record;
+      if (Date.now() + interval > deadline) {
+        throw new ExecutionError(`execution ${id} is still ${record.status} after ${options.timeout} ms`, { executionId: id, sessionId: record.session_id });
+      }
+      await sleep(interval, options.signal);
+    }
+  }
+}
+
+/** A run started with `executeAsync`: its id, and `wait()` for its record. */
+export class AsyncExecution {
+  constructor(
+    private readonly executions: Executions,
+    /** The task (execution) id. */
+    readonly id: number,
+    readonly sessionId: string,
+  ) {}
+
+  get(): Promise<ExecutionRecord> {
+    return this.executions.get(this.id);
+  }
+
+  /** Polls once a second (by default) until the run is complete. */
+  wait(options: WaitOptions = {}): Promise<ExecutionRecord> {
+    return this.executions.wait(this.id, options);
+  }
+}

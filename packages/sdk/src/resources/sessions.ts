@@ -1,0 +1,69 @@
+/** Sessions: create one (a Session object), or act on one by id. */
+import type { AppUrl, KillResult, SessionDetails, SessionStatus, SessionUsage } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+import type { SessionContext } from '../session.ts';
+import { Session } from '../session.ts';
+
+export interface SessionCreateOptions {
+  /** vCPUs: 1, 2 (default), 4, 6 or 8. */
+  vcpuCount?: 1 | 2 | 4 | 6 | 8;
+  /** Guest memory, 128 to 8192 MiB (default: the server's, 512). */
+  memoryMb?: number;
+  /** Seconds from the VM's start until it is killed, 20 to 2592000 (default 300). */
+  vmLifetimeSeconds?: number;
+  /** Your key/value pairs; `client.sandboxes.list({ metadata })` filters on them. */
+  metadata?: Record<string, string>;
+  /** Environment of every execution of the session. */
+  env?: Record<string, string>;
+  /** Start the VM now, in the background, instead of on the first execute. */
+  prewarm?: boolean;
+}
+
+export class Sessions {
+  constructor(
+    private readonly transport: Transport,
+    private readonly context: SessionContext,
+  ) {}
+
+  async create(options: SessionCreateOptions = {}): Promise<Session> {
+    const info = await this.transport.call('/v1/sessions/session', 'post', {
+      json: {
+        ...(options.vcpuCount !== undefined ? { vcpu_count: options.vcpuCount } : {}),
+        ...(options.memoryMb !== undefined ? { memory_mb: options.memoryMb } : {}),
+        ...(options.vmLifetimeSeconds !== undefined ? { vm_lifetime_seconds: options.vmLifetimeSeconds } : {}),
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+        ...(options.env ? { env: options.env } : {}),
+        ...(options.prewarm !== undefined ? { prewarm: options.prewarm } : {}),
+      },
+    });
+    return new Session(this.context, info.session_id, info);
+  }
+
+  /** A Session object for an existing session id (no request is made). */
+  connect(sessionId: string): Session {
+    return new Session(this.context, sessionId);
+  }
+
+  async status(sessionId: string): Promise<SessionStatus> {
+    return this.transport.call('/v1/sessions/status/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session' });
+  }
+
+  /** Settings, metadata, env names and the current VM. */
+  async info(sessionId: string): Promise<SessionDetails> {
+    return this.transport.call('/v1/sessions/session/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session' });
+  }
+
+  async usage(sessionId: string): Promise<SessionUsage> {
+    return this.transport.call('/v1/sessions/usage/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session' });
+  }
+
+  /** Kills the session's VM: 404 (SessionError) when there is none, 403 (AuthenticationError) for someone else's session. */
+  async kill(sessionId: string): Promise<KillResult> {
+    return this.transport.call('/kill', 'post', { json: { session_id: sessionId }, kind: 'kill' });
+  }
+
+  /** Public URL of a port inside the VM. */
+  async appUrl(sessionId: string, port = 80): Promise<AppUrl> {
+    return this.transport.call('/v1/sessions/app-url/{session_id}', 'get', { params: { session_id: sessionId }, query: { port }, kind: 'session' });
+  }
+}

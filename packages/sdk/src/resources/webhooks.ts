@@ -1,0 +1,71 @@
+/** Webhook endpoints and their deliveries. */
+import type {
+  WebhookDelivery,
+  WebhookDeliveryDetails,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+  WebhookSecretRotation,
+  WebhookVerification,
+} from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+class WebhookEndpoints {
+  constructor(private readonly transport: Transport) {}
+
+  /** Registers an endpoint; the answer's `secret` (whsec_…) is shown this once. */
+  create(input: WebhookEndpointInput): Promise<WebhookEndpoint> {
+    return this.transport.call('/v1/webhooks/endpoints', 'post', { json: input });
+  }
+  list(): Promise<WebhookEndpoint[]> {
+    return this.transport.call('/v1/webhooks/endpoints', 'get');
+  }
+  get(endpointId: string): Promise<WebhookEndpoint> {
+    return this.transport.call('/v1/webhooks/endpoints/{endpoint_id}', 'get', { params: { endpoint_id: endpointId } });
+  }
+  update(endpointId: string, changes: WebhookEndpointChanges): Promise<WebhookEndpoint> {
+    return this.transport.call('/v1/webhooks/endpoints/{endpoint_id}', 'patch', { params: { endpoint_id: endpointId }, json: changes });
+  }
+  delete(endpointId: string) {
+    return this.transport.call('/v1/webhooks/endpoints/{endpoint_id}', 'delete', { params: { endpoint_id: endpointId } });
+  }
+  /** Sends a `webhook.test` event; answers the delivery after its first attempt. */
+  test(endpointId: string): Promise<WebhookDelivery> {
+    return this.transport.call('/v1/webhooks/endpoints/{endpoint_id}/test', 'post', { params: { endpoint_id: endpointId } });
+  }
+  rotateSecret(endpointId: string): Promise<WebhookSecretRotation> {
+    return this.transport.call('/v1/webhooks/endpoints/{endpoint_id}/rotate-secret', 'post', { params: { endpoint_id: endpointId } });
+  }
+  /** Sends a signed challenge and says whether the receiver accepted it. */
+  verify(endpointId: string): Promise<WebhookVerification> {
+    return this.transport.call('/v1/webhooks/endpoints/{endpoint_id}/verify', 'post', { params: { endpoint_id: endpointId } });
+  }
+}
+
+class WebhookDeliveries {
+  constructor(private readonly transport: Transport) {}
+
+  /** A page of deliveries, newest first; pass `next_cursor` back as `cursor` for the next page. */
+  list(options: { endpointId?: string; status?: string; eventType?: string; cursor?: string; limit?: number } = {}): Promise<WebhookDeliveryList> {
+    return this.transport.call('/v1/webhooks/deliveries', 'get', {
+      query: { endpoint_id: options.endpointId, status: options.status, event_type: options.eventType, cursor: options.cursor, limit: options.limit },
+    });
+  }
+  /** One delivery with every attempt. */
+  get(deliveryId: string): Promise<WebhookDeliveryDetails> {
+    return this.transport.call('/v1/webhooks/deliveries/{delivery_id}', 'get', { params: { delivery_id: deliveryId } });
+  }
+  replay(deliveryId: string) {
+    return this.transport.call('/v1/webhooks/deliveries/{delivery_id}/replay', 'post', { params: { delivery_id: deliveryId } });
+  }
+}
+
+export class Webhooks {
+  readonly endpoints: WebhookEndpoints;
+  readonly deliveries: WebhookDeliveries;
+  constructor(transport: Transport) {
+    this.endpoints = new WebhookEndpoints(transport);
+    this.deliveries = new WebhookDeliveries(transport);
+  }
+}

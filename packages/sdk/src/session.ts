@@ -1,0 +1,76 @@
+/** A session as an object: `await client.sessions.create()` gives one; its methods act on that session. */
+import type { AppUrl, ExecuteResult, ExecutionRecord, KillResult, SessionDetails, SessionInfo, SessionStatus, SessionUsage, UploadResult } from './api-types.ts';
+import type { ExecuteOptions } from './resources/execution.ts';
+import type { AsyncExecution, Executions } from './resources/executions.ts';
+import type { Files, UploadData, UploadOptions } from './resources/files.ts';
+import type { Sessions } from './resources/sessions.ts';
+
+/** The parts of the client a Session uses. */
+export interface SessionContext {
+  readonly sessions: Sessions;
+  readonly executions: Executions;
+  readonly files: Files;
+  execute(code: string, options?: ExecuteOptions & { sessionId?: string | null }): Promise<ExecuteResult>;
+  executeAsync(code: string, options?: Omit<ExecuteOptions, 'throwOnError'> & { sessionId?: string | null }): Promise<AsyncExecution>;
+}
+
+export class Session {
+  constructor(
+    private readonly client: SessionContext,
+    /** The session id (a UUID). */
+    readonly id: string,
+    /** What creating it answered (absent for `client.sessions.connect(id)`). */
+    readonly created?: SessionInfo,
+  ) {}
+
+  /**
+   * Runs code (Python by default; state survives between calls) or a command (`language: 'bash'`) and
+   * waits for the result. The first call starts the session's VM.
+   */
+  execute(code: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
+    return this.client.execute(code, { ...options, sessionId: this.id });
+  }
+
+  /** Starts a run and returns at once; `await run.wait()` polls its record once a second. */
+  executeAsync(code: string, options: Omit<ExecuteOptions, 'throwOnError'> = {}): Promise<AsyncExecution> {
+    return this.client.executeAsync(code, { ...options, sessionId: this.id });
+  }
+
+  /** Writes a file into the VM (`recursive: true` unpacks a tar archive there). */
+  upload(data: UploadData, remotePath: string, options: UploadOptions = {}): Promise<UploadResult> {
+    return this.client.files.upload(this.id, data, remotePath, options);
+  }
+
+  /** Reads a file from the VM. */
+  download(remotePath: string, options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+    return this.client.files.download(this.id, remotePath, options);
+  }
+
+  /** Session and VM status: `vm_alive`, `vm_status`, `expires_in_seconds`… */
+  status(): Promise<SessionStatus> {
+    return this.client.sessions.status(this.id);
+  }
+
+  /** Settings, metadata, env names and the current VM. */
+  details(): Promise<SessionDetails> {
+    return this.client.sessions.info(this.id);
+  }
+
+  usage(): Promise<SessionUsage> {
+    return this.client.sessions.usage(this.id);
+  }
+
+  /** Kills the session's VM (the session stays; the next execute starts a new VM). */
+  kill(): Promise<KillResult> {
+    return this.client.sessions.kill(this.id);
+  }
+
+  appUrl(port = 80): Promise<AppUrl> {
+    return this.client.sessions.appUrl(this.id, port);
+  }
+
+  /** This session's execution records, newest first. */
+  executions(options: { limit?: number; offset?: number } = {}): Promise<ExecutionRecord[]> {
+    return this.client.executions.list({ ...options, sessionId: this.id });
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The whole client on real VMs: a session, Python twice with state, a bash exit code, files in and out
+ * byte for byte, an async run waited for, status, lists with the metadata filter, and kill.
+ * Needs the VM engine (QEMU; KVM when available).
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
+import { ExecutionError, NotFoundError, Sandboxd, SessionError, type Session } from '../src/index.ts';
+
+/** The first call of a session starts its VM; allow for that. */
+const FIRST_CALL = { timeout: 180 };
+
+describe('walk-through on real VMs', () => {
+  let server: TestServer;
+  let client: Sandboxd;
+  let session: Session;
+
+  before(async () => {
+    server = await startTestServer();
+    client = new Sandboxd({ baseUrl: server.baseUrl, apiKey: (await server.createUserWithKey('walker', 'pro')).apiKey });
+    session = await client.sessions.create({ vcpuCount: 2, metadata: { suite: 'walkthrough' } });
+  });
+  after(async () => {
+    await session?.kill().catch(() => {});
+    await server.close();
+  });
+
+  test('Python keeps its state between two executions', async () => {
+    const first = await session.execute('x = 21\nprint("set")', FIRST_CALL);
+    assert.equal(first.stdout, 'set\n');
+    assert.equal(first.exit_code, 0);
+    assert.equal(first.session_id, session.id);
+    const second = await session.execute('print(x * 2)');
+    assert.equal(second.stdout, '42\n');
+    assert.equal(second.status, 'completed');
+    assert.equal(second.vm_id, first.vm_id, 'the same VM');
+  });
+
+  test('bash passes its exit code through; throwOnError makes it an ExecutionError', async () => {
+    const result = await session.execute('echo out; echo err >&2; exit 3', { language: 'bash' });
+    assert.equal(result.exit_code, 3);
+    assert.equal(result.stdout, 'out\n');
+    assert.equal(result.stderr, 'err\n');
+    const error = await session.execute('exit 5', { language: 'bash', throwOnError: true }).catch((e: unknown) => e);
+    assert.ok(error instanceof ExecutionError, String(error));
+    assert.equal(error.exitCode, 5);
+    assert.equal(typeof error.executionId, 'number');
+  });
+
+  test('upload and download are byte-exact', async () => {
+    const bytes = new Uint8Array(Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), randomBytes(300_000)]));
+    const uploaded = await session.upload(bytes, '/tmp/blob.bin');
+    assert.equal(uploaded.size, bytes.length);
+    const sum = await session.execute('sha256sum /tmp/blob.bin | cut -d" " -f1', { language: 'bash' });
+    assert.equal(sum.stdout.trim(), createHash('sha256').update(bytes).digest('hex'));
+    const back = await session.download('/tmp/blob.bin');
+    assert.equal(back.length, bytes.length);
+    assert.ok(Buffer.from(back).equals(Buffer.from(bytes)));
+    await session.upload('hello from the client\n', 'notes/hello.txt');
+    assert.equal(new TextDecoder().decode(await session.download('/root/notes/hello.txt')), 'hello from the client\n');
+    await assert.rejects(session.download('/tmp/does-not-exist'), NotFoundError);
+  });
+
+  test('an async run is waited for by polling its record', async () => {
+    const run = await session.executeAsync('import time\ntime.sleep(1.5)\nprint("done", x)');
+    assert.equal(run.sessionId, session.id);
+    const started = Date.now();
+    const record = await run.wait();
+    assert.ok(Date.now() - started >= 1000);
+    assert.equal(record.is_complete, true);
+    assert.equal(record.status, 'completed');
+    assert.equal(record.serialized_stdout, 'done 21\n');
+    assert.equal((await client.executions.get(run.id)).id, run.id);
+    const mine = await session.executions();
+    assert.ok(mine.some((e) => e.id === run.id));
+  });
+
+  test('status, VMs and sandboxes (filtered by metadata) show the running VM', async () => {
+    const status = await session.status();
+    assert.equal(status.vm_alive, true);
+    assert.equal(status.vm_status, 'active');
+    assert.ok((status.expires_in_seconds ?? 0) > 0);
+    const vms = await client.vms.list({ status: 'active' });
+    assert.ok(vms.some((vm) => vm.vm_id === status.vm_id));
+    const matching = await client.sandboxes.list({ metadata: { suite: 'walkthrough' } });
+    assert.deepEqual(matching.map((s) => s.sandbox_id), [status.vm_id]);
+    assert.deepEqual(await client.sandboxes.list({ metadata: { suite: 'other' } }), []);
+  });
+
+  test('kill ends the VM; a second kill is a SessionError', async () => {
+    const killed = await session.kill();
+    assert.equal(killed.success, true);
+    const status = await session.status();
+    assert.equal(status.vm_status, 'killed');
+    assert.equal(status.vm_alive, false);
+    assert.equal(status.expires_in_seconds, 0);
+    await assert.rejects(session.kill(), SessionError);
+  });
+});

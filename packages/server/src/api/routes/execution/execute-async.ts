@@ -1,0 +1,36 @@
+/** POST /execute_async and /v1/execute_async: start a run and answer its task id at once. */
+import { Type } from 'typebox';
+import { principalOf } from '../../authentication.ts';
+import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import type { App, RouteContext } from '../../types.ts';
+import { toExecuteRequest, type ExecuteCommandRequest } from './schemas.ts';
+
+const AsyncResponse = Type.Object({
+  task_id: Type.Integer({ description: 'Poll GET /v1/executions/{task_id} until is_complete' }),
+  execution_id: Type.Integer(),
+  session_id: Type.String(),
+  status: Type.String(),
+});
+
+export function registerExecuteAsync(app: App, { services, requireAuth }: RouteContext): void {
+  for (const url of ['/execute_async', '/v1/execute_async']) {
+    app.post(
+      url,
+      {
+        schema: {
+          tags: ['execution'],
+          summary: 'Start code or a command; returns a task id',
+          security: BEARER_OR_API_KEY,
+          body: Type.Ref('ExecuteCommandRequest') as unknown as typeof ExecuteCommandRequest,
+          response: authedResponses({ 200: AsyncResponse }, { 404: 'No such session among yours', 429: 'Rate limit' }),
+        },
+        preValidation: requireAuth,
+      },
+      async (request) => {
+        const { record, done } = await services.sandbox.executions.start(principalOf(request), toExecuteRequest(request.body), 'async');
+        done.catch((error: unknown) => request.log.error({ err: error, 'execution.id': record.id }, 'async execution failed to record'));
+        return { task_id: record.id, execution_id: record.id, session_id: record.session_id, status: record.status };
+      },
+    );
+  }
+}

@@ -1,0 +1,8 @@
+import type { App, RouteContext } from '../../types.ts';
+import { registerDownload } from './download.ts';
+import { registerUpload } from './upload.ts';
+
+export function registerFileRoutes(app: App, context: RouteContext): void {
+  registerUpload(app, context);
+  registerDownload(app, context);
+}

@@ -1,0 +1,119 @@
+/**
+ * POST /upload and /v1/upload: multipart `file`, `remote_path`, `session_id`, `recursive` ("true" unpacks a
+ * tar archive at remote_path), optional `api_key`. The file is streamed into the VM. When the file part
+ * comes before the fields it depends on (clients choose the order), it is spooled to a temp file first.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import multipart from '@fastify/multipart';
+import { Type } from 'typebox';
+import { AppError, InputError } from '../../../core/errors.ts';
+import type { Principal } from '../../../core/authenticator.ts';
+import { notAuthenticated } from '../../../core/authenticator.ts';
+import { principalOf } from '../../authentication.ts';
+import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import type { App, RouteContext } from '../../types.ts';
+
+const UploadResponse = Type.Object({
+  success: Type.Boolean(),
+  message: Type.String(),
+  path: Type.String({ description: 'Absolute path in the VM' }),
+  size: Type.Union([Type.Integer(), Type.Null()], { description: 'Bytes written (null for an unpacked archive)' }),
+  recursive: Type.Boolean(),
+  session_id: Type.String(),
+  vm_id: Type.String(),
+});
+
+function hasHeaderCredentials(headers: Record<string, unknown>): boolean {
+  return typeof headers['x-api-key'] === 'string' || typeof headers.authorization === 'string';
+}
+
+export function registerUpload(app: App, { services, requireAuth }: RouteContext): void {
+  const limit = services.config.uploadLimitBytes;
+  app.register(async (scope) => {
+    await scope.register(multipart, { limits: { fileSize: limit, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 25 } });
+    for (const url of ['/upload', '/v1/upload']) {
+      scope.post(
+        url,
+        {
+          schema: {
+            tags: ['files'],
+            summary: 'Upload a file into the VM (multipart)',
+            description:
+              `multipart/form-data with \`file\` (the bytes), \`session_id\`, \`remote_path\` (absolute, or relative to /root; a trailing "/" keeps the file's name), ` +
+              `\`recursive\` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally \`api_key\`. Streamed; larger than ${limit} bytes answers 413.`,
+            consumes: ['multipart/form-data'],
+            security: BEARER_OR_API_KEY,
+            response: authedResponses({ 200: UploadResponse }, { 404: 'No such session among yours', 413: 'File too large', 415: 'Not multipart/form-data' }),
+          },
+          // Header credentials are checked before the body is read; an api_key form field is checked when it arrives.
+          preValidation: async (request, reply) => {
+            if (hasHeaderCredentials(request.headers)) await requireAuth.call(scope, request, reply);
+          },
+        },
+        async (request) => {
+          if (!request.isMultipart()) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'send the file as multipart/form-data');
+          const fields: Record<string, string> = {};
+          let principal: Principal | null = request.principal;
+          let spool: { file: string; dir: string; filename: string } | null = null;
+          let result: Awaited<ReturnType<typeof upload>> | null = null;
+
+          const ready = () => principal !== null && fields.session_id !== undefined && (fields.remote_path !== undefined || fields.recursive !== 'true');
+          const upload = (body: Readable, filename: string) => {
+            const session_id = fields.session_id!;
+            const remotePath = fields.remote_path ?? filename;
+            return services.sandbox.files.upload(principal!, session_id, {
+              remotePath,
+              filename,
+              recursive: fields.recursive === 'true' || fields.recursive === '1',
+              body,
+            });
+          };
+
+          try {
+            for await (const part of request.parts()) {
+              if (part.type === 'field') {
+                fields[part.fieldname] = String(part.value);
+                if (part.fieldname === 'api_key' && !principal) principal = await services.authenticator.authenticate(fields.api_key!.trim(), 'api_key field');
+                continue;
+              }
+              if (part.fieldname !== 'file' || result || spool) {
+                part.file.resume();
+                continue;
+              }
+              if (ready()) {
+                result = await upload(part.file, part.filename);
+              } else {
+                const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-upload-'));
+                spool = { dir, file: path.join(dir, 'body'), filename: part.filename };
+                await pipeline(part.file, fs.createWriteStream(spool.file, { mode: 0o600 }));
+              }
+            }
+            if (!principal) throw notAuthenticated();
+            request.principal = principal;
+            if (!result) {
+              const missing = ['file', 'session_id'].filter((f) => (f === 'file' ? !spool : fields[f] === undefined));
+              if (missing.length > 0) throw new InputError(missing.map((f) => ({ loc: ['body', f], msg: 'Field required', type: 'missing' })));
+              result = await upload(fs.createReadStream(spool!.file), spool!.filename);
+            }
+          } finally {
+            if (spool) fs.rmSync(spool.dir, { recursive: true, force: true });
+          }
+          const { path: written, size, recursive, vmId } = result;
+          return {
+            success: true,
+            message: recursive ? `archive unpacked at ${written}` : `${size} bytes written to ${written}`,
+            path: written,
+            size,
+            recursive,
+            session_id: principalOf(request) && fields.session_id!,
+            vm_id: vmId,
+          };
+        },
+      );
+    }
+  });
+}

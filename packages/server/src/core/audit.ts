@@ -1,0 +1,132 @@
+/**
+ * The audit log: who did what to what, from where, and whether it worked. Security-relevant actions
+ * (sign-ins, API keys, webhook endpoints and secrets; later kills, drains and CLI approvals) call
+ * `recordAudit` in the same transaction as the change, so an entry exists exactly when the change does.
+ * Users read their own entries; administrators read everyone's.
+ */
+import type { Clock } from './clock.ts';
+import { decodeCursor, pageOf } from './cursor.ts';
+import { badRequest } from './errors.ts';
+import type { Database } from '../store/database.ts';
+import { insertAuditEvent, listAuditEvents } from '../store/audit-store.ts';
+import type { AuditEventRow } from '../store/schema.ts';
+import type { Executor } from '../store/users-store.ts';
+
+/** How the actor proved who they are: a password sign-in, an API key, a bearer token, or none (the server itself, the admin CLI). */
+export type AuditVia = 'password' | 'api_key' | 'access_token' | 'system';
+
+export type AuditOutcome = 'success' | 'failure';
+
+export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ['success', 'failure'];
+
+/** Who acted and from where. The API layer builds it from the request (`auditActorOf`). */
+export interface AuditActor {
+  /** null for a failed sign-in with an unknown username. */
+  userId: number | null;
+  /** The user's name, or the attempted username of a sign-in. */
+  username: string | null;
+  via: AuditVia;
+  apiKeyId: number | null;
+  sourceIp: string | null;
+  userAgent: string | null;
+}
+
+export interface AuditEntry {
+  actor: AuditActor;
+  /** Dotted verb, object first: `auth.sign_in`, `api_key.create`, `webhook_endpoint.rotate_secret`, `vm.kill`… */
+  action: string;
+  target?: { type: string; id: string } | null;
+  outcome: AuditOutcome;
+  /** Action-specific facts for the reader (never secrets). */
+  detail?: Record<string, unknown> | null;
+  /** Default: now. */
+  at?: Date;
+}
+
+export interface AuditRecord {
+  id: number;
+  createdAt: string;
+  action: string;
+  outcome: AuditOutcome;
+  actor: Omit<AuditActor, 'sourceIp' | 'userAgent'>;
+  target: { type: string; id: string } | null;
+  sourceIp: string | null;
+  userAgent: string | null;
+  detail: Record<string, unknown> | null;
+}
+
+const MAX_USER_AGENT_LENGTH = 512;
+
+/** The actor for changes made by the server itself or the offline admin command, on a user's behalf. */
+export function systemActor(userId: number | null = null, username: string | null = null): AuditActor {
+  return { userId, username, via: 'system', apiKeyId: null, sourceIp: null, userAgent: null };
+}
+
+/** Appends an entry, in the caller's transaction when given one. */
+export async function recordAudit(db: Executor, entry: AuditEntry): Promise<AuditRecord> {
+  const row = await insertAuditEvent(db, {
+    user_id: entry.actor.userId,
+    username: entry.actor.username,
+    via: entry.actor.via,
+    api_key_id: entry.actor.apiKeyId,
+    action: entry.action,
+    target_type: entry.target?.type ?? null,
+    target_id: entry.target?.id ?? null,
+    outcome: entry.outcome,
+    source_ip: entry.actor.sourceIp,
+    user_agent: entry.actor.userAgent?.slice(0, MAX_USER_AGENT_LENGTH) ?? null,
+    detail: entry.detail ? JSON.stringify(entry.detail) : null,
+    created_at: (entry.at ?? new Date()).toISOString(),
+  });
+  return toAuditRecord(row);
+}
+
+export function toAuditRecord(row: AuditEventRow): AuditRecord {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    action: row.action,
+    outcome: row.outcome as AuditOutcome,
+    actor: { userId: row.user_id, username: row.username, via: row.via as AuditVia, apiKeyId: row.api_key_id },
+    target: row.target_type !== null && row.target_id !== null ? { type: row.target_type, id: row.target_id } : null,
+    sourceIp: row.source_ip,
+    userAgent: row.user_agent,
+    detail: row.detail ? (JSON.parse(row.detail) as Record<string, unknown>) : null,
+  };
+}
+
+export interface AuditQuery {
+  limit: number;
+  /** The outcome: 'success' or 'failure'. */
+  status?: string | null;
+  action?: string | null;
+  cursor?: string | null;
+}
+
+export class AuditLog {
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Records an entry on its own (for actions that change nothing else, such as a failed sign-in). */
+  async record(entry: AuditEntry): Promise<AuditRecord> {
+    return recordAudit(this.database.db, { at: this.clock.now(), ...entry });
+  }
+
+  /** A page of entries, newest first: the reader's own, or everyone's for an administrator. */
+  async list(reader: { userId: number; isAdmin: boolean }, query: AuditQuery): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
+    if (query.status && !(AUDIT_OUTCOMES as readonly string[]).includes(query.status)) {
+      throw badRequest(`status must be one of ${AUDIT_OUTCOMES.join(', ')}`);
+    }
+    const rows = await listAuditEvents(this.database.db, {
+      ...(reader.isAdmin ? {} : { userId: reader.userId }),
+      ...(query.status ? { outcome: query.status } : {}),
+      ...(query.action ? { action: query.action } : {}),
+      ...(query.cursor ? { beforeId: decodeCursor(query.cursor) } : {}),
+      limit: query.limit + 1,
+    });
+    const page = pageOf(rows, query.limit, (row) => row.id);
+    return { items: page.items.map(toAuditRecord), nextCursor: page.nextCursor };
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * Executions: run code (Python in the session's stateful interpreter, or a bash / node command) in the
+ * session's VM, and keep a record of each run. A sync call waits up to its `timeout`; when the wait ends
+ * first it answers 408 with the execution id and the run goes on, completing its record later. Output is
+ * kept up to a configured size per stream, with a truncation flag.
+ */
+import type { Principal } from './authenticator.ts';
+import { BoundedOutput } from './bounded-output.ts';
+import type { Clock } from './clock.ts';
+import { AppError, notFound } from './errors.ts';
+import { recordEvent, type EventNotifier } from './events.ts';
+import type { PlanLimiter } from './limits.ts';
+import type { SessionService, SessionSpec } from './sessions.ts';
+import type { GuestAgent } from './vm-engine.ts';
+import type { LiveVm, VmService } from './vms.ts';
+import type { Database } from '../store/database.ts';
+import type { ExecutionRow, SessionRow } from '../store/schema.ts';
+import { findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
+
+export type Language = 'python' | 'bash' | 'node';
+
+export interface ExecuteRequest {
+  sessionId: string | null;
+  language: Language;
+  /** The code (python, node) or command (bash). */
+  source: string;
+  /** How long a sync call waits, seconds. */
+  timeoutSeconds: number;
+}
+
+export interface ExecutionSettings {
+  /** Kept per stream; more is dropped and flagged. */
+  outputLimitBytes: number;
+  /** Longest a run may take inside the VM (also bounded by the VM's remaining lifetime). */
+  maxRunSeconds: number;
+  /** Session defaults for an execute without session_id. */
+  defaultSession: SessionSpec;
+}
+
+/** The outcome of a finished run, before it is written. */
+interface RunOutcome {
+  status: 'completed' | 'failed' | 'timeout';
+  exitCode: number | null;
+  error: string | null;
+  stdout: BoundedOutput;
+  stderr: BoundedOutput;
+  executionTime: number;
+  cpuTime: number | null;
+}
+
+const SOURCE_LIMIT = 64 * 1024;
+const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
+
+export class ExecutionService {
+  constructor(
+    private readonly database: Database,
+    private readonly sessions: SessionService,
+    private readonly vms: VmService,
+    private readonly limiter: PlanLimiter,
+    private readonly clock: Clock,
+    private readonly notifier: EventNotifier,
+    private readonly settings: ExecutionSettings,
+  ) {}
+
+  /** Starts a run; `wait` decides whether to wait for it (sync) or answer at once (async). */
+  async start(
+    principal: Principal,
+    request: ExecuteRequest,
+    mode: 'sync' | 'async',
+  ): Promise<{ record: ExecutionRow; done: Promise<ExecutionRow>; vmReady: Promise<LiveVm> }> {
+    await this.limiter.assertCanExecute(this.database.db, principal);
+    const session = request.sessionId
+      ? await this.sessions.getOwned(principal, request.sessionId)
+      : await this.sessions.create(principal, this.settings.defaultSession);
+    const record = await insertExecution(this.database.db, {
+      user_id: principal.userId,
+      session_id: session.id,
+      vm_id: null,
+      mode,
+      language: request.language,
+      source: request.source.slice(0, SOURCE_LIMIT),
+      status: 'queued',
+      exit_code: null,
+      error: null,
+      stdout: '',
+      stderr: '',
+      stdout_truncated: 0,
+      stderr_truncated: 0,
+      created_at: this.clock.now().toISOString(),
+      started_at: null,
+      completed_at: null,
+      execution_time: null,
+      cpu_time: null,
+    });
+    void this.sessions.touch(session.id).catch(() => {});
+    const vmReady = this.vms.ensureVm(principal, session);
+    vmReady.catch(() => {}); // observed by run(); a sync caller also awaits it
+    // The run owns its record from here on: it never rejects, every failure ends up in the record.
+    const done = this.run(session, record, request, vmReady, principal);
+    return { record, done, vmReady };
+  }
+
+  /** Sync execute: waits up to the request's timeout, then answers 408 and lets the run go on. */
+  async execute(principal: Principal, request: ExecuteRequest): Promise<ExecutionRow> {
+    const { record, done, vmReady } = await this.start(principal, request, 'sync');
+    let timer: NodeJS.Timeout | undefined;
+    // No VM (quota, start failure) is the caller's answer (429, 503), not a failed run with status 200.
+    const noVm = vmReady.then(() => new Promise<never>(() => {}));
+    const waited = await Promise.race([
+      done,
+      noVm,
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), request.timeoutSeconds * 1000);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (waited) return waited;
+    throw new AppError(
+      'EXECUTION_TIMEOUT',
+      `the execution is still running after ${request.timeoutSeconds} s; it goes on: poll GET /v1/executions/${record.id}`,
+      {},
+      { execution_id: record.id, session_id: record.session_id },
+    );
+  }
+
+  async get(principal: Principal, id: number): Promise<ExecutionRow> {
+    const row = await findExecution(this.database.db, principal.userId, id);
+    if (!row) throw notFound(`execution ${id}`);
+    return row;
+  }
+
+  async list(principal: Principal, options: { limit: number; offset: number; sessionId?: string }): Promise<ExecutionRow[]> {
+    return listExecutions(this.database.db, principal.userId, options.limit, options.offset, options.sessionId);
+  }
+
+  private async run(session: SessionRow, record: ExecutionRow, request: ExecuteRequest, vmReady: Promise<LiveVm>, principal: Principal): Promise<ExecutionRow> {
+    const started = this.clock.now();
+    let outcome: RunOutcome;
+    let vmId: string | null = null;
+    try {
+      const live = await vmReady;
+      vmId = live.vm.id;
+      await updateExecution(this.database.db, record.id, { vm_id: vmId, status: 'running', started_at: this.clock.now().toISOString() });
+      const remainingMs = Date.parse(live.vm.expires_at) - this.clock.now().getTime();
+      const deadlineMs = Math.max(1000, Math.min(this.settings.maxRunSeconds * 1000, remainingMs));
+      const env = JSON.parse(session.env) as Record<string, string>;
+      outcome =
+        request.language === 'python'
+          ? await this.runPython(live.agent, session.id, request.source, deadlineMs)
+          : await this.runCommand(live.agent, request, env, deadlineMs);
+    } catch (error) {
+      const stdout = new BoundedOutput(0);
+      const stderr = new BoundedOutput(this.settings.outputLimitBytes);
+      const message = error instanceof AppError ? error.message : `the execution could not run: ${(error as Error).message}`;
+      stderr.pushText(message);
+      outcome = { status: 'failed', exitCode: null, error: message, stdout, stderr, executionTime: (this.clock.now().getTime() - started.getTime()) / 1000, cpuTime: null };
+    }
+    return this.finish(principal, record, vmId, outcome);
+  }
+
+  private async runPython(agent: GuestAgent, contextId: string, code: string, deadlineMs: number): Promise<RunOutcome> {
+    const result = await agent.runPython({ contextId, code, timeoutMs: deadlineMs });
+    const stdout = new BoundedOutput(this.settings.outputLimitBytes);
+    const stderr = new BoundedOutput(this.settings.outputLimitBytes);
+    stdout.pushText(result.stdout);
+    // A notebook shows the value of the last expression; so does the output here.
+    if (result.result !== null && result.result !== undefined) stdout.pushText(result.stdout === '' || result.stdout.endsWith('\n') ? `${result.result}\n` : `\n${result.result}\n`);
+    stderr.pushText(result.stderr);
+    if (result.error) stderr.pushText(result.error.traceback.endsWith('\n') ? result.error.traceback : `${result.error.traceback}\n`);
+    const status = result.timedOut ? 'timeout' : result.error ? 'failed' : 'completed';
+    return {
+      status,
+      exitCode: result.error || result.timedOut ? 1 : 0,
+      error: result.timedOut ? `interrupted after ${Math.round(deadlineMs / 1000)} s` : result.error ? `${result.error.name}: ${result.error.value}` : null,
+      stdout,
+      stderr,
+      executionTime: result.durationMs / 1000,
+      cpuTime: result.cpuMs === null ? null : result.cpuMs / 1000,
+    };
+  }
+
+  private async runCommand(agent: GuestAgent, request: ExecuteRequest, env: Record<string, string>, deadlineMs: number): Promise<RunOutcome> {
+    const stdout = new BoundedOutput(this.settings.outputLimitBytes);
+    const stderr = new BoundedOutput(this.settings.outputLimitBytes);
+    const argv = request.language === 'node' ? ['node', '-e', request.source] : undefined;
+    const result = await agent.exec(
+      // bash -c, not a login shell: the guest's PATH is set by its init, and -l costs ~150 ms per command under TCG.
+      { ...(argv ? { argv } : { command: request.source, shell: ['/bin/bash', '-c'] }), env, cwd: '/root', timeoutMs: deadlineMs },
+      { onStdout: (c) => stdout.push(c), onStderr: (c) => stderr.push(c) },
+    );
+    const exitCode = result.exitCode ?? 128 + (SIGNALS[result.signal ?? ''] ?? 0);
+    return {
+      status: result.timedOut ? 'timeout' : exitCode === 0 ? 'completed' : 'failed',
+      exitCode,
+      error: result.timedOut ? `killed after ${Math.round(deadlineMs / 1000)} s` : result.signal ? `killed by ${result.signal}` : null,
+      stdout,
+      stderr,
+      executionTime: result.durationMs / 1000,
+      cpuTime: result.cpu ? result.cpu.totalMs / 1000 : null,
+    };
+  }
+
+  private async finish(principal: Principal, record: ExecutionRow, vmId: string | null, outcome: RunOutcome): Promise<ExecutionRow> {
+    const row = await this.database.db.transaction().execute(async (trx) => {
+      const updated = await updateExecution(trx, record.id, {
+        vm_id: vmId,
+        status: outcome.status,
+        exit_code: outcome.exitCode,
+        error: outcome.error,
+        stdout: outcome.stdout.text(),
+        stderr: outcome.stderr.text(),
+        stdout_truncated: outcome.stdout.truncated ? 1 : 0,
+        stderr_truncated: outcome.stderr.truncated ? 1 : 0,
+        completed_at: this.clock.now().toISOString(),
+        execution_time: outcome.executionTime,
+        cpu_time: outcome.cpuTime,
+      });
+      await recordEvent(trx, this.clock, {
+        type: outcome.status === 'completed' ? 'execution.completed' : 'execution.failed',
+        userId: principal.userId,
+        subjectId: String(record.id),
+        data: {
+          execution_id: record.id,
+          session_id: record.session_id,
+          vm_id: vmId,
+          language: record.language,
+          status: outcome.status,
+          exit_code: outcome.exitCode,
+          error: outcome.error,
+          execution_time: outcome.executionTime,
+        },
+      });
+      return updated!;
+    });
+    this.notifier.committed();
+    return row;
+  }
+}

@@ -1,0 +1,25 @@
+/** Identifier formats. */
+import { randomBytes, randomUUID } from 'node:crypto';
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+export function newSessionId(): string {
+  return randomUUID();
+}
+
+/**
+ * `vm-` + 16 base32 characters (80 bits). Lower-case letters and digits only, so a VM id is also a valid
+ * hostname and DNS label (the guest's hostname, and `{vm_id}-{port}.<app domain>` preview hosts).
+ */
+export function newVmId(): string {
+  const bytes = randomBytes(16);
+  let id = 'vm-';
+  for (let i = 0; i < 16; i++) id += BASE32[bytes[i]! % 32];
+  return id;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}

@@ -1,0 +1,73 @@
+/**
+ * What the core needs from the VM engine, defined here so the core never depends on QEMU or on the agent
+ * transport. `src/engine/` implements it over the VmDriver and the agent client; tests of the core that
+ * need no real VM may implement it too, but the tests that prove features use the real engine.
+ */
+import type { Readable } from 'node:stream';
+import type {
+  ExecRequest,
+  ExecResult,
+  ExtractResponse,
+  FileStat,
+  FileWriteResponse,
+  PythonRunRequest,
+  PythonRunResult,
+  UsageResponse,
+} from '@sandboxd/agent/protocol';
+
+export interface AcquireVmRequest {
+  /** Chosen by the caller (already recorded in the store). */
+  vmId: string;
+  vcpuCount: number;
+  memoryMb: number;
+  lifetimeSeconds: number;
+}
+
+export interface AcquiredVm {
+  vmId: string;
+  /** The snapshot variant it came from, e.g. `snap2`. */
+  templateId: string;
+  /** The guest's address on its private network (for debugging; nothing routes to it from outside). */
+  ip: string;
+  startedAt: Date;
+  /** When the engine kills it. */
+  expiresAt: Date;
+}
+
+/** Why a VM stopped without being asked to. */
+export type VmEndReason = 'expired' | 'crashed';
+
+/** Output callbacks of a streamed exec. */
+export interface ExecOutput {
+  onStdout(chunk: Buffer): void;
+  onStderr(chunk: Buffer): void;
+}
+
+/** A live VM's guest agent. */
+export interface GuestAgent {
+  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal): Promise<ExecResult>;
+  runPython(request: PythonRunRequest): Promise<PythonRunResult>;
+  writeFile(path: string, body: Readable, options?: { mode?: number }): Promise<FileWriteResponse>;
+  extractTar(directory: string, body: Readable, options?: { gzip?: boolean }): Promise<ExtractResponse>;
+  /** Opens a file for reading: its size and a stream of its bytes. */
+  readFile(path: string): Promise<{ size: number; mode: number; stream: Readable }>;
+  stat(path: string): Promise<FileStat>;
+  usage(): Promise<UsageResponse>;
+}
+
+export interface VmEngine {
+  /** The node this engine runs VMs on (recorded with each VM). */
+  readonly nodeId: string;
+  /** Prepares the engine (host checks, image, snapshots, re-adoption of VMs a previous process left); idempotent. */
+  start(): Promise<unknown>;
+  /** A ready VM: restored, identity set, agent answering; counting its lifetime from now. */
+  acquire(request: AcquireVmRequest): Promise<AcquiredVm>;
+  /** The agent of a live VM on this node, or null when the VM is not (or no longer) running here. */
+  agent(vmId: string): GuestAgent | null;
+  /** Kills a VM and removes everything it left; resolves when it is gone. Unknown ids are a no-op. */
+  kill(vmId: string): Promise<void>;
+  /** Ids of the VMs running on this node (after a restart: those re-adopted). */
+  liveVmIds(): string[];
+  /** Called when a VM ends by itself (deadline reached, QEMU died). */
+  onVmEnded(listener: (vmId: string, reason: VmEndReason) => void): void;
+}

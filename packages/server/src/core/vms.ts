@@ -1,0 +1,260 @@
+/**
+ * The VM lifecycle of sessions: acquire on first use (or at once with prewarm, or by POST /v1/vms), reuse
+ * while alive, record expiry and crashes, kill on request, and reconcile with the engine after a restart.
+ * Every state change is written with its event in one transaction.
+ */
+import type { Principal } from './authenticator.ts';
+import type { Clock } from './clock.ts';
+import { AppError, notFound } from './errors.ts';
+import { recordEvent, type EventNotifier } from './events.ts';
+import { newVmId } from './ids.ts';
+import type { PlanLimiter } from './limits.ts';
+import type { GuestAgent, VmEndReason, VmEngine } from './vm-engine.ts';
+import type { Database } from '../store/database.ts';
+import type { SessionRow, VmRow } from '../store/schema.ts';
+import { failInterruptedExecutions } from '../store/executions-store.ts';
+import { findSession, updateSession } from '../store/sessions-store.ts';
+import { findVm, insertVm, LIVE_VM_STATUSES, listLiveVmsOfNode, listVms, transitionVm } from '../store/vms-store.ts';
+import type { Executor } from '../store/users-store.ts';
+
+export interface VmSpec {
+  vcpuCount: number;
+  memoryMb: number;
+  lifetimeSeconds: number;
+}
+
+/** A session's live VM with its agent. */
+export interface LiveVm {
+  vm: VmRow;
+  agent: GuestAgent;
+}
+
+/** Hooks run right after a session gets a new VM (e.g. apply the session's env to its Python context). */
+export type VmReadyHook = (session: SessionRow, live: LiveVm) => Promise<void>;
+
+export class VmService {
+  /** One acquisition at a time per session, so concurrent executes share one new VM. */
+  private readonly acquiring = new Map<string, Promise<LiveVm>>();
+  private readyHooks: VmReadyHook[] = [];
+  private started: Promise<{ adopted: number; ended: number }> | undefined;
+
+  constructor(
+    private readonly database: Database,
+    private readonly engine: VmEngine,
+    private readonly limiter: PlanLimiter,
+    private readonly clock: Clock,
+    private readonly notifier: EventNotifier,
+  ) {
+    engine.onVmEnded((vmId, reason) => {
+      void this.recordEnded(vmId, reason).catch(() => {});
+    });
+  }
+
+  /**
+   * Starts the engine and reconciles the store with it (VMs recorded live that did not survive a restart are
+   * marked ended); once, before the first acquisition. main.ts calls it at start to warm up.
+   */
+  start(): Promise<{ adopted: number; ended: number }> {
+    this.started ??= this.engine.start().then(() => this.reconcile());
+    this.started.catch(() => {
+      this.started = undefined; // let the next acquisition retry
+    });
+    return this.started;
+  }
+
+  onVmReady(hook: VmReadyHook): void {
+    this.readyHooks.push(hook);
+  }
+
+  /** The session's VM if it is alive, else a new one (the previous one expired, was killed, or never existed). */
+  async ensureVm(principal: Principal, session: SessionRow): Promise<LiveVm> {
+    const current = await this.liveVmOf(session);
+    if (current) return current;
+    const pending = this.acquiring.get(session.id);
+    if (pending) return pending;
+    const acquisition = this.acquireFor(principal, session, {
+      vcpuCount: session.vcpu_count,
+      memoryMb: session.memory_mb,
+      lifetimeSeconds: session.vm_lifetime_seconds,
+    }).finally(() => this.acquiring.delete(session.id));
+    this.acquiring.set(session.id, acquisition);
+    return acquisition;
+  }
+
+  /** POST /v1/vms: bind a new VM to a session that has none alive. */
+  async createForSession(principal: Principal, session: SessionRow, spec: VmSpec): Promise<LiveVm> {
+    if (this.acquiring.has(session.id) || (await this.liveVmOf(session))) {
+      throw new AppError('CONFLICT', `session ${session.id} already has a running VM; kill it first (POST /kill)`);
+    }
+    const acquisition = this.acquireFor(principal, session, spec).finally(() => this.acquiring.delete(session.id));
+    this.acquiring.set(session.id, acquisition);
+    return acquisition;
+  }
+
+  async getOwned(principal: Principal, vmId: string): Promise<VmRow> {
+    const vm = await findVm(this.database.db, vmId);
+    if (!vm || vm.user_id !== principal.userId) throw notFound(`VM ${vmId}`);
+    return vm;
+  }
+
+  async list(principal: Principal, limit: number, status?: string): Promise<VmRow[]> {
+    return listVms(this.database.db, principal.userId, limit, status ? { status } : {});
+  }
+
+  /** The live agent of a VM row, or null. */
+  agentOf(vm: VmRow): GuestAgent | null {
+    return vm.status === 'active' ? this.engine.agent(vm.id) : null;
+  }
+
+  /**
+   * Kills a VM the caller owns. Answers with the killed row; a VM that is not running is a 404 (nothing to
+   * kill), as the spec's /kill does for "no VM assigned".
+   */
+  async kill(principal: Principal, vm: VmRow): Promise<VmRow> {
+    if (vm.user_id !== principal.userId) throw notFound(`VM ${vm.id}`);
+    if (!(LIVE_VM_STATUSES as readonly string[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
+    await this.engine.kill(vm.id);
+    const ended = await this.recordEnd(vm.id, 'killed', 'vm.killed');
+    return ended ?? (await findVm(this.database.db, vm.id))!;
+  }
+
+  /** After a restart: VMs the store thinks are live on this node but the engine does not have are over. */
+  private async reconcile(): Promise<{ adopted: number; ended: number }> {
+    const live = new Set(this.engine.liveVmIds());
+    const rows = await listLiveVmsOfNode(this.database.db, this.engine.nodeId);
+    let ended = 0;
+    for (const row of rows) {
+      if (live.has(row.id) && row.status === 'active') continue;
+      const expired = Date.parse(row.expires_at) <= this.clock.now().getTime();
+      await this.recordEnd(row.id, expired ? 'expired' : 'server_restart', expired ? 'vm.expired' : 'vm.killed');
+      ended += 1;
+    }
+    // Engine VMs the store does not know as live (e.g. a crash between spawn and commit) must not linger.
+    const known = new Set(rows.map((r) => r.id));
+    for (const id of live) if (!known.has(id)) await this.engine.kill(id);
+    return { adopted: rows.length - ended, ended };
+  }
+
+  private async liveVmOf(session: SessionRow): Promise<LiveVm | null> {
+    if (!session.current_vm_id) return null;
+    const vm = await findVm(this.database.db, session.current_vm_id);
+    if (!vm || vm.status !== 'active' || Date.parse(vm.expires_at) <= this.clock.now().getTime()) return null;
+    const agent = this.engine.agent(vm.id);
+    return agent ? { vm, agent } : null;
+  }
+
+  private async acquireFor(principal: Principal, session: SessionRow, spec: VmSpec): Promise<LiveVm> {
+    try {
+      await this.start();
+    } catch (error) {
+      throw new AppError('VM_UNAVAILABLE', `the VM engine could not start: ${(error as Error).message}`);
+    }
+    const now = this.clock.now();
+    const vmId = newVmId();
+    // Quota check and reservation in one transaction, so two acquisitions of one user cannot both pass.
+    await this.database.db.transaction().execute(async (trx) => {
+      await lockUser(trx, this.database.dialect, principal.userId);
+      await this.limiter.assertCanStartVm(trx, principal, spec.vcpuCount);
+      await insertVm(trx, {
+        id: vmId,
+        user_id: principal.userId,
+        session_id: session.id,
+        node_id: this.engine.nodeId,
+        status: 'starting',
+        end_reason: null,
+        vcpu_count: spec.vcpuCount,
+        memory_mb: spec.memoryMb,
+        lifetime_seconds: spec.lifetimeSeconds,
+        template_id: `snap${spec.vcpuCount}`,
+        ip: null,
+        created_at: now.toISOString(),
+        started_at: null,
+        expires_at: new Date(now.getTime() + spec.lifetimeSeconds * 1000).toISOString(),
+        ended_at: null,
+      });
+      await updateSession(trx, session.id, { current_vm_id: vmId });
+    });
+
+    let acquired;
+    try {
+      acquired = await this.engine.acquire({ vmId, ...spec });
+    } catch (error) {
+      await this.database.db.transaction().execute(async (trx) => {
+        await transitionVm(trx, vmId, ['starting'], { status: 'killed', end_reason: 'failed', ended_at: this.clock.now().toISOString() });
+        await recordEvent(trx, this.clock, {
+          type: 'vm.failed',
+          userId: principal.userId,
+          subjectId: vmId,
+          data: { vm_id: vmId, session_id: session.id, error: (error as Error).message },
+        });
+      });
+      this.notifier.committed();
+      throw new AppError('VM_UNAVAILABLE', `could not start a VM: ${(error as Error).message}`);
+    }
+
+    const vm = await this.database.db.transaction().execute(async (trx) => {
+      const row = await transitionVm(trx, vmId, ['starting'], {
+        status: 'active',
+        template_id: acquired.templateId,
+        ip: acquired.ip,
+        started_at: acquired.startedAt.toISOString(),
+        expires_at: acquired.expiresAt.toISOString(),
+      });
+      if (!row) return undefined;
+      await recordEvent(trx, this.clock, {
+        type: 'vm.started',
+        userId: principal.userId,
+        subjectId: vmId,
+        data: {
+          vm_id: vmId,
+          session_id: session.id,
+          vcpu_count: spec.vcpuCount,
+          memory_mb: spec.memoryMb,
+          template_id: acquired.templateId,
+          started_at: acquired.startedAt.toISOString(),
+          expires_at: acquired.expiresAt.toISOString(),
+        },
+      });
+      return row;
+    });
+    this.notifier.committed();
+    const agent = this.engine.agent(vmId);
+    if (!vm || !agent) {
+      // Killed (or crashed) between restore and commit: the caller must not get a dead VM.
+      await this.engine.kill(vmId);
+      throw new AppError('VM_UNAVAILABLE', `VM ${vmId} ended while it was starting`);
+    }
+    const live = { vm, agent };
+    const fresh = (await findSession(this.database.db, session.id)) ?? session;
+    for (const hook of this.readyHooks) await hook(fresh, live);
+    return live;
+  }
+
+  private async recordEnded(vmId: string, reason: VmEndReason): Promise<void> {
+    await this.recordEnd(vmId, reason, reason === 'expired' ? 'vm.expired' : 'vm.crashed');
+  }
+
+  /** Marks a live VM killed with `reason` and records `eventType`; a VM already ended is left alone. */
+  private async recordEnd(vmId: string, reason: string, eventType: string): Promise<VmRow | undefined> {
+    const at = this.clock.now().toISOString();
+    const row = await this.database.db.transaction().execute(async (trx) => {
+      const ended = await transitionVm(trx, vmId, LIVE_VM_STATUSES, { status: 'killed', end_reason: reason, ended_at: at });
+      if (!ended) return undefined;
+      await failInterruptedExecutions(trx, [vmId], at);
+      await recordEvent(trx, this.clock, {
+        type: eventType,
+        userId: ended.user_id,
+        subjectId: vmId,
+        data: { vm_id: vmId, session_id: ended.session_id, reason, ended_at: at },
+      });
+      return ended;
+    });
+    if (row) this.notifier.committed();
+    return row;
+  }
+}
+
+/** Serialises quota checks per user: PostgreSQL row lock; SQLite transactions are already serialised. */
+async function lockUser(trx: Executor, dialect: string, userId: number): Promise<void> {
+  if (dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+}

@@ -1,0 +1,49 @@
+/**
+ * Signing secrets of webhook endpoints. HMAC signing needs the secret itself, so it cannot be stored as
+ * a hash like an API key; it is stored encrypted with AES-256-GCM under a key derived (HKDF-SHA256)
+ * from the server's auth secret (`SANDBOXD_AUTH_SECRET`, or the store's generated `auth.token_secret`),
+ * which every node of a cluster shares. The endpoint id is the associated data, so a ciphertext copied
+ * onto another endpoint's row does not decrypt. A database dump alone therefore reveals no secret.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+const VERSION = 'v1';
+const KEY_INFO = 'sandboxd webhook signing secrets v1';
+const IV_BYTES = 12;
+const SECRET_BYTES = 32;
+
+/** A new secret in the Standard Webhooks format: `whsec_` + base64 of 32 random bytes. */
+export function generateSigningSecret(): string {
+  return `whsec_${randomBytes(SECRET_BYTES).toString('base64')}`;
+}
+
+export class SecretBox {
+  private readonly key: Buffer;
+
+  constructor(serverSecret: string) {
+    this.key = Buffer.from(hkdfSync('sha256', serverSecret, 'sandboxd', KEY_INFO, 32));
+  }
+
+  /** `v1.<iv>.<tag>.<ciphertext>`, each base64url. */
+  seal(plaintext: string, associatedData: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(associatedData, 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
+  }
+
+  /** The plaintext; throws when the value was sealed under another key or for another id. */
+  open(sealed: string, associatedData: string): string {
+    const [version, iv, tag, ciphertext] = sealed.split('.');
+    if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('not a sealed webhook secret');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+      decipher.setAAD(Buffer.from(associatedData, 'utf8'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+    } catch {
+      throw new Error('the signing secret cannot be decrypted (was SANDBOXD_AUTH_SECRET changed?): rotate the endpoint secret');
+    }
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The core's `GuestAgent` over the agent client of one VM, with the agent's errors translated into the
+ * API's: a missing guest file is a 404, a full guest disk a 507, an unreachable agent a 503, …
+ */
+import type { Readable } from 'node:stream';
+import type { ExecRequest, PythonRunRequest } from '@sandboxd/agent/protocol';
+import type { AgentClient} from '../agent/index.ts';
+import { AgentOperationError, GuestPathError, GuestPortUnreachableError } from '../agent/index.ts';
+import { AppError } from '../core/errors.ts';
+import type { ExecOutput, GuestAgent } from '../core/vm-engine.ts';
+
+/** Maps an agent client error to an AppError the API can answer; other errors pass through. */
+export function translateAgentError(error: unknown): unknown {
+  if (error instanceof AppError) return error;
+  if (error instanceof GuestPathError) {
+    const where = error.path ? ` (${error.path})` : '';
+    switch (error.code) {
+      case 'ENOENT':
+        return new AppError('NOT_FOUND', `no such file or directory in the VM${where}`);
+      case 'EACCES':
+      case 'EPERM':
+      case 'EROFS':
+        return new AppError('FORBIDDEN', `the VM refused access${where}: ${error.message}`);
+      case 'ENOSPC':
+      case 'EDQUOT':
+        return new AppError('GUEST_STORAGE_FULL', `the VM's disk is full${where}`);
+      case 'EEXIST':
+      case 'ENOTDIR':
+      case 'EISDIR':
+      case 'ENOTEMPTY':
+      case 'ELOOP':
+        return new AppError('CONFLICT', `${error.message}${where}`);
+      default:
+        return new AppError('BAD_REQUEST', `${error.message}${where}`);
+    }
+  }
+  if (error instanceof GuestPortUnreachableError) return new AppError('BAD_REQUEST', error.message);
+  if (error instanceof AgentOperationError && error.status < 500) return new AppError('BAD_REQUEST', error.message);
+  if (error instanceof Error && error.name.startsWith('Agent')) return new AppError('VM_UNAVAILABLE', `the VM's agent did not answer: ${error.message}`);
+  return error;
+}
+
+async function translated<T>(operation: Promise<T>): Promise<T> {
+  try {
+    return await operation;
+  } catch (error) {
+    throw translateAgentError(error);
+  }
+}
+
+/** Adapts one VM's `AgentClient` to the core's `GuestAgent`. */
+export class ClientGuestAgent implements GuestAgent {
+  constructor(readonly client: AgentClient) {}
+
+  async exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal) {
+    const { stdin: _stdin, ...options } = request;
+    const handle = this.client.exec({ ...options, ...(signal ? { signal } : {}) });
+    const pump = (async () => {
+      for await (const event of handle.output) (event.type === 'stdout' ? output.onStdout : output.onStderr)(event.data);
+    })();
+    const [result] = await translated(Promise.all([handle.result, pump]));
+    return result;
+  }
+
+  runPython(request: PythonRunRequest) {
+    return translated(this.client.runPython(request));
+  }
+
+  writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
+    return translated(this.client.writeFile(path, body, options));
+  }
+
+  extractTar(directory: string, body: Readable, options: { gzip?: boolean } = {}) {
+    return translated(this.client.extractTar(directory, body, options));
+  }
+
+  readFile(path: string) {
+    return translated(this.client.readFile(path));
+  }
+
+  stat(path: string) {
+    return translated(this.client.stat(path));
+  }
+
+  usage() {
+    return translated(this.client.usage());
+  }
+}

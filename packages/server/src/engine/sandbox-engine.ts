@@ -1,0 +1,327 @@
+/**
+ * The VM engine: the core's `VmEngine` over any `VmDriver`. It restores VMs from per-vCPU snapshots
+ * (keeping a warm pool of restored, idle VMs for near-instant acquisition), gives each its identity and
+ * fresh entropy, kills it at its deadline, reports crashes, and after a server restart re-adopts the VMs
+ * that are still within their lifetime. It starts lazily: the first acquire (or `start()`) prepares the
+ * host, the image and the snapshots.
+ */
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgentClient } from '../agent/index.ts';
+import type { AcquiredVm, AcquireVmRequest, GuestAgent, VmEndReason, VmEngine } from '../core/vm-engine.ts';
+import type { GuestImage } from '../image/index.ts';
+import { VCPU_COUNTS, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
+import { DeadlineScheduler } from './deadline-scheduler.ts';
+import { ClientGuestAgent } from './guest-agent.ts';
+import { SnapshotVariants, variantOf, type MemoryTier } from './snapshot-variants.ts';
+import { VmStateStore, type PersistedVm } from './vm-state-store.ts';
+import { WarmPool } from './warm-pool.ts';
+
+export interface SandboxEngineOptions {
+  nodeId: string;
+  driver: VmDriver;
+  /** Builds or finds the guest image (called once, at start). */
+  loadImage: () => Promise<GuestImage>;
+  /** Root of the snapshot variants (traversable by the VM user). */
+  snapshotRoot: string;
+  /** The engine's own state (public ids, deadlines); private to this server. */
+  stateDir: string;
+  /** Per-VM run directories; the VM user must be able to traverse it. One per server: recovery reaps strangers. */
+  runRoot: string;
+  network: NetworkMode;
+  /** Idle restored VMs kept per vCPU variant (of `poolMemoryMb`); 0 disables the pool. */
+  poolSize: number;
+  /** vCPU variants to keep warm and to snapshot at start. */
+  warmVcpuCounts: VcpuCount[];
+  /** Memory of pooled VMs: the usual request (a request for other memory restores a fresh VM). */
+  poolMemoryMb: number;
+  /**
+   * Memory tiers, ascending by boot size: a request is served by the first tier whose boot size covers it.
+   * Requests below the first tier's minimum get that minimum (the guest's agent needs room to run).
+   */
+  memoryTiers: MemoryTier[];
+  /** Kill every VM when the engine closes (otherwise they are re-adopted by the next start). */
+  killOnClose: boolean;
+}
+
+/** What the engine tells the process (which decides what to log). */
+export interface SandboxEngineEvents {
+  ready: [{ host: HostReport; image: GuestImage; adopted: number; readyMs: number }];
+  progress: [string];
+  warning: [{ code: string; message: string; vmId?: string }];
+  acquired: [{ vmId: string; fromPool: boolean; ms: number }];
+}
+
+interface LiveEntry {
+  state: PersistedVm;
+  client: AgentClient;
+  agent: ClientGuestAgent;
+}
+
+/** A restored VM that has no user yet (in the pool, or about to be handed out). */
+interface RestoredVm {
+  info: VmInfo;
+  client: AgentClient;
+  vcpuCount: VcpuCount;
+  memoryMb: number;
+}
+
+export class SandboxEngine implements VmEngine {
+  readonly events = new EventEmitter<SandboxEngineEvents>();
+  readonly nodeId: string;
+  private readonly live = new Map<string, LiveEntry>();
+  private readonly byDriverId = new Map<string, string>();
+  private readonly deadlines = new DeadlineScheduler();
+  private readonly states: VmStateStore;
+  private readonly endedListeners: ((vmId: string, reason: VmEndReason) => void)[] = [];
+  private readonly pool: WarmPool<string, RestoredVm>;
+  private readonly runRoot: string;
+  private starting: Promise<SnapshotVariants> | undefined;
+  private closed = false;
+  /** Restores under way: close() waits for them, so no VM comes up after the engine closed. */
+  private readonly inflight = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: SandboxEngineOptions) {
+    this.nodeId = options.nodeId;
+    this.runRoot = options.runRoot;
+    fs.mkdirSync(this.runRoot, { recursive: true, mode: 0o711 });
+    this.states = new VmStateStore(options.stateDir);
+    this.pool = new WarmPool<string, RestoredVm>({
+      size: options.poolSize,
+      create: (key) => {
+        const [vcpus, memory] = key.split(':').map(Number);
+        return this.restore(vcpus as VcpuCount, memory!);
+      },
+      destroy: (vm) => this.discard(vm),
+      onError: (key, error) => this.events.emit('warning', { code: 'POOL_REFILL_FAILED', message: `warm pool ${key}: ${(error as Error).message}` }),
+    });
+    options.driver.events.on('exit', (event) => {
+      const vmId = this.byDriverId.get(event.vmId);
+      if (!vmId || event.expected) return;
+      this.forget(vmId);
+      for (const listener of this.endedListeners) listener(vmId, 'crashed');
+    });
+    options.driver.events.on('warning', (warning) => this.events.emit('warning', warning));
+  }
+
+  /** Prepares everything a first acquire needs (host checks, image, snapshots, re-adoption, pool). */
+  start(): Promise<SnapshotVariants> {
+    this.starting ??= this.init();
+    return this.starting;
+  }
+
+  acquire(request: AcquireVmRequest): Promise<AcquiredVm> {
+    return this.tracked(this.acquireUntracked(request));
+  }
+
+  /** Registers work that close() must wait for. */
+  private tracked<T>(work: Promise<T>): Promise<T> {
+    this.inflight.add(work);
+    const done = () => this.inflight.delete(work);
+    void work.then(done, done);
+    return work;
+  }
+
+  private async acquireUntracked(request: AcquireVmRequest): Promise<AcquiredVm> {
+    const started = Date.now();
+    if (!(VCPU_COUNTS as readonly number[]).includes(request.vcpuCount)) throw new Error(`vcpu_count must be one of ${VCPU_COUNTS.join(', ')}`);
+    const vcpuCount = request.vcpuCount as VcpuCount;
+    if (this.closed) throw new Error('the VM engine is shutting down');
+    await this.start();
+    const pooled = request.memoryMb === this.options.poolMemoryMb ? this.pool.take(poolKey(vcpuCount, request.memoryMb)) : undefined;
+    const vm = pooled && pooled.client.connected ? pooled : await this.restore(vcpuCount, request.memoryMb);
+    if (pooled && vm !== pooled) void this.discard(pooled);
+    try {
+      // Identity, clock and entropy are set now, not at restore: a pooled VM may have waited a while.
+      await vm.client.restore({ hostname: request.vmId, vmId: request.vmId, timeoutMs: 15_000 });
+    } catch (error) {
+      await this.discard(vm);
+      throw error;
+    }
+    if (this.closed) {
+      await this.discard(vm);
+      throw new Error('the VM engine is shutting down');
+    }
+    const now = Date.now();
+    const state: PersistedVm = {
+      driverId: vm.info.vmId,
+      vmId: request.vmId,
+      vcpuCount,
+      memoryMb: request.memoryMb,
+      templateId: variantOf(vcpuCount),
+      startedAtMs: now,
+      expiresAtMs: now + request.lifetimeSeconds * 1000,
+    };
+    this.states.write(state);
+    this.track(state, vm.client);
+    this.events.emit('acquired', { vmId: request.vmId, fromPool: vm === pooled, ms: Date.now() - started });
+    return {
+      vmId: request.vmId,
+      templateId: state.templateId,
+      ip: this.options.network === 'user' ? '10.0.2.15' : '',
+      startedAt: new Date(state.startedAtMs),
+      expiresAt: new Date(state.expiresAtMs),
+    };
+  }
+
+  agent(vmId: string): GuestAgent | null {
+    const entry = this.live.get(vmId);
+    return entry && entry.client.connected ? entry.agent : null;
+  }
+
+  /** The raw agent client of a live VM (tunnels, PTYs). */
+  client(vmId: string): AgentClient | null {
+    return this.live.get(vmId)?.client ?? null;
+  }
+
+  async kill(vmId: string): Promise<void> {
+    const entry = this.live.get(vmId);
+    if (!entry) return;
+    this.forget(vmId);
+    await entry.client.close().catch(() => {});
+    await this.options.driver.kill(entry.state.driverId);
+  }
+
+  liveVmIds(): string[] {
+    return [...this.live.keys()];
+  }
+
+  onVmEnded(listener: (vmId: string, reason: VmEndReason) => void): void {
+    this.endedListeners.push(listener);
+  }
+
+  /** Idle pooled VMs per variant (for benchmarks and health). */
+  poolCounts(): Record<string, number> {
+    return this.pool.counts();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.deadlines.close();
+    await this.starting?.catch(() => {});
+    await this.pool.close();
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    const entries = [...this.live.values()];
+    for (const entry of entries) await entry.client.close().catch(() => {});
+    if (this.options.killOnClose) {
+      await Promise.allSettled(entries.map((entry) => this.options.driver.kill(entry.state.driverId)));
+      for (const entry of entries) this.states.remove(entry.state.driverId);
+    }
+    this.live.clear();
+    this.byDriverId.clear();
+  }
+
+  private async init(): Promise<SnapshotVariants> {
+    const started = Date.now();
+    const { driver } = this.options;
+    this.events.emit('progress', 'preparing the guest image');
+    const image = await this.options.loadImage();
+    const host = await driver.prepare(image);
+    const variants = new SnapshotVariants({
+      driver,
+      image,
+      accelerator: host.accelerator,
+      snapshotRoot: this.options.snapshotRoot,
+      runRoot: this.runRoot,
+      onProgress: (message) => this.events.emit('progress', message),
+    });
+    this.variants = variants;
+    const adopted = await this.recover();
+    for (const vcpus of this.options.warmVcpuCounts) await variants.ensure(vcpus, this.tierFor(this.options.poolMemoryMb));
+    for (const vcpus of this.options.warmVcpuCounts) this.pool.want(poolKey(vcpus, this.options.poolMemoryMb));
+    this.events.emit('ready', { host, image, adopted, readyMs: Date.now() - started });
+    return variants;
+  }
+
+  private variants: SnapshotVariants | undefined;
+
+  /** Re-adopts VMs an earlier server left running that are still within their lifetime; reaps the rest. */
+  private async recover(): Promise<number> {
+    const now = Date.now();
+    const report = await this.options.driver.recover({
+      runRoot: this.runRoot,
+      keep: (found) => {
+        const state = this.states.read(found.vmId);
+        return state !== undefined && state.expiresAtMs > now;
+      },
+    });
+    let adopted = 0;
+    for (const info of report.adopted) {
+      const state = this.states.read(info.vmId)!;
+      try {
+        const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 10_000 });
+        this.track(state, client);
+        adopted += 1;
+      } catch (error) {
+        this.events.emit('warning', { code: 'ADOPT_FAILED', vmId: state.vmId, message: `could not reconnect to VM ${state.vmId}: ${(error as Error).message}` });
+        await this.options.driver.kill(info.vmId).catch(() => {});
+      }
+    }
+    this.states.prune(new Set([...this.byDriverId.keys()]));
+    return adopted;
+  }
+
+  private restore(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+    return this.tracked(this.restoreUntracked(vcpuCount, memoryMb));
+  }
+
+  private async restoreUntracked(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+    const variants = this.variants ?? (await this.start());
+    const tier = this.tierFor(memoryMb);
+    const snapshot = await variants.ensure(vcpuCount, tier);
+    const driverId = `vm-${randomBytes(8).toString('hex')}`;
+    const info = await this.options.driver.restore({
+      vmId: driverId,
+      runDir: path.join(this.runRoot, driverId),
+      snapshotDir: snapshot.dir,
+      memoryMb: Math.max(memoryMb, tier.minMemoryMb),
+      network: this.options.network,
+      timeoutMs: 60_000,
+    });
+    try {
+      const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 15_000 });
+      return { info, client, vcpuCount, memoryMb };
+    } catch (error) {
+      await this.options.driver.kill(driverId).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** The smallest tier whose boot memory covers `memoryMb`. */
+  private tierFor(memoryMb: number): MemoryTier {
+    const tier = this.options.memoryTiers.find((t) => t.bootMemoryMb >= memoryMb);
+    if (!tier) throw new Error(`memory_mb ${memoryMb} is more than the largest tier (${this.options.memoryTiers.at(-1)?.bootMemoryMb} MiB)`);
+    return tier;
+  }
+
+  private async discard(vm: RestoredVm): Promise<void> {
+    await vm.client.close().catch(() => {});
+    await this.options.driver.kill(vm.info.vmId).catch(() => {});
+  }
+
+  private track(state: PersistedVm, client: AgentClient): void {
+    this.live.set(state.vmId, { state, client, agent: new ClientGuestAgent(client) });
+    this.byDriverId.set(state.driverId, state.vmId);
+    this.deadlines.schedule(state.vmId, new Date(state.expiresAtMs), () => {
+      void this.kill(state.vmId).finally(() => {
+        for (const listener of this.endedListeners) listener(state.vmId, 'expired');
+      });
+    });
+  }
+
+  private forget(vmId: string): void {
+    const entry = this.live.get(vmId);
+    if (!entry) return;
+    this.live.delete(vmId);
+    this.byDriverId.delete(entry.state.driverId);
+    this.deadlines.cancel(vmId);
+    this.states.remove(entry.state.driverId);
+  }
+}
+
+function poolKey(vcpuCount: number, memoryMb: number): string {
+  return `${vcpuCount}:${memoryMb}`;
+}

@@ -1,0 +1,113 @@
+/**
+ * One snapshot per vCPU count (`snap1` … `snap8`), built on first need: cold-boot a VM, let the agent
+ * prepare (helper and spare Python started, session closed), save. Snapshots live in a directory shared by
+ * every clone on the machine, keyed by the guest image, the accelerator and the boot memory, and a
+ * cross-process lock makes sure only one process builds each.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgentClient } from '../agent/index.ts';
+import { acquireFileLock } from '../image/file-lock.ts';
+import type { GuestImage } from '../image/index.ts';
+import type { Accelerator, SnapshotInfo, VcpuCount, VmDriver } from '../vm/vm-driver.ts';
+
+/** Bump when the way snapshots are made changes, so old ones are not reused. */
+const SNAPSHOT_FORMAT = 1;
+
+export interface SnapshotVariantsOptions {
+  driver: VmDriver;
+  image: GuestImage;
+  accelerator: Accelerator;
+  /** Root of all snapshots (traversable by the VM user). */
+  snapshotRoot: string;
+  /** Scratch space for the VM being snapshotted. */
+  runRoot: string;
+  /** Reports build progress (the first acquire of a variant waits for it). */
+  onProgress?: (message: string) => void;
+}
+
+export function variantOf(vcpuCount: number): string {
+  return `snap${vcpuCount}`;
+}
+
+/**
+ * A memory range served by one set of snapshots: they boot with `bootMemoryMb` (the most a restore can
+ * have) and are shrunk to `minMemoryMb` before saving (the least). Growing a restored guest is fast;
+ * shrinking is slow (the balloon gives pages back one by one), so the ranges are tiers, not one big one.
+ */
+export interface MemoryTier {
+  bootMemoryMb: number;
+  minMemoryMb: number;
+}
+
+export class SnapshotVariants {
+  private readonly building = new Map<string, Promise<SnapshotInfo>>();
+  readonly root: string;
+
+  constructor(private readonly options: SnapshotVariantsOptions) {
+    this.root = path.join(options.snapshotRoot, `${options.image.hash.slice(0, 16)}-${options.accelerator}-f${SNAPSHOT_FORMAT}`);
+  }
+
+  /** The snapshot of `vcpuCount` in `tier`, built if missing. */
+  ensure(vcpuCount: VcpuCount, tier: MemoryTier): Promise<SnapshotInfo> {
+    const name = `${variantOf(vcpuCount)}-m${tier.bootMemoryMb}-${tier.minMemoryMb}`;
+    let pending = this.building.get(name);
+    if (!pending) {
+      pending = this.load(vcpuCount, tier, name);
+      this.building.set(name, pending);
+      pending.catch(() => this.building.delete(name));
+    }
+    return pending;
+  }
+
+  private async load(vcpuCount: VcpuCount, tier: MemoryTier, name: string): Promise<SnapshotInfo> {
+    const dir = path.join(this.root, name);
+    const existing = await this.options.driver.readSnapshot(dir);
+    if (existing) return existing;
+    // QEMU maps the snapshot's files after dropping to the VM user: every directory on the way must let it through.
+    fs.mkdirSync(this.root, { recursive: true, mode: 0o711 });
+    fs.chmodSync(this.options.snapshotRoot, 0o711);
+    const lock = await acquireFileLock(path.join(this.root, `${name}.lock`), {
+      onWait: () => this.options.onProgress?.(`waiting for another process to build snapshot ${name}`),
+    });
+    try {
+      const built = await this.options.driver.readSnapshot(dir);
+      if (built) return built;
+      fs.rmSync(dir, { recursive: true, force: true });
+      return await this.build(vcpuCount, tier, dir, name);
+    } finally {
+      await lock.release();
+    }
+  }
+
+  private async build(vcpuCount: VcpuCount, tier: MemoryTier, dir: string, name: string): Promise<SnapshotInfo> {
+    const { driver, image } = this.options;
+    const started = Date.now();
+    const vmId = `snapshot-${variantOf(vcpuCount)}-${randomBytes(3).toString('hex')}`;
+    this.options.onProgress?.(`building snapshot ${name}: cold boot (${this.options.accelerator})`);
+    const vm = await driver.boot({
+      vmId,
+      runDir: path.join(this.options.runRoot, vmId),
+      image,
+      vcpuCount,
+      memoryMb: tier.bootMemoryMb,
+      // The source has no NIC backend; each restore attaches the network it asks for.
+      network: 'none',
+      snapshotDir: dir,
+      timeoutMs: 180_000,
+    });
+    try {
+      const client = await AgentClient.connect({ socketPath: vm.agentSocketPath }, { timeoutMs: 60_000 });
+      await client.prepareSnapshot({ timeoutMs: 60_000 });
+      await client.close();
+      // Shrinking is the slow part under TCG (~35 MiB/s): allow for the largest tier.
+      const info = await driver.saveSnapshot({ vmId, minMemoryMb: tier.minMemoryMb, timeoutMs: 900_000 });
+      this.options.onProgress?.(`built snapshot ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return info;
+    } catch (error) {
+      await driver.kill(vmId).catch(() => {});
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The engine on real VMs: clones of one snapshot never share randomness or identity, big files round-trip
+ * byte-exact, VMs die at their deadline, and VMs of a crashed server are re-adopted (or reaped once
+ * expired) by the next one, leaving no QEMU, socket or overlay behind.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
+import { engineConfig, newDataDir, qemuProcessesMatching, sh, startEngine } from './engine-fixture.ts';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+describe('sandbox engine on real VMs', () => {
+  const dataDir = newDataDir();
+  let engine: SandboxEngine;
+
+  before(async () => {
+    engine = startEngine(engineConfig(dataDir));
+    await engine.start();
+  });
+  after(async () => {
+    await engine.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('two clones of one snapshot differ in randomness, hostname and VM id', async () => {
+    await Promise.all(['vm-clonea', 'vm-cloneb'].map((vmId) => engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 120 })));
+    const probe =
+      'cat /proc/sys/kernel/random/uuid; head -c 32 /dev/urandom | sha256sum | cut -c1-16; hostname; ' +
+      'python3 -c "import random, secrets; print(random.random(), secrets.token_hex(8))"';
+    const [a, b] = await Promise.all([sh(engine, 'vm-clonea', probe), sh(engine, 'vm-cloneb', probe)]);
+    const [la, lb] = [a.trim().split('\n'), b.trim().split('\n')];
+    assert.equal(la.length, 4);
+    for (let i = 0; i < 4; i++) assert.notEqual(la[i], lb[i], `line ${i} differs: ${la[i]}`);
+    assert.equal(la[2], 'vm-clonea');
+    assert.equal(lb[2], 'vm-cloneb');
+    const pyA = await engine.agent('vm-clonea')!.runPython({ contextId: 'r', code: 'import random; random.random()' });
+    const pyB = await engine.agent('vm-cloneb')!.runPython({ contextId: 'r', code: 'import random; random.random()' });
+    assert.notEqual(pyA.result, pyB.result, 'the pre-started interpreter was reseeded in each clone');
+    await Promise.all([engine.kill('vm-clonea'), engine.kill('vm-cloneb')]);
+    assert.deepEqual(engine.liveVmIds(), []);
+  });
+
+  test('a 100 MiB file round-trips byte-exact; the guest sees the memory it asked for', async () => {
+    await engine.acquire({ vmId: 'vm-bigfile', vcpuCount: 1, memoryMb: 768, lifetimeSeconds: 300 });
+    const agent = engine.agent('vm-bigfile')!;
+    const data = randomBytes(100 * 1024 * 1024);
+    const sha = createHash('sha256').update(data).digest('hex');
+    const written = await agent.writeFile('/root/big.bin', Readable.from([data.subarray(0, 50 * 1048576), data.subarray(50 * 1048576)]));
+    assert.equal(written.size, data.length);
+    assert.equal((await sh(engine, 'vm-bigfile', 'sha256sum /root/big.bin')).split(' ')[0], sha);
+    const read = await agent.readFile('/root/big.bin');
+    const hash = createHash('sha256');
+    for await (const chunk of read.stream) hash.update(chunk as Buffer);
+    assert.equal(hash.digest('hex'), sha);
+    const memTotalKb = Number(/MemTotal:\s+(\d+)/.exec(await sh(engine, 'vm-bigfile', 'cat /proc/meminfo'))![1]);
+    // The kernel keeps ~55 MiB of what it is given; the rest is the guest's, and not a page more.
+    assert.ok(memTotalKb > 680 * 1024 && memTotalKb <= 768 * 1024, `MemTotal ${memTotalKb} kB for 768 MiB`);
+    await engine.kill('vm-bigfile');
+  });
+
+  test('a VM dies at its deadline and leaves no QEMU behind', async () => {
+    const ended = new Promise<string>((resolve) => engine.onVmEnded((vmId, reason) => vmId === 'vm-deadline' && resolve(reason)));
+    const started = Date.now();
+    await engine.acquire({ vmId: 'vm-deadline', vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 4 });
+    assert.equal(await ended, 'expired');
+    assert.ok(Date.now() - started >= 4000);
+    assert.equal(engine.agent('vm-deadline'), null);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(engine.liveVmIds(), []);
+  });
+});
+
+describe('after a server crash', () => {
+  const dataDir = newDataDir();
+  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  async function crashWithVm(vmId: string, lifetimeSeconds: number): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'fixtures', 'hold-vm.ts'), dataDir, vmId, String(lifetimeSeconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d) => String(d).includes('acquired') && resolve());
+      child.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+  }
+
+  test('the next server re-adopts a live VM, and reaps one whose lifetime ended meanwhile', async () => {
+    const config = engineConfig(dataDir);
+    await crashWithVm('vm-survivor', 600);
+    await crashWithVm('vm-expiring', 20);
+    const runDirs = fs.readdirSync(config.runDir);
+    assert.equal(runDirs.length, 2, 'both VMs left run directories');
+    assert.equal(runDirs.flatMap((d) => qemuProcessesMatching(d)).length, 2, 'and their QEMUs run on');
+    await new Promise((r) => setTimeout(r, 21_000));
+
+    const engine = startEngine(config);
+    try {
+      await engine.start();
+      assert.deepEqual(engine.liveVmIds(), ['vm-survivor']);
+      assert.equal((await sh(engine, 'vm-survivor', 'hostname')).trim(), 'vm-survivor', 'the adopted VM answers');
+      assert.equal(fs.readdirSync(config.runDir).length, 1, "the expired VM's run directory is gone");
+    } finally {
+      await engine.close();
+    }
+    assert.deepEqual(fs.readdirSync(config.runDir), [], 'closing kills and cleans up the adopted VM');
+    assert.deepEqual(runDirs.flatMap((d) => qemuProcessesMatching(d)), [], 'no QEMU of either VM is left');
+  });
+});
