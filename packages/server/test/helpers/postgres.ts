@@ -4,9 +4,9 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './processes.ts';
 
 export interface PostgresServer {
   url: string;
@@ -19,17 +19,6 @@ function findBinDir(): string {
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
   if (!newest) throw new Error('PostgreSQL is not installed (the test set-up installs Debian\'s postgresql package: run npm test)');
   return path.join(base, newest, 'bin');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** PostgreSQL refuses to run as root, so as root the server runs as the `postgres` system user. */
