@@ -13,7 +13,6 @@ import { Type } from 'typebox';
 import { AppError, InputError } from '../../../core/errors.ts';
 import type { Principal } from '../../../core/authenticator.ts';
 import { notAuthenticated } from '../../../core/authenticator.ts';
-import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 
@@ -109,7 +108,7 @@ export function registerUpload(app: App, { services, requireAuth }: RouteContext
             path: written,
             size,
             recursive,
-            session_id: principalOf(request) && fields.session_id!,
+            session_id: fields.session_id!,
             vm_id: vmId,
           };
         },
