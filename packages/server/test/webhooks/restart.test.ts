@@ -5,24 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { freePort } from '../helpers/processes.ts';
 import { call, startTestServer } from '../helpers/test-server.ts';
 import { startReceiver, waitUntil } from '../helpers/webhook-receiver.ts';
 import { createEndpoint, FAST, triggerEvent, waitForDelivery } from './fixtures.ts';
 
 const CONFIG = { ...FAST, webhookRetryScheduleMs: [300], webhookMaxAttempts: 50 };
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 test('a delivery pending when the server stops is sent by the next server on the same store', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-restart-'));
