@@ -17,6 +17,7 @@ import {
   UnsupportedOperationError,
   ValidationError,
 } from '../src/index.ts';
+import { DEFAULT_PLANS } from '../../server/src/config.ts';
 
 describe('errors from the real server map to classes', () => {
   let server: TestServer;
@@ -28,9 +29,7 @@ describe('errors from the real server map to classes', () => {
     server = await startTestServer({
       config: {
         plans: {
-          free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4 },
-          pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32 },
-          enterprise: { executionsPerMinute: 6000, maxConcurrentVms: 100, maxTotalVcpus: 400 },
+          ...DEFAULT_PLANS,
           tiny: { executionsPerMinute: 2, maxConcurrentVms: 1, maxTotalVcpus: 2 },
         },
       },

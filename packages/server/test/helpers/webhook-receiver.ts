@@ -76,14 +76,3 @@ export async function startReceiver(respond: Responder = () => 204, port = 0): P
   receiver.url = `http://127.0.0.1:${receiver.port}/hook`;
   return receiver;
 }
-
-/** Polls `check` until it returns a truthy value; rejects with `what` after `timeoutMs`. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { DEFAULT_PLANS } from '../../src/config.ts';
 
 describe('ownership, kill rules, rate limits and quotas', () => {
   let server: TestServer;
@@ -19,9 +20,7 @@ describe('ownership, kill rules, rate limits and quotas', () => {
     server = await startTestServer({
       config: {
         plans: {
-          free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4 },
-          pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32 },
-          enterprise: { executionsPerMinute: 6000, maxConcurrentVms: 100, maxTotalVcpus: 400 },
+          ...DEFAULT_PLANS,
           tiny: { executionsPerMinute: 3, maxConcurrentVms: 1, maxTotalVcpus: 2 },
         },
       },

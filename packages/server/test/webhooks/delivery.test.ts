@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { startReceiver, waitUntil, type Receiver } from '../helpers/webhook-receiver.ts';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { createEndpoint, FAST, listDeliveries, triggerEvent, waitForDelivery } from './fixtures.ts';
 
 describe('webhook delivery', () => {

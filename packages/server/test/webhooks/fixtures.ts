@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { Config } from '../../src/config.ts';
 import { call, type TestServer } from '../helpers/test-server.ts';
-import { waitUntil } from '../helpers/webhook-receiver.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 /** Receivers run on 127.0.0.1, and retries come within a fraction of a second. */
 export const FAST: Partial<Config> = {

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { newDeliveryRow } from '../../src/core/webhooks/deliveries.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { startReceiver, waitUntil, type Receiver } from '../helpers/webhook-receiver.ts';
+import { waitUntil } from '../helpers/wait.ts';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { createEndpoint, FAST, listDeliveries, triggerEvent } from './fixtures.ts';
 
 describe('hostile webhook receivers', () => {

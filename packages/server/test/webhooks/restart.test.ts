@@ -11,7 +11,8 @@ import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '../helpers/processes.ts';
 import { call, startTestServer } from '../helpers/test-server.ts';
-import { startReceiver, waitUntil } from '../helpers/webhook-receiver.ts';
+import { waitUntil } from '../helpers/wait.ts';
+import { startReceiver } from '../helpers/webhook-receiver.ts';
 import { createEndpoint, FAST, triggerEvent, waitForDelivery } from './fixtures.ts';
 
 const CONFIG = { ...FAST, webhookRetryScheduleMs: [300], webhookMaxAttempts: 50 };
