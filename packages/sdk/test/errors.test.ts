@@ -111,11 +111,11 @@ describe('errors from the real server map to classes', () => {
   });
 
   test('501 is UnsupportedOperationError', async () => {
-    const session = await owner.sessions.create();
-    const error = await session.appUrl(3000).catch((e: unknown) => e);
+    // An operation of the interface that is still a placeholder on the server.
+    const error = await owner.transport.request('GET', '/v1/browser/capabilities').catch((e: unknown) => e);
     assert.ok(error instanceof UnsupportedOperationError, String(error));
     assert.equal(error.code, 'NOT_IMPLEMENTED');
-    assert.equal(error.operation, `GET /v1/sessions/app-url/${session.id}`);
+    assert.equal(error.operation, 'GET /v1/browser/capabilities');
   });
 
   test('408 EXECUTION_TIMEOUT is ExecutionError with the execution id (needs a VM)', async () => {

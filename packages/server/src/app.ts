@@ -39,6 +39,11 @@ import { registerVmRoutes } from './api/routes/vms/index.ts';
 import { registerCliAuthRoutes } from './api/routes/cli-auth/index.ts';
 import { CLI_AUTH_SCHEMAS } from './api/routes/cli-auth/schemas.ts';
 import { openDatabase, type Database } from './store/database.ts';
+import { AppUrls } from './core/app-urls.ts';
+import { registerAppRoutes } from './api/routes/apps/index.ts';
+import { APP_SCHEMAS } from './api/routes/apps/schemas.ts';
+import { previewHostRewriter, previewUpgradeHandler, registerPreviewRoutes } from './api/preview/proxy-routes.ts';
+import { registerUpgradeRouter } from './api/upgrade-router.ts';
 
 export interface BuildAppOptions {
   config: Config;
@@ -78,6 +83,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req-${randomBytes(8).toString('hex')}`;
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // Requests to {vm_id}-{port}.<app domain> are previews whatever their path (preview/proxy-routes.ts).
+    rewriteUrl: previewHostRewriter(new AppUrls(config.publicUrl, config.appDomain), config.trustProxy),
     schemaController: partAwareSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -90,7 +97,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerErrorHandling(app);
   registerRequestLogging(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, requireAuth: createAuthHook(app, services.authenticator) };
@@ -105,7 +112,10 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerExecutionRoutes(app, context);
   registerFileRoutes(app, context);
   registerCliAuthRoutes(app, context);
+  registerAppRoutes(app, context);
+  registerPreviewRoutes(app, context);
   registerNotImplementedRoutes(app, context);
+  registerUpgradeRouter(app, [previewUpgradeHandler(services)]);
 
   runWebhookDispatcher(app, services);
 

@@ -108,6 +108,23 @@ const settings = {
     parse: (raw: string) => new URL(raw).toString().replace(/\/$/, ''),
     fallback: () => '',
   },
+  appDomain: {
+    env: 'SANDBOXD_APP_DOMAIN',
+    description:
+      'Domain whose subdomains {vm_id}-{port}.<domain> serve VM ports at / (the direct_url; needs wildcard DNS to this server, and a wildcard certificate for https); default localhost, which browsers resolve to this machine',
+    parse: (raw: string) => {
+      const domain = raw.trim().toLowerCase().replace(/\.$/, '');
+      if (!/^(?=.{1,200}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(domain)) throw new Error(`"${raw}" is not a domain name`);
+      return domain;
+    },
+    fallback: () => 'localhost',
+  },
+  shareLinkTtlSeconds: {
+    env: 'SANDBOXD_SHARE_LINK_TTL_SECONDS',
+    description: 'Lifetime of a private share link (and the preview cookie it sets) when the share itself expires later or never',
+    parse: integer(60, 30 * 86400),
+    fallback: () => 86_400,
+  },
   dataDir: {
     env: 'SANDBOXD_DATA_DIR',
     description: 'Directory for the SQLite store, the admin key file and per-VM state',

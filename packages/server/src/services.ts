@@ -6,6 +6,10 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from './config.ts';
 import { ApiKeyService } from './core/api-keys.ts';
 import { createAccessTokenIssuer, type AccessTokenIssuer } from './core/auth/access-tokens.ts';
+import { createPreviewTokens, type PreviewTokens } from './core/auth/preview-tokens.ts';
+import { AppUrls } from './core/app-urls.ts';
+import { PreviewAccess } from './core/previews.ts';
+import { ShareService } from './core/shares.ts';
 import { Authenticator } from './core/authenticator.ts';
 import { EventNotifier } from './core/events.ts';
 import { systemClock, type Clock } from './core/clock.ts';
@@ -37,6 +41,8 @@ export interface CoreServices {
   users: UserService;
   apiKeys: ApiKeyService;
   tokens: AccessTokenIssuer;
+  /** Signs private share links and the preview cookies they set. */
+  previewTokens: PreviewTokens;
   authenticator: Authenticator;
   audit: AuditLog;
   signIn: SignInService;
@@ -80,6 +86,7 @@ export async function createServices(config: Config, database: Database, clock: 
     users,
     apiKeys,
     tokens,
+    previewTokens: createPreviewTokens(authSecret),
     authenticator: new Authenticator(database, tokens, clock),
     audit,
     signIn: new SignInService(users, tokens, audit),
@@ -102,6 +109,11 @@ export interface SandboxServices {
   vms: VmService;
   executions: ExecutionService;
   files: FileService;
+  /** Where VM ports are served (path and host name). */
+  appUrls: AppUrls;
+  shares: ShareService;
+  /** Who may open a preview, and the tunnel to it. */
+  previews: PreviewAccess;
 }
 
 /** Everything the HTTP app uses. */
@@ -125,5 +137,8 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     if (Object.keys(env).length === 0) return;
     await live.agent.runPython({ contextId: session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${JSON.stringify(JSON.stringify(env))}))\ndel _os, _json` });
   });
-  return { engine, limiter, sessions, vms, executions, files: new FileService(database, sessions, vms, clock, events) };
+  const appUrls = new AppUrls(config.publicUrl, config.appDomain);
+  const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds);
+  const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock);
+  return { engine, limiter, sessions, vms, executions, files: new FileService(database, sessions, vms, clock, events), appUrls, shares, previews };
 }

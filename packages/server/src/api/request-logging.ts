@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
-const SECRET_QUERY_KEYS = /^(api_key|token|access_token|key|secret|password|connect_token)$/i;
+const SECRET_QUERY_KEYS = /^(api_key|token|access_token|key|secret|password|connect_token|sandboxd_token)$/i;
 
 /** The URL with the values of credential-like query parameters replaced by `***`. */
 export function redactUrl(url: string): string {

@@ -12,10 +12,19 @@ export function newSessionId(): string {
  * hostname and DNS label (the guest's hostname, and `{vm_id}-{port}.<app domain>` preview hosts).
  */
 export function newVmId(): string {
-  const bytes = randomBytes(16);
-  let id = 'vm-';
-  for (let i = 0; i < 16; i++) id += BASE32[bytes[i]! % 32];
-  return id;
+  return `vm-${randomBase32(16)}`;
+}
+
+/** `shr_` + 20 base32 characters (100 bits). */
+export function newShareId(): string {
+  return `shr_${randomBase32(20)}`;
+}
+
+function randomBase32(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE32[bytes[i]! % 32];
+  return out;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -3,7 +3,7 @@
  * transport. `src/engine/` implements it over the VmDriver and the agent client; tests of the core that
  * need no real VM may implement it too, but the tests that prove features use the real engine.
  */
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type {
   ExecRequest,
   ExecResult,
@@ -53,6 +53,11 @@ export interface GuestAgent {
   readFile(path: string): Promise<{ size: number; mode: number; stream: Readable }>;
   stat(path: string): Promise<FileStat>;
   usage(): Promise<UsageResponse>;
+  /**
+   * A TCP connection to `port` on the guest's loopback (through the agent, no host networking). Rejects with
+   * APP_PORT_UNREACHABLE when nothing listens there.
+   */
+  openTunnel(port: number): Promise<Duplex>;
 }
 
 export interface VmEngine {

@@ -34,7 +34,7 @@ export function translateAgentError(error: unknown): unknown {
         return new AppError('BAD_REQUEST', `${error.message}${where}`);
     }
   }
-  if (error instanceof GuestPortUnreachableError) return new AppError('BAD_REQUEST', error.message);
+  if (error instanceof GuestPortUnreachableError) return new AppError('APP_PORT_UNREACHABLE', error.message);
   if (error instanceof AgentOperationError && error.status < 500) return new AppError('BAD_REQUEST', error.message);
   if (error instanceof Error && error.name.startsWith('Agent')) return new AppError('VM_UNAVAILABLE', `the VM's agent did not answer: ${error.message}`);
   return error;
@@ -84,5 +84,9 @@ export class ClientGuestAgent implements GuestAgent {
 
   usage() {
     return translated(this.client.usage());
+  }
+
+  openTunnel(port: number) {
+    return translated(this.client.openTunnel(port));
   }
 }

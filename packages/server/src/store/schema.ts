@@ -221,6 +221,19 @@ export interface CliAuthRequestsTable {
   consumed_at: string | null;
 }
 
+export interface SharesTable {
+  /** `shr_` + 20 base32 characters. */
+  id: string;
+  user_id: number;
+  session_id: string;
+  port: number;
+  /** 1: anyone may open the preview; 0: only holders of a signed link (and the owner). */
+  is_public: number;
+  created_at: string;
+  /** Null: until the share is deleted. */
+  expires_at: string | null;
+}
+
 export interface Tables {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -234,6 +247,7 @@ export interface Tables {
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
   audit_events: AuditEventsTable;
   cli_auth_requests: CliAuthRequestsTable;
+  shares: SharesTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;
@@ -257,3 +271,5 @@ export type NewAuditEventRow = Insertable<AuditEventsTable>;
 export type CliAuthRequestRow = Selectable<CliAuthRequestsTable>;
 export type NewCliAuthRequestRow = Insertable<CliAuthRequestsTable>;
 export type CliAuthRequestUpdate = Updateable<CliAuthRequestsTable>;
+export type ShareRow = Selectable<SharesTable>;
+export type NewShareRow = Insertable<SharesTable>;

@@ -23,7 +23,7 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
   const config = loadConfig({}, { dataDir, host: '127.0.0.1', port: 0, logLevel: 'silent', warmVcpus: [1], ...options.config });
   const built = await buildApp({ config, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
-  await built.app.listen({ host: '127.0.0.1', port: 0 });
+  await built.app.listen({ host: '127.0.0.1', port: config.port });
   const address = built.app.server.address();
   if (!address || typeof address === 'string') throw new Error('no TCP address');
   return {

@@ -38,10 +38,6 @@ const PENDING: PendingOperation[] = [
   },
   // Executions
   // Sessions
-  {
-    method: 'GET', url: '/v1/sessions/app-url/:session_id', tag: 'apps', summary: 'Public URL of a port inside the VM', params: sessionParams,
-    querystring: Type.Object({ port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 80 })) }),
-  },
   // VMs
   // Execution, kill and files
   // Command-line login

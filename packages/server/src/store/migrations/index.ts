@@ -8,6 +8,7 @@ import * as m0001 from './0001-users-and-api-keys.ts';
 import * as m0002 from './0002-sessions-vms-executions-events.ts';
 import * as m0003 from './0003-webhooks-audit.ts';
 import * as m0004 from './0004-cli-auth.ts';
+import * as m0005 from './0005-shares.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0002-sessions-vms-executions-events': m0002,
   '0003-webhooks-audit': m0003,
   '0004-cli-auth': m0004,
+  '0005-shares': m0005,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

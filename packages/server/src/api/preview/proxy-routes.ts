@@ -1,0 +1,168 @@
+/**
+ * The preview proxy: `/v1/app/{session_id}/{port}/…` and the host names `{vm_id}-{port}.<app domain>` reach
+ * a port inside a VM through its agent's tunnels. HTTP requests are Fastify routes (bodies are streamed, not
+ * parsed); WebSocket upgrades come through the upgrade router. Who may pass is decided in
+ * `core/previews.ts`.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { stringifySetCookie } from 'cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AppUrls, HostTarget } from '../../core/app-urls.ts';
+import { notFound } from '../../core/errors.ts';
+import { PREVIEW_COOKIE, type PreviewAccess, type PreviewTarget } from '../../core/previews.ts';
+import { authedResponses, BEARER_OR_API_KEY } from '../schemas/common.ts';
+import type { App, RouteContext } from '../types.ts';
+import type { UpgradeHandler } from '../upgrade-router.ts';
+import { forwardHttp } from './forward-http.ts';
+import { forwardUpgrade } from './forward-upgrade.ts';
+import { forwardedHeaders, previewCredentials, withoutLinkToken } from './preview-request.ts';
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+/** Where host-name previews are routed internally (see {@link previewHostRewriter}); not reachable by path. */
+const HOST_PREVIEW_PREFIX = '/_sandboxd/preview-host';
+const PATH_PREVIEW = /^\/v1\/app\/([^/?]+)\/(\d{1,5})(\/[^?]*)?(\?.*)?$/;
+
+const hostTargets = new WeakMap<IncomingMessage, HostTarget>();
+
+function hostOf(request: IncomingMessage, trustProxy: boolean): string | undefined {
+  const forwarded = trustProxy ? request.headers['x-forwarded-host'] : undefined;
+  const value = typeof forwarded === 'string' ? forwarded.split(',')[0]!.trim() : request.headers.host;
+  return value;
+}
+
+/**
+ * Fastify's `rewriteUrl`: a request whose Host is a preview host name is routed to the host-preview route
+ * whatever its path (the app lives at `/`); the original URL stays in `request.originalUrl`.
+ */
+export function previewHostRewriter(urls: AppUrls, trustProxy: boolean): (request: IncomingMessage) => string {
+  return (request) => {
+    const target = urls.parseHost(hostOf(request, trustProxy));
+    if (!target) return request.url ?? '/';
+    hostTargets.set(request, target);
+    return `${HOST_PREVIEW_PREFIX}/${target.vmId}/${target.port}`;
+  };
+}
+
+function queryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? '' : url.slice(q + 1);
+}
+
+/** Serves one HTTP request of a preview: authorize, exchange a link for a cookie, forward. */
+async function servePreview(
+  previews: PreviewAccess,
+  urls: AppUrls,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  target: PreviewTarget,
+  upstreamPath: string,
+  prefix: string | null,
+): Promise<FastifyReply> {
+  const grant = await previews.authorize(target, previewCredentials(request.headers, queryOf(request.originalUrl)));
+  if (grant.via === 'owner') request.principal = grant.principal;
+  if (grant.via === 'share_link') {
+    const cookie = await previews.cookieFor(grant.share);
+    reply.header(
+      'set-cookie',
+      stringifySetCookie({ name: PREVIEW_COOKIE, value: cookie.value, expires: cookie.expiresAt, path: prefix ?? '/', httpOnly: true, sameSite: 'lax', secure: urls.secure }),
+    );
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      // The token leaves the address bar (and Referer headers); the cookie carries access from here on.
+      return reply.code(302).header('location', withoutLinkToken(request.originalUrl)).header('cache-control', 'no-store').send();
+    }
+  }
+  const tunnel = await previews.connect(grant);
+  const headers = forwardedHeaders(request.raw, { grant, remoteAddress: request.ip, protocol: request.protocol, prefix, upgrade: false });
+  return forwardHttp(request, reply, tunnel, withoutLinkToken(upstreamPath), headers);
+}
+
+export function registerPreviewRoutes(app: App, { services }: RouteContext): void {
+  const { previews, appUrls } = services.sandbox;
+  const description =
+    'Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session\'s VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.';
+  void app.register(async (scope) => {
+    // Bodies are the app's business: stream them through instead of parsing (and no body limit applies).
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+
+    const params = Type.Object({ session_id: Type.String(), port: Type.Integer({ minimum: 1, maximum: 65535 }), '*': Type.Optional(Type.String()) });
+    const schema = {
+      tags: ['apps'],
+      summary: 'Preview proxy to a port inside the VM',
+      description,
+      security: [...BEARER_OR_API_KEY, {}],
+      params,
+      response: authedResponses({}, { 404: 'No such session among yours, or no VM yet', 410: 'The VM was killed or expired', 502: 'Nothing listens on the port in the VM' }),
+    };
+    const handler = async (request: FastifyRequest<{ Params: { session_id: string; port: number } }>, reply: FastifyReply) => {
+      const { session_id: sessionId, port } = request.params;
+      const prefix = appUrls.pathPrefix(sessionId, port);
+      const rest = PATH_PREVIEW.exec(request.raw.url ?? '')?.[3];
+      if (rest === undefined) {
+        // `/v1/app/{id}/{port}` → `…/{port}/`, so the app's relative links resolve under the prefix.
+        const query = queryOf(request.raw.url ?? '');
+        return reply.code(308).header('location', `${prefix}/${query ? `?${query}` : ''}`).send();
+      }
+      const query = queryOf(request.raw.url ?? '');
+      return servePreview(previews, appUrls, request, reply, { kind: 'path', sessionId, port }, `${rest}${query ? `?${query}` : ''}`, prefix);
+    };
+    scope.route({ method: METHODS, url: '/v1/app/:session_id/:port', schema, handler });
+    scope.route({ method: METHODS, url: '/v1/app/:session_id/:port/*', schema, handler });
+
+    scope.route({
+      method: METHODS,
+      url: `${HOST_PREVIEW_PREFIX}/*`,
+      schema: { hide: true },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const target = hostTargets.get(request.raw);
+        if (!target) throw notFound(`route ${request.method} ${request.url.split('?')[0]}`);
+        return servePreview(previews, appUrls, request, reply, { kind: 'host', ...target }, request.originalUrl, null);
+      },
+    });
+  });
+}
+
+interface PreviewUpgradeClaim {
+  target: PreviewTarget;
+  upstreamPath: string;
+  prefix: string | null;
+}
+
+/** WebSocket upgrades to previews (by path or host name), forwarded to the app as they are. */
+export function previewUpgradeHandler(services: RouteContext['services']): UpgradeHandler<PreviewUpgradeClaim> {
+  const { previews, appUrls } = services.sandbox;
+  return {
+    claim(request) {
+      const url = request.url ?? '/';
+      const host = appUrls.parseHost(hostOf(request, services.config.trustProxy));
+      if (host) return { target: { kind: 'host', ...host }, upstreamPath: url, prefix: null };
+      const match = PATH_PREVIEW.exec(url);
+      if (!match) return null;
+      const port = Number(match[2]);
+      const sessionId = decodeURIComponent(match[1]!);
+      return {
+        target: { kind: 'path', sessionId, port },
+        upstreamPath: `${match[3] ?? '/'}${match[4] ?? ''}`,
+        prefix: appUrls.pathPrefix(sessionId, port),
+      };
+    },
+    async handle(request, socket: Duplex, head, claim) {
+      if (claim.target.port < 1 || claim.target.port > 65535) throw notFound(`port ${claim.target.port}`);
+      // A link token is accepted as is here: a handshake cannot follow a redirect or keep a cookie.
+      const grant = await previews.authorize(claim.target, previewCredentials(request.headers, queryOf(request.url ?? '')));
+      const tunnel = await previews.connect(grant);
+      const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
+      const forwardedProto = services.config.trustProxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'] : null;
+      const headers = forwardedHeaders(request, {
+        grant,
+        remoteAddress: request.socket.remoteAddress,
+        protocol: forwardedProto ?? (encrypted ? 'https' : 'http'),
+        prefix: claim.prefix,
+        upgrade: true,
+      });
+      forwardUpgrade(request, socket, head, tunnel, withoutLinkToken(claim.upstreamPath), headers);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Who may open a preview (a VM port through the preview proxy), and the connection to it. A request is let
+ * in by, in this order: a private share's signed link, a public share of that port, the cookie a link set,
+ * or the owner's credentials (API key or bearer token). Everyone else gets 401, or 404 when their
+ * credentials name another user (the session's existence does not leak).
+ */
+import type { Duplex } from 'node:stream';
+import { type Authenticator, type CredentialSource, notAuthenticated, type Principal } from './authenticator.ts';
+import type { PreviewTokens } from './auth/preview-tokens.ts';
+import type { Clock } from './clock.ts';
+import { AppError, notFound } from './errors.ts';
+import { isUuid } from './ids.ts';
+import type { SessionService } from './sessions.ts';
+import type { ShareService } from './shares.ts';
+import type { VmService } from './vms.ts';
+import type { Database } from '../store/database.ts';
+import type { SessionRow, ShareRow, VmRow } from '../store/schema.ts';
+import { findPublicShares } from '../store/shares-store.ts';
+import { findVm } from '../store/vms-store.ts';
+
+/** Name of the HttpOnly cookie a private share link sets (scoped to the one preview). */
+export const PREVIEW_COOKIE = 'sandboxd_preview';
+
+/** A preview named by the API path (`/v1/app/{session_id}/{port}/…`) or by host name (`{vm_id}-{port}.<domain>`). */
+export type PreviewTarget = { kind: 'path'; sessionId: string; port: number } | { kind: 'host'; vmId: string; port: number };
+
+/** The credentials a preview request carries. */
+export interface PreviewCredentials {
+  /** From `X-API-Key` or `Authorization: Bearer`. */
+  credential: { value: string; source: CredentialSource } | null;
+  /** The value of the {@link PREVIEW_COOKIE} cookie. */
+  cookieToken: string | null;
+  /** The `sandboxd_token` query parameter of a private share link. */
+  linkToken: string | null;
+}
+
+/** Why a request was let in. */
+export type PreviewGrant = {
+  session: SessionRow;
+  vm: VmRow | undefined;
+  port: number;
+} & (
+  | { via: 'owner'; principal: Principal }
+  | { via: 'public_share' | 'share_cookie' | 'share_link'; share: ShareRow }
+);
+
+export class PreviewAccess {
+  constructor(
+    private readonly database: Database,
+    private readonly sessions: SessionService,
+    private readonly vms: VmService,
+    private readonly shares: ShareService,
+    private readonly tokens: PreviewTokens,
+    private readonly authenticator: Authenticator,
+    private readonly clock: Clock,
+  ) {}
+
+  async authorize(target: PreviewTarget, credentials: PreviewCredentials): Promise<PreviewGrant> {
+    const located = await this.locate(target);
+    const matches = (share: ShareRow | undefined): share is ShareRow =>
+      share !== undefined && located !== null && share.session_id === located.session.id && share.port === target.port;
+
+    if (credentials.linkToken) {
+      const shareId = await this.tokens.verify('link', credentials.linkToken);
+      const share = shareId ? await this.shares.findValid(shareId) : undefined;
+      if (!matches(share)) throw new AppError('FORBIDDEN', 'This preview link is invalid, has expired, or its share was revoked: ask the owner for a new link');
+      return { ...located!, port: target.port, via: 'share_link', share };
+    }
+    if (located) {
+      const [publicShare] = await findPublicShares(this.database.db, located.session.id, target.port, this.clock.now().toISOString());
+      if (publicShare) return { ...located, port: target.port, via: 'public_share', share: publicShare };
+    }
+    if (credentials.credential) {
+      const principal = await this.authenticator.authenticate(credentials.credential.value, credentials.credential.source);
+      if (!located || located.session.user_id !== principal.userId) {
+        throw notFound(target.kind === 'path' ? `session ${target.sessionId}` : `VM ${target.vmId}`);
+      }
+      return { ...located, port: target.port, via: 'owner', principal };
+    }
+    if (credentials.cookieToken) {
+      const shareId = await this.tokens.verify('cookie', credentials.cookieToken);
+      const share = shareId ? await this.shares.findValid(shareId) : undefined;
+      if (matches(share)) return { ...located!, port: target.port, via: 'share_cookie', share };
+      throw new AppError('FORBIDDEN', 'Your preview cookie does not open this preview: it expired, its share was revoked, or it belongs to another preview. Ask the owner for a new link');
+    }
+    throw notAuthenticated();
+  }
+
+  /** A TCP connection to the granted port inside the session's VM; 404 without a VM, 410 when it ended. */
+  async connect(grant: PreviewGrant): Promise<Duplex> {
+    const { vm } = grant;
+    if (!vm) throw new AppError('NOT_FOUND', `session ${grant.session.id} has no VM yet: run code or POST /v1/vms first`);
+    if (vm.status !== 'active') throw new AppError('VM_GONE', `VM ${vm.id} of this preview is ${vm.status === 'starting' ? 'still starting' : `no longer running (${vm.status})`}`);
+    const agent = this.vms.agentOf(vm);
+    if (!agent) throw new AppError('VM_GONE', `VM ${vm.id} of this preview is no longer running`);
+    return agent.openTunnel(grant.port);
+  }
+
+  /** The cookie a share link sets: its value and when it stops working. */
+  async cookieFor(share: ShareRow): Promise<{ value: string; expiresAt: Date }> {
+    const expiresAt = this.shares.linkExpiry(share);
+    return { value: await this.tokens.sign('cookie', share.id, expiresAt), expiresAt };
+  }
+
+  private async locate(target: PreviewTarget): Promise<{ session: SessionRow; vm: VmRow | undefined } | null> {
+    if (target.kind === 'path') {
+      if (!isUuid(target.sessionId)) return null;
+      const session = await this.sessions.find(target.sessionId);
+      return session ? { session, vm: await this.sessions.currentVm(session) } : null;
+    }
+    const vm = await findVm(this.database.db, target.vmId);
+    const session = vm?.session_id ? await this.sessions.find(vm.session_id) : undefined;
+    return vm && session ? { session, vm } : null;
+  }
+}
