@@ -17,6 +17,8 @@ import { Router } from './http/router.ts';
 import type { ByteLink } from './link/byte-link.ts';
 import { LinkServer, type LinkEvent } from './link/link-server.ts';
 import { ROUTES } from './protocol/routes.ts';
+import { createPtyRoutes } from './pty/pty-routes.ts';
+import { TerminalRegistry } from './pty/terminal-registry.ts';
 import { KernelPool } from './python/kernel-pool.ts';
 import { createPythonResetRoute, createPythonRunRoute } from './python/python-routes.ts';
 import { createHelloRoute, pingRoute } from './system/hello-route.ts';
@@ -53,10 +55,14 @@ export interface AgentConfig {
 const STREAM_WINDOW_BYTES = 4 * 1024 * 1024;
 const CONNECTION_WINDOW_BYTES = 16 * 1024 * 1024;
 
+/** Terminals (running or ended) one VM keeps at once. */
+const MAX_TERMINALS = 32;
+
 /** A built agent. */
 export class Agent {
   readonly http2: Http2Server;
   private readonly links = new Set<LinkServer>();
+  readonly terminals: TerminalRegistry;
 
   private constructor(
     private readonly config: AgentConfig,
@@ -65,6 +71,7 @@ export class Agent {
     readonly helper: PrivilegedHelper,
     readonly accounting: CgroupAccounting | null,
   ) {
+    this.terminals = new TerminalRegistry({ pythonCommand: config.pythonCommand, defaultCwd: config.home, maxTerminals: MAX_TERMINALS, killGraceMs: 2000 });
     this.http2 = createServer({
       settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: 1000 },
       maxSessionMemory: 64,
@@ -112,6 +119,7 @@ export class Agent {
   /** Stops everything the agent started. */
   async close(): Promise<void> {
     for (const link of this.links) link.close();
+    this.terminals.close();
     this.kernels.close();
     this.helper.stop();
     await this.accounting?.dispose();
@@ -123,6 +131,7 @@ export class Agent {
 
   private buildRouter(): Router {
     const { identity, kernels, helper, accounting, config } = this;
+    const pty = createPtyRoutes(this.terminals);
     return new Router()
       .add('GET', ROUTES.hello, createHelloRoute(identity))
       .add('GET', ROUTES.ping, pingRoute)
@@ -136,6 +145,12 @@ export class Agent {
       .add('POST', ROUTES.fileMkdir, mkdirRoute)
       .add('POST', ROUTES.fileRemove, removeRoute)
       .add('POST', ROUTES.fileExtract, extractRoute)
+      .add('POST', ROUTES.pty, pty.create)
+      .add('GET', ROUTES.pty, pty.list)
+      .add('GET', ROUTES.ptyInfo, pty.info)
+      .add('POST', ROUTES.ptyResize, pty.resize)
+      .add('POST', ROUTES.ptyKill, pty.kill)
+      .add('POST', ROUTES.ptyAttach, pty.attach)
       .add('GET', ROUTES.usage, usageRoute)
       .add('POST', ROUTES.restore, createRestoreRoute({ helper, kernels, identity }))
       .add('POST', ROUTES.snapshotPrepare, createSnapshotPrepareRoute({ helper, kernels, handover: (session) => this.handover(session) }))

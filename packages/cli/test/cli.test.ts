@@ -164,11 +164,12 @@ describe('sandbox (command-line tool)', () => {
       assert.equal(JSON.parse(exec.stderr.trim()).error.type, 'SessionError');
     });
 
-    test('url shows the server\'s 501 as "not supported yet"', async () => {
+    test('url of a session without a VM is a session error (exit 4) that says how to start one', async () => {
       const res = await runCli(['url', '3000'], home.env());
-      assert.equal(res.code, 1);
-      assert.match(res.stderr, /does not support that yet/);
-      assert.match(res.stderr, /501/);
+      assert.equal(res.code, 4);
+      assert.match(res.stderr, /has no VM yet/);
+      const bad = await runCli(['url', '70000'], home.env());
+      assert.equal(bad.code, 2);
     });
 
     test('keys create prints the new key once; keys rm deletes it', async () => {

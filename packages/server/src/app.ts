@@ -44,6 +44,9 @@ import { registerAppRoutes } from './api/routes/apps/index.ts';
 import { APP_SCHEMAS } from './api/routes/apps/schemas.ts';
 import { previewHostRewriter, previewUpgradeHandler, registerPreviewRoutes } from './api/preview/proxy-routes.ts';
 import { registerUpgradeRouter } from './api/upgrade-router.ts';
+import { terminalAttachHandler } from './api/terminal-attach.ts';
+import { registerPtyRoutes } from './api/routes/pty/routes.ts';
+import { PTY_SCHEMAS } from './api/routes/pty/schemas.ts';
 
 export interface BuildAppOptions {
   config: Config;
@@ -97,7 +100,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerErrorHandling(app);
   registerRequestLogging(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, requireAuth: createAuthHook(app, services.authenticator) };
@@ -114,8 +117,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerCliAuthRoutes(app, context);
   registerAppRoutes(app, context);
   registerPreviewRoutes(app, context);
+  registerPtyRoutes(app, context);
   registerNotImplementedRoutes(app, context);
-  registerUpgradeRouter(app, [previewUpgradeHandler(services)]);
+  registerUpgradeRouter(app, [previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
 
   runWebhookDispatcher(app, services);
 

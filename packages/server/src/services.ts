@@ -10,6 +10,7 @@ import { createPreviewTokens, type PreviewTokens } from './core/auth/preview-tok
 import { AppUrls } from './core/app-urls.ts';
 import { PreviewAccess } from './core/previews.ts';
 import { ShareService } from './core/shares.ts';
+import { TerminalService } from './core/terminals.ts';
 import { Authenticator } from './core/authenticator.ts';
 import { EventNotifier } from './core/events.ts';
 import { systemClock, type Clock } from './core/clock.ts';
@@ -114,6 +115,8 @@ export interface SandboxServices {
   shares: ShareService;
   /** Who may open a preview, and the tunnel to it. */
   previews: PreviewAccess;
+  /** PTY sessions in VMs. */
+  terminals: TerminalService;
 }
 
 /** Everything the HTTP app uses. */
@@ -140,5 +143,5 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
   const appUrls = new AppUrls(config.publicUrl, config.appDomain);
   const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds);
   const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock);
-  return { engine, limiter, sessions, vms, executions, files: new FileService(database, sessions, vms, clock, events), appUrls, shares, previews };
+  return { engine, limiter, sessions, vms, executions, files: new FileService(database, sessions, vms, clock, events), appUrls, shares, previews, terminals: new TerminalService(sessions, vms, clock) };
 }

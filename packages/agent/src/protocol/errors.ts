@@ -33,6 +33,10 @@ export const AGENT_ERROR_STATUS = {
   EXTRACT_FAILED: 422,
   /** A tunnel's target refused or failed the connection: nothing listens on that port. */
   PORT_UNREACHABLE: 502,
+  /** No terminal with that id (never created, or killed). */
+  TERMINAL_NOT_FOUND: 404,
+  /** The VM runs as many terminals as it may; kill one first. */
+  TOO_MANY_TERMINALS: 429,
   /** The privileged helper failed (restore fix-ups). */
   SYSTEM_CHANGE_FAILED: 500,
   /** The operation cannot run now (e.g. a Python context is busy beyond its queue limit). */

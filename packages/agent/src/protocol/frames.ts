@@ -1,5 +1,5 @@
 /**
- * The small framing used inside streamed HTTP/2 bodies (exec today, PTY later): each frame is a 1-byte type,
+ * The small framing used inside streamed HTTP/2 bodies (exec and PTY attachments): each frame is a 1-byte type,
  * a 4-byte big-endian payload length, and the payload. Data frames carry raw bytes; control frames carry JSON.
  * HTTP/2 already delimits requests; this only separates the sub-streams (stdout, stderr, control) of one.
  */
@@ -14,7 +14,7 @@ export const FrameType = {
   StdinEnd: 0x03,
   /** JSON `{signal}`: deliver a signal to the process group. */
   Signal: 0x04,
-  /** JSON `{cols, rows}`: resize a terminal (reserved for PTY sessions). */
+  /** JSON `{cols, rows}`: resize the terminal of a PTY attachment. */
   Resize: 0x05,
   /** JSON `{pid}`: the process started. */
   Started: 0x10,

@@ -82,10 +82,61 @@ export interface ExecSignal {
   signal: string;
 }
 
-/** Payload of the `Resize` frame, reserved for PTY sessions. */
+/** Payload of the `Resize` frame (host → agent on a PTY attachment), and body of `POST /v1/pty/resize` with `id`. */
 export interface TerminalResize {
   cols: number;
   rows: number;
+}
+
+/** Body of `POST /v1/pty`: start a program on a new pseudo-terminal. */
+export interface PtyCreateRequest {
+  /** Program and arguments, looked up in `PATH` like exec. */
+  argv: string[];
+  cols: number;
+  rows: number;
+  /** Added to the agent's environment (`TERM` defaults to `xterm-256color`). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Output kept for re-attaching, 1 KiB to 1 MiB (default 64 KiB). */
+  scrollbackBytes?: number;
+}
+
+/** A terminal, as `POST /v1/pty`, `GET /v1/pty/info`, resize and kill answer it. */
+export interface PtyInfo {
+  /** `pty-` and 16 hex digits. */
+  id: string;
+  /** The program's process id (leader of its own session and process group). */
+  pid: number;
+  cols: number;
+  rows: number;
+  command: string[];
+  cwd: string;
+  status: 'running' | 'exited';
+  /** The exit status; null while running or when a signal ended the program. */
+  exitCode: number | null;
+  /** Name of the signal that ended the program, e.g. `SIGHUP`. */
+  signal: string | null;
+  /** ISO 8601. */
+  createdAt: string;
+  exitedAt: string | null;
+  /** Host streams attached right now. */
+  attachments: number;
+}
+
+/** Answer of `GET /v1/pty`. */
+export interface PtyListResponse {
+  terminals: PtyInfo[];
+}
+
+/** Body of `POST /v1/pty/kill`. */
+export interface PtyKillRequest {
+  id: string;
+}
+
+/** Payload of the `Exit` frame that ends a PTY attachment. */
+export interface PtyExit {
+  exitCode: number | null;
+  signal: string | null;
 }
 
 /** Body of `POST /v1/python/run`. */

@@ -41,8 +41,23 @@ export const ROUTES = {
    * a new host (a link-sync hello), so a VM restored from a snapshot taken now accepts a connection at once.
    */
   snapshotPrepare: '/v1/snapshot/prepare',
-  /** Reserved for PTY sessions: a full-duplex framed stream per terminal (`Resize` frames exist already). */
+  /** `POST` {@link PtyCreateRequest} → {@link PtyInfo}; `GET` → {@link PtyListResponse}. */
   pty: '/v1/pty',
+  /** `GET ?id=` → {@link PtyInfo}. */
+  ptyInfo: '/v1/pty/info',
+  /** `POST` {@link TerminalResize} plus `id` → {@link PtyInfo}. */
+  ptyResize: '/v1/pty/resize',
+  /**
+   * `POST` {@link PtyKillRequest} → {@link PtyInfo} (its final state): SIGHUP to the terminal's process group,
+   * SIGKILL two seconds later; the terminal is then forgotten.
+   */
+  ptyKill: '/v1/pty/kill',
+  /**
+   * `POST ?id=`, full duplex, framed both ways: the request body carries `Stdin` (raw input) and `Resize`
+   * frames; the answer carries the scrollback and then live output as `Stdout` frames, and `Exit`
+   * ({@link PtyExit}) when the program ended. Closing the stream detaches; the terminal keeps running.
+   */
+  ptyAttach: '/v1/pty/attach',
 } as const;
 
 /**

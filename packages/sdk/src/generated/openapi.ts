@@ -4477,10 +4477,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List terminals
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
-         */
+        /** List the terminals of the session's VM */
         get: {
             parameters: {
                 query?: never;
@@ -4498,13 +4495,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["PtySessionList"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session or VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4521,21 +4534,12 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
             };
         };
         put?: never;
         /**
-         * Create a terminal in the VM
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Create a terminal in the session's VM (started if it has none)
+         * @description Starts a shell (or command) on a pseudo-terminal. Attach with a WebSocket to websocket_url: binary frames carry raw terminal bytes both ways; text frames carry JSON control messages: {"type":"resize","cols":N,"rows":N} from the client, {"type":"exit","exit_code":N,"signal":S} from the server before it closes. A terminal outlives a dropped connection until it is deleted or its VM ends; a new attachment first receives the recent output (scrollback).
          */
         post: {
             parameters: {
@@ -4546,7 +4550,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PtyCreateRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -4554,13 +4562,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["PtySession"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session or VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4575,15 +4599,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4601,10 +4616,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get a terminal
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
-         */
+        /** A terminal, with a fresh connect token */
         get: {
             parameters: {
                 query?: never;
@@ -4623,13 +4635,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["PtySession"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such terminal */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4646,22 +4674,13 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
             };
         };
         put?: never;
         post?: never;
         /**
          * Kill a terminal
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Hangs up the terminal (SIGHUP, SIGKILL after 2 s) and forgets it; answers its final state.
          */
         delete: {
             parameters: {
@@ -4681,11 +4700,77 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["PtySessionState"];
                     };
                 };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such terminal */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/pty/sessions/{pty_id}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Attach to a terminal (WebSocket)
+         * @description Attach with a WebSocket to websocket_url: binary frames carry raw terminal bytes both ways; text frames carry JSON control messages: {"type":"resize","cols":N,"rows":N} from the client, {"type":"exit","exit_code":N,"signal":S} from the server before it closes. A terminal outlives a dropped connection until it is deleted or its VM ends; a new attachment first receives the recent output (scrollback). Authenticate with X-API-Key / Authorization, or with ?token=<connect_token> (single use, 60 s). Plain HTTP answers 426.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    token?: string;
+                };
+                header?: never;
+                path: {
+                    pty_id: string;
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -4704,8 +4789,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description Not a WebSocket handshake */
+                426: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4715,6 +4800,9 @@ export interface paths {
                 };
             };
         };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -4731,7 +4819,7 @@ export interface paths {
         put?: never;
         /**
          * Resize a terminal
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description The program in it gets SIGWINCH. Attached clients may also send {"type":"resize"} over the WebSocket.
          */
         post: {
             parameters: {
@@ -4743,7 +4831,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PtyResizeRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -4751,13 +4843,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["PtySessionState"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such terminal */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4772,15 +4880,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5819,10 +5918,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List terminals of a VM
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
-         */
+        /** List the terminals of the VM */
         get: {
             parameters: {
                 query?: never;
@@ -5840,13 +5936,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["PtySessionList"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session or VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5863,21 +5975,12 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
             };
         };
         put?: never;
         /**
-         * Create a terminal in a VM
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Create a terminal in the VM
+         * @description Starts a shell (or command) on a pseudo-terminal. Attach with a WebSocket to websocket_url: binary frames carry raw terminal bytes both ways; text frames carry JSON control messages: {"type":"resize","cols":N,"rows":N} from the client, {"type":"exit","exit_code":N,"signal":S} from the server before it closes. A terminal outlives a dropped connection until it is deleted or its VM ends; a new attachment first receives the recent output (scrollback).
          */
         post: {
             parameters: {
@@ -5888,7 +5991,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PtyCreateRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -5896,13 +6003,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["PtySession"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session or VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5917,15 +6040,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5943,10 +6057,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get a terminal of a VM
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
-         */
+        /** A terminal, with a fresh connect token */
         get: {
             parameters: {
                 query?: never;
@@ -5965,11 +6076,142 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["PtySession"];
                     };
                 };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such terminal */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Kill a terminal
+         * @description Hangs up the terminal (SIGHUP, SIGKILL after 2 s) and forgets it; answers its final state.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pty_id: string;
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PtySessionState"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such terminal */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vms/{vm_id}/pty/sessions/{pty_id}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Attach to a terminal (WebSocket)
+         * @description Attach with a WebSocket to websocket_url: binary frames carry raw terminal bytes both ways; text frames carry JSON control messages: {"type":"resize","cols":N,"rows":N} from the client, {"type":"exit","exit_code":N,"signal":S} from the server before it closes. A terminal outlives a dropped connection until it is deleted or its VM ends; a new attachment first receives the recent output (scrollback). Authenticate with X-API-Key / Authorization, or with ?token=<connect_token> (single use, 60 s). Plain HTTP answers 426.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    token?: string;
+                };
+                header?: never;
+                path: {
+                    pty_id: string;
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -5988,8 +6230,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description Not a WebSocket handshake */
+                426: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6001,6 +6243,88 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vms/{vm_id}/pty/sessions/{pty_id}/resize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resize a terminal
+         * @description The program in it gets SIGWINCH. Attached clients may also send {"type":"resize"} over the WebSocket.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pty_id: string;
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PtyResizeRequest"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PtySessionState"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such terminal */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is no longer running */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -7159,6 +7483,88 @@ export interface components {
         /** HTTPValidationError */
         HTTPValidationError: {
             detail: components["schemas"]["ValidationError"][];
+        };
+        /** PtyCreateRequest */
+        PtyCreateRequest: {
+            /**
+             * @description Terminal columns, 1 to 1000 (default 80)
+             * @default 80
+             */
+            cols: number;
+            /** @description Command line to run instead of an interactive shell (run with `<shell> -lc`); the terminal exits with it */
+            command?: string;
+            /** @description Working directory (default /root) */
+            cwd?: string;
+            /** @description Environment on top of the session's env (TERM is xterm-256color unless set here) */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Terminal rows, 1 to 1000 (default 24)
+             * @default 24
+             */
+            rows: number;
+            /** @description Recent output replayed to each new attachment (default 65536) */
+            scrollback_bytes?: number;
+            /** @description Absolute path of the shell (default /bin/bash), started as a login shell */
+            shell?: string;
+        };
+        /** PtyResizeRequest */
+        PtyResizeRequest: {
+            cols: number;
+            rows: number;
+        };
+        /** PtySession */
+        PtySession: {
+            /** @description WebSocket connections attached right now */
+            attachments: number;
+            cols: number;
+            /** @description The program and its arguments */
+            command: string[];
+            /** @description Single-use attach token for clients that cannot set headers (browsers); a fresh one on every read */
+            connect_token: string;
+            /** @description Seconds the connect token works */
+            connect_token_expires_in: number;
+            /** Format: date-time */
+            created_at: string;
+            cwd: string;
+            exit_code: number | null;
+            exited_at: string | null;
+            pid: number;
+            pty_id: string;
+            rows: number;
+            session_id: string | null;
+            /** @description The signal that ended it, e.g. SIGKILL */
+            signal: string | null;
+            status: "running" | "exited";
+            vm_id: string;
+            /** @description Where to attach (WebSocket): send X-API-Key/Authorization, or append ?token=<connect_token> */
+            websocket_url: string;
+        };
+        /** PtySessionList */
+        PtySessionList: {
+            sessions: components["schemas"]["PtySessionState"][];
+        };
+        /** PtySessionState */
+        PtySessionState: {
+            /** @description WebSocket connections attached right now */
+            attachments: number;
+            cols: number;
+            /** @description The program and its arguments */
+            command: string[];
+            /** Format: date-time */
+            created_at: string;
+            cwd: string;
+            exit_code: number | null;
+            exited_at: string | null;
+            pid: number;
+            pty_id: string;
+            rows: number;
+            session_id: string | null;
+            /** @description The signal that ended it, e.g. SIGKILL */
+            signal: string | null;
+            status: "running" | "exited";
+            vm_id: string;
         };
         /** SandboxInfo */
         SandboxInfo: {

@@ -19,6 +19,8 @@ import {
   type HelloResponse,
   type MkdirResponse,
   type PingResponse,
+  type PtyCreateRequest,
+  type PtyInfo,
   type PythonResetResponse,
   type PythonRunResult,
   type RemoveResponse,
@@ -33,6 +35,7 @@ import { AgentError, AgentProtocolError, AgentUnavailableError } from './errors.
 import { startExec, type ExecHandle, type ExecOptions } from './exec.ts';
 import * as files from './files.ts';
 import { syncLink } from './link-sync.ts';
+import * as pty from './pty.ts';
 import { resetPython, runPython, type RunPythonOptions } from './python.ts';
 import { openTunnel } from './tunnel.ts';
 
@@ -200,6 +203,33 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
   /** A TCP connection to `port` on the guest's loopback, as a Duplex. */
   openTunnel(port: number, options?: CallOptions): Promise<Duplex> {
     return openTunnel(this.session, port, options);
+  }
+
+  /** Starts a program on a new terminal. */
+  createPty(request: PtyCreateRequest, options?: CallOptions): Promise<PtyInfo> {
+    return pty.createPty(this.session, request, options);
+  }
+
+  listPtys(options?: CallOptions): Promise<PtyInfo[]> {
+    return pty.listPtys(this.session, options);
+  }
+
+  getPty(id: string, options?: CallOptions): Promise<PtyInfo> {
+    return pty.getPty(this.session, id, options);
+  }
+
+  resizePty(id: string, cols: number, rows: number, options?: CallOptions): Promise<PtyInfo> {
+    return pty.resizePty(this.session, id, cols, rows, options);
+  }
+
+  /** Ends a terminal's program (SIGHUP, SIGKILL after 2 s) and forgets the terminal. */
+  killPty(id: string, options?: CallOptions): Promise<PtyInfo> {
+    return pty.killPty(this.session, id, options);
+  }
+
+  /** Attaches to a terminal: scrollback, live output and its exit to `handlers`; input and resizes back. */
+  attachPty(id: string, handlers: pty.PtyHandlers, options?: CallOptions): Promise<pty.PtyStream> {
+    return pty.attachPty(this.session, id, handlers, options);
   }
 
   /** Guest CPU, memory and uptime. */

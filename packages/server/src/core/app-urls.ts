@@ -26,6 +26,11 @@ export class AppUrls {
     return `${this.base.origin}${this.base.pathname.replace(/\/$/, '')}${this.pathPrefix(sessionId, port)}/`;
   }
 
+  /** `wss://api.example.com` (or `ws://…`): the public URL's origin and base path for WebSocket addresses. */
+  websocketBase(): string {
+    return `${this.base.protocol === 'https:' ? 'wss:' : 'ws:'}//${this.base.host}${this.base.pathname.replace(/\/$/, '')}`;
+  }
+
   /** The API path of a preview, without a trailing slash. */
   pathPrefix(sessionId: string, port: number): string {
     return `/v1/app/${encodeURIComponent(sessionId)}/${port}`;

@@ -11,9 +11,41 @@ import type {
   FileStat,
   FileWriteResponse,
   PythonRunRequest,
+  PtyExit,
+  PtyInfo,
   PythonRunResult,
   UsageResponse,
 } from '@sandboxd/agent/protocol';
+
+export type { PtyExit, PtyInfo };
+
+/** How to start a terminal in the guest. */
+export interface PtyCreateOptions {
+  cols: number;
+  rows: number;
+  /** Program and arguments. */
+  argv: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Output kept for re-attaching, 1 KiB to 1 MiB. */
+  scrollbackBytes?: number;
+}
+
+/** Where an attachment delivers the terminal's output: the scrollback first, then live output, then the exit. */
+export interface PtyOutput {
+  onOutput(chunk: Buffer): void;
+  onExit(exit: PtyExit): void;
+}
+
+/** One attachment to a terminal; detaching leaves the terminal running. */
+export interface PtyAttachment {
+  /** Input, as if typed. */
+  write(data: Buffer): void;
+  resize(cols: number, rows: number): void;
+  detach(): void;
+  /** Resolves when the attachment ended (detached, the program exited, or the VM went away). */
+  readonly closed: Promise<void>;
+}
 
 export interface AcquireVmRequest {
   /** Chosen by the caller (already recorded in the store). */
@@ -58,6 +90,15 @@ export interface GuestAgent {
    * APP_PORT_UNREACHABLE when nothing listens there.
    */
   openTunnel(port: number): Promise<Duplex>;
+  /** Starts a program on a new terminal (BAD_REQUEST for a missing program or a bad cwd). */
+  createPty(options: PtyCreateOptions): Promise<PtyInfo>;
+  listPtys(): Promise<PtyInfo[]>;
+  /** NOT_FOUND when the VM has no such terminal (here and below). */
+  getPty(id: string): Promise<PtyInfo>;
+  resizePty(id: string, cols: number, rows: number): Promise<PtyInfo>;
+  /** Ends the terminal's program (SIGHUP, then SIGKILL) and forgets the terminal; answers its final state. */
+  killPty(id: string): Promise<PtyInfo>;
+  attachPty(id: string, output: PtyOutput): Promise<PtyAttachment>;
 }
 
 export interface VmEngine {

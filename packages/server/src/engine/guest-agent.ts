@@ -7,7 +7,7 @@ import type { ExecRequest, PythonRunRequest } from '@sandboxd/agent/protocol';
 import type { AgentClient} from '../agent/index.ts';
 import { AgentOperationError, GuestPathError, GuestPortUnreachableError } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
-import type { ExecOutput, GuestAgent } from '../core/vm-engine.ts';
+import type { ExecOutput, GuestAgent, PtyCreateOptions, PtyOutput } from '../core/vm-engine.ts';
 
 /** Maps an agent client error to an AppError the API can answer; other errors pass through. */
 export function translateAgentError(error: unknown): unknown {
@@ -35,6 +35,10 @@ export function translateAgentError(error: unknown): unknown {
     }
   }
   if (error instanceof GuestPortUnreachableError) return new AppError('APP_PORT_UNREACHABLE', error.message);
+  if (error instanceof AgentOperationError) {
+    if (error.code === 'TERMINAL_NOT_FOUND') return new AppError('NOT_FOUND', error.message);
+    if (error.code === 'TOO_MANY_TERMINALS') return new AppError('QUOTA_EXCEEDED', error.message);
+  }
   if (error instanceof AgentOperationError && error.status < 500) return new AppError('BAD_REQUEST', error.message);
   if (error instanceof Error && error.name.startsWith('Agent')) return new AppError('VM_UNAVAILABLE', `the VM's agent did not answer: ${error.message}`);
   return error;
@@ -88,5 +92,29 @@ export class ClientGuestAgent implements GuestAgent {
 
   openTunnel(port: number) {
     return translated(this.client.openTunnel(port));
+  }
+
+  createPty(options: PtyCreateOptions) {
+    return translated(this.client.createPty(options));
+  }
+
+  listPtys() {
+    return translated(this.client.listPtys());
+  }
+
+  getPty(id: string) {
+    return translated(this.client.getPty(id));
+  }
+
+  resizePty(id: string, cols: number, rows: number) {
+    return translated(this.client.resizePty(id, cols, rows));
+  }
+
+  killPty(id: string) {
+    return translated(this.client.killPty(id));
+  }
+
+  attachPty(id: string, output: PtyOutput) {
+    return translated(this.client.attachPty(id, output));
   }
 }

@@ -61,7 +61,7 @@ describe('preview proxy, app URLs and shares (real VM)', () => {
 
   before(async () => {
     port = await freePort();
-    server = await startTestServer({ config: { port, publicUrl: `http://127.0.0.1:${port}`, uploadLimitBytes: 64 * 1024 * 1024 } });
+    server = await startTestServer({ config: { port, uploadLimitBytes: 64 * 1024 * 1024 } });
     ({ apiKey: owner } = await server.createUserWithKey('previewer', 'pro'));
     ({ apiKey: stranger } = await server.createUserWithKey('stranger', 'pro'));
     sessionId = (await call(server, 'POST', '/v1/sessions/session', { apiKey: owner, json: { vcpu_count: 1, vm_lifetime_seconds: 600 } })).body.session_id;

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp, type BuiltApp } from '../../src/app.ts';
+import { freePort } from './processes.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
 
@@ -21,7 +22,9 @@ export interface TestServer extends BuiltApp {
 /** `dataDir`: reuse a data directory (a restart); it is then left in place on close. */
 export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock; dataDir?: string } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
-  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port: 0, logLevel: 'silent', warmVcpus: [1], ...options.config });
+  // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one.
+  const port = options.config?.port ?? (await freePort());
+  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], ...options.config });
   const built = await buildApp({ config, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
   await built.app.listen({ host: '127.0.0.1', port: config.port });
   const address = built.app.server.address();

@@ -26,7 +26,6 @@ interface PendingOperation {
 
 const str = () => Type.String();
 const sessionParams = Type.Object({ session_id: str() });
-const vmParams = Type.Object({ vm_id: str() });
 
 const PENDING: PendingOperation[] = [
   // System (worker control)
@@ -67,18 +66,6 @@ const PENDING: PendingOperation[] = [
     method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'], url: '/v1/computeruse/:session_id/*', tag: 'computer-use',
     summary: 'Authenticated proxy to the in-VM computer-use API', params: Type.Object({ session_id: str(), '*': str() }),
   },
-  // PTY sessions
-  { method: 'POST', url: '/v1/sessions/:session_id/pty/sessions', tag: 'pty', summary: 'Create a terminal in the VM', params: sessionParams, body: true },
-  { method: 'GET', url: '/v1/sessions/:session_id/pty/sessions', tag: 'pty', summary: 'List terminals', params: sessionParams },
-  { method: 'GET', url: '/v1/sessions/:session_id/pty/sessions/:pty_id', tag: 'pty', summary: 'Get a terminal', params: Type.Object({ session_id: str(), pty_id: str() }) },
-  { method: 'DELETE', url: '/v1/sessions/:session_id/pty/sessions/:pty_id', tag: 'pty', summary: 'Kill a terminal', params: Type.Object({ session_id: str(), pty_id: str() }) },
-  {
-    method: 'POST', url: '/v1/sessions/:session_id/pty/sessions/:pty_id/resize', tag: 'pty', summary: 'Resize a terminal',
-    params: Type.Object({ session_id: str(), pty_id: str() }), body: true,
-  },
-  { method: 'POST', url: '/v1/vms/:vm_id/pty/sessions', tag: 'pty', summary: 'Create a terminal in a VM', params: vmParams, body: true },
-  { method: 'GET', url: '/v1/vms/:vm_id/pty/sessions', tag: 'pty', summary: 'List terminals of a VM', params: vmParams },
-  { method: 'GET', url: '/v1/vms/:vm_id/pty/sessions/:pty_id', tag: 'pty', summary: 'Get a terminal of a VM', params: Type.Object({ vm_id: str(), pty_id: str() }) },
 ];
 
 function notImplemented(): never {

@@ -1,0 +1,198 @@
+/**
+ * PTY sessions (terminals) in a user's VM. The terminals live in the VM's agent (they outlive dropped
+ * connections and this server's restarts, and end with the VM); this service checks ownership, applies the
+ * session's environment, and hands out single-use attach tokens for browsers, which cannot set headers on
+ * a WebSocket.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Principal } from './authenticator.ts';
+import type { Clock } from './clock.ts';
+import { AppError } from './errors.ts';
+import type { SessionService } from './sessions.ts';
+import type { GuestAgent, PtyInfo } from './vm-engine.ts';
+import type { VmService } from './vms.ts';
+import type { SessionRow, VmRow } from '../store/schema.ts';
+
+/** How long an attach token works (it is also single-use). */
+export const ATTACH_TOKEN_TTL_SECONDS = 60;
+
+/** The terminal's owner: through a session (its current VM) or a VM directly. */
+export type TerminalScope = { kind: 'session'; sessionId: string } | { kind: 'vm'; vmId: string };
+
+export interface TerminalSpec {
+  cols: number;
+  rows: number;
+  /** A shell command line (run with `shell -lc`, or bash). */
+  command?: string | undefined;
+  /** The shell program; alone it is started as a login shell. */
+  shell?: string | undefined;
+  env?: Record<string, string> | undefined;
+  cwd?: string | undefined;
+  scrollbackBytes?: number | undefined;
+}
+
+/** A terminal as the API shows it. */
+export interface TerminalView {
+  pty_id: string;
+  session_id: string | null;
+  vm_id: string;
+  cols: number;
+  rows: number;
+  command: string[];
+  cwd: string;
+  pid: number;
+  status: 'running' | 'exited';
+  exit_code: number | null;
+  signal: string | null;
+  created_at: string;
+  exited_at: string | null;
+  /** WebSocket connections attached right now. */
+  attachments: number;
+}
+
+/** What an attach token stands for. */
+export interface AttachGrant {
+  userId: number;
+  vmId: string;
+  ptyId: string;
+}
+
+/** The VM a terminal request acts on, with its agent. */
+interface TerminalVm {
+  vm: VmRow;
+  session: SessionRow | undefined;
+  agent: GuestAgent;
+}
+
+export class TerminalService {
+  /** SHA-256 of a token → what it grants; in memory: a terminal is attached on the node that runs its VM. */
+  private readonly tokens = new Map<string, AttachGrant & { expiresAt: number }>();
+
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly vms: VmService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Starts a terminal; a session without a running VM gets one, like an execution would. */
+  async create(principal: Principal, scope: TerminalScope, spec: TerminalSpec): Promise<TerminalView> {
+    const target = scope.kind === 'session' ? await this.sessionVm(principal, scope.sessionId, true) : await this.ownedVm(principal, scope.vmId);
+    const sessionEnv = target.session ? (JSON.parse(target.session.env) as Record<string, string>) : {};
+    const shell = spec.shell ?? '/bin/bash';
+    const info = await target.agent.createPty({
+      cols: spec.cols,
+      rows: spec.rows,
+      ...(spec.command !== undefined ? { argv: [shell, '-lc', spec.command] } : { argv: [shell, '-l'] }),
+      env: { ...sessionEnv, ...spec.env },
+      ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+      ...(spec.scrollbackBytes !== undefined ? { scrollbackBytes: spec.scrollbackBytes } : {}),
+    });
+    if (target.session) await this.sessions.touch(target.session.id);
+    return view(info, target.vm);
+  }
+
+  async list(principal: Principal, scope: TerminalScope): Promise<TerminalView[]> {
+    const target = await this.resolve(principal, scope);
+    return (await target.agent.listPtys()).map((info) => view(info, target.vm));
+  }
+
+  async get(principal: Principal, scope: TerminalScope, ptyId: string): Promise<TerminalView> {
+    const target = await this.resolve(principal, scope);
+    return view(await target.agent.getPty(ptyId), target.vm);
+  }
+
+  async resize(principal: Principal, scope: TerminalScope, ptyId: string, cols: number, rows: number): Promise<TerminalView> {
+    const target = await this.resolve(principal, scope);
+    return view(await target.agent.resizePty(ptyId, cols, rows), target.vm);
+  }
+
+  /** Kills the terminal's processes and forgets it; answers its final state. */
+  async delete(principal: Principal, scope: TerminalScope, ptyId: string): Promise<TerminalView> {
+    const target = await this.resolve(principal, scope);
+    return view(await target.agent.killPty(ptyId), target.vm);
+  }
+
+  /** A single-use token that attaches one WebSocket to the terminal within {@link ATTACH_TOKEN_TTL_SECONDS}. */
+  issueAttachToken(principal: Principal, terminal: TerminalView): { token: string; expiresInSeconds: number } {
+    const now = this.clock.now().getTime();
+    for (const [hash, grant] of this.tokens) if (grant.expiresAt <= now) this.tokens.delete(hash);
+    const token = `pty_${randomBytes(32).toString('base64url')}`;
+    this.tokens.set(hashToken(token), { userId: principal.userId, vmId: terminal.vm_id, ptyId: terminal.pty_id, expiresAt: now + ATTACH_TOKEN_TTL_SECONDS * 1000 });
+    return { token, expiresInSeconds: ATTACH_TOKEN_TTL_SECONDS };
+  }
+
+  /** Spends an attach token: what it grants, or null when it is unknown, used or expired. */
+  redeemAttachToken(token: string): AttachGrant | null {
+    const hash = hashToken(token);
+    const grant = this.tokens.get(hash);
+    this.tokens.delete(hash);
+    if (!grant || grant.expiresAt <= this.clock.now().getTime()) return null;
+    return { userId: grant.userId, vmId: grant.vmId, ptyId: grant.ptyId };
+  }
+
+  /** The agent of a terminal's VM for attaching, checked against the principal or a redeemed token. */
+  async attachTarget(principal: Principal | null, scope: TerminalScope, ptyId: string, grant: AttachGrant | null): Promise<{ agent: GuestAgent; terminal: TerminalView }> {
+    let target: TerminalVm;
+    if (principal) {
+      target = await this.resolve(principal, scope);
+    } else if (grant) {
+      // Ownership checks read only the user id; the token stands in for the user who asked for it.
+      const owner = { userId: grant.userId } as Principal;
+      target = await this.resolve(owner, scope);
+      if (target.vm.id !== grant.vmId || grant.ptyId !== ptyId) throw new AppError('FORBIDDEN', 'this attach token is for another terminal');
+    } else {
+      throw new AppError('NOT_AUTHENTICATED', 'Not authenticated: send an API key (X-API-Key or Authorization: Bearer) or a connect_token query parameter from the terminal record', { 'WWW-Authenticate': 'Bearer' });
+    }
+    return { agent: target.agent, terminal: view(await target.agent.getPty(ptyId), target.vm) };
+  }
+
+  private resolve(principal: Principal, scope: TerminalScope): Promise<TerminalVm> {
+    return scope.kind === 'session' ? this.sessionVm(principal, scope.sessionId, false) : this.ownedVm(principal, scope.vmId);
+  }
+
+  private async sessionVm(principal: Principal, sessionId: string, acquire: boolean): Promise<TerminalVm> {
+    const session = await this.sessions.getOwned(principal, sessionId);
+    if (acquire) {
+      const live = await this.vms.ensureVm(principal, session);
+      return { vm: live.vm, session, agent: live.agent };
+    }
+    const vm = await this.sessions.currentVm(session);
+    if (!vm) throw new AppError('NOT_FOUND', `session ${session.id} has no VM, so no terminals`);
+    return { vm, session, agent: this.liveAgent(vm) };
+  }
+
+  private async ownedVm(principal: Principal, vmId: string): Promise<TerminalVm> {
+    const vm = await this.vms.getOwned(principal, vmId);
+    const session = vm.session_id ? await this.sessions.find(vm.session_id) : undefined;
+    return { vm, session, agent: this.liveAgent(vm) };
+  }
+
+  private liveAgent(vm: VmRow): GuestAgent {
+    const agent = this.vms.agentOf(vm);
+    if (!agent) throw new AppError('VM_GONE', `VM ${vm.id} is not running (${vm.status}); its terminals ended with it`);
+    return agent;
+  }
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function view(info: PtyInfo, vm: VmRow): TerminalView {
+  return {
+    pty_id: info.id,
+    session_id: vm.session_id,
+    vm_id: vm.id,
+    cols: info.cols,
+    rows: info.rows,
+    command: info.command,
+    cwd: info.cwd,
+    pid: info.pid,
+    status: info.status,
+    exit_code: info.exitCode,
+    signal: info.signal,
+    created_at: info.createdAt,
+    exited_at: info.exitedAt,
+    attachments: info.attachments,
+  };
+}
