@@ -7,6 +7,7 @@ import { registerKeys } from './commands/keys.ts';
 import { registerLogin } from './commands/login.ts';
 import { registerLogout } from './commands/logout.ts';
 import { registerSessionCommands } from './commands/sessions.ts';
+import { registerShell } from './commands/shell.ts';
 import { registerWhoami } from './commands/whoami.ts';
 import { createContext, type Context, type GlobalOptions } from './context.ts';
 import { EXIT, explain, UsageError } from './errors.ts';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerExec(program, context);
   registerFiles(program, context);
   registerSessionCommands(program, context);
+  registerShell(program, context);
   registerKeys(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;

@@ -8,8 +8,63 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
-import { makeHome, runCli, type CliHome } from './run-cli.ts';
+import { spawn } from 'node:child_process';
+import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
+import { BIN, makeHome, runCli, type CliHome } from './run-cli.ts';
+
+/**
+ * Runs the command given in argv on a pseudo-terminal of 33x111 (as a person's terminal would), types into it,
+ * resizes it (the kernel sends SIGWINCH), and prints everything the command wrote, then `cli-exit N`.
+ */
+const TTY_DRIVER = String.raw`
+import fcntl, os, pty, select, struct, sys, termios, time
+
+def set_size(fd, rows, cols):
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
+
+pid, master = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+set_size(master, 33, 111)
+seen = b''
+
+def wait_for(marker, timeout=60):
+    global seen
+    end = time.time() + timeout
+    while marker not in seen:
+        if time.time() > end:
+            sys.stdout.write(seen.decode(errors='replace'))
+            sys.exit('timed out waiting for %r' % marker)
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                seen += os.read(master, 65536)
+            except OSError:
+                break
+
+os.write(master, b'echo "size-1 $(stty size)"\r')
+wait_for(b'size-1 33 111')
+os.write(master, b"sh -c 'trap \"echo interrupted-$((129+1))\" INT; sleep 30 & wait'\r")
+time.sleep(2)
+os.write(master, b'\x03')
+wait_for(b'interrupted-130')
+set_size(master, 40, 120)
+time.sleep(1)
+os.write(master, b'echo "size-2 $(stty size)"\r')
+wait_for(b'size-2 40 120')
+os.write(master, b'exit 6\r')
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(seen.decode(errors='replace'))
+sys.stdout.write('\ncli-exit %d\n' % os.waitstatus_to_exitcode(status))
+`;
 
 describe('sandbox on real VMs', () => {
   let server: TestServer;
@@ -101,6 +156,42 @@ describe('sandbox on real VMs', () => {
     assert.equal(listing.stdout, 'AB');
     const missing = await runCli(['download', '/tmp/nope'], env);
     assert.equal(missing.code, 4);
+  });
+
+  test('url prints the preview address of a port (--direct: the host-name one)', async () => {
+    const url = await runCli(['url', '8000'], env);
+    assert.equal(url.code, 0, url.stderr);
+    assert.equal(url.stdout.trim(), `${server.config.publicUrl}/v1/app/${sessionId}/8000/`);
+    const json = await runCli(['--json', 'url', '8000'], env);
+    assert.equal(json.json.port, 8000);
+    assert.equal(json.json.status, 'active');
+    const direct = await runCli(['url', '--direct', '8000'], env);
+    assert.equal(direct.stdout.trim(), `http://${json.json.vm_id}-8000.localhost:${new URL(server.config.publicUrl).port}/`);
+  });
+
+  test('shell with piped input types it, ends with Ctrl-D, exits with the remote code and removes its terminal', async () => {
+    const res = await runCli(['shell'], env, 'echo "hi-$((2+3)) [$(stty size)]"\nexit 3\n');
+    assert.equal(res.code, 3, res.stderr);
+    assert.match(res.stdout, /hi-5 \[24 80\]/, 'not a TTY here: the remote terminal is 80x24');
+    const command = await runCli(['shell', '--command', 'echo from-command; exit 0'], env);
+    assert.equal(command.code, 0, command.stderr);
+    assert.match(command.stdout, /from-command/);
+    const left = await call(server, 'GET', `/v1/sessions/${sessionId}/pty/sessions`, { apiKey: env.SANDBOXD_API_KEY as string });
+    assert.deepEqual(left.body.sessions, [], 'the terminals it opened are gone');
+  });
+
+  test('shell on a real local terminal: raw mode (Ctrl-C reaches the remote program), its size, SIGWINCH resizes', { timeout: 120_000 }, async () => {
+    // Not spawnSync: the server under test runs in this process and must keep answering.
+    const driver = spawn('python3', ['-c', TTY_DRIVER, process.execPath, BIN, 'shell'], { env, cwd: env.HOME, timeout: 100_000 });
+    const res = { stdout: '', stderr: '', status: null as number | null };
+    driver.stdout.on('data', (chunk: Buffer) => (res.stdout += chunk.toString()));
+    driver.stderr.on('data', (chunk: Buffer) => (res.stderr += chunk.toString()));
+    res.status = await new Promise<number | null>((resolve) => driver.once('close', resolve));
+    assert.equal(res.status, 0, `driver failed: ${res.stderr}\n--- terminal output ---\n${res.stdout.slice(-2000)}`);
+    assert.match(res.stdout, /size-1 33 111/);
+    assert.match(res.stdout, /interrupted-130/, 'Ctrl-C interrupted the remote sleep, not the local command');
+    assert.match(res.stdout, /size-2 40 120/);
+    assert.match(res.stdout, /cli-exit 6/);
   });
 
   test('status, ls with a metadata filter, kill', async () => {

@@ -47,7 +47,7 @@ describe('sandbox (command-line tool)', () => {
     assert.equal(version.stdout.trim(), '0.2.2');
     const help = await runCli(['--help'], home.env());
     assert.equal(help.code, 0);
-    for (const command of ['login', 'logout', 'whoami', 'create', 'exec', 'run', 'upload', 'download', 'ls', 'status', 'kill', 'url', 'keys']) {
+    for (const command of ['login', 'logout', 'whoami', 'create', 'exec', 'run', 'upload', 'download', 'ls', 'status', 'kill', 'url', 'shell', 'keys']) {
       assert.match(help.stdout, new RegExp(`\\n  ${command}\\b`), command);
     }
     assert.equal((await runCli(['frobnicate'], home.env())).code, 2);

@@ -17,9 +17,13 @@ export type PathsFor<M extends HttpMethod> = {
 
 export type Operation<P extends keyof paths, M extends HttpMethod> = NonNullable<paths[P][M]>;
 
-/** The JSON body of the 200 answer. */
+/** The JSON body of the 200 (or 201) answer. */
 export type JsonResponse<P extends keyof paths, M extends HttpMethod> =
-  Operation<P, M> extends { responses: { 200: { content: { 'application/json': infer R } } } } ? R : unknown;
+  Operation<P, M> extends { responses: { 200: { content: { 'application/json': infer R } } } }
+    ? R
+    : Operation<P, M> extends { responses: { 201: { content: { 'application/json': infer R } } } }
+      ? R
+      : unknown;
 
 /** The JSON request body. */
 export type JsonBody<P extends keyof paths, M extends HttpMethod> =
@@ -55,6 +59,9 @@ export type AsyncExecuteResponse = JsonResponse<'/v1/execute_async', 'post'>;
 export type SessionUsage = JsonResponse<'/v1/sessions/usage/{session_id}', 'get'>;
 export type SessionDetails = JsonResponse<'/v1/sessions/session/{session_id}', 'get'>;
 export type AppUrl = JsonResponse<'/v1/sessions/app-url/{session_id}', 'get'>;
+export type Share = Schemas['Share'];
+export type PtySession = Schemas['PtySession'];
+export type PtySessionState = Schemas['PtySessionState'];
 export type TokenResponse = JsonResponse<'/v1/auth/token', 'post'>;
 export type WebhookDeliveryDetails = JsonResponse<'/v1/webhooks/deliveries/{delivery_id}', 'get'>;
 export type WebhookVerification = JsonResponse<'/v1/webhooks/endpoints/{endpoint_id}/verify', 'post'>;

@@ -11,6 +11,8 @@ import { Executions, type AsyncExecution } from './resources/executions.ts';
 import { Files } from './resources/files.ts';
 import { Sandboxes } from './resources/sandboxes.ts';
 import { Sessions } from './resources/sessions.ts';
+import { Shares } from './resources/shares.ts';
+import { Terminals } from './resources/terminals.ts';
 import { Vms } from './resources/vms.ts';
 import { Webhooks } from './resources/webhooks.ts';
 import { Transport } from './transport.ts';
@@ -64,6 +66,8 @@ export class Sandboxd {
   readonly webhooks: Webhooks;
   readonly audit: Audit;
   readonly events: Events;
+  readonly shares: Shares;
+  readonly terminals: Terminals;
 
   /** The HTTP layer, for operations the client has no method for: `client.transport.call('/healthz', 'get')`. */
   readonly transport: Transport;
@@ -104,6 +108,8 @@ export class Sandboxd {
     this.webhooks = new Webhooks(this.transport);
     this.audit = new Audit(this.transport);
     this.events = new Events(this.transport);
+    this.shares = new Shares(this.transport);
+    this.terminals = new Terminals(this.transport);
   }
 
   /** True when an API key or token is configured (it may still be wrong). */

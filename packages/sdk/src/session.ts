@@ -1,15 +1,17 @@
 /** A session as an object: `await client.sessions.create()` gives one; its methods act on that session. */
-import type { AppUrl, ExecuteResult, ExecutionRecord, KillResult, SessionDetails, SessionInfo, SessionStatus, SessionUsage, UploadResult } from './api-types.ts';
+import type { AppUrl, PtySession, ExecuteResult, ExecutionRecord, KillResult, SessionDetails, SessionInfo, SessionStatus, SessionUsage, UploadResult } from './api-types.ts';
 import type { ExecuteOptions } from './resources/execution.ts';
 import type { AsyncExecution, Executions } from './resources/executions.ts';
 import type { Files, UploadData, UploadOptions } from './resources/files.ts';
 import type { Sessions } from './resources/sessions.ts';
+import type { TerminalAttachOptions, TerminalConnection, TerminalCreateOptions, Terminals } from './resources/terminals.ts';
 
 /** The parts of the client a Session uses. */
 export interface SessionContext {
   readonly sessions: Sessions;
   readonly executions: Executions;
   readonly files: Files;
+  readonly terminals: Terminals;
   execute(code: string, options?: ExecuteOptions & { sessionId?: string | null }): Promise<ExecuteResult>;
   executeAsync(code: string, options?: Omit<ExecuteOptions, 'throwOnError'> & { sessionId?: string | null }): Promise<AsyncExecution>;
 }
@@ -67,6 +69,16 @@ export class Session {
 
   appUrl(port = 80): Promise<AppUrl> {
     return this.client.sessions.appUrl(this.id, port);
+  }
+
+  /** Starts a terminal in the session's VM (starting the VM if needed); `attachTerminal` connects to it. */
+  createTerminal(options: TerminalCreateOptions = {}): Promise<PtySession> {
+    return this.client.terminals.create({ sessionId: this.id }, options);
+  }
+
+  /** Attaches to one of the session's terminals over a WebSocket. */
+  attachTerminal(ptyId: string, options: TerminalAttachOptions = {}): Promise<TerminalConnection> {
+    return this.client.terminals.attach({ sessionId: this.id }, ptyId, options);
   }
 
   /** This session's execution records, newest first. */

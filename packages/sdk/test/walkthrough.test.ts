@@ -1,13 +1,15 @@
 /**
  * The whole client on real VMs: a session, Python twice with state, a bash exit code, files in and out
- * byte for byte, an async run waited for, status, lists with the metadata filter, and kill.
+ * byte for byte, an async run waited for, status, lists with the metadata filter, a terminal driven over its
+ * WebSocket, a public share, and kill.
  * Needs the VM engine (QEMU; KVM when available).
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
-import { ExecutionError, NotFoundError, Sandboxd, SessionError, type Session } from '../src/index.ts';
+import { WebSocket } from 'ws';
+import { ExecutionError, NotFoundError, Sandboxd, SessionError, type Session, type WebSocketConstructor } from '../src/index.ts';
 
 /** The first call of a session starts its VM; allow for that. */
 const FIRST_CALL = { timeout: 180 };
@@ -87,6 +89,52 @@ describe('walk-through on real VMs', () => {
     const matching = await client.sandboxes.list({ metadata: { suite: 'walkthrough' } });
     assert.deepEqual(matching.map((s) => s.sandbox_id), [status.vm_id]);
     assert.deepEqual(await client.sandboxes.list({ metadata: { suite: 'other' } }), []);
+  });
+
+  test('a terminal: sized at creation, typed into, exits with its code', async () => {
+    const created = await session.createTerminal({ cols: 90, rows: 20, command: 'stty size; read x; echo got-$x; exit 4' });
+    assert.match(created.pty_id, /^pty-/);
+    assert.equal(created.status, 'running');
+    let output = '';
+    const terminal = await session.attachTerminal(created.pty_id, {
+      WebSocket: WebSocket as unknown as WebSocketConstructor,
+      onData: (bytes) => (output += Buffer.from(bytes).toString('utf8')),
+    });
+    const seen = async (text: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!output.includes(text)) {
+        if (Date.now() > deadline) assert.fail(`no ${JSON.stringify(text)} in ${JSON.stringify(output)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await seen('20 90');
+    terminal.write('abc\r');
+    await seen('got-abc');
+    assert.deepEqual(await terminal.exit, { exitCode: 4, signal: null });
+    const listed = await client.terminals.list({ sessionId: session.id });
+    assert.equal(listed.find((t) => t.pty_id === created.pty_id)?.exit_code, 4);
+    await client.terminals.delete({ sessionId: session.id }, created.pty_id);
+    await assert.rejects(client.terminals.get({ sessionId: session.id }, created.pty_id), NotFoundError);
+  });
+
+  test('a public share opens a port to anyone until it is deleted', async () => {
+    await session.execute('cd /tmp && mkdir -p site && echo shared-page > site/index.html && (nohup python3 -m http.server 8700 -d site >/dev/null 2>&1 &)', { language: 'bash' });
+    const share = await client.shares.create({ sessionId: session.id, port: 8700, isPublic: true });
+    assert.match(share.share_id, /^shr_/);
+    assert.equal(share.link_expires_at, null);
+    let page: Response | undefined;
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      page = await fetch(share.url);
+      if (page.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(page?.status, 200);
+    assert.equal(await page?.text(), 'shared-page\n');
+    assert.ok((await client.shares.list({ sessionId: session.id })).some((s) => s.share_id === share.share_id));
+    await client.shares.delete(share.share_id);
+    assert.notEqual((await fetch(share.url)).status, 200);
+    await assert.rejects(client.shares.get(share.share_id), NotFoundError);
   });
 
   test('kill ends the VM; a second kill is a SessionError', async () => {

@@ -63,12 +63,13 @@ export function registerSessionCommands(program: Command, context: (options: Glo
 
   program
     .command('url')
-    .description('public URL of a port inside the VM')
+    .description('address of a port inside the VM through the preview proxy (only you may open it until you share it)')
     .argument('<port>', 'port the service listens on in the VM', integer('PORT', 1, 65535))
     .option('-s, --session <id>', 'session (default: the current one)')
-    .action(async (port: number, options: { session?: string }, command: Command) => {
+    .option('-d, --direct', 'print the host-name address (direct_url), for apps that must live at /')
+    .action(async (port: number, options: { session?: string; direct?: boolean }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const app = await ctx.client.sessions.appUrl(ctx.requireSession(options.session), port);
-      ctx.out.result(app, () => String(app.url));
+      ctx.out.result(app, () => String(options.direct ? app.direct_url : app.url));
     });
 }

@@ -1,0 +1,44 @@
+/** Shares: open a port of a session to others (public, or through signed expiring links). */
+import type { Share } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+export interface ShareCreateOptions {
+  sessionId: string;
+  /** The port in the VM, 1 to 65535. */
+  port: number;
+  /** true: anyone may open it; false (default): only holders of the signed link in the answer's `url`. */
+  isPublic?: boolean;
+  /** Revoke it by itself after this many seconds (60 to 2592000); default: until deleted. */
+  expiresInSeconds?: number;
+}
+
+export class Shares {
+  constructor(private readonly transport: Transport) {}
+
+  /** Shares a port; a private share's `url` carries a signed link that sets a cookie on first use. */
+  create(options: ShareCreateOptions): Promise<Share> {
+    return this.transport.call('/v1/shares', 'post', {
+      json: {
+        session_id: options.sessionId,
+        port: options.port,
+        is_public: options.isPublic ?? false,
+        ...(options.expiresInSeconds !== undefined ? { expires_in_seconds: options.expiresInSeconds } : {}),
+      },
+    });
+  }
+
+  /** Your shares, newest first; `sessionId` narrows to one session. */
+  async list(options: { sessionId?: string } = {}): Promise<Share[]> {
+    return (await this.transport.call('/v1/shares', 'get', { query: { session_id: options.sessionId } })).shares;
+  }
+
+  /** A share (private ones with a fresh signed link). */
+  get(shareId: string): Promise<Share> {
+    return this.transport.call('/v1/shares/{share_id}', 'get', { params: { share_id: shareId } });
+  }
+
+  /** Revokes a share at once: its links and cookies stop working. */
+  delete(shareId: string): Promise<Share> {
+    return this.transport.call('/v1/shares/{share_id}', 'delete', { params: { share_id: shareId } });
+  }
+}
