@@ -2,7 +2,7 @@
 // Set-up shared by `npm start` and `npm test`: installs what is missing on a fresh Debian machine, then
 // returns. Plain JavaScript with no dependencies, because it runs before `npm install` has.
 //
-//   node scripts/setup.mjs --for=start   npm deps, Debian packages for VMs, guest image
+//   node scripts/setup.mjs --for=start   npm deps, Debian packages for VMs, guest image, `sandbox` on PATH
 //   node scripts/setup.mjs --for=test    the same, plus PostgreSQL (for the store's contract tests)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -97,12 +97,64 @@ function ensureGuestImage() {
   step('guest image: ready');
 }
 
+/** Where npm puts global commands (`npm prefix -g`/bin), or null when npm cannot say. */
+function globalBinDir() {
+  const result = spawnSync('npm', ['prefix', '-g'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const prefix = result.status === 0 ? result.stdout.trim() : '';
+  return prefix ? path.join(prefix, 'bin') : null;
+}
+
+/**
+ * The `sandbox` command on PATH: a symlink in npm's global bin directory to this clone's CLI entry point,
+ * like `npm link -w @sandboxd/cli` makes, without re-running an install. A link left by another sandboxd clone
+ * is pointed here (the newest set-up wins); any other program called `sandbox` is left alone.
+ */
+function installCommandLine() {
+  const target = path.join(root, 'packages', 'cli', 'bin', 'sandbox.mjs');
+  const binDir = globalBinDir();
+  const manual = `run it as npx sandbox, or link it yourself: ln -s ${target} <a directory on PATH>/sandbox`;
+  if (!binDir) {
+    step(`sandbox command: npm has no global prefix; ${manual}`);
+    return;
+  }
+  const link = path.join(binDir, 'sandbox');
+  let current = null;
+  try {
+    current = fs.readlinkSync(link);
+  } catch (error) {
+    if (error.code === 'EINVAL') {
+      step(`sandbox command: ${link} is another program; left alone (${manual})`);
+      return;
+    }
+    if (error.code !== 'ENOENT') throw error;
+  }
+  const resolved = current === null ? null : path.resolve(binDir, current);
+  if (resolved === target) {
+    step(`sandbox command: ${link}`);
+    return;
+  }
+  if (resolved !== null && !resolved.endsWith(path.join('packages', 'cli', 'bin', 'sandbox.mjs'))) {
+    step(`sandbox command: ${link} links to ${resolved}, not a sandboxd clone; left alone (${manual})`);
+    return;
+  }
+  try {
+    fs.mkdirSync(binDir, { recursive: true });
+    const temporary = `${link}.sandboxd-${process.pid}`;
+    fs.symlinkSync(target, temporary);
+    fs.renameSync(temporary, link); // atomic: a concurrent `sandbox` call sees the old link or the new one
+    step(`sandbox command: installed as ${link} -> ${target}`);
+  } catch (error) {
+    step(`sandbox command: cannot write ${binDir} (${error.code ?? error.message}); ${manual}`);
+  }
+}
+
 try {
   checkNode();
   ensureNpmDependencies();
   ensureDebianPackages(purpose === 'test' ? [...ENGINE_PACKAGES, ...TEST_PACKAGES] : ENGINE_PACKAGES);
   bundleAgent();
   ensureGuestImage();
+  installCommandLine();
   step(`ready (${purpose})`);
 } catch (error) {
   process.stderr.write(`[setup] failed: ${error.message}\n`);

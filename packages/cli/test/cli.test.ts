@@ -4,6 +4,7 @@
  * `--json` output, exit codes and the messages of each error class.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -40,6 +41,21 @@ describe('sandbox (command-line tool)', () => {
     const res = await call(server, 'POST', '/api/cli-auth/approve', { bearer: token.body.access_token, json: { user_code: userCode, ...(deny ? { deny: true } : {}) } });
     assert.equal(res.status, 200, res.text);
   }
+
+  test('the set-up installed `sandbox` on PATH, and it talks to the server', async () => {
+    // `npm start`/`npm test` link npm's global bin/sandbox to a clone's bin/sandbox.mjs (scripts/setup.mjs).
+    const child = spawn('sandbox', ['--json', 'keys', 'ls'], { env: home.env({ SANDBOXD_API_KEY: dave.apiKey }), cwd: home.home });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', (error) => reject(new Error(`sandbox is not on PATH (${error.message}): run node scripts/setup.mjs`)));
+      child.on('close', resolve);
+    });
+    assert.equal(code, 0, stderr);
+    assert.ok(JSON.parse(stdout).some((k: { description: string }) => k.description === 'test key of dave'), stdout);
+  });
 
   test('--version, --help and usage mistakes', async () => {
     const version = await runCli(['--version'], home.env());
