@@ -52,11 +52,24 @@ async function translated<T>(operation: Promise<T>): Promise<T> {
   }
 }
 
-/** Adapts one VM's `AgentClient` to the core's `GuestAgent`. */
+/**
+ * Adapts one VM's `AgentClient` to the core's `GuestAgent`. Every operation first waits for `ready`: the
+ * VM's identity fix-up, which the engine applies in the background after handing the VM out, so nothing
+ * can observe the VM before it has its own hostname and id.
+ */
 export class ClientGuestAgent implements GuestAgent {
-  constructor(readonly client: AgentClient) {}
+  constructor(
+    readonly client: AgentClient,
+    private readonly ready: Promise<void> = Promise.resolve(),
+  ) {}
+
+  private async gated<T>(operation: () => Promise<T>): Promise<T> {
+    await translated(this.ready);
+    return translated(operation());
+  }
 
   async exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal) {
+    await translated(this.ready);
     const { stdin: _stdin, ...options } = request;
     const handle = this.client.exec({ ...options, ...(signal ? { signal } : {}) });
     const pump = (async () => {
@@ -67,54 +80,54 @@ export class ClientGuestAgent implements GuestAgent {
   }
 
   runPython(request: PythonRunRequest) {
-    return translated(this.client.runPython(request));
+    return this.gated(() => this.client.runPython(request));
   }
 
   writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
-    return translated(this.client.writeFile(path, body, options));
+    return this.gated(() => this.client.writeFile(path, body, options));
   }
 
   extractTar(directory: string, body: Readable, options: { gzip?: boolean } = {}) {
-    return translated(this.client.extractTar(directory, body, options));
+    return this.gated(() => this.client.extractTar(directory, body, options));
   }
 
   readFile(path: string) {
-    return translated(this.client.readFile(path));
+    return this.gated(() => this.client.readFile(path));
   }
 
   stat(path: string) {
-    return translated(this.client.stat(path));
+    return this.gated(() => this.client.stat(path));
   }
 
   usage() {
-    return translated(this.client.usage());
+    return this.gated(() => this.client.usage());
   }
 
   openTunnel(port: number) {
-    return translated(this.client.openTunnel(port));
+    return this.gated(() => this.client.openTunnel(port));
   }
 
   createPty(options: PtyCreateOptions) {
-    return translated(this.client.createPty(options));
+    return this.gated(() => this.client.createPty(options));
   }
 
   listPtys() {
-    return translated(this.client.listPtys());
+    return this.gated(() => this.client.listPtys());
   }
 
   getPty(id: string) {
-    return translated(this.client.getPty(id));
+    return this.gated(() => this.client.getPty(id));
   }
 
   resizePty(id: string, cols: number, rows: number) {
-    return translated(this.client.resizePty(id, cols, rows));
+    return this.gated(() => this.client.resizePty(id, cols, rows));
   }
 
   killPty(id: string) {
-    return translated(this.client.killPty(id));
+    return this.gated(() => this.client.killPty(id));
   }
 
   attachPty(id: string, output: PtyOutput) {
-    return translated(this.client.attachPty(id, output));
+    return this.gated(() => this.client.attachPty(id, output));
   }
 }

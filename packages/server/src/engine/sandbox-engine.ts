@@ -52,12 +52,16 @@ export interface SandboxEngineEvents {
   progress: [string];
   warning: [{ code: string; message: string; vmId?: string }];
   acquired: [{ vmId: string; fromPool: boolean; ms: number }];
+  /** The VM's identity fix-up is applied (its agent answers operations from here on). */
+  identified: [{ vmId: string; ms: number }];
 }
 
 interface LiveEntry {
   state: PersistedVm;
   client: AgentClient;
   agent: ClientGuestAgent;
+  /** Resolves once the VM has its identity; operations wait for it. */
+  ready: Promise<void>;
 }
 
 /** A restored VM that has no user yet (in the pool, or about to be handed out). */
@@ -92,7 +96,7 @@ export class SandboxEngine implements VmEngine {
       size: options.poolSize,
       create: (key) => {
         const [vcpus, memory] = key.split(':').map(Number);
-        return this.restore(vcpus as VcpuCount, memory!);
+        return this.restoreForPool(vcpus as VcpuCount, memory!);
       },
       destroy: (vm) => this.discard(vm),
       onError: (key, error) => this.events.emit('warning', { code: 'POOL_REFILL_FAILED', message: `warm pool ${key}: ${(error as Error).message}` }),
@@ -133,13 +137,6 @@ export class SandboxEngine implements VmEngine {
     const pooled = request.memoryMb === this.options.poolMemoryMb ? this.pool.take(poolKey(vcpuCount, request.memoryMb)) : undefined;
     const vm = pooled && pooled.client.connected ? pooled : await this.restore(vcpuCount, request.memoryMb);
     if (pooled && vm !== pooled) void this.discard(pooled);
-    try {
-      // Identity, clock and entropy are set now, not at restore: a pooled VM may have waited a while.
-      await vm.client.restore({ hostname: request.vmId, vmId: request.vmId, timeoutMs: 15_000 });
-    } catch (error) {
-      await this.discard(vm);
-      throw error;
-    }
     if (this.closed) {
       await this.discard(vm);
       throw new Error('the VM engine is shutting down');
@@ -155,7 +152,7 @@ export class SandboxEngine implements VmEngine {
       expiresAtMs: now + request.lifetimeSeconds * 1000,
     };
     this.states.write(state);
-    this.track(state, vm.client);
+    this.track(state, vm.client, this.applyIdentity(request.vmId, vm.client, started));
     this.events.emit('acquired', { vmId: request.vmId, fromPool: vm === pooled, ms: Date.now() - started });
     return {
       vmId: request.vmId,
@@ -164,6 +161,31 @@ export class SandboxEngine implements VmEngine {
       startedAt: new Date(state.startedAtMs),
       expiresAt: new Date(state.expiresAtMs),
     };
+  }
+
+  /**
+   * Gives a handed-out VM its identity (hostname, VM id) with a fresh clock and entropy, while the caller goes
+   * on: the VM's agent holds every operation until it is done, so nothing sees the VM without it. A pooled VM
+   * had its clock and entropy set when it entered the pool, which makes this call the cheap one. A VM whose
+   * fix-up fails is killed and reported as crashed.
+   */
+  private applyIdentity(vmId: string, client: AgentClient, startedMs: number): Promise<void> {
+    const identity = client.restore({ hostname: vmId, vmId, timeoutMs: 15_000 }).then(() => {
+      this.events.emit('identified', { vmId, ms: Date.now() - startedMs });
+    });
+    identity.catch((error: unknown) => {
+      if (this.live.get(vmId)?.client !== client) return; // killed meanwhile
+      this.events.emit('warning', { code: 'VM_IDENTITY_FAILED', message: `VM ${vmId}: the identity fix-up failed: ${(error as Error).message}`, vmId });
+      void this.kill(vmId).finally(() => {
+        for (const listener of this.endedListeners) listener(vmId, 'crashed');
+      });
+    });
+    return identity;
+  }
+
+  /** Resolves when the VM has its identity (its agent's operations wait for that by themselves). */
+  whenReady(vmId: string): Promise<void> {
+    return this.live.get(vmId)?.ready ?? Promise.reject(new Error(`no live VM ${vmId}`));
   }
 
   agent(vmId: string): GuestAgent | null {
@@ -253,7 +275,9 @@ export class SandboxEngine implements VmEngine {
       const state = this.states.read(info.vmId)!;
       try {
         const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 10_000 });
-        this.track(state, client);
+        // The earlier server may have died between handing the VM out and giving it its identity.
+        const identified = client.agent.vmId === state.vmId;
+        this.track(state, client, identified ? undefined : this.applyIdentity(state.vmId, client, Date.now()));
         adopted += 1;
       } catch (error) {
         this.events.emit('warning', { code: 'ADOPT_FAILED', vmId: state.vmId, message: `could not reconnect to VM ${state.vmId}: ${(error as Error).message}` });
@@ -262,6 +286,21 @@ export class SandboxEngine implements VmEngine {
     }
     this.states.prune(new Set([...this.byDriverId.keys()]));
     return adopted;
+  }
+
+  /**
+   * A VM for the warm pool: restored, with the clock and entropy fixed up now (the slow first fix-up after a
+   * restore, ~200 ms under TCG), under its driver id as a provisional identity until it is handed out.
+   */
+  private async restoreForPool(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+    const vm = await this.restore(vcpuCount, memoryMb);
+    try {
+      await this.tracked(vm.client.restore({ hostname: vm.info.vmId, vmId: vm.info.vmId, timeoutMs: 15_000 }));
+      return vm;
+    } catch (error) {
+      await this.discard(vm);
+      throw error;
+    }
   }
 
   private restore(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
@@ -302,8 +341,8 @@ export class SandboxEngine implements VmEngine {
     await this.options.driver.kill(vm.info.vmId).catch(() => {});
   }
 
-  private track(state: PersistedVm, client: AgentClient): void {
-    this.live.set(state.vmId, { state, client, agent: new ClientGuestAgent(client) });
+  private track(state: PersistedVm, client: AgentClient, ready: Promise<void> = Promise.resolve()): void {
+    this.live.set(state.vmId, { state, client, agent: new ClientGuestAgent(client, ready), ready });
     this.byDriverId.set(state.driverId, state.vmId);
     this.deadlines.schedule(state.vmId, new Date(state.expiresAtMs), () => {
       void this.kill(state.vmId).finally(() => {

@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { engineConfig, newDataDir, qemuProcessesMatching, sh, startEngine } from './engine-fixture.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -74,6 +75,41 @@ describe('sandbox engine on real VMs', () => {
     assert.equal(engine.agent('vm-deadline'), null);
     await new Promise((r) => setTimeout(r, 500));
     assert.deepEqual(engine.liveVmIds(), []);
+  });
+});
+
+describe('warm pool on real VMs', () => {
+  const dataDir = newDataDir();
+  let engine: SandboxEngine;
+
+  before(async () => {
+    engine = startEngine(engineConfig(dataDir, { poolSize: 1 }));
+    await engine.start();
+  });
+  after(async () => {
+    await engine.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function acquirePooled(vmId: string): Promise<void> {
+    await waitUntil('a pooled VM', async () => (engine.poolCounts()['1:512'] ?? 0) >= 1, 60_000, 100);
+    const fromPool = new Promise<boolean>((resolve) => engine.events.once('acquired', (event) => resolve(event.fromPool)));
+    const identified = new Promise<string>((resolve) => engine.events.once('identified', (event) => resolve(event.vmId)));
+    await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 120 });
+    assert.equal(await fromPool, true);
+    // The first operation waits for the identity the engine applies in the background.
+    assert.equal((await sh(engine, vmId, 'hostname')).trim(), vmId);
+    assert.equal(await identified, vmId);
+  }
+
+  test('a VM from the warm pool: its first operation already sees its own identity, and two pooled VMs differ', async () => {
+    await acquirePooled('vm-poola');
+    await acquirePooled('vm-poolb');
+    const probe = 'cat /proc/sys/kernel/random/uuid; head -c 32 /dev/urandom | sha256sum | cut -c1-16';
+    const [a, b] = await Promise.all([sh(engine, 'vm-poola', probe), sh(engine, 'vm-poolb', probe)]);
+    const [la, lb] = [a.trim().split('\n'), b.trim().split('\n')];
+    for (let i = 0; i < 2; i++) assert.notEqual(la[i], lb[i], `line ${i} differs: ${la[i]}`);
+    await Promise.all([engine.kill('vm-poola'), engine.kill('vm-poolb')]);
   });
 });
 
