@@ -9,14 +9,15 @@ import { createExecRoute } from './exec/exec-route.ts';
 import { extractRoute } from './files/extract-route.ts';
 import { listRoute } from './files/list-route.ts';
 import { mkdirRoute } from './files/mkdir-route.ts';
-import { readRoute } from './files/read-route.ts';
+import { createReadRoute } from './files/read-route.ts';
 import { removeRoute } from './files/remove-route.ts';
 import { statRoute } from './files/stat-route.ts';
+import { createTransferRoutes, TRANSFER_MOUNT_POINT, TransferShare } from './files/transfer.ts';
 import { writeRoute } from './files/write-route.ts';
 import { Router } from './http/router.ts';
 import type { ByteLink } from './link/byte-link.ts';
 import { LinkServer, type LinkEvent } from './link/link-server.ts';
-import { ROUTES } from './protocol/routes.ts';
+import { ROUTES, TRANSFER_MOUNT_TAG } from './protocol/routes.ts';
 import { createPtyRoutes } from './pty/pty-routes.ts';
 import { TerminalRegistry } from './pty/terminal-registry.ts';
 import { KernelPool } from './python/kernel-pool.ts';
@@ -45,6 +46,8 @@ export interface AgentConfig {
   defaultShell: string[];
   /** Working directory of execs and kernels (the agent runs as root with HOME=/root). */
   home: string;
+  /** A directory standing in for the transfer share (tests on a host); default: mount the VM's 9p share. */
+  transferDir?: string;
   /** Diagnostics of links and sessions. */
   onLinkEvent?: (event: LinkEvent) => void;
 }
@@ -132,6 +135,14 @@ export class Agent {
   private buildRouter(): Router {
     const { identity, kernels, helper, accounting, config } = this;
     const pty = createPtyRoutes(this.terminals);
+    const transferDir = config.transferDir;
+    const transferShare = new TransferShare(
+      transferDir ? async () => transferDir : async () => {
+        await helper.mount9p(TRANSFER_MOUNT_TAG, TRANSFER_MOUNT_POINT);
+        return TRANSFER_MOUNT_POINT;
+      },
+    );
+    const transfer = createTransferRoutes(transferShare);
     return new Router()
       .add('GET', ROUTES.hello, createHelloRoute(identity))
       .add('GET', ROUTES.ping, pingRoute)
@@ -139,7 +150,10 @@ export class Agent {
       .add('POST', ROUTES.pythonRun, createPythonRunRoute(kernels))
       .add('POST', ROUTES.pythonReset, createPythonResetRoute(kernels))
       .add('PUT', ROUTES.fileContent, writeRoute)
-      .add('GET', ROUTES.fileContent, readRoute)
+      .add('GET', ROUTES.fileContent, createReadRoute(transferShare))
+      .add('POST', ROUTES.fileTransferIn, transfer.transferIn)
+      .add('POST', ROUTES.fileTransferAbort, transfer.transferAbort)
+      .add('POST', ROUTES.fileTransferOut, transfer.transferOut)
       .add('GET', ROUTES.fileList, listRoute)
       .add('GET', ROUTES.fileStat, statRoute)
       .add('POST', ROUTES.fileMkdir, mkdirRoute)

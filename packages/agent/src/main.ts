@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     pythonCommand: options.pythonCommand,
     cgroupRoot: options.cgroupRoot,
     prestartPython: options.prestartPython,
+    ...(options.transferDir ? { transferDir: options.transferDir } : {}),
     defaultShell: ['/bin/bash', '-lc'],
     home: process.env.HOME ?? '/',
     onLinkEvent: logLinkEvent,

@@ -15,13 +15,16 @@ export interface AgentOptions {
   pythonCommand: string;
   cgroupRoot: string | null | undefined;
   prestartPython: boolean;
+  /** A directory standing in for the transfer share (tests on a host); undefined: mount the VM's share. */
+  transferDir: string | undefined;
 }
 
 /** The virtio-serial port name the host's QEMU command line gives the agent's channel. */
 export const DEFAULT_PORT_NAME = 'sandboxd.agent';
 
 export const USAGE = `usage: agent.mjs [--transport virtio:<port name>|unix:<socket path>] [--vm-id ID]
-                 [--no-system-changes] [--python CMD] [--cgroup-root DIR|off] [--no-prestart-python]`;
+                 [--no-system-changes] [--python CMD] [--cgroup-root DIR|off] [--no-prestart-python]
+                 [--transfer-dir DIR]`;
 
 /** Parses `argv` (without node and script); throws with a usage message on bad input. */
 export function parseAgentOptions(argv: string[]): AgentOptions {
@@ -34,6 +37,7 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
       python: { type: 'string', default: 'python3' },
       'cgroup-root': { type: 'string' },
       'no-prestart-python': { type: 'boolean', default: false },
+      'transfer-dir': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -51,5 +55,6 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
     pythonCommand: String(values.python),
     cgroupRoot: cgroupRoot === 'off' ? null : cgroupRoot,
     prestartPython: !values['no-prestart-python'],
+    transferDir: values['transfer-dir'],
   };
 }

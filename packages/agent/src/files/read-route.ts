@@ -1,26 +1,52 @@
 /**
  * `GET /v1/files/content?path=`: stream a file's bytes. `content-length` is the size at open time, so the host
- * can tell a complete transfer from a cut one; the mode travels in a header.
+ * can tell a complete transfer from a cut one; the mode travels in a header. With `transfer=<chunk>` a file
+ * larger than `transferAbove` goes through the transfer share instead (see `transfer.ts`): its first chunk is
+ * written there and the answer has no body.
  */
 import { open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { AgentFailure } from '../http/agent-failure.ts';
 import type { RouteRequest } from '../http/router.ts';
-import { HEADER_FILE_MODE } from '../protocol/routes.ts';
+import { HEADER_FILE_MODE, HEADER_FILE_SIZE, HEADER_TRANSFER_BYTES } from '../protocol/routes.ts';
 import { queryGuestPath } from './guest-path.ts';
+import { exportChunk, transferName, type TransferShare } from './transfer.ts';
 
 /** Read chunk size: large reads keep system calls (slow under TCG) few. */
 const READ_BUFFER_BYTES = 256 * 1024;
 
-/** Handler of `GET /v1/files/content`. */
-export async function readRoute({ stream, url }: RouteRequest): Promise<void> {
+/** The transfer parameters of a read, or undefined when the host did not ask for the share. */
+function transferRequest(url: URL): { chunk: string; length: number; above: number } | undefined {
+  const chunk = url.searchParams.get('transfer');
+  if (chunk === null) return undefined;
+  const length = Number(url.searchParams.get('transferLength'));
+  const above = Number(url.searchParams.get('transferAbove') ?? 0);
+  if (!Number.isSafeInteger(length) || length < 1 || !Number.isSafeInteger(above) || above < 0) throw new AgentFailure('BAD_REQUEST', 'transferLength and transferAbove must be byte counts');
+  return { chunk: transferName(chunk, 'transfer'), length, above };
+}
+
+/** Builds the handler of `GET /v1/files/content`. */
+export function createReadRoute(share: TransferShare) {
+  return (request: RouteRequest) => readRoute(request, share);
+}
+
+async function readRoute({ stream, url }: RouteRequest, share: TransferShare): Promise<void> {
   const path = queryGuestPath(url);
+  const transfer = transferRequest(url);
   const handle = await open(path, 'r');
   let handedOver = false;
   try {
     const stats = await handle.stat();
     if (stats.isDirectory()) throw new AgentFailure('EISDIR', `${path}: is a directory`, path);
     if (!stats.isFile()) throw new AgentFailure('INVALID_PATH', `${path}: not a regular file`, path);
+    if (transfer && stats.size > transfer.above) {
+      const first = await exportChunk(share, path, handle, transfer.chunk, 0, transfer.length);
+      stream.respond(
+        { ':status': 200, [HEADER_FILE_SIZE]: first.size, [HEADER_TRANSFER_BYTES]: first.bytes, [HEADER_FILE_MODE]: first.mode.toString(8) },
+        { endStream: true },
+      );
+      return;
+    }
     stream.respond({
       ':status': 200,
       'content-type': 'application/octet-stream',

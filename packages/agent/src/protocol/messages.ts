@@ -229,6 +229,59 @@ export interface MkdirRequest {
   mode?: number;
 }
 
+/** Body of `POST /v1/files/transfer/in`: one chunk of an upload (chunks may arrive in any order). */
+export interface TransferInRequest {
+  /** The file to write. */
+  path: string;
+  /** The upload's id: names its temporary file. */
+  id: string;
+  /** Where the chunk's bytes go in the file. */
+  offset: number;
+  /** The chunk file's name in the share. */
+  chunk: string;
+  /** The final chunk: after it (and every earlier one) the file is put in place. Send it after all others succeeded. */
+  last?: boolean;
+  /** Permission bits (default 0o644), applied with `last`. */
+  mode?: number;
+  /** Create missing parent directories (default true). */
+  parents?: boolean;
+}
+
+/** Answer of `POST /v1/files/transfer/in`. */
+export interface TransferInResponse {
+  path: string;
+  /** Bytes copied from this chunk. */
+  bytes: number;
+  /** With `last`: the file's final size. */
+  size?: number;
+}
+
+/** Body of `POST /v1/files/transfer/abort`. */
+export interface TransferAbortRequest {
+  path: string;
+  id: string;
+}
+
+/** Body of `POST /v1/files/transfer/out`. */
+export interface TransferOutRequest {
+  path: string;
+  /** Name of the chunk file to create (it must not exist). */
+  chunk: string;
+  offset: number;
+  /** At most this many bytes (fewer at the end of the file). */
+  length: number;
+}
+
+/** Answer of `POST /v1/files/transfer/out`. */
+export interface TransferOutResponse {
+  /** The file's size now. */
+  size: number;
+  /** Permission bits. */
+  mode: number;
+  /** Bytes in the chunk. */
+  bytes: number;
+}
+
 /** Answer of `POST /v1/files/mkdir`. */
 export interface MkdirResponse {
   path: string;

@@ -22,6 +22,20 @@ export const ROUTES = {
    * `GET ?path=` → the raw bytes (`content-length` set, mode in {@link HEADER_FILE_MODE}).
    */
   fileContent: '/v1/files/content',
+  /**
+   * The transfer share (protocol 1.2, capability `files-transfer`): large files cross as chunk files in the
+   * guest's virtio-9p share `sandboxd.transfer`, named by the host (32 lowercase hex digits); these routes move
+   * them. `POST` {@link TransferInRequest} → {@link TransferInResponse}: copy an uploaded chunk into the upload's
+   * temporary file (created next to the target), delete the chunk, and with `last` put the file in place.
+   * `GET /v1/files/content` also accepts `transfer=<chunk>&transferLength=<n>&transferAbove=<n>`: a file larger
+   * than `transferAbove` then answers with no body, its first `transferLength` bytes in the chunk, and the
+   * {@link HEADER_FILE_SIZE} and {@link HEADER_TRANSFER_BYTES} headers.
+   */
+  fileTransferIn: '/v1/files/transfer/in',
+  /** `POST` {@link TransferAbortRequest} → {@link RemoveResponse}: remove an upload's temporary file. */
+  fileTransferAbort: '/v1/files/transfer/abort',
+  /** `POST` {@link TransferOutRequest} → {@link TransferOutResponse}: copy a range of a file into a new chunk. */
+  fileTransferOut: '/v1/files/transfer/out',
   /** `GET ?path=` → {@link FileListResponse}. */
   fileList: '/v1/files/list',
   /** `GET ?path=` → {@link FileStat}. Symlinks are not followed (`lstat`). */
@@ -69,6 +83,18 @@ export const TUNNEL_HOST = '127.0.0.1';
 
 /** Response header of `GET /v1/files/content`: the file's permission bits in octal (e.g. `644`). */
 export const HEADER_FILE_MODE = 'sandboxd-file-mode';
+
+/** Response header of a transferred `GET /v1/files/content`: the file's size in bytes. */
+export const HEADER_FILE_SIZE = 'sandboxd-file-size';
+
+/** Response header of a transferred `GET /v1/files/content`: how many bytes the first chunk holds. */
+export const HEADER_TRANSFER_BYTES = 'sandboxd-transfer-bytes';
+
+/** The 9p mount tag of the transfer share (the host's QEMU command line exports it under this tag). */
+export const TRANSFER_MOUNT_TAG = 'sandboxd.transfer';
+
+/** Chunk names and upload ids on the transfer share: 32 lowercase hex digits. */
+export const TRANSFER_NAME_PATTERN = /^[0-9a-f]{32}$/;
 
 /** Response header naming the agent's error code on non-2xx answers whose body may not be JSON (tunnels). */
 export const HEADER_ERROR_CODE = 'sandboxd-error-code';

@@ -7,7 +7,7 @@
  * - Bump `minor` for additions an older peer can ignore: a new route, an optional field, a new frame type that
  *   is only sent when the peer asked for it.
  */
-export const PROTOCOL_VERSION = { major: 1, minor: 1 } as const;
+export const PROTOCOL_VERSION = { major: 1, minor: 2 } as const;
 
 /** A protocol generation as carried by the handshake. */
 export interface ProtocolVersion {

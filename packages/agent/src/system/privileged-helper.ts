@@ -20,7 +20,7 @@ export interface HelperAnswer {
   clockStepMs: number;
 }
 
-type Request = { id: number; op: 'restore' | 'entropy' | 'ping' } & HelperRestore;
+type Request = { id: number; op: 'restore' | 'entropy' | 'ping' | 'mount-9p'; tag?: string; target?: string } & HelperRestore;
 type Answer = { id: number; ok: boolean; applied?: boolean; clockStepMs?: number; error?: string };
 
 /** Options of the helper. */
@@ -84,6 +84,12 @@ export class PrivilegedHelper {
     await this.start();
     const answer = await this.call({ op: 'restore', ...request });
     return { applied: answer.applied ?? false, clockStepMs: answer.clockStepMs ?? 0 };
+  }
+
+  /** Mounts the virtio-9p share `tag` at `target` (created if missing); an existing mount there is kept. */
+  async mount9p(tag: string, target: string): Promise<void> {
+    await this.start();
+    await this.call({ op: 'mount-9p', tag, target });
   }
 
   /** Stops the helper. */

@@ -36,6 +36,7 @@ import { startExec, type ExecHandle, type ExecOptions } from './exec.ts';
 import * as files from './files.ts';
 import { syncLink } from './link-sync.ts';
 import * as pty from './pty.ts';
+import { TransferLane } from './transfer.ts';
 import { resetPython, runPython, type RunPythonOptions } from './python.ts';
 import { openTunnel } from './tunnel.ts';
 
@@ -46,6 +47,8 @@ export type AgentTarget = { socketPath: string } | { stream: Duplex };
 export interface ConnectOptions extends CallOptions {
   /** Default of `timeoutMs`: connecting, link sync and the hello; a cold boot under TCG needs tens of seconds. */
   timeoutMs?: number;
+  /** The VM's transfer area (`VmInfo.transferDir`): large files then go through it (`transfer.ts`). */
+  transferDir?: string | null;
 }
 
 /** Host side of `POST /v1/restore`; the clock and entropy are filled in when absent. */
@@ -72,14 +75,18 @@ export interface AgentClientEvents {
 export class AgentClient extends EventEmitter<AgentClientEvents> {
   private readonly session: AgentSession;
   private closing: Promise<void> | undefined;
+  /** Large files' way in and out, when the VM has a transfer area and the agent serves it. */
+  private readonly lane: TransferLane | undefined;
 
   private constructor(
     http2: ClientHttp2Session,
     /** The agent's handshake answer. */
     readonly agent: HelloResponse,
+    transferDir: string | null | undefined,
   ) {
     super();
     this.session = new AgentSession(http2);
+    if (transferDir && agent.capabilities.includes('files-transfer')) this.lane = new TransferLane(transferDir);
   }
 
   /**
@@ -116,7 +123,7 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
           `the agent speaks protocol ${formatProtocolVersion(hello.protocol)}, this host ${formatProtocolVersion(PROTOCOL_VERSION)}: rebuild the guest image with a matching agent`,
         );
       }
-      const client = new AgentClient(session, hello);
+      const client = new AgentClient(session, hello, options.transferDir);
       let failure: Error | undefined;
       session.on('error', (error) => {
         failure = error;
@@ -166,17 +173,17 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
 
   /** Writes a file from a buffer, string or stream. */
   writeFile(path: string, source: files.FileSource, options?: files.WriteFileOptions): Promise<FileWriteResponse> {
-    return files.writeFile(this.session, path, source, options);
+    return files.writeFile(this.session, path, source, options, this.lane);
   }
 
   /** Opens a file for streamed reading. */
   readFile(path: string, options?: CallOptions): Promise<files.FileDownload> {
-    return files.readFile(this.session, path, options);
+    return files.readFile(this.session, path, options, this.lane);
   }
 
   /** Reads a small file whole. */
   readFileBytes(path: string, options?: CallOptions): Promise<Buffer> {
-    return files.readFileBytes(this.session, path, options);
+    return files.readFileBytes(this.session, path, options, this.lane);
   }
 
   stat(path: string, options?: CallOptions): Promise<FileStat> {

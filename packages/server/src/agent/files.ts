@@ -17,6 +17,7 @@ import {
 import { DEFAULT_TIMEOUTS_MS, type AgentSession } from './agent-session.ts';
 import type { CallOptions } from './deadline.ts';
 import { AgentError, AgentProtocolError, errorFromAgentAnswer } from './errors.ts';
+import { answeredThroughLane, downloadThroughLane, INLINE_MAX_BYTES, laneReadParams, uploadThroughLane, type TransferLane } from './transfer.ts';
 
 /** Bytes to send: a buffer, a string (UTF-8), or a stream / async iterable of chunks. */
 export type FileSource = Buffer | Uint8Array | string | Readable | AsyncIterable<Uint8Array>;
@@ -74,27 +75,59 @@ async function upload<T>(session: AgentSession, operation: string, path: string,
   }
 }
 
-/** Writes a file (atomically replaced at the end). */
-export function writeFile(session: AgentSession, path: string, source: FileSource, options: WriteFileOptions = {}): Promise<FileWriteResponse> {
+/**
+ * Writes a file (atomically replaced at the end). With a transfer lane, a source longer than
+ * `INLINE_MAX_BYTES` goes through it; anything shorter, or everything without a lane, over the link.
+ */
+export async function writeFile(session: AgentSession, path: string, source: FileSource, options: WriteFileOptions = {}, lane?: TransferLane): Promise<FileWriteResponse> {
   const params: Record<string, string> = {};
   if (options.mode !== undefined) params.mode = options.mode.toString(8);
   if (options.parents === false) params.parents = '0';
-  return upload<FileWriteResponse>(session, 'writeFile', `${ROUTES.fileContent}${query(path, params)}`, source, options, 'PUT');
+  const inline = (body: FileSource) => upload<FileWriteResponse>(session, 'writeFile', `${ROUTES.fileContent}${query(path, params)}`, body, options, 'PUT');
+  const size = typeof source === 'string' ? Buffer.byteLength(source) : source instanceof Uint8Array ? source.byteLength : undefined;
+  if (!lane || (size !== undefined && size <= INLINE_MAX_BYTES)) return inline(source);
+  // Read just enough of the source to know which way it goes.
+  const iterator = toReadable(source)[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  while (headBytes <= INLINE_MAX_BYTES) {
+    const next = await iterator.next();
+    if (next.done) return inline(Readable.from(head));
+    const chunk = Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
+    head.push(chunk);
+    headBytes += chunk.length;
+  }
+  const deadline = session.deadline('writeFile', options, DEFAULT_TIMEOUTS_MS.transfer);
+  try {
+    return await uploadThroughLane(session, lane, path, head, iterator, { ...(options.mode !== undefined ? { mode: options.mode } : {}), ...(options.parents !== undefined ? { parents: options.parents } : {}) }, deadline);
+  } finally {
+    deadline.clear();
+    await iterator.return?.();
+  }
 }
 
 /**
  * Opens a file for reading. Resolves once the agent opened it (missing files reject with `GuestPathError`);
  * the deadline keeps running until the stream is consumed.
  */
-export async function readFile(session: AgentSession, path: string, options?: CallOptions): Promise<FileDownload> {
+export async function readFile(session: AgentSession, path: string, options?: CallOptions, lane?: TransferLane): Promise<FileDownload> {
   const operation = 'readFile';
   const deadline = session.deadline(operation, options, DEFAULT_TIMEOUTS_MS.transfer);
   let handedOver = false;
+  let first: { chunk: string; release: () => void } | undefined;
   try {
-    const stream = session.stream(operation, { ':method': 'GET', ':path': `${ROUTES.fileContent}${query(path)}` }, deadline);
+    // With a lane, a large file answers through it: its first chunk needs a slot before asking.
+    if (lane) first = { chunk: lane.newName(), release: await lane.reserve(deadline.signal) };
+    const stream = session.stream(operation, { ':method': 'GET', ':path': `${ROUTES.fileContent}${query(path, first ? laneReadParams(first.chunk) : {})}` }, deadline);
     stream.end();
     const { status, headers } = await session.response(operation, stream, deadline);
     if (status !== 200) throw errorFromAgentAnswer(status, await session.body(operation, stream, deadline), { operation });
+    if (lane && first && answeredThroughLane(headers)) {
+      const download = downloadThroughLane(session, lane, path, headers, first, deadline);
+      handedOver = true;
+      return download;
+    }
+    first?.release();
     const size = Number(headers['content-length']);
     const mode = Number.parseInt(String(headers[HEADER_FILE_MODE] ?? '644'), 8);
     // Errors (a reset, a short body, the deadline) must reach the reader as stream errors.
@@ -122,13 +155,19 @@ export async function readFile(session: AgentSession, path: string, options?: Ca
     handedOver = true;
     return { stream: body, size, mode };
   } finally {
-    if (!handedOver) deadline.clear();
+    if (!handedOver) {
+      deadline.clear();
+      if (first) {
+        await lane?.discard(first.chunk);
+        first.release();
+      }
+    }
   }
 }
 
 /** Reads a whole file into memory (small files). */
-export async function readFileBytes(session: AgentSession, path: string, options?: CallOptions): Promise<Buffer> {
-  const { stream } = await readFile(session, path, options);
+export async function readFileBytes(session: AgentSession, path: string, options?: CallOptions, lane?: TransferLane): Promise<Buffer> {
+  const { stream } = await readFile(session, path, options, lane);
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);

@@ -274,7 +274,7 @@ export class SandboxEngine implements VmEngine {
     for (const info of report.adopted) {
       const state = this.states.read(info.vmId)!;
       try {
-        const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 10_000 });
+        const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 10_000, transferDir: info.transferDir });
         // The earlier server may have died between handing the VM out and giving it its identity.
         const identified = client.agent.vmId === state.vmId;
         this.track(state, client, identified ? undefined : this.applyIdentity(state.vmId, client, Date.now()));
@@ -321,7 +321,7 @@ export class SandboxEngine implements VmEngine {
       timeoutMs: 60_000,
     });
     try {
-      const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 15_000 });
+      const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 15_000, transferDir: info.transferDir });
       return { info, client, vcpuCount, memoryMb };
     } catch (error) {
       await this.options.driver.kill(driverId).catch(() => {});

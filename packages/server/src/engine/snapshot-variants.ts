@@ -13,7 +13,7 @@ import type { GuestImage } from '../image/index.ts';
 import type { Accelerator, SnapshotInfo, VcpuCount, VmDriver } from '../vm/vm-driver.ts';
 
 /** Bump when the way snapshots are made changes, so old ones are not reused. */
-const SNAPSHOT_FORMAT = 1;
+const SNAPSHOT_FORMAT = 2;
 
 export interface SnapshotVariantsOptions {
   driver: VmDriver;

@@ -48,6 +48,11 @@ export interface VmPaths {
   agentSocketPath: string;
   /** The guest's serial console; removed with the run directory (the exit event carries its tail). */
   consoleLogPath: string;
+  /**
+   * The host side of the guest's file-transfer share (give it to `AgentClient.connect`), or null when the VM
+   * has none the host may write to: then files travel over the agent channel only.
+   */
+  transferDir: string | null;
 }
 
 /** A live VM as the driver sees it. */

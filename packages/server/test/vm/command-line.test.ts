@@ -20,6 +20,7 @@ const instance: QemuInstance = {
   overlayPath: '/run/vm-1/disk.qcow2',
   memoryFile: { path: '/snap/memory', shared: true },
   network: 'none',
+  transfer: { dir: '/run/vm-1/transfer', writable: true },
   incoming: false,
   startPaused: true,
   runAsUser: 'sandboxd-vm',
@@ -75,6 +76,14 @@ describe('QEMU command line', () => {
     assert.deepEqual(option(clone, '-netdev'), ['user,id=net0,ipv6=off']);
     assert.ok(devices(source).includes('virtio-balloon-device,id=balloon'));
     assert.ok(devices(source).includes('virtserialport,chardev=agent,name=sandboxd.agent'));
+  });
+
+  test('the transfer share is a 9p export of the VM\'s area, read-only when the area is not a capped tmpfs', () => {
+    const argv = buildQemuArgv(machine, instance);
+    assert.deepEqual(option(argv, '-fsdev'), ['local,id=transfer,path=/run/vm-1/transfer,security_model=none']);
+    assert.ok(option(argv, '-device').includes('virtio-9p-device,fsdev=transfer,mount_tag=sandboxd.transfer'));
+    const readOnly = buildQemuArgv(machine, { ...instance, transfer: { dir: '/run/vm-1/transfer', writable: false } });
+    assert.deepEqual(option(readOnly, '-fsdev'), ['local,id=transfer,path=/run/vm-1/transfer,security_model=none,readonly=on']);
   });
 
   test('commas in paths are escaped for QEMU option parsing', () => {

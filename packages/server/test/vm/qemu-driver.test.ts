@@ -36,9 +36,16 @@ async function memTotalKb(vm: VmInfo): Promise<number> {
 }
 
 /** Everything a dead VM could have left: its process, run directory (sockets, overlay, logs) and cgroups. */
+/** Mount points at or below `dir`, from the host's mount table. */
+async function mountsUnder(dir: string): Promise<string[]> {
+  const mounts = await readFile('/proc/self/mounts', 'utf8');
+  return mounts.split('\n').map((line) => line.split(' ')[1] ?? '').filter((point) => point === dir || point.startsWith(`${dir}/`));
+}
+
 async function assertNothingLeft(pid: number, state: VmStateFile, runDir: string): Promise<void> {
   assert.equal(await processAlive(pid), false, `QEMU ${pid} still runs`);
   assert.equal(existsSync(runDir), false, `${runDir} still exists`);
+  assert.deepEqual(await mountsUnder(runDir), [], 'the transfer area is unmounted');
   for (const path of state.cgroupPaths) assert.equal(existsSync(path), false, `cgroup ${path} still exists`);
 }
 
@@ -156,6 +163,8 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     t.diagnostic(`restore stages: ${JSON.stringify(rec.stages.filter((s) => s.vmId.startsWith('clone')).map((s) => [s.vmId, s.stage, s.elapsedMs]))}`);
     const [a, b] = clones as [VmInfo, VmInfo];
     assert.notEqual(a.pid, b.pid);
+    // Each has its own transfer area: a tmpfs mounted in its run directory.
+    for (const vm of clones) assert.deepEqual([vm.transferDir, await mountsUnder(vm.runDir)], [join(vm.runDir, 'transfer'), [join(vm.runDir, 'transfer')]]);
     const write = await guestShell(a.agentSocketPath, 'echo only-in-a > /root/marker && sync && cat /root/marker');
     assert.equal(write.output.trim(), 'only-in-a');
     const read = await guestShell(b.agentSocketPath, 'cat /root/marker 2>&1 || echo absent');
@@ -262,7 +271,7 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     t.diagnostic(`recovered: adopted ${report.adopted.map((v) => v.vmId)}, killed ${report.killed.map((v) => v.vmId)}, cleaned ${report.cleaned}`);
     assert.deepEqual(report.killed.map((vm) => vm.vmId), ['reap-me']);
     await assertNothingLeft(reaped.pid, reapedState, reaped.runDir);
-    assert.deepEqual(report.adopted.map((vm) => [vm.vmId, vm.pid, vm.origin]), [['keep-me', kept.pid, 'adopted']]);
+    assert.deepEqual(report.adopted.map((vm) => [vm.vmId, vm.pid, vm.origin, vm.transferDir]), [['keep-me', kept.pid, 'adopted', kept.transferDir]]);
     assert.deepEqual(next.driver.list().map((vm) => vm.vmId), ['keep-me']);
     assert.match((await guestShell(kept.agentSocketPath, 'echo adopted')).output, /adopted/);
 

@@ -4,6 +4,7 @@
  * only the parts that may differ (paths, RAM sharing, network backend, `-incoming`) are parameters.
  */
 import type { Accelerator, NetworkMode } from '../vm-driver.ts';
+import { TRANSFER_MOUNT_TAG } from './transfer-area.ts';
 
 /** The name of the guest agent's virtio-serial port (boot contract). */
 export const AGENT_PORT_NAME = 'sandboxd.agent';
@@ -43,6 +44,8 @@ export interface QemuInstance {
    */
   memoryFile?: { path: string; shared: boolean };
   network: NetworkMode;
+  /** The host directory behind the guest's transfer share; read-only when it is not a capped area. */
+  transfer: { dir: string; writable: boolean };
   /** Start paused, waiting for `migrate-incoming` (restores). */
   incoming: boolean;
   /** Start with the vCPUs stopped (`-S`) until QMP `cont`, e.g. until QEMU is in its cgroup. */
@@ -113,6 +116,10 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
     // Entropy for clones: the host's RNG feeds the guest's (microvm's ACPI has no vmgenid device).
     '-device', 'virtio-rng-device',
     '-device', 'virtio-balloon-device,id=balloon',
+    // The transfer share for large files (transfer-area.ts). security_model=none: the guest sees the host's
+    // owners and modes, and nothing is stored in extended attributes.
+    '-fsdev', `local,id=transfer,path=${e(instance.transfer.dir)},security_model=none${instance.transfer.writable ? '' : ',readonly=on'}`,
+    '-device', `virtio-9p-device,fsdev=transfer,mount_tag=${TRANSFER_MOUNT_TAG}`,
   );
   // The NIC exists in every VM so that snapshots and clones have the same devices; the backend is what
   // differs. A snapshot is saved without a backend: slirp's state in the stream would make restores that

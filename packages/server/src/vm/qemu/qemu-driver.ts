@@ -45,6 +45,7 @@ import { loadDeviceState, saveDeviceState } from './migration.ts';
 import { installNetworkGuard } from './network-guard.ts';
 import { childExited, findProcesses, identify, isSameProcess, killAndWait, spawnQemu, type ProcessIdentity } from './process.ts';
 import { QmpClient } from './qmp-client.ts';
+import { createTransferArea, isTransferArea, removeTransferArea } from './transfer-area.ts';
 import { assertValidVmId, createRunDir, readStateFile, RUN_FILES, runPaths, writeStateFile, type RunPaths, type VmStateFile } from './run-dir.ts';
 import { readSnapshotManifest, removeIncompleteSnapshot, sealSnapshot, snapshotInfo, snapshotPaths, type SnapshotManifest } from './snapshot-files.ts';
 import { DEFAULT_VM_USER, ensureVmUser, type SystemUser } from './vm-user.ts';
@@ -390,6 +391,7 @@ export class QemuDriver implements VmDriver {
       if (!state) {
         // A run directory whose VM never got a state file: created, maybe an overlay, nothing ran.
         if (await onlyRunFiles(runDir)) {
+          await removeTransferArea(join(runDir, RUN_FILES.transfer));
           await rm(runDir, { recursive: true, force: true });
           report.cleaned.push(runDir);
         }
@@ -469,6 +471,7 @@ export class QemuDriver implements VmDriver {
     const guestMemoryMb = params.origin === 'restore' ? balloonTargetMb(machine.memoryMb, params.memoryMb) : machine.memoryMb;
 
     await createRunDir(paths, vmUser);
+    let transferWritable = false;
     const startedAtMs = Date.now();
     let cgroupPaths: string[] = [];
     const pendingState: VmStateFile = {
@@ -497,6 +500,8 @@ export class QemuDriver implements VmDriver {
         pendingState.cgroupPaths = cgroupPaths;
       }
       await writeStateFile(paths.statePath, pendingState);
+      // After the state file: a server that dies from here on leaves a VM the reaper cleans up whole.
+      transferWritable = await createTransferArea(paths.transferDir, vmUser);
       await createOverlay({ qemuImgBinary: this.qemuImgBinary, overlayPath, backingPath: params.overlay.backingPath, backingFormat: params.overlay.backingFormat, owner: vmUser });
       const argv = buildQemuArgv(machine, {
         vmId,
@@ -506,6 +511,7 @@ export class QemuDriver implements VmDriver {
         overlayPath,
         memoryFile: params.memoryFile,
         network: params.network,
+        transfer: { dir: paths.transferDir, writable: transferWritable },
         incoming: params.incomingStatePath !== undefined,
         startPaused: true,
         runAsUser: vmUser?.name ?? null,
@@ -532,6 +538,7 @@ export class QemuDriver implements VmDriver {
         runDir: paths.runDir,
         agentSocketPath: paths.agentSocketPath,
         consoleLogPath: paths.consoleLogPath,
+        transferDir: transferWritable ? paths.transferDir : null,
         accelerator: machine.accelerator,
         vcpuCount: machine.vcpuCount,
         memoryMb: params.memoryMb,
@@ -668,6 +675,7 @@ export class QemuDriver implements VmDriver {
         runDir: paths.runDir,
         agentSocketPath: paths.agentSocketPath,
         consoleLogPath: paths.consoleLogPath,
+        transferDir: (await isTransferArea(paths.transferDir)) ? paths.transferDir : null,
         accelerator: state.accelerator,
         vcpuCount: state.vcpuCount,
         memoryMb: state.memoryMb,
@@ -784,6 +792,7 @@ async function onlyRunFiles(dir: string): Promise<boolean> {
 /** Removes a dead VM's run directory (sockets, overlay, logs, state), its cgroups and an incomplete snapshot. */
 async function cleanupVmFiles(runDir: string, cgroupPaths: string[], snapshotDir: string | null): Promise<void> {
   await removeCgroups(cgroupPaths);
+  await removeTransferArea(join(runDir, RUN_FILES.transfer));
   if (snapshotDir) await removeIncompleteSnapshot(snapshotDir);
   await rm(runDir, { recursive: true, force: true });
 }

@@ -18,6 +18,7 @@ export const RUN_FILES = {
   qemuLog: 'qemu.log',
   overlay: 'disk.qcow2',
   migrationSocket: 'migrate.sock',
+  transfer: 'transfer',
 } as const;
 
 /** sun_path is 108 bytes including the terminating NUL. */
@@ -35,6 +36,8 @@ export interface RunPaths {
   qemuLogPath: string;
   overlayPath: string;
   migrationSocketPath: string;
+  /** The transfer area (transfer-area.ts). */
+  transferDir: string;
 }
 
 /** What the state file records. Version it: a newer server must still read an older server's files. */
@@ -72,6 +75,7 @@ export function runPaths(runDir: string): RunPaths {
     qemuLogPath: join(runDir, RUN_FILES.qemuLog),
     overlayPath: join(runDir, RUN_FILES.overlay),
     migrationSocketPath: join(runDir, RUN_FILES.migrationSocket),
+    transferDir: join(runDir, RUN_FILES.transfer),
   };
   for (const socket of [paths.qmpSocketPath, paths.agentSocketPath, paths.migrationSocketPath]) {
     if (Buffer.byteLength(socket) > MAX_SOCKET_PATH_BYTES) {

@@ -1,0 +1,163 @@
+/**
+ * The transfer share: large files cross between host and guest as chunk files in a virtio-9p share (the host's
+ * per-VM transfer area), and only the control messages use the agent link. A virtio-serial port hands the guest
+ * 4 KiB per read, which under TCG caps uploads near 5 MiB/s; 9p moves 512 KiB per request.
+ *
+ * The share is mounted on first use, not at boot: QEMU cannot save a snapshot while it is mounted, and a VM
+ * that never moves a large file never pays for the mount.
+ */
+import { constants } from 'node:fs';
+import { chmod, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { AgentFailure } from '../http/agent-failure.ts';
+import { replyJson } from '../http/reply.ts';
+import { optionalBoolean, optionalInteger, readJsonBody } from '../http/request-body.ts';
+import type { RouteRequest } from '../http/router.ts';
+import type { RemoveResponse, TransferInResponse, TransferOutResponse } from '../protocol/messages.ts';
+import { TRANSFER_NAME_PATTERN } from '../protocol/routes.ts';
+import { parseGuestPath } from './guest-path.ts';
+
+/** Where the agent mounts the share. */
+export const TRANSFER_MOUNT_POINT = '/run/sandboxd-transfer';
+
+/** Largest chunk the host may ask for: bounded by the host's area anyway; this keeps a bad request cheap. */
+const MAX_CHUNK_BYTES = 64 * 1024 * 1024;
+/** Copy buffer: 2 requests of 512 KiB over 9p, few system calls under TCG. */
+const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
+
+/** The share's directory in the guest, mounted on first use (a failed mount is retried next time). */
+export class TransferShare {
+  private mounted: Promise<string> | undefined;
+
+  constructor(private readonly mount: () => Promise<string>) {}
+
+  dir(): Promise<string> {
+    if (!this.mounted) {
+      const attempt = this.mount();
+      this.mounted = attempt;
+      attempt.catch(() => {
+        if (this.mounted === attempt) this.mounted = undefined;
+      });
+    }
+    return this.mounted;
+  }
+}
+
+/** A chunk name or upload id from the host, validated (no path can be smuggled in). */
+export function transferName(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !TRANSFER_NAME_PATTERN.test(value)) throw new AgentFailure('BAD_REQUEST', `${field} must be 32 lowercase hex digits`);
+  return value;
+}
+
+/** The temporary file of upload `id` of `path`: next to it, so the final rename stays on one file system. */
+function uploadTemporary(path: string, id: string): string {
+  return posix.join(posix.dirname(path), `.${posix.basename(path)}.sandboxd-upload-${id}`);
+}
+
+/** Copies `length` bytes (fewer at the source's end) from `source@from` to `target@to`; resolves the count. */
+export async function copyRange(source: FileHandle, from: number, target: FileHandle, to: number, length: number): Promise<number> {
+  const buffer = Buffer.allocUnsafe(Math.min(COPY_BUFFER_BYTES, Math.max(1, length)));
+  let copied = 0;
+  while (copied < length) {
+    const { bytesRead } = await source.read(buffer, 0, Math.min(buffer.length, length - copied), from + copied);
+    if (bytesRead === 0) break;
+    let written = 0;
+    while (written < bytesRead) written += (await target.write(buffer, written, bytesRead - written, to + copied + written)).bytesWritten;
+    copied += bytesRead;
+  }
+  return copied;
+}
+
+/** Builds the handlers of the transfer routes over `share`. */
+export function createTransferRoutes(share: TransferShare) {
+  /** `POST /v1/files/transfer/in`. */
+  async function transferIn({ stream }: RouteRequest): Promise<void> {
+    const body = await readJsonBody(stream);
+    const path = parseGuestPath(body.path);
+    if (path === '/') throw new AgentFailure('INVALID_PATH', 'cannot write to /', path);
+    const id = transferName(body.id, 'id');
+    const chunk = transferName(body.chunk, 'chunk');
+    const offset = optionalInteger(body, 'offset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const last = optionalBoolean(body, 'last') ?? false;
+    const mode = optionalInteger(body, 'mode', 0, 0o7777) ?? 0o644;
+    const parents = optionalBoolean(body, 'parents') ?? true;
+    const temporary = uploadTemporary(path, id);
+    const chunkPath = posix.join(await share.dir(), chunk);
+    try {
+      if (parents) await mkdir(posix.dirname(path), { recursive: true });
+      // No O_TRUNC: chunks of one upload may arrive in any order, each writing its own range.
+      const target = await open(temporary, constants.O_WRONLY | constants.O_CREAT, mode);
+      let bytes: number;
+      try {
+        const source = await open(chunkPath, 'r');
+        try {
+          bytes = await copyRange(source, 0, target, offset, Number.MAX_SAFE_INTEGER);
+        } finally {
+          await source.close();
+        }
+      } finally {
+        await target.close();
+      }
+      await unlink(chunkPath);
+      const answer: TransferInResponse = { path, bytes };
+      if (last) {
+        // The umask may have removed bits from the creation mode; the host asked for exactly this one.
+        await chmod(temporary, mode);
+        await rename(temporary, path);
+        answer.size = (await stat(path)).size;
+      }
+      replyJson(stream, 200, answer);
+    } catch (error) {
+      await unlink(chunkPath).catch(() => undefined);
+      await unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** `POST /v1/files/transfer/abort`. */
+  async function transferAbort({ stream }: RouteRequest): Promise<void> {
+    const body = await readJsonBody(stream);
+    const path = parseGuestPath(body.path);
+    const temporary = uploadTemporary(path, transferName(body.id, 'id'));
+    const removed = await unlink(temporary).then(() => true, () => false);
+    const answer: RemoveResponse = { removed };
+    replyJson(stream, 200, answer);
+  }
+
+  /** `POST /v1/files/transfer/out`. */
+  async function transferOut({ stream }: RouteRequest): Promise<void> {
+    const body = await readJsonBody(stream);
+    const path = parseGuestPath(body.path);
+    const chunk = transferName(body.chunk, 'chunk');
+    const offset = optionalInteger(body, 'offset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const length = optionalInteger(body, 'length', 1, MAX_CHUNK_BYTES) ?? MAX_CHUNK_BYTES;
+    const handle = await open(path, 'r');
+    try {
+      const answer = await exportChunk(share, path, handle, chunk, offset, length);
+      replyJson(stream, 200, answer);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  return { transferIn, transferAbort, transferOut };
+}
+
+/** Copies `[offset, offset + length)` of the open regular file `handle` into a new chunk file of the share. */
+export async function exportChunk(share: TransferShare, path: string, handle: FileHandle, chunk: string, offset: number, length: number): Promise<TransferOutResponse> {
+  const stats = await handle.stat();
+  if (stats.isDirectory()) throw new AgentFailure('EISDIR', `${path}: is a directory`, path);
+  if (!stats.isFile()) throw new AgentFailure('INVALID_PATH', `${path}: not a regular file`, path);
+  const chunkPath = posix.join(await share.dir(), chunk);
+  // wx: never write through something already there under that name.
+  const target = await open(chunkPath, 'wx', 0o600);
+  try {
+    const bytes = await copyRange(handle, offset, target, 0, Math.max(0, Math.min(length, stats.size - offset)));
+    return { size: stats.size, mode: stats.mode & 0o7777, bytes };
+  } catch (error) {
+    await unlink(chunkPath).catch(() => undefined);
+    throw error;
+  } finally {
+    await target.close();
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Large files through the transfer share, with the real agent on the host and a plain directory standing in
+ * for the VM's 9p share (real VMs run the same code in the engine tests): chunking at and around chunk
+ * boundaries, modes, failures that must leave nothing behind, and a guest that plants things in the area.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { watch } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import type { AgentClient } from '../../src/agent/index.ts';
+import { CHUNK_BYTES, INLINE_MAX_BYTES, TransferLane } from '../../src/agent/transfer.ts';
+import { startAgent, type AgentFixture } from './agent-fixture.ts';
+
+/** `size` bytes as a stream of uneven pieces (so chunk boundaries fall inside them). */
+function piecewise(bytes: Buffer): Readable {
+  const pieces: Buffer[] = [];
+  for (let at = 0, step = 700_001; at < bytes.length; at += step) pieces.push(bytes.subarray(at, at + step));
+  return Readable.from(pieces);
+}
+
+const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+describe('agent file transfer share', () => {
+  let agent: AgentFixture;
+  let client: AgentClient;
+  let area: string;
+  before(async () => {
+    area = await mkdtemp(join(tmpdir(), 'sandboxd-transfer-area-'));
+    agent = await startAgent(['--no-prestart-python', '--transfer-dir', area]);
+    client = await agent.connect({ transferDir: area });
+  });
+  after(async () => {
+    await agent.stop();
+    await rm(area, { recursive: true, force: true });
+  });
+
+  it('announces the capability', () => {
+    assert.ok(client.agent.capabilities.includes('files-transfer'));
+  });
+
+  for (const size of [INLINE_MAX_BYTES + 1, CHUNK_BYTES, 2 * CHUNK_BYTES, 2 * CHUNK_BYTES + 12_345]) {
+    it(`round-trips ${size} bytes byte-exact and leaves the area empty`, async () => {
+      const bytes = randomBytes(size);
+      const path = join(agent.dir, `up-${size}.bin`);
+      // Every chunk is a new file name in the area: count them to see the bytes went that way.
+      const names = new Set<string>();
+      const watcher = watch(area, (_event, name) => name && names.add(name));
+      const written = await client.writeFile(path, piecewise(bytes), { mode: 0o640 });
+      assert.deepEqual(written, { path, size });
+      assert.equal(digest(await readFile(path)), digest(bytes));
+      assert.equal((await stat(path)).mode & 0o777, 0o640);
+      const download = await client.readFile(path);
+      assert.equal(download.size, size);
+      assert.equal(download.mode, 0o640);
+      assert.equal(digest(Buffer.concat(await download.stream.toArray())), digest(bytes));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      watcher.close();
+      assert.equal(names.size, 2 * Math.ceil(size / CHUNK_BYTES), 'one chunk file per 8 MiB, each way');
+      assert.deepEqual(await readdir(area), []);
+      assert.deepEqual((await readdir(agent.dir)).filter((name) => name.includes('sandboxd-upload')), []);
+    });
+  }
+
+  it('keeps small files on the link: nothing appears in the area', async () => {
+    const path = join(agent.dir, 'small.txt');
+    await client.writeFile(path, Readable.from([Buffer.from('hello')]));
+    assert.equal((await client.readFileBytes(path)).toString(), 'hello');
+    assert.deepEqual(await readdir(area), []);
+  });
+
+  it('a source that fails midway leaves the old file and no temporary file', async () => {
+    const path = join(agent.dir, 'kept.bin');
+    await writeFile(path, 'old');
+    async function* failing(): AsyncGenerator<Buffer> {
+      yield randomBytes(CHUNK_BYTES + 5);
+      yield randomBytes(CHUNK_BYTES);
+      throw new Error('source broke');
+    }
+    await assert.rejects(client.writeFile(path, Readable.from(failing())), /source broke/);
+    assert.equal(await readFile(path, 'utf8'), 'old');
+    assert.deepEqual((await readdir(agent.dir)).filter((name) => name.includes('sandboxd-upload')), []);
+    assert.deepEqual(await readdir(area), []);
+  });
+
+  it('an abandoned download removes its chunks', async () => {
+    const path = join(agent.dir, 'big.bin');
+    await writeFile(path, randomBytes(3 * CHUNK_BYTES));
+    const download = await client.readFile(path);
+    for await (const piece of download.stream) {
+      assert.ok(piece.length > 0);
+      break; // destroys the stream
+    }
+    // The prefetched chunk is removed once its request settles.
+    for (let i = 0; i < 100 && (await readdir(area)).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(await readdir(area), []);
+  });
+
+  it('the host never follows what the guest planted in the area', async () => {
+    const lane = new TransferLane(area);
+    const secret = join(agent.dir, 'host-secret');
+    await writeFile(secret, 'host only');
+    const name = lane.newName();
+    await symlink(secret, join(area, name));
+    await assert.rejects(lane.takeChunk(name, 9), /ELOOP|not a 9-byte file/);
+    const planted = lane.newName();
+    await symlink(secret, join(area, planted));
+    await assert.rejects(lane.writeChunk(planted, [Buffer.from('overwrite')]), { code: 'EEXIST' });
+    assert.equal(await readFile(secret, 'utf8'), 'host only');
+    await mkdir(join(area, name));
+    await assert.rejects(lane.takeChunk(name, 0), /not a 0-byte file/);
+    await rm(join(area, name), { recursive: true });
+    await lane.discard(planted);
+    assert.deepEqual(await readdir(area), []);
+  });
+
+});
