@@ -60,6 +60,12 @@ describe('sandbox engine on real VMs', () => {
     const hash = createHash('sha256');
     for await (const chunk of read.stream) hash.update(chunk as Buffer);
     assert.equal(hash.digest('hex'), sha);
+    // Those bytes took the transfer share, which the guest can write to: it is capped, not the host's disk.
+    const fill = await sh(engine, 'vm-bigfile', 'mount | grep -c "sandboxd.transfer on /run/sandboxd-transfer type 9p"; dd if=/dev/zero of=/run/sandboxd-transfer/fill bs=1M count=200 2>&1 | tail -1; echo "exit ${PIPESTATUS[0]}"; rm -f /run/sandboxd-transfer/fill');
+    assert.match(fill, /^1\n/, fill);
+    assert.match(fill, /No space left on device|exit 1/, fill);
+    const filled = Number(/(\d+) bytes/.exec(fill)?.[1] ?? 0);
+    assert.ok(filled <= 34 * 1024 * 1024, `the guest wrote ${filled} bytes into its transfer area`);
     const memTotalKb = Number(/MemTotal:\s+(\d+)/.exec(await sh(engine, 'vm-bigfile', 'cat /proc/meminfo'))![1]);
     // The kernel keeps ~55 MiB of what it is given; the rest is the guest's, and not a page more.
     assert.ok(memTotalKb > 680 * 1024 && memTotalKb <= 768 * 1024, `MemTotal ${memTotalKb} kB for 768 MiB`);
