@@ -4,13 +4,12 @@
  * larger than `transferAbove` goes through the transfer share instead (see `transfer.ts`): its first chunk is
  * written there and the answer has no body.
  */
-import { open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { AgentFailure } from '../http/agent-failure.ts';
 import type { RouteRequest } from '../http/router.ts';
 import { HEADER_FILE_MODE, HEADER_FILE_SIZE, HEADER_TRANSFER_BYTES } from '../protocol/routes.ts';
 import { queryGuestPath } from './guest-path.ts';
-import { exportChunk, transferName, type TransferShare } from './transfer.ts';
+import { exportChunk, openRegularFile, transferName, type TransferShare } from './transfer.ts';
 
 /** Read chunk size: large reads keep system calls (slow under TCG) few. */
 const READ_BUFFER_BYTES = 256 * 1024;
@@ -33,14 +32,11 @@ export function createReadRoute(share: TransferShare) {
 async function readRoute({ stream, url }: RouteRequest, share: TransferShare): Promise<void> {
   const path = queryGuestPath(url);
   const transfer = transferRequest(url);
-  const handle = await open(path, 'r');
+  const { handle, stats } = await openRegularFile(path);
   let handedOver = false;
   try {
-    const stats = await handle.stat();
-    if (stats.isDirectory()) throw new AgentFailure('EISDIR', `${path}: is a directory`, path);
-    if (!stats.isFile()) throw new AgentFailure('INVALID_PATH', `${path}: not a regular file`, path);
     if (transfer && stats.size > transfer.above) {
-      const first = await exportChunk(share, path, handle, transfer.chunk, 0, transfer.length);
+      const first = await exportChunk(share, handle, stats, transfer.chunk, 0, transfer.length);
       stream.respond(
         { ':status': 200, [HEADER_FILE_SIZE]: first.size, [HEADER_TRANSFER_BYTES]: first.bytes, [HEADER_FILE_MODE]: first.mode.toString(8) },
         { endStream: true },

@@ -6,7 +6,8 @@
  * Channel: stdin/stdout, 4-byte big-endian length + UTF-8 JSON. Requests carry an `id` echoed in the answer.
  * `{op: 'restore', wallClockMs?, entropy?, hostname?}` → `{ok, applied, clockStepMs}`; `{op: 'entropy', entropy}`
  * and `{op: 'ping'}` likewise; `{op: 'mount-9p', tag, target}` mounts a virtio-9p share (`mount(2)` through
- * ctypes: a mount(8) process costs about 100 ms under TCG). With `--dry-run` (tests on a host) nothing is changed and `applied` is false.
+ * ctypes: a mount(8) process costs about 100 ms under TCG). With `--dry-run` (tests on a host) nothing is
+ * changed, `applied` is false, and mounts fail.
  *
  * Keep backticks and dollar-brace sequences out of the Python code (it lives in a template literal).
  */

@@ -99,7 +99,7 @@ export async function writeFile(session: AgentSession, path: string, source: Fil
   }
   const deadline = session.deadline('writeFile', options, DEFAULT_TIMEOUTS_MS.transfer);
   try {
-    return await uploadThroughLane(session, lane, path, head, iterator, { ...(options.mode !== undefined ? { mode: options.mode } : {}), ...(options.parents !== undefined ? { parents: options.parents } : {}) }, deadline);
+    return await uploadThroughLane(session, lane, path, head, iterator, { mode: options.mode, parents: options.parents }, deadline);
   } finally {
     deadline.clear();
     await iterator.return?.();

@@ -162,11 +162,12 @@ export async function uploadThroughLane(
       release();
     }
   };
-  const launch = (buffers: Buffer[], offset: number): Promise<void> => {
+  // Starts a chunk, then waits while the window is full: for the oldest chunk, so one is always in flight.
+  const launch = async (buffers: Buffer[], offset: number): Promise<void> => {
     const sent = sendChunk(buffers, offset, false);
     inFlight.add(sent);
     sent.then(() => inFlight.delete(sent), () => undefined);
-    return inFlight.size >= WINDOW ? sent.then(() => undefined) : Promise.resolve();
+    while (inFlight.size >= WINDOW) await Promise.race(inFlight);
   };
   let offset = 0;
   let current: Buffer[] = [];
@@ -253,7 +254,10 @@ export function downloadThroughLane(
       throw error;
     }
   };
+  // Until the reader pulls the first bytes the generator has not run, so its clean-up cannot either.
+  let started = false;
   async function* bytes(): AsyncGenerator<Buffer> {
+    started = true;
     let current: Fetched | undefined = { chunk: first.chunk, bytes: firstBytes, release: first.release };
     let next: Promise<Fetched> | undefined;
     let offset = firstBytes;
@@ -285,5 +289,13 @@ export function downloadThroughLane(
     }
   }
   if (!Number.isSafeInteger(size) || !Number.isSafeInteger(firstBytes) || firstBytes > size) throw new AgentProtocolError(`readFile: the agent announced ${firstBytes} of ${size} bytes`);
-  return { stream: Readable.from(bytes(), { objectMode: false, highWaterMark: 1024 * 1024 }), size, mode };
+  const stream = Readable.from(bytes(), { objectMode: false, highWaterMark: 1024 * 1024 });
+  stream.once('close', () => {
+    if (started) return;
+    started = true;
+    deadline.clear();
+    void lane.discard(first.chunk).finally(first.release);
+  });
+  deadline.signal.addEventListener('abort', () => stream.destroy(deadline.signal.reason as Error), { once: true });
+  return { stream, size, mode };
 }

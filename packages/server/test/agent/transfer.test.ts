@@ -99,6 +99,26 @@ describe('agent file transfer share', () => {
     assert.deepEqual(await readdir(area), []);
   });
 
+  it('a download dropped before it is read, or never read within its deadline, removes its chunk', async () => {
+    const path = join(agent.dir, 'unread.bin');
+    await writeFile(path, randomBytes(CHUNK_BYTES + 1));
+    const emptied = async () => {
+      for (let i = 0; i < 100 && (await readdir(area)).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(await readdir(area), []);
+    };
+    const dropped = await client.readFile(path);
+    assert.equal((await readdir(area)).length, 1, 'the first chunk waits in the area');
+    dropped.stream.destroy();
+    await emptied();
+    const forgotten = await client.readFile(path, { timeoutMs: 500 });
+    const failed = new Promise<Error>((resolve) => forgotten.stream.once('error', resolve));
+    assert.equal((await failed).name, 'AgentTimeoutError');
+    await emptied();
+    // The slots came back: four more downloads at once still work.
+    const again = await Promise.all(Array.from({ length: 4 }, () => client.readFileBytes(path)));
+    assert.ok(again.every((bytes) => bytes.length === CHUNK_BYTES + 1));
+  });
+
   it('the host never follows what the guest planted in the area', async () => {
     const lane = new TransferLane(area);
     const secret = join(agent.dir, 'host-secret');

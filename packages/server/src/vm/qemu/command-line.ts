@@ -4,7 +4,7 @@
  * only the parts that may differ (paths, RAM sharing, network backend, `-incoming`) are parameters.
  */
 import type { Accelerator, NetworkMode } from '../vm-driver.ts';
-import { TRANSFER_MOUNT_TAG } from './transfer-area.ts';
+import { TRANSFER_MOUNT_TAG } from '@sandboxd/agent/protocol';
 
 /** The name of the guest agent's virtio-serial port (boot contract). */
 export const AGENT_PORT_NAME = 'sandboxd.agent';

@@ -391,7 +391,6 @@ export class QemuDriver implements VmDriver {
       if (!state) {
         // A run directory whose VM never got a state file: created, maybe an overlay, nothing ran.
         if (await onlyRunFiles(runDir)) {
-          await removeTransferArea(join(runDir, RUN_FILES.transfer));
           await rm(runDir, { recursive: true, force: true });
           report.cleaned.push(runDir);
         }

@@ -1,6 +1,6 @@
 /**
  * A VM's transfer area: the host directory behind the guest's virtio-9p share (mount tag
- * {@link TRANSFER_MOUNT_TAG}), through which large files cross as chunk files while only control messages use
+ * `TRANSFER_MOUNT_TAG` of the agent protocol), through which large files cross as chunk files while only control messages use
  * the agent link (see `packages/server/src/agent/transfer.ts`). Why 9p: a virtio-serial port hands the guest
  * 4 KiB per read, which under TCG caps uploads near 5 MiB/s; 9p moves up to 512 KiB per request.
  *
@@ -11,18 +11,16 @@
  */
 import { chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { CHUNK_BYTES, TRANSFER_SLOTS } from '../../agent/transfer.ts';
 import { runProgram } from './exec-file.ts';
 
-/** The 9p mount tag of the share (boot contract: the agent mounts this tag). */
-export const TRANSFER_MOUNT_TAG = 'sandboxd.transfer';
-
-/** Size cap of an area: room for the host's four 8 MiB chunks in flight (`TRANSFER_SLOTS`) plus slack. */
-export const TRANSFER_AREA_MB = 34;
+/** Size cap of an area: room for every chunk the host lets be in flight, plus 2 MiB for the file system. */
+const TRANSFER_AREA_MB = (TRANSFER_SLOTS * CHUNK_BYTES) / (1024 * 1024) + 2;
 /** Inode cap: chunk files are few at any time. */
 const TRANSFER_AREA_INODES = 256;
 
-/** True when `dir` is a mount point (its device differs from its parent's). */
-async function isMountPoint(dir: string): Promise<boolean> {
+/** True when `dir` is a mounted area: a mount point (its device differs from its parent's). */
+export async function isTransferArea(dir: string): Promise<boolean> {
   try {
     const [self, parent] = await Promise.all([lstat(dir), lstat(dirname(dir))]);
     return self.isDirectory() && self.dev !== parent.dev;
@@ -50,13 +48,8 @@ export async function createTransferArea(dir: string, vmUser: { uid: number; gid
   }
 }
 
-/** True when `dir` is a mounted area (a re-adopted VM's). */
-export function isTransferArea(dir: string): Promise<boolean> {
-  return isMountPoint(dir);
-}
-
 /** Unmounts (lazily: QEMU may be going away just now) and removes the area; nothing there is kept. */
 export async function removeTransferArea(dir: string): Promise<void> {
-  if (await isMountPoint(dir)) await runProgram('umount', ['--lazy', dir], { timeoutMs: 10_000 });
+  if (await isTransferArea(dir)) await runProgram('umount', ['--lazy', dir], { timeoutMs: 10_000 });
   await rm(dir, { recursive: true, force: true });
 }
