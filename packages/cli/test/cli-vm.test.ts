@@ -8,7 +8,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { spawn } from 'node:child_process';
 import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import { BIN, makeHome, runCli, type CliHome } from './run-cli.ts';
 
@@ -181,13 +180,9 @@ describe('sandbox on real VMs', () => {
   });
 
   test('shell on a real local terminal: raw mode (Ctrl-C reaches the remote program), its size, SIGWINCH resizes', { timeout: 120_000 }, async () => {
-    // Not spawnSync: the server under test runs in this process and must keep answering.
-    const driver = spawn('python3', ['-c', TTY_DRIVER, process.execPath, BIN, 'shell'], { env, cwd: env.HOME, timeout: 100_000 });
-    const res = { stdout: '', stderr: '', status: null as number | null };
-    driver.stdout.on('data', (chunk: Buffer) => (res.stdout += chunk.toString()));
-    driver.stderr.on('data', (chunk: Buffer) => (res.stderr += chunk.toString()));
-    res.status = await new Promise<number | null>((resolve) => driver.once('close', resolve));
-    assert.equal(res.status, 0, `driver failed: ${res.stderr}\n--- terminal output ---\n${res.stdout.slice(-2000)}`);
+    // The driver puts `sandbox shell` on a pseudo-terminal of its own and types into it.
+    const res = await runCli(['shell'], env, undefined, ['python3', '-c', TTY_DRIVER, process.execPath, BIN]);
+    assert.equal(res.code, 0, `driver failed: ${res.stderr}\n--- terminal output ---\n${res.stdout.slice(-2000)}`);
     assert.match(res.stdout, /size-1 33 111/);
     assert.match(res.stdout, /interrupted-130/, 'Ctrl-C interrupted the remote sleep, not the local command');
     assert.match(res.stdout, /size-2 40 120/);

@@ -4,7 +4,6 @@
  * `--json` output, exit codes and the messages of each error class.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -44,17 +43,9 @@ describe('sandbox (command-line tool)', () => {
 
   test('the set-up installed `sandbox` on PATH, and it talks to the server', async () => {
     // `npm start`/`npm test` link npm's global bin/sandbox to a clone's bin/sandbox.mjs (scripts/setup.mjs).
-    const child = spawn('sandbox', ['--json', 'keys', 'ls'], { env: home.env({ SANDBOXD_API_KEY: dave.apiKey }), cwd: home.home });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.on('error', (error) => reject(new Error(`sandbox is not on PATH (${error.message}): run node scripts/setup.mjs`)));
-      child.on('close', resolve);
-    });
-    assert.equal(code, 0, stderr);
-    assert.ok(JSON.parse(stdout).some((k: { description: string }) => k.description === 'test key of dave'), stdout);
+    const res = await runCli(['--json', 'keys', 'ls'], home.env({ SANDBOXD_API_KEY: dave.apiKey }), undefined, ['sandbox']);
+    assert.equal(res.code, 0, `${res.stderr} (is it on PATH? node scripts/setup.mjs installs it)`);
+    assert.ok(res.json.some((k: { description: string }) => k.description === 'test key of dave'), res.stdout);
   });
 
   test('--version, --help and usage mistakes', async () => {

@@ -46,20 +46,26 @@ function parse(stdout: string): unknown {
   }
 }
 
-/** Starts the command; `done` resolves with its output when it exits. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv, input?: string): { child: ChildProcess; done: Promise<CliResult>; stderrSoFar: () => string } {
-  const child = spawn(process.execPath, [BIN, ...args], { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
+/** How the command is run: this checkout's entry point by default (`['sandbox']` runs the one on PATH). */
+const THIS_CHECKOUT = [process.execPath, BIN];
+
+/** Starts the command; `done` resolves with its output when it exits (a program that cannot start: code null). */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, input?: string, command: string[] = THIS_CHECKOUT): { child: ChildProcess; done: Promise<CliResult>; stderrSoFar: () => string } {
+  const child = spawn(command[0]!, [...command.slice(1), ...args], { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdin!.end(input ?? '');
-  const done = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, json: parse(stdout) })));
+  const done = new Promise<CliResult>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, stdout, stderr: `${stderr}cannot run ${command[0]}: ${error.message}`, json: undefined }));
+    child.once('close', (code) => resolve({ code, stdout, stderr, json: parse(stdout) }));
+  });
   return { child, done, stderrSoFar: () => stderr };
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliResult> {
-  return startCli(args, env, input).done;
+export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string, command?: string[]): Promise<CliResult> {
+  return startCli(args, env, input, command).done;
 }
 
 /** Waits until `read()` matches `pattern`; returns the match. */
