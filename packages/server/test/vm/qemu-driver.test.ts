@@ -244,6 +244,10 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
 
   test('after the server process is killed, recover re-adopts the VMs it is told to keep and kills the rest', async (t) => {
     const runRoot = join(root, 'crashed-run');
+    // Whatever fails, no VM of this test outlives it (a live one would hold its transfer area and the run).
+    t.after(async () => {
+      await createDriver().driver.recover({ runRoot, keep: () => false });
+    });
     const server = spawn(process.execPath, ['--import', 'tsx', CRASHING_SERVER, runRoot, snapshot.dir, 'keep-me', 'reap-me'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     server.stdout.on('data', (chunk) => (output += chunk));
