@@ -8,8 +8,9 @@ import type { Readable } from 'node:stream';
 import type { ExecResult } from '../protocol/messages.ts';
 import type { ExecCgroup } from './cgroup-accounting.ts';
 
-// Joins the cgroup named by $0, then becomes the program: nothing the program forks escapes the accounting.
-const JOIN_CGROUP_SCRIPT = 'echo 0 >"$0" 2>/dev/null; exec "$@"';
+// Gives up the agent's protection from the guest's OOM killer (guest-init sets -1000 for the agent, and children
+// inherit it), joins the cgroup named by $0, then becomes the program: nothing it forks escapes the accounting.
+const JOIN_CGROUP_SCRIPT = 'echo 0 >/proc/self/oom_score_adj 2>/dev/null; echo 0 >"$0" 2>/dev/null; exec "$@"';
 
 /** What to run and where output goes. */
 export interface ExecProcessOptions {

@@ -8,15 +8,17 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { ensureGuestImage } from '../image/index.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
-import { agentClientProbe } from '../vm/agent-client-probe.ts';
+import { agentClientHandoff } from '../vm/agent-client-probe.ts';
 import { SandboxEngine } from './sandbox-engine.ts';
 
 /** Where the set-up script puts the agent bundle (`npm run bundle -w @sandboxd/agent`). */
 export const AGENT_BUNDLE_PATH = fileURLToPath(new URL('../../../agent/dist/agent.mjs', import.meta.url));
 
 /**
- * Snapshot memory tiers. The usual requests (≤ 1 GiB) restore from a 1 GiB snapshot shrunk to 256 MiB;
- * larger ones from an 8 GiB snapshot shrunk to 1 GiB, built on first use (shrinking 7 GiB with the balloon
+ * Snapshot memory tiers, for sizes other than the default (`SANDBOXD_DEFAULT_MEMORY_MB`, which has snapshots of
+ * exactly its size, restored without touching the balloon). Other requests up to 1 GiB restore from a 1 GiB
+ * snapshot shrunk to 256 MiB, larger ones from an 8 GiB snapshot shrunk to 1 GiB; both are built on first use
+ * (shrinking 7 GiB with the balloon
  * takes minutes under TCG, seconds under KVM). 256 MiB is the floor: the agent, its helper and a spare
  * Python interpreter need about 100 MiB beside the kernel's own ~55 MiB.
  */
@@ -26,7 +28,7 @@ export const MEMORY_TIERS = [
 ];
 
 export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEngine {
-  const driver = new QemuDriver({ accelerator: config.accel, agentProbe: agentClientProbe() });
+  const driver = new QemuDriver({ accelerator: config.accel, agentProbe: agentClientHandoff() });
   const engine = new SandboxEngine({
     nodeId: config.nodeId,
     driver,

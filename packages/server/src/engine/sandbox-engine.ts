@@ -21,7 +21,8 @@ import { WarmPool } from './warm-pool.ts';
 
 export interface SandboxEngineOptions {
   nodeId: string;
-  driver: VmDriver;
+  /** Its agent probe hands over the connected agent client with each VM (`agentClientHandoff`). */
+  driver: VmDriver<AgentClient>;
   /** Builds or finds the guest image (called once, at start). */
   loadImage: () => Promise<GuestImage>;
   /** Root of the snapshot variants (traversable by the VM user). */
@@ -35,7 +36,10 @@ export interface SandboxEngineOptions {
   poolSize: number;
   /** vCPU variants to keep warm and to snapshot at start. */
   warmVcpuCounts: VcpuCount[];
-  /** Memory of pooled VMs: the usual request (a request for other memory restores a fresh VM). */
+  /**
+   * Memory of pooled VMs: the usual request (a request for other memory restores a fresh VM). This size has
+   * snapshots booted with exactly that much memory; other sizes use the balloon tiers below.
+   */
   poolMemoryMb: number;
   /**
    * Memory tiers, ascending by boot size: a request is served by the first tier whose boot size covers it.
@@ -312,7 +316,7 @@ export class SandboxEngine implements VmEngine {
     const tier = this.tierFor(memoryMb);
     const snapshot = await variants.ensure(vcpuCount, tier);
     const driverId = `vm-${randomBytes(8).toString('hex')}`;
-    const info = await this.options.driver.restore({
+    const { agent: client, ...info } = await this.options.driver.restore({
       vmId: driverId,
       runDir: path.join(this.runRoot, driverId),
       snapshotDir: snapshot.dir,
@@ -320,17 +324,17 @@ export class SandboxEngine implements VmEngine {
       network: this.options.network,
       timeoutMs: 60_000,
     });
-    try {
-      const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 15_000, transferDir: info.transferDir });
-      return { info, client, vcpuCount, memoryMb };
-    } catch (error) {
-      await this.options.driver.kill(driverId).catch(() => {});
-      throw error;
-    }
+    return { info, client, vcpuCount, memoryMb };
   }
 
-  /** The smallest tier whose boot memory covers `memoryMb`. */
+  /**
+   * The snapshots that serve `memoryMb`: the pool's own size has snapshots booted with exactly that much
+   * (a restore needs no balloon at all: growing the guest by 256 MiB costs ~0.5 s of its vCPU under TCG);
+   * other sizes the smallest balloon tier whose boot memory covers them.
+   */
   private tierFor(memoryMb: number): MemoryTier {
+    const floorMb = this.options.memoryTiers[0]?.minMemoryMb ?? 0;
+    if (memoryMb === this.options.poolMemoryMb && memoryMb >= floorMb) return { bootMemoryMb: memoryMb, minMemoryMb: memoryMb };
     const tier = this.options.memoryTiers.find((t) => t.bootMemoryMb >= memoryMb);
     if (!tier) throw new Error(`memory_mb ${memoryMb} is more than the largest tier (${this.options.memoryTiers.at(-1)?.bootMemoryMb} MiB)`);
     return tier;

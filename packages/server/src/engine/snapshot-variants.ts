@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgentClient } from '../agent/index.ts';
+import type { AgentClient } from '../agent/index.ts';
 import { acquireFileLock } from '../image/file-lock.ts';
 import type { GuestImage } from '../image/index.ts';
 import type { Accelerator, SnapshotInfo, VcpuCount, VmDriver } from '../vm/vm-driver.ts';
@@ -16,7 +16,7 @@ import type { Accelerator, SnapshotInfo, VcpuCount, VmDriver } from '../vm/vm-dr
 const SNAPSHOT_FORMAT = 2;
 
 export interface SnapshotVariantsOptions {
-  driver: VmDriver;
+  driver: VmDriver<AgentClient>;
   image: GuestImage;
   accelerator: Accelerator;
   /** Root of all snapshots (traversable by the VM user). */
@@ -98,7 +98,7 @@ export class SnapshotVariants {
       timeoutMs: 180_000,
     });
     try {
-      const client = await AgentClient.connect({ socketPath: vm.agentSocketPath }, { timeoutMs: 60_000 });
+      const client = vm.agent;
       await client.prepareSnapshot({ timeoutMs: 60_000 });
       await client.close();
       // Shrinking is the slow part under TCG (~35 MiB/s): allow for the largest tier.
@@ -106,6 +106,7 @@ export class SnapshotVariants {
       this.options.onProgress?.(`built snapshot ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       return info;
     } catch (error) {
+      await vm.agent.close().catch(() => {});
       await driver.kill(vmId).catch(() => {});
       throw error;
     }

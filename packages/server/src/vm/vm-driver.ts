@@ -214,20 +214,27 @@ export interface HostReport {
   processSandbox: { active: boolean; detail: string };
 }
 
+/**
+ * A VM that `boot` or `restore` brought up, with what the agent probe's handshake produced (`C`: e.g. the
+ * connected agent client, handed over so the caller does not open a second connection; `void` for a probe
+ * that closes its channel).
+ */
+export type StartedVm<C> = VmInfo & { agent: C };
+
 /** A hypervisor driver. All methods are safe to call concurrently for different VMs. */
-export interface VmDriver {
+export interface VmDriver<C = void> {
   /** Progress, exits and warnings; the driver never logs. */
   readonly events: EventEmitter<VmDriverEvents>;
   /** Checks the host once (accelerator self-test, limits, guard); the other methods call it if needed. */
   prepare(image: GuestImageFiles): Promise<HostReport>;
   /** Cold-boots a VM; resolves when its agent answers. Rejects with `VmBootError` naming the stage. */
-  boot(request: BootVmRequest): Promise<VmInfo>;
+  boot(request: BootVmRequest): Promise<StartedVm<C>>;
   /** Saves a VM booted with `snapshotDir`; the caller prepared the agent and closed its connection first. */
   saveSnapshot(request: SaveSnapshotRequest): Promise<SnapshotInfo>;
   /** Reads a complete snapshot from disk, or undefined when there is none (or it is incomplete). */
   readSnapshot(dir: string): Promise<SnapshotInfo | undefined>;
   /** Restores a new VM; resolves when its agent answers and its memory is what was asked for. */
-  restore(request: RestoreVmRequest): Promise<VmInfo>;
+  restore(request: RestoreVmRequest): Promise<StartedVm<C>>;
   /** Kills a VM and removes its run directory, disk overlay and limits; unknown ids are a no-op. */
   kill(vmId: string): Promise<void>;
   /** Live VMs of this driver instance. */
@@ -239,11 +246,18 @@ export interface VmDriver {
   killAll(): Promise<void>;
 }
 
-/** Confirms the guest agent answers; the driver uses it to know a VM is up. */
-export interface AgentProbe {
+/**
+ * Confirms the guest agent answers; the driver uses it to know a VM is up. What the handshake produces (`C`)
+ * is handed to the caller of `boot`/`restore` with the VM, so that a probe may keep its connection open
+ * instead of the caller making a second one (under TCG a fresh handshake with a just-restored guest costs
+ * 100–250 ms).
+ */
+export interface AgentProbe<C = void> {
   /**
    * Resolves once the agent behind `socketPath` completed a handshake; rejects when `signal` aborts. It is
-   * called while the guest is still booting, so it must retry until then. Leave the channel closed.
+   * called while the guest is still booting, so it must retry until then.
    */
-  waitUntilReady(socketPath: string, options: { vmId: string; signal: AbortSignal }): Promise<void>;
+  waitUntilReady(socketPath: string, options: { vmId: string; signal: AbortSignal; transferDir: string | null }): Promise<C>;
+  /** Closes what `waitUntilReady` produced when the VM fails to come up after all (e.g. its memory stage). */
+  release(connection: C): Promise<void>;
 }

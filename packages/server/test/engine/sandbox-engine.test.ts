@@ -72,6 +72,22 @@ describe('sandbox engine on real VMs', () => {
     await engine.kill('vm-bigfile');
   });
 
+  test('memory limits hold: a guest program cannot use more than the VM asked for, and the VM lives on', async () => {
+    await engine.acquire({ vmId: 'vm-memhog', vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300 });
+    // Touches 16 MiB at a time until the guest stops it (MemoryError or the guest's OOM killer), printing
+    // how far it got; a guest with more memory than asked for would get past 512 MiB.
+    const hog = 'import sys\nheld = []\ntry:\n    while True:\n        held.append(bytearray(b"x" * (16 << 20)))\n        print(len(held) * 16, flush=True)\nexcept MemoryError:\n    print("MemoryError", flush=True)\n';
+    const out = await sh(engine, 'vm-memhog', `python3 -c '${hog}' > /tmp/hog.out 2>&1; echo "exit=$?"; tail -n 2 /tmp/hog.out`);
+    const reachedMb = Math.max(0, ...[...out.matchAll(/^(\d+)$/gm)].map((m) => Number(m[1])));
+    assert.ok(/MemoryError|exit=137/.test(out), `the hog was stopped: ${out}`);
+    assert.ok(reachedMb >= 128 && reachedMb < 512, `the hog held ${reachedMb} MiB in a 512 MiB VM`);
+    // The guest's OOM killer may end user programs, never the agent; what the agent runs is fair game.
+    const scores = await sh(engine, 'vm-memhog', "cat /proc/$(pgrep -f '^/usr/bin/node /opt/sandboxd/agent.mjs')/oom_score_adj /proc/self/oom_score_adj");
+    assert.deepEqual(scores.trim().split('\n'), ['-1000', '0']);
+    assert.equal((await sh(engine, 'vm-memhog', 'echo alive')).trim(), 'alive');
+    await engine.kill('vm-memhog');
+  });
+
   test('a VM dies at its deadline and leaves no QEMU behind', async () => {
     const ended = new Promise<string>((resolve) => engine.onVmEnded((vmId, reason) => vmId === 'vm-deadline' && resolve(reason)));
     const started = Date.now();

@@ -30,6 +30,7 @@ import {
   type SnapshotInfo,
   type VmDriver,
   type VmDriverEvents,
+  type StartedVm,
   type VmInfo,
   type VmStage,
 } from '../vm-driver.ts';
@@ -51,11 +52,11 @@ import { readSnapshotManifest, removeIncompleteSnapshot, sealSnapshot, snapshotI
 import { DEFAULT_VM_USER, ensureVmUser, type SystemUser } from './vm-user.ts';
 
 /** Options of {@link QemuDriver}; the caller fills them from its configuration (the driver reads no env). */
-export interface QemuDriverOptions {
+export interface QemuDriverOptions<C = void> {
   /** `auto` boots the kernel under KVM once per process and falls back to TCG when that fails. */
   accelerator: AcceleratorRequest;
-  /** How to tell that a guest's agent is up. */
-  agentProbe: AgentProbe;
+  /** How to tell that a guest's agent is up; what it produces comes back with the VM (`StartedVm.agent`). */
+  agentProbe: AgentProbe<C>;
   qemuBinary?: string;
   qemuImgBinary?: string;
   /**
@@ -143,7 +144,7 @@ interface Prepared {
 }
 
 /** The VM driver for QEMU (`qemu-system-x86_64`, microvm). */
-export class QemuDriver implements VmDriver {
+export class QemuDriver<C = void> implements VmDriver<C> {
   readonly events = new EventEmitter<VmDriverEvents>();
   private readonly live = new Map<string, LiveVm>();
   private prepared: Promise<Prepared> | undefined;
@@ -151,7 +152,7 @@ export class QemuDriver implements VmDriver {
   private readonly qemuImgBinary: string;
   private logCapTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: QemuDriverOptions) {
+  constructor(private readonly options: QemuDriverOptions<C>) {
     this.qemuBinary = options.qemuBinary ?? 'qemu-system-x86_64';
     this.qemuImgBinary = options.qemuImgBinary ?? 'qemu-img';
   }
@@ -229,7 +230,7 @@ export class QemuDriver implements VmDriver {
     return vm && !vm.consumed ? { ...vm.info } : undefined;
   }
 
-  async boot(request: BootVmRequest): Promise<VmInfo> {
+  async boot(request: BootVmRequest): Promise<StartedVm<C>> {
     assertValidVmId(request.vmId);
     assertVcpuCount(request.vcpuCount);
     assertMemory(request.memoryMb);
@@ -275,7 +276,7 @@ export class QemuDriver implements VmDriver {
     });
   }
 
-  async restore(request: RestoreVmRequest): Promise<VmInfo> {
+  async restore(request: RestoreVmRequest): Promise<StartedVm<C>> {
     assertValidVmId(request.vmId);
     const manifest = await readSnapshotManifest(request.snapshotDir);
     if (!manifest) throw new VmError('VM_INVALID_REQUEST', `no complete snapshot in ${request.snapshotDir}`);
@@ -458,7 +459,7 @@ export class QemuDriver implements VmDriver {
     timeoutMs: number;
     signal: AbortSignal | undefined;
     prepared: Prepared;
-  }): Promise<VmInfo> {
+  }): Promise<StartedVm<C>> {
     const { vmId, machine, prepared } = params;
     if (this.live.has(vmId)) throw new VmError('VM_INVALID_REQUEST', `VM ${vmId} already exists`);
     const paths = runPaths(params.runDir);
@@ -571,8 +572,18 @@ export class QemuDriver implements VmDriver {
     params.signal?.addEventListener('abort', onCallerAbort, { once: true });
     const timer = setTimeout(() => abort.abort(new Error(`not up within ${params.timeoutMs} ms`)), Math.max(0, deadline - Date.now()));
     let stage: VmStage = 'spawn';
+    const { agentProbe } = this.options;
+    const probeOptions = { vmId, signal: abort.signal, transferDir: transferWritable ? paths.transferDir : null };
+    // What the probe produced, released if the start fails after all (also when the probe finishes late).
+    let failed = false;
+    const probed: C[] = [];
+    const keepProbed = (connection: C): C => {
+      if (failed) void agentProbe.release(connection).catch(() => undefined);
+      else probed.push(connection);
+      return connection;
+    };
     try {
-      const run = async () => {
+      const run = async (): Promise<C> => {
         const identity = child.pid ? await identify(child.pid) : undefined;
         if (!identity) throw new Error('QEMU exited at once');
         vm.identity = identity;
@@ -588,8 +599,11 @@ export class QemuDriver implements VmDriver {
           stage = 'restore';
           // Probe the agent while the guest is still paused: the probe's first hello waits in the socket and
           // reaches the agent as soon as the guest runs, instead of after one of the probe's retry back-offs.
-          const agentUp = this.options.agentProbe.waitUntilReady(paths.agentSocketPath, { vmId, signal: abort.signal }).then(
-            () => emitStage('agent'),
+          const agentUp = agentProbe.waitUntilReady(paths.agentSocketPath, probeOptions).then(
+            (connection) => {
+              emitStage('agent');
+              return keepProbed(connection);
+            },
             (error: Error) => Promise.reject(Object.assign(error, { vmStage: 'agent' as VmStage })),
           );
           agentUp.catch(() => undefined); // awaited below, after the restore itself
@@ -604,15 +618,15 @@ export class QemuDriver implements VmDriver {
             () => emitStage('memory'),
             (error: Error) => Promise.reject(Object.assign(error, { vmStage: 'memory' as VmStage })),
           );
-          await Promise.all([agentUp, memoryDone]);
-        } else {
-          stage = 'kernel';
-          watcher.start();
-          await qmp.execute('cont');
-          await this.options.agentProbe.waitUntilReady(paths.agentSocketPath, { vmId, signal: abort.signal });
+          const [connection] = await Promise.all([agentUp, memoryDone]);
+          return connection;
         }
+        stage = 'kernel';
+        watcher.start();
+        await qmp.execute('cont');
+        return keepProbed(await agentProbe.waitUntilReady(paths.agentSocketPath, probeOptions));
       };
-      await Promise.race([
+      const agent = await Promise.race([
         run(),
         exited.then((exit) => {
           throw new Error(`QEMU exited (${exit.signal ?? `code ${exit.exitCode}`})${vm.shutdownReason ? `: ${describeShutdown(vm.shutdownReason)}` : ''}`);
@@ -621,8 +635,10 @@ export class QemuDriver implements VmDriver {
       ]);
       vm.info.pid = vm.identity.pid;
       vm.reportExit = true;
-      return { ...vm.info };
+      return { ...vm.info, agent };
     } catch (error) {
+      failed = true;
+      for (const connection of probed) void agentProbe.release(connection).catch(() => undefined);
       abort.abort(error);
       let failedStage: VmStage = (error as { vmStage?: VmStage }).vmStage ?? stage;
       if (failedStage === 'kernel') failedStage = await watcher.currentStage();
