@@ -7,10 +7,8 @@ import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { ExecResult } from '../protocol/messages.ts';
 import type { ExecCgroup } from './cgroup-accounting.ts';
+import { asUserProgram } from './oom-score.ts';
 
-// Gives up the agent's protection from the guest's OOM killer (guest-init sets -1000 for the agent, and children
-// inherit it), joins the cgroup named by $0, then becomes the program: nothing it forks escapes the accounting.
-const JOIN_CGROUP_SCRIPT = 'echo 0 >/proc/self/oom_score_adj 2>/dev/null; echo 0 >"$0" 2>/dev/null; exec "$@"';
 
 /** What to run and where output goes. */
 export interface ExecProcessOptions {
@@ -44,9 +42,8 @@ export class ExecProcess {
   constructor(private readonly options: ExecProcessOptions) {
     const [program, ...args] = options.argv as [string, ...string[]];
     const { cgroup } = options;
-    const child = cgroup
-      ? spawn('/bin/sh', ['-c', JOIN_CGROUP_SCRIPT, cgroup.procsPath, program, ...args], this.spawnOptions())
-      : spawn(program, args, this.spawnOptions());
+    const start = () => asUserProgram(() => spawn(program, args, this.spawnOptions()));
+    const child = cgroup ? cgroup.spawnInside(start) : start();
     this.child = child;
     child.stdin?.on('error', () => undefined); // EPIPE when the process closed its stdin early
     this.result = this.run();

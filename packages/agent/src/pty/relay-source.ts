@@ -17,14 +17,6 @@
 export const RELAY_SOURCE = String.raw`
 import errno, fcntl, json, os, select, signal, struct, sys, termios
 
-
-# The agent is shielded from the guest's OOM killer and children inherit that: user code must not be.
-try:
-    with open('/proc/self/oom_score_adj', 'w') as oom_score:
-        oom_score.write('0')
-except OSError:
-    pass
-
 CONTROL_IN = 3
 STATUS_OUT = 4
 CHUNK = 65536

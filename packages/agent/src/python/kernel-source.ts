@@ -17,14 +17,6 @@
 export const KERNEL_SOURCE = String.raw`
 import ast, builtins, json, linecache, os, resource, signal, struct, sys, traceback
 
-
-# The agent is shielded from the guest's OOM killer and children inherit that: user code must not be.
-try:
-    with open('/proc/self/oom_score_adj', 'w') as oom_score:
-        oom_score.write('0')
-except OSError:
-    pass
-
 CONTROL_IN = 3
 CONTROL_OUT = 4
 MAX_RESULT_CHARS = 1000000

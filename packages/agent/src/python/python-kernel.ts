@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { PythonError, PythonRunResult } from '../protocol/messages.ts';
+import { asUserProgram } from '../exec/oom-score.ts';
 import { JsonPipeChannel } from './json-pipe-channel.ts';
 import { KERNEL_SOURCE } from './kernel-source.ts';
 import { MarkedOutput } from './marked-output.ts';
@@ -44,13 +45,14 @@ export class PythonKernel {
   private dead = false;
 
   constructor(private readonly options: PythonKernelOptions) {
-    const child = spawn(options.pythonCommand, ['-u', '-c', KERNEL_SOURCE], {
+    // User code runs here: the guest's OOM killer may pick it (the agent it may not).
+    const child = asUserProgram(() => spawn(options.pythonCommand, ['-u', '-c', KERNEL_SOURCE], {
       cwd: options.cwd,
       env: options.env,
       // Its own process group, so killing a stuck kernel also ends the processes its code started.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
-    });
+    }));
     this.child = child;
     child.stdout?.on('data', (chunk: Buffer) => this.stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));

@@ -81,9 +81,13 @@ describe('sandbox engine on real VMs', () => {
     const reachedMb = Math.max(0, ...[...out.matchAll(/^(\d+)$/gm)].map((m) => Number(m[1])));
     assert.ok(/MemoryError|exit=137/.test(out), `the hog was stopped: ${out}`);
     assert.ok(reachedMb >= 128 && reachedMb < 512, `the hog held ${reachedMb} MiB in a 512 MiB VM`);
-    // The guest's OOM killer may end user programs, never the agent; what the agent runs is fair game.
-    const scores = await sh(engine, 'vm-memhog', "cat /proc/$(pgrep -f '^/usr/bin/node /opt/sandboxd/agent.mjs')/oom_score_adj /proc/self/oom_score_adj");
-    assert.deepEqual(scores.trim().split('\n'), ['-1000', '0']);
+    // The guest's OOM killer may end user programs, never the agent; what the agent runs is fair game. The
+    // agent takes on a program's score and cgroup only for the moment of the fork: it is back home after.
+    const agentPid = "$(pgrep -f '^/usr/bin/node /opt/sandboxd/agent.mjs')";
+    const placement = await sh(engine, 'vm-memhog', `cat /proc/${agentPid}/oom_score_adj /proc/self/oom_score_adj /proc/${agentPid}/cgroup /proc/self/cgroup`);
+    const [agentScore, ownScore, agentCgroup, ownCgroup] = placement.trim().split('\n');
+    assert.deepEqual([agentScore, ownScore, agentCgroup], ['-1000', '0', '0::/']);
+    assert.match(ownCgroup ?? '', /^0::\/sandboxd-exec\/exec-\d+$/);
     assert.equal((await sh(engine, 'vm-memhog', 'echo alive')).trim(), 'alive');
     await engine.kill('vm-memhog');
   });
