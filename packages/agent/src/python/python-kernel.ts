@@ -4,6 +4,7 @@
  * the interrupt is ignored.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { PythonError, PythonRunResult } from '../protocol/messages.ts';
 import { asUserProgram } from '../exec/oom-score.ts';
@@ -22,6 +23,9 @@ export interface PythonKernelOptions {
   /** How long to wait for a run's output end markers after its result (user code may have closed fd 1). */
   markerWaitMs: number;
 }
+
+/** Nice value of a spare interpreter starting in the background. */
+const BACKGROUND_NICE = 19;
 
 type KernelMessage =
   | { type: 'ready'; pid: number }
@@ -85,6 +89,19 @@ export class PythonKernel {
       },
       () => this.kill(),
     );
+  }
+
+  /**
+   * Lowers the interpreter's CPU priority (nice 19) while it waits as a spare, or restores it before it runs
+   * code. Only as root: an unprivileged agent could not raise it back, so it leaves the priority alone.
+   */
+  setBackground(background: boolean): void {
+    if (process.getuid?.() !== 0 || this.child.pid === undefined || this.dead) return;
+    try {
+      setPriority(this.child.pid, background ? BACKGROUND_NICE : 0);
+    } catch {
+      // Exited meanwhile; the run reports that.
+    }
   }
 
   /** False once the interpreter exited or was killed. */

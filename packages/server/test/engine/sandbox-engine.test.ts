@@ -44,6 +44,10 @@ describe('sandbox engine on real VMs', () => {
     const pyA = await engine.agent('vm-clonea')!.runPython({ contextId: 'r', code: 'import random; random.random()' });
     const pyB = await engine.agent('vm-cloneb')!.runPython({ contextId: 'r', code: 'import random; random.random()' });
     assert.notEqual(pyA.result, pyB.result, 'the pre-started interpreter was reseeded in each clone');
+    // The interpreter that was the spare runs user code at normal priority; its replacement starts at nice 19.
+    assert.equal((await engine.agent('vm-clonea')!.runPython({ contextId: 'r', code: 'import os; os.nice(0)' })).result, '0');
+    const nices = await sh(engine, 'vm-clonea', 'ps -o ni=,args= -C python3');
+    assert.match(nices, /^\s*19 python3 -u -c/m, nices);
     await Promise.all([engine.kill('vm-clonea'), engine.kill('vm-cloneb')]);
     assert.deepEqual(engine.liveVmIds(), []);
   });
