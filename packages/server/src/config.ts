@@ -231,7 +231,7 @@ const settings = {
   },
   defaultMemoryMb: {
     env: 'SANDBOXD_DEFAULT_MEMORY_MB',
-    description: 'Guest memory of a session that does not ask for memory_mb',
+    description: 'Guest memory of a session that does not ask for memory_mb; this size has snapshots of its own (no balloon work on restore) and is what the warm pool holds',
     parse: integer(128, 8192),
     fallback: () => 512,
   },
