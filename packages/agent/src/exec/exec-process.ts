@@ -9,7 +9,6 @@ import type { ExecResult } from '../protocol/messages.ts';
 import type { ExecCgroup } from './cgroup-accounting.ts';
 import { asUserProgram } from './oom-score.ts';
 
-
 /** What to run and where output goes. */
 export interface ExecProcessOptions {
   /** Absolute program path and arguments. */

@@ -18,9 +18,8 @@ export const AGENT_BUNDLE_PATH = fileURLToPath(new URL('../../../agent/dist/agen
  * Snapshot memory tiers, for sizes other than the default (`SANDBOXD_DEFAULT_MEMORY_MB`, which has snapshots of
  * exactly its size, restored without touching the balloon). Other requests up to 1 GiB restore from a 1 GiB
  * snapshot shrunk to 256 MiB, larger ones from an 8 GiB snapshot shrunk to 1 GiB; both are built on first use
- * (shrinking 7 GiB with the balloon
- * takes minutes under TCG, seconds under KVM). 256 MiB is the floor: the agent, its helper and a spare
- * Python interpreter need about 100 MiB beside the kernel's own ~55 MiB.
+ * (shrinking 7 GiB with the balloon takes minutes under TCG, seconds under KVM). 256 MiB is the floor: the
+ * agent, its helper and a spare Python interpreter need about 100 MiB beside the kernel's own ~55 MiB.
  */
 export const MEMORY_TIERS = [
   { bootMemoryMb: 1024, minMemoryMb: 256 },
