@@ -76,6 +76,23 @@ describe('sandbox engine on real VMs', () => {
     await engine.kill('vm-bigfile');
   });
 
+  test('exec: exit codes and stderr come back; past its deadline a command is killed with all it started', async () => {
+    await engine.acquire({ vmId: 'vm-exec', vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300 });
+    const agent = engine.agent('vm-exec')!;
+    const stderr: Buffer[] = [];
+    const failed = await agent.exec({ command: 'echo oops >&2; exit 7', shell: ['/bin/bash', '-c'] }, { onStdout: () => {}, onStderr: (c) => stderr.push(c) });
+    assert.equal(failed.exitCode, 7);
+    assert.equal(Buffer.concat(stderr).toString(), 'oops\n');
+    // setsid puts the background sleep outside the command's process group: only its cgroup still holds it.
+    const started = Date.now();
+    const slow = await agent.exec({ command: 'setsid sleep 300 & sleep 300', shell: ['/bin/bash', '-c'], timeoutMs: 1500 }, { onStdout: () => {}, onStderr: () => {} });
+    assert.equal(slow.timedOut, true);
+    assert.ok(Date.now() - started < 15_000, `killed after ${Date.now() - started} ms`);
+    // Both sleeps are gone, and the agent, which was in that cgroup for the moment of the fork, is not.
+    assert.equal((await sh(engine, 'vm-exec', 'pgrep -c -x sleep || true')).trim(), '0');
+    await engine.kill('vm-exec');
+  });
+
   test('memory limits hold: a guest program cannot use more than the VM asked for, and the VM lives on', async () => {
     await engine.acquire({ vmId: 'vm-memhog', vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300 });
     // Touches 16 MiB at a time until the guest stops it (MemoryError or the guest's OOM killer), printing
