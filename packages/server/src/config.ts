@@ -277,6 +277,13 @@ const settings = {
     parse: integer(0, 64),
     fallback: () => 1,
   },
+  maxConcurrentRestores: {
+    env: 'SANDBOXD_MAX_CONCURRENT_RESTORES',
+    description:
+      'VM restores in progress at once (0 = no limit); more wait their turn. Default: the host CPU count, since under TCG a restore is CPU-bound and a crowd of them makes each slower',
+    parse: integer(0, 1024),
+    fallback: () => os.availableParallelism(),
+  },
   warmVcpus: {
     env: 'SANDBOXD_WARM_VCPUS',
     description: 'Comma-separated vCPU variants snapshotted and pooled at start (others are snapshotted on first use)',

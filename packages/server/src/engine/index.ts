@@ -44,6 +44,7 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
     runRoot: config.runDir,
     network: config.vmNetwork,
     poolSize: config.poolSize,
+    maxConcurrentRestores: config.maxConcurrentRestores,
     warmVcpuCounts: config.warmVcpus,
     poolMemoryMb: config.defaultMemoryMb,
     memoryTiers: MEMORY_TIERS,

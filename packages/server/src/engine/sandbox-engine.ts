@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { AgentClient } from '../agent/index.ts';
 import type { AcquiredVm, AcquireVmRequest, GuestAgent, VmEndReason, VmEngine } from '../core/vm-engine.ts';
 import type { GuestImage } from '../image/index.ts';
@@ -34,6 +35,12 @@ export interface SandboxEngineOptions {
   network: NetworkMode;
   /** Idle restored VMs kept per vCPU variant (of `poolMemoryMb`); 0 disables the pool. */
   poolSize: number;
+  /**
+   * Restores in progress at once (pool refills included); 0 = no limit. Under TCG a restore is CPU-bound (the
+   * guest's code is translated anew in each QEMU), and ten at once on two cores each took ~50 % more CPU than
+   * one alone did.
+   */
+  maxConcurrentRestores: number;
   /** vCPU variants to keep warm and to snapshot at start. */
   warmVcpuCounts: VcpuCount[];
   /**
@@ -86,6 +93,7 @@ export class SandboxEngine implements VmEngine {
   private readonly endedListeners: ((vmId: string, reason: VmEndReason) => void)[] = [];
   private readonly pool: WarmPool<string, RestoredVm>;
   private readonly runRoot: string;
+  private readonly restoreSlot: LimitFunction;
   private starting: Promise<SnapshotVariants> | undefined;
   private closed = false;
   /** Restores under way: close() waits for them, so no VM comes up after the engine closed. */
@@ -94,6 +102,7 @@ export class SandboxEngine implements VmEngine {
   constructor(private readonly options: SandboxEngineOptions) {
     this.nodeId = options.nodeId;
     this.runRoot = options.runRoot;
+    this.restoreSlot = pLimit(options.maxConcurrentRestores > 0 ? options.maxConcurrentRestores : Number.POSITIVE_INFINITY);
     fs.mkdirSync(this.runRoot, { recursive: true, mode: 0o711 });
     this.states = new VmStateStore(options.stateDir);
     this.pool = new WarmPool<string, RestoredVm>({
@@ -316,14 +325,16 @@ export class SandboxEngine implements VmEngine {
     const tier = this.tierFor(memoryMb);
     const snapshot = await variants.ensure(vcpuCount, tier);
     const driverId = `vm-${randomBytes(8).toString('hex')}`;
-    const { agent: client, ...info } = await this.options.driver.restore({
-      vmId: driverId,
-      runDir: path.join(this.runRoot, driverId),
-      snapshotDir: snapshot.dir,
-      memoryMb: Math.max(memoryMb, tier.minMemoryMb),
-      network: this.options.network,
-      timeoutMs: 60_000,
-    });
+    const { agent: client, ...info } = await this.restoreSlot(() =>
+      this.options.driver.restore({
+        vmId: driverId,
+        runDir: path.join(this.runRoot, driverId),
+        snapshotDir: snapshot.dir,
+        memoryMb: Math.max(memoryMb, tier.minMemoryMb),
+        network: this.options.network,
+        timeoutMs: 60_000,
+      }),
+    );
     return { info, client, vcpuCount, memoryMb };
   }
 
