@@ -247,6 +247,9 @@ export class SandboxEngine implements VmEngine {
     }
     this.live.clear();
     this.byDriverId.clear();
+    // An empty run root is litter (every data directory has its own); one that still holds VMs is kept for
+    // the next start to re-adopt or reap them.
+    await fs.promises.rmdir(this.runRoot).catch(() => {});
   }
 
   private async init(): Promise<SnapshotVariants> {

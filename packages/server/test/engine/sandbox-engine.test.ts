@@ -192,7 +192,7 @@ describe('after a server crash', () => {
     } finally {
       await engine.close();
     }
-    assert.deepEqual(fs.readdirSync(config.runDir), [], 'closing kills and cleans up the adopted VM');
+    assert.equal(fs.existsSync(config.runDir), false, 'closing kills and cleans up the adopted VM, then removes the empty run root');
     assert.deepEqual(runDirs.flatMap((d) => qemuProcessesMatching(d)), [], 'no QEMU of either VM is left');
   });
 });
