@@ -65,10 +65,17 @@ function qemuPidOf(runDir: string): number {
 }
 
 async function main(): Promise<void> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-bench-'));
+  // One data directory for every run (hence one run root): VMs of a run that was interrupted are reaped by the
+  // next run's engine start instead of living on where no server looks.
+  const dataDir = path.join(os.tmpdir(), 'sandboxd-bench');
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const config = loadConfig(process.env, { dataDir, logLevel: 'silent', poolSize: 0, warmVcpus: [1] });
   const results: Record<string, number | string> = {};
   const image = await ensureGuestImage({ cacheDir: config.cacheDir, agentBundlePath: AGENT_BUNDLE_PATH });
+
+  // The engine first: its start reaps what an interrupted run left in this run root.
+  const engine = createEngine(config, pino({ level: 'silent' }));
+  await engine.start();
 
   // Cold boot, straight through the driver.
   const driver = new QemuDriver({ accelerator: config.accel, agentProbe: agentClientProbe() });
@@ -85,8 +92,6 @@ async function main(): Promise<void> {
   results.cold_boot_ms_p50 = percentile(coldBoots, 50);
   log(`cold boot p50 ${results.cold_boot_ms_p50} ms`);
 
-  const engine = createEngine(config, pino({ level: 'silent' }));
-  await engine.start();
   let n = 0;
   const nextId = () => `vm-bench${(n++).toString().padStart(4, '0')}`;
 
