@@ -6,12 +6,11 @@
  * with microsecond precision, exists without enabling any controller, and `cgroup.kill` ends them all.
  *
  * The child is born in its group: the agent joins the group for the moment of the (synchronous) fork and
- * returns home right after (`spawnInside`), so nothing the child forks escapes the accounting, and no wrapper
+ * returns home right after (`user-program.ts`), so nothing the child forks escapes the accounting, and no wrapper
  * process is needed (an `sh` that joined the group before exec'ing the program cost ~50 ms per exec under
  * TCG). Groups whose processes outlive the execution (background servers) stay until they are empty and are
  * removed by a later sweep.
  */
-import { writeFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecCpuTime } from '../protocol/messages.ts';
@@ -29,19 +28,9 @@ export class ExecCgroup {
     return join(this.dir, 'cgroup.procs');
   }
 
-  /**
-   * Runs `spawnChild` (which must fork synchronously, as `child_process.spawn` does) with the agent inside
-   * this group, so the child starts in it. The agent's other threads move along for that moment, which
-   * costs the execution's CPU figures a few microseconds at most.
-   */
-  spawnInside<T>(spawnChild: () => T): T {
-    writeFileSync(this.procsPath, '0');
-    try {
-      return spawnChild();
-    } finally {
-      // Must not fail: an agent left in the group would die with the execution's cgroup.kill.
-      writeFileSync(this.owner.homeProcsPath, '0');
-    }
+  /** `cgroup.procs` of the agent's own group, where it returns after starting a child in this one. */
+  get homeProcsPath(): string {
+    return this.owner.homeProcsPath;
   }
 
   /** CPU time used so far by everything that ran in the group. */
@@ -99,7 +88,7 @@ export class CgroupAccounting {
       const homeProcsPath = join(mount, own, 'cgroup.procs');
       await mkdir(dir, { recursive: true });
       await readFile(join(dir, 'cgroup.procs'));
-      // Moving back home is what spawnInside relies on: prove it is allowed (a no-op move) before using it.
+      // Moving back home is what starting a child in a group relies on: prove it is allowed (a no-op move) before using it.
       await writeFile(homeProcsPath, '0');
       return new CgroupAccounting(dir, homeProcsPath);
     } catch {

@@ -7,7 +7,7 @@ import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { ExecResult } from '../protocol/messages.ts';
 import type { ExecCgroup } from './cgroup-accounting.ts';
-import { asUserProgram } from './oom-score.ts';
+import { startUserProgram } from './user-program.ts';
 
 /** What to run and where output goes. */
 export interface ExecProcessOptions {
@@ -41,8 +41,7 @@ export class ExecProcess {
   constructor(private readonly options: ExecProcessOptions) {
     const [program, ...args] = options.argv as [string, ...string[]];
     const { cgroup } = options;
-    const start = () => asUserProgram(() => spawn(program, args, this.spawnOptions()));
-    const child = cgroup ? cgroup.spawnInside(start) : start();
+    const child = startUserProgram(() => spawn(program, args, this.spawnOptions()), cgroup);
     this.child = child;
     child.stdin?.on('error', () => undefined); // EPIPE when the process closed its stdin early
     this.result = this.run();

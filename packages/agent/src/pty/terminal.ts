@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { asUserProgram } from '../exec/oom-score.ts';
+import { startUserProgram } from '../exec/user-program.ts';
 import type { PtyExit, PtyInfo } from '../protocol/messages.ts';
 import { JsonPipeChannel } from '../python/json-pipe-channel.ts';
 import { RELAY_SOURCE } from './relay-source.ts';
@@ -62,7 +62,7 @@ export class Terminal {
     this.rows = options.rows;
     this.scrollback = new Scrollback(options.scrollbackBytes);
     // -I: the user's PYTHON* variables (meant for their programs) must not change how the relay runs.
-    this.relay = asUserProgram(() => spawn(options.pythonCommand, ['-I', '-c', RELAY_SOURCE, String(options.cols), String(options.rows), options.cwd, ...options.argv], {
+    this.relay = startUserProgram(() => spawn(options.pythonCommand, ['-I', '-c', RELAY_SOURCE, String(options.cols), String(options.rows), options.cwd, ...options.argv], {
       cwd: options.cwd,
       env: options.env,
       stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],

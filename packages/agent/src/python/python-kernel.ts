@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { PythonError, PythonRunResult } from '../protocol/messages.ts';
-import { asUserProgram } from '../exec/oom-score.ts';
+import { startUserProgram } from '../exec/user-program.ts';
 import { JsonPipeChannel } from './json-pipe-channel.ts';
 import { KERNEL_SOURCE } from './kernel-source.ts';
 import { MarkedOutput } from './marked-output.ts';
@@ -50,7 +50,7 @@ export class PythonKernel {
 
   constructor(private readonly options: PythonKernelOptions) {
     // User code runs here: the guest's OOM killer may pick it (the agent it may not).
-    const child = asUserProgram(() => spawn(options.pythonCommand, ['-u', '-c', KERNEL_SOURCE], {
+    const child = startUserProgram(() => spawn(options.pythonCommand, ['-u', '-c', KERNEL_SOURCE], {
       cwd: options.cwd,
       env: options.env,
       // Its own process group, so killing a stuck kernel also ends the processes its code started.

@@ -98,9 +98,8 @@ export class SnapshotVariants {
       timeoutMs: 180_000,
     });
     try {
-      const client = vm.agent;
-      await client.prepareSnapshot({ timeoutMs: 60_000 });
-      await client.close();
+      await vm.agent.prepareSnapshot({ timeoutMs: 60_000 });
+      await vm.agent.close();
       // Shrinking is the slow part under TCG (~35 MiB/s): allow for the largest tier.
       const info = await driver.saveSnapshot({ vmId, minMemoryMb: tier.minMemoryMb, timeoutMs: 900_000 });
       this.options.onProgress?.(`built snapshot ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);

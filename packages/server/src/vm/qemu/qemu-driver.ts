@@ -573,15 +573,11 @@ export class QemuDriver<C = void> implements VmDriver<C> {
     const timer = setTimeout(() => abort.abort(new Error(`not up within ${params.timeoutMs} ms`)), Math.max(0, deadline - Date.now()));
     let stage: VmStage = 'spawn';
     const { agentProbe } = this.options;
-    const probeOptions = { vmId, signal: abort.signal, transferDir: transferWritable ? paths.transferDir : null };
-    // What the probe produced, released if the start fails after all (also when the probe finishes late).
-    let failed = false;
-    const probed: C[] = [];
-    const keepProbed = (connection: C): C => {
-      if (failed) void agentProbe.release(connection).catch(() => undefined);
-      else probed.push(connection);
-      return connection;
-    };
+    // The probe's handshake; if the start fails after all, what it produced is released (also when it
+    // completes only after the failure).
+    let probe: Promise<C> | undefined;
+    const startProbe = (): Promise<C> =>
+      (probe = agentProbe.waitUntilReady(paths.agentSocketPath, { vmId, signal: abort.signal, transferDir: transferWritable ? paths.transferDir : null }));
     try {
       const run = async (): Promise<C> => {
         const identity = child.pid ? await identify(child.pid) : undefined;
@@ -599,10 +595,10 @@ export class QemuDriver<C = void> implements VmDriver<C> {
           stage = 'restore';
           // Probe the agent while the guest is still paused: the probe's first hello waits in the socket and
           // reaches the agent as soon as the guest runs, instead of after one of the probe's retry back-offs.
-          const agentUp = agentProbe.waitUntilReady(paths.agentSocketPath, probeOptions).then(
+          const agentUp = startProbe().then(
             (connection) => {
               emitStage('agent');
-              return keepProbed(connection);
+              return connection;
             },
             (error: Error) => Promise.reject(Object.assign(error, { vmStage: 'agent' as VmStage })),
           );
@@ -624,7 +620,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
         stage = 'kernel';
         watcher.start();
         await qmp.execute('cont');
-        return keepProbed(await agentProbe.waitUntilReady(paths.agentSocketPath, probeOptions));
+        return await startProbe();
       };
       const agent = await Promise.race([
         run(),
@@ -637,8 +633,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       vm.reportExit = true;
       return { ...vm.info, agent };
     } catch (error) {
-      failed = true;
-      for (const connection of probed) void agentProbe.release(connection).catch(() => undefined);
+      void probe?.then((connection) => agentProbe.release(connection)).catch(() => undefined);
       abort.abort(error);
       let failedStage: VmStage = (error as { vmStage?: VmStage }).vmStage ?? stage;
       if (failedStage === 'kernel') failedStage = await watcher.currentStage();
