@@ -11,6 +11,7 @@
  * TCG). Groups whose processes outlive the execution (background servers) stay until they are empty and are
  * removed by a later sweep.
  */
+import { mkdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecCpuTime } from '../protocol/messages.ts';
@@ -33,10 +34,13 @@ export class ExecCgroup {
     return this.owner.homeProcsPath;
   }
 
-  /** CPU time used so far by everything that ran in the group. */
-  async readCpu(): Promise<ExecCpuTime | null> {
+  /**
+   * CPU time used so far by everything that ran in the group. Synchronous: a read of a few bytes from cgroupfs
+   * is quicker than the thread-pool hop of an asynchronous one (~2 ms under TCG), and it is on the exec path.
+   */
+  readCpu(): ExecCpuTime | null {
     try {
-      const stat = await readFile(join(this.dir, 'cpu.stat'), 'utf8');
+      const stat = readFileSync(join(this.dir, 'cpu.stat'), 'utf8');
       const field = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
       const userMs = field('user_usec') / 1000;
       const systemMs = field('system_usec') / 1000;
@@ -96,11 +100,11 @@ export class CgroupAccounting {
     }
   }
 
-  /** A fresh group for one execution. */
-  async group(): Promise<ExecCgroup> {
+  /** A fresh group for one execution (made synchronously, like {@link ExecCgroup.readCpu}). */
+  group(): ExecCgroup {
     void this.sweep();
     const dir = join(this.root, `exec-${++this.sequence}`);
-    await mkdir(dir);
+    mkdirSync(dir);
     return new ExecCgroup(dir, this);
   }
 

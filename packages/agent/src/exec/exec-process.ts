@@ -129,8 +129,9 @@ export class ExecProcess {
     const durationMs = performance.now() - this.startedAt;
     if (this.deadline) clearTimeout(this.deadline);
     await this.drainOutput([stdoutDone, stderrDone]);
-    const cpu = (await this.options.cgroup?.readCpu()) ?? null;
-    await this.options.cgroup?.release();
+    const cpu = this.options.cgroup?.readCpu() ?? null;
+    // The group goes after the answer: its removal is no part of how the execution ended.
+    void this.options.cgroup?.release();
     return { exitCode: exit.code, signal: exit.signal, timedOut: this.timedOut, durationMs, cpu };
   }
 
