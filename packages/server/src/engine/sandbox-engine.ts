@@ -262,6 +262,7 @@ export class SandboxEngine implements VmEngine {
       driver,
       image,
       accelerator: host.accelerator,
+      snapshotKey: host.snapshotKey,
       snapshotRoot: this.options.snapshotRoot,
       runRoot: this.runRoot,
       onProgress: (message) => this.events.emit('progress', message),

@@ -19,6 +19,8 @@ export interface SnapshotVariantsOptions {
   driver: VmDriver<AgentClient>;
   image: GuestImage;
   accelerator: Accelerator;
+  /** The driver's `HostReport.snapshotKey`: snapshots of another key would not restore here. */
+  snapshotKey: string;
   /** Root of all snapshots (traversable by the VM user). */
   snapshotRoot: string;
   /** Scratch space for the VM being snapshotted. */
@@ -46,7 +48,7 @@ export class SnapshotVariants {
   readonly root: string;
 
   constructor(private readonly options: SnapshotVariantsOptions) {
-    this.root = path.join(options.snapshotRoot, `${options.image.hash.slice(0, 16)}-${options.accelerator}-f${SNAPSHOT_FORMAT}`);
+    this.root = path.join(options.snapshotRoot, `${options.image.hash.slice(0, 16)}-${options.accelerator}-f${SNAPSHOT_FORMAT}-${options.snapshotKey}`);
   }
 
   /** The snapshot of `vcpuCount` in `tier`, built if missing. */

@@ -212,6 +212,11 @@ export interface HostReport {
   networkGuard: { active: boolean; detail: string };
   /** The hypervisor's own sandbox (e.g. seccomp and an unprivileged user). */
   processSandbox: { active: boolean; detail: string };
+  /**
+   * Snapshots saved on this host restore only where this key is the same (hypervisor version, machine and
+   * devices, kernel command line); callers keep snapshots per key.
+   */
+  snapshotKey: string;
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The QEMU argv: what a restore must reproduce, and the hardening every VM gets. */
 import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
-import { buildQemuArgv, kernelCommandLine, seccompPolicy, type QemuInstance, type QemuMachine } from '../../src/vm/qemu/command-line.ts';
+import { buildQemuArgv, kernelCommandLine, seccompPolicy, snapshotCompatibilityKey, type QemuInstance, type QemuMachine } from '../../src/vm/qemu/command-line.ts';
 
 const machine: QemuMachine = {
   accelerator: 'tcg',
@@ -89,6 +89,14 @@ describe('QEMU command line', () => {
   test('commas in paths are escaped for QEMU option parsing', () => {
     const argv = buildQemuArgv(machine, { ...instance, overlayPath: '/run/a,b/disk.qcow2' });
     assert.ok(option(argv, '-drive')[0]!.includes('file=/run/a,,b/disk.qcow2,'));
+  });
+
+  test('snapshots are keyed by what they depend on: the QEMU version and the accelerator, stable otherwise', () => {
+    const key = snapshotCompatibilityKey('tcg', '7.2.19');
+    assert.match(key, /^[0-9a-f]{12}$/);
+    assert.equal(snapshotCompatibilityKey('tcg', '7.2.19'), key);
+    assert.notEqual(snapshotCompatibilityKey('tcg', '7.2.20'), key);
+    assert.notEqual(snapshotCompatibilityKey('kvm', '7.2.19'), key);
   });
 
   test('the VM id is in argv so that a later server can recognise the process', () => {

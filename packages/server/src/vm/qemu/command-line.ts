@@ -3,6 +3,7 @@
  * devices, in the same order, as the VM its snapshot was saved from: both come from this one function, and
  * only the parts that may differ (paths, RAM sharing, network backend, `-incoming`) are parameters.
  */
+import { createHash } from 'node:crypto';
 import type { Accelerator, NetworkMode } from '../vm-driver.ts';
 import { TRANSFER_MOUNT_TAG } from '@sandboxd/agent/protocol';
 
@@ -64,6 +65,31 @@ export function kernelCommandLine(accelerator: Accelerator, vmId: string, imageA
   // Always configure eth0: a snapshot's clones may get user networking even if the source had none.
   args.push('sandboxd.net=1', `sandboxd.vm_id=${vmId}`);
   return [...args, ...imageArgs];
+}
+
+/**
+ * What a snapshot saved by this code depends on beyond the guest image: the QEMU version and the machine, as
+ * the argv of a representative VM (devices, their order and options) and the kernel command line. Snapshots
+ * are kept per key, so changing any of these (here or by a QEMU upgrade) makes new ones instead of failing to
+ * restore old ones.
+ */
+export function snapshotCompatibilityKey(accelerator: Accelerator, qemuVersion: string): string {
+  const machine: QemuMachine = { accelerator, vcpuCount: 1, memoryMb: 512, kernelPath: 'vmlinux', initrdPath: 'initrd', kernelArgs: kernelCommandLine(accelerator, 'vm') };
+  const argv = buildQemuArgv(machine, {
+    vmId: 'vm',
+    qmpSocketPath: 'qmp.sock',
+    agentSocketPath: 'agent.sock',
+    consoleLogPath: 'console.log',
+    overlayPath: 'overlay.qcow2',
+    memoryFile: { path: 'memory', shared: true },
+    network: 'none',
+    transfer: { dir: 'transfer', writable: true },
+    incoming: false,
+    startPaused: true,
+    runAsUser: null,
+    seccomp: null,
+  });
+  return createHash('sha256').update(JSON.stringify({ qemuVersion, argv })).digest('hex').slice(0, 12);
 }
 
 /** `-sandbox` value to use with or without `-runas` (see the inline comment). */

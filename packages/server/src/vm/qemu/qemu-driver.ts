@@ -37,7 +37,7 @@ import {
 import { VmBootError, VmError } from '../vm-errors.ts';
 import { resolveAccelerator } from './accel-probe.ts';
 import { detectCgroups, removeCgroups, type CgroupManager } from './cgroup.ts';
-import { buildQemuArgv, kernelCommandLine, seccompPolicy, type QemuMachine } from './command-line.ts';
+import { buildQemuArgv, kernelCommandLine, seccompPolicy, snapshotCompatibilityKey, type QemuMachine } from './command-line.ts';
 import { capLogFile, ConsoleStageWatcher, errorLines, readLog, readTail } from './console-log.ts';
 import { createOverlay } from './disk.ts';
 import { runProgram } from './exec-file.ts';
@@ -217,7 +217,14 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       qemuVersion,
       vmUser,
       cgroups,
-      report: { accelerator: verdict.accelerator, acceleratorFallbackReason: verdict.fallbackReason, resourceLimits, networkGuard, processSandbox },
+      report: {
+        accelerator: verdict.accelerator,
+        acceleratorFallbackReason: verdict.fallbackReason,
+        resourceLimits,
+        networkGuard,
+        processSandbox,
+        snapshotKey: snapshotCompatibilityKey(verdict.accelerator, qemuVersion),
+      },
     };
   }
 
