@@ -8,7 +8,7 @@
  */
 import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { chmod, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { AgentFailure } from '../http/agent-failure.ts';
 import { replyJson } from '../http/reply.ts';
@@ -83,6 +83,25 @@ export async function copyRange(source: FileHandle, from: number, target: FileHa
   return copied;
 }
 
+/**
+ * Opens a chunk the host wrote. A missing chunk is a fault of the transfer, not a user's path error: the answer
+ * says what the share looked like, to tell a lost mount from a lost file.
+ */
+async function openChunk(chunkPath: string): Promise<FileHandle> {
+  try {
+    return await open(chunkPath, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const dir = posix.dirname(chunkPath);
+    const name = posix.basename(chunkPath);
+    const entries = await readdir(dir).catch((failure: NodeJS.ErrnoException) => [`(readdir: ${failure.code})`]);
+    const mounts = await readFile('/proc/self/mounts', 'utf8').catch(() => '');
+    const mounted = mounts.split('\n').some((line) => line.split(' ')[1] === dir && line.split(' ')[2] === '9p');
+    const listed = entries.includes(name) ? ', yet readdir lists it' : '';
+    throw new AgentFailure('INTERNAL', `transfer chunk ${name} is missing from the share (9p mounted: ${mounted}; ${entries.length} entries${listed})`);
+  }
+}
+
 /** Builds the handlers of the transfer routes over `share`. */
 export function createTransferRoutes(share: TransferShare) {
   /** `POST /v1/files/transfer/in`. */
@@ -104,7 +123,7 @@ export function createTransferRoutes(share: TransferShare) {
       const target = await open(temporary, constants.O_WRONLY | constants.O_CREAT, mode);
       let bytes: number;
       try {
-        const source = await open(chunkPath, 'r');
+        const source = await openChunk(chunkPath);
         try {
           bytes = await copyRange(source, 0, target, offset, Number.MAX_SAFE_INTEGER);
         } finally {

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open, unlink } from 'node:fs/promises';
+import { lstat, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import {
@@ -27,7 +27,7 @@ import {
 } from '@sandboxd/agent/protocol';
 import type { AgentSession } from './agent-session.ts';
 import type { Deadline } from './deadline.ts';
-import { AgentProtocolError } from './errors.ts';
+import { AgentError, AgentProtocolError } from './errors.ts';
 
 /** Files up to this size go over the agent link. */
 export const INLINE_MAX_BYTES = 1024 * 1024;
@@ -115,6 +115,11 @@ export class TransferLane {
     }
   }
 
+  /** True when a chunk file is in the area. */
+  async holds(name: string): Promise<boolean> {
+    return lstat(join(this.dir, name)).then(() => true, () => false);
+  }
+
   /** Removes a chunk file if it is there. */
   async discard(name: string): Promise<void> {
     await unlink(join(this.dir, name)).catch(() => undefined);
@@ -157,6 +162,12 @@ export async function uploadThroughLane(
       await lane.writeChunk(chunk, buffers);
       const request: TransferInRequest = { path, id, offset, chunk, last, ...options };
       return await deadlineAware(deadline, session.json<TransferInResponse>('writeFile', 'POST', ROUTES.fileTransferIn, request, call, 0));
+    } catch (error) {
+      // The guest could not find the chunk: whether the host still has it tells a guest-side fault from a host one.
+      if (error instanceof AgentError && error.message.includes(`transfer chunk ${chunk} is missing`)) {
+        error.message += `; the host's area ${(await lane.holds(chunk)) ? 'still holds it' : 'does not hold it either'}`;
+      }
+      throw error;
     } finally {
       await lane.discard(chunk);
       release();

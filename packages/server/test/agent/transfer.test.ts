@@ -137,4 +137,22 @@ describe('agent file transfer share', () => {
     assert.deepEqual(await readdir(area), []);
   });
 
+  it('a chunk the guest cannot find fails the upload with what each side saw, and nothing is left behind', async () => {
+    // A host whose area is not the agent's share: the guest looks for each chunk in vain.
+    const elsewhere = await mkdtemp(join(tmpdir(), 'sandboxd-transfer-elsewhere-'));
+    const misdirected = await agent.connect({ transferDir: elsewhere });
+    try {
+      const path = join(agent.dir, 'lost.bin');
+      await assert.rejects(misdirected.writeFile(path, Readable.from([randomBytes(INLINE_MAX_BYTES + 1)])), (error: Error) => {
+        assert.match(error.message, /transfer chunk [0-9a-f]{32} is missing from the share \(9p mounted: false; 0 entries\); the host's area still holds it/);
+        return true;
+      });
+      assert.deepEqual(await readdir(elsewhere), []);
+      assert.deepEqual((await readdir(agent.dir)).filter((name) => name.startsWith('.lost.bin')), []);
+    } finally {
+      await misdirected.close();
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+
 });
