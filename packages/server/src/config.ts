@@ -137,6 +137,13 @@ const settings = {
     parse: (raw: string) => path.resolve(text(raw)),
     fallback: () => path.join(os.homedir(), '.cache', 'sandboxd'),
   },
+  cacheRetentionDays: {
+    env: 'SANDBOXD_CACHE_RETENTION_DAYS',
+    description:
+      'Guest images and snapshot sets that no sandboxd on the machine used for this many days are removed when a server starts (each server marks what it uses at start and hourly); 0 keeps everything',
+    parse: integer(0, 3650),
+    fallback: () => 7,
+  },
   snapshotDir: {
     env: 'SANDBOXD_SNAPSHOT_DIR',
     description:

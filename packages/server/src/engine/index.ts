@@ -49,6 +49,7 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
     poolMemoryMb: config.defaultMemoryMb,
     memoryTiers: MEMORY_TIERS,
     killOnClose: !config.keepVmsOnShutdown,
+    cacheRetentionMs: config.cacheRetentionDays * 86_400_000,
   });
   engine.events.on('progress', (message) => log.info({ engine: message }, 'engine'));
   engine.events.on('warning', (warning) => log.warn({ warning }, warning.message));

@@ -12,11 +12,11 @@ import path from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AgentClient } from '../agent/index.ts';
 import type { AcquiredVm, AcquireVmRequest, GuestAgent, VmEndReason, VmEngine } from '../core/vm-engine.ts';
-import type { GuestImage } from '../image/index.ts';
+import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
 import { ClientGuestAgent } from './guest-agent.ts';
-import { SnapshotVariants, variantOf, type MemoryTier } from './snapshot-variants.ts';
+import { pruneSnapshotSets, SnapshotVariants, variantOf, type MemoryTier } from './snapshot-variants.ts';
 import { VmStateStore, type PersistedVm } from './vm-state-store.ts';
 import { WarmPool } from './warm-pool.ts';
 
@@ -55,6 +55,11 @@ export interface SandboxEngineOptions {
   memoryTiers: MemoryTier[];
   /** Kill every VM when the engine closes (otherwise they are re-adopted by the next start). */
   killOnClose: boolean;
+  /**
+   * Guest images and snapshot sets no engine on the machine used for this long are removed at start
+   * (`image/cache-retention.ts`); 0 keeps everything.
+   */
+  cacheRetentionMs: number;
 }
 
 /** What the engine tells the process (which decides what to log). */
@@ -235,6 +240,7 @@ export class SandboxEngine implements VmEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.cacheMarks);
     this.deadlines.close();
     await this.starting?.catch(() => {});
     await this.pool.close();
@@ -272,10 +278,29 @@ export class SandboxEngine implements VmEngine {
     for (const vcpus of this.options.warmVcpuCounts) await variants.ensure(vcpus, this.tierFor(this.options.poolMemoryMb));
     for (const vcpus of this.options.warmVcpuCounts) this.pool.want(poolKey(vcpus, this.options.poolMemoryMb));
     this.events.emit('ready', { host, image, adopted, readyMs: Date.now() - started });
+    await this.retainCaches(image, variants);
     return variants;
   }
 
   private variants: SnapshotVariants | undefined;
+  private cacheMarks: NodeJS.Timeout | undefined;
+
+  /** Marks the image and snapshot set in use (now and hourly), then prunes what nobody used for long. */
+  private async retainCaches(image: GuestImage, variants: SnapshotVariants): Promise<void> {
+    const inUse = [image.dir, variants.root];
+    await markInUse(inUse);
+    this.cacheMarks = setInterval(() => void markInUse(inUse), MARK_INTERVAL_MS).unref();
+    const maxAgeMs = this.options.cacheRetentionMs;
+    if (maxAgeMs <= 0) return;
+    // In the background: removing GiBs must not delay the first VM.
+    void Promise.all([pruneGuestImages(image, maxAgeMs), pruneSnapshotSets(this.options.snapshotRoot, variants.root, maxAgeMs)]).then(
+      ([images, snapshots]) => {
+        const removed = [...images, ...snapshots];
+        if (removed.length > 0) this.events.emit('progress', `removed ${removed.length} unused cache entries: ${removed.join(', ')}`);
+      },
+      (error: Error) => this.events.emit('warning', { code: 'CACHE_PRUNE_FAILED', message: `pruning the image and snapshot caches: ${error.message}` }),
+    );
+  }
 
   /** Re-adopts VMs an earlier server left running that are still within their lifetime; reaps the rest. */
   private async recover(): Promise<number> {

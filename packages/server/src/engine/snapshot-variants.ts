@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentClient } from '../agent/index.ts';
 import { acquireFileLock } from '../image/file-lock.ts';
-import type { GuestImage } from '../image/index.ts';
+import { unusedEntries, type GuestImage } from '../image/index.ts';
 import type { Accelerator, SnapshotInfo, VcpuCount, VmDriver } from '../vm/vm-driver.ts';
 
 /** Bump when the way snapshots are made changes, so old ones are not reused. */
@@ -27,6 +27,19 @@ export interface SnapshotVariantsOptions {
   runRoot: string;
   /** Reports build progress (the first acquire of a variant waits for it). */
   onProgress?: (message: string) => void;
+}
+
+/** A snapshot set's directory name: `<image hash>-<accelerator>-f<format>-<driver key>`. */
+const SET_NAME = /^[0-9a-f]{16}-(?:kvm|tcg)-f\d+(?:-[0-9a-f]+)?$/;
+
+/**
+ * Removes snapshot sets under `snapshotRoot` other than `keepRoot` that no engine marked in use for `maxAgeMs`
+ * (see `image/cache-retention.ts`); a set being built is recent (its lock file is new). Resolves the removed.
+ */
+export async function pruneSnapshotSets(snapshotRoot: string, keepRoot: string, maxAgeMs: number): Promise<string[]> {
+  const stale = (await unusedEntries(snapshotRoot, [keepRoot], maxAgeMs)).filter((dir) => SET_NAME.test(path.basename(dir)));
+  for (const dir of stale) await fs.promises.rm(dir, { recursive: true, force: true });
+  return stale;
 }
 
 export function variantOf(vcpuCount: number): string {
