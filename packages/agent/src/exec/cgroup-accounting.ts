@@ -15,6 +15,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecCpuTime } from '../protocol/messages.ts';
+import { readMounts } from '../system/mounts.ts';
 
 /** One execution's cgroup. */
 export class ExecCgroup {
@@ -100,11 +101,18 @@ export class CgroupAccounting {
     }
   }
 
-  /** A fresh group for one execution (made synchronously, like {@link ExecCgroup.readCpu}). */
-  group(): ExecCgroup {
+  /**
+   * A fresh group for one execution (made synchronously, like {@link ExecCgroup.readCpu}); null when it cannot
+   * be made (e.g. the hierarchy is full): the execution then reports no CPU time.
+   */
+  group(): ExecCgroup | null {
     void this.sweep();
     const dir = join(this.root, `exec-${++this.sequence}`);
-    mkdirSync(dir);
+    try {
+      mkdirSync(dir);
+    } catch {
+      return null;
+    }
     return new ExecCgroup(dir, this);
   }
 
@@ -138,10 +146,5 @@ export class CgroupAccounting {
 
 /** The mount point of the cgroup v2 hierarchy, from /proc/self/mounts. */
 export async function findCgroup2Mount(): Promise<string | null> {
-  const mounts = await readFile('/proc/self/mounts', 'utf8').catch(() => '');
-  for (const line of mounts.split('\n')) {
-    const [, mountPoint, type] = line.split(' ');
-    if (type === 'cgroup2' && mountPoint) return mountPoint;
-  }
-  return null;
+  return (await readMounts()).find((mount) => mount.type === 'cgroup2')?.target ?? null;
 }

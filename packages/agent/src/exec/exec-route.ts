@@ -9,7 +9,7 @@ import type { ExecRequest, ExecSignal } from '../protocol/messages.ts';
 import { AgentFailure, toErrorAnswer } from '../http/agent-failure.ts';
 import { optionalBoolean, optionalInteger, optionalString, optionalStringArray, optionalStringMap, parseJsonObject } from '../http/request-body.ts';
 import type { RouteRequest } from '../http/router.ts';
-import type { CgroupAccounting, ExecCgroup } from './cgroup-accounting.ts';
+import type { CgroupAccounting } from './cgroup-accounting.ts';
 import { ExecProcess } from './exec-process.ts';
 import { resolveExecutable } from './resolve-executable.ts';
 
@@ -38,7 +38,7 @@ export function createExecRoute(deps: ExecRouteDeps) {
     const argv = request.argv ?? [...(request.shell ?? deps.defaultShell), request.command as string];
     const program = await resolveExecutable(argv[0] as string, env.PATH ?? '/usr/local/bin:/usr/bin:/bin', cwd);
     if (!program) throw new AgentFailure('COMMAND_NOT_FOUND', `${argv[0]}: command not found`);
-    const cgroup = deps.accounting ? newGroupOrNull(deps.accounting) : null;
+    const cgroup = deps.accounting?.group() ?? null;
 
     stream.respond({ ':status': 200, 'content-type': 'application/vnd.sandboxd.frames' });
     let waitingForDrain = false;
@@ -140,15 +140,6 @@ function parseExecRequest(frame: Frame): ExecRequest {
   const stdin = optionalBoolean(body, 'stdin');
   if (stdin !== undefined) request.stdin = stdin;
   return request;
-}
-
-/** A group for one execution; null (no CPU figures) when it cannot be made, e.g. the hierarchy is full. */
-function newGroupOrNull(accounting: CgroupAccounting): ExecCgroup | null {
-  try {
-    return accounting.group();
-  } catch {
-    return null;
-  }
 }
 
 async function checkCwd(cwd: string): Promise<void> {

@@ -8,12 +8,13 @@
  */
 import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { chmod, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { AgentFailure } from '../http/agent-failure.ts';
 import { replyJson } from '../http/reply.ts';
 import { optionalBoolean, optionalInteger, readJsonBody } from '../http/request-body.ts';
 import type { RouteRequest } from '../http/router.ts';
+import { readMounts } from '../system/mounts.ts';
 import type { RemoveResponse, TransferInResponse, TransferOutResponse } from '../protocol/messages.ts';
 import { TRANSFER_NAME_PATTERN } from '../protocol/routes.ts';
 import { parseGuestPath } from './guest-path.ts';
@@ -95,10 +96,9 @@ async function openChunk(chunkPath: string): Promise<FileHandle> {
     const dir = posix.dirname(chunkPath);
     const name = posix.basename(chunkPath);
     const entries = await readdir(dir).catch((failure: NodeJS.ErrnoException) => [`(readdir: ${failure.code})`]);
-    const mounts = await readFile('/proc/self/mounts', 'utf8').catch(() => '');
-    const mounted = mounts.split('\n').some((line) => line.split(' ')[1] === dir && line.split(' ')[2] === '9p');
+    const mounted = (await readMounts()).some((mount) => mount.target === dir && mount.type === '9p');
     const listed = entries.includes(name) ? ', yet readdir lists it' : '';
-    throw new AgentFailure('INTERNAL', `transfer chunk ${name} is missing from the share (9p mounted: ${mounted}; ${entries.length} entries${listed})`);
+    throw new AgentFailure('TRANSFER_CHUNK_MISSING', `transfer chunk ${name} is missing from the share (9p mounted: ${mounted}; ${entries.length} entries${listed})`);
   }
 }
 

@@ -37,6 +37,8 @@ export const AGENT_ERROR_STATUS = {
   TERMINAL_NOT_FOUND: 404,
   /** The VM runs as many terminals as it may; kill one first. */
   TOO_MANY_TERMINALS: 429,
+  /** `files/transfer/in`: the chunk the host announced is not in the transfer share. */
+  TRANSFER_CHUNK_MISSING: 500,
   /** The privileged helper failed (restore fix-ups). */
   SYSTEM_CHANGE_FAILED: 500,
   /** The operation cannot run now (e.g. a Python context is busy beyond its queue limit). */

@@ -164,7 +164,7 @@ export async function uploadThroughLane(
       return await deadlineAware(deadline, session.json<TransferInResponse>('writeFile', 'POST', ROUTES.fileTransferIn, request, call, 0));
     } catch (error) {
       // The guest could not find the chunk: whether the host still has it tells a guest-side fault from a host one.
-      if (error instanceof AgentError && error.message.includes(`transfer chunk ${chunk} is missing`)) {
+      if (error instanceof AgentError && error.code === 'TRANSFER_CHUNK_MISSING') {
         error.message += `; the host's area ${(await lane.holds(chunk)) ? 'still holds it' : 'does not hold it either'}`;
       }
       throw error;

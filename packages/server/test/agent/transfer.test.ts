@@ -144,7 +144,8 @@ describe('agent file transfer share', () => {
     const misdirected = await agent.connect({ transferDir: elsewhere });
     try {
       const path = join(agent.dir, 'lost.bin');
-      await assert.rejects(misdirected.writeFile(path, Readable.from([randomBytes(INLINE_MAX_BYTES + 1)])), (error: Error) => {
+      await assert.rejects(misdirected.writeFile(path, Readable.from([randomBytes(INLINE_MAX_BYTES + 1)])), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'TRANSFER_CHUNK_MISSING');
         assert.match(error.message, /transfer chunk [0-9a-f]{32} is missing from the share \(9p mounted: false; 0 entries\); the host's area still holds it/);
         return true;
       });
