@@ -1,7 +1,8 @@
 /**
- * Engine benchmark: cold boot, restore, warm-pool acquire, exec, Python, file throughput, 10 VMs at once,
- * and what an idle VM costs the host. Runs on whatever accelerator the machine has (KVM if usable, else
- * TCG) and ends with one JSON line. `npm run bench:engine`.
+ * Engine benchmark: cold boot, restore (and its floor: a bare restore until the guest answers one byte),
+ * warm-pool acquire, exec, Python, file throughput, 10 VMs at once, what an idle VM costs the host, and
+ * through HTTP the first result of a new session alone and in bursts (`first-result.ts`). Runs on whatever
+ * accelerator the machine has (KVM if usable, else TCG) and ends with one JSON line. `npm run bench:engine`.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,14 +15,10 @@ import { ensureGuestImage } from '../packages/server/src/image/index.ts';
 import { agentClientProbe } from '../packages/server/src/vm/agent-client-probe.ts';
 import { TCG_TRANSLATION_CACHE_MB } from '../packages/server/src/vm/qemu/command-line.ts';
 import { QemuDriver } from '../packages/server/src/vm/qemu/qemu-driver.ts';
+import { measureFirstResults, measureRestoreFloor, percentile } from './first-result.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 10) / 10;
-}
 
 async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   const start = performance.now();
@@ -75,7 +72,7 @@ async function main(): Promise<void> {
 
   // The engine first: its start reaps what an interrupted run left in this run root.
   const engine = createEngine(config, pino({ level: 'silent' }));
-  await engine.start();
+  const variants = await engine.start();
 
   // Cold boot, straight through the driver.
   const driver = new QemuDriver({ accelerator: config.accel, agentProbe: agentClientProbe() });
@@ -109,6 +106,13 @@ async function main(): Promise<void> {
   results.restore_ms_p50 = percentile(restores, 50);
   results.restore_ms_p99 = percentile(restores, 99);
   log(`restore p50 ${results.restore_ms_p50} ms, p99 ${results.restore_ms_p99} ms`);
+  // The same snapshot, same run, with nothing after the guest's first byte: what the fix-ups and the agent
+  // handshake add is the difference.
+  const snapshot = await variants.ensure(1, { bootMemoryMb: 512, minMemoryMb: 512 });
+  const floors = await measureRestoreFloor(config, image, snapshot.dir, 512, ROUNDS);
+  results.restore_floor_ms_p50 = percentile(floors, 50);
+  results.restore_floor_ratio = Math.round((Number(results.restore_ms_p50) / Number(results.restore_floor_ms_p50)) * 10) / 10;
+  log(`bare restore until the guest's first byte p50 ${results.restore_floor_ms_p50} ms (restore is ${results.restore_floor_ratio}x that)`);
 
   // One VM for the operation latencies and throughput.
   const vmId = nextId();
@@ -200,9 +204,18 @@ async function main(): Promise<void> {
   results.pool_ready_ms_p50 = percentile(poolReady, 50);
   log(`pool acquire p50 ${results.pool_acquire_ms_p50} ms, identity applied p50 ${results.pool_ready_ms_p50} ms`);
   await pooled.close();
+
+  // Through HTTP, with the server's own defaults (session vCPUs and memory, warm variants from the environment).
+  const served = loadConfig(process.env, { dataDir, logLevel: 'silent' });
+  Object.assign(results, await measureFirstResults(served, { rounds: Math.min(ROUNDS, 5), bursts: [5, 10, 20], log }));
   fs.rmSync(dataDir, { recursive: true, force: true });
 
-  const order = ['accel', 'cold_boot_ms_p50', 'restore_ms_p50', 'restore_ms_p99', 'pool_acquire_ms_p50', 'pool_ready_ms_p50', 'exec_echo_ms_p50', 'python_eval_ms_p50', 'upload_mib_s', 'download_mib_s', 'parallel10_ready_ms', 'idle_vm_private_mib', 'idle_vm_tcg_code_mib', 'idle_vm_cpu_pct'];
+  const order = [
+    'accel', 'cold_boot_ms_p50', 'restore_ms_p50', 'restore_ms_p99', 'restore_floor_ms_p50', 'restore_floor_ratio', 'pool_acquire_ms_p50', 'pool_ready_ms_p50',
+    'exec_echo_ms_p50', 'python_eval_ms_p50', 'upload_mib_s', 'download_mib_s', 'parallel10_ready_ms', 'idle_vm_private_mib', 'idle_vm_tcg_code_mib', 'idle_vm_cpu_pct',
+    'first_result_python_ms_p50', 'first_result_bash_ms_p50', 'vm_cpu_s_to_first_result',
+    ...[5, 10, 20].flatMap((n) => [`concurrent${n}_p50_ms`, `concurrent${n}_p99_ms`, `concurrent${n}_p99_ratio`, `concurrent${n}_errors`]),
+  ];
   process.stdout.write(`${JSON.stringify(Object.fromEntries(order.map((k) => [k, results[k]])))}\n`);
 }
 
