@@ -30,6 +30,13 @@ export interface QemuDriverOptions<C = void> {
     /** QEMU's own memory on top of the guest's: device emulation, and under TCG the translated code. */
     memoryOverheadMb?: number;
     pidsMax?: number;
+    /**
+     * CPUs no single VM may take from the host (default 0.5): each VM's CPU cap is min(vCPUs, host CPUs − this),
+     * so one guest busy on all its vCPUs leaves the server and the other VMs this much of the machine.
+     */
+    hostCpuReserve?: number;
+    /** CPU weight of the VMs' parent cgroup against its siblings (see `DetectCgroupsOptions.cpuWeight`). */
+    cpuWeight?: number;
   };
   /** The nftables guard against guests reaching the host (default on when QEMU runs as `vmUser`). */
   networkGuard?: {
@@ -56,6 +63,8 @@ export interface PreparedHost {
   qemuVersion: string;
   vmUser: SystemUser | null;
   cgroups: CgroupManager | null;
+  /** The most CPU one VM may use, in CPUs (host CPUs − the reserve); a VM gets the lesser of this and its vCPUs. */
+  vmCpuCeiling: number;
 }
 
 /** The driver's shared state, handed to each step. */

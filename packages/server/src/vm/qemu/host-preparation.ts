@@ -3,6 +3,7 @@
  * fallback), the unprivileged VM user and seccomp, per-VM cgroups and the network guard. Each protection that
  * is missing comes back in the host report with its reason, and as a `warning` event.
  */
+import { availableParallelism } from 'node:os';
 import type { GuestImageFiles, HostReport } from '../vm-driver.ts';
 import { VmError } from '../vm-errors.ts';
 import { resolveAccelerator } from './accel-probe.ts';
@@ -12,6 +13,14 @@ import type { DriverContext, PreparedHost } from './driver-context.ts';
 import { runProgram } from './exec-file.ts';
 import { installNetworkGuard } from './network-guard.ts';
 import { DEFAULT_VM_USER, ensureVmUser, type SystemUser } from './vm-user.ts';
+
+/**
+ * CPUs no single VM may take (see `QemuDriverOptions.resourceLimits.hostCpuReserve`). Half a CPU: on a 2-CPU
+ * host a 2-vCPU guest busy on both gets 1.5 and the server keeps answering (measurements in `../README.md`).
+ */
+const DEFAULT_HOST_CPU_RESERVE = 0.5;
+/** The least CPU cap a VM may have: below it a guest cannot even run its agent in time. */
+const MIN_VM_CPU = 0.1;
 
 /** Checks the host and sets up what VMs need on it; `image` is booted by the KVM self-test. */
 export async function prepareHost<C>(ctx: DriverContext<C>, image: GuestImageFiles): Promise<PreparedHost> {
@@ -45,14 +54,22 @@ export async function prepareHost<C>(ctx: DriverContext<C>, image: GuestImageFil
   const processSandbox = { active: vmUser !== null && seccomp, detail: sandboxDetail };
   if (!processSandbox.active) ctx.warn('PROCESS_SANDBOX_INCOMPLETE', sandboxDetail);
 
+  const hostCpus = availableParallelism();
+  const reserve = options.resourceLimits?.hostCpuReserve ?? DEFAULT_HOST_CPU_RESERVE;
+  const vmCpuCeiling = hostCpus - reserve;
+  if (!(reserve >= 0) || vmCpuCeiling < MIN_VM_CPU) {
+    throw new VmError('VM_HOST_UNSUPPORTED', `a host CPU reserve of ${reserve} leaves VMs less than ${MIN_VM_CPU} of this host's ${hostCpus} CPUs: lower it`);
+  }
   let cgroups: CgroupManager | null = null;
   let resourceLimits: HostReport['resourceLimits'];
   if (options.resourceLimits?.enabled === false) resourceLimits = { active: false, detail: 'disabled by configuration' };
   else if (!isRoot) resourceLimits = { active: false, detail: 'per-VM cgroups need root' };
   else {
-    const detection = await detectCgroups({ parent: options.resourceLimits?.cgroupParent });
+    const detection = await detectCgroups({ parent: options.resourceLimits?.cgroupParent, cpuWeight: options.resourceLimits?.cpuWeight });
     cgroups = detection.manager;
-    resourceLimits = cgroups ? { active: true, detail: cgroups.detail } : { active: false, detail: detection.reason! };
+    resourceLimits = cgroups
+      ? { active: true, detail: `${cgroups.detail}; each VM at most min(vCPUs, ${vmCpuCeiling}) CPUs (${hostCpus} host CPUs, ${reserve} reserved)` }
+      : { active: false, detail: detection.reason! };
   }
   if (!resourceLimits.active) ctx.warn('RESOURCE_LIMITS_UNAVAILABLE', `VMs run without CPU/memory limits: ${resourceLimits.detail}`);
 
@@ -66,6 +83,7 @@ export async function prepareHost<C>(ctx: DriverContext<C>, image: GuestImageFil
     qemuVersion,
     vmUser,
     cgroups,
+    vmCpuCeiling,
     report: {
       accelerator: verdict.accelerator,
       acceleratorFallbackReason: verdict.fallbackReason,

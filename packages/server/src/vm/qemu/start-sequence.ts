@@ -99,7 +99,7 @@ async function launch<C>(ctx: DriverContext<C>, params: StartParams): Promise<La
       const limits = ctx.options.resourceLimits;
       const overheadMb = limits?.memoryOverheadMb ?? DEFAULT_OVERHEAD_MB[machine.accelerator];
       cgroupPaths = await prepared.cgroups.create(vmId, {
-        vcpuCount: machine.vcpuCount,
+        cpuLimit: Math.min(machine.vcpuCount, prepared.vmCpuCeiling),
         memoryMaxBytes: (guestMemoryMb(params) + overheadMb) * 1024 * 1024,
         pidsMax: limits?.pidsMax ?? DEFAULT_PIDS_MAX,
       });
