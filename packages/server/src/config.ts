@@ -48,6 +48,16 @@ function integer(min: number, max: number) {
   };
 }
 
+/** Parses decimals strictly: "0.5", "2" yes, ".5", "1e3" and "" no. */
+function decimal(min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new Error(`expected a number like 0.5, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new Error(`expected a number from ${min} to ${max}, got ${n}`);
+    return n;
+  };
+}
+
 function oneOf<T extends string>(...values: T[]) {
   return (raw: string): T => {
     if (!(values as string[]).includes(raw)) throw new Error(`expected one of ${values.join(', ')}, got "${raw}"`);
@@ -290,6 +300,20 @@ const settings = {
       'VM restores in progress at once (0 = no limit); more wait their turn. Default: the host CPU count, since under TCG a restore is CPU-bound and a crowd of them makes each slower',
     parse: integer(0, 1024),
     fallback: () => os.availableParallelism(),
+  },
+  hostCpuReserve: {
+    env: 'SANDBOXD_HOST_CPU_RESERVE',
+    description:
+      'CPUs no single VM may take from the host: each VM is capped at min(its vCPUs, host CPUs minus this), so a guest busy on all its vCPUs leaves the server and the other VMs this much; 0 caps a VM at its vCPUs only',
+    parse: decimal(0, 1024),
+    fallback: () => 0.5,
+  },
+  vmCpuWeight: {
+    env: 'SANDBOXD_VM_CPU_WEIGHT',
+    description:
+      'CPU weight of all VMs together (their parent cgroup) against the processes beside it, 1-10000 (cgroup v2 cpu.weight; v1 cpu.shares = weight x 10.24); 100 is the kernel default, lower lets the server and other host processes win when the CPU is contended',
+    parse: integer(1, 10_000),
+    fallback: () => 100,
   },
   warmVcpus: {
     env: 'SANDBOXD_WARM_VCPUS',

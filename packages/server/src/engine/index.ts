@@ -27,7 +27,11 @@ export const MEMORY_TIERS = [
 ];
 
 export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEngine {
-  const driver = new QemuDriver({ accelerator: config.accel, agentProbe: agentClientHandoff() });
+  const driver = new QemuDriver({
+    accelerator: config.accel,
+    agentProbe: agentClientHandoff(),
+    resourceLimits: { hostCpuReserve: config.hostCpuReserve, cpuWeight: config.vmCpuWeight },
+  });
   const engine = new SandboxEngine({
     nodeId: config.nodeId,
     driver,

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { availableParallelism, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -120,8 +120,10 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
       assert.ok(state.cgroupPaths.length > 0);
       for (const path of state.cgroupPaths) {
         assert.ok(cgroupOf.includes(`/source\n`), `QEMU is in its cgroup:\n${cgroupOf}`);
-        if (existsSync(join(path, 'cpu.cfs_quota_us'))) assert.equal((await readFile(join(path, 'cpu.cfs_quota_us'), 'utf8')).trim(), '100000');
-        if (existsSync(join(path, 'cpu.max'))) assert.equal((await readFile(join(path, 'cpu.max'), 'utf8')).trim(), '100000 100000');
+        // One vCPU, capped at one CPU unless the host keeps more than its reserve of 0.5 CPUs back from it.
+        const quotaUs = String(Math.min(1, availableParallelism() - 0.5) * 100_000);
+        if (existsSync(join(path, 'cpu.cfs_quota_us'))) assert.equal((await readFile(join(path, 'cpu.cfs_quota_us'), 'utf8')).trim(), quotaUs);
+        if (existsSync(join(path, 'cpu.max'))) assert.equal((await readFile(join(path, 'cpu.max'), 'utf8')).trim(), `${quotaUs} 100000`);
         for (const file of ['memory.limit_in_bytes', 'memory.max']) {
           if (!existsSync(join(path, file))) continue;
           const limitMb = Number(await readFile(join(path, file), 'utf8')) / 2 ** 20;

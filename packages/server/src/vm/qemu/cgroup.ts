@@ -1,6 +1,7 @@
 /**
- * Per-VM resource limits with cgroups: one cgroup per VM limiting CPU (from the vCPU count), memory (guest
- * memory plus QEMU's overhead) and the number of tasks. cgroup v2 is used where the host runs it (Debian 12's
+ * Per-VM resource limits with cgroups: one cgroup per VM limiting CPU (a bandwidth cap the driver derives from
+ * the vCPU count and the host's reserve), memory (guest memory plus QEMU's overhead) and the number of tasks,
+ * under a parent whose CPU weight the operator may set. cgroup v2 is used where the host runs it (Debian 12's
  * default); hosts still on the v1 hierarchies get the same limits through the v1 files. Where neither works,
  * `detectCgroups` says why, and VMs run without limits (the caller reports it; nothing fails silently).
  */
@@ -10,7 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The limits of one VM. */
 export interface CgroupLimits {
-  vcpuCount: number;
+  /** CPU bandwidth, in CPUs (fractions allowed): the VM's threads together get at most this much CPU time. */
+  cpuLimit: number;
   memoryMaxBytes: number;
   pidsMax: number;
 }
@@ -25,8 +27,18 @@ export interface CgroupManager {
   addProcess(paths: string[], pid: number): Promise<void>;
 }
 
-/** The period of CPU bandwidth control: quota = vCPUs × period, so a VM uses at most its vCPUs' worth. */
+/** The period of CPU bandwidth control: quota = cpuLimit × period. */
 const CPU_PERIOD_US = 100_000;
+
+/** The CPU bandwidth quota of `cpuLimit` CPUs per period, µs (the kernel's minimum is 1 ms). */
+export function cpuQuotaUs(cpuLimit: number): number {
+  return Math.max(1000, Math.round(cpuLimit * CPU_PERIOD_US));
+}
+
+/** v2 `cpu.weight` (1–10000, default 100) as v1 `cpu.shares` (default 1024). */
+function sharesOfWeight(weight: number): number {
+  return Math.max(2, Math.round((weight * 1024) / 100));
+}
 
 /** Removes cgroup directories (deepest first); tolerates missing ones. Retries while the last task exits. */
 export async function removeCgroups(paths: string[]): Promise<void> {
@@ -57,7 +69,7 @@ class CgroupV2 implements CgroupManager {
     const dir = join(this.parentDir, vmId);
     await mkdir(dir);
     try {
-      await writeFile(join(dir, 'cpu.max'), `${limits.vcpuCount * CPU_PERIOD_US} ${CPU_PERIOD_US}`);
+      await writeFile(join(dir, 'cpu.max'), `${cpuQuotaUs(limits.cpuLimit)} ${CPU_PERIOD_US}`);
       await writeFile(join(dir, 'memory.max'), String(limits.memoryMaxBytes));
       // Swapping guest RAM out would only make a VM slow instead of stopping it at its limit.
       await writeFile(join(dir, 'memory.swap.max'), '0').catch(() => undefined);
@@ -92,7 +104,7 @@ class CgroupV1 implements CgroupManager {
         created.push(dir);
       }
       await writeFile(join(cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
-      await writeFile(join(cpu, 'cpu.cfs_quota_us'), String(limits.vcpuCount * CPU_PERIOD_US));
+      await writeFile(join(cpu, 'cpu.cfs_quota_us'), String(cpuQuotaUs(limits.cpuLimit)));
       await writeFile(join(memory, 'memory.limit_in_bytes'), String(limits.memoryMaxBytes));
       await writeFile(join(pids, 'pids.max'), String(limits.pidsMax));
     } catch (error) {
@@ -120,6 +132,12 @@ export interface DetectCgroupsOptions {
    * under the server and stay inside whatever limits the server itself runs with.
    */
   parent?: string;
+  /**
+   * CPU weight of the parent against its siblings (v2 `cpu.weight`, 1–10000, 100 the kernel's default; on v1
+   * written as `cpu.shares` = weight × 1024 / 100). Below the server's own group, the server wins when both
+   * want the CPU. Undefined leaves the parent's weight as it is.
+   */
+  cpuWeight?: number;
 }
 
 /** Finds a usable cgroup hierarchy with the cpu, memory and pids controllers and prepares the parent. */
@@ -130,7 +148,7 @@ export async function detectCgroups(options: DetectCgroupsOptions = {}): Promise
   const entries = mounts.split('\n').map((line) => line.split(' ')).filter((fields) => fields.length > 3);
   const v2 = entries.find(([, mountPoint, type]) => type === 'cgroup2' && mountPoint === '/sys/fs/cgroup');
   try {
-    if (v2) return await prepareV2('/sys/fs/cgroup', parent);
+    if (v2) return await prepareV2('/sys/fs/cgroup', parent, options.cpuWeight);
     // Prefer the host's own hierarchies over copies bind-mounted into chroots.
     const v1Mount = (controller: string) =>
       entries
@@ -140,14 +158,14 @@ export async function detectCgroups(options: DetectCgroupsOptions = {}): Promise
     const cpu = v1Mount('cpu');
     const memory = v1Mount('memory');
     const pids = v1Mount('pids');
-    if (cpu && memory && pids) return await prepareV1({ cpu, memory, pids }, parent);
+    if (cpu && memory && pids) return await prepareV1({ cpu, memory, pids }, parent, options.cpuWeight);
     return { manager: null, reason: 'no cgroup v2 at /sys/fs/cgroup and no cgroup v1 cpu, memory and pids hierarchies mounted' };
   } catch (error) {
     return { manager: null, reason: `cgroups are present but not usable: ${(error as Error).message}` };
   }
 }
 
-async function prepareV2(root: string, parent: string): Promise<CgroupDetection> {
+async function prepareV2(root: string, parent: string, cpuWeight: number | undefined): Promise<CgroupDetection> {
   const available = (await readFile(join(root, 'cgroup.controllers'), 'utf8')).trim().split(/\s+/);
   const missing = ['cpu', 'memory', 'pids'].filter((controller) => !available.includes(controller));
   if (missing.length) return { manager: null, reason: `cgroup v2 lacks the ${missing.join(', ')} controller(s) (available: ${available.join(' ') || 'none'})` };
@@ -159,10 +177,11 @@ async function prepareV2(root: string, parent: string): Promise<CgroupDetection>
     await mkdir(dir, { recursive: true });
   }
   await writeFile(join(dir, 'cgroup.subtree_control'), '+cpu +memory +pids');
+  if (cpuWeight !== undefined && dir !== root) await writeFile(join(dir, 'cpu.weight'), String(cpuWeight));
   return { manager: new CgroupV2(dir) };
 }
 
-async function prepareV1(mounts: { cpu: string; memory: string; pids: string }, parent: string): Promise<CgroupDetection> {
+async function prepareV1(mounts: { cpu: string; memory: string; pids: string }, parent: string, cpuWeight: number | undefined): Promise<CgroupDetection> {
   const own = await ownV1Cgroups();
   const resolve = (controller: 'cpu' | 'memory' | 'pids') => join(mounts[controller], own.get(controller) ?? '/', parent);
   const parents = { cpu: resolve('cpu'), memory: resolve('memory'), pids: resolve('pids') };
@@ -170,6 +189,7 @@ async function prepareV1(mounts: { cpu: string; memory: string; pids: string }, 
     await mkdir(dir, { recursive: true });
     await access(join(dir, 'cgroup.procs'));
   }
+  if (cpuWeight !== undefined) await writeFile(join(parents.cpu, 'cpu.shares'), String(sharesOfWeight(cpuWeight)));
   return { manager: new CgroupV1(parents) };
 }
 

@@ -1,0 +1,82 @@
+/**
+ * What the steps of the QEMU driver share: its options, its event emitter, the table of live VMs and the
+ * host as `prepareHost` found it. `QemuDriver` owns one and hands it to each step (host preparation, the
+ * start sequence, recovery, supervision).
+ */
+import type { EventEmitter } from 'node:events';
+import type { AcceleratorRequest, AgentProbe, HostReport, VmDriverEvents } from '../vm-driver.ts';
+import type { CgroupManager } from './cgroup.ts';
+import type { LiveVm } from './live-vm.ts';
+import type { SystemUser } from './vm-user.ts';
+
+/** Options of `QemuDriver`; the caller fills them from its configuration (the driver reads no env). */
+export interface QemuDriverOptions<C = void> {
+  /** `auto` boots the kernel under KVM once per process and falls back to TCG when that fails. */
+  accelerator: AcceleratorRequest;
+  /** How to tell that a guest's agent is up; what it produces comes back with the VM (`StartedVm.agent`). */
+  agentProbe: AgentProbe<C>;
+  qemuBinary?: string;
+  qemuImgBinary?: string;
+  /**
+   * The unprivileged user QEMU drops to (`-runas`), created if missing. Default `sandboxd-vm` when the
+   * server runs as root; null runs QEMU as the server's user (no network guard then).
+   */
+  vmUser?: string | null;
+  /** Per-VM cgroups (default on). */
+  resourceLimits?: {
+    enabled?: boolean;
+    /** See `DetectCgroupsOptions.parent`. */
+    cgroupParent?: string;
+    /** QEMU's own memory on top of the guest's: device emulation, and under TCG the translated code. */
+    memoryOverheadMb?: number;
+    pidsMax?: number;
+    /**
+     * CPUs no single VM may take from the host (default 0.5): each VM's CPU cap is min(vCPUs, host CPUs − this),
+     * so one guest busy on all its vCPUs leaves the server and the other VMs this much of the machine.
+     */
+    hostCpuReserve?: number;
+    /** CPU weight of the VMs' parent cgroup against its siblings (see `DetectCgroupsOptions.cpuWeight`). */
+    cpuWeight?: number;
+  };
+  /** The nftables guard against guests reaching the host (default on when QEMU runs as `vmUser`). */
+  networkGuard?: {
+    enabled?: boolean;
+    dnsServers?: string[];
+    blockedIpv4?: string[];
+    blockedIpv6?: string[];
+  };
+  /** QEMU's seccomp filter (default on). */
+  seccomp?: boolean;
+  /** Cap of each console log; a guest printing endlessly must not fill the disk. Default 4 MiB. */
+  consoleLogMaxBytes?: number;
+  /** Budget of the KVM self-test boot. */
+  kvmTestTimeoutMs?: number;
+  /** Default deadline of `boot` (default 180 s under TCG, 30 s under KVM). */
+  bootTimeoutMs?: number;
+  /** Default deadline of `restore` (default 60 s under TCG, 15 s under KVM). */
+  restoreTimeoutMs?: number;
+}
+
+/** The host as `prepareHost` found it. */
+export interface PreparedHost {
+  report: HostReport;
+  qemuVersion: string;
+  vmUser: SystemUser | null;
+  cgroups: CgroupManager | null;
+  /** The most CPU one VM may use, in CPUs (host CPUs − the reserve); a VM gets the lesser of this and its vCPUs. */
+  vmCpuCeiling: number;
+}
+
+/** The driver's shared state, handed to each step. */
+export interface DriverContext<C> {
+  readonly options: QemuDriverOptions<C>;
+  readonly qemuBinary: string;
+  readonly qemuImgBinary: string;
+  readonly events: EventEmitter<VmDriverEvents>;
+  /** Every VM from spawn (or adoption) until its files are gone. */
+  readonly live: Map<string, LiveVm>;
+  /** Starts supervising a VM and adds it to `live`. */
+  register(vm: LiveVm): void;
+  /** Emits a `warning` event. */
+  warn(code: string, message: string, vmId?: string): void;
+}
