@@ -13,7 +13,7 @@ import type { ExecOutput, GuestAgent, PtyCreateOptions, PtyOutput } from '../cor
 export function translateAgentError(error: unknown): unknown {
   if (error instanceof AppError) return error;
   if (error instanceof GuestPathError) {
-    const where = error.path ? ` (${error.path})` : '';
+    const where = error.path && !error.message.includes(error.path) ? ` (${error.path})` : '';
     switch (error.code) {
       case 'ENOENT':
         return new AppError('NOT_FOUND', `no such file or directory in the VM${where}`);
