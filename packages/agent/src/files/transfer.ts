@@ -18,6 +18,7 @@ import { readMounts } from '../system/mounts.ts';
 import type { RemoveResponse, TransferInResponse, TransferOutResponse } from '../protocol/messages.ts';
 import { TRANSFER_NAME_PATTERN } from '../protocol/routes.ts';
 import { parseGuestPath } from './guest-path.ts';
+import { refuseDirectoryTarget, targetError, uploadTemporary } from './upload-target.ts';
 
 /** Where the agent mounts the share. */
 export const TRANSFER_MOUNT_POINT = '/run/sandboxd-transfer';
@@ -49,11 +50,6 @@ export class TransferShare {
 export function transferName(value: unknown, field: string): string {
   if (typeof value !== 'string' || !TRANSFER_NAME_PATTERN.test(value)) throw new AgentFailure('BAD_REQUEST', `${field} must be 32 lowercase hex digits`);
   return value;
-}
-
-/** The temporary file of upload `id` of `path`: next to it, so the final rename stays on one file system. */
-function uploadTemporary(path: string, id: string): string {
-  return posix.join(posix.dirname(path), `.${posix.basename(path)}.sandboxd-upload-${id}`);
 }
 
 /** What a non-regular file is, for messages. */
@@ -140,6 +136,7 @@ export function createTransferRoutes(share: TransferShare) {
     const chunkPath = posix.join(await share.dir(), chunk);
     try {
       if (parents) await mkdir(posix.dirname(path), { recursive: true });
+      await refuseDirectoryTarget(path);
       // No O_TRUNC: chunks of one upload may arrive in any order, each writing its own range.
       const target = await open(temporary, constants.O_WRONLY | constants.O_CREAT, mode);
       let bytes: number;
@@ -165,7 +162,7 @@ export function createTransferRoutes(share: TransferShare) {
     } catch (error) {
       await unlink(chunkPath).catch(() => undefined);
       await unlink(temporary).catch(() => undefined);
-      throw error;
+      throw targetError(error, temporary, path);
     }
   }
 

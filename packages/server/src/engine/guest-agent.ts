@@ -83,8 +83,17 @@ export class ClientGuestAgent implements GuestAgent {
     return this.gated(() => this.client.runPython(request));
   }
 
-  writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
-    return this.gated(() => this.client.writeFile(path, body, options));
+  async writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
+    await translated(this.ready);
+    try {
+      return await this.client.writeFile(path, body, options);
+    } catch (error) {
+      // The API takes a path ending in "/" as "into this directory, under the file's own name".
+      if (error instanceof GuestPathError && error.code === 'EISDIR') {
+        throw new AppError('CONFLICT', `${error.path ?? path} is a directory: end the path with "/" to put the file inside it`);
+      }
+      throw translateAgentError(error);
+    }
   }
 
   extractTar(directory: string, body: Readable, options: { gzip?: boolean } = {}) {

@@ -3,7 +3,9 @@
  * agent keeps answering, and every failure is a clear error of the API's, never a hang.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { AppError } from '../../src/core/errors.ts';
 import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
@@ -81,6 +83,24 @@ describe('a VM under hostile use', () => {
     const [threads, inherited] = (await sh(engine, vmId, `ls /proc/${agentPid}/task | wc -l; echo "\${UV_THREADPOOL_SIZE-unset}"`)).trim().split('\n');
     assert.ok(Number(threads) > 64, `the agent runs ${threads} threads`);
     assert.equal(inherited, 'unset');
+    await engine.kill(vmId);
+  });
+
+  test('an upload to a directory without a trailing "/" is a 409 that names the directory, and leaves no temporary file', async () => {
+    const vmId = 'vm-updir';
+    await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300 });
+    const agent = engine.agent(vmId)!;
+    // A small file crosses the agent link, a large one the transfer share: both refuse the same way.
+    for (const size of [100, 3 * 1024 * 1024]) {
+      const upload = agent.writeFile('/root', Readable.from([randomBytes(size)]));
+      await assert.rejects(upload, (error: AppError) => {
+        assert.ok(error instanceof AppError, String(error));
+        assert.equal(error.statusCode, 409, error.message);
+        assert.equal(error.message, '/root is a directory: end the path with "/" to put the file inside it');
+        return true;
+      });
+    }
+    assert.equal((await sh(engine, vmId, 'ls -a / /root | grep -c sandboxd-upload || true')).trim(), '0');
     await engine.kill(vmId);
   });
 });
