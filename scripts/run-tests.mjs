@@ -31,7 +31,8 @@ if (files.length === 0) {
 }
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  // The agent's sources import its guest Python files as text, which tsx cannot load by itself.
+  ['--import', 'tsx', '--import', './packages/agent/tsx/register.mjs', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
   { stdio: 'inherit', cwd: root },
 );
 process.exit(result.status ?? 1);

@@ -19,8 +19,11 @@ const ENGINE_PACKAGES = [
   'qemu-system-x86', 'qemu-utils', 'linux-image-amd64', 'busybox-static', 'mmdebstrap', 'e2fsprogs',
   'cpio', 'xz-utils', 'nftables', 'ca-certificates', 'util-linux', 'tar',
 ];
-/** Extra packages for the test suite. */
-const TEST_PACKAGES = ['postgresql'];
+/**
+ * Extra packages for the test suite: PostgreSQL (the store's contract tests), and pyflakes3 and black, which
+ * `npm run lint` runs over the Python the agent runs in the guest.
+ */
+const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black'];
 
 function step(message) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -17,7 +17,7 @@ import { writeRoute } from './files/write-route.ts';
 import { Router } from './http/router.ts';
 import type { ByteLink } from './link/byte-link.ts';
 import { LinkServer, type LinkEvent } from './link/link-server.ts';
-import { ROUTES, TRANSFER_MOUNT_TAG } from './protocol/routes.ts';
+import { ANSWER_WITHIN_MS, ROUTES, TRANSFER_MOUNT_TAG } from './protocol/routes.ts';
 import { createPtyRoutes } from './pty/pty-routes.ts';
 import { TerminalRegistry } from './pty/terminal-registry.ts';
 import { KernelPool } from './python/kernel-pool.ts';
@@ -143,31 +143,32 @@ export class Agent {
       },
     );
     const transfer = createTransferRoutes(transferShare);
+    const { control, fileRead, transferChunk } = ANSWER_WITHIN_MS;
     return new Router()
-      .add('GET', ROUTES.hello, createHelloRoute(identity))
-      .add('GET', ROUTES.ping, pingRoute)
-      .add('POST', ROUTES.exec, createExecRoute({ accounting, defaultShell: config.defaultShell, defaultCwd: config.home }))
-      .add('POST', ROUTES.pythonRun, createPythonRunRoute(kernels))
-      .add('POST', ROUTES.pythonReset, createPythonResetRoute(kernels))
-      .add('PUT', ROUTES.fileContent, writeRoute)
-      .add('GET', ROUTES.fileContent, createReadRoute(transferShare))
-      .add('POST', ROUTES.fileTransferIn, transfer.transferIn)
-      .add('POST', ROUTES.fileTransferAbort, transfer.transferAbort)
-      .add('POST', ROUTES.fileTransferOut, transfer.transferOut)
-      .add('GET', ROUTES.fileList, listRoute)
-      .add('GET', ROUTES.fileStat, statRoute)
-      .add('POST', ROUTES.fileMkdir, mkdirRoute)
-      .add('POST', ROUTES.fileRemove, removeRoute)
-      .add('POST', ROUTES.fileExtract, extractRoute)
-      .add('POST', ROUTES.pty, pty.create)
-      .add('GET', ROUTES.pty, pty.list)
-      .add('GET', ROUTES.ptyInfo, pty.info)
-      .add('POST', ROUTES.ptyResize, pty.resize)
-      .add('POST', ROUTES.ptyKill, pty.kill)
-      .add('POST', ROUTES.ptyAttach, pty.attach)
-      .add('GET', ROUTES.usage, usageRoute)
-      .add('POST', ROUTES.restore, createRestoreRoute({ helper, kernels, identity }))
-      .add('POST', ROUTES.snapshotPrepare, createSnapshotPrepareRoute({ helper, kernels, handover: (session) => this.handover(session) }))
-      .connect(tunnelRoute);
+      .add('GET', ROUTES.hello, createHelloRoute(identity), control)
+      .add('GET', ROUTES.ping, pingRoute, control)
+      .add('POST', ROUTES.exec, createExecRoute({ accounting, defaultShell: config.defaultShell, defaultCwd: config.home }), control)
+      .add('POST', ROUTES.pythonRun, createPythonRunRoute(kernels), null)
+      .add('POST', ROUTES.pythonReset, createPythonResetRoute(kernels), control)
+      .add('PUT', ROUTES.fileContent, writeRoute, null)
+      .add('GET', ROUTES.fileContent, createReadRoute(transferShare), fileRead)
+      .add('POST', ROUTES.fileTransferIn, transfer.transferIn, transferChunk)
+      .add('POST', ROUTES.fileTransferAbort, transfer.transferAbort, control)
+      .add('POST', ROUTES.fileTransferOut, transfer.transferOut, transferChunk)
+      .add('GET', ROUTES.fileList, listRoute, control)
+      .add('GET', ROUTES.fileStat, statRoute, control)
+      .add('POST', ROUTES.fileMkdir, mkdirRoute, control)
+      .add('POST', ROUTES.fileRemove, removeRoute, control)
+      .add('POST', ROUTES.fileExtract, extractRoute, null)
+      .add('POST', ROUTES.pty, pty.create, control)
+      .add('GET', ROUTES.pty, pty.list, control)
+      .add('GET', ROUTES.ptyInfo, pty.info, control)
+      .add('POST', ROUTES.ptyResize, pty.resize, control)
+      .add('POST', ROUTES.ptyKill, pty.kill, control)
+      .add('POST', ROUTES.ptyAttach, pty.attach, control)
+      .add('GET', ROUTES.usage, usageRoute, control)
+      .add('POST', ROUTES.restore, createRestoreRoute({ helper, kernels, identity }), control)
+      .add('POST', ROUTES.snapshotPrepare, createSnapshotPrepareRoute({ helper, kernels, handover: (session) => this.handover(session) }), null)
+      .connect(tunnelRoute, control);
   }
 }

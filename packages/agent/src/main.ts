@@ -20,6 +20,8 @@ function logLinkEvent(event: LinkEvent): void {
 }
 
 async function main(): Promise<void> {
+  // guest-init sizes libuv's pool for the agent (see there); the programs the agent starts get the usual default.
+  delete process.env.UV_THREADPOOL_SIZE;
   const options = parseAgentOptions(process.argv.slice(2));
   const agent = await Agent.create({
     vmId: options.vmId ?? (await readVmIdFromCmdline()),

@@ -18,6 +18,7 @@ import { readMounts } from '../system/mounts.ts';
 import type { RemoveResponse, TransferInResponse, TransferOutResponse } from '../protocol/messages.ts';
 import { TRANSFER_NAME_PATTERN } from '../protocol/routes.ts';
 import { parseGuestPath } from './guest-path.ts';
+import { refuseDirectoryTarget, targetError, uploadTemporary } from './upload-target.ts';
 
 /** Where the agent mounts the share. */
 export const TRANSFER_MOUNT_POINT = '/run/sandboxd-transfer';
@@ -51,18 +52,33 @@ export function transferName(value: unknown, field: string): string {
   return value;
 }
 
-/** The temporary file of upload `id` of `path`: next to it, so the final rename stays on one file system. */
-function uploadTemporary(path: string, id: string): string {
-  return posix.join(posix.dirname(path), `.${posix.basename(path)}.sandboxd-upload-${id}`);
+/** What a non-regular file is, for messages. */
+function describeFileType(stats: Stats): string {
+  if (stats.isFIFO()) return 'a named pipe (FIFO)';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
 }
 
-/** Opens `path` for reading; it must be a regular file (EISDIR for a directory, INVALID_PATH for the rest). */
+/** Refuses anything but a regular file: EISDIR for a directory, INVALID_PATH for the rest. */
+function requireRegularFile(path: string, stats: Stats): void {
+  if (stats.isDirectory()) throw new AgentFailure('EISDIR', `${path}: is a directory`, path);
+  if (!stats.isFile()) throw new AgentFailure('INVALID_PATH', `${path} is ${describeFileType(stats)}: only regular files can be read`, path);
+}
+
+/**
+ * Opens `path` for reading; it must be a regular file. Checked before opening: open(2) of a FIFO without a
+ * writer, or of some devices, blocks until something happens at the other end, and it would block one of
+ * libuv's few pool threads, which every file operation of the agent shares. The open itself is non-blocking
+ * (no effect on a regular file's reads), so a file swapped for a FIFO in between cannot block it either.
+ */
 export async function openRegularFile(path: string): Promise<{ handle: FileHandle; stats: Stats }> {
-  const handle = await open(path, 'r');
+  requireRegularFile(path, await stat(path));
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
     const stats = await handle.stat();
-    if (stats.isDirectory()) throw new AgentFailure('EISDIR', `${path}: is a directory`, path);
-    if (!stats.isFile()) throw new AgentFailure('INVALID_PATH', `${path}: not a regular file`, path);
+    requireRegularFile(path, stats);
     return { handle, stats };
   } catch (error) {
     await handle.close();
@@ -90,7 +106,8 @@ export async function copyRange(source: FileHandle, from: number, target: FileHa
  */
 async function openChunk(chunkPath: string): Promise<FileHandle> {
   try {
-    return await open(chunkPath, 'r');
+    // Non-blocking: the guest can write into the share, and a FIFO there must not hold a pool thread.
+    return await open(chunkPath, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     const dir = posix.dirname(chunkPath);
@@ -119,6 +136,7 @@ export function createTransferRoutes(share: TransferShare) {
     const chunkPath = posix.join(await share.dir(), chunk);
     try {
       if (parents) await mkdir(posix.dirname(path), { recursive: true });
+      await refuseDirectoryTarget(path);
       // No O_TRUNC: chunks of one upload may arrive in any order, each writing its own range.
       const target = await open(temporary, constants.O_WRONLY | constants.O_CREAT, mode);
       let bytes: number;
@@ -144,7 +162,7 @@ export function createTransferRoutes(share: TransferShare) {
     } catch (error) {
       await unlink(chunkPath).catch(() => undefined);
       await unlink(temporary).catch(() => undefined);
-      throw error;
+      throw targetError(error, temporary, path);
     }
   }
 

@@ -12,6 +12,7 @@ import type { RouteRequest } from '../http/router.ts';
 import type { FileWriteResponse } from '../protocol/messages.ts';
 import { AgentFailure } from '../http/agent-failure.ts';
 import { parseMode, queryGuestPath } from './guest-path.ts';
+import { refuseDirectoryTarget, targetError, uploadTemporary } from './upload-target.ts';
 
 /** Write buffer size: large writes keep system calls (slow under TCG) few. */
 const WRITE_BUFFER_BYTES = 256 * 1024;
@@ -23,10 +24,10 @@ export async function writeRoute({ stream, url }: RouteRequest): Promise<void> {
   if (path === '/') throw new AgentFailure('INVALID_PATH', 'cannot write to /', path);
   const mode = parseMode(url.searchParams.get('mode'), 0o644);
   const parents = url.searchParams.get('parents') !== '0';
-  const dir = posix.dirname(path);
-  if (parents) await mkdir(dir, { recursive: true });
+  if (parents) await mkdir(posix.dirname(path), { recursive: true });
+  await refuseDirectoryTarget(path);
   // A counter, not randomness: names only need to be unique within this agent (see README on clones).
-  const temporary = posix.join(dir, `.${posix.basename(path)}.sandboxd-upload-${process.pid}-${++temporaryCounter}`);
+  const temporary = uploadTemporary(path, `${process.pid}-${++temporaryCounter}`);
   const file = createWriteStream(temporary, { mode, highWaterMark: WRITE_BUFFER_BYTES });
   try {
     await pipeline(stream, file);
@@ -35,7 +36,7 @@ export async function writeRoute({ stream, url }: RouteRequest): Promise<void> {
     await rename(temporary, path);
   } catch (error) {
     await unlink(temporary).catch(() => undefined);
-    throw error;
+    throw targetError(error, temporary, path);
   }
   const answer: FileWriteResponse = { path, size: file.bytesWritten };
   replyJson(stream, 200, answer);

@@ -3,9 +3,12 @@ import type { ServerHttp2Stream } from 'node:http2';
 import { HEADER_ERROR_CODE } from '../protocol/routes.ts';
 import { toErrorAnswer } from './agent-failure.ts';
 
-/** Answers with a JSON body; does nothing if the host already reset the stream. */
+/**
+ * Answers with a JSON body; does nothing if the host already reset the stream, or if it was answered already
+ * (the router's deadline answered while the handler was stuck).
+ */
 export function replyJson(stream: ServerHttp2Stream, status: number, body: unknown): void {
-  if (stream.destroyed || stream.closed) return;
+  if (stream.destroyed || stream.closed || stream.headersSent) return;
   const payload = Buffer.from(JSON.stringify(body));
   stream.respond({ ':status': status, 'content-type': 'application/json', 'content-length': payload.length });
   stream.end(payload);

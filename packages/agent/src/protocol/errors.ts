@@ -43,6 +43,11 @@ export const AGENT_ERROR_STATUS = {
   SYSTEM_CHANGE_FAILED: 500,
   /** The operation cannot run now (e.g. a Python context is busy beyond its queue limit). */
   UNAVAILABLE: 503,
+  /**
+   * (1.3) The operation did not start its answer within its route's limit (`routes.ts`); the work may still be
+   * stuck in the guest (e.g. a file-system call that does not return), but nothing else waits for it.
+   */
+  DEADLINE_EXCEEDED: 504,
   /** Anything unexpected; details stay in the guest. */
   INTERNAL: 500,
 } as const;

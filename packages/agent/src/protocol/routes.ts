@@ -75,6 +75,24 @@ export const ROUTES = {
 } as const;
 
 /**
+ * (1.3) How long the agent lets an operation take before its answer starts (headers sent); past that it answers
+ * `DEADLINE_EXCEEDED` at once, even while the work itself stays stuck in the guest (a file-system call that never
+ * returns). Shorter than the host's own defaults (15 s for control calls), so the caller gets a clear error first.
+ *
+ * - `control`: hello, ping, usage, stat, list, mkdir, remove, transfer abort, Python reset, restore, the PTY JSON
+ *   routes; exec, PTY attach and tunnels until their stream is accepted.
+ * - `fileRead`: `GET /v1/files/content` until the bytes start (or the first chunk is in the share).
+ * - `transferChunk`: `files/transfer/in` and `files/transfer/out` (one chunk of up to 8 MiB).
+ * - No limit of the agent's: Python runs (their own `timeoutMs`), streamed uploads and tar extraction (they answer
+ *   after the whole body; the host bounds them) and snapshot preparation (it waits for start-ups of its own).
+ */
+export const ANSWER_WITHIN_MS = {
+  control: 10_000,
+  fileRead: 30_000,
+  transferChunk: 120_000,
+} as const;
+
+/**
  * TCP tunnels are HTTP/2 `CONNECT` requests (no `:path`) whose `:authority` is `<host>:<port>`; the host must
  * be a loopback address ({@link TUNNEL_HOST} by default). 200 means connected; then the stream carries the
  * TCP bytes both ways. A port nobody listens on answers 502 with code `PORT_UNREACHABLE`.

@@ -7,7 +7,9 @@
  * - Bump `minor` for additions an older peer can ignore: a new route, an optional field, a new frame type that
  *   is only sent when the peer asked for it.
  */
-export const PROTOCOL_VERSION = { major: 1, minor: 2 } as const;
+export const PROTOCOL_VERSION = { major: 1, minor: 3 } as const;
+
+// 1.3: route answer limits and the DEADLINE_EXCEEDED error (`routes.ts`, `errors.ts`).
 
 /** A protocol generation as carried by the handshake. */
 export interface ProtocolVersion {

@@ -1,5 +1,5 @@
 /**
- * One terminal: a program on a pseudo-terminal owned by a PTY relay process (`relay-source.ts`), the output it
+ * One terminal: a program on a pseudo-terminal owned by a PTY relay process (`relay.py`), the output it
  * keeps for re-attaching (scrollback), and the host streams attached to it. A terminal outlives its
  * attachments: closing every stream leaves the program running, and a new attachment first gets the scrollback.
  */
@@ -8,7 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { startUserProgram } from '../exec/user-program.ts';
 import type { PtyExit, PtyInfo } from '../protocol/messages.ts';
 import { JsonPipeChannel } from '../python/json-pipe-channel.ts';
-import { RELAY_SOURCE } from './relay-source.ts';
+import RELAY_SOURCE from './relay.py';
 import { Scrollback } from './scrollback.ts';
 
 /** How to start a terminal. */

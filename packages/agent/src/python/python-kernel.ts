@@ -1,7 +1,7 @@
 /**
- * One persistent Python interpreter (see `kernel-source.ts`): runs cells one at a time, collects their output,
- * interrupts a cell at its deadline (SIGINT → KeyboardInterrupt, state kept) and kills the interpreter only if
- * the interrupt is ignored.
+ * One persistent Python interpreter (`kernel.py`, which describes its channel): runs cells one at a time,
+ * collects their output, interrupts a cell at its deadline (SIGINT → KeyboardInterrupt, state kept) and kills the
+ * interpreter only if the interrupt is ignored.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { PythonError, PythonRunResult } from '../protocol/messages.ts';
 import { startUserProgram } from '../exec/user-program.ts';
 import { JsonPipeChannel } from './json-pipe-channel.ts';
-import { KERNEL_SOURCE } from './kernel-source.ts';
+import KERNEL_SOURCE from './kernel.py';
 import { MarkedOutput } from './marked-output.ts';
 
 /** How to start and drive a kernel. */

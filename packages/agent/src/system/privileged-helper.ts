@@ -1,9 +1,9 @@
 /**
- * Host side of the privileged helper (`helper-source.ts`): starts it, sends requests, restarts it if it died.
+ * Host side of the privileged helper (`helper.py`, which describes its requests): starts it, sends requests, restarts it if it died.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { JsonPipeChannel } from '../python/json-pipe-channel.ts';
-import { HELPER_SOURCE } from './helper-source.ts';
+import HELPER_SOURCE from './helper.py';
 
 /** What the helper changes in one restore. Absent fields are left alone. */
 export interface HelperRestore {

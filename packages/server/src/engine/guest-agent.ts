@@ -13,7 +13,7 @@ import type { ExecOutput, GuestAgent, PtyCreateOptions, PtyOutput } from '../cor
 export function translateAgentError(error: unknown): unknown {
   if (error instanceof AppError) return error;
   if (error instanceof GuestPathError) {
-    const where = error.path ? ` (${error.path})` : '';
+    const where = error.path && !error.message.includes(error.path) ? ` (${error.path})` : '';
     switch (error.code) {
       case 'ENOENT':
         return new AppError('NOT_FOUND', `no such file or directory in the VM${where}`);
@@ -83,8 +83,17 @@ export class ClientGuestAgent implements GuestAgent {
     return this.gated(() => this.client.runPython(request));
   }
 
-  writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
-    return this.gated(() => this.client.writeFile(path, body, options));
+  async writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
+    await translated(this.ready);
+    try {
+      return await this.client.writeFile(path, body, options);
+    } catch (error) {
+      // The API takes a path ending in "/" as "into this directory, under the file's own name".
+      if (error instanceof GuestPathError && error.code === 'EISDIR') {
+        throw new AppError('CONFLICT', `${error.path ?? path} is a directory: end the path with "/" to put the file inside it`);
+      }
+      throw translateAgentError(error);
+    }
   }
 
   extractTar(directory: string, body: Readable, options: { gzip?: boolean } = {}) {

@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { AgentClient, type ConnectOptions } from '../../src/agent/index.ts';
 
 const AGENT_MAIN = fileURLToPath(new URL('../../../agent/src/main.ts', import.meta.url));
+// The agent imports its guest Python files as text; under tsx these hooks load them (esbuild inlines them).
+const TEXT_IMPORTS = fileURLToPath(new URL('../../../agent/tsx/register.mjs', import.meta.url));
 // The repository root: `--import tsx` resolves from the working directory.
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -62,7 +64,7 @@ async function cgroup2Mount(): Promise<string | null> {
  */
 function defaultCommand(): string[] {
   const override = process.env.SANDBOXD_TEST_AGENT_COMMAND;
-  return override ? (JSON.parse(override) as string[]) : [process.execPath, '--import', 'tsx', AGENT_MAIN];
+  return override ? (JSON.parse(override) as string[]) : [process.execPath, '--import', 'tsx', '--import', TEXT_IMPORTS, AGENT_MAIN];
 }
 
 /** Starts an agent; `args` are added to its command line. */

@@ -1,20 +1,15 @@
-/**
- * The PTY relay: a small Python program that owns one pseudo-terminal. Node has no PTY API (node-pty is a
- * native addon, which a one-file bundle cannot carry), while Python's standard library has `os.openpty`,
- * `fork`, `setsid` and the terminal ioctls; python3 is in every image. Embedded as a string so the agent bundle
- * stays one file; run as `python3 -c <source> COLS ROWS CWD PROGRAM [ARGS...]`.
- *
- * The relay sizes the terminal before the fork (so the program's first `TIOCGWINSZ` is right), starts the
- * program as the leader of a new session with the terminal as its controlling tty, and then relays:
- * fd 0 → terminal input, terminal output → fd 1; fd 3 and fd 4 carry length-prefixed JSON messages like the
- * kernel's (`json-pipe-channel.ts`): control in on fd 3 (`{"type": "resize", "cols", "rows"}`), status out on
- * fd 4 (`{"type": "started", "pid"}`, then `{"type": "exit", "exitCode", "signal"}`).
- * The program's end is noticed through SIGCHLD (via `set_wakeup_fd`, so it wakes the select loop); the output
- * already written is drained before the exit line, and the relay exits right after it.
- *
- * Keep backticks and dollar-brace sequences out of the Python code (it lives in a template literal).
- */
-export const RELAY_SOURCE = String.raw`
+# The PTY relay of sandboxd's guest agent: owns one pseudo-terminal. Node has no PTY API (node-pty is a native
+# addon, which a one-file bundle cannot carry), while Python's standard library has os.openpty, fork, setsid and
+# the terminal ioctls; python3 is in every image. Run as `python3 -I -c <this source> COLS ROWS CWD PROGRAM [ARGS...]`
+# (bundled into the agent as text; driven by terminal.ts).
+#
+# The relay sizes the terminal before the fork (so the program's first TIOCGWINSZ is right), starts the program
+# as the leader of a new session with the terminal as its controlling tty, and then relays: fd 0 -> terminal
+# input, terminal output -> fd 1; fd 3 and fd 4 carry length-prefixed JSON messages like the kernel's
+# (json-pipe-channel.ts): control in on fd 3 ({"type": "resize", "cols", "rows"}), status out on fd 4
+# ({"type": "started", "pid"}, then {"type": "exit", "exitCode", "signal"}). The program's end is noticed through
+# SIGCHLD (via set_wakeup_fd, so it wakes the select loop); the output already written is drained before the exit
+# message, and the relay exits right after it.
 import errno, fcntl, json, os, select, signal, struct, sys, termios
 
 CONTROL_IN = 3
@@ -24,18 +19,18 @@ MAX_PENDING_INPUT = 1 << 20
 
 
 def set_size(fd, cols, rows):
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
 
 def status(message):
     body = json.dumps(message).encode()
-    write_all(STATUS_OUT, struct.pack('>I', len(body)) + body)
+    write_all(STATUS_OUT, struct.pack(">I", len(body)) + body)
 
 
 def write_all(fd, data):
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def read_some(fd):
@@ -45,7 +40,7 @@ def read_some(fd):
         return None
     except OSError as error:
         if error.errno == errno.EIO:
-            return b''
+            return b""
         raise
 
 
@@ -74,18 +69,18 @@ if pid == 0:
         os.execvpe(argv[0], argv, os.environ)
     except BaseException as error:
         try:
-            os.write(2, ('sandboxd: cannot start %s: %s\r\n' % (argv[0], error)).encode())
+            os.write(2, ("sandboxd: cannot start %s: %s\r\n" % (argv[0], error)).encode())
         finally:
             os._exit(127)
 
 os.close(slave)
-status({'type': 'started', 'pid': pid})
+status({"type": "started", "pid": pid})
 for fd in (master, 0, CONTROL_IN):
     os.set_blocking(fd, False)
 os.set_blocking(1, True)
 
-pending = b''
-control = b''
+pending = b""
+control = b""
 stdin_open = control_open = master_open = True
 exit_status = None
 
@@ -103,35 +98,35 @@ while exit_status is None:
         data = read_some(master)
         if data:
             write_all(1, data)
-        elif data == b'':
+        elif data == b"":
             # Every holder of the terminal closed it; the program's exit comes through SIGCHLD.
             master_open = False
     if master in writable:
         try:
-            pending = pending[os.write(master, pending):]
+            pending = pending[os.write(master, pending) :]
         except BlockingIOError:
             pass
         except OSError:
-            pending = b''
+            pending = b""
     if 0 in ready:
         data = read_some(0)
         if data:
             pending += data
-        elif data == b'':
+        elif data == b"":
             stdin_open = False
     if CONTROL_IN in ready:
         data = read_some(CONTROL_IN)
-        if data == b'':
+        if data == b"":
             control_open = False
         elif data:
             control += data
-            while len(control) >= 4 and len(control) >= 4 + struct.unpack('>I', control[:4])[0]:
-                size = struct.unpack('>I', control[:4])[0]
-                body, control = control[4:4 + size], control[4 + size:]
+            while len(control) >= 4 and len(control) >= 4 + struct.unpack(">I", control[:4])[0]:
+                size = struct.unpack(">I", control[:4])[0]
+                body, control = control[4 : 4 + size], control[4 + size :]
                 try:
                     message = json.loads(body)
-                    if message.get('type') == 'resize':
-                        set_size(master, int(message['cols']), int(message['rows']))
+                    if message.get("type") == "resize":
+                        set_size(master, int(message["cols"]), int(message["rows"]))
                 except (ValueError, KeyError, TypeError, AttributeError, OSError):
                     pass
     if wake_r in ready:
@@ -153,8 +148,7 @@ if os.WIFSIGNALED(exit_status):
     try:
         name = signal.Signals(signum).name
     except ValueError:
-        name = 'SIG%d' % signum
-    status({'type': 'exit', 'exitCode': None, 'signal': name})
+        name = "SIG%d" % signum
+    status({"type": "exit", "exitCode": None, "signal": name})
 else:
-    status({'type': 'exit', 'exitCode': os.waitstatus_to_exitcode(exit_status), 'signal': None})
-`;
+    status({"type": "exit", "exitCode": os.waitstatus_to_exitcode(exit_status), "signal": None})

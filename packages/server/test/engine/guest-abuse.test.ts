@@ -1,0 +1,106 @@
+/**
+ * A VM used the way an attacker (or a careless program) would, on real VMs through the engine's guest agent: the
+ * agent keeps answering, and every failure is a clear error of the API's, never a hang.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { AppError } from '../../src/core/errors.ts';
+import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
+import { engineConfig, newDataDir, sh, startEngine } from './engine-fixture.ts';
+
+/** Rejects when `promise` has not settled within `ms`: what a hang looks like to a test. */
+function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** A terminal starts, shows its program's output, and is killed. */
+async function checkTerminal(engine: SandboxEngine, vmId: string): Promise<string> {
+  const agent = engine.agent(vmId)!;
+  const info = await agent.createPty({ argv: ['/bin/sh', '-c', 'echo terminal-ok; sleep 30'], cols: 80, rows: 24 });
+  let output = '';
+  const seen = new Promise<void>((resolve) => {
+    void agent.attachPty(info.id, {
+      onOutput: (chunk) => {
+        output += chunk.toString();
+        if (output.includes('terminal-ok')) resolve();
+      },
+      onExit: () => resolve(),
+    });
+  });
+  await within(60_000, 'terminal output', seen);
+  assert.match(output, /terminal-ok/);
+  await agent.killPty(info.id);
+  return info.id;
+}
+
+describe('a VM under hostile use', () => {
+  const dataDir = newDataDir();
+  let engine: SandboxEngine;
+
+  before(async () => {
+    engine = startEngine(engineConfig(dataDir));
+    await engine.start();
+  });
+  after(async () => {
+    await engine.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('downloading named pipes answers a clear 4xx for each at once, and exec, files and terminals keep working', async () => {
+    const vmId = 'vm-fifo';
+    await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300 });
+    const agent = engine.agent(vmId)!;
+    await sh(engine, vmId, 'for i in 1 2 3 4 5; do mkfifo /tmp/fifo$i; done; echo plain > /tmp/plain.txt');
+    // Five at once: more than libuv's default pool of four threads, which blocking opens used to fill.
+    const reads = await within(
+      60_000,
+      'five FIFO downloads',
+      Promise.allSettled([1, 2, 3, 4, 5].map((i) => agent.readFile(`/tmp/fifo${i}`))),
+    );
+    for (const [index, outcome] of reads.entries()) {
+      assert.equal(outcome.status, 'rejected', `fifo${index + 1} was not refused`);
+      const error = (outcome as PromiseRejectedResult).reason as AppError;
+      assert.ok(error instanceof AppError, String(error));
+      const status = error.statusCode;
+      assert.ok(status >= 400 && status < 500, `${error.code} (${status}): ${error.message}`);
+      assert.match(error.message, new RegExp(`/tmp/fifo${index + 1} is a named pipe \\(FIFO\\)`));
+    }
+    assert.equal((await within(60_000, 'exec', sh(engine, vmId, 'echo alive'))).trim(), 'alive');
+    const file = await within(60_000, 'file read', agent.readFile('/tmp/plain.txt'));
+    const chunks: Buffer[] = [];
+    for await (const chunk of file.stream) chunks.push(chunk as Buffer);
+    assert.equal(Buffer.concat(chunks).toString(), 'plain\n');
+    await within(60_000, 'terminal', checkTerminal(engine, vmId));
+    // Blocking calls of a hostile file system hold libuv pool threads: the agent has many, its programs the default.
+    const agentPid = "$(pgrep -f '^/usr/bin/node /opt/sandboxd/agent.mjs')";
+    const [threads, inherited] = (await sh(engine, vmId, `ls /proc/${agentPid}/task | wc -l; echo "\${UV_THREADPOOL_SIZE-unset}"`)).trim().split('\n');
+    assert.ok(Number(threads) > 64, `the agent runs ${threads} threads`);
+    assert.equal(inherited, 'unset');
+    await engine.kill(vmId);
+  });
+
+  test('an upload to a directory without a trailing "/" is a 409 that names the directory, and leaves no temporary file', async () => {
+    const vmId = 'vm-updir';
+    await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300 });
+    const agent = engine.agent(vmId)!;
+    // A small file crosses the agent link, a large one the transfer share: both refuse the same way.
+    for (const size of [100, 3 * 1024 * 1024]) {
+      const upload = agent.writeFile('/root', Readable.from([randomBytes(size)]));
+      await assert.rejects(upload, (error: AppError) => {
+        assert.ok(error instanceof AppError, String(error));
+        assert.equal(error.statusCode, 409, error.message);
+        assert.equal(error.message, '/root is a directory: end the path with "/" to put the file inside it');
+        return true;
+      });
+    }
+    assert.equal((await sh(engine, vmId, 'ls -a / /root | grep -c sandboxd-upload || true')).trim(), '0');
+    await engine.kill(vmId);
+  });
+});
