@@ -5,6 +5,7 @@
  * Users read their own entries; administrators read everyone's.
  */
 import type { Clock } from './clock.ts';
+import { AUDIT_OUTCOMES, isOneOf, type AuditOutcome, type AuditVia } from './model.ts';
 import { decodeCursor, pageOf } from './cursor.ts';
 import { badRequest } from './errors.ts';
 import type { Database } from '../store/database.ts';
@@ -12,12 +13,7 @@ import { insertAuditEvent, listAuditEvents } from '../store/audit-store.ts';
 import type { AuditEventRow } from '../store/schema.ts';
 import type { Executor } from '../store/users-store.ts';
 
-/** How the actor proved who they are: a password sign-in, an API key, a bearer token, or none (the server itself, the admin CLI). */
-export type AuditVia = 'password' | 'api_key' | 'access_token' | 'system';
-
-export type AuditOutcome = 'success' | 'failure';
-
-export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ['success', 'failure'];
+export { AUDIT_OUTCOMES, type AuditOutcome, type AuditVia };
 
 /** Who acted and from where. The API layer builds it from the request (`auditActorOf`). */
 export interface AuditActor {
@@ -86,8 +82,8 @@ export function toAuditRecord(row: AuditEventRow): AuditRecord {
     id: row.id,
     createdAt: row.created_at,
     action: row.action,
-    outcome: row.outcome as AuditOutcome,
-    actor: { userId: row.user_id, username: row.username, via: row.via as AuditVia, apiKeyId: row.api_key_id },
+    outcome: row.outcome,
+    actor: { userId: row.user_id, username: row.username, via: row.via, apiKeyId: row.api_key_id },
     target: row.target_type !== null && row.target_id !== null ? { type: row.target_type, id: row.target_id } : null,
     sourceIp: row.source_ip,
     userAgent: row.user_agent,
@@ -116,12 +112,11 @@ export class AuditLog {
 
   /** A page of entries, newest first: the reader's own, or everyone's for an administrator. */
   async list(reader: { userId: number; isAdmin: boolean }, query: AuditQuery): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
-    if (query.status && !(AUDIT_OUTCOMES as readonly string[]).includes(query.status)) {
-      throw badRequest(`status must be one of ${AUDIT_OUTCOMES.join(', ')}`);
-    }
+    const outcome = query.status || undefined;
+    if (outcome !== undefined && !isOneOf(AUDIT_OUTCOMES, outcome)) throw badRequest(`status must be one of ${AUDIT_OUTCOMES.join(', ')}`);
     const rows = await listAuditEvents(this.database.db, {
       ...(reader.isAdmin ? {} : { userId: reader.userId }),
-      ...(query.status ? { outcome: query.status } : {}),
+      ...(outcome !== undefined ? { outcome } : {}),
       ...(query.action ? { action: query.action } : {}),
       ...(query.cursor ? { beforeId: decodeCursor(query.cursor) } : {}),
       limit: query.limit + 1,

@@ -14,7 +14,8 @@ import type { SessionService } from './sessions.ts';
 import type { ShareService } from './shares.ts';
 import type { VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
-import type { SessionRow, ShareRow, VmRow } from '../store/schema.ts';
+import type { Session, Vm } from './model.ts';
+import type { ShareRow } from '../store/schema.ts';
 import { findPublicShares } from '../store/shares-store.ts';
 import { findVm } from '../store/vms-store.ts';
 
@@ -36,8 +37,8 @@ export interface PreviewCredentials {
 
 /** Why a request was let in. */
 export type PreviewGrant = {
-  session: SessionRow;
-  vm: VmRow | undefined;
+  session: Session;
+  vm: Vm | undefined;
   port: number;
 } & (
   | { via: 'owner'; principal: Principal }
@@ -72,7 +73,7 @@ export class PreviewAccess {
     }
     if (credentials.credential) {
       const principal = await this.authenticator.authenticate(credentials.credential.value, credentials.credential.source);
-      if (!located || located.session.user_id !== principal.userId) {
+      if (!located || located.session.userId !== principal.userId) {
         throw notFound(target.kind === 'path' ? `session ${target.sessionId}` : `VM ${target.vmId}`);
       }
       return { ...located, port: target.port, via: 'owner', principal };
@@ -102,14 +103,14 @@ export class PreviewAccess {
     return { value: await this.tokens.sign('cookie', share.id, expiresAt), expiresAt };
   }
 
-  private async locate(target: PreviewTarget): Promise<{ session: SessionRow; vm: VmRow | undefined } | null> {
+  private async locate(target: PreviewTarget): Promise<{ session: Session; vm: Vm | undefined } | null> {
     if (target.kind === 'path') {
       if (!isUuid(target.sessionId)) return null;
       const session = await this.sessions.find(target.sessionId);
       return session ? { session, vm: await this.sessions.currentVm(session) } : null;
     }
     const vm = await findVm(this.database.db, target.vmId);
-    const session = vm?.session_id ? await this.sessions.find(vm.session_id) : undefined;
+    const session = vm?.sessionId ? await this.sessions.find(vm.sessionId) : undefined;
     return vm && session ? { session, vm } : null;
   }
 }

@@ -127,7 +127,7 @@ export class ShareService {
 
   private async view(row: ShareRow, { withLink = true } = {}): Promise<ShareView> {
     const session = await this.sessions.find(row.session_id);
-    const vmId = session?.current_vm_id ?? null;
+    const vmId = session?.currentVmId ?? null;
     let url = this.urls.pathUrl(row.session_id, row.port);
     let directUrl = vmId ? this.urls.directUrl(vmId, row.port) : null;
     let linkExpiresAt: string | null = null;

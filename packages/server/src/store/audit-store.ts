@@ -1,4 +1,5 @@
 /** Persistence of the audit log: append-only rows, read newest first. */
+import type { AuditOutcome } from '../core/model.ts';
 import type { AuditEventRow, NewAuditEventRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
@@ -9,7 +10,7 @@ export async function insertAuditEvent(db: Executor, entry: NewAuditEventRow): P
 export interface AuditFilter {
   /** Only this user's entries; undefined = everyone's (administrators). */
   userId?: number;
-  outcome?: string;
+  outcome?: AuditOutcome;
   action?: string;
   /** Only entries older than this position (the cursor). */
   beforeId?: number;

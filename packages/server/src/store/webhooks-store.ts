@@ -3,6 +3,7 @@
  * by `user_id`; the dispatcher's queue operations are not (they run for every user).
  */
 import type { Updateable } from 'kysely';
+import type { DeliveryStatus } from '../core/model.ts';
 import type {
   NewWebhookDeliveryRow,
   WebhookDeliveryAttemptRow,
@@ -105,7 +106,7 @@ export async function findDeliveryBySeq(db: Executor, seq: number): Promise<Webh
 export interface DeliveryFilter {
   userId: number;
   endpointId?: string;
-  status?: string;
+  status?: DeliveryStatus;
   eventType?: string;
   /** Only rows older than this position (the cursor). */
   beforeSeq?: number;

@@ -66,7 +66,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     test('api keys: scoped to their user, found by hash, updated and soft-deleted', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       const bob = await insertUser(database.db, { username: 'bob', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() });
-      const base = { description: null, status: 'active', created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null };
+      const base = { description: null, status: 'active' as const, created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null };
       const k1 = await insertApiKey(database.db, { ...base, user_id: ann.id, key_hash: 'hash-1', key_prefix: 'sbx_sk_1' });
       const k2 = await insertApiKey(database.db, { ...base, user_id: ann.id, key_hash: 'hash-2', key_prefix: 'sbx_sk_2', expires_at: iso(60_000) });
       const k3 = await insertApiKey(database.db, { ...base, user_id: bob.id, key_hash: 'hash-3', key_prefix: 'sbx_sk_3' });
@@ -93,7 +93,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     test('api keys: key hashes are unique', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       await assert.rejects(
-        insertApiKey(database.db, { user_id: ann.id, key_hash: 'hash-2', key_prefix: 'p', description: null, status: 'active', created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null }),
+        insertApiKey(database.db, { user_id: ann.id, key_hash: 'hash-2', key_prefix: 'p', description: null, status: 'active' as const, created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null }),
         (error) => isUniqueViolation(error),
       );
     });
@@ -152,7 +152,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
     test('audit log: append, filter by user and outcome, newest first', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
-      const base = { username: 'ann', via: 'password', api_key_id: null, action: 'auth.sign_in', target_type: null, target_id: null, source_ip: '127.0.0.1', user_agent: null, detail: null };
+      const base = { username: 'ann', via: 'password' as const, api_key_id: null, action: 'auth.sign_in', target_type: null, target_id: null, source_ip: '127.0.0.1', user_agent: null, detail: null };
       const e1 = await insertAuditEvent(database.db, { ...base, user_id: ann.id, outcome: 'success', created_at: iso() });
       const e2 = await insertAuditEvent(database.db, { ...base, user_id: ann.id, outcome: 'failure', created_at: iso() });
       const e3 = await insertAuditEvent(database.db, { ...base, user_id: null, username: 'nobody', outcome: 'failure', created_at: iso() });

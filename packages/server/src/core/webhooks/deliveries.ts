@@ -9,10 +9,10 @@
  * `scheduled_attempt` is the attempt due next while pending, and the last one made once final.
  */
 import { randomBytes } from 'node:crypto';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../model.ts';
 import type { NewWebhookDeliveryRow, WebhookDeliveryAttemptRow, WebhookDeliveryRow } from '../../store/schema.ts';
 
-export const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export { DELIVERY_STATUSES, type DeliveryStatus };
 
 export interface WebhookDelivery {
   id: string;
@@ -85,7 +85,7 @@ export function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     eventId: row.event_id,
     eventType: row.event_type,
     eventGroup: row.event_group,
-    status: row.status as DeliveryStatus,
+    status: row.status,
     scheduledAttempt: row.scheduled_attempt,
     nextRetryAt: row.next_retry_at,
     lastAttemptAt: row.last_attempt_at,

@@ -10,6 +10,7 @@ import type { Clock } from '../clock.ts';
 import { decodeCursor, pageOf } from '../cursor.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
+import { isOneOf } from '../model.ts';
 import { checkEndpointUrl } from './address-policy.ts';
 import { DELIVERY_STATUSES, newDeliveryRow, toAttempt, toDelivery, type DeliveryAttempt, type WebhookDelivery } from './deliveries.ts';
 import type { WebhookDispatcher } from './dispatcher.ts';
@@ -292,13 +293,12 @@ export class WebhookService {
 
   /** A page of the user's deliveries, newest first. */
   async listDeliveries(userId: number, query: DeliveryQuery): Promise<{ items: WebhookDelivery[]; nextCursor: string | null }> {
-    if (query.status && !(DELIVERY_STATUSES as readonly string[]).includes(query.status)) {
-      throw badRequest(`status must be one of ${DELIVERY_STATUSES.join(', ')}`);
-    }
+    const status = query.status || undefined;
+    if (status !== undefined && !isOneOf(DELIVERY_STATUSES, status)) throw badRequest(`status must be one of ${DELIVERY_STATUSES.join(', ')}`);
     const rows = await listDeliveries(this.database.db, {
       userId,
       ...(query.endpointId ? { endpointId: query.endpointId } : {}),
-      ...(query.status ? { status: query.status } : {}),
+      ...(status !== undefined ? { status } : {}),
       ...(query.eventType ? { eventType: query.eventType } : {}),
       ...(query.cursor ? { beforeSeq: decodeCursor(query.cursor) } : {}),
       limit: query.limit + 1,
