@@ -127,3 +127,85 @@ export type AuditVia = (typeof AUDIT_VIAS)[number];
 
 export const AUDIT_OUTCOMES = ['success', 'failure'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+
+/** A user account (the password hash stays in the store but for sign-in). */
+export interface User {
+  id: number;
+  username: string;
+  plan: string;
+  isAdmin: boolean;
+  createdAt: string;
+}
+
+/** A port of a session opened to others through the preview proxy. */
+export interface Share {
+  /** `shr_` + 20 base32 characters. */
+  id: string;
+  userId: number;
+  sessionId: string;
+  port: number;
+  /** Anyone may open it; otherwise only holders of a signed link (and the owner). */
+  isPublic: boolean;
+  createdAt: string;
+  /** Null: until the share is deleted. */
+  expiresAt: string | null;
+}
+
+/** An event of the outbox, as read back. */
+export interface EventRecord {
+  /** Outbox position (the SSE id). */
+  seq: number;
+  /** Public id, `evt_…`. */
+  id: string;
+  type: string;
+  group: string;
+  userId: number | null;
+  subjectId: string | null;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** A webhook endpoint as users see it. */
+export interface WebhookEndpoint {
+  id: string;
+  userId: number;
+  url: string;
+  description: string | null;
+  eventPatterns: string[];
+  enabled: boolean;
+  /** When a verification last got a 2xx answer. */
+  verifiedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A webhook endpoint with what only the server reads: its sealed signing secrets and its deletion. */
+export interface StoredWebhookEndpoint extends WebhookEndpoint {
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: string | null;
+  deletedAt: string | null;
+}
+
+/** One attempt to send a webhook delivery. */
+export interface DeliveryAttempt {
+  attempt: number;
+  startedAt: string;
+  durationMs: number;
+  httpStatus: number | null;
+  error: string | null;
+  succeeded: boolean;
+}
+
+/** An entry of the audit log. */
+export interface AuditRecord {
+  id: number;
+  createdAt: string;
+  action: string;
+  outcome: AuditOutcome;
+  actor: { userId: number | null; username: string | null; via: AuditVia; apiKeyId: number | null };
+  target: { type: string; id: string } | null;
+  sourceIp: string | null;
+  userAgent: string | null;
+  detail: Record<string, unknown> | null;
+}

@@ -14,8 +14,7 @@ import type { SessionService } from './sessions.ts';
 import type { ShareService } from './shares.ts';
 import type { VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
-import type { Session, Vm } from './model.ts';
-import type { ShareRow } from '../store/schema.ts';
+import type { Session, Share, Vm } from './model.ts';
 import { findPublicShares } from '../store/shares-store.ts';
 import { findVm } from '../store/vms-store.ts';
 
@@ -42,7 +41,7 @@ export type PreviewGrant = {
   port: number;
 } & (
   | { via: 'owner'; principal: Principal }
-  | { via: 'public_share' | 'share_cookie' | 'share_link'; share: ShareRow }
+  | { via: 'public_share' | 'share_cookie' | 'share_link'; share: Share }
 );
 
 export class PreviewAccess {
@@ -58,8 +57,8 @@ export class PreviewAccess {
 
   async authorize(target: PreviewTarget, credentials: PreviewCredentials): Promise<PreviewGrant> {
     const located = await this.locate(target);
-    const matches = (share: ShareRow | undefined): share is ShareRow =>
-      share !== undefined && located !== null && share.session_id === located.session.id && share.port === target.port;
+    const matches = (share: Share | undefined): share is Share =>
+      share !== undefined && located !== null && share.sessionId === located.session.id && share.port === target.port;
 
     if (credentials.linkToken) {
       const shareId = await this.tokens.verify('link', credentials.linkToken);
@@ -98,7 +97,7 @@ export class PreviewAccess {
   }
 
   /** The cookie a share link sets: its value and when it stops working. */
-  async cookieFor(share: ShareRow): Promise<{ value: string; expiresAt: Date }> {
+  async cookieFor(share: Share): Promise<{ value: string; expiresAt: Date }> {
     const expiresAt = this.shares.linkExpiry(share);
     return { value: await this.tokens.sign('cookie', share.id, expiresAt), expiresAt };
   }
