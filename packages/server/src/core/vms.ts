@@ -114,7 +114,7 @@ export class VmService {
     if (vm.userId !== principal.userId) throw notFound(`VM ${vm.id}`);
     if (!(LIVE_VM_STATUSES as readonly VmStatus[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
     await this.engine.kill(vm.id);
-    const ended = await this.recordEnd(vm.id, 'killed', 'vm.killed');
+    const ended = await this.recordEnd(vm.id, 'killed');
     return ended ?? (await findVm(this.database.db, vm.id))!;
   }
 
@@ -126,7 +126,7 @@ export class VmService {
     for (const row of rows) {
       if (live.has(row.id) && row.status === 'active') continue;
       const expired = Date.parse(row.expiresAt) <= this.clock.now().getTime();
-      await this.recordEnd(row.id, expired ? 'expired' : 'server_restart', expired ? 'vm.expired' : 'vm.killed');
+      await this.recordEnd(row.id, expired ? 'expired' : 'server_restart');
       ended += 1;
     }
     // Engine VMs the store does not know as live (e.g. a crash between spawn and commit) must not linger.
@@ -231,22 +231,24 @@ export class VmService {
   }
 
   private async recordEnded(vmId: string, reason: EngineEndReason): Promise<void> {
-    await this.recordEnd(vmId, reason, reason === 'expired' ? 'vm.expired' : 'vm.crashed');
+    await this.recordEnd(vmId, reason);
   }
 
-  /** Marks a live VM killed with `reason` and records `eventType`; a VM already ended is left alone. */
-  private async recordEnd(vmId: string, reason: VmEndReason, eventType: string): Promise<Vm | undefined> {
+  /**
+   * Marks a live VM killed with `reason` and records the event of that end (`vm.expired`, `vm.crashed`, else
+   * `vm.killed`); a VM already ended is left alone. A VM that never started ends as `failed` in acquireFor.
+   */
+  private async recordEnd(vmId: string, reason: Exclude<VmEndReason, 'failed'>): Promise<Vm | undefined> {
     const at = this.clock.now().toISOString();
     const row = await this.database.db.transaction().execute(async (trx) => {
       const ended = await transitionVm(trx, vmId, LIVE_VM_STATUSES, { status: 'killed', endReason: reason, endedAt: at });
       if (!ended) return undefined;
       await failInterruptedExecutions(trx, [vmId], at);
-      await recordEvent(trx, this.clock, {
-        type: eventType,
-        userId: ended.userId,
-        subjectId: vmId,
-        data: { vm_id: vmId, session_id: ended.sessionId, reason, ended_at: at },
-      });
+      const event = { userId: ended.userId, subjectId: vmId };
+      const data = { vm_id: vmId, session_id: ended.sessionId, ended_at: at };
+      if (reason === 'expired') await recordEvent(trx, this.clock, { ...event, type: 'vm.expired', data: { ...data, reason } });
+      else if (reason === 'crashed') await recordEvent(trx, this.clock, { ...event, type: 'vm.crashed', data: { ...data, reason } });
+      else await recordEvent(trx, this.clock, { ...event, type: 'vm.killed', data: { ...data, reason } });
       return ended;
     });
     if (row) this.notifier.committed();
