@@ -136,7 +136,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
   });
   // The session's env reaches its Python interpreter once per VM; commands get it on every call.
   vms.onVmReady(async (session, live) => {
-    const env = JSON.parse(session.env) as Record<string, string>;
+    const { env } = session;
     if (Object.keys(env).length === 0) return;
     await live.agent.runPython({ contextId: session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${JSON.stringify(JSON.stringify(env))}))\ndel _os, _json` });
   });

@@ -439,7 +439,8 @@ export interface paths {
                         "application/json": {
                             execution_id: number;
                             session_id: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "completed" | "failed" | "timeout";
                             /** @description Poll GET /v1/executions/{task_id} until is_complete */
                             task_id: number;
                         };
@@ -4261,7 +4262,8 @@ export interface paths {
                         "application/json": {
                             execution_id: number;
                             session_id: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "completed" | "failed" | "timeout";
                             /** @description Poll GET /v1/executions/{task_id} until is_complete */
                             task_id: number;
                         };
@@ -6460,8 +6462,8 @@ export interface paths {
                             replay_of_delivery_id: string | null;
                             /** @description The attempt due next while pending; the last attempt made once succeeded or failed */
                             scheduled_attempt: number;
-                            /** @description pending, delivering, succeeded or failed */
-                            status: string;
+                            /** @enum {string} */
+                            status: "pending" | "delivering" | "succeeded" | "failed";
                             /** Format: date-time */
                             updated_at: string;
                             user_id: number;
@@ -7320,7 +7322,7 @@ export interface components {
             /** @description The first characters of the key, to recognise it */
             key_prefix: string;
             last_used_at?: string | null;
-            status: string | null;
+            status: ("active" | "expired") | null;
             user_id: number;
         };
         /** AppUrlResponse */
@@ -7331,8 +7333,11 @@ export interface components {
             expires_in_seconds: number;
             port: number;
             session_id: string;
-            /** @description VM status: active, or killed (also after expiry) */
-            status: string;
+            /**
+             * @description VM status (killed also after expiry)
+             * @enum {string}
+             */
+            status: "active" | "killed";
             /** @description The port through the API: {public URL}/v1/app/{session_id}/{port}/ */
             url: string;
             vm_id: string;
@@ -7351,8 +7356,11 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             id: number;
-            /** @description success or failure (the status filter) */
-            outcome: string;
+            /**
+             * @description The status filter
+             * @enum {string}
+             */
+            outcome: "success" | "failure";
             source_ip: string | null;
             target_id: string | null;
             target_type: string | null;
@@ -7361,8 +7369,11 @@ export interface components {
             user_id: number | null;
             /** @description The acting user's name, or the username a sign-in attempted */
             username: string | null;
-            /** @description password, api_key, access_token, or system (the server or the admin command) */
-            via: string;
+            /**
+             * @description system: the server or the admin command
+             * @enum {string}
+             */
+            via: "password" | "api_key" | "access_token" | "system";
         };
         /** AuditEventList */
         AuditEventList: {
@@ -7472,8 +7483,11 @@ export interface components {
             execution_time: number | null;
             exit_code: number | null;
             session_id: string;
-            /** @description completed, failed or timeout */
-            status: string;
+            /**
+             * @description completed, failed or timeout (queued and running only in task records)
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed" | "timeout";
             stderr: string;
             stderr_truncated: boolean;
             stdout: string;
@@ -7578,7 +7592,8 @@ export interface components {
             session_id: string | null;
             /** Format: date-time */
             started_at: string;
-            status: string;
+            /** @enum {string} */
+            status: "starting" | "active" | "killed";
             template_id: string;
             vcpu_count: number;
         };
@@ -7617,8 +7632,11 @@ export interface components {
             prewarm: boolean;
             /** Format: uuid */
             session_id: string;
-            /** @description "created" (no VM yet), "starting" (prewarm under way) or "active" */
-            status: string;
+            /**
+             * @description "created" (no VM yet), "starting" (prewarm under way) or "active"
+             * @enum {string}
+             */
+            status: "created" | "starting" | "active";
             vcpu_count: number;
             vm_id: string | null;
             vm_lifetime_seconds: number;
@@ -7634,7 +7652,7 @@ export interface components {
             vm_alive: boolean;
             vm_assigned: boolean;
             vm_id: string | null;
-            vm_status: string | null;
+            vm_status: ("starting" | "active" | "killed") | null;
         };
         /** Share */
         Share: {
@@ -7681,15 +7699,16 @@ export interface components {
             exit_code: number | null;
             id: number;
             is_complete: boolean;
-            language: string;
-            /** @description sync or async */
-            mode: string;
+            /** @enum {string} */
+            language: "python" | "bash" | "node";
+            /** @enum {string} */
+            mode: "sync" | "async";
             serialized_stderr: string;
             serialized_stdout: string;
             session_id: string;
             started_at: string | null;
-            /** @description queued, running, completed, failed or timeout */
-            status: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "completed" | "failed" | "timeout";
             stderr_truncated: boolean;
             stdout_truncated: boolean;
             /** @description Same as id (the async answer calls it task_id) */
@@ -7706,7 +7725,7 @@ export interface components {
         VmRecord: {
             /** Format: date-time */
             created_at: string;
-            end_reason: string | null;
+            end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart") | null;
             ended_at: string | null;
             /** Format: date-time */
             expires_at: string;
@@ -7715,8 +7734,11 @@ export interface components {
             node_id: string;
             session_id: string | null;
             started_at: string | null;
-            /** @description "starting", "active" or "killed" */
-            status: string;
+            /**
+             * @description A killed VM ended for the reason in end_reason
+             * @enum {string}
+             */
+            status: "starting" | "active" | "killed";
             template_id: string;
             vcpu_count: number;
             vm_id: string;
@@ -7746,8 +7768,8 @@ export interface components {
             replay_of_delivery_id: string | null;
             /** @description The attempt due next while pending; the last attempt made once succeeded or failed */
             scheduled_attempt: number;
-            /** @description pending, delivering, succeeded or failed */
-            status: string;
+            /** @enum {string} */
+            status: "pending" | "delivering" | "succeeded" | "failed";
             /** Format: date-time */
             updated_at: string;
             user_id: number;

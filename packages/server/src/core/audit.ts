@@ -5,19 +5,14 @@
  * Users read their own entries; administrators read everyone's.
  */
 import type { Clock } from './clock.ts';
+import { AUDIT_OUTCOMES, isOneOf, type AuditOutcome, type AuditRecord, type AuditVia } from './model.ts';
 import { decodeCursor, pageOf } from './cursor.ts';
 import { badRequest } from './errors.ts';
 import type { Database } from '../store/database.ts';
 import { insertAuditEvent, listAuditEvents } from '../store/audit-store.ts';
-import type { AuditEventRow } from '../store/schema.ts';
 import type { Executor } from '../store/users-store.ts';
 
-/** How the actor proved who they are: a password sign-in, an API key, a bearer token, or none (the server itself, the admin CLI). */
-export type AuditVia = 'password' | 'api_key' | 'access_token' | 'system';
-
-export type AuditOutcome = 'success' | 'failure';
-
-export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ['success', 'failure'];
+export { AUDIT_OUTCOMES, type AuditOutcome, type AuditRecord, type AuditVia };
 
 /** Who acted and from where. The API layer builds it from the request (`auditActorOf`). */
 export interface AuditActor {
@@ -43,18 +38,6 @@ export interface AuditEntry {
   at?: Date;
 }
 
-export interface AuditRecord {
-  id: number;
-  createdAt: string;
-  action: string;
-  outcome: AuditOutcome;
-  actor: Omit<AuditActor, 'sourceIp' | 'userAgent'>;
-  target: { type: string; id: string } | null;
-  sourceIp: string | null;
-  userAgent: string | null;
-  detail: Record<string, unknown> | null;
-}
-
 const MAX_USER_AGENT_LENGTH = 512;
 
 /** The actor for changes made by the server itself or the offline admin command, on a user's behalf. */
@@ -64,35 +47,17 @@ export function systemActor(userId: number | null = null, username: string | nul
 
 /** Appends an entry, in the caller's transaction when given one. */
 export async function recordAudit(db: Executor, entry: AuditEntry): Promise<AuditRecord> {
-  const row = await insertAuditEvent(db, {
-    user_id: entry.actor.userId,
-    username: entry.actor.username,
-    via: entry.actor.via,
-    api_key_id: entry.actor.apiKeyId,
+  const { sourceIp, userAgent, ...actor } = entry.actor;
+  return insertAuditEvent(db, {
+    createdAt: (entry.at ?? new Date()).toISOString(),
     action: entry.action,
-    target_type: entry.target?.type ?? null,
-    target_id: entry.target?.id ?? null,
     outcome: entry.outcome,
-    source_ip: entry.actor.sourceIp,
-    user_agent: entry.actor.userAgent?.slice(0, MAX_USER_AGENT_LENGTH) ?? null,
-    detail: entry.detail ? JSON.stringify(entry.detail) : null,
-    created_at: (entry.at ?? new Date()).toISOString(),
+    actor,
+    target: entry.target ?? null,
+    sourceIp,
+    userAgent: userAgent?.slice(0, MAX_USER_AGENT_LENGTH) ?? null,
+    detail: entry.detail ?? null,
   });
-  return toAuditRecord(row);
-}
-
-export function toAuditRecord(row: AuditEventRow): AuditRecord {
-  return {
-    id: row.id,
-    createdAt: row.created_at,
-    action: row.action,
-    outcome: row.outcome as AuditOutcome,
-    actor: { userId: row.user_id, username: row.username, via: row.via as AuditVia, apiKeyId: row.api_key_id },
-    target: row.target_type !== null && row.target_id !== null ? { type: row.target_type, id: row.target_id } : null,
-    sourceIp: row.source_ip,
-    userAgent: row.user_agent,
-    detail: row.detail ? (JSON.parse(row.detail) as Record<string, unknown>) : null,
-  };
 }
 
 export interface AuditQuery {
@@ -116,17 +81,16 @@ export class AuditLog {
 
   /** A page of entries, newest first: the reader's own, or everyone's for an administrator. */
   async list(reader: { userId: number; isAdmin: boolean }, query: AuditQuery): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
-    if (query.status && !(AUDIT_OUTCOMES as readonly string[]).includes(query.status)) {
-      throw badRequest(`status must be one of ${AUDIT_OUTCOMES.join(', ')}`);
-    }
-    const rows = await listAuditEvents(this.database.db, {
+    const outcome = query.status || undefined;
+    if (outcome !== undefined && !isOneOf(AUDIT_OUTCOMES, outcome)) throw badRequest(`status must be one of ${AUDIT_OUTCOMES.join(', ')}`);
+    const entries = await listAuditEvents(this.database.db, {
       ...(reader.isAdmin ? {} : { userId: reader.userId }),
-      ...(query.status ? { outcome: query.status } : {}),
+      ...(outcome !== undefined ? { outcome } : {}),
       ...(query.action ? { action: query.action } : {}),
       ...(query.cursor ? { beforeId: decodeCursor(query.cursor) } : {}),
       limit: query.limit + 1,
     });
-    const page = pageOf(rows, query.limit, (row) => row.id);
-    return { items: page.items.map(toAuditRecord), nextCursor: page.nextCursor };
+    const page = pageOf(entries, query.limit, (entry) => entry.id);
+    return { items: page.items, nextCursor: page.nextCursor };
   }
 }

@@ -68,13 +68,13 @@ export class Authenticator {
       this.lastTouch.set(key.id, now.getTime());
       await touchApiKey(db, key.id, now.toISOString());
     }
-    return { userId: user.id, username: user.username, plan: user.plan, isAdmin: user.is_admin === 1, via: 'api_key', apiKeyId: key.id };
+    return { userId: user.id, username: user.username, plan: user.plan, isAdmin: user.isAdmin, via: 'api_key', apiKeyId: key.id };
   }
 
   private async authenticateAccessToken(token: string): Promise<Principal> {
     const userId = await this.tokens.verify(token);
     const user = userId === null ? undefined : await findUserById(this.database.db, userId);
     if (!user) throw invalidCredentials('Invalid or expired bearer token');
-    return { userId: user.id, username: user.username, plan: user.plan, isAdmin: user.is_admin === 1, via: 'access_token', apiKeyId: null };
+    return { userId: user.id, username: user.username, plan: user.plan, isAdmin: user.isAdmin, via: 'access_token', apiKeyId: null };
   }
 }

@@ -18,6 +18,7 @@ import { recordAudit, systemActor, type AuditActor } from './audit.ts';
 import type { Clock } from './clock.ts';
 import { AppError, conflict, notFound } from './errors.ts';
 import type { ClientInfo } from './sign-in.ts';
+import type { CliAuthStatus } from './model.ts';
 import type { Database } from '../store/database.ts';
 import {
   deleteCliAuthExpiredBefore,
@@ -37,7 +38,7 @@ export interface CliAuthSettings {
   intervalSeconds: number;
 }
 
-export type CliAuthStatus = 'pending' | 'approved' | 'denied' | 'consumed';
+export type { CliAuthStatus };
 
 export interface StartedCliAuth {
   deviceCode: string;
@@ -169,7 +170,7 @@ export class CliAuthService {
     return {
       userCode: formatUserCode(row.user_code),
       hostname: row.hostname,
-      status: row.status as CliAuthStatus,
+      status: row.status,
       expired: this.isExpired(row),
       createdAt: row.created_at,
       expiresAt: row.expires_at,

@@ -3,7 +3,7 @@
  * position (the client's `Last-Event-ID`), then yields new ones as they commit. A commit on this node
  * wakes followers at once; the poll interval picks up commits of other nodes.
  */
-import { toEventRecord, type EventNotifier, type EventRecord } from './events.ts';
+import type { EventNotifier, EventRecord } from './events.ts';
 import type { Database } from '../store/database.ts';
 import { latestEventSeq, listEventsAfter } from '../store/events-store.ts';
 
@@ -40,18 +40,18 @@ export class EventFeed {
   async *follow(options: FollowOptions): AsyncGenerator<EventRecord> {
     let after = options.afterSeq;
     while (!options.signal.aborted) {
-      const rows = await listEventsAfter(this.database.db, after, BATCH);
+      const events = await listEventsAfter(this.database.db, after, BATCH);
       let waitMs = this.pollIntervalMs;
-      for (const row of rows) {
-        const age = Date.now() - Date.parse(row.created_at);
-        if (row.id !== after + 1 && age < GAP_GRACE_MS) {
+      for (const event of events) {
+        const age = Date.now() - Date.parse(event.createdAt);
+        if (event.seq !== after + 1 && age < GAP_GRACE_MS) {
           waitMs = Math.min(waitMs, GAP_GRACE_MS - age);
           break;
         }
-        after = row.id;
-        if (options.userId === null || row.user_id === options.userId) yield toEventRecord(row);
+        after = event.seq;
+        if (options.userId === null || event.userId === options.userId) yield event;
       }
-      if (rows.length < BATCH || waitMs < this.pollIntervalMs) await this.nextChange(options.signal, waitMs);
+      if (events.length < BATCH || waitMs < this.pollIntervalMs) await this.nextChange(options.signal, waitMs);
     }
   }
 

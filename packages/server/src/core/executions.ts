@@ -10,14 +10,14 @@ import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { PlanLimiter } from './limits.ts';
-import type { SessionService, SessionSpec } from './sessions.ts';
+import type { Execution, ExecutionMode, Language, Session, SessionSpec } from './model.ts';
+import type { SessionService } from './sessions.ts';
 import type { GuestAgent } from './vm-engine.ts';
 import type { LiveVm, VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
-import type { ExecutionRow, SessionRow } from '../store/schema.ts';
 import { findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
 
-export type Language = 'python' | 'bash' | 'node';
+export type { Language };
 
 export interface ExecuteRequest {
   sessionId: string | null;
@@ -66,31 +66,31 @@ export class ExecutionService {
   async start(
     principal: Principal,
     request: ExecuteRequest,
-    mode: 'sync' | 'async',
-  ): Promise<{ record: ExecutionRow; done: Promise<ExecutionRow>; vmReady: Promise<LiveVm> }> {
+    mode: ExecutionMode,
+  ): Promise<{ record: Execution; done: Promise<Execution>; vmReady: Promise<LiveVm> }> {
     await this.limiter.assertCanExecute(this.database.db, principal);
     const session = request.sessionId
       ? await this.sessions.getOwned(principal, request.sessionId)
       : await this.sessions.create(principal, this.settings.defaultSession);
     const record = await insertExecution(this.database.db, {
-      user_id: principal.userId,
-      session_id: session.id,
-      vm_id: null,
+      userId: principal.userId,
+      sessionId: session.id,
+      vmId: null,
       mode,
       language: request.language,
       source: request.source.slice(0, SOURCE_LIMIT),
       status: 'queued',
-      exit_code: null,
+      exitCode: null,
       error: null,
       stdout: '',
       stderr: '',
-      stdout_truncated: 0,
-      stderr_truncated: 0,
-      created_at: this.clock.now().toISOString(),
-      started_at: null,
-      completed_at: null,
-      execution_time: null,
-      cpu_time: null,
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      createdAt: this.clock.now().toISOString(),
+      startedAt: null,
+      completedAt: null,
+      executionTime: null,
+      cpuTime: null,
     });
     void this.sessions.touch(session.id).catch(() => {});
     const vmReady = this.vms.ensureVm(principal, session);
@@ -101,7 +101,7 @@ export class ExecutionService {
   }
 
   /** Sync execute: waits up to the request's timeout, then answers 408 and lets the run go on. */
-  async execute(principal: Principal, request: ExecuteRequest): Promise<ExecutionRow> {
+  async execute(principal: Principal, request: ExecuteRequest): Promise<Execution> {
     const { record, done, vmReady } = await this.start(principal, request, 'sync');
     let timer: NodeJS.Timeout | undefined;
     // No VM (quota, start failure) is the caller's answer (429, 503), not a failed run with status 200.
@@ -119,35 +119,34 @@ export class ExecutionService {
       'EXECUTION_TIMEOUT',
       `the execution is still running after ${request.timeoutSeconds} s; it goes on: poll GET /v1/executions/${record.id}`,
       {},
-      { execution_id: record.id, session_id: record.session_id },
+      { execution_id: record.id, session_id: record.sessionId },
     );
   }
 
-  async get(principal: Principal, id: number): Promise<ExecutionRow> {
+  async get(principal: Principal, id: number): Promise<Execution> {
     const row = await findExecution(this.database.db, principal.userId, id);
     if (!row) throw notFound(`execution ${id}`);
     return row;
   }
 
-  async list(principal: Principal, options: { limit: number; offset: number; sessionId?: string }): Promise<ExecutionRow[]> {
+  async list(principal: Principal, options: { limit: number; offset: number; sessionId?: string }): Promise<Execution[]> {
     return listExecutions(this.database.db, principal.userId, options.limit, options.offset, options.sessionId);
   }
 
-  private async run(session: SessionRow, record: ExecutionRow, request: ExecuteRequest, vmReady: Promise<LiveVm>, principal: Principal): Promise<ExecutionRow> {
+  private async run(session: Session, record: Execution, request: ExecuteRequest, vmReady: Promise<LiveVm>, principal: Principal): Promise<Execution> {
     const started = this.clock.now();
     let outcome: RunOutcome;
     let vmId: string | null = null;
     try {
       const live = await vmReady;
       vmId = live.vm.id;
-      await updateExecution(this.database.db, record.id, { vm_id: vmId, status: 'running', started_at: this.clock.now().toISOString() });
-      const remainingMs = Date.parse(live.vm.expires_at) - this.clock.now().getTime();
+      await updateExecution(this.database.db, record.id, { vmId, status: 'running', startedAt: this.clock.now().toISOString() });
+      const remainingMs = Date.parse(live.vm.expiresAt) - this.clock.now().getTime();
       const deadlineMs = Math.max(1000, Math.min(this.settings.maxRunSeconds * 1000, remainingMs));
-      const env = JSON.parse(session.env) as Record<string, string>;
       outcome =
         request.language === 'python'
           ? await this.runPython(live.agent, session.id, request.source, deadlineMs)
-          : await this.runCommand(live.agent, request, env, deadlineMs);
+          : await this.runCommand(live.agent, request, session.env, deadlineMs);
     } catch (error) {
       const stdout = new BoundedOutput(0);
       const stderr = new BoundedOutput(this.settings.outputLimitBytes);
@@ -200,20 +199,20 @@ export class ExecutionService {
     };
   }
 
-  private async finish(principal: Principal, record: ExecutionRow, vmId: string | null, outcome: RunOutcome): Promise<ExecutionRow> {
+  private async finish(principal: Principal, record: Execution, vmId: string | null, outcome: RunOutcome): Promise<Execution> {
     const row = await this.database.db.transaction().execute(async (trx) => {
       const updated = await updateExecution(trx, record.id, {
-        vm_id: vmId,
+        vmId,
         status: outcome.status,
-        exit_code: outcome.exitCode,
+        exitCode: outcome.exitCode,
         error: outcome.error,
         stdout: outcome.stdout.text(),
         stderr: outcome.stderr.text(),
-        stdout_truncated: outcome.stdout.truncated ? 1 : 0,
-        stderr_truncated: outcome.stderr.truncated ? 1 : 0,
-        completed_at: this.clock.now().toISOString(),
-        execution_time: outcome.executionTime,
-        cpu_time: outcome.cpuTime,
+        stdoutTruncated: outcome.stdout.truncated,
+        stderrTruncated: outcome.stderr.truncated,
+        completedAt: this.clock.now().toISOString(),
+        executionTime: outcome.executionTime,
+        cpuTime: outcome.cpuTime,
       });
       await recordEvent(trx, this.clock, {
         type: outcome.status === 'completed' ? 'execution.completed' : 'execution.failed',
@@ -221,7 +220,7 @@ export class ExecutionService {
         subjectId: String(record.id),
         data: {
           execution_id: record.id,
-          session_id: record.session_id,
+          session_id: record.sessionId,
           vm_id: vmId,
           language: record.language,
           status: outcome.status,

@@ -14,7 +14,7 @@ import type { SessionService } from './sessions.ts';
 import type { ShareService } from './shares.ts';
 import type { VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
-import type { SessionRow, ShareRow, VmRow } from '../store/schema.ts';
+import type { Session, Share, Vm } from './model.ts';
 import { findPublicShares } from '../store/shares-store.ts';
 import { findVm } from '../store/vms-store.ts';
 
@@ -36,12 +36,12 @@ export interface PreviewCredentials {
 
 /** Why a request was let in. */
 export type PreviewGrant = {
-  session: SessionRow;
-  vm: VmRow | undefined;
+  session: Session;
+  vm: Vm | undefined;
   port: number;
 } & (
   | { via: 'owner'; principal: Principal }
-  | { via: 'public_share' | 'share_cookie' | 'share_link'; share: ShareRow }
+  | { via: 'public_share' | 'share_cookie' | 'share_link'; share: Share }
 );
 
 export class PreviewAccess {
@@ -57,8 +57,8 @@ export class PreviewAccess {
 
   async authorize(target: PreviewTarget, credentials: PreviewCredentials): Promise<PreviewGrant> {
     const located = await this.locate(target);
-    const matches = (share: ShareRow | undefined): share is ShareRow =>
-      share !== undefined && located !== null && share.session_id === located.session.id && share.port === target.port;
+    const matches = (share: Share | undefined): share is Share =>
+      share !== undefined && located !== null && share.sessionId === located.session.id && share.port === target.port;
 
     if (credentials.linkToken) {
       const shareId = await this.tokens.verify('link', credentials.linkToken);
@@ -72,7 +72,7 @@ export class PreviewAccess {
     }
     if (credentials.credential) {
       const principal = await this.authenticator.authenticate(credentials.credential.value, credentials.credential.source);
-      if (!located || located.session.user_id !== principal.userId) {
+      if (!located || located.session.userId !== principal.userId) {
         throw notFound(target.kind === 'path' ? `session ${target.sessionId}` : `VM ${target.vmId}`);
       }
       return { ...located, port: target.port, via: 'owner', principal };
@@ -97,19 +97,19 @@ export class PreviewAccess {
   }
 
   /** The cookie a share link sets: its value and when it stops working. */
-  async cookieFor(share: ShareRow): Promise<{ value: string; expiresAt: Date }> {
+  async cookieFor(share: Share): Promise<{ value: string; expiresAt: Date }> {
     const expiresAt = this.shares.linkExpiry(share);
     return { value: await this.tokens.sign('cookie', share.id, expiresAt), expiresAt };
   }
 
-  private async locate(target: PreviewTarget): Promise<{ session: SessionRow; vm: VmRow | undefined } | null> {
+  private async locate(target: PreviewTarget): Promise<{ session: Session; vm: Vm | undefined } | null> {
     if (target.kind === 'path') {
       if (!isUuid(target.sessionId)) return null;
       const session = await this.sessions.find(target.sessionId);
       return session ? { session, vm: await this.sessions.currentVm(session) } : null;
     }
     const vm = await findVm(this.database.db, target.vmId);
-    const session = vm?.session_id ? await this.sessions.find(vm.session_id) : undefined;
+    const session = vm?.sessionId ? await this.sessions.find(vm.sessionId) : undefined;
     return vm && session ? { session, vm } : null;
   }
 }

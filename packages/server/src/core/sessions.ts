@@ -7,45 +7,40 @@ import type { Clock } from './clock.ts';
 import { notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newSessionId } from './ids.ts';
+import type { Session, SessionSpec, Vm } from './model.ts';
 import type { Database } from '../store/database.ts';
-import type { SessionRow, VmRow } from '../store/schema.ts';
 import { sumSessionExecutions } from '../store/executions-store.ts';
 import { findSession, insertSession, updateSession } from '../store/sessions-store.ts';
 import { findVm, listVms } from '../store/vms-store.ts';
 
-export interface SessionSpec {
-  vmLifetimeSeconds: number;
-  memoryMb: number;
-  vcpuCount: number;
-  metadata: Record<string, string>;
-  env: Record<string, string>;
-  prewarm: boolean;
-}
+export type { SessionSpec };
 
-/** The spec's status view of a session and its VM. */
+/** The spec's status view of a session and its current VM. */
 export interface SessionStatus {
-  session_id: string;
-  exists: boolean;
-  vm_assigned: boolean;
-  vm_alive: boolean;
-  vm_status: string | null;
-  vm_id: string | null;
-  uptime_seconds: number | null;
-  expires_in_seconds: number | null;
-  created_at: string;
+  session: Session;
+  /** The session's current VM (alive or ended), or null when it never had one. */
+  vm: Vm | null;
+  alive: boolean;
+  /** Seconds since the live VM started; null when none is alive. */
+  uptimeSeconds: number | null;
+  /** 0 for an ended VM; null without a VM. */
+  expiresInSeconds: number | null;
 }
 
-export interface SandboxInfo {
-  sandbox_id: string;
-  template_id: string;
-  name: string;
+/** A session's usage: its executions' totals and its current VM, with the live VM's own figures when asked. */
+export interface SessionUsage<Live> {
+  session: Session;
+  executions: number;
+  cpuSeconds: number;
+  executionSeconds: number;
+  vm: Vm | null;
+  live: Live | null;
+}
+
+/** One VM of the caller as a "sandbox", with its session's metadata. */
+export interface Sandbox {
+  vm: Vm;
   metadata: Record<string, string>;
-  started_at: string;
-  end_at: string | null;
-  status: string;
-  session_id: string | null;
-  vcpu_count: number;
-  memory_mb: number;
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -57,22 +52,10 @@ export class SessionService {
     private readonly notifier: EventNotifier,
   ) {}
 
-  async create(principal: Principal, spec: SessionSpec): Promise<SessionRow> {
+  async create(principal: Principal, spec: SessionSpec): Promise<Session> {
     const now = this.clock.now().toISOString();
-    const row = await this.database.db.transaction().execute(async (trx) => {
-      const session = await insertSession(trx, {
-        id: newSessionId(),
-        user_id: principal.userId,
-        vm_lifetime_seconds: spec.vmLifetimeSeconds,
-        memory_mb: spec.memoryMb,
-        vcpu_count: spec.vcpuCount,
-        metadata: JSON.stringify(spec.metadata),
-        env: JSON.stringify(spec.env),
-        prewarm: spec.prewarm ? 1 : 0,
-        current_vm_id: null,
-        created_at: now,
-        last_activity_at: now,
-      });
+    const created = await this.database.db.transaction().execute(async (trx) => {
+      const session = await insertSession(trx, { ...spec, id: newSessionId(), userId: principal.userId, currentVmId: null, createdAt: now, lastActivityAt: now });
       await recordEvent(trx, this.clock, {
         type: 'session.created',
         userId: principal.userId,
@@ -89,27 +72,27 @@ export class SessionService {
       return session;
     });
     this.notifier.committed();
-    return row;
+    return created;
   }
 
   /** A session whatever its owner: only for the spec's /kill, which answers 403 (not 404) to non-owners. */
-  async find(sessionId: string): Promise<SessionRow | undefined> {
+  async find(sessionId: string): Promise<Session | undefined> {
     return findSession(this.database.db, sessionId);
   }
 
   /** The caller's session; 404 for unknown ids and for other users' sessions alike. */
-  async getOwned(principal: Principal, sessionId: string): Promise<SessionRow> {
+  async getOwned(principal: Principal, sessionId: string): Promise<Session> {
     const session = await findSession(this.database.db, sessionId);
-    if (!session || session.user_id !== principal.userId) throw notFound(`session ${sessionId}`);
+    if (!session || session.userId !== principal.userId) throw notFound(`session ${sessionId}`);
     return session;
   }
 
   async touch(sessionId: string): Promise<void> {
-    await updateSession(this.database.db, sessionId, { last_activity_at: this.clock.now().toISOString() });
+    await updateSession(this.database.db, sessionId, { lastActivityAt: this.clock.now().toISOString() });
   }
 
-  async currentVm(session: SessionRow): Promise<VmRow | undefined> {
-    return session.current_vm_id ? findVm(this.database.db, session.current_vm_id) : undefined;
+  async currentVm(session: Session): Promise<Vm | undefined> {
+    return session.currentVmId ? findVm(this.database.db, session.currentVmId) : undefined;
   }
 
   async status(principal: Principal, sessionId: string): Promise<SessionStatus> {
@@ -117,100 +100,51 @@ export class SessionService {
     return this.statusOf(session, await this.currentVm(session));
   }
 
-  statusOf(session: SessionRow, vm: VmRow | undefined): SessionStatus {
+  statusOf(session: Session, vm: Vm | undefined): SessionStatus {
+    if (!vm) return { session, vm: null, alive: false, uptimeSeconds: null, expiresInSeconds: null };
     const now = this.clock.now().getTime();
-    const base = { session_id: session.id, exists: true, created_at: session.created_at };
-    if (!vm) {
-      return { ...base, vm_assigned: false, vm_alive: false, vm_status: null, vm_id: null, uptime_seconds: null, expires_in_seconds: null };
-    }
     const alive = vm.status === 'active';
-    const expiresIn = vm.status === 'killed' ? 0 : Math.max(0, (Date.parse(vm.expires_at) - now) / 1000);
     return {
-      ...base,
-      vm_assigned: true,
-      vm_alive: alive,
-      vm_status: vm.status,
-      vm_id: vm.id,
-      uptime_seconds: alive && vm.started_at ? round((now - Date.parse(vm.started_at)) / 1000) : null,
-      expires_in_seconds: round(expiresIn),
+      session,
+      vm,
+      alive,
+      uptimeSeconds: alive && vm.startedAt ? round((now - Date.parse(vm.startedAt)) / 1000) : null,
+      expiresInSeconds: vm.status === 'killed' ? 0 : round(Math.max(0, (Date.parse(vm.expiresAt) - now) / 1000)),
     };
   }
 
-  /** Current session information (the deprecated GET /v1/sessions/session/{id}). Env values are never returned. */
-  async info(principal: Principal, sessionId: string): Promise<Record<string, unknown>> {
-    const session = await this.getOwned(principal, sessionId);
-    const vm = await this.currentVm(session);
-    const status = this.statusOf(session, vm);
-    return {
-      session_id: session.id,
-      user_id: session.user_id,
-      status: status.vm_alive ? 'active' : 'idle',
-      created_at: session.created_at,
-      last_activity_at: session.last_activity_at,
-      vm_lifetime_seconds: session.vm_lifetime_seconds,
-      memory_mb: session.memory_mb,
-      vcpu_count: session.vcpu_count,
-      metadata: JSON.parse(session.metadata),
-      env_keys: Object.keys(JSON.parse(session.env) as Record<string, string>),
-      prewarm: session.prewarm === 1,
-      vm_id: status.vm_id,
-      vm_status: status.vm_status,
-      vm_alive: status.vm_alive,
-      expires_in_seconds: status.expires_in_seconds,
-    };
-  }
-
-  /** Aggregate usage: CPU seconds and wall time of the session's executions, plus the live VM's figures. */
-  async usage(principal: Principal, sessionId: string, liveUsage: (vm: VmRow) => Promise<Record<string, unknown> | null>): Promise<Record<string, unknown>> {
+  /**
+   * Aggregate usage: CPU seconds and wall time of the session's executions, the current VM, and `liveUsage`
+   * of that VM while it is active (null when it fails: the totals still answer).
+   */
+  async usage<Live>(principal: Principal, sessionId: string, liveUsage: (vm: Vm) => Promise<Live | null>): Promise<SessionUsage<Live>> {
     const session = await this.getOwned(principal, sessionId);
     const totals = await sumSessionExecutions(this.database.db, session.id);
-    const vm = await this.currentVm(session);
+    const vm = (await this.currentVm(session)) ?? null;
     const live = vm && vm.status === 'active' ? await liveUsage(vm).catch(() => null) : null;
-    return {
-      session_id: session.id,
-      executions: totals.count,
-      cpu_seconds: round(totals.cpuSeconds),
-      execution_seconds: round(totals.executionSeconds),
-      vcpu_count: session.vcpu_count,
-      memory_mb: session.memory_mb,
-      vm_id: vm?.id ?? null,
-      vm_status: vm?.status ?? null,
-      vm: live,
-    };
+    return { session, executions: totals.count, cpuSeconds: round(totals.cpuSeconds), executionSeconds: round(totals.executionSeconds), vm, live };
   }
 
   /**
    * The caller's sandboxes (one per VM), newest first, keeping those whose session metadata contains every
    * key/value of `metadata`. Scans in pages so a filter that matches few VMs still fills `limit`.
    */
-  async listSandboxes(principal: Principal, options: { metadata: Record<string, string> | null; limit: number }): Promise<SandboxInfo[]> {
-    const result: SandboxInfo[] = [];
-    const sessions = new Map<string, SessionRow | undefined>();
+  async listSandboxes(principal: Principal, options: { metadata: Record<string, string> | null; limit: number }): Promise<Sandbox[]> {
+    const result: Sandbox[] = [];
+    const sessions = new Map<string, Session | undefined>();
     let before: string | undefined;
     const PAGE = 200;
     for (;;) {
       const page = await listVms(this.database.db, principal.userId, PAGE, before ? { beforeCreatedAt: before } : {});
       for (const vm of page) {
-        if (vm.session_id && !sessions.has(vm.session_id)) sessions.set(vm.session_id, await findSession(this.database.db, vm.session_id));
-        const session = vm.session_id ? sessions.get(vm.session_id) : undefined;
-        const metadata = session ? (JSON.parse(session.metadata) as Record<string, string>) : {};
+        if (vm.sessionId && !sessions.has(vm.sessionId)) sessions.set(vm.sessionId, await findSession(this.database.db, vm.sessionId));
+        const metadata = (vm.sessionId ? sessions.get(vm.sessionId)?.metadata : undefined) ?? {};
         if (options.metadata && !Object.entries(options.metadata).every(([k, v]) => metadata[k] === v)) continue;
-        result.push({
-          sandbox_id: vm.id,
-          template_id: vm.template_id,
-          name: metadata.name ?? `sandbox-${vm.template_id}`,
-          metadata,
-          started_at: vm.started_at ?? vm.created_at,
-          end_at: vm.status === 'killed' ? vm.ended_at : vm.expires_at,
-          status: vm.status,
-          session_id: vm.session_id,
-          vcpu_count: vm.vcpu_count,
-          memory_mb: vm.memory_mb,
-        });
+        result.push({ vm, metadata });
         if (result.length >= options.limit) return result;
       }
       if (page.length < PAGE) return result;
-      before = page[page.length - 1]!.created_at;
+      before = page[page.length - 1]!.createdAt;
     }
   }
 }

@@ -11,7 +11,7 @@ import { AppError } from './errors.ts';
 import type { SessionService } from './sessions.ts';
 import type { GuestAgent, PtyInfo } from './vm-engine.ts';
 import type { VmService } from './vms.ts';
-import type { SessionRow, VmRow } from '../store/schema.ts';
+import type { Session, Vm } from './model.ts';
 
 /** How long an attach token works (it is also single-use). */
 export const ATTACH_TOKEN_TTL_SECONDS = 60;
@@ -59,8 +59,8 @@ export interface AttachGrant {
 
 /** The VM a terminal request acts on, with its agent. */
 interface TerminalVm {
-  vm: VmRow;
-  session: SessionRow | undefined;
+  vm: Vm;
+  session: Session | undefined;
   agent: GuestAgent;
 }
 
@@ -77,7 +77,7 @@ export class TerminalService {
   /** Starts a terminal; a session without a running VM gets one, like an execution would. */
   async create(principal: Principal, scope: TerminalScope, spec: TerminalSpec): Promise<TerminalView> {
     const target = scope.kind === 'session' ? await this.sessionVm(principal, scope.sessionId, true) : await this.ownedVm(principal, scope.vmId);
-    const sessionEnv = target.session ? (JSON.parse(target.session.env) as Record<string, string>) : {};
+    const sessionEnv = target.session?.env ?? {};
     const shell = spec.shell ?? '/bin/bash';
     const info = await target.agent.createPty({
       cols: spec.cols,
@@ -163,11 +163,11 @@ export class TerminalService {
 
   private async ownedVm(principal: Principal, vmId: string): Promise<TerminalVm> {
     const vm = await this.vms.getOwned(principal, vmId);
-    const session = vm.session_id ? await this.sessions.find(vm.session_id) : undefined;
+    const session = vm.sessionId ? await this.sessions.find(vm.sessionId) : undefined;
     return { vm, session, agent: this.liveAgent(vm) };
   }
 
-  private liveAgent(vm: VmRow): GuestAgent {
+  private liveAgent(vm: Vm): GuestAgent {
     const agent = this.vms.agentOf(vm);
     if (!agent) throw new AppError('VM_GONE', `VM ${vm.id} is not running (${vm.status}); its terminals ended with it`);
     return agent;
@@ -178,10 +178,10 @@ function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-function view(info: PtyInfo, vm: VmRow): TerminalView {
+function view(info: PtyInfo, vm: Vm): TerminalView {
   return {
     pty_id: info.id,
-    session_id: vm.session_id,
+    session_id: vm.sessionId,
     vm_id: vm.id,
     cols: info.cols,
     rows: info.rows,

@@ -3,20 +3,10 @@ import { AppError, conflict, notFound } from './errors.ts';
 import { hashPassword, verifyPassword } from './auth/passwords.ts';
 import type { Clock } from './clock.ts';
 import type { Database } from '../store/database.ts';
-import { findUserById, findUserByUsername, insertUser, isUniqueViolation, updateUserPassword, updateUserPlan } from '../store/users-store.ts';
-import type { UserRow } from '../store/schema.ts';
+import type { User } from './model.ts';
+import { findUserById, findUserByUsername, findUserWithPasswordHash, insertUser, isUniqueViolation, updateUserPassword, updateUserPlan } from '../store/users-store.ts';
 
-export interface User {
-  id: number;
-  username: string;
-  plan: string;
-  isAdmin: boolean;
-  createdAt: string;
-}
-
-export function toUser(row: UserRow): User {
-  return { id: row.id, username: row.username, plan: row.plan, isAdmin: row.is_admin === 1, createdAt: row.created_at };
-}
+export type { User };
 
 const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$/;
 const MIN_PASSWORD_LENGTH = 8;
@@ -44,14 +34,13 @@ export class UserService {
     const plan = input.plan ?? this.defaultPlan;
     this.assertPlan(plan);
     try {
-      const row = await insertUser(this.database.db, {
+      return await insertUser(this.database.db, {
         username: input.username,
-        password_hash: await hashPassword(input.password),
+        passwordHash: await hashPassword(input.password),
         plan,
-        is_admin: input.isAdmin ? 1 : 0,
-        created_at: this.clock.now().toISOString(),
+        isAdmin: input.isAdmin ?? false,
+        createdAt: this.clock.now().toISOString(),
       });
-      return toUser(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict(`user ${input.username} already exists`);
       throw error;
@@ -60,19 +49,17 @@ export class UserService {
 
   /** The user whose password this is, or null; always costs one scrypt. */
   async verifyPassword(username: string, password: string): Promise<User | null> {
-    const row = await findUserByUsername(this.database.db, username);
-    const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
-    return row && ok ? toUser(row) : null;
+    const found = await findUserWithPasswordHash(this.database.db, username);
+    const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
+    return found && ok ? found.user : null;
   }
 
   async get(id: number): Promise<User | null> {
-    const row = await findUserById(this.database.db, id);
-    return row ? toUser(row) : null;
+    return (await findUserById(this.database.db, id)) ?? null;
   }
 
   async getByUsername(username: string): Promise<User | null> {
-    const row = await findUserByUsername(this.database.db, username);
-    return row ? toUser(row) : null;
+    return (await findUserByUsername(this.database.db, username)) ?? null;
   }
 
   async setPassword(username: string, password: string): Promise<void> {

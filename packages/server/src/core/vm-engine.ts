@@ -16,6 +16,7 @@ import type {
   PythonRunResult,
   UsageResponse,
 } from '@sandboxd/agent/protocol';
+import type { VmEndReason } from './model.ts';
 
 export type { PtyExit, PtyInfo };
 
@@ -66,8 +67,8 @@ export interface AcquiredVm {
   expiresAt: Date;
 }
 
-/** Why a VM stopped without being asked to. */
-export type VmEndReason = 'expired' | 'crashed';
+/** Why the engine ended a VM that nobody asked it to kill. */
+export type EngineEndReason = Extract<VmEndReason, 'expired' | 'crashed'>;
 
 /** Output callbacks of a streamed exec. */
 export interface ExecOutput {
@@ -115,5 +116,5 @@ export interface VmEngine {
   /** Ids of the VMs running on this node (after a restart: those re-adopted). */
   liveVmIds(): string[];
   /** Called when a VM ends by itself (deadline reached, QEMU died). */
-  onVmEnded(listener: (vmId: string, reason: VmEndReason) => void): void;
+  onVmEnded(listener: (vmId: string, reason: EngineEndReason) => void): void;
 }

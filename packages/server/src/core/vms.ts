@@ -9,12 +9,12 @@ import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newVmId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
-import type { GuestAgent, VmEndReason, VmEngine } from './vm-engine.ts';
+import { LIVE_VM_STATUSES, type Session, type Vm, type VmEndReason, type VmStatus } from './model.ts';
+import type { EngineEndReason, GuestAgent, VmEngine } from './vm-engine.ts';
 import type { Database } from '../store/database.ts';
-import type { SessionRow, VmRow } from '../store/schema.ts';
 import { failInterruptedExecutions } from '../store/executions-store.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
-import { findVm, insertVm, LIVE_VM_STATUSES, listLiveVmsOfNode, listVms, transitionVm } from '../store/vms-store.ts';
+import { findVm, insertVm, listLiveVmsOfNode, listVms, transitionVm } from '../store/vms-store.ts';
 import type { Executor } from '../store/users-store.ts';
 
 export interface VmSpec {
@@ -25,12 +25,12 @@ export interface VmSpec {
 
 /** A session's live VM with its agent. */
 export interface LiveVm {
-  vm: VmRow;
+  vm: Vm;
   agent: GuestAgent;
 }
 
 /** Hooks run right after a session gets a new VM (e.g. apply the session's env to its Python context). */
-export type VmReadyHook = (session: SessionRow, live: LiveVm) => Promise<void>;
+export type VmReadyHook = (session: Session, live: LiveVm) => Promise<void>;
 
 export class VmService {
   /** One acquisition at a time per session, so concurrent executes share one new VM. */
@@ -67,22 +67,22 @@ export class VmService {
   }
 
   /** The session's VM if it is alive, else a new one (the previous one expired, was killed, or never existed). */
-  async ensureVm(principal: Principal, session: SessionRow): Promise<LiveVm> {
+  async ensureVm(principal: Principal, session: Session): Promise<LiveVm> {
     const current = await this.liveVmOf(session);
     if (current) return current;
     const pending = this.acquiring.get(session.id);
     if (pending) return pending;
     const acquisition = this.acquireFor(principal, session, {
-      vcpuCount: session.vcpu_count,
-      memoryMb: session.memory_mb,
-      lifetimeSeconds: session.vm_lifetime_seconds,
+      vcpuCount: session.vcpuCount,
+      memoryMb: session.memoryMb,
+      lifetimeSeconds: session.vmLifetimeSeconds,
     }).finally(() => this.acquiring.delete(session.id));
     this.acquiring.set(session.id, acquisition);
     return acquisition;
   }
 
   /** POST /v1/vms: bind a new VM to a session that has none alive. */
-  async createForSession(principal: Principal, session: SessionRow, spec: VmSpec): Promise<LiveVm> {
+  async createForSession(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
     if (this.acquiring.has(session.id) || (await this.liveVmOf(session))) {
       throw new AppError('CONFLICT', `session ${session.id} already has a running VM; kill it first (POST /kill)`);
     }
@@ -91,18 +91,18 @@ export class VmService {
     return acquisition;
   }
 
-  async getOwned(principal: Principal, vmId: string): Promise<VmRow> {
+  async getOwned(principal: Principal, vmId: string): Promise<Vm> {
     const vm = await findVm(this.database.db, vmId);
-    if (!vm || vm.user_id !== principal.userId) throw notFound(`VM ${vmId}`);
+    if (!vm || vm.userId !== principal.userId) throw notFound(`VM ${vmId}`);
     return vm;
   }
 
-  async list(principal: Principal, limit: number, status?: string): Promise<VmRow[]> {
+  async list(principal: Principal, limit: number, status?: VmStatus): Promise<Vm[]> {
     return listVms(this.database.db, principal.userId, limit, status ? { status } : {});
   }
 
   /** The live agent of a VM row, or null. */
-  agentOf(vm: VmRow): GuestAgent | null {
+  agentOf(vm: Vm): GuestAgent | null {
     return vm.status === 'active' ? this.engine.agent(vm.id) : null;
   }
 
@@ -110,11 +110,11 @@ export class VmService {
    * Kills a VM the caller owns. Answers with the killed row; a VM that is not running is a 404 (nothing to
    * kill), as the spec's /kill does for "no VM assigned".
    */
-  async kill(principal: Principal, vm: VmRow): Promise<VmRow> {
-    if (vm.user_id !== principal.userId) throw notFound(`VM ${vm.id}`);
-    if (!(LIVE_VM_STATUSES as readonly string[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
+  async kill(principal: Principal, vm: Vm): Promise<Vm> {
+    if (vm.userId !== principal.userId) throw notFound(`VM ${vm.id}`);
+    if (!(LIVE_VM_STATUSES as readonly VmStatus[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
     await this.engine.kill(vm.id);
-    const ended = await this.recordEnd(vm.id, 'killed', 'vm.killed');
+    const ended = await this.recordEnd(vm.id, 'killed');
     return ended ?? (await findVm(this.database.db, vm.id))!;
   }
 
@@ -125,8 +125,8 @@ export class VmService {
     let ended = 0;
     for (const row of rows) {
       if (live.has(row.id) && row.status === 'active') continue;
-      const expired = Date.parse(row.expires_at) <= this.clock.now().getTime();
-      await this.recordEnd(row.id, expired ? 'expired' : 'server_restart', expired ? 'vm.expired' : 'vm.killed');
+      const expired = Date.parse(row.expiresAt) <= this.clock.now().getTime();
+      await this.recordEnd(row.id, expired ? 'expired' : 'server_restart');
       ended += 1;
     }
     // Engine VMs the store does not know as live (e.g. a crash between spawn and commit) must not linger.
@@ -135,15 +135,15 @@ export class VmService {
     return { adopted: rows.length - ended, ended };
   }
 
-  private async liveVmOf(session: SessionRow): Promise<LiveVm | null> {
-    if (!session.current_vm_id) return null;
-    const vm = await findVm(this.database.db, session.current_vm_id);
-    if (!vm || vm.status !== 'active' || Date.parse(vm.expires_at) <= this.clock.now().getTime()) return null;
+  private async liveVmOf(session: Session): Promise<LiveVm | null> {
+    if (!session.currentVmId) return null;
+    const vm = await findVm(this.database.db, session.currentVmId);
+    if (!vm || vm.status !== 'active' || Date.parse(vm.expiresAt) <= this.clock.now().getTime()) return null;
     const agent = this.engine.agent(vm.id);
     return agent ? { vm, agent } : null;
   }
 
-  private async acquireFor(principal: Principal, session: SessionRow, spec: VmSpec): Promise<LiveVm> {
+  private async acquireFor(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
     try {
       await this.start();
     } catch (error) {
@@ -157,22 +157,22 @@ export class VmService {
       await this.limiter.assertCanStartVm(trx, principal, spec.vcpuCount);
       await insertVm(trx, {
         id: vmId,
-        user_id: principal.userId,
-        session_id: session.id,
-        node_id: this.engine.nodeId,
+        userId: principal.userId,
+        sessionId: session.id,
+        nodeId: this.engine.nodeId,
         status: 'starting',
-        end_reason: null,
-        vcpu_count: spec.vcpuCount,
-        memory_mb: spec.memoryMb,
-        lifetime_seconds: spec.lifetimeSeconds,
-        template_id: `snap${spec.vcpuCount}`,
+        endReason: null,
+        vcpuCount: spec.vcpuCount,
+        memoryMb: spec.memoryMb,
+        lifetimeSeconds: spec.lifetimeSeconds,
+        templateId: `snap${spec.vcpuCount}`,
         ip: null,
-        created_at: now.toISOString(),
-        started_at: null,
-        expires_at: new Date(now.getTime() + spec.lifetimeSeconds * 1000).toISOString(),
-        ended_at: null,
+        createdAt: now.toISOString(),
+        startedAt: null,
+        expiresAt: new Date(now.getTime() + spec.lifetimeSeconds * 1000).toISOString(),
+        endedAt: null,
       });
-      await updateSession(trx, session.id, { current_vm_id: vmId });
+      await updateSession(trx, session.id, { currentVmId: vmId });
     });
 
     let acquired;
@@ -180,7 +180,7 @@ export class VmService {
       acquired = await this.engine.acquire({ vmId, ...spec });
     } catch (error) {
       await this.database.db.transaction().execute(async (trx) => {
-        await transitionVm(trx, vmId, ['starting'], { status: 'killed', end_reason: 'failed', ended_at: this.clock.now().toISOString() });
+        await transitionVm(trx, vmId, ['starting'], { status: 'killed', endReason: 'failed', endedAt: this.clock.now().toISOString() });
         await recordEvent(trx, this.clock, {
           type: 'vm.failed',
           userId: principal.userId,
@@ -195,10 +195,10 @@ export class VmService {
     const vm = await this.database.db.transaction().execute(async (trx) => {
       const row = await transitionVm(trx, vmId, ['starting'], {
         status: 'active',
-        template_id: acquired.templateId,
+        templateId: acquired.templateId,
         ip: acquired.ip,
-        started_at: acquired.startedAt.toISOString(),
-        expires_at: acquired.expiresAt.toISOString(),
+        startedAt: acquired.startedAt.toISOString(),
+        expiresAt: acquired.expiresAt.toISOString(),
       });
       if (!row) return undefined;
       await recordEvent(trx, this.clock, {
@@ -230,23 +230,25 @@ export class VmService {
     return live;
   }
 
-  private async recordEnded(vmId: string, reason: VmEndReason): Promise<void> {
-    await this.recordEnd(vmId, reason, reason === 'expired' ? 'vm.expired' : 'vm.crashed');
+  private async recordEnded(vmId: string, reason: EngineEndReason): Promise<void> {
+    await this.recordEnd(vmId, reason);
   }
 
-  /** Marks a live VM killed with `reason` and records `eventType`; a VM already ended is left alone. */
-  private async recordEnd(vmId: string, reason: string, eventType: string): Promise<VmRow | undefined> {
+  /**
+   * Marks a live VM killed with `reason` and records the event of that end (`vm.expired`, `vm.crashed`, else
+   * `vm.killed`); a VM already ended is left alone. A VM that never started ends as `failed` in acquireFor.
+   */
+  private async recordEnd(vmId: string, reason: Exclude<VmEndReason, 'failed'>): Promise<Vm | undefined> {
     const at = this.clock.now().toISOString();
     const row = await this.database.db.transaction().execute(async (trx) => {
-      const ended = await transitionVm(trx, vmId, LIVE_VM_STATUSES, { status: 'killed', end_reason: reason, ended_at: at });
+      const ended = await transitionVm(trx, vmId, LIVE_VM_STATUSES, { status: 'killed', endReason: reason, endedAt: at });
       if (!ended) return undefined;
       await failInterruptedExecutions(trx, [vmId], at);
-      await recordEvent(trx, this.clock, {
-        type: eventType,
-        userId: ended.user_id,
-        subjectId: vmId,
-        data: { vm_id: vmId, session_id: ended.session_id, reason, ended_at: at },
-      });
+      const event = { userId: ended.userId, subjectId: vmId };
+      const data = { vm_id: vmId, session_id: ended.sessionId, ended_at: at };
+      if (reason === 'expired') await recordEvent(trx, this.clock, { ...event, type: 'vm.expired', data: { ...data, reason } });
+      else if (reason === 'crashed') await recordEvent(trx, this.clock, { ...event, type: 'vm.crashed', data: { ...data, reason } });
+      else await recordEvent(trx, this.clock, { ...event, type: 'vm.killed', data: { ...data, reason } });
       return ended;
     });
     if (row) this.notifier.committed();

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AgentClient } from '../agent/index.ts';
-import type { AcquiredVm, AcquireVmRequest, GuestAgent, VmEndReason, VmEngine } from '../core/vm-engine.ts';
+import type { AcquiredVm, AcquireVmRequest, GuestAgent, EngineEndReason, VmEngine } from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
@@ -95,7 +95,7 @@ export class SandboxEngine implements VmEngine {
   private readonly byDriverId = new Map<string, string>();
   private readonly deadlines = new DeadlineScheduler();
   private readonly states: VmStateStore;
-  private readonly endedListeners: ((vmId: string, reason: VmEndReason) => void)[] = [];
+  private readonly endedListeners: ((vmId: string, reason: EngineEndReason) => void)[] = [];
   private readonly pool: WarmPool<string, RestoredVm>;
   private readonly runRoot: string;
   private readonly restoreSlot: LimitFunction;
@@ -228,7 +228,7 @@ export class SandboxEngine implements VmEngine {
     return [...this.live.keys()];
   }
 
-  onVmEnded(listener: (vmId: string, reason: VmEndReason) => void): void {
+  onVmEnded(listener: (vmId: string, reason: EngineEndReason) => void): void {
     this.endedListeners.push(listener);
   }
 

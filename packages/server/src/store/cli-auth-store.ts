@@ -2,6 +2,7 @@
  * Persistence of command-line login requests. State changes are conditional updates on the expected
  * current status, so of two racing requests (two approvals, two exchanges) exactly one wins.
  */
+import type { CliAuthStatus } from '../core/model.ts';
 import type { CliAuthRequestRow, CliAuthRequestUpdate, NewCliAuthRequestRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
@@ -22,7 +23,7 @@ export async function findCliAuthById(db: Executor, id: number): Promise<CliAuth
 }
 
 /** Applies `changes` only while the row is in `expectedStatus`; returns the new row, or undefined when it was not. */
-export async function transitionCliAuth(db: Executor, id: number, expectedStatus: string, changes: CliAuthRequestUpdate): Promise<CliAuthRequestRow | undefined> {
+export async function transitionCliAuth(db: Executor, id: number, expectedStatus: CliAuthStatus, changes: CliAuthRequestUpdate): Promise<CliAuthRequestRow | undefined> {
   return db
     .updateTable('cli_auth_requests')
     .set(changes)

@@ -1,25 +1,99 @@
 /** Persistence of execution (task) records. */
-import type { Insertable, Updateable } from 'kysely';
-import type { ExecutionRow, ExecutionsTable } from './schema.ts';
+import { IN_FLIGHT_EXECUTION_STATUSES, type Execution } from '../core/model.ts';
+import type { ExecutionRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
-export async function insertExecution(db: Executor, execution: Insertable<ExecutionsTable>): Promise<ExecutionRow> {
-  return db.insertInto('executions').values(execution).returningAll().executeTakeFirstOrThrow();
+export type NewExecution = Omit<Execution, 'id'>;
+
+/** What running and finishing an execution may write. */
+export type ExecutionChanges = Partial<Omit<Execution, 'id' | 'userId' | 'sessionId' | 'mode' | 'language' | 'source' | 'createdAt'>>;
+
+function toExecution(row: ExecutionRow): Execution {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    sessionId: row.session_id,
+    vmId: row.vm_id,
+    mode: row.mode,
+    language: row.language,
+    source: row.source,
+    status: row.status,
+    exitCode: row.exit_code,
+    error: row.error,
+    stdout: row.stdout,
+    stderr: row.stderr,
+    stdoutTruncated: row.stdout_truncated === 1,
+    stderrTruncated: row.stderr_truncated === 1,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    executionTime: row.execution_time,
+    cpuTime: row.cpu_time,
+  };
 }
 
-export async function updateExecution(db: Executor, id: number, changes: Updateable<ExecutionsTable>): Promise<ExecutionRow | undefined> {
-  return db.updateTable('executions').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+/** Column values of the fields present in `changes`. */
+function toColumns(changes: ExecutionChanges) {
+  const columns: Partial<Omit<ExecutionRow, 'id'>> = {};
+  if (changes.vmId !== undefined) columns.vm_id = changes.vmId;
+  if (changes.status !== undefined) columns.status = changes.status;
+  if (changes.exitCode !== undefined) columns.exit_code = changes.exitCode;
+  if (changes.error !== undefined) columns.error = changes.error;
+  if (changes.stdout !== undefined) columns.stdout = changes.stdout;
+  if (changes.stderr !== undefined) columns.stderr = changes.stderr;
+  if (changes.stdoutTruncated !== undefined) columns.stdout_truncated = changes.stdoutTruncated ? 1 : 0;
+  if (changes.stderrTruncated !== undefined) columns.stderr_truncated = changes.stderrTruncated ? 1 : 0;
+  if (changes.startedAt !== undefined) columns.started_at = changes.startedAt;
+  if (changes.completedAt !== undefined) columns.completed_at = changes.completedAt;
+  if (changes.executionTime !== undefined) columns.execution_time = changes.executionTime;
+  if (changes.cpuTime !== undefined) columns.cpu_time = changes.cpuTime;
+  return columns;
 }
 
-export async function findExecution(db: Executor, userId: number, id: number): Promise<ExecutionRow | undefined> {
-  return db.selectFrom('executions').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+export async function insertExecution(db: Executor, execution: NewExecution): Promise<Execution> {
+  const row = await db
+    .insertInto('executions')
+    .values({
+      user_id: execution.userId,
+      session_id: execution.sessionId,
+      mode: execution.mode,
+      language: execution.language,
+      source: execution.source,
+      created_at: execution.createdAt,
+      stdout: execution.stdout,
+      stderr: execution.stderr,
+      stdout_truncated: execution.stdoutTruncated ? 1 : 0,
+      stderr_truncated: execution.stderrTruncated ? 1 : 0,
+      vm_id: execution.vmId,
+      status: execution.status,
+      exit_code: execution.exitCode,
+      error: execution.error,
+      started_at: execution.startedAt,
+      completed_at: execution.completedAt,
+      execution_time: execution.executionTime,
+      cpu_time: execution.cpuTime,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toExecution(row);
+}
+
+export async function updateExecution(db: Executor, id: number, changes: ExecutionChanges): Promise<Execution | undefined> {
+  const row = await db.updateTable('executions').set(toColumns(changes)).where('id', '=', id).returningAll().executeTakeFirst();
+  return row && toExecution(row);
+}
+
+export async function findExecution(db: Executor, userId: number, id: number): Promise<Execution | undefined> {
+  const row = await db.selectFrom('executions').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return row && toExecution(row);
 }
 
 /** The user's records, newest first, optionally of one session. */
-export async function listExecutions(db: Executor, userId: number, limit: number, offset: number, sessionId?: string): Promise<ExecutionRow[]> {
+export async function listExecutions(db: Executor, userId: number, limit: number, offset: number, sessionId?: string): Promise<Execution[]> {
   let query = db.selectFrom('executions').selectAll().where('user_id', '=', userId);
   if (sessionId) query = query.where('session_id', '=', sessionId);
-  return query.orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  const rows = await query.orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  return rows.map(toExecution);
 }
 
 /** Executions the user started since `sinceIso`, and the oldest of them (for the per-minute rate limit). */
@@ -54,7 +128,7 @@ export async function failInterruptedExecutions(db: Executor, vmIds: string[], a
     .updateTable('executions')
     .set({ status: 'failed', error: 'the VM ended before the execution finished', completed_at: at })
     .where('vm_id', 'in', vmIds)
-    .where('status', 'in', ['queued', 'running'])
+    .where('status', 'in', [...IN_FLIGHT_EXECUTION_STATUSES])
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

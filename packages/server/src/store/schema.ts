@@ -4,6 +4,18 @@
  * 0/1 integers, JSON is text.
  */
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type {
+  ApiKeyState,
+  AuditOutcome,
+  AuditVia,
+  CliAuthStatus,
+  DeliveryStatus,
+  ExecutionMode,
+  ExecutionStatus,
+  Language,
+  VmEndReason,
+  VmStatus,
+} from '../core/model.ts';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -20,8 +32,7 @@ export interface ApiKeysTable {
   key_hash: string;
   key_prefix: string;
   description: string | null;
-  /** 'active' or 'deleted' (deleted keys are kept for the audit trail but never authenticate). */
-  status: string;
+  status: ApiKeyState;
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
@@ -56,10 +67,9 @@ export interface VmsTable {
   session_id: string | null;
   /** The sandboxd node that runs it. */
   node_id: string;
-  /** 'starting' | 'active' | 'killed' (an expired, crashed or killed VM is 'killed'; end_reason says why). */
-  status: string;
-  /** 'killed' | 'expired' | 'crashed' | 'failed' | 'server_restart'. */
-  end_reason: string | null;
+  /** An expired, crashed or killed VM is 'killed'; end_reason says why. */
+  status: VmStatus;
+  end_reason: VmEndReason | null;
   vcpu_count: number;
   memory_mb: number;
   lifetime_seconds: number;
@@ -77,13 +87,11 @@ export interface ExecutionsTable {
   user_id: number;
   session_id: string;
   vm_id: string | null;
-  /** 'sync' | 'async'. */
-  mode: string;
-  language: string;
+  mode: ExecutionMode;
+  language: Language;
   /** The code or command, cut to a bounded length. */
   source: string;
-  /** 'queued' | 'running' | 'completed' | 'failed' | 'timeout'. */
-  status: string;
+  status: ExecutionStatus;
   exit_code: number | null;
   error: string | null;
   stdout: string;
@@ -143,8 +151,7 @@ export interface WebhookDeliveriesTable {
   event_id: string;
   event_type: string;
   event_group: string;
-  /** 'pending' | 'delivering' | 'succeeded' | 'failed'. */
-  status: string;
+  status: DeliveryStatus;
   /** The attempt that is due next (pending) or that was made last (succeeded, failed); starts at 1. */
   scheduled_attempt: number;
   /** When the scheduled attempt is due; null once final. */
@@ -179,15 +186,13 @@ export interface AuditEventsTable {
   user_id: number | null;
   /** The acting user's name, or the attempted username of a sign-in. */
   username: string | null;
-  /** 'password' | 'api_key' | 'access_token' | 'system'. */
-  via: string;
+  via: AuditVia;
   api_key_id: number | null;
   /** Dotted verb, e.g. 'auth.sign_in', 'api_key.create', 'webhook_endpoint.rotate_secret'. */
   action: string;
   target_type: string | null;
   target_id: string | null;
-  /** 'success' | 'failure'. */
-  outcome: string;
+  outcome: AuditOutcome;
   source_ip: string | null;
   user_agent: string | null;
   /** JSON object with action-specific facts (never secrets), or null. */
@@ -204,8 +209,7 @@ export interface CliAuthRequestsTable {
   /** PKCE S256 challenge: base64url(SHA-256(code_verifier)). */
   code_challenge: string;
   hostname: string;
-  /** 'pending' | 'approved' | 'denied' | 'consumed'. */
-  status: string;
+  status: CliAuthStatus;
   /** Minimum seconds between two polls of the exchange; grows by 5 on each slow_down. */
   interval_seconds: number;
   requester_ip: string | null;

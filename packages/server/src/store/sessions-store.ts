@@ -1,16 +1,60 @@
-/** Persistence of sessions. Reads a user triggers are scoped by `user_id`. */
-import type { Updateable } from 'kysely';
-import type { SessionRow, SessionsTable } from './schema.ts';
+/** Persistence of sessions. Reads a user triggers are scoped by `user_id`. metadata and env are JSON text. */
+import type { Session } from '../core/model.ts';
+import type { SessionRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
-export async function insertSession(db: Executor, session: SessionRow): Promise<SessionRow> {
-  return db.insertInto('sessions').values(session).returningAll().executeTakeFirstOrThrow();
+/** What may change on a session after it is created. */
+export type SessionChanges = Partial<Pick<Session, 'currentVmId' | 'lastActivityAt'>>;
+
+function toSession(row: SessionRow): Session {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    vmLifetimeSeconds: row.vm_lifetime_seconds,
+    memoryMb: row.memory_mb,
+    vcpuCount: row.vcpu_count,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    env: JSON.parse(row.env) as Record<string, string>,
+    prewarm: row.prewarm === 1,
+    currentVmId: row.current_vm_id,
+    createdAt: row.created_at,
+    lastActivityAt: row.last_activity_at,
+  };
 }
 
-export async function findSession(db: Executor, id: string): Promise<SessionRow | undefined> {
-  return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+export async function insertSession(db: Executor, session: Session): Promise<Session> {
+  const row = await db
+    .insertInto('sessions')
+    .values({
+      id: session.id,
+      user_id: session.userId,
+      vm_lifetime_seconds: session.vmLifetimeSeconds,
+      memory_mb: session.memoryMb,
+      vcpu_count: session.vcpuCount,
+      metadata: JSON.stringify(session.metadata),
+      env: JSON.stringify(session.env),
+      prewarm: session.prewarm ? 1 : 0,
+      current_vm_id: session.currentVmId,
+      created_at: session.createdAt,
+      last_activity_at: session.lastActivityAt,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toSession(row);
 }
 
-export async function updateSession(db: Executor, id: string, changes: Updateable<SessionsTable>): Promise<void> {
-  await db.updateTable('sessions').set(changes).where('id', '=', id).execute();
+export async function findSession(db: Executor, id: string): Promise<Session | undefined> {
+  const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toSession(row);
+}
+
+export async function updateSession(db: Executor, id: string, changes: SessionChanges): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({
+      ...(changes.currentVmId !== undefined ? { current_vm_id: changes.currentVmId } : {}),
+      ...(changes.lastActivityAt !== undefined ? { last_activity_at: changes.lastActivityAt } : {}),
+    })
+    .where('id', '=', id)
+    .execute();
 }

@@ -1,20 +1,37 @@
 /** Persistence of users. Functions take any executor (the database or a transaction). */
 import type { Kysely } from 'kysely';
-import type { NewUserRow, Tables, UserRow } from './schema.ts';
+import type { User } from '../core/model.ts';
+import type { Tables, UserRow } from './schema.ts';
 
 export type Executor = Kysely<Tables>;
 
+function toUser(row: UserRow): User {
+  return { id: row.id, username: row.username, plan: row.plan, isAdmin: row.is_admin === 1, createdAt: row.created_at };
+}
+
 /** Inserts a user; throws the driver's unique-violation error when the username is taken. */
-export async function insertUser(db: Executor, user: NewUserRow): Promise<UserRow> {
-  return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+export async function insertUser(db: Executor, user: Omit<User, 'id'> & { passwordHash: string }): Promise<User> {
+  const row = await db
+    .insertInto('users')
+    .values({ username: user.username, password_hash: user.passwordHash, plan: user.plan, is_admin: user.isAdmin ? 1 : 0, created_at: user.createdAt })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toUser(row);
 }
 
-export async function findUserById(db: Executor, id: number): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findUserById(db: Executor, id: number): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toUser(row);
 }
 
-export async function findUserByUsername(db: Executor, username: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+export async function findUserByUsername(db: Executor, username: string): Promise<User | undefined> {
+  return (await findUserWithPasswordHash(db, username))?.user;
+}
+
+/** The user and their password hash, for sign-in only. */
+export async function findUserWithPasswordHash(db: Executor, username: string): Promise<{ user: User; passwordHash: string } | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+  return row && { user: toUser(row), passwordHash: row.password_hash };
 }
 
 export async function countUsers(db: Executor): Promise<number> {

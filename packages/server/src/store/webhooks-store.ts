@@ -2,7 +2,7 @@
  * Persistence of webhook endpoints, deliveries and delivery attempts. Reads a user triggers are scoped
  * by `user_id`; the dispatcher's queue operations are not (they run for every user).
  */
-import type { Updateable } from 'kysely';
+import type { DeliveryAttempt, DeliveryStatus, StoredWebhookEndpoint } from '../core/model.ts';
 import type {
   NewWebhookDeliveryRow,
   WebhookDeliveryAttemptRow,
@@ -15,29 +15,86 @@ import type { Executor } from './users-store.ts';
 
 // ---- endpoints ----
 
-export async function insertEndpoint(db: Executor, endpoint: WebhookEndpointRow): Promise<WebhookEndpointRow> {
-  return db.insertInto('webhook_endpoints').values(endpoint).returningAll().executeTakeFirstOrThrow();
+/** What may change on an endpoint after it is created. */
+export type EndpointChanges = Partial<Omit<StoredWebhookEndpoint, 'id' | 'userId' | 'createdAt'>>;
+
+function toEndpoint(row: WebhookEndpointRow): StoredWebhookEndpoint {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    url: row.url,
+    description: row.description,
+    eventPatterns: JSON.parse(row.event_patterns) as string[],
+    enabled: row.enabled === 1,
+    verifiedAt: row.verified_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    secretCiphertext: row.secret_ciphertext,
+    previousSecretCiphertext: row.previous_secret_ciphertext,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    deletedAt: row.deleted_at,
+  };
+}
+
+function toEndpointColumns(changes: EndpointChanges): Partial<WebhookEndpointsTable> {
+  const columns: Partial<WebhookEndpointsTable> = {};
+  if (changes.url !== undefined) columns.url = changes.url;
+  if (changes.description !== undefined) columns.description = changes.description;
+  if (changes.eventPatterns !== undefined) columns.event_patterns = JSON.stringify(changes.eventPatterns);
+  if (changes.enabled !== undefined) columns.enabled = changes.enabled ? 1 : 0;
+  if (changes.verifiedAt !== undefined) columns.verified_at = changes.verifiedAt;
+  if (changes.updatedAt !== undefined) columns.updated_at = changes.updatedAt;
+  if (changes.secretCiphertext !== undefined) columns.secret_ciphertext = changes.secretCiphertext;
+  if (changes.previousSecretCiphertext !== undefined) columns.previous_secret_ciphertext = changes.previousSecretCiphertext;
+  if (changes.previousSecretExpiresAt !== undefined) columns.previous_secret_expires_at = changes.previousSecretExpiresAt;
+  if (changes.deletedAt !== undefined) columns.deleted_at = changes.deletedAt;
+  return columns;
+}
+
+export async function insertEndpoint(db: Executor, endpoint: StoredWebhookEndpoint): Promise<StoredWebhookEndpoint> {
+  const row = await db
+    .insertInto('webhook_endpoints')
+    .values({
+      id: endpoint.id,
+      user_id: endpoint.userId,
+      url: endpoint.url,
+      description: endpoint.description,
+      event_patterns: JSON.stringify(endpoint.eventPatterns),
+      enabled: endpoint.enabled ? 1 : 0,
+      secret_ciphertext: endpoint.secretCiphertext,
+      previous_secret_ciphertext: endpoint.previousSecretCiphertext,
+      previous_secret_expires_at: endpoint.previousSecretExpiresAt,
+      verified_at: endpoint.verifiedAt,
+      created_at: endpoint.createdAt,
+      updated_at: endpoint.updatedAt,
+      deleted_at: endpoint.deletedAt,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toEndpoint(row);
 }
 
 /** One of the user's endpoints that is not deleted. */
-export async function findEndpoint(db: Executor, userId: number, id: string): Promise<WebhookEndpointRow | undefined> {
-  return db
+export async function findEndpoint(db: Executor, userId: number, id: string): Promise<StoredWebhookEndpoint | undefined> {
+  const row = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
+  return row && toEndpoint(row);
 }
 
 /** An endpoint in any state (the dispatcher checks deleted and disabled itself). */
-export async function findEndpointById(db: Executor, id: string): Promise<WebhookEndpointRow | undefined> {
-  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findEndpointById(db: Executor, id: string): Promise<StoredWebhookEndpoint | undefined> {
+  const row = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toEndpoint(row);
 }
 
 /** The user's endpoints that are not deleted, oldest first. */
-export async function listEndpoints(db: Executor, userId: number): Promise<WebhookEndpointRow[]> {
-  return db
+export async function listEndpoints(db: Executor, userId: number): Promise<StoredWebhookEndpoint[]> {
+  const rows = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('user_id', '=', userId)
@@ -45,6 +102,7 @@ export async function listEndpoints(db: Executor, userId: number): Promise<Webho
     .orderBy('created_at')
     .orderBy('id')
     .execute();
+  return rows.map(toEndpoint);
 }
 
 export async function countEndpoints(db: Executor, userId: number): Promise<number> {
@@ -61,30 +119,26 @@ export async function countEndpoints(db: Executor, userId: number): Promise<numb
  * The enabled endpoints an event of this user may go to. Events without a user (system events such as
  * `worker.*`) go to the endpoints of administrators.
  */
-export async function listReceivingEndpoints(db: Executor, userId: number | null): Promise<WebhookEndpointRow[]> {
+export async function listReceivingEndpoints(db: Executor, userId: number | null): Promise<StoredWebhookEndpoint[]> {
   const live = db.selectFrom('webhook_endpoints').selectAll().where('enabled', '=', 1).where('deleted_at', 'is', null);
   const owned =
     userId === null
       ? live.where('user_id', 'in', db.selectFrom('users').select('id').where('is_admin', '=', 1))
       : live.where('user_id', '=', userId);
-  return owned.execute();
+  return (await owned.execute()).map(toEndpoint);
 }
 
 /** Updates one of the user's live endpoints; undefined when there is no such endpoint. */
-export async function updateEndpoint(
-  db: Executor,
-  userId: number,
-  id: string,
-  changes: Updateable<WebhookEndpointsTable>,
-): Promise<WebhookEndpointRow | undefined> {
-  return db
+export async function updateEndpoint(db: Executor, userId: number, id: string, changes: EndpointChanges): Promise<StoredWebhookEndpoint | undefined> {
+  const row = await db
     .updateTable('webhook_endpoints')
-    .set(changes)
+    .set(toEndpointColumns(changes))
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
+  return row && toEndpoint(row);
 }
 
 // ---- deliveries ----
@@ -105,7 +159,7 @@ export async function findDeliveryBySeq(db: Executor, seq: number): Promise<Webh
 export interface DeliveryFilter {
   userId: number;
   endpointId?: string;
-  status?: string;
+  status?: DeliveryStatus;
   eventType?: string;
   /** Only rows older than this position (the cursor). */
   beforeSeq?: number;
@@ -188,10 +242,33 @@ export async function failPendingDeliveries(db: Executor, endpointId: string, me
 
 // ---- attempts ----
 
-export async function insertAttempt(db: Executor, attempt: Omit<WebhookDeliveryAttemptRow, 'id'>): Promise<void> {
-  await db.insertInto('webhook_delivery_attempts').values(attempt).execute();
+export async function insertAttempt(db: Executor, deliverySeq: number, attempt: DeliveryAttempt): Promise<void> {
+  await db
+    .insertInto('webhook_delivery_attempts')
+    .values({
+      delivery_seq: deliverySeq,
+      attempt: attempt.attempt,
+      started_at: attempt.startedAt,
+      duration_ms: attempt.durationMs,
+      http_status: attempt.httpStatus,
+      error: attempt.error,
+      succeeded: attempt.succeeded ? 1 : 0,
+    })
+    .execute();
 }
 
-export async function listAttempts(db: Executor, deliverySeq: number): Promise<WebhookDeliveryAttemptRow[]> {
-  return db.selectFrom('webhook_delivery_attempts').selectAll().where('delivery_seq', '=', deliverySeq).orderBy('id').execute();
+export async function listAttempts(db: Executor, deliverySeq: number): Promise<DeliveryAttempt[]> {
+  const rows = await db.selectFrom('webhook_delivery_attempts').selectAll().where('delivery_seq', '=', deliverySeq).orderBy('id').execute();
+  return rows.map(toAttempt);
+}
+
+function toAttempt(row: WebhookDeliveryAttemptRow): DeliveryAttempt {
+  return {
+    attempt: row.attempt,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+    httpStatus: row.http_status,
+    error: row.error,
+    succeeded: row.succeeded === 1,
+  };
 }

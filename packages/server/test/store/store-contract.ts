@@ -42,7 +42,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     });
 
     test('users: insert returns the row with a generated id; lookups by id and name', async () => {
-      const row = await insertUser(database.db, { username: 'ann', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() });
+      const row = await insertUser(database.db, { username: 'ann', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() });
       assert.ok(Number.isInteger(row.id) && row.id > 0);
       assert.equal((await findUserById(database.db, row.id))?.username, 'ann');
       assert.equal((await findUserByUsername(database.db, 'ann'))?.id, row.id);
@@ -52,7 +52,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
     test('users: a taken username is a unique violation', async () => {
       await assert.rejects(
-        insertUser(database.db, { username: 'ann', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() }),
+        insertUser(database.db, { username: 'ann', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() }),
         (error) => isUniqueViolation(error),
       );
     });
@@ -65,8 +65,8 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
     test('api keys: scoped to their user, found by hash, updated and soft-deleted', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
-      const bob = await insertUser(database.db, { username: 'bob', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() });
-      const base = { description: null, status: 'active', created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null };
+      const bob = await insertUser(database.db, { username: 'bob', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() });
+      const base = { description: null, status: 'active' as const, created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null };
       const k1 = await insertApiKey(database.db, { ...base, user_id: ann.id, key_hash: 'hash-1', key_prefix: 'sbx_sk_1' });
       const k2 = await insertApiKey(database.db, { ...base, user_id: ann.id, key_hash: 'hash-2', key_prefix: 'sbx_sk_2', expires_at: iso(60_000) });
       const k3 = await insertApiKey(database.db, { ...base, user_id: bob.id, key_hash: 'hash-3', key_prefix: 'sbx_sk_3' });
@@ -93,7 +93,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     test('api keys: key hashes are unique', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       await assert.rejects(
-        insertApiKey(database.db, { user_id: ann.id, key_hash: 'hash-2', key_prefix: 'p', description: null, status: 'active', created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null }),
+        insertApiKey(database.db, { user_id: ann.id, key_hash: 'hash-2', key_prefix: 'p', description: null, status: 'active' as const, created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null }),
         (error) => isUniqueViolation(error),
       );
     });
@@ -106,18 +106,20 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
     test('webhook queue: an event is fanned out once; a due delivery is claimed by one sender and settled only by it', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
-      const event = await insertEvent(database.db, { event_id: 'evt_contract', user_id: ann.id, type: 'vm.started', event_group: 'vm', subject_id: null, payload: '{}', created_at: iso() });
-      assert.deepEqual((await listUndispatchedEvents(database.db, 10)).map((e) => e.id), [event.id]);
-      const fanOuts = await Promise.all([claimEventDispatch(database.db, event.id, iso()), claimEventDispatch(database.db, event.id, iso())]);
+      const event = await insertEvent(database.db, { id: 'evt_contract', userId: ann.id, type: 'vm.started', group: 'vm', subjectId: null, data: { vm_id: 'vm-1' }, createdAt: iso() });
+      assert.deepEqual(await listUndispatchedEvents(database.db, 10), [event]);
+      assert.deepEqual(event.data, { vm_id: 'vm-1' }, 'the payload comes back as it was recorded');
+      const fanOuts = await Promise.all([claimEventDispatch(database.db, event.seq, iso()), claimEventDispatch(database.db, event.seq, iso())]);
       assert.equal(fanOuts.filter(Boolean).length, 1, 'exactly one fan-out wins');
       assert.deepEqual(await listUndispatchedEvents(database.db, 10), []);
 
       const stamp = iso();
       await insertEndpoint(database.db, {
-        id: 'we_contract', user_id: ann.id, url: 'https://hooks.example.com/', description: null, event_patterns: '["*"]', enabled: 1,
-        secret_ciphertext: 'sealed', previous_secret_ciphertext: null, previous_secret_expires_at: null, verified_at: null, created_at: stamp, updated_at: stamp, deleted_at: null,
+        id: 'we_contract', userId: ann.id, url: 'https://hooks.example.com/', description: null, eventPatterns: ['vm.*', 'api_key.created'], enabled: true,
+        secretCiphertext: 'sealed', previousSecretCiphertext: null, previousSecretExpiresAt: null, verifiedAt: null, createdAt: stamp, updatedAt: stamp, deletedAt: null,
       });
-      assert.deepEqual((await listReceivingEndpoints(database.db, ann.id)).map((e) => e.id), ['we_contract']);
+      const [receiving] = await listReceivingEndpoints(database.db, ann.id);
+      assert.deepEqual([receiving?.id, receiving?.eventPatterns, receiving?.enabled], ['we_contract', ['vm.*', 'api_key.created'], true]);
       assert.deepEqual(await listReceivingEndpoints(database.db, null), [], 'system events go to administrators only');
 
       const newDelivery = (deliveryId: string) =>
@@ -152,10 +154,12 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
     test('audit log: append, filter by user and outcome, newest first', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
-      const base = { username: 'ann', via: 'password', api_key_id: null, action: 'auth.sign_in', target_type: null, target_id: null, source_ip: '127.0.0.1', user_agent: null, detail: null };
-      const e1 = await insertAuditEvent(database.db, { ...base, user_id: ann.id, outcome: 'success', created_at: iso() });
-      const e2 = await insertAuditEvent(database.db, { ...base, user_id: ann.id, outcome: 'failure', created_at: iso() });
-      const e3 = await insertAuditEvent(database.db, { ...base, user_id: null, username: 'nobody', outcome: 'failure', created_at: iso() });
+      const base = { action: 'auth.sign_in', target: null, sourceIp: '127.0.0.1', userAgent: null, detail: null };
+      const actor = { userId: ann.id, username: 'ann', via: 'password' as const, apiKeyId: null };
+      const e1 = await insertAuditEvent(database.db, { ...base, actor, outcome: 'success', createdAt: iso(), detail: { reason: 'a', n: 1 } });
+      const e2 = await insertAuditEvent(database.db, { ...base, actor, outcome: 'failure', createdAt: iso() });
+      const e3 = await insertAuditEvent(database.db, { ...base, actor: { ...actor, userId: null, username: 'nobody' }, outcome: 'failure', createdAt: iso() });
+      assert.deepEqual(e1.detail, { reason: 'a', n: 1 }, 'detail comes back as it was recorded');
       assert.deepEqual((await listAuditEvents(database.db, { userId: ann.id, limit: 10 })).map((e) => e.id), [e2.id, e1.id]);
       assert.deepEqual((await listAuditEvents(database.db, { outcome: 'failure', limit: 10 })).map((e) => e.id), [e3.id, e2.id]);
       assert.deepEqual((await listAuditEvents(database.db, { beforeId: e3.id, limit: 1 })).map((e) => e.id), [e2.id]);
@@ -164,7 +168,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     test('transactions roll back on error', async () => {
       await assert.rejects(
         database.db.transaction().execute(async (trx) => {
-          await insertUser(trx, { username: 'ghost', password_hash: 'h', plan: 'free', is_admin: 0, created_at: iso() });
+          await insertUser(trx, { username: 'ghost', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() });
           throw new Error('boom');
         }),
         /boom/,

@@ -1,5 +1,5 @@
 /** Schemas shared by many routes, registered once and referenced by `$id` (they become OpenAPI components). */
-import { Type, type TSchema } from 'typebox';
+import { Type, type TSchema, type TSchemaOptions } from 'typebox';
 
 export const ErrorResponse = Type.Object(
   {
@@ -45,6 +45,11 @@ export function publicResponses(success: Record<number, TSchema>, errors: Record
   for (const [status, description] of Object.entries(errors)) result[Number(status)] = errorRef(description);
   result[422] = { ...Type.Ref('HTTPValidationError'), description: 'Validation error' };
   return result;
+}
+
+/** A string from a closed union of the core (`core/model.ts`): its values are listed in the OpenAPI document. */
+export function StringEnum<const T extends string>(values: readonly T[], options: TSchemaOptions = {}) {
+  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 }
 
 /** An untyped JSON object response (the spec's "untyped JSON"). */

@@ -9,10 +9,10 @@
  * `scheduled_attempt` is the attempt due next while pending, and the last one made once final.
  */
 import { randomBytes } from 'node:crypto';
-import type { NewWebhookDeliveryRow, WebhookDeliveryAttemptRow, WebhookDeliveryRow } from '../../store/schema.ts';
+import { DELIVERY_STATUSES, type DeliveryAttempt, type DeliveryStatus } from '../model.ts';
+import type { NewWebhookDeliveryRow, WebhookDeliveryRow } from '../../store/schema.ts';
 
-export const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export { DELIVERY_STATUSES, type DeliveryAttempt, type DeliveryStatus };
 
 export interface WebhookDelivery {
   id: string;
@@ -31,15 +31,6 @@ export interface WebhookDelivery {
   replayOfDeliveryId: string | null;
   createdAt: string;
   updatedAt: string;
-}
-
-export interface DeliveryAttempt {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  httpStatus: number | null;
-  error: string | null;
-  succeeded: boolean;
 }
 
 export function newDeliveryId(): string {
@@ -85,7 +76,7 @@ export function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     eventId: row.event_id,
     eventType: row.event_type,
     eventGroup: row.event_group,
-    status: row.status as DeliveryStatus,
+    status: row.status,
     scheduledAttempt: row.scheduled_attempt,
     nextRetryAt: row.next_retry_at,
     lastAttemptAt: row.last_attempt_at,
@@ -95,16 +86,5 @@ export function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     replayOfDeliveryId: row.replay_of_delivery_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-  };
-}
-
-export function toAttempt(row: WebhookDeliveryAttemptRow): DeliveryAttempt {
-  return {
-    attempt: row.attempt,
-    startedAt: row.started_at,
-    durationMs: row.duration_ms,
-    httpStatus: row.http_status,
-    error: row.error,
-    succeeded: row.succeeded === 1,
   };
 }

@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../clock.ts';
-import { toEventRecord, type EventNotifier } from '../events.ts';
+import type { EventNotifier } from '../events.ts';
 import { newDeliveryRow } from './deliveries.ts';
 import { matchesAny } from './patterns.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -167,15 +167,14 @@ export class WebhookDispatcher extends EventEmitter {
   private async fanOut(): Promise<void> {
     for (;;) {
       const events = await listUndispatchedEvents(this.database.db, FAN_OUT_BATCH);
-      for (const row of events) {
+      for (const event of events) {
         if (this.stopped) return;
-        const event = toEventRecord(row);
         const now = this.clock.now();
         await this.database.db.transaction().execute(async (trx) => {
-          if (!(await claimEventDispatch(trx, row.id, now.toISOString()))) return;
+          if (!(await claimEventDispatch(trx, event.seq, now.toISOString()))) return;
           for (const endpoint of await listReceivingEndpoints(trx, event.userId)) {
-            if (!matchesAny(JSON.parse(endpoint.event_patterns) as string[], event.type)) continue;
-            await insertDelivery(trx, newDeliveryRow({ endpointId: endpoint.id, userId: endpoint.user_id, event, now }));
+            if (!matchesAny(endpoint.eventPatterns, event.type)) continue;
+            await insertDelivery(trx, newDeliveryRow({ endpointId: endpoint.id, userId: endpoint.userId, event, now }));
           }
         });
       }
@@ -265,20 +264,20 @@ export class WebhookDispatcher extends EventEmitter {
   private async attempt(row: WebhookDeliveryRow & { lease_owner: string }, signal: AbortSignal): Promise<void> {
     const db = this.database.db;
     const owner = row.lease_owner;
-    const [endpoint, eventRow] = await Promise.all([findEndpointById(db, row.endpoint_id), findEventByEventId(db, row.event_id)]);
-    const gone = !endpoint || endpoint.deleted_at !== null ? 'the endpoint was deleted' : endpoint.enabled !== 1 ? 'the endpoint is disabled' : !eventRow ? 'the event no longer exists' : null;
-    if (gone || !endpoint || !eventRow) {
+    const [endpoint, event] = await Promise.all([findEndpointById(db, row.endpoint_id), findEventByEventId(db, row.event_id)]);
+    const gone = !endpoint || endpoint.deletedAt !== null ? 'the endpoint was deleted' : !endpoint.enabled ? 'the endpoint is disabled' : !event ? 'the event no longer exists' : null;
+    if (gone || !endpoint || !event) {
       await settleDelivery(db, row.id, owner, { status: 'failed', next_retry_at: null, error_message: `not sent: ${gone}`, updated_at: this.clock.now().toISOString() });
       return;
     }
 
     const startedAt = this.clock.now();
-    const body = JSON.stringify(toWireEvent(toEventRecord(eventRow)));
+    const body = JSON.stringify(toWireEvent(event));
     let httpStatus: number | null = null;
     let error: string | null;
     let durationMs = 0;
     try {
-      const headers = signedHeaders(signingSecrets(endpoint, this.box, startedAt), eventRow.event_id, startedAt, body);
+      const headers = signedHeaders(signingSecrets(endpoint, this.box, startedAt), event.id, startedAt, body);
       const response = await this.transport.send({ url: endpoint.url, headers, body, timeoutMs: this.options.timeoutMs, signal });
       if (response.aborted) {
         // Shutting down: hand the row back untouched; this node or another sends it again.
@@ -309,14 +308,13 @@ export class WebhookDispatcher extends EventEmitter {
       Object.assign(changes, { status: 'pending', scheduled_attempt: attempt + 1, next_retry_at: new Date(finishedAt.getTime() + delayMs).toISOString() });
     }
     await db.transaction().execute(async (trx) => {
-      await insertAttempt(trx, {
-        delivery_seq: row.id,
+      await insertAttempt(trx, row.id, {
         attempt,
-        started_at: startedAt.toISOString(),
-        duration_ms: durationMs,
-        http_status: httpStatus,
+        startedAt: startedAt.toISOString(),
+        durationMs,
+        httpStatus,
         error: changes.error_message ?? null,
-        succeeded: succeeded ? 1 : 0,
+        succeeded,
       });
       await settleDelivery(trx, row.id, owner, changes);
     });

@@ -10,8 +10,9 @@ import type { Clock } from '../clock.ts';
 import { decodeCursor, pageOf } from '../cursor.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
+import { isOneOf, type StoredWebhookEndpoint, type WebhookEndpoint } from '../model.ts';
 import { checkEndpointUrl } from './address-policy.ts';
-import { DELIVERY_STATUSES, newDeliveryRow, toAttempt, toDelivery, type DeliveryAttempt, type WebhookDelivery } from './deliveries.ts';
+import { DELIVERY_STATUSES, newDeliveryRow, toDelivery, type DeliveryAttempt, type WebhookDelivery } from './deliveries.ts';
 import type { WebhookDispatcher } from './dispatcher.ts';
 import { normalizePatterns } from './patterns.ts';
 import { generateSigningSecret, type SecretBox } from './secret-box.ts';
@@ -19,8 +20,9 @@ import type { WebhookTransport } from './transport.ts';
 import { signedHeaders, signingSecrets } from './wire.ts';
 import type { Database } from '../../store/database.ts';
 import { claimEventDispatch, findEventByEventId } from '../../store/events-store.ts';
-import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointsTable } from '../../store/schema.ts';
+import type { WebhookDeliveryRow } from '../../store/schema.ts';
 import {
+  type EndpointChanges as StoredEndpointChanges,
   countEndpoints,
   failPendingDeliveries,
   findDelivery,
@@ -33,20 +35,8 @@ import {
   listEndpoints,
   updateEndpoint,
 } from '../../store/webhooks-store.ts';
-import type { Updateable } from 'kysely';
 
-export interface WebhookEndpoint {
-  id: string;
-  userId: number;
-  url: string;
-  description: string | null;
-  eventPatterns: string[];
-  enabled: boolean;
-  /** When a verification last got a 2xx answer. */
-  verifiedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { WebhookEndpoint };
 
 export interface CreatedWebhookEndpoint extends WebhookEndpoint {
   /** `whsec_…`: shown here and by rotate-secret only. */
@@ -114,29 +104,29 @@ export class WebhookService {
     const now = this.clock.now().toISOString();
     const id = newEndpointId();
     const secret = generateSigningSecret();
-    const row = await this.database.db.transaction().execute(async (trx) => {
+    const stored = await this.database.db.transaction().execute(async (trx) => {
       if ((await countEndpoints(trx, userId)) >= MAX_ENDPOINTS_PER_USER) {
         throw badRequest(`a user may have at most ${MAX_ENDPOINTS_PER_USER} webhook endpoints: delete one first`);
       }
       const inserted = await insertEndpoint(trx, {
         id,
-        user_id: userId,
+        userId,
         url,
         description,
-        event_patterns: JSON.stringify(patterns),
-        enabled: input.enabled === false ? 0 : 1,
-        secret_ciphertext: this.box.seal(secret, id),
-        previous_secret_ciphertext: null,
-        previous_secret_expires_at: null,
-        verified_at: null,
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
+        eventPatterns: patterns,
+        enabled: input.enabled !== false,
+        secretCiphertext: this.box.seal(secret, id),
+        previousSecretCiphertext: null,
+        previousSecretExpiresAt: null,
+        verifiedAt: null,
+        createdAt: now,
+        updatedAt: now,
+        deletedAt: null,
       });
       await recordAudit(trx, { actor, action: 'webhook_endpoint.create', target: { type: 'webhook_endpoint', id }, outcome: 'success', detail: { url, event_patterns: patterns }, at: this.clock.now() });
       return inserted;
     });
-    return { ...toEndpoint(row), secret };
+    return { ...toEndpoint(stored), secret };
   }
 
   async list(userId: number): Promise<WebhookEndpoint[]> {
@@ -149,13 +139,14 @@ export class WebhookService {
 
   /** Applies the fields present; a changed URL or pattern list is audited. */
   async update(userId: number, id: string, changes: EndpointChanges, actor: AuditActor): Promise<WebhookEndpoint> {
-    const update: Updateable<WebhookEndpointsTable> = {};
+    const update: StoredEndpointChanges = {};
     if (changes.url !== undefined) update.url = this.normalizeUrl(changes.url);
-    if (changes.eventPatterns !== undefined) update.event_patterns = JSON.stringify(normalizePatterns(changes.eventPatterns));
+    if (changes.eventPatterns !== undefined) update.eventPatterns = normalizePatterns(changes.eventPatterns);
     if (changes.description !== undefined) update.description = normalizeDescription(changes.description);
-    if (changes.enabled !== undefined) update.enabled = changes.enabled ? 1 : 0;
-    if (Object.keys(update).length === 0) return this.get(userId, id);
-    update.updated_at = this.clock.now().toISOString();
+    if (changes.enabled !== undefined) update.enabled = changes.enabled;
+    const changed = Object.keys(update);
+    if (changed.length === 0) return this.get(userId, id);
+    update.updatedAt = this.clock.now().toISOString();
     const row = await this.database.db.transaction().execute(async (trx) => {
       const updated = await updateEndpoint(trx, userId, id, update);
       if (!updated) throw notFound(`webhook endpoint ${id}`);
@@ -164,7 +155,7 @@ export class WebhookService {
         action: 'webhook_endpoint.update',
         target: { type: 'webhook_endpoint', id },
         outcome: 'success',
-        detail: { changed: Object.keys(update).filter((k) => k !== 'updated_at'), url: updated.url },
+        detail: { changed: changed.map((field) => (field === 'eventPatterns' ? 'event_patterns' : field)), url: updated.url },
         at: this.clock.now(),
       });
       return updated;
@@ -176,7 +167,7 @@ export class WebhookService {
   async delete(userId: number, id: string, actor: AuditActor): Promise<WebhookEndpoint> {
     const now = this.clock.now().toISOString();
     const row = await this.database.db.transaction().execute(async (trx) => {
-      const deleted = await updateEndpoint(trx, userId, id, { deleted_at: now, enabled: 0, updated_at: now });
+      const deleted = await updateEndpoint(trx, userId, id, { deletedAt: now, enabled: false, updatedAt: now });
       if (!deleted) throw notFound(`webhook endpoint ${id}`);
       await failPendingDeliveries(trx, id, 'not sent: the endpoint was deleted', now);
       await recordAudit(trx, { actor, action: 'webhook_endpoint.delete', target: { type: 'webhook_endpoint', id }, outcome: 'success', detail: { url: deleted.url }, at: this.clock.now() });
@@ -198,10 +189,10 @@ export class WebhookService {
       const endpoint = await findEndpoint(trx, userId, id);
       if (!endpoint) throw notFound(`webhook endpoint ${id}`);
       await updateEndpoint(trx, userId, id, {
-        secret_ciphertext: this.box.seal(secret, id),
-        previous_secret_ciphertext: graceMs > 0 ? endpoint.secret_ciphertext : null,
-        previous_secret_expires_at: graceMs > 0 ? new Date(now.getTime() + graceMs).toISOString() : null,
-        updated_at: now.toISOString(),
+        secretCiphertext: this.box.seal(secret, id),
+        previousSecretCiphertext: graceMs > 0 ? endpoint.secretCiphertext : null,
+        previousSecretExpiresAt: graceMs > 0 ? new Date(now.getTime() + graceMs).toISOString() : null,
+        updatedAt: now.toISOString(),
       });
       await recordAudit(trx, {
         actor,
@@ -251,7 +242,7 @@ export class WebhookService {
       ...newDeliveryRow({
         endpointId: endpoint.id,
         userId,
-        event: { id: event.event_id, type: event.type, group: event.event_group },
+        event,
         now,
         replayOf: original.delivery_id,
       }),
@@ -279,7 +270,7 @@ export class WebhookService {
     const headers = signedHeaders(secrets, messageId, now, body);
     const response = await this.transport.send({ url: endpoint.url, headers, body, timeoutMs: this.options.timeoutMs });
     const verified = response.status !== null && response.status >= 200 && response.status < 300;
-    if (verified) await updateEndpoint(this.database.db, userId, id, { verified_at: this.clock.now().toISOString() });
+    if (verified) await updateEndpoint(this.database.db, userId, id, { verifiedAt: this.clock.now().toISOString() });
     return {
       endpointId: endpoint.id,
       verified,
@@ -292,13 +283,12 @@ export class WebhookService {
 
   /** A page of the user's deliveries, newest first. */
   async listDeliveries(userId: number, query: DeliveryQuery): Promise<{ items: WebhookDelivery[]; nextCursor: string | null }> {
-    if (query.status && !(DELIVERY_STATUSES as readonly string[]).includes(query.status)) {
-      throw badRequest(`status must be one of ${DELIVERY_STATUSES.join(', ')}`);
-    }
+    const status = query.status || undefined;
+    if (status !== undefined && !isOneOf(DELIVERY_STATUSES, status)) throw badRequest(`status must be one of ${DELIVERY_STATUSES.join(', ')}`);
     const rows = await listDeliveries(this.database.db, {
       userId,
       ...(query.endpointId ? { endpointId: query.endpointId } : {}),
-      ...(query.status ? { status: query.status } : {}),
+      ...(status !== undefined ? { status } : {}),
       ...(query.eventType ? { eventType: query.eventType } : {}),
       ...(query.cursor ? { beforeSeq: decodeCursor(query.cursor) } : {}),
       limit: query.limit + 1,
@@ -311,7 +301,7 @@ export class WebhookService {
   async getDelivery(userId: number, deliveryId: string): Promise<WebhookDelivery & { attempts: DeliveryAttempt[] }> {
     const row = await findDelivery(this.database.db, userId, deliveryId);
     if (!row) throw notFound(`webhook delivery ${deliveryId}`);
-    return { ...toDelivery(row), attempts: (await listAttempts(this.database.db, row.id)).map(toAttempt) };
+    return { ...toDelivery(row), attempts: await listAttempts(this.database.db, row.id) };
   }
 
   private async sendAndReport(row: WebhookDeliveryRow): Promise<WebhookDelivery> {
@@ -319,7 +309,7 @@ export class WebhookService {
     return toDelivery((await findDeliveryBySeq(this.database.db, row.id)) ?? row);
   }
 
-  private async requireEndpoint(userId: number, id: string): Promise<WebhookEndpointRow> {
+  private async requireEndpoint(userId: number, id: string): Promise<StoredWebhookEndpoint> {
     const row = await findEndpoint(this.database.db, userId, id);
     if (!row) throw notFound(`webhook endpoint ${id}`);
     return row;
@@ -331,8 +321,8 @@ export class WebhookService {
   }
 }
 
-function requireEnabled(endpoint: WebhookEndpointRow): void {
-  if (endpoint.enabled !== 1) throw conflict(`webhook endpoint ${endpoint.id} is disabled: enable it first (PATCH with {"enabled": true})`);
+function requireEnabled(endpoint: StoredWebhookEndpoint): void {
+  if (!endpoint.enabled) throw conflict(`webhook endpoint ${endpoint.id} is disabled: enable it first (PATCH with {"enabled": true})`);
 }
 
 function normalizeDescription(value: string | null | undefined): string | null {
@@ -341,16 +331,8 @@ function normalizeDescription(value: string | null | undefined): string | null {
   return value;
 }
 
-export function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    url: row.url,
-    description: row.description,
-    eventPatterns: JSON.parse(row.event_patterns) as string[],
-    enabled: row.enabled === 1,
-    verifiedAt: row.verified_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+/** The endpoint without what only the server reads (its sealed secrets). */
+export function toEndpoint(endpoint: StoredWebhookEndpoint): WebhookEndpoint {
+  const { id, userId, url, description, eventPatterns, enabled, verifiedAt, createdAt, updatedAt } = endpoint;
+  return { id, userId, url, description, eventPatterns, enabled, verifiedAt, createdAt, updatedAt };
 }

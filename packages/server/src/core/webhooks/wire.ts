@@ -8,7 +8,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { EventRecord } from '../events.ts';
 import type { SecretBox } from './secret-box.ts';
-import type { WebhookEndpointRow } from '../../store/schema.ts';
+import type { StoredWebhookEndpoint } from '../model.ts';
 
 export interface WireEvent {
   id: string;
@@ -25,10 +25,10 @@ export function toWireEvent(event: EventRecord): WireEvent {
 }
 
 /** The secrets that sign now: the current one, and the previous one while its grace period lasts. */
-export function signingSecrets(endpoint: WebhookEndpointRow, box: SecretBox, now: Date): string[] {
-  const secrets = [box.open(endpoint.secret_ciphertext, endpoint.id)];
-  const previousValid = endpoint.previous_secret_expires_at !== null && Date.parse(endpoint.previous_secret_expires_at) > now.getTime();
-  if (endpoint.previous_secret_ciphertext && previousValid) secrets.push(box.open(endpoint.previous_secret_ciphertext, endpoint.id));
+export function signingSecrets(endpoint: StoredWebhookEndpoint, box: SecretBox, now: Date): string[] {
+  const secrets = [box.open(endpoint.secretCiphertext, endpoint.id)];
+  const previousValid = endpoint.previousSecretExpiresAt !== null && Date.parse(endpoint.previousSecretExpiresAt) > now.getTime();
+  if (endpoint.previousSecretCiphertext && previousValid) secrets.push(box.open(endpoint.previousSecretCiphertext, endpoint.id));
   return secrets;
 }
 

@@ -1,6 +1,7 @@
 /** The spec's API key record and create/update body, and the mapping from the core's key. */
 import { Type, type Static } from 'typebox';
 import type { ApiKey, CreatedApiKey } from '../../../core/api-keys.ts';
+import { StringEnum } from '../../schemas/common.ts';
 
 const DateTimeOrNull = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
@@ -9,7 +10,7 @@ export const ApiKeyRecord = Type.Object(
     id: Type.Integer(),
     key_prefix: Type.String({ description: 'The first characters of the key, to recognise it' }),
     user_id: Type.Integer(),
-    status: Type.Union([Type.String({ description: '"active" or "expired"' }), Type.Null()]),
+    status: Type.Union([StringEnum(['active', 'expired']), Type.Null()]),
     created_at: DateTimeOrNull,
     expires_at: DateTimeOrNull,
     description: Type.Union([Type.String(), Type.Null()]),

@@ -37,7 +37,7 @@ export function registerAppUrl(app: App, { services, requireAuth }: RouteContext
         vm_id: vm.id,
         session_id: session.id,
         status: vm.status === 'active' ? 'active' : 'killed',
-        expires_in_seconds: status.expires_in_seconds ?? 0,
+        expires_in_seconds: status.expiresInSeconds ?? 0,
       };
     },
   );

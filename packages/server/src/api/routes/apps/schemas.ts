@@ -1,5 +1,6 @@
 /** Schemas of app URLs and shares. */
 import { Type, type Static } from 'typebox';
+import { StringEnum } from '../../schemas/common.ts';
 
 export const PortNumber = Type.Integer({ minimum: 1, maximum: 65535, description: 'TCP port inside the VM, 1 to 65535' });
 
@@ -11,7 +12,7 @@ export const AppUrlResponse = Type.Object(
     port: Type.Integer(),
     vm_id: Type.String(),
     session_id: Type.String(),
-    status: Type.String({ description: 'VM status: active, or killed (also after expiry)' }),
+    status: StringEnum(['active', 'killed'], { description: 'VM status (killed also after expiry)' }),
     expires_in_seconds: Type.Number({ description: 'Seconds until the VM is killed; 0 when it is no longer running' }),
   },
   { $id: 'AppUrlResponse', title: 'AppUrlResponse' },

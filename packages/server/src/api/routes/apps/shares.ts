@@ -1,9 +1,10 @@
 /** /v1/shares: make a session's port reachable by others through the preview proxy, list, read, revoke. */
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import type { ShareView } from '../../../core/shares.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { ShareIdParams, type ShareCreateBody } from './schemas.ts';
+import { ShareIdParams, type Share, type ShareCreateBody } from './schemas.ts';
 
 const SCHEME =
   'A public share lets anyone open the port. A private share hands out a signed, expiring link (`url`, `direct_url`): the first request with it sets an HttpOnly cookie scoped to that preview and redirects to the same address without the token, so pages, assets and WebSockets all work in a browser. Deleting the share revokes links and cookies at once.';
@@ -31,7 +32,7 @@ export function registerShareRoutes(app: App, { services, requireAuth }: RouteCo
         isPublic: body.is_public,
         expiresInSeconds: body.expires_in_seconds ?? null,
       });
-      return reply.code(201).send(share);
+      return reply.code(201).send(toShareResponse(share));
     },
   );
   app.get(
@@ -46,7 +47,7 @@ export function registerShareRoutes(app: App, { services, requireAuth }: RouteCo
       },
       preValidation: requireAuth,
     },
-    async (request) => ({ shares: await shares.list(principalOf(request), request.query.session_id) }),
+    async (request) => ({ shares: (await shares.list(principalOf(request), request.query.session_id)).map(toShareResponse) }),
   );
   app.get(
     '/v1/shares/:share_id',
@@ -60,7 +61,7 @@ export function registerShareRoutes(app: App, { services, requireAuth }: RouteCo
       },
       preValidation: requireAuth,
     },
-    async (request) => shares.get(principalOf(request), request.params.share_id),
+    async (request) => toShareResponse(await shares.get(principalOf(request), request.params.share_id)),
   );
   app.delete(
     '/v1/shares/:share_id',
@@ -75,6 +76,20 @@ export function registerShareRoutes(app: App, { services, requireAuth }: RouteCo
       },
       preValidation: requireAuth,
     },
-    async (request) => shares.delete(principalOf(request), request.params.share_id),
+    async (request) => toShareResponse(await shares.delete(principalOf(request), request.params.share_id)),
   );
+}
+
+function toShareResponse({ share, url, directUrl, linkExpiresAt }: ShareView): Static<typeof Share> {
+  return {
+    share_id: share.id,
+    session_id: share.sessionId,
+    port: share.port,
+    is_public: share.isPublic,
+    url,
+    direct_url: directUrl,
+    link_expires_at: linkExpiresAt,
+    expires_at: share.expiresAt,
+    created_at: share.createdAt,
+  };
 }

@@ -1,6 +1,8 @@
 /** The audit entry record and the mapping from the core's entry. */
 import { Type, type Static } from 'typebox';
 import type { AuditRecord } from '../../../core/audit.ts';
+import { AUDIT_OUTCOMES, AUDIT_VIAS } from '../../../core/model.ts';
+import { StringEnum } from '../../schemas/common.ts';
 
 const StringOrNull = Type.Union([Type.String(), Type.Null()]);
 
@@ -9,10 +11,10 @@ export const AuditEventRecord = Type.Object(
     id: Type.Integer(),
     created_at: Type.String({ format: 'date-time' }),
     action: Type.String({ description: 'e.g. auth.sign_in, api_key.create, api_key.delete, webhook_endpoint.create, webhook_endpoint.rotate_secret' }),
-    outcome: Type.String({ description: 'success or failure (the status filter)' }),
+    outcome: StringEnum(AUDIT_OUTCOMES, { description: 'The status filter' }),
     user_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The acting user; null for a failed sign-in with an unknown username' }),
     username: Type.Union([Type.String(), Type.Null()], { description: "The acting user's name, or the username a sign-in attempted" }),
-    via: Type.String({ description: 'password, api_key, access_token, or system (the server or the admin command)' }),
+    via: StringEnum(AUDIT_VIAS, { description: 'system: the server or the admin command' }),
     api_key_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The key used, when via is api_key' }),
     target_type: StringOrNull,
     target_id: StringOrNull,

@@ -1,7 +1,8 @@
 /** POST /execute_async and /v1/execute_async: start a run and answer its task id at once. */
 import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
-import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { EXECUTION_STATUSES } from '../../../core/model.ts';
+import { authedResponses, BEARER_OR_API_KEY, StringEnum } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { toExecuteRequest, type ExecuteCommandRequest } from './schemas.ts';
 
@@ -9,7 +10,7 @@ const AsyncResponse = Type.Object({
   task_id: Type.Integer({ description: 'Poll GET /v1/executions/{task_id} until is_complete' }),
   execution_id: Type.Integer(),
   session_id: Type.String(),
-  status: Type.String(),
+  status: StringEnum(EXECUTION_STATUSES),
 });
 
 export function registerExecuteAsync(app: App, { services, requireAuth }: RouteContext): void {
@@ -29,7 +30,7 @@ export function registerExecuteAsync(app: App, { services, requireAuth }: RouteC
       async (request) => {
         const { record, done } = await services.sandbox.executions.start(principalOf(request), toExecuteRequest(request.body), 'async');
         done.catch((error: unknown) => request.log.error({ err: error, 'execution.id': record.id }, 'async execution failed to record'));
-        return { task_id: record.id, execution_id: record.id, session_id: record.session_id, status: record.status };
+        return { task_id: record.id, execution_id: record.id, session_id: record.sessionId, status: record.status };
       },
     );
   }

@@ -38,7 +38,7 @@ export function registerKill(app: App, { services, requireAuth }: RouteContext):
       if (!isUuid(sessionId)) throw new AppError('BAD_REQUEST', `invalid session_id format: "${sessionId.slice(0, 64)}" is not a UUID`);
       const session = await services.sandbox.sessions.find(sessionId);
       if (!session) throw new AppError('NOT_FOUND', `session ${sessionId} not found`);
-      if (session.user_id !== principal.userId) throw new AppError('FORBIDDEN', 'you do not own this session');
+      if (session.userId !== principal.userId) throw new AppError('FORBIDDEN', 'you do not own this session');
       const vm = await services.sandbox.sessions.currentVm(session);
       if (!vm || (vm.status !== 'active' && vm.status !== 'starting')) throw new AppError('NOT_FOUND', `session ${sessionId} has no running VM`);
       const killed = await services.sandbox.vms.kill(principal, vm);

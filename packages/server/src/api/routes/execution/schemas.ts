@@ -1,16 +1,15 @@
 /** The execute request, its sync answer, and the execution (task) record. */
 import { Type, type Static } from 'typebox';
 import { InputError } from '../../../core/errors.ts';
-import type { ExecuteRequest, Language } from '../../../core/executions.ts';
-import type { ExecutionRow } from '../../../store/schema.ts';
+import type { ExecuteRequest } from '../../../core/executions.ts';
+import { EXECUTION_MODES, EXECUTION_STATUSES, LANGUAGES, type Execution } from '../../../core/model.ts';
+import { StringEnum } from '../../schemas/common.ts';
 
 export const ExecuteCommandRequest = Type.Object(
   {
     command: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'A command (bash) or code; `code` is the same field for code' })),
     code: Type.Optional(Type.String({ maxLength: 1_000_000 })),
-    language: Type.Unsafe<Language>({
-      type: 'string',
-      enum: ['python', 'bash', 'node'],
+    language: StringEnum(LANGUAGES, {
       default: 'python',
       description: 'python runs in the session\'s stateful interpreter (variables survive between calls); bash and node run a fresh process',
     }),
@@ -31,7 +30,7 @@ export const ExecuteResponse = Type.Object(
     execution_id: Type.Integer(),
     session_id: Type.String(),
     vm_id: Type.Union([Type.String(), Type.Null()]),
-    status: Type.String({ description: 'completed, failed or timeout' }),
+    status: StringEnum(EXECUTION_STATUSES, { description: 'completed, failed or timeout (queued and running only in task records)' }),
     stdout_truncated: Type.Boolean(),
     stderr_truncated: Type.Boolean(),
   },
@@ -44,10 +43,10 @@ export const TaskRecord = Type.Object(
     task_id: Type.Integer({ description: 'Same as id (the async answer calls it task_id)' }),
     session_id: Type.String(),
     vm_id: Type.Union([Type.String(), Type.Null()]),
-    mode: Type.String({ description: 'sync or async' }),
-    language: Type.String(),
+    mode: StringEnum(EXECUTION_MODES),
+    language: StringEnum(LANGUAGES),
     code: Type.String({ description: 'The code or command (first 64 KiB)' }),
-    status: Type.String({ description: 'queued, running, completed, failed or timeout' }),
+    status: StringEnum(EXECUTION_STATUSES),
     is_complete: Type.Boolean(),
     exit_code: Type.Union([Type.Integer(), Type.Null()]),
     error: Type.Union([Type.String(), Type.Null()]),
@@ -77,43 +76,43 @@ export function toExecuteRequest(body: Static<typeof ExecuteCommandRequest>): Ex
 
 const COMPLETE = new Set(['completed', 'failed', 'timeout']);
 
-export function toExecuteResponse(row: ExecutionRow): Static<typeof ExecuteResponse> {
+export function toExecuteResponse(execution: Execution): Static<typeof ExecuteResponse> {
   return {
-    stdout: row.stdout,
-    stderr: row.stderr,
-    exit_code: row.exit_code,
-    execution_time: row.execution_time,
-    cpu_time: row.cpu_time,
-    execution_id: row.id,
-    session_id: row.session_id,
-    vm_id: row.vm_id,
-    status: row.status,
-    stdout_truncated: row.stdout_truncated === 1,
-    stderr_truncated: row.stderr_truncated === 1,
+    stdout: execution.stdout,
+    stderr: execution.stderr,
+    exit_code: execution.exitCode,
+    execution_time: execution.executionTime,
+    cpu_time: execution.cpuTime,
+    execution_id: execution.id,
+    session_id: execution.sessionId,
+    vm_id: execution.vmId,
+    status: execution.status,
+    stdout_truncated: execution.stdoutTruncated,
+    stderr_truncated: execution.stderrTruncated,
   };
 }
 
-export function toTaskRecord(row: ExecutionRow): Static<typeof TaskRecord> {
+export function toTaskRecord(execution: Execution): Static<typeof TaskRecord> {
   return {
-    id: row.id,
-    task_id: row.id,
-    session_id: row.session_id,
-    vm_id: row.vm_id,
-    mode: row.mode,
-    language: row.language,
-    code: row.source,
-    status: row.status,
-    is_complete: COMPLETE.has(row.status),
-    exit_code: row.exit_code,
-    error: row.error,
-    serialized_stdout: row.stdout,
-    serialized_stderr: row.stderr,
-    stdout_truncated: row.stdout_truncated === 1,
-    stderr_truncated: row.stderr_truncated === 1,
-    execution_time: row.execution_time,
-    cpu_time: row.cpu_time,
-    created_at: row.created_at,
-    started_at: row.started_at,
-    completed_at: row.completed_at,
+    id: execution.id,
+    task_id: execution.id,
+    session_id: execution.sessionId,
+    vm_id: execution.vmId,
+    mode: execution.mode,
+    language: execution.language,
+    code: execution.source,
+    status: execution.status,
+    is_complete: COMPLETE.has(execution.status),
+    exit_code: execution.exitCode,
+    error: execution.error,
+    serialized_stdout: execution.stdout,
+    serialized_stderr: execution.stderr,
+    stdout_truncated: execution.stdoutTruncated,
+    stderr_truncated: execution.stderrTruncated,
+    execution_time: execution.executionTime,
+    cpu_time: execution.cpuTime,
+    created_at: execution.createdAt,
+    started_at: execution.startedAt,
+    completed_at: execution.completedAt,
   };
 }

@@ -38,7 +38,7 @@ export function registerCreateSession(app: App, { services, requireAuth }: Route
           request.log.warn({ err: error, 'session.id': session.id }, 'prewarm failed; the first execute will try again');
         });
       }
-      return toSessionCreateResponse(session, null, session.prewarm === 1);
+      return toSessionCreateResponse(session, session.prewarm);
     },
   );
 }

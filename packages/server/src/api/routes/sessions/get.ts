@@ -19,6 +19,25 @@ export function registerGetSession(app: App, { services, requireAuth }: RouteCon
       },
       preValidation: requireAuth,
     },
-    async (request) => services.sandbox.sessions.info(principalOf(request), request.params.session_id),
+    async (request) => {
+      const { session, vm, alive, expiresInSeconds } = await services.sandbox.sessions.status(principalOf(request), request.params.session_id);
+      return {
+        session_id: session.id,
+        user_id: session.userId,
+        status: alive ? 'active' : 'idle',
+        created_at: session.createdAt,
+        last_activity_at: session.lastActivityAt,
+        vm_lifetime_seconds: session.vmLifetimeSeconds,
+        memory_mb: session.memoryMb,
+        vcpu_count: session.vcpuCount,
+        metadata: session.metadata,
+        env_keys: Object.keys(session.env),
+        prewarm: session.prewarm,
+        vm_id: vm?.id ?? null,
+        vm_status: vm?.status ?? null,
+        vm_alive: alive,
+        expires_in_seconds: expiresInSeconds,
+      };
+    },
   );
 }

@@ -41,10 +41,23 @@ export function registerListSandboxes(app: App, { services, requireAuth }: Route
       },
       preValidation: requireAuth,
     },
-    async (request) =>
-      services.sandbox.sessions.listSandboxes(principalOf(request), {
+    async (request) => {
+      const sandboxes = await services.sandbox.sessions.listSandboxes(principalOf(request), {
         metadata: parseMetadataFilter(request.query.metadata),
         limit: request.query.limit,
-      }),
+      });
+      return sandboxes.map(({ vm, metadata }) => ({
+        sandbox_id: vm.id,
+        template_id: vm.templateId,
+        name: metadata.name ?? `sandbox-${vm.templateId}`,
+        metadata,
+        started_at: vm.startedAt ?? vm.createdAt,
+        end_at: vm.status === 'killed' ? vm.endedAt : vm.expiresAt,
+        status: vm.status,
+        session_id: vm.sessionId,
+        vcpu_count: vm.vcpuCount,
+        memory_mb: vm.memoryMb,
+      }));
+    },
   );
 }

@@ -1,6 +1,8 @@
 /** Schemas of sessions, VMs and sandboxes (the spec's fields, plus a few documented extras). */
 import { Type, type Static } from 'typebox';
-import type { SessionRow, VmRow } from '../../../store/schema.ts';
+import { VM_END_REASONS, VM_STATUSES, type Session, type Vm } from '../../../core/model.ts';
+import type { SessionStatus } from '../../../core/sessions.ts';
+import { StringEnum } from '../../schemas/common.ts';
 
 export const VCPU_COUNTS = [1, 2, 4, 6, 8] as const;
 
@@ -33,7 +35,7 @@ export type SessionCreateBody = Static<typeof SessionCreateRequest>;
 export const SessionCreateResponse = Type.Object(
   {
     session_id: Type.String({ format: 'uuid' }),
-    status: Type.String({ description: '"created" (no VM yet), "starting" (prewarm under way) or "active"' }),
+    status: StringEnum(['created', 'starting', 'active'], { description: '"created" (no VM yet), "starting" (prewarm under way) or "active"' }),
     created_at: Type.String({ format: 'date-time' }),
     vm_id: Type.Union([Type.String(), Type.Null()]),
     vm_lifetime_seconds: Type.Integer(),
@@ -51,7 +53,7 @@ export const SessionStatusResponse = Type.Object(
     exists: Type.Boolean(),
     vm_assigned: Type.Boolean(),
     vm_alive: Type.Boolean(),
-    vm_status: Type.Union([Type.String(), Type.Null()]),
+    vm_status: Type.Union([StringEnum(VM_STATUSES), Type.Null()]),
     vm_id: Type.Union([Type.String(), Type.Null()]),
     uptime_seconds: Type.Union([Type.Number(), Type.Null()]),
     expires_in_seconds: Type.Union([Type.Number(), Type.Null()]),
@@ -68,7 +70,7 @@ export const SandboxInfoSchema = Type.Object(
     metadata: Type.Record(Type.String(), Type.String()),
     started_at: Type.String({ format: 'date-time' }),
     end_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    status: Type.String(),
+    status: StringEnum(VM_STATUSES),
     session_id: Type.Union([Type.String(), Type.Null()]),
     vcpu_count: Type.Integer(),
     memory_mb: Type.Integer(),
@@ -80,8 +82,8 @@ export const VmRecord = Type.Object(
   {
     vm_id: Type.String(),
     session_id: Type.Union([Type.String(), Type.Null()]),
-    status: Type.String({ description: '"starting", "active" or "killed"' }),
-    end_reason: Type.Union([Type.String({ description: 'killed, expired, crashed, failed or server_restart' }), Type.Null()]),
+    status: StringEnum(VM_STATUSES, { description: 'A killed VM ended for the reason in end_reason' }),
+    end_reason: Type.Union([StringEnum(VM_END_REASONS, { description: 'Why the VM ended (null while it runs)' }), Type.Null()]),
     vcpu_count: Type.Integer(),
     memory_mb: Type.Integer(),
     vm_lifetime_seconds: Type.Integer(),
@@ -101,36 +103,50 @@ export const SessionIdParams = Type.Object({ session_id: Type.String({ minLength
 
 export const SESSION_SCHEMAS = [SessionCreateRequest, SessionCreateResponse, SessionStatusResponse, SandboxInfoSchema, VmRecord];
 
-export function toVmRecord(vm: VmRow, now: Date): Static<typeof VmRecord> {
+export function toVmRecord(vm: Vm, now: Date): Static<typeof VmRecord> {
   return {
     vm_id: vm.id,
-    session_id: vm.session_id,
+    session_id: vm.sessionId,
     status: vm.status,
-    end_reason: vm.end_reason,
-    vcpu_count: vm.vcpu_count,
-    memory_mb: vm.memory_mb,
-    vm_lifetime_seconds: vm.lifetime_seconds,
-    template_id: vm.template_id,
-    node_id: vm.node_id,
+    end_reason: vm.endReason,
+    vcpu_count: vm.vcpuCount,
+    memory_mb: vm.memoryMb,
+    vm_lifetime_seconds: vm.lifetimeSeconds,
+    template_id: vm.templateId,
+    node_id: vm.nodeId,
     vm_ip: vm.ip,
-    created_at: vm.created_at,
-    started_at: vm.started_at,
-    expires_at: vm.expires_at,
-    ended_at: vm.ended_at,
-    expires_in_seconds: vm.status === 'killed' ? 0 : Math.max(0, Math.round((Date.parse(vm.expires_at) - now.getTime()) / 10) / 100),
+    created_at: vm.createdAt,
+    started_at: vm.startedAt,
+    expires_at: vm.expiresAt,
+    ended_at: vm.endedAt,
+    expires_in_seconds: vm.status === 'killed' ? 0 : Math.max(0, Math.round((Date.parse(vm.expiresAt) - now.getTime()) / 10) / 100),
   };
 }
 
-export function toSessionCreateResponse(session: SessionRow, vm: { id: string; status: string } | null, starting: boolean) {
+export function toSessionStatus(status: SessionStatus): Static<typeof SessionStatusResponse> {
+  return {
+    session_id: status.session.id,
+    exists: true,
+    vm_assigned: status.vm !== null,
+    vm_alive: status.alive,
+    vm_status: status.vm?.status ?? null,
+    vm_id: status.vm?.id ?? null,
+    uptime_seconds: status.uptimeSeconds,
+    expires_in_seconds: status.expiresInSeconds,
+    created_at: status.session.createdAt,
+  };
+}
+
+export function toSessionCreateResponse(session: Session, starting: boolean): Static<typeof SessionCreateResponse> {
   return {
     session_id: session.id,
-    status: vm?.status === 'active' ? 'active' : starting ? 'starting' : 'created',
-    created_at: session.created_at,
-    vm_id: vm?.id ?? null,
-    vm_lifetime_seconds: session.vm_lifetime_seconds,
-    memory_mb: session.memory_mb,
-    vcpu_count: session.vcpu_count,
-    metadata: JSON.parse(session.metadata) as Record<string, string>,
-    prewarm: session.prewarm === 1,
+    status: starting ? 'starting' : 'created',
+    created_at: session.createdAt,
+    vm_id: null,
+    vm_lifetime_seconds: session.vmLifetimeSeconds,
+    memory_mb: session.memoryMb,
+    vcpu_count: session.vcpuCount,
+    metadata: session.metadata,
+    prewarm: session.prewarm,
   };
 }

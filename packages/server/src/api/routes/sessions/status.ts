@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { SessionIdParams } from './schemas.ts';
+import { SessionIdParams, toSessionStatus } from './schemas.ts';
 
 export function registerSessionStatus(app: App, { services, requireAuth }: RouteContext): void {
   app.get(
@@ -19,6 +19,6 @@ export function registerSessionStatus(app: App, { services, requireAuth }: Route
       },
       preValidation: requireAuth,
     },
-    async (request) => services.sandbox.sessions.status(principalOf(request), request.params.session_id),
+    async (request) => toSessionStatus(await services.sandbox.sessions.status(principalOf(request), request.params.session_id)),
   );
 }

@@ -19,18 +19,28 @@ export function registerSessionUsage(app: App, { services, requireAuth }: RouteC
       },
       preValidation: requireAuth,
     },
-    async (request) =>
-      services.sandbox.sessions.usage(principalOf(request), request.params.session_id, async (vm) => {
+    async (request) => {
+      const usage = await services.sandbox.sessions.usage(principalOf(request), request.params.session_id, async (vm) => {
         const agent = services.sandbox.vms.agentOf(vm);
-        if (!agent) return null;
-        const usage = await agent.usage();
-        return {
-          cpu_seconds: usage.cpu.busySeconds,
-          memory_total_mb: Math.round(usage.memory.totalBytes / 1048576),
-          memory_used_mb: Math.round(usage.memory.usedBytes / 1048576),
-          uptime_seconds: usage.uptimeSeconds,
-          load_average: usage.loadAverage,
-        };
-      }),
+        return agent ? agent.usage() : null;
+      });
+      return {
+        session_id: usage.session.id,
+        executions: usage.executions,
+        cpu_seconds: usage.cpuSeconds,
+        execution_seconds: usage.executionSeconds,
+        vcpu_count: usage.session.vcpuCount,
+        memory_mb: usage.session.memoryMb,
+        vm_id: usage.vm?.id ?? null,
+        vm_status: usage.vm?.status ?? null,
+        vm: usage.live && {
+          cpu_seconds: usage.live.cpu.busySeconds,
+          memory_total_mb: Math.round(usage.live.memory.totalBytes / 1048576),
+          memory_used_mb: Math.round(usage.live.memory.usedBytes / 1048576),
+          uptime_seconds: usage.live.uptimeSeconds,
+          load_average: usage.live.loadAverage,
+        },
+      };
+    },
   );
 }

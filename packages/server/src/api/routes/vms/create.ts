@@ -42,9 +42,9 @@ export function registerCreateVm(app: App, { services, requireAuth }: RouteConte
       const principal = principalOf(request);
       const session = await services.sandbox.sessions.getOwned(principal, body.session_id);
       const { vm } = await services.sandbox.vms.createForSession(principal, session, {
-        vcpuCount: body.vcpu_count ?? session.vcpu_count,
-        memoryMb: body.memory_mb ?? session.memory_mb,
-        lifetimeSeconds: body.vm_lifetime_seconds ?? session.vm_lifetime_seconds,
+        vcpuCount: body.vcpu_count ?? session.vcpuCount,
+        memoryMb: body.memory_mb ?? session.memoryMb,
+        lifetimeSeconds: body.vm_lifetime_seconds ?? session.vmLifetimeSeconds,
       });
       return toVmRecord(vm, services.clock.now());
     },

@@ -22,7 +22,7 @@ export function registerDeleteVm(app: App, { services, requireAuth }: RouteConte
       const principal = principalOf(request);
       const vm = await services.sandbox.vms.getOwned(principal, request.params.vm_id);
       const killed = await services.sandbox.vms.kill(principal, vm);
-      return { success: true, message: `VM ${killed.id} killed`, vm_id: killed.id, session_id: killed.session_id };
+      return { success: true, message: `VM ${killed.id} killed`, vm_id: killed.id, session_id: killed.sessionId };
     },
   );
 }

@@ -1,7 +1,8 @@
 /** GET /v1/vms: the caller's VMs, newest first. */
 import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
-import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { VM_STATUSES } from '../../../core/model.ts';
+import { authedResponses, BEARER_OR_API_KEY, StringEnum } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { toVmRecord } from '../sessions/schemas.ts';
 
@@ -14,7 +15,7 @@ export function registerListVms(app: App, { services, requireAuth }: RouteContex
         summary: "List the caller's VMs",
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({
-          status: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['starting', 'active', 'killed'] })),
+          status: Type.Optional(StringEnum(VM_STATUSES)),
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
         }),
         response: authedResponses({ 200: Type.Array(Type.Ref('VmRecord')) }),

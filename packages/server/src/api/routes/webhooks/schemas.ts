@@ -1,6 +1,8 @@
 /** Webhook endpoint, delivery, rotation and verification shapes, and the mappings from the core's records. */
 import { Type, type Static } from 'typebox';
+import { DELIVERY_STATUSES } from '../../../core/model.ts';
 import type { DeliveryAttempt, WebhookDelivery } from '../../../core/webhooks/deliveries.ts';
+import { StringEnum } from '../../schemas/common.ts';
 import type { CreatedWebhookEndpoint, VerificationResult, WebhookEndpoint } from '../../../core/webhooks/webhook-service.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
@@ -40,7 +42,7 @@ export const WebhookDeliveryRecord = Type.Object(
     event_id: Type.Union([Type.String(), Type.Null()], { description: 'The event id: also the webhook-id header, the same on every retry and replay' }),
     event_type: Type.String(),
     event_group: Type.Union([Type.String(), Type.Null()], { description: 'The event family: the part of event_type before the first dot' }),
-    status: Type.String({ description: 'pending, delivering, succeeded or failed' }),
+    status: StringEnum(DELIVERY_STATUSES),
     scheduled_attempt: Type.Integer({ description: 'The attempt due next while pending; the last attempt made once succeeded or failed' }),
     next_retry_at: Type.Union([DateTime, Type.Null()], { description: 'When the scheduled attempt is due; null once final' }),
     last_attempt_at: DateTimeOrNull,

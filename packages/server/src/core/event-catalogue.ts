@@ -1,0 +1,67 @@
+/**
+ * The one catalogue of events: each type with the schema of its payload (`data`). `recordEvent` accepts only
+ * these types, each with its own payload shape, so an emitter cannot invent a type or drop a field, and
+ * `docs/events.md` is checked against this table by a test (`test/events-doc.test.ts`). Add an event here and
+ * in the doc together. Payload fields may be added over time; none is removed or changes meaning.
+ */
+import { Type, type Static, type TSchema } from 'typebox';
+import { LANGUAGES } from './model.ts';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const DateTime = Type.String({ format: 'date-time' });
+/** A string from a fixed list (the doc lists the values after "one of"). */
+const OneOf = <const T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
+
+/** The fields every "a VM ended" event carries; `reason` is the VM record's `end_reason`. */
+const vmEnded = <const R extends string>(reasons: readonly R[]) =>
+  Type.Object({ vm_id: Type.String(), session_id: Nullable(Type.String()), reason: OneOf(reasons), ended_at: DateTime });
+
+const executionOutcome = <const S extends string>(statuses: readonly S[]) =>
+  Type.Object({
+    execution_id: Type.Integer(),
+    session_id: Type.String(),
+    vm_id: Nullable(Type.String()),
+    language: OneOf(LANGUAGES),
+    status: OneOf(statuses),
+    exit_code: Nullable(Type.Integer()),
+    error: Nullable(Type.String()),
+    execution_time: Type.Number(),
+  });
+
+export const EVENT_CATALOGUE = {
+  'session.created': Type.Object({
+    session_id: Type.String({ format: 'uuid' }),
+    vm_lifetime_seconds: Type.Integer(),
+    memory_mb: Type.Integer(),
+    vcpu_count: Type.Integer(),
+    metadata: Type.Record(Type.String(), Type.String()),
+    prewarm: Type.Boolean(),
+  }),
+  'vm.started': Type.Object({
+    vm_id: Type.String(),
+    session_id: Type.String(),
+    vcpu_count: Type.Integer(),
+    memory_mb: Type.Integer(),
+    template_id: Type.String(),
+    started_at: DateTime,
+    expires_at: DateTime,
+  }),
+  'vm.failed': Type.Object({ vm_id: Type.String(), session_id: Type.String(), error: Type.String() }),
+  'vm.killed': vmEnded(['killed', 'server_restart']),
+  'vm.expired': vmEnded(['expired']),
+  'vm.crashed': vmEnded(['crashed']),
+  'execution.completed': executionOutcome(['completed']),
+  'execution.failed': executionOutcome(['failed', 'timeout']),
+  'file.uploaded': Type.Object({ session_id: Type.String(), vm_id: Type.String(), path: Type.String(), size: Nullable(Type.Integer()), recursive: Type.Boolean() }),
+  'share.created': Type.Object({ share_id: Type.String(), session_id: Type.String(), port: Type.Integer(), is_public: Type.Boolean(), expires_at: Nullable(DateTime) }),
+  'share.revoked': Type.Object({ share_id: Type.String(), session_id: Type.String(), port: Type.Integer() }),
+  'api_key.created': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String(), description: Nullable(Type.String()), expires_at: Nullable(DateTime) }),
+  'api_key.deleted': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String() }),
+  'webhook.test': Type.Object({ endpoint_id: Type.String(), message: Type.String() }),
+} as const;
+
+export type EventCatalogue = typeof EVENT_CATALOGUE;
+export type EventType = keyof EventCatalogue;
+export type EventPayload<T extends EventType> = Static<EventCatalogue[T]>;
+
+export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];

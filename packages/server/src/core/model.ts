@@ -1,0 +1,211 @@
+/**
+ * The domain records the core works with and the store returns: sessions, VMs and executions, with every
+ * status, mode, language and end reason as a closed union. The store parses JSON columns and 0/1 booleans
+ * into these once (`src/store/*-store.ts`); the API shapes them into responses. Each union has its list of
+ * values beside it, so route schemas can publish them and validation can check them.
+ */
+
+/** Lifecycle of a VM record: `starting` (reserved, being restored), `active`, `killed` (ended, `endReason` says why). */
+export const VM_STATUSES = ['starting', 'active', 'killed'] as const;
+export type VmStatus = (typeof VM_STATUSES)[number];
+
+/** Statuses that hold resources (count against quotas) and that the engine may still be running. */
+export const LIVE_VM_STATUSES = ['starting', 'active'] as const satisfies readonly VmStatus[];
+
+/**
+ * Why a VM ended: `killed` on request, `expired` at the end of its lifetime, `crashed` (its hypervisor died or
+ * its set-up failed after it was handed out), `failed` (it never started), `server_restart` (it did not
+ * survive a restart of its server).
+ */
+export const VM_END_REASONS = ['killed', 'expired', 'crashed', 'failed', 'server_restart'] as const;
+export type VmEndReason = (typeof VM_END_REASONS)[number];
+
+/** Lifecycle of an execution record; the first two are in flight, the rest final. */
+export const EXECUTION_STATUSES = ['queued', 'running', 'completed', 'failed', 'timeout'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
+export const IN_FLIGHT_EXECUTION_STATUSES = ['queued', 'running'] as const satisfies readonly ExecutionStatus[];
+
+/** `sync`: the caller waited (POST /execute); `async`: it got a task id at once. */
+export const EXECUTION_MODES = ['sync', 'async'] as const;
+export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+
+/** python runs in the session's stateful interpreter; bash and node run a fresh process. */
+export const LANGUAGES = ['python', 'bash', 'node'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/** What a new session asks for (the request's fields, defaults applied). */
+export interface SessionSpec {
+  vmLifetimeSeconds: number;
+  memoryMb: number;
+  vcpuCount: number;
+  metadata: Record<string, string>;
+  /** Never logged or returned. */
+  env: Record<string, string>;
+  prewarm: boolean;
+}
+
+/** A user's handle on "a sandbox over time", bound to at most one VM at a time. */
+export interface Session extends SessionSpec {
+  /** UUID v4. */
+  id: string;
+  userId: number;
+  currentVmId: string | null;
+  createdAt: string;
+  lastActivityAt: string;
+}
+
+/** A VM record: the history and state of one VM (the engine keeps the running process). */
+export interface Vm {
+  /** `vm-` + 16 base32 characters; also the guest's host name. */
+  id: string;
+  userId: number;
+  sessionId: string | null;
+  /** The sandboxd node that runs it. */
+  nodeId: string;
+  status: VmStatus;
+  /** Set once `status` is `killed`. */
+  endReason: VmEndReason | null;
+  vcpuCount: number;
+  memoryMb: number;
+  lifetimeSeconds: number;
+  /** The snapshot variant it was restored from, e.g. `snap2`. */
+  templateId: string;
+  ip: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  expiresAt: string;
+  endedAt: string | null;
+}
+
+/** One run of code or a command, and its outcome once final. */
+export interface Execution {
+  id: number;
+  userId: number;
+  sessionId: string;
+  vmId: string | null;
+  mode: ExecutionMode;
+  language: Language;
+  /** The code or command, cut to a bounded length. */
+  source: string;
+  status: ExecutionStatus;
+  exitCode: number | null;
+  error: string | null;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  /** Seconds. */
+  executionTime: number | null;
+  /** CPU seconds used by the code. */
+  cpuTime: number | null;
+}
+
+/** True for the values of a closed union (narrows text from outside, e.g. a query parameter). */
+export function isOneOf<const T extends string>(values: readonly T[], value: string): value is T {
+  return (values as readonly string[]).includes(value);
+}
+
+/** A stored API key: `deleted` keys are kept for the audit trail but never authenticate. */
+export const API_KEY_STATES = ['active', 'deleted'] as const;
+export type ApiKeyState = (typeof API_KEY_STATES)[number];
+
+/** Command-line login: `pending → approved → consumed`, `pending → denied`. */
+export const CLI_AUTH_STATUSES = ['pending', 'approved', 'denied', 'consumed'] as const;
+export type CliAuthStatus = (typeof CLI_AUTH_STATUSES)[number];
+
+/** A webhook delivery (see core/webhooks/deliveries.ts for the transitions). */
+export const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** How an audited actor proved who they are: a password sign-in, an API key, a bearer token, or none (the server itself, the admin CLI). */
+export const AUDIT_VIAS = ['password', 'api_key', 'access_token', 'system'] as const;
+export type AuditVia = (typeof AUDIT_VIAS)[number];
+
+export const AUDIT_OUTCOMES = ['success', 'failure'] as const;
+export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+
+/** A user account (the password hash stays in the store but for sign-in). */
+export interface User {
+  id: number;
+  username: string;
+  plan: string;
+  isAdmin: boolean;
+  createdAt: string;
+}
+
+/** A port of a session opened to others through the preview proxy. */
+export interface Share {
+  /** `shr_` + 20 base32 characters. */
+  id: string;
+  userId: number;
+  sessionId: string;
+  port: number;
+  /** Anyone may open it; otherwise only holders of a signed link (and the owner). */
+  isPublic: boolean;
+  createdAt: string;
+  /** Null: until the share is deleted. */
+  expiresAt: string | null;
+}
+
+/** An event of the outbox, as read back. */
+export interface EventRecord {
+  /** Outbox position (the SSE id). */
+  seq: number;
+  /** Public id, `evt_…`. */
+  id: string;
+  type: string;
+  group: string;
+  userId: number | null;
+  subjectId: string | null;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** A webhook endpoint as users see it. */
+export interface WebhookEndpoint {
+  id: string;
+  userId: number;
+  url: string;
+  description: string | null;
+  eventPatterns: string[];
+  enabled: boolean;
+  /** When a verification last got a 2xx answer. */
+  verifiedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A webhook endpoint with what only the server reads: its sealed signing secrets and its deletion. */
+export interface StoredWebhookEndpoint extends WebhookEndpoint {
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: string | null;
+  deletedAt: string | null;
+}
+
+/** One attempt to send a webhook delivery. */
+export interface DeliveryAttempt {
+  attempt: number;
+  startedAt: string;
+  durationMs: number;
+  httpStatus: number | null;
+  error: string | null;
+  succeeded: boolean;
+}
+
+/** An entry of the audit log. */
+export interface AuditRecord {
+  id: number;
+  createdAt: string;
+  action: string;
+  outcome: AuditOutcome;
+  actor: { userId: number | null; username: string | null; via: AuditVia; apiKeyId: number | null };
+  target: { type: string; id: string } | null;
+  sourceIp: string | null;
+  userAgent: string | null;
+  detail: Record<string, unknown> | null;
+}
