@@ -103,4 +103,21 @@ describe('a VM under hostile use', () => {
     assert.equal((await sh(engine, vmId, 'ls -a / /root | grep -c sandboxd-upload || true')).trim(), '0');
     await engine.kill(vmId);
   });
+
+  test('two clones of one snapshot differ in machine id, boot id and the terminal ids their agents draw', async () => {
+    const vmIds = ['vm-clone-1', 'vm-clone-2'];
+    await Promise.all(vmIds.map((vmId) => engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300 })));
+    const [a, b] = await Promise.all(
+      vmIds.map(async (vmId) => {
+        const probe = 'cat /proc/sys/kernel/random/boot_id; cat /etc/machine-id 2>/dev/null || echo missing';
+        const [bootId, machineId] = (await sh(engine, vmId, probe)).trim().split('\n');
+        return { bootId, machineId, terminalId: await checkTerminal(engine, vmId) };
+      }),
+    );
+    const shared = (['bootId', 'machineId', 'terminalId'] as const).filter((field) => a![field] === b![field]);
+    assert.deepEqual(shared, [], `the clones share ${shared.join(', ')}: ${JSON.stringify([a, b])}`);
+    assert.match(a!.machineId ?? '', /^[0-9a-f]{32}$/);
+    assert.match(a!.bootId ?? '', /^[0-9a-f-]{36}$/);
+    await Promise.all(vmIds.map((vmId) => engine.kill(vmId)));
+  });
 });
