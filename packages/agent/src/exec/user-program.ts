@@ -11,7 +11,7 @@
  *   or `cgroup.kill`. The agent's other threads move along for that moment (microseconds of CPU figures).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { ExecCgroup } from './cgroup-accounting.ts';
+import type { UserCgroup } from './user-cgroups.ts';
 
 const SCORE_PATH = '/proc/self/oom_score_adj';
 const USER_SCORE = '0';
@@ -35,7 +35,7 @@ function protectedScore(): string | null {
  * Runs `spawnChild` (a synchronous fork, as `child_process.spawn` does) so that the child starts with a user
  * program's OOM score and, when `cgroup` is given, inside that group.
  */
-export function startUserProgram<T>(spawnChild: () => T, cgroup: ExecCgroup | null = null): T {
+export function startUserProgram<T>(spawnChild: () => T, cgroup: UserCgroup | null = null): T {
   const score = protectedScore();
   if (score !== null) writeFileSync(SCORE_PATH, USER_SCORE);
   try {

@@ -8,6 +8,7 @@ import { AgentFailure } from '../http/agent-failure.ts';
 import type { PtyCreateRequest, PtyInfo } from '../protocol/messages.ts';
 import { resolveExecutable } from '../exec/resolve-executable.ts';
 import { kernelRandomBytes } from '../system/kernel-random.ts';
+import type { UserCgroup } from '../exec/user-cgroups.ts';
 import { Terminal } from './terminal.ts';
 
 export interface TerminalRegistryOptions {
@@ -18,6 +19,8 @@ export interface TerminalRegistryOptions {
   maxTerminals: number;
   /** Between SIGHUP and SIGKILL when a terminal is killed. */
   killGraceMs: number;
+  /** A cgroup for each terminal (limits, and a kill that reaches what left its process group). */
+  newCgroup?: () => UserCgroup | null;
 }
 
 export const DEFAULT_SCROLLBACK_BYTES = 64 * 1024;
@@ -47,6 +50,7 @@ export class TerminalRegistry {
       env,
       cwd,
       scrollbackBytes: request.scrollbackBytes ?? DEFAULT_SCROLLBACK_BYTES,
+      cgroup: this.options.newCgroup?.() ?? null,
     }).catch((error: Error) => {
       throw new AgentFailure('INTERNAL', error.message);
     });
