@@ -37,10 +37,15 @@ const CONTROLLERS = ['cpu', 'memory', 'pids'];
 /** What a group runs: names its directory. */
 export type UserProgramKind = 'exec' | 'python' | 'pty';
 
-/** A counter of a cgroup `*.events` or `*.stat` file (`name value` lines); 0 when absent. */
+/** A counter of a cgroup `*.events` or `*.stat` file's text (`name value` lines); 0 when absent. */
+function parseCounter(text: string, name: string): number {
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+}
+
+/** A counter of a cgroup file; 0 when the file or the counter is absent. */
 function readCounter(file: string, name: string): number {
   try {
-    return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'))?.[1] ?? 0);
+    return parseCounter(readFileSync(file, 'utf8'), name);
   } catch {
     return 0;
   }
@@ -71,10 +76,8 @@ export class UserCgroup {
   readCpu(): ExecCpuTime | null {
     try {
       const stat = readFileSync(join(this.dir, 'cpu.stat'), 'utf8');
-      const field = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
-      const userMs = field('user_usec') / 1000;
-      const systemMs = field('system_usec') / 1000;
-      return { userMs, systemMs, totalMs: field('usage_usec') / 1000 };
+      const ms = (name: string): number => parseCounter(stat, name) / 1000;
+      return { userMs: ms('user_usec'), systemMs: ms('system_usec'), totalMs: ms('usage_usec') };
     } catch {
       return null;
     }

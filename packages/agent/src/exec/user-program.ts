@@ -7,8 +7,9 @@
  * - OOM score: guest-init starts the agent at -1000, so the guest's OOM killer never ends it (the VM would be
  *   lost); user programs start at 0. Lowering the score back needs CAP_SYS_RESOURCE, which the agent has in a
  *   VM (root); where its own score is already 0 (tests on a host) nothing changes.
- * - cgroup: an execution's child is born in the execution's group, so nothing it forks escapes the accounting
- *   or `cgroup.kill`. The agent's other threads move along for that moment (microseconds of CPU figures).
+ * - cgroup: the child is born in its program's group (`user-cgroups.ts`), so nothing it forks escapes the
+ *   accounting, the limits or `cgroup.kill`. The agent's other threads move along for that moment (microseconds
+ *   of CPU figures; the task limit is not checked on a move, only on a fork).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { UserCgroup } from './user-cgroups.ts';
