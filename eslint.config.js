@@ -14,6 +14,23 @@ export default tseslint.config(
     },
   },
   {
+    // Clones of one snapshot share the agent's memory, so a generator seeded in it hands every clone the same
+    // values: the agent draws from the kernel instead (packages/agent/src/system/kernel-random.ts).
+    files: ['packages/agent/src/**/*.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use kernelRandomBytes (system/kernel-random.ts): clones share Math.random\'s state.' }],
+      'no-restricted-globals': ['error', { name: 'crypto', message: 'Use kernelRandomBytes (system/kernel-random.ts): clones share OpenSSL\'s generator state.' }],
+      'no-restricted-imports': [
+        'error',
+        ...['node:crypto', 'crypto'].map((name) => ({
+          name,
+          importNames: ['randomBytes', 'randomUUID', 'randomInt', 'randomFill', 'randomFillSync', 'getRandomValues', 'webcrypto'],
+          message: 'Use kernelRandomBytes (system/kernel-random.ts): clones share OpenSSL\'s generator state.',
+        })),
+      ],
+    },
+  },
+  {
     // Tests read untyped JSON responses; typing every body would add noise, not safety.
     files: ['**/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -1,10 +1,10 @@
 /**
- * Builds the agent: its services (exec accounting, Python kernels, privileged helper, identity), the route
+ * Builds the agent: its services (the user's cgroups, Python kernels, privileged helper, identity), the route
  * table and the HTTP/2 server that every link's sessions run on. `main.ts` picks the transport and runs it;
  * tests build an agent in-process and serve links of their own.
  */
 import { createServer, type Http2Server, type Http2Session } from 'node:http2';
-import { CgroupAccounting } from './exec/cgroup-accounting.ts';
+import { UserCgroups } from './exec/user-cgroups.ts';
 import { createExecRoute } from './exec/exec-route.ts';
 import { extractRoute } from './files/extract-route.ts';
 import { listRoute } from './files/list-route.ts';
@@ -38,7 +38,10 @@ export interface AgentConfig {
   systemChanges: boolean;
   /** The Python interpreter for kernels and the helper. */
   pythonCommand: string;
-  /** Parent directory of per-exec cgroups; undefined = `<cgroup2 mount>/sandboxd-exec`; null = no accounting. */
+  /**
+   * Parent of the cgroups of user programs (execs, interpreters, terminals); undefined = `<cgroup2 mount>/sandboxd-exec`;
+   * null = none (no CPU time, no limits).
+   */
   cgroupRoot: string | null | undefined;
   /** Start a spare Python interpreter at boot. */
   prestartPython: boolean;
@@ -72,9 +75,15 @@ export class Agent {
     readonly identity: AgentIdentity,
     readonly kernels: KernelPool,
     readonly helper: PrivilegedHelper,
-    readonly accounting: CgroupAccounting | null,
+    readonly cgroups: UserCgroups | null,
   ) {
-    this.terminals = new TerminalRegistry({ pythonCommand: config.pythonCommand, defaultCwd: config.home, maxTerminals: MAX_TERMINALS, killGraceMs: 2000 });
+    this.terminals = new TerminalRegistry({
+      pythonCommand: config.pythonCommand,
+      defaultCwd: config.home,
+      maxTerminals: MAX_TERMINALS,
+      killGraceMs: 2000,
+      newCgroup: () => cgroups?.group('pty') ?? null,
+    });
     this.http2 = createServer({
       settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: 1000 },
       maxSessionMemory: 64,
@@ -93,7 +102,7 @@ export class Agent {
 
   /** Prepares the services and starts the helper and the spare interpreter in the background. */
   static async create(config: AgentConfig): Promise<Agent> {
-    const accounting = config.cgroupRoot === null ? null : await CgroupAccounting.create(config.cgroupRoot);
+    const cgroups = config.cgroupRoot === null ? null : await UserCgroups.create(config.cgroupRoot);
     const kernels = new KernelPool({
       pythonCommand: config.pythonCommand,
       cwd: config.home,
@@ -102,9 +111,10 @@ export class Agent {
       markerWaitMs: 1000,
       prestart: config.prestartPython,
       maxContexts: 64,
+      newCgroup: () => cgroups?.group('python') ?? null,
     });
     const helper = new PrivilegedHelper({ pythonCommand: config.pythonCommand, dryRun: !config.systemChanges });
-    const agent = new Agent(config, new AgentIdentity(config.vmId), kernels, helper, accounting);
+    const agent = new Agent(config, new AgentIdentity(config.vmId), kernels, helper, cgroups);
     kernels.start();
     void helper.start().catch(() => undefined);
     return agent;
@@ -125,7 +135,7 @@ export class Agent {
     this.terminals.close();
     this.kernels.close();
     this.helper.stop();
-    await this.accounting?.dispose();
+    await this.cgroups?.dispose();
   }
 
   private handover(session: Http2Session): void {
@@ -133,7 +143,7 @@ export class Agent {
   }
 
   private buildRouter(): Router {
-    const { identity, kernels, helper, accounting, config } = this;
+    const { identity, kernels, helper, cgroups, config } = this;
     const pty = createPtyRoutes(this.terminals);
     const transferDir = config.transferDir;
     const transferShare = new TransferShare(
@@ -147,7 +157,7 @@ export class Agent {
     return new Router()
       .add('GET', ROUTES.hello, createHelloRoute(identity), control)
       .add('GET', ROUTES.ping, pingRoute, control)
-      .add('POST', ROUTES.exec, createExecRoute({ accounting, defaultShell: config.defaultShell, defaultCwd: config.home }), control)
+      .add('POST', ROUTES.exec, createExecRoute({ cgroups, defaultShell: config.defaultShell, defaultCwd: config.home }), control)
       .add('POST', ROUTES.pythonRun, createPythonRunRoute(kernels), null)
       .add('POST', ROUTES.pythonReset, createPythonResetRoute(kernels), control)
       .add('PUT', ROUTES.fileContent, writeRoute, null)

@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { ExecResult } from '../protocol/messages.ts';
-import type { ExecCgroup } from './cgroup-accounting.ts';
+import type { UserCgroup } from './user-cgroups.ts';
+import { AgentFailure } from '../http/agent-failure.ts';
 import { startUserProgram } from './user-program.ts';
 
 /** What to run and where output goes. */
@@ -18,7 +19,7 @@ export interface ExecProcessOptions {
   timeoutMs?: number;
   /** Keep stdin open for {@link ExecProcess.writeStdin}; otherwise it is /dev/null. */
   stdin: boolean;
-  cgroup: ExecCgroup | null;
+  cgroup: UserCgroup | null;
   onStdout(chunk: Buffer): void;
   onStderr(chunk: Buffer): void;
   /**
@@ -28,14 +29,23 @@ export interface ExecProcessOptions {
   stdioGraceMs?: number;
 }
 
+/**
+ * After the process exited, the most output still forwarded while the host reads slowly. What the process itself
+ * wrote before it ended is at most what its pipes held (`/proc/sys/fs/pipe-max-size`, 1 MiB each, by default);
+ * anything beyond comes from processes it left behind (a fork bomb's error messages, say), and waiting for the
+ * host to take all of that would tie the execution's end to theirs.
+ */
+const AFTER_EXIT_OUTPUT_BYTES = 2 * 1024 * 1024;
+
 /** A running execution. */
 export class ExecProcess {
-  /** Resolves once the process exited and its output was forwarded. Never rejects. */
+  /** Resolves once the process exited and its output was forwarded; rejects only when it could not start. */
   readonly result: Promise<ExecResult>;
   private readonly child: ChildProcess;
   private readonly startedAt = performance.now();
   private timedOut = false;
   private exited = false;
+  private bytesAfterExit = 0;
   private deadline: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: ExecProcessOptions) {
@@ -119,11 +129,16 @@ export class ExecProcess {
 
   private async run(): Promise<ExecResult> {
     const child = this.child;
-    const stdoutDone = this.forward(child.stdout as Readable, this.options.onStdout);
-    const stderrDone = this.forward(child.stderr as Readable, this.options.onStderr);
-    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.once('error', () => resolve({ code: null, signal: null }));
+    const stdoutDone = this.forward(child.stdout, this.options.onStdout);
+    const stderrDone = this.forward(child.stderr, this.options.onStderr);
+    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+      // A fork that failed (EAGAIN: the VM's process limit) has no exit to report: the execution fails.
+      child.once('error', (error) => reject(new AgentFailure('UNAVAILABLE', `cannot start ${this.options.argv[0]}: ${error.message}`)));
       child.once('exit', (code, signal) => resolve({ code, signal }));
+    }).catch((error: unknown) => {
+      if (this.deadline) clearTimeout(this.deadline);
+      void this.options.cgroup?.release();
+      throw error;
     });
     this.exited = true;
     const durationMs = performance.now() - this.startedAt;
@@ -135,9 +150,13 @@ export class ExecProcess {
     return { exitCode: exit.code, signal: exit.signal, timedOut: this.timedOut, durationMs, cpu };
   }
 
-  private forward(pipe: Readable, sink: (chunk: Buffer) => void): Promise<void> {
+  private forward(pipe: Readable | null, sink: (chunk: Buffer) => void): Promise<void> {
+    if (!pipe) return Promise.resolve();
     return new Promise((resolve) => {
-      pipe.on('data', (chunk: Buffer) => sink(chunk));
+      pipe.on('data', (chunk: Buffer) => {
+        if (this.exited) this.bytesAfterExit += chunk.length;
+        sink(chunk);
+      });
       pipe.once('close', resolve);
       pipe.on('error', () => undefined);
     });
@@ -150,8 +169,10 @@ export class ExecProcess {
     for (;;) {
       const finished = await Promise.race([all.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs))]);
       if (finished) return;
-      // Paused pipes mean the host is slow, not that a background job holds them: keep waiting.
-      if (this.child.stdout?.isPaused() || this.child.stderr?.isPaused()) continue;
+      // Paused pipes mean the host is slow, not that a background job holds them: keep waiting, for as much as the
+      // process itself can have left in its pipes.
+      const paused = this.child.stdout?.isPaused() || this.child.stderr?.isPaused();
+      if (paused && this.bytesAfterExit < AFTER_EXIT_OUTPUT_BYTES) continue;
       for (const pipe of [this.child.stdout, this.child.stderr]) {
         pipe?.removeAllListeners('data');
         pipe?.resume();

@@ -9,13 +9,13 @@ import type { ExecRequest, ExecSignal } from '../protocol/messages.ts';
 import { AgentFailure, toErrorAnswer } from '../http/agent-failure.ts';
 import { optionalBoolean, optionalInteger, optionalString, optionalStringArray, optionalStringMap, parseJsonObject } from '../http/request-body.ts';
 import type { RouteRequest } from '../http/router.ts';
-import type { CgroupAccounting } from './cgroup-accounting.ts';
+import type { UserCgroups } from './user-cgroups.ts';
 import { ExecProcess } from './exec-process.ts';
 import { resolveExecutable } from './resolve-executable.ts';
 
 /** What the exec route needs from the agent. */
 export interface ExecRouteDeps {
-  accounting: CgroupAccounting | null;
+  cgroups: UserCgroups | null;
   /** Shell for `command` requests without their own, e.g. `['/bin/bash', '-lc']`. */
   defaultShell: string[];
   /** Working directory when a request names none. */
@@ -38,7 +38,7 @@ export function createExecRoute(deps: ExecRouteDeps) {
     const argv = request.argv ?? [...(request.shell ?? deps.defaultShell), request.command as string];
     const program = await resolveExecutable(argv[0] as string, env.PATH ?? '/usr/local/bin:/usr/bin:/bin', cwd);
     if (!program) throw new AgentFailure('COMMAND_NOT_FOUND', `${argv[0]}: command not found`);
-    const cgroup = deps.accounting?.group() ?? null;
+    const cgroup = deps.cgroups?.group('exec') ?? null;
 
     stream.respond({ ':status': 200, 'content-type': 'application/vnd.sandboxd.frames' });
     let waitingForDrain = false;
@@ -77,10 +77,16 @@ export function createExecRoute(deps: ExecRouteDeps) {
       running.abort();
     });
 
-    const result = await running.result;
+    let end: Buffer;
+    try {
+      end = encodeJsonFrame(FrameType.Exit, await running.result);
+    } catch (error) {
+      // It never started (e.g. the VM's process limit): the stream is answered already, so the error is a frame.
+      end = encodeJsonFrame(FrameType.Error, toErrorAnswer(error).body);
+    }
     finished = true;
     if (stream.destroyed || stream.closed) return;
-    stream.end(encodeJsonFrame(FrameType.Exit, result));
+    stream.end(end);
   };
 }
 

@@ -7,11 +7,12 @@
  * - OOM score: guest-init starts the agent at -1000, so the guest's OOM killer never ends it (the VM would be
  *   lost); user programs start at 0. Lowering the score back needs CAP_SYS_RESOURCE, which the agent has in a
  *   VM (root); where its own score is already 0 (tests on a host) nothing changes.
- * - cgroup: an execution's child is born in the execution's group, so nothing it forks escapes the accounting
- *   or `cgroup.kill`. The agent's other threads move along for that moment (microseconds of CPU figures).
+ * - cgroup: the child is born in its program's group (`user-cgroups.ts`), so nothing it forks escapes the
+ *   accounting, the limits or `cgroup.kill`. The agent's other threads move along for that moment (microseconds
+ *   of CPU figures; the task limit is not checked on a move, only on a fork).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { ExecCgroup } from './cgroup-accounting.ts';
+import type { UserCgroup } from './user-cgroups.ts';
 
 const SCORE_PATH = '/proc/self/oom_score_adj';
 const USER_SCORE = '0';
@@ -35,7 +36,7 @@ function protectedScore(): string | null {
  * Runs `spawnChild` (a synchronous fork, as `child_process.spawn` does) so that the child starts with a user
  * program's OOM score and, when `cgroup` is given, inside that group.
  */
-export function startUserProgram<T>(spawnChild: () => T, cgroup: ExecCgroup | null = null): T {
+export function startUserProgram<T>(spawnChild: () => T, cgroup: UserCgroup | null = null): T {
   const score = protectedScore();
   if (score !== null) writeFileSync(SCORE_PATH, USER_SCORE);
   try {

@@ -13,10 +13,11 @@ export interface HelloResponse {
   vmId: string | null;
   hostname: string;
   /**
-   * The guest kernel's boot id. Clones restored from one snapshot share it (it is kernel memory); use `vmId` to
-   * tell clones apart.
+   * The guest kernel's boot id, or null (1.3) before the VM's first `/v1/restore`. The kernel draws it at its first
+   * read and keeps it; the agent reads it only after a restore reseeded the kernel's generator, so every clone of a
+   * snapshot has its own (before 1.3, reading it in the snapshot's source gave all clones the same).
    */
-  bootId: string;
+  bootId: string | null;
   /** Operations this agent serves, for feature checks within a protocol major. */
   capabilities: string[];
   /** Guest uptime in seconds when the answer was made. */
@@ -326,7 +327,10 @@ export interface UsageResponse {
   loadAverage: [number, number, number];
 }
 
-/** Body of `POST /v1/restore`, sent by the host right after a VM was restored from a snapshot. */
+/**
+ * Body of `POST /v1/restore`, sent by the host right after a VM was restored from a snapshot. Besides what it
+ * carries, the fix-up gives the guest a fresh `/etc/machine-id` (1.3), drawn after the entropy was credited.
+ */
 export interface RestoreRequest {
   /** Host wall clock in ms since the epoch, read just before sending. */
   wallClockMs: number;

@@ -9,7 +9,8 @@
  */
 export const PROTOCOL_VERSION = { major: 1, minor: 3 } as const;
 
-// 1.3: route answer limits and the DEADLINE_EXCEEDED error (`routes.ts`, `errors.ts`).
+// 1.3: route answer limits and the DEADLINE_EXCEEDED error (`routes.ts`, `errors.ts`); the hello's `bootId` is null
+// until the first restore, which also renews /etc/machine-id (`messages.ts`).
 
 /** A protocol generation as carried by the handshake. */
 export interface ProtocolVersion {

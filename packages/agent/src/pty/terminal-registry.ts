@@ -3,11 +3,12 @@
  * until the host kills them, so a client that reconnects can still see how its program ended; when the VM is
  * at its limit, the oldest ended terminal nobody watches makes room for a new one.
  */
-import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { AgentFailure } from '../http/agent-failure.ts';
 import type { PtyCreateRequest, PtyInfo } from '../protocol/messages.ts';
 import { resolveExecutable } from '../exec/resolve-executable.ts';
+import { kernelRandomBytes } from '../system/kernel-random.ts';
+import type { UserCgroup } from '../exec/user-cgroups.ts';
 import { Terminal } from './terminal.ts';
 
 export interface TerminalRegistryOptions {
@@ -18,6 +19,8 @@ export interface TerminalRegistryOptions {
   maxTerminals: number;
   /** Between SIGHUP and SIGKILL when a terminal is killed. */
   killGraceMs: number;
+  /** A cgroup for each terminal (limits, and a kill that reaches what left its process group). */
+  newCgroup?: () => UserCgroup | null;
 }
 
 export const DEFAULT_SCROLLBACK_BYTES = 64 * 1024;
@@ -37,7 +40,8 @@ export class TerminalRegistry {
     if (!resolved) throw new AgentFailure('COMMAND_NOT_FOUND', `${program}: command not found`);
     this.makeRoom();
     const terminal = await Terminal.start({
-      id: `pty-${randomBytes(8).toString('hex')}`,
+      // From the kernel, reseeded at restore: an id drawn from the agent's own memory would repeat in every clone.
+      id: `pty-${kernelRandomBytes(8).toString('hex')}`,
       pythonCommand: this.options.pythonCommand,
       argv: [resolved, ...args],
       command: request.argv,
@@ -46,6 +50,7 @@ export class TerminalRegistry {
       env,
       cwd,
       scrollbackBytes: request.scrollbackBytes ?? DEFAULT_SCROLLBACK_BYTES,
+      cgroup: this.options.newCgroup?.() ?? null,
     }).catch((error: Error) => {
       throw new AgentFailure('INTERNAL', error.message);
     });

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import type { UserCgroup } from '../exec/user-cgroups.ts';
 import { startUserProgram } from '../exec/user-program.ts';
 import type { PtyExit, PtyInfo } from '../protocol/messages.ts';
 import { JsonPipeChannel } from '../python/json-pipe-channel.ts';
@@ -24,6 +25,8 @@ export interface TerminalOptions {
   env: NodeJS.ProcessEnv;
   cwd: string;
   scrollbackBytes: number;
+  /** The terminal's cgroup (relay, program and all it starts), or null. */
+  cgroup: UserCgroup | null;
 }
 
 /** Someone attached to a terminal's output. */
@@ -62,11 +65,15 @@ export class Terminal {
     this.rows = options.rows;
     this.scrollback = new Scrollback(options.scrollbackBytes);
     // -I: the user's PYTHON* variables (meant for their programs) must not change how the relay runs.
-    this.relay = startUserProgram(() => spawn(options.pythonCommand, ['-I', '-c', RELAY_SOURCE, String(options.cols), String(options.rows), options.cwd, ...options.argv], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-    }));
+    this.relay = startUserProgram(
+      () =>
+        spawn(options.pythonCommand, ['-I', '-c', RELAY_SOURCE, String(options.cols), String(options.rows), options.cwd, ...options.argv], {
+          cwd: options.cwd,
+          env: options.env,
+          stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+        }),
+      options.cgroup,
+    );
     const relay = this.relay;
     relay.stdin?.on('error', () => undefined); // EPIPE after the relay ended; its exit is reported below
     relay.stdout?.on('data', (chunk: Buffer) => {
@@ -94,6 +101,7 @@ export class Terminal {
       relay.once('error', (error) => failed(new Error(`cannot start the PTY relay (${options.pythonCommand}): ${error.message}`)));
       // 'close', not 'exit': the output pipe is drained by then, so no output arrives after the exit.
       relay.once('close', (code, signal) => {
+        void options.cgroup?.release();
         const exit = reported ?? { exitCode: null, signal: signal ?? (code === 0 ? null : 'SIGKILL') };
         failed(new Error(`the PTY relay ended before the program started: ${this.relayStderr.trim() || `status ${code ?? signal}`}`));
         this.exit = exit;
@@ -176,6 +184,7 @@ export class Terminal {
     const hard = setTimeout(() => {
       this.signalGroup('SIGKILL');
       this.relay.kill('SIGKILL');
+      void this.options.cgroup?.kill();
     }, graceMs);
     try {
       return await this.ended;

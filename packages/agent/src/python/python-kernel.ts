@@ -4,10 +4,13 @@
  * interpreter only if the interrupt is ignored.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { PythonError, PythonRunResult } from '../protocol/messages.ts';
+import type { UserCgroup } from '../exec/user-cgroups.ts';
 import { startUserProgram } from '../exec/user-program.ts';
+import { parseMeminfo } from '../system/proc-stats.ts';
 import { JsonPipeChannel } from './json-pipe-channel.ts';
 import KERNEL_SOURCE from './kernel.py';
 import { MarkedOutput } from './marked-output.ts';
@@ -22,6 +25,8 @@ export interface PythonKernelOptions {
   interruptGraceMs: number;
   /** How long to wait for a run's output end markers after its result (user code may have closed fd 1). */
   markerWaitMs: number;
+  /** A cgroup for each interpreter (limits, a reliable kill, and telling an out-of-memory kill from others). */
+  newCgroup?: () => UserCgroup | null;
 }
 
 /** Nice value of a spare interpreter starting in the background. */
@@ -47,16 +52,22 @@ export class PythonKernel {
   private seq = 0;
   private tail: Promise<unknown> = Promise.resolve();
   private dead = false;
+  private readonly cgroup: UserCgroup | null;
 
   constructor(private readonly options: PythonKernelOptions) {
+    this.cgroup = options.newCgroup?.() ?? null;
     // User code runs here: the guest's OOM killer may pick it (the agent it may not).
-    const child = startUserProgram(() => spawn(options.pythonCommand, ['-u', '-c', KERNEL_SOURCE], {
-      cwd: options.cwd,
-      env: options.env,
-      // Its own process group, so killing a stuck kernel also ends the processes its code started.
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
-    }));
+    const child = startUserProgram(
+      () =>
+        spawn(options.pythonCommand, ['-u', '-c', KERNEL_SOURCE], {
+          cwd: options.cwd,
+          env: options.env,
+          // Its own process group, so killing a stuck kernel also ends the processes its code started.
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+        }),
+      this.cgroup,
+    );
     this.child = child;
     child.stdout?.on('data', (chunk: Buffer) => this.stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
@@ -70,12 +81,15 @@ export class PythonKernel {
     this.exited = new Promise<string>((resolve) => {
       child.once('error', (error) => {
         this.dead = true;
+        void this.cgroup?.release();
         failStart(new Error(`cannot start ${options.pythonCommand}: ${error.message}`));
         resolve(error.message);
       });
       child.once('exit', (code, signal) => {
+        const killedByAgent = this.dead;
         this.dead = true;
-        const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
+        const how = this.describeExit(code, signal, killedByAgent);
+        void this.cgroup?.release();
         failStart(new Error(`the Python interpreter ${how} while starting`));
         resolve(how);
       });
@@ -138,6 +152,25 @@ export class PythonKernel {
     } catch {
       this.child.kill('SIGKILL');
     }
+    // Also what left its process group (setsid, daemons).
+    void this.cgroup?.kill();
+  }
+
+  /**
+   * How the interpreter ended, for the error of the run it took with it. A SIGKILL the agent did not send, in a
+   * group whose memory events count an out-of-memory kill, is the guest's OOM killer.
+   */
+  private describeExit(code: number | null, signal: NodeJS.Signals | null, killedByAgent: boolean): string {
+    if (signal === 'SIGKILL' && !killedByAgent && (this.cgroup?.oomKills() ?? 0) > 0) {
+      let memory = '';
+      try {
+        memory = ` (${Math.round(parseMeminfo(readFileSync('/proc/meminfo', 'utf8')).totalBytes / 1048576)} MiB)`;
+      } catch {
+        // Only a detail of the message.
+      }
+      return `was killed by the out-of-memory killer: the code used more memory than the VM has${memory}`;
+    }
+    return signal ? `was killed by ${signal}` : `exited with status ${code}`;
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -188,7 +221,7 @@ export class PythonKernel {
     if (outcome.type !== 'result') {
       this.replies.delete(seq);
       const how = outcome.type === 'died' ? outcome.how : 'stopped answering';
-      const value = `the Python interpreter ${how}; its state is lost and the next run starts a new one`;
+      const value = `the Python interpreter ${how}; its state (variables, imports) is lost and the next run starts a new interpreter`;
       return { ...failedRun('KernelDied', value, true, started), stdout, stderr, timedOut };
     }
     return {
@@ -205,13 +238,16 @@ export class PythonKernel {
   }
 }
 
-/** A run that produced no result from the interpreter. */
+/**
+ * A run that produced no result from the interpreter. Its traceback is the error line Python would print, so
+ * whoever shows tracebacks (the host's execution record does, on stderr) shows what happened.
+ */
 function failedRun(name: string, value: string, kernelRestarted: boolean, started: number): PythonRunResult {
   return {
     stdout: '',
     stderr: '',
     result: null,
-    error: { name, value, traceback: '' },
+    error: { name, value, traceback: `${name}: ${value}\n` },
     timedOut: false,
     kernelRestarted,
     executionCount: 0,

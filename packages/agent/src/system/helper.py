@@ -4,7 +4,8 @@
 # privileged-helper.ts).
 #
 # Channel: stdin/stdout, 4-byte big-endian length + UTF-8 JSON. Requests carry an `id` echoed in the answer.
-# {op: 'restore', wallClockMs?, entropy?, hostname?} -> {ok, applied, clockStepMs}; {op: 'entropy', entropy} and
+# {op: 'restore', wallClockMs?, entropy?, hostname?, newMachineId?} -> {ok, applied, clockStepMs}; with
+# newMachineId, /etc/machine-id gets a fresh value drawn after the entropy was credited. {op: 'entropy', entropy} and
 # {op: 'ping'} likewise; {op: 'mount-9p', tag, target} mounts a virtio-9p share (mount(2) through ctypes: a
 # mount(8) process costs about 100 ms under TCG). With --dry-run (tests on a host) nothing is changed, `applied`
 # is false, and mounts fail. Errors answer {ok: false, error}.
@@ -57,6 +58,18 @@ def set_hostname(name):
         pass
 
 
+def renew_machine_id():
+    # systemd's format: 32 lowercase hex digits and a newline. /etc/machine-id is a symlink into /run in the image, so
+    # this write stays in memory. D-Bus keeps a copy of its own where it is installed (unless it is a symlink).
+    value = os.urandom(16).hex() + "\n"
+    with open("/etc/machine-id", "w") as machine_id:
+        machine_id.write(value)
+    dbus = "/var/lib/dbus/machine-id"
+    if os.path.exists(dbus) and not os.path.islink(dbus):
+        with open(dbus, "w") as machine_id:
+            machine_id.write(value)
+
+
 def mount_9p(tag, target):
     # Mounted already (by an earlier agent process)? A virtio-9p channel serves one mount only.
     with open("/proc/self/mounts") as mounts:
@@ -99,6 +112,8 @@ def handle(message):
             answer["clockStepMs"] = (target - before) / 1000000.0
         if message.get("hostname") and not DRY_RUN:
             set_hostname(message["hostname"])
+        if message.get("newMachineId") and not DRY_RUN:
+            renew_machine_id()
     return answer
 
 

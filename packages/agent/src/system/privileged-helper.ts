@@ -11,6 +11,8 @@ export interface HelperRestore {
   /** Base64 entropy to credit to the kernel RNG. */
   entropy?: string;
   hostname?: string;
+  /** Give the guest a fresh /etc/machine-id, drawn after the entropy was credited. */
+  newMachineId?: boolean;
 }
 
 /** The helper's answer. */

@@ -1,7 +1,8 @@
 /**
  * `POST /v1/restore`: fix-ups after a snapshot restore. Order matters: the kernel RNG is reseeded (with the
- * host's entropy, credited) before the Python interpreters reseed their `random` state from it; the clock is
- * set in the same helper round trip.
+ * host's entropy, credited) before anything draws from it: a fresh `/etc/machine-id` (in the same helper round
+ * trip as the clock and the hostname), the kernel's boot id (at its first read, after this), the Python
+ * interpreters' `random` state, terminal ids.
  */
 import { AgentFailure } from '../http/agent-failure.ts';
 import { replyJson } from '../http/reply.ts';
@@ -44,11 +45,12 @@ export function createRestoreRoute({ helper, kernels, identity }: RestoreRouteDe
 
     let applied: { applied: boolean; clockStepMs: number };
     try {
-      applied = await helper.restore({ wallClockMs, entropy, hostname });
+      applied = await helper.restore({ wallClockMs, entropy, hostname, newMachineId: true });
     } catch (error) {
       throw new AgentFailure('SYSTEM_CHANGE_FAILED', `restore fix-ups failed: ${(error as Error).message}`);
     }
     identity.vmId = vmId;
+    identity.markRestored();
     const reseededKernels = kernels.reseedAll();
     const answer: RestoreResponse = {
       applied: applied.applied,

@@ -10,7 +10,7 @@ import type { Recipes } from './recipes.ts';
 import { runCommand } from './run-command.ts';
 
 /** Bump when the build code changes what this layer contains. */
-const GUEST_RECIPE_VERSION = 2;
+const GUEST_RECIPE_VERSION = 3;
 
 /**
  * Version of the boot contract in packages/server/images/README.md (kernel command line, stage markers,
@@ -97,10 +97,10 @@ export async function buildGuestLayer(input: GuestLayerInput, hash: string, dir:
     await writeFile(join(tree, 'sbin/guest-init'), input.recipes.guestInit);
     await chmod(join(tree, 'sbin/guest-init'), 0o755);
     await writeFile(join(tree, 'etc/fstab'), input.recipes.fstab, { mode: 0o644 });
-    // guest-init writes the nameserver and the host name into /run (a tmpfs) at every boot, so the image itself
-    // never changes; and renaming a restored clone rewrites /etc/hosts in memory, not through ext4's journal
-    // (~60 ms of the identity fix-up under TCG).
-    for (const file of ['resolv.conf', 'hosts']) {
+    // guest-init writes the nameserver, the host name and a machine id into /run (a tmpfs) at every boot, so the
+    // image itself never changes; and renaming a restored clone (or giving it its own machine id) rewrites these
+    // files in memory, not through ext4's journal (~60 ms of the identity fix-up under TCG).
+    for (const file of ['resolv.conf', 'hosts', 'machine-id']) {
       await rm(join(tree, 'etc', file), { force: true });
       await symlink(`/run/${file}`, join(tree, 'etc', file));
     }
