@@ -25,6 +25,12 @@ export const HTTPValidationError = Type.Object(
 
 export const SHARED_SCHEMAS: TSchema[] = [ErrorResponse, ValidationError, HTTPValidationError];
 
+/**
+ * Body limit of the operations anyone may call (sign-in, command-line login): their bodies are a few
+ * short fields, and nothing authenticates them before they are read.
+ */
+export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;
+
 /** Security requirement of operations marked "B" in the spec: OAuth2 bearer, or the X-API-Key header. */
 export const BEARER_OR_API_KEY: { [scheme: string]: string[] }[] = [{ OAuth2PasswordBearer: [] }, { APIKeyHeader: [] }];
 

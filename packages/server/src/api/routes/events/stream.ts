@@ -41,7 +41,7 @@ export function registerEventStream(app: App, { services, requireAuth }: RouteCo
           { 400: 'Last-Event-ID is not an event id', 403: 'all=true without being an administrator' },
         ),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request, reply) => {
       const principal = principalOf(request);

@@ -16,7 +16,7 @@ export function registerGetExecution(app: App, { services, requireAuth }: RouteC
         params: Type.Object({ item_id: Type.Integer({ minimum: 1 }) }),
         response: authedResponses({ 200: Type.Ref('TaskRecord') }, { 404: 'No such execution among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toTaskRecord(await services.sandbox.executions.get(principalOf(request), request.params.item_id)),
   );

@@ -16,7 +16,7 @@ export function registerListExecutions(app: App, { services, requireAuth }: Rout
         security: BEARER_OR_API_KEY,
         response: authedResponses({ 200: Type.Null({ description: 'No content' }) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (_request, reply) => reply.code(200).send(),
   );
@@ -34,7 +34,7 @@ export function registerListExecutions(app: App, { services, requireAuth }: Rout
         }),
         response: authedResponses({ 200: Type.Array(Type.Ref('TaskRecord')) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const rows = await services.sandbox.executions.list(principalOf(request), {

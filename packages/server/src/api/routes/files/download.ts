@@ -25,7 +25,7 @@ function wantsRaw(accept: string | undefined): boolean {
   return !!accept && /application\/octet-stream/i.test(accept) && !/application\/json/i.test(accept);
 }
 
-export function registerDownload(app: App, { services, requireAuth }: RouteContext): void {
+export function registerDownload(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(
     '/download',
     {
@@ -38,7 +38,7 @@ export function registerDownload(app: App, { services, requireAuth }: RouteConte
         body: DownloadRequest,
         response: authedResponses({ 200: DownloadResponse }, { 404: 'No such session, or no such file', 413: 'Too large for JSON: ask for application/octet-stream' }),
       },
-      preValidation: requireAuth,
+      ...requireAuthOrBodyKey,
     },
     async (request, reply) => {
       const { filename, session_id } = request.body;

@@ -7,12 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import { Transform, Writable, type Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import { AppError, InputError } from '../../../core/errors.ts';
 import type { Principal } from '../../../core/authenticator.ts';
 import { notAuthenticated } from '../../../core/authenticator.ts';
+import { anonymousBodyTooLarge } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 
@@ -26,12 +27,12 @@ const UploadResponse = Type.Object({
   vm_id: Type.String(),
 });
 
-function hasHeaderCredentials(headers: Record<string, unknown>): boolean {
-  return typeof headers['x-api-key'] === 'string' || typeof headers.authorization === 'string';
-}
+/** Reads a part to its end, discarding it. */
+const discard = () => new Writable({ write: (_chunk, _encoding, callback) => callback() });
 
-export function registerUpload(app: App, { services, requireAuth }: RouteContext): void {
+export function registerUpload(app: App, { services, headerAuthIfPresent }: RouteContext): void {
   const limit = services.config.uploadLimitBytes;
+  const anonymousLimit = services.config.unauthenticatedBodyLimitBytes;
   app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: limit, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 25 } });
     for (const url of ['/upload', '/v1/upload']) {
@@ -48,17 +49,24 @@ export function registerUpload(app: App, { services, requireAuth }: RouteContext
             security: BEARER_OR_API_KEY,
             response: authedResponses({ 200: UploadResponse }, { 404: 'No such session among yours', 413: 'File too large', 415: 'Not multipart/form-data' }),
           },
-          // Header credentials are checked before the body is read; an api_key form field is checked when it arrives.
-          preValidation: async (request, reply) => {
-            if (hasHeaderCredentials(request.headers)) await requireAuth.call(scope, request, reply);
-          },
+          // Header credentials are checked before the body is read; an api_key form field is checked when it
+          // arrives, and until then at most SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES of parts are read.
+          onRequest: headerAuthIfPresent,
         },
-        async (request) => {
+        async (request, reply) => {
           if (!request.isMultipart()) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'send the file as multipart/form-data');
           const fields: Record<string, string> = {};
           let principal: Principal | null = request.principal;
           let spool: { file: string; dir: string; filename: string } | null = null;
           let result: Awaited<ReturnType<typeof upload>> | null = null;
+          let anonymousBytes = 0;
+          const countAnonymous = (bytes: number): Error | null => {
+            if (principal) return null;
+            anonymousBytes += bytes;
+            return anonymousBytes > anonymousLimit ? anonymousBodyTooLarge(anonymousLimit) : null;
+          };
+          /** Passes a part through, counting its bytes while the request is anonymous. */
+          const anonymousCounter = () => new Transform({ transform: (chunk: Buffer, _encoding, callback) => callback(countAnonymous(chunk.length), chunk) });
 
           const ready = () => principal !== null && fields.session_id !== undefined && (fields.remote_path !== undefined || fields.recursive !== 'true');
           const upload = (body: Readable, filename: string) => {
@@ -76,11 +84,13 @@ export function registerUpload(app: App, { services, requireAuth }: RouteContext
             for await (const part of request.parts()) {
               if (part.type === 'field') {
                 fields[part.fieldname] = String(part.value);
+                const tooMuch = countAnonymous(Buffer.byteLength(fields[part.fieldname]!));
+                if (tooMuch) throw tooMuch;
                 if (part.fieldname === 'api_key' && !principal) principal = await services.authenticator.authenticate(fields.api_key!.trim(), 'api_key field');
                 continue;
               }
               if (part.fieldname !== 'file' || result || spool) {
-                part.file.resume();
+                await pipeline(part.file, anonymousCounter(), discard());
                 continue;
               }
               if (ready()) {
@@ -88,7 +98,7 @@ export function registerUpload(app: App, { services, requireAuth }: RouteContext
               } else {
                 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-upload-'));
                 spool = { dir, file: path.join(dir, 'body'), filename: part.filename };
-                await pipeline(part.file, fs.createWriteStream(spool.file, { mode: 0o600 }));
+                await pipeline(part.file, anonymousCounter(), fs.createWriteStream(spool.file, { mode: 0o600 }));
               }
             }
             if (!principal) throw notAuthenticated();
@@ -98,6 +108,10 @@ export function registerUpload(app: App, { services, requireAuth }: RouteContext
               if (missing.length > 0) throw new InputError(missing.map((f) => ({ loc: ['body', f], msg: 'Field required', type: 'missing' })));
               result = await upload(fs.createReadStream(spool!.file), spool!.filename);
             }
+          } catch (error) {
+            // The rest of the body is not wanted: close the connection after the answer rather than read it.
+            if (!request.raw.complete) reply.header('connection', 'close');
+            throw error;
           } finally {
             if (spool) fs.rmSync(spool.dir, { recursive: true, force: true });
           }

@@ -17,7 +17,7 @@ export function registerSessionUsage(app: App, { services, requireAuth }: RouteC
         params: SessionIdParams,
         response: authedResponses({ 200: AnyObject }, { 404: 'No such session among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) =>
       services.sandbox.sessions.usage(principalOf(request), request.params.session_id, async (vm) => {
