@@ -703,6 +703,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Malformed multipart body (no boundary, truncated, garbled) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -3561,6 +3570,7 @@ export interface paths {
             parameters: {
                 query?: {
                     limit?: number;
+                    /** @description Records to skip */
                     offset?: number;
                 };
                 header?: never;
@@ -4323,6 +4333,7 @@ export interface paths {
             parameters: {
                 query: {
                     limit: number;
+                    /** @description Records to skip */
                     offset: number;
                     session_id?: string;
                 };
@@ -5569,6 +5580,15 @@ export interface paths {
                             success: boolean;
                             vm_id: string;
                         };
+                    };
+                };
+                /** @description Malformed multipart body (no boundary, truncated, garbled) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credentials */

@@ -5,7 +5,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { AppError } from '../../core/errors.ts';
-import { AnyObject, authedResponses, BEARER_OR_API_KEY, publicResponses } from '../schemas/common.ts';
+import { AnyObject, authedResponses, BEARER_OR_API_KEY, ListOffset, publicResponses, RecordId } from '../schemas/common.ts';
 import type { App, RouteContext } from '../types.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
@@ -46,10 +46,10 @@ const PENDING: PendingOperation[] = [
   { method: 'GET', url: '/v1/browser/usage', tag: 'browser', summary: 'Browser usage statistics of the caller' },
   { method: 'POST', url: '/v1/browser/auth/test', tag: 'browser', summary: 'Test browser authentication', body: true },
   { method: 'POST', url: '/v1/browser/render', tag: 'browser', summary: 'Render a page once (screenshot, HTML)', body: true, bodyKey: true },
-  { method: 'GET', url: '/v1/browser/screenshot/:usage_id', tag: 'browser', summary: 'A stored screenshot', params: Type.Object({ usage_id: Type.Integer() }) },
+  { method: 'GET', url: '/v1/browser/screenshot/:usage_id', tag: 'browser', summary: 'A stored screenshot', params: Type.Object({ usage_id: RecordId() }) },
   {
     method: 'GET', url: '/v1/browser/usage/history', tag: 'browser', summary: 'Browser usage history',
-    querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, default: 50 })), offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) }),
+    querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })), offset: Type.Optional(ListOffset) }),
   },
   // Browser sessions
   { method: 'POST', url: '/v1/browser/sessions/', tag: 'browser', summary: 'Create a browser session', body: true },

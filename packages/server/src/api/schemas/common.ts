@@ -23,6 +23,15 @@ export const HTTPValidationError = Type.Object(
   { $id: 'HTTPValidationError', title: 'HTTPValidationError' },
 );
 
+/** Largest id of a stored record: ids are 32-bit `serial` columns on PostgreSQL. */
+export const MAX_RECORD_ID = 2_147_483_647;
+
+/** A record id in a path or query: a canonical positive integer that fits the store's id columns. */
+export const RecordId = (description?: string) => Type.Integer({ minimum: 1, maximum: MAX_RECORD_ID, ...(description ? { description } : {}) });
+
+/** How far into a list a page may start; no list holds more records than there are ids. */
+export const ListOffset = Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, default: 0, description: 'Records to skip' });
+
 export const SHARED_SCHEMAS: TSchema[] = [ErrorResponse, ValidationError, HTTPValidationError];
 
 /**

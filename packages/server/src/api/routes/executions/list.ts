@@ -1,7 +1,7 @@
 /** GET and HEAD /v1/executions/: the caller's execution (task) records, newest first. */
 import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
-import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { authedResponses, BEARER_OR_API_KEY, ListOffset } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { toTaskRecord } from '../execution/schemas.ts';
 
@@ -30,7 +30,7 @@ export function registerListExecutions(app: App, { services, requireAuth }: Rout
         querystring: Type.Object({
           session_id: Type.Optional(Type.String({ maxLength: 64 })),
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-          offset: Type.Integer({ minimum: 0, default: 0 }),
+          offset: ListOffset,
         }),
         response: authedResponses({ 200: Type.Array(Type.Ref('TaskRecord')) }),
       },
