@@ -238,13 +238,19 @@ export interface paths {
                 content: {
                     "application/json": {
                         api_key?: string;
-                        /** @description Path in the VM (absolute, or relative to /root) */
+                        /**
+                         * Format: guest-path
+                         * @description The file to read: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+                         */
                         filename: string;
                         session_id: string;
                     };
                     "application/x-www-form-urlencoded": {
                         api_key?: string;
-                        /** @description Path in the VM (absolute, or relative to /root) */
+                        /**
+                         * Format: guest-path
+                         * @description The file to read: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+                         */
                         filename: string;
                         session_id: string;
                     };
@@ -673,7 +679,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file into the VM (multipart)
-         * @description multipart/form-data with `file` (the bytes), `session_id`, `remote_path` (absolute, or relative to /root; a trailing "/" keeps the file's name), `recursive` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally `api_key`. Streamed; larger than 1073741824 bytes answers 413.
+         * @description multipart/form-data with `file` (the bytes), `session_id`, `remote_path` (a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes; a trailing "/" keeps the file's name; 422 otherwise), `recursive` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally `api_key`. Streamed; larger than 1073741824 bytes answers 413.
          */
         post: {
             parameters: {
@@ -5552,7 +5558,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file into the VM (multipart)
-         * @description multipart/form-data with `file` (the bytes), `session_id`, `remote_path` (absolute, or relative to /root; a trailing "/" keeps the file's name), `recursive` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally `api_key`. Streamed; larger than 1073741824 bytes answers 413.
+         * @description multipart/form-data with `file` (the bytes), `session_id`, `remote_path` (a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes; a trailing "/" keeps the file's name; 422 otherwise), `recursive` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally `api_key`. Streamed; larger than 1073741824 bytes answers 413.
          */
         post: {
             parameters: {
@@ -7513,7 +7519,10 @@ export interface components {
             cols: number;
             /** @description Command line to run instead of an interactive shell (run with `<shell> -lc`); the terminal exits with it */
             command?: string;
-            /** @description Working directory (default /root) */
+            /**
+             * Format: guest-path
+             * @description Working directory (default /root): a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+             */
             cwd?: string;
             /** @description Environment on top of the session's env (TERM is xterm-256color unless set here) */
             env?: {
@@ -7526,7 +7535,10 @@ export interface components {
             rows: number;
             /** @description Recent output replayed to each new attachment (default 65536) */
             scrollback_bytes?: number;
-            /** @description Absolute path of the shell (default /bin/bash), started as a login shell */
+            /**
+             * Format: guest-path
+             * @description Absolute path of the shell (default /bin/bash), started as a login shell: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+             */
             shell?: string;
         };
         /** PtyResizeRequest */

@@ -12,11 +12,17 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { FastifyServerOptions } from 'fastify';
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
+import { GUEST_PATH_FORMAT, guestPathProblem } from './schemas/guest-path.ts';
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
 type BuildValidator = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>;
 
-const COMMON_OPTIONS = { allErrors: true, removeAdditional: true, useDefaults: true } as const;
+const COMMON_OPTIONS = {
+  allErrors: true,
+  removeAdditional: true,
+  useDefaults: true,
+  formats: { [GUEST_PATH_FORMAT]: (text: string) => guestPathProblem(text) === null },
+} as const;
 
 const CANONICAL: Record<'integer' | 'number', RegExp> = {
   integer: /^-?(0|[1-9][0-9]*)$/,

@@ -6,10 +6,11 @@ import { Type } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { GuestPath } from '../../schemas/guest-path.ts';
 import type { App, RouteContext } from '../../types.ts';
 
 const DownloadRequest = Type.Object({
-  filename: Type.String({ minLength: 1, maxLength: 4096, description: 'Path in the VM (absolute, or relative to /root)' }),
+  filename: GuestPath('The file to read'),
   session_id: Type.String({ minLength: 1, maxLength: 64 }),
   api_key: Type.Optional(Type.String()),
 });

@@ -16,6 +16,7 @@ import type { Principal } from '../../../core/authenticator.ts';
 import { notAuthenticated } from '../../../core/authenticator.ts';
 import { anonymousBodyTooLarge } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { GUEST_PATH_RULE, guestPathProblem } from '../../schemas/guest-path.ts';
 import type { App, RouteContext } from '../../types.ts';
 
 const UploadResponse = Type.Object({
@@ -40,6 +41,14 @@ function malformedBody(error: unknown): unknown {
   const status = (error as { statusCode?: unknown }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return error;
   return new AppError('BAD_REQUEST', `malformed multipart/form-data body: ${(error as Error).message ?? String(error)}`);
+}
+
+/** A 422 for a path the VM could not take (the file's name stands for it when remote_path is absent). */
+function checkGuestPath(field: 'remote_path' | 'file', given: string): void {
+  const problem = guestPathProblem(given);
+  if (!problem) return;
+  const what = field === 'file' ? `the path made of the file's name (${given.slice(0, 40)}…)` : 'remote_path';
+  throw new InputError([{ loc: ['body', field], msg: `${what} ${problem}: give ${GUEST_PATH_RULE}`, type: 'value_error' }]);
 }
 
 /** The parts of a multipart request; a body busboy cannot read is a 400, not a 500. */
@@ -75,7 +84,7 @@ export function registerUpload(app: App, { services, headerAuthIfPresent }: Rout
             tags: ['files'],
             summary: 'Upload a file into the VM (multipart)',
             description:
-              `multipart/form-data with \`file\` (the bytes), \`session_id\`, \`remote_path\` (absolute, or relative to /root; a trailing "/" keeps the file's name), ` +
+              `multipart/form-data with \`file\` (the bytes), \`session_id\`, \`remote_path\` (${GUEST_PATH_RULE}; a trailing "/" keeps the file's name; 422 otherwise), ` +
               `\`recursive\` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally \`api_key\`. Streamed; larger than ${limit} bytes answers 413.`,
             consumes: ['multipart/form-data'],
             security: BEARER_OR_API_KEY,
@@ -112,12 +121,11 @@ export function registerUpload(app: App, { services, headerAuthIfPresent }: Rout
           const upload = (body: Readable, filename: string) => {
             const session_id = fields.session_id!;
             const remotePath = fields.remote_path ?? filename;
-            return services.sandbox.files.upload(principal!, session_id, {
-              remotePath,
-              filename,
-              recursive: fields.recursive === 'true' || fields.recursive === '1',
-              body,
-            });
+            const recursive = fields.recursive === 'true' || fields.recursive === '1';
+            // Checked before anything reaches the VM; a directory path takes the file's own name.
+            checkGuestPath(fields.remote_path === undefined ? 'file' : 'remote_path', remotePath);
+            if (!recursive && remotePath.endsWith('/')) checkGuestPath('file', path.posix.join(remotePath, path.posix.basename(filename)));
+            return services.sandbox.files.upload(principal!, session_id, { remotePath, filename, recursive, body });
           };
 
           try {
