@@ -5249,7 +5249,7 @@ export interface paths {
         };
         /**
          * Aggregate CPU usage of a session
-         * @description `cpu_seconds` and `execution_seconds` sum the session's executions; `vm` holds the live VM's own figures (guest CPU seconds since boot, memory) while it runs.
+         * @description `cpu_seconds` and `execution_seconds` sum the session's executions; `vm` holds the live VM's own figures (guest CPU seconds since boot, memory) while it runs. Credentials are optional here, because a published client asks without any: a request with none gets these figures for the session it names (the id, 122 random bits, is the secret; nothing else about the session is answered). A request with credentials also gets `vm_id` and `vm_status`, and another user's session is 404. An operator who prefers to require a key sets SANDBOXD_USAGE_REQUIRES_KEY=true (then such clients get 401).
          */
         get: {
             parameters: {
@@ -5268,9 +5268,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["SessionUsage"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -5282,7 +5280,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description No such session among yours */
+                /** @description No such session (among yours, when credentials are sent) */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7667,6 +7665,31 @@ export interface components {
             vm_assigned: boolean;
             vm_id: string | null;
             vm_status: string | null;
+        };
+        /** SessionUsage */
+        SessionUsage: {
+            /** @description CPU seconds of its executions */
+            cpu_seconds: number;
+            /** @description Wall-clock seconds of its executions */
+            execution_seconds: number;
+            /** @description Executions of the session so far */
+            executions: number;
+            memory_mb: number;
+            session_id: string;
+            vcpu_count: number;
+            vm: {
+                /** @description Guest CPU seconds since boot */
+                cpu_seconds: number;
+                /** @description 1, 5 and 15 minutes */
+                load_average: number[];
+                memory_total_mb: number;
+                memory_used_mb: number;
+                uptime_seconds: number;
+            } | null;
+            /** @description Only with credentials */
+            vm_id?: string | null;
+            /** @description Only with credentials */
+            vm_status?: string | null;
         };
         /** Share */
         Share: {

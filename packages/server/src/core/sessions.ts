@@ -163,20 +163,34 @@ export class SessionService {
   /** Aggregate usage: CPU seconds and wall time of the session's executions, plus the live VM's figures. */
   async usage(principal: Principal, sessionId: string, liveUsage: (vm: VmRow) => Promise<Record<string, unknown> | null>): Promise<Record<string, unknown>> {
     const session = await this.getOwned(principal, sessionId);
+    const { figures, vm } = await this.usageFigures(session, liveUsage);
+    return { ...figures, vm_id: vm?.id ?? null, vm_status: vm?.status ?? null };
+  }
+
+  /**
+   * Usage of a session named by its id alone, for clients that ask without credentials (the id is 122
+   * random bits): the figures only, nothing that names or describes anything else.
+   */
+  async usageByIdOnly(sessionId: string, liveUsage: (vm: VmRow) => Promise<Record<string, unknown> | null>): Promise<Record<string, unknown>> {
+    const session = await this.find(sessionId);
+    if (!session) throw notFound(`session ${sessionId}`);
+    return (await this.usageFigures(session, liveUsage)).figures;
+  }
+
+  private async usageFigures(session: SessionRow, liveUsage: (vm: VmRow) => Promise<Record<string, unknown> | null>) {
     const totals = await sumSessionExecutions(this.database.db, session.id);
     const vm = await this.currentVm(session);
     const live = vm && vm.status === 'active' ? await liveUsage(vm).catch(() => null) : null;
-    return {
+    const figures = {
       session_id: session.id,
       executions: totals.count,
       cpu_seconds: round(totals.cpuSeconds),
       execution_seconds: round(totals.executionSeconds),
       vcpu_count: session.vcpu_count,
       memory_mb: session.memory_mb,
-      vm_id: vm?.id ?? null,
-      vm_status: vm?.status ?? null,
       vm: live,
     };
+    return { figures, vm };
   }
 
   /**
