@@ -2,13 +2,15 @@
 // Set-up shared by `npm start` and `npm test`: installs what is missing on a fresh Debian machine, then
 // returns. Plain JavaScript with no dependencies, because it runs before `npm install` has.
 //
-//   node scripts/setup.mjs --for=start   npm deps, Debian packages for VMs, guest image, `sandbox` on PATH
+//   node scripts/setup.mjs --for=start   npm deps, the client library's dist/, Debian packages for VMs, guest
+//                                        image, `sandbox` on PATH
 //   node scripts/setup.mjs --for=test    the same, plus PostgreSQL (for the store's contract tests)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureSdkBuilt } from './build-sdk.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const purpose = (process.argv.find((a) => a.startsWith('--for=')) ?? '--for=start').slice('--for='.length);
@@ -154,6 +156,7 @@ function installCommandLine() {
 try {
   checkNode();
   ensureNpmDependencies();
+  ensureSdkBuilt(step);
   ensureDebianPackages(purpose === 'test' ? [...ENGINE_PACKAGES, ...TEST_PACKAGES] : ENGINE_PACKAGES);
   bundleAgent();
   ensureGuestImage();

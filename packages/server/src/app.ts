@@ -8,7 +8,8 @@ import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
 import { registerErrorHandling } from './api/error-handler.ts';
-import { createAuthHook } from './api/authentication.ts';
+import { createAuthHooks } from './api/authentication.ts';
+import { registerBoundedJsonParser } from './api/json-body.ts';
 import { registerOpenApi } from './api/openapi.ts';
 import { registerRequestLogging } from './api/request-logging.ts';
 import { partAwareSchemaController } from './api/validator-compiler.ts';
@@ -99,11 +100,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
   registerErrorHandling(app);
   registerRequestLogging(app);
+  registerBoundedJsonParser(app);
   await app.register(formbody);
   for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
-  const context: RouteContext = { services, requireAuth: createAuthHook(app, services.authenticator) };
+  const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
   registerHealthRoutes(app, context);
   registerTokenRoute(app, context);
   registerApiKeyRoutes(app, context);

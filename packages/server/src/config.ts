@@ -337,6 +337,20 @@ const settings = {
     parse: integer(1024, 1024 * 1024 * 1024),
     fallback: () => 10 * 1024 * 1024,
   },
+  unauthenticatedBodyLimitBytes: {
+    env: 'SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES',
+    description:
+      'Largest request body read before its api_key field authenticates it, on the operations that take the key in the body (session create, execute, upload, download, kill, VM create) and are sent no X-API-Key or Authorization header; 413 beyond. Other operations refuse a request without a header credential before reading its body',
+    parse: integer(1024, 1024 * 1024 * 1024),
+    fallback: () => 2 * 1024 * 1024,
+  },
+  usageRequiresKey: {
+    env: 'SANDBOXD_USAGE_REQUIRES_KEY',
+    description:
+      'Require credentials for GET /v1/sessions/usage/{session_id}. Default false: a request without any credential gets the usage figures of the session it names (the published InstaVM Python client asks so); its 122-bit random id is the secret',
+    parse: booleanFlag,
+    fallback: () => false,
+  },
   eventPollIntervalMs: {
     env: 'SANDBOXD_EVENT_POLL_INTERVAL_MS',
     description: 'How often outbox consumers (webhook dispatcher, event stream) look for events committed on other nodes and for due retries; commits on this node wake them at once',

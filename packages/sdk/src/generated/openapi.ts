@@ -238,13 +238,19 @@ export interface paths {
                 content: {
                     "application/json": {
                         api_key?: string;
-                        /** @description Path in the VM (absolute, or relative to /root) */
+                        /**
+                         * Format: guest-path
+                         * @description The file to read: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+                         */
                         filename: string;
                         session_id: string;
                     };
                     "application/x-www-form-urlencoded": {
                         api_key?: string;
-                        /** @description Path in the VM (absolute, or relative to /root) */
+                        /**
+                         * Format: guest-path
+                         * @description The file to read: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+                         */
                         filename: string;
                         session_id: string;
                     };
@@ -674,7 +680,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file into the VM (multipart)
-         * @description multipart/form-data with `file` (the bytes), `session_id`, `remote_path` (absolute, or relative to /root; a trailing "/" keeps the file's name), `recursive` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally `api_key`. Streamed; larger than 1073741824 bytes answers 413.
+         * @description multipart/form-data with `file` (the bytes), `session_id`, `remote_path` (a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes; a trailing "/" keeps the file's name; 422 otherwise), `recursive` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally `api_key`. Streamed; larger than 1073741824 bytes answers 413.
          */
         post: {
             parameters: {
@@ -702,6 +708,15 @@ export interface paths {
                             success: boolean;
                             vm_id: string;
                         };
+                    };
+                };
+                /** @description Malformed multipart body (no boundary, truncated, garbled) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -3562,6 +3577,7 @@ export interface paths {
             parameters: {
                 query?: {
                     limit?: number;
+                    /** @description Records to skip */
                     offset?: number;
                 };
                 header?: never;
@@ -4325,6 +4341,7 @@ export interface paths {
             parameters: {
                 query: {
                     limit: number;
+                    /** @description Records to skip */
                     offset: number;
                     session_id?: string;
                 };
@@ -5234,7 +5251,7 @@ export interface paths {
         };
         /**
          * Aggregate CPU usage of a session
-         * @description `cpu_seconds` and `execution_seconds` sum the session's executions; `vm` holds the live VM's own figures (guest CPU seconds since boot, memory) while it runs.
+         * @description `cpu_seconds` and `execution_seconds` sum the session's executions; `vm` holds the live VM's own figures (guest CPU seconds since boot, memory) while it runs. Credentials are optional here, because a published client asks without any: a request with none gets these figures for the session it names (the id, 122 random bits, is the secret; nothing else about the session is answered). A request with credentials also gets `vm_id` and `vm_status`, and another user's session is 404. An operator who prefers to require a key sets SANDBOXD_USAGE_REQUIRES_KEY=true (then such clients get 401).
          */
         get: {
             parameters: {
@@ -5253,9 +5270,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["SessionUsage"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -5267,7 +5282,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description No such session among yours */
+                /** @description No such session (among yours, when credentials are sent) */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5543,7 +5558,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file into the VM (multipart)
-         * @description multipart/form-data with `file` (the bytes), `session_id`, `remote_path` (absolute, or relative to /root; a trailing "/" keeps the file's name), `recursive` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally `api_key`. Streamed; larger than 1073741824 bytes answers 413.
+         * @description multipart/form-data with `file` (the bytes), `session_id`, `remote_path` (a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes; a trailing "/" keeps the file's name; 422 otherwise), `recursive` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally `api_key`. Streamed; larger than 1073741824 bytes answers 413.
          */
         post: {
             parameters: {
@@ -5571,6 +5586,15 @@ export interface paths {
                             success: boolean;
                             vm_id: string;
                         };
+                    };
+                };
+                /** @description Malformed multipart body (no boundary, truncated, garbled) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -7507,7 +7531,10 @@ export interface components {
             cols: number;
             /** @description Command line to run instead of an interactive shell (run with `<shell> -lc`); the terminal exits with it */
             command?: string;
-            /** @description Working directory (default /root) */
+            /**
+             * Format: guest-path
+             * @description Working directory (default /root): a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+             */
             cwd?: string;
             /** @description Environment on top of the session's env (TERM is xterm-256color unless set here) */
             env?: {
@@ -7520,7 +7547,10 @@ export interface components {
             rows: number;
             /** @description Recent output replayed to each new attachment (default 65536) */
             scrollback_bytes?: number;
-            /** @description Absolute path of the shell (default /bin/bash), started as a login shell */
+            /**
+             * Format: guest-path
+             * @description Absolute path of the shell (default /bin/bash), started as a login shell: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+             */
             shell?: string;
         };
         /** PtyResizeRequest */
@@ -7653,6 +7683,31 @@ export interface components {
             vm_assigned: boolean;
             vm_id: string | null;
             vm_status: ("starting" | "active" | "killed") | null;
+        };
+        /** SessionUsage */
+        SessionUsage: {
+            /** @description CPU seconds of its executions */
+            cpu_seconds: number;
+            /** @description Wall-clock seconds of its executions */
+            execution_seconds: number;
+            /** @description Executions of the session so far */
+            executions: number;
+            memory_mb: number;
+            session_id: string;
+            vcpu_count: number;
+            vm: {
+                /** @description Guest CPU seconds since boot */
+                cpu_seconds: number;
+                /** @description 1, 5 and 15 minutes */
+                load_average: number[];
+                memory_total_mb: number;
+                memory_used_mb: number;
+                uptime_seconds: number;
+            } | null;
+            /** @description Only with credentials */
+            vm_id?: string | null;
+            /** @description Only with credentials */
+            vm_status?: string | null;
         };
         /** Share */
         Share: {

@@ -10,7 +10,12 @@ const DESCRIPTION = `sandboxd runs short-lived, isolated microVMs ("sandboxes") 
 **Authentication.** Send an API key in the \`X-API-Key\` header (or as \`Authorization: Bearer <key>\`; request
 bodies that have an \`api_key\` field may carry it there). Bearer tokens from \`POST /v1/auth/token\` (OAuth2
 password flow, form \`username\` + \`password\`) work too. Missing or invalid credentials answer 401 with a
-\`WWW-Authenticate\` header.
+\`WWW-Authenticate\` header, before the request body is read. Without a header credential, at most
+SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES (default 2 MiB) of a body is read before its \`api_key\` authenticates
+it (413 beyond).
+
+**Bodies.** JSON bodies may be nested at most 64 levels deep and hold at most 10,000 values (422 \`json_invalid\`
+beyond, before parsing).
 
 **Errors.** Invalid input answers 422 with \`{"detail":[{"loc":[...],"msg":"...","type":"..."}]}\`; every other error
 is \`{"detail":"...","code":"..."}\` with a stable code (see docs/errors.md in the repository).

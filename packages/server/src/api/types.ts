@@ -3,19 +3,17 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
   FastifyInstance,
-  preValidationAsyncHookHandler,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
 import type { Services } from '../services.ts';
+import type { AuthHooks } from './authentication.ts';
 
 /** The Fastify instance with TypeBox typing of schemas. */
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 /** What every route module receives. */
-export interface RouteContext {
+export interface RouteContext extends AuthHooks {
   services: Services;
-  /** preValidation hook that requires credentials and sets `request.principal`. */
-  requireAuth: preValidationAsyncHookHandler;
 }

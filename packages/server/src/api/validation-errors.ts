@@ -4,6 +4,7 @@
  * was (`body`, `query`, `path`, `header`); `type` uses pydantic's names.
  */
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { GUEST_PATH_FORMAT, GUEST_PATH_RULE } from './schemas/guest-path.ts';
 
 export interface ValidationDetail {
   loc: (string | number)[];
@@ -134,6 +135,8 @@ function describeFormat(format: string): { msg: string; type: string } {
     case 'uri':
     case 'url':
       return { msg: 'Input should be a valid URL', type: 'url_parsing' };
+    case GUEST_PATH_FORMAT:
+      return { msg: `Input should be ${GUEST_PATH_RULE}`, type: 'value_error' };
     default:
       return { msg: `Input should be a valid ${format}`, type: 'value_error' };
   }

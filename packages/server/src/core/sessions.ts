@@ -118,7 +118,20 @@ export class SessionService {
    * of that VM while it is active (null when it fails: the totals still answer).
    */
   async usage<Live>(principal: Principal, sessionId: string, liveUsage: (vm: Vm) => Promise<Live | null>): Promise<SessionUsage<Live>> {
-    const session = await this.getOwned(principal, sessionId);
+    return this.usageOf(await this.getOwned(principal, sessionId), liveUsage);
+  }
+
+  /**
+   * Usage of a session named by its id alone, for clients that ask without credentials (the id is 122
+   * random bits). The caller answers the figures only, nothing that names or describes anything else.
+   */
+  async usageByIdOnly<Live>(sessionId: string, liveUsage: (vm: Vm) => Promise<Live | null>): Promise<SessionUsage<Live>> {
+    const session = await this.find(sessionId);
+    if (!session) throw notFound(`session ${sessionId}`);
+    return this.usageOf(session, liveUsage);
+  }
+
+  private async usageOf<Live>(session: Session, liveUsage: (vm: Vm) => Promise<Live | null>): Promise<SessionUsage<Live>> {
     const totals = await sumSessionExecutions(this.database.db, session.id);
     const vm = (await this.currentVm(session)) ?? null;
     const live = vm && vm.status === 'active' ? await liveUsage(vm).catch(() => null) : null;

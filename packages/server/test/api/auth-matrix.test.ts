@@ -35,16 +35,17 @@ describe('authentication matrix', () => {
     const fake = 'sbx_sk_' + 'A'.repeat(43);
     assert401(await call(server, 'GET', '/v1/api-keys/', { apiKey: fake }), 'INVALID_CREDENTIALS');
     assert401(await call(server, 'GET', '/v1/api-keys/', { bearer: fake }), 'INVALID_CREDENTIALS');
-    assert401(await call(server, 'POST', '/v1/api-keys/', { json: { api_key: fake } }), 'INVALID_CREDENTIALS');
+    assert401(await call(server, 'POST', '/v1/sessions/session', { json: { api_key: fake } }), 'INVALID_CREDENTIALS');
     assert401(await call(server, 'GET', '/v1/api-keys/', { apiKey: 'garbage' }), 'INVALID_CREDENTIALS');
   });
 
-  test('a valid key works as X-API-Key, as Bearer, and as the api_key body field', async () => {
+  test('a valid key works as X-API-Key, as Bearer, and as the api_key body field of the operations that have one', async () => {
     assert.equal((await call(server, 'GET', '/v1/api-keys/', { apiKey: alice.apiKey })).status, 200);
     assert.equal((await call(server, 'GET', '/v1/api-keys/', { bearer: alice.apiKey })).status, 200);
-    const viaBody = await call(server, 'POST', '/v1/api-keys/', { json: { api_key: alice.apiKey, description: 'via body' } });
+    const viaBody = await call(server, 'POST', '/v1/sessions/session', { json: { api_key: alice.apiKey, metadata: { via: 'body' } } });
     assert.equal(viaBody.status, 200);
-    assert.equal(viaBody.body.user_id, alice.userId);
+    const info = await call(server, 'GET', `/v1/sessions/session/${viaBody.body.session_id}`, { apiKey: alice.apiKey });
+    assert.equal(info.status, 200, "the session is alice's");
   });
 
   test('X-API-Key wins over a bad bearer token, and a bad X-API-Key is not rescued by a good bearer', async () => {

@@ -78,6 +78,25 @@ describe('422 validation errors', () => {
     assert.deepEqual(text.map((i) => [i.loc, i.type]), [[['query', 'port'], 'int_parsing']]);
   });
 
+  test('ids and numbers in paths and queries are canonical decimal integers only: 0x3, 3e0, +3 are not 3', async () => {
+    const created = await call(server, 'POST', '/v1/api-keys/', { apiKey, json: { description: 'number 3 or so' } });
+    const id = created.body.id as number;
+    assert.equal((await call(server, 'GET', `/v1/api-keys/${id}`, { apiKey })).status, 200, 'control');
+    const lookalikes = [`0x${id.toString(16)}`, `${id}e0`, `+${id}`, `0${id}`, `${id}.0`, `%20${id}`, `${id}%20`, `0b${id.toString(2)}`];
+    for (const text of lookalikes) {
+      const items = details(await call(server, 'GET', `/v1/api-keys/${text}`, { apiKey }));
+      assert.deepEqual(items.map((i) => [i.loc, i.type]), [[['path', 'item_id'], 'int_parsing']], text);
+    }
+    for (const text of ['0x3', '3e0', '+3', '03']) {
+      const items = details(await call(server, 'GET', `/v1/executions/?limit=${encodeURIComponent(text)}`, { apiKey }));
+      assert.deepEqual(items.map((i) => [i.loc, i.type]), [[['query', 'limit'], 'int_parsing']], text);
+      assert.equal((await call(server, 'GET', `/v1/executions/${encodeURIComponent(text)}`, { apiKey })).status, 422, text);
+      assert.equal((await call(server, 'GET', `/v1/events/stream?last_event_id=${encodeURIComponent(text)}`, { apiKey })).status, 422, text);
+    }
+    const header = await call(server, 'GET', '/v1/events/stream', { apiKey, headers: { 'last-event-id': '0x3' } });
+    assert.equal(header.status, 400, 'Last-Event-ID too');
+  });
+
   test('other malformed input gets a 4xx with a code, never a 500', async () => {
     const wrongType = await call(server, 'POST', '/v1/api-keys/', { apiKey, body: 'description=x', headers: { 'content-type': 'text/csv' } });
     assert.equal(wrongType.status, 415);

@@ -22,7 +22,8 @@ import { forwardedHeaders, previewCredentials, withoutLinkToken } from './previe
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** Where host-name previews are routed internally (see {@link previewHostRewriter}); not reachable by path. */
 const HOST_PREVIEW_PREFIX = '/_sandboxd/preview-host';
-const PATH_PREVIEW = /^\/v1\/app\/([^/?]+)\/(\d{1,5})(\/[^?]*)?(\?.*)?$/;
+// The port as a canonical decimal (no leading zeros), like every number in a path.
+const PATH_PREVIEW = /^\/v1\/app\/([^/?]+)\/([1-9][0-9]{0,4})(\/[^?]*)?(\?.*)?$/;
 
 const hostTargets = new WeakMap<IncomingMessage, HostTarget>();
 

@@ -5,7 +5,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { AppError } from '../../core/errors.ts';
-import { AnyObject, authedResponses, BEARER_OR_API_KEY, publicResponses } from '../schemas/common.ts';
+import { AnyObject, authedResponses, BEARER_OR_API_KEY, ListOffset, publicResponses, RecordId } from '../schemas/common.ts';
 import type { App, RouteContext } from '../types.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
@@ -21,6 +21,8 @@ interface PendingOperation {
   querystring?: TSchema;
   /** A JSON body (any object) is expected. */
   body?: boolean;
+  /** The body may carry the API key in an `api_key` field, as the spec's clients send it. */
+  bodyKey?: boolean;
   deprecated?: boolean;
 }
 
@@ -43,11 +45,11 @@ const PENDING: PendingOperation[] = [
   // Browser (one-shot)
   { method: 'GET', url: '/v1/browser/usage', tag: 'browser', summary: 'Browser usage statistics of the caller' },
   { method: 'POST', url: '/v1/browser/auth/test', tag: 'browser', summary: 'Test browser authentication', body: true },
-  { method: 'POST', url: '/v1/browser/render', tag: 'browser', summary: 'Render a page once (screenshot, HTML)', body: true },
-  { method: 'GET', url: '/v1/browser/screenshot/:usage_id', tag: 'browser', summary: 'A stored screenshot', params: Type.Object({ usage_id: Type.Integer() }) },
+  { method: 'POST', url: '/v1/browser/render', tag: 'browser', summary: 'Render a page once (screenshot, HTML)', body: true, bodyKey: true },
+  { method: 'GET', url: '/v1/browser/screenshot/:usage_id', tag: 'browser', summary: 'A stored screenshot', params: Type.Object({ usage_id: RecordId() }) },
   {
     method: 'GET', url: '/v1/browser/usage/history', tag: 'browser', summary: 'Browser usage history',
-    querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, default: 50 })), offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) }),
+    querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })), offset: Type.Optional(ListOffset) }),
   },
   // Browser sessions
   { method: 'POST', url: '/v1/browser/sessions/', tag: 'browser', summary: 'Create a browser session', body: true },
@@ -72,7 +74,7 @@ function notImplemented(): never {
   throw new AppError('NOT_IMPLEMENTED', 'not implemented yet');
 }
 
-export function registerNotImplementedRoutes(app: App, { requireAuth }: RouteContext): void {
+export function registerNotImplementedRoutes(app: App, { requireAuth, requireAuthOrBodyKey }: RouteContext): void {
   app.register(async (scope) => {
     for (const op of PENDING) {
       const authed = op.auth !== false;
@@ -91,7 +93,7 @@ export function registerNotImplementedRoutes(app: App, { requireAuth }: RouteCon
           ...(op.querystring ? { querystring: op.querystring } : {}),
           response: (authed ? authedResponses : publicResponses)({ 200: AnyObject }, { 501: 'Not implemented yet' }),
         },
-        ...(authed ? { preValidation: requireAuth } : {}),
+        ...(authed ? (op.bodyKey ? requireAuthOrBodyKey : { onRequest: requireAuth }) : {}),
         handler: notImplemented,
       });
     }

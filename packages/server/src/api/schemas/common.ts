@@ -23,7 +23,22 @@ export const HTTPValidationError = Type.Object(
   { $id: 'HTTPValidationError', title: 'HTTPValidationError' },
 );
 
+/** Largest id of a stored record: ids are 32-bit `serial` columns on PostgreSQL. */
+export const MAX_RECORD_ID = 2_147_483_647;
+
+/** A record id in a path or query: a canonical positive integer that fits the store's id columns. */
+export const RecordId = (description?: string) => Type.Integer({ minimum: 1, maximum: MAX_RECORD_ID, ...(description ? { description } : {}) });
+
+/** How far into a list a page may start; no list holds more records than there are ids. */
+export const ListOffset = Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, default: 0, description: 'Records to skip' });
+
 export const SHARED_SCHEMAS: TSchema[] = [ErrorResponse, ValidationError, HTTPValidationError];
+
+/**
+ * Body limit of the operations anyone may call (sign-in, command-line login): their bodies are a few
+ * short fields, and nothing authenticates them before they are read.
+ */
+export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;
 
 /** Security requirement of operations marked "B" in the spec: OAuth2 bearer, or the X-API-Key header. */
 export const BEARER_OR_API_KEY: { [scheme: string]: string[] }[] = [{ OAuth2PasswordBearer: [] }, { APIKeyHeader: [] }];

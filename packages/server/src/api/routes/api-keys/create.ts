@@ -19,7 +19,7 @@ export function registerCreateApiKey(app: App, { services, requireAuth }: RouteC
         body: Type.Union([Type.Ref('ApiKeyBody'), Type.Null()]) as unknown as typeof ApiKeyBody,
         response: authedResponses({ 200: Type.Ref('ApiKeyRecord') }, { 400: 'expires_at in the past' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const body = request.body ?? {};

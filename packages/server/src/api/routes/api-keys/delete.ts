@@ -20,7 +20,7 @@ export function registerDeleteApiKey(app: App, { services, requireAuth }: RouteC
           { 404: 'No such key among yours' },
         ),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const key = await services.apiKeys.delete(principalOf(request).userId, request.params.item_id, auditActorOf(request));

@@ -16,7 +16,7 @@ export function registerGetApiKey(app: App, { services, requireAuth }: RouteCont
         params: ItemIdParams,
         response: authedResponses({ 200: Type.Ref('ApiKeyRecord') }, { 404: 'No such key among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toApiKeyRecord(await services.apiKeys.get(principalOf(request).userId, request.params.item_id)),
   );

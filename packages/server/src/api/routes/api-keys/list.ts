@@ -17,7 +17,7 @@ export function registerListApiKeys(app: App, { services, requireAuth }: RouteCo
         security: BEARER_OR_API_KEY,
         response: authedResponses({ 200: Type.Null({ description: 'No content' }) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (_request, reply) => reply.code(200).send(),
   );
@@ -31,7 +31,7 @@ export function registerListApiKeys(app: App, { services, requireAuth }: RouteCo
         security: BEARER_OR_API_KEY,
         response: authedResponses({ 200: Type.Array(Type.Ref('ApiKeyRecord')) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => (await services.apiKeys.list(principalOf(request).userId)).map(toApiKeyRecord),
   );

@@ -1,7 +1,7 @@
 /** The spec's API key record and create/update body, and the mapping from the core's key. */
 import { Type, type Static } from 'typebox';
 import type { ApiKey, CreatedApiKey } from '../../../core/api-keys.ts';
-import { StringEnum } from '../../schemas/common.ts';
+import { RecordId, StringEnum } from '../../schemas/common.ts';
 
 const DateTimeOrNull = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
@@ -32,7 +32,7 @@ export const ApiKeyBody = Type.Object(
   { $id: 'ApiKeyBody', title: 'ApiKeyCreateUpdate' },
 );
 
-export const ItemIdParams = Type.Object({ item_id: Type.Integer({ minimum: 1 }) });
+export const ItemIdParams = Type.Object({ item_id: RecordId() });
 
 export type ApiKeyRecordValue = Static<typeof ApiKeyRecord>;
 

@@ -19,7 +19,7 @@ export function registerUpdateApiKey(app: App, { services, requireAuth }: RouteC
         body: Type.Ref('ApiKeyBody') as unknown as typeof ApiKeyBody,
         response: authedResponses({ 200: Type.Ref('ApiKeyRecord') }, { 404: 'No such key among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const key = await services.apiKeys.update(principalOf(request).userId, request.params.item_id, {

@@ -21,7 +21,7 @@ export function registerAppUrl(app: App, { services, requireAuth }: RouteContext
         querystring: Type.Object({ port: Type.Optional({ ...PortNumber, default: 80 }) }),
         response: authedResponses({ 200: Type.Ref('AppUrlResponse') }, { 404: 'No such session among yours, or it has no VM yet' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const session = await sessions.getOwned(principalOf(request), request.params.session_id);

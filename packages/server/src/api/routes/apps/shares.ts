@@ -22,7 +22,7 @@ export function registerShareRoutes(app: App, { services, requireAuth }: RouteCo
         body: Type.Ref('ShareCreateRequest'),
         response: authedResponses({ 201: Type.Ref('Share') }, { 404: 'No such session among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request, reply) => {
       const body = request.body as ShareCreateBody;
@@ -45,7 +45,7 @@ export function registerShareRoutes(app: App, { services, requireAuth }: RouteCo
         querystring: Type.Object({ session_id: Type.Optional(Type.String({ description: 'Only the shares of this session' })) }),
         response: authedResponses({ 200: Type.Ref('ShareList') }, { 404: 'No such session among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => ({ shares: (await shares.list(principalOf(request), request.query.session_id)).map(toShareResponse) }),
   );
@@ -59,7 +59,7 @@ export function registerShareRoutes(app: App, { services, requireAuth }: RouteCo
         params: ShareIdParams,
         response: authedResponses({ 200: Type.Ref('Share') }, { 404: 'No such share among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toShareResponse(await shares.get(principalOf(request), request.params.share_id)),
   );
@@ -74,7 +74,7 @@ export function registerShareRoutes(app: App, { services, requireAuth }: RouteCo
         params: ShareIdParams,
         response: authedResponses({ 200: Type.Ref('Share') }, { 404: 'No such share among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toShareResponse(await shares.delete(principalOf(request), request.params.share_id)),
   );

@@ -25,7 +25,7 @@ export function registerListAuditEvents(app: App, { services, requireAuth }: Rou
         }),
         response: authedResponses({ 200: Type.Ref('AuditEventList') }, { 400: 'Unknown status or a cursor this server did not return' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const { limit, status, action, cursor } = request.query;

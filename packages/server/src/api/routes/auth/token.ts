@@ -1,7 +1,7 @@
 /** POST /v1/auth/token: the OAuth2 password flow (form `username` + `password` → signed bearer token). */
 import { Type } from 'typebox';
 import { clientInfoOf } from '../../audit-context.ts';
-import { publicResponses } from '../../schemas/common.ts';
+import { PUBLIC_BODY_LIMIT_BYTES, publicResponses } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 
 const TokenRequest = Type.Object({
@@ -23,6 +23,7 @@ export function registerTokenRoute(app: App, { services }: RouteContext): void {
   app.post(
     '/v1/auth/token',
     {
+      bodyLimit: PUBLIC_BODY_LIMIT_BYTES,
       schema: {
         tags: ['auth'],
         summary: 'Sign in with a username and password (OAuth2 password flow)',

@@ -21,7 +21,7 @@ export function registerCliAuthApprove(app: App, { services, requireAuth }: Rout
           { 400: 'The login expired (CLI_AUTH_EXPIRED)', 404: 'No login with this user code', 409: 'The login was already approved, denied or used' },
         ),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const actor = { ...auditActorOf(request), userId: principalOf(request).userId };

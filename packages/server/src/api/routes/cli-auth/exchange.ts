@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import { clientInfoOf } from '../../audit-context.ts';
-import { publicResponses } from '../../schemas/common.ts';
+import { PUBLIC_BODY_LIMIT_BYTES, publicResponses } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import type { CliAuthExchangeRequest } from './schemas.ts';
 
@@ -13,6 +13,7 @@ export function registerCliAuthExchange(app: App, { services }: RouteContext): v
   app.post(
     '/api/cli-auth/exchange',
     {
+      bodyLimit: PUBLIC_BODY_LIMIT_BYTES,
       schema: {
         tags: ['cli-auth'],
         summary: 'Exchange an approved login for an API key',

@@ -17,6 +17,7 @@ import type { CliAuthDescription } from '../../../core/cli-auth.ts';
 import { clientInfoOf } from '../../audit-context.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { renderApprovalPage, type PageState } from './page-html.ts';
+import { PUBLIC_BODY_LIMIT_BYTES } from '../../schemas/common.ts';
 
 const CSRF_COOKIE = 'sandboxd_cli_csrf';
 const PAGE_PATH = '/cli-auth';
@@ -96,7 +97,7 @@ export function registerCliAuthPage(app: App, { services }: RouteContext): void 
     },
   );
 
-  app.post(PAGE_PATH, { schema: { hide: true } }, async (request, reply) => {
+  app.post(PAGE_PATH, { bodyLimit: PUBLIC_BODY_LIMIT_BYTES, schema: { hide: true } }, async (request, reply) => {
     const form = (request.body && typeof request.body === 'object' ? request.body : {}) as Record<string, unknown>;
     const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
     const userCode = field('user_code').slice(0, 40);

@@ -1,7 +1,7 @@
 /** POST /api/cli-auth/start (no authentication): start a command-line login bound to a PKCE challenge. */
 import { Type } from 'typebox';
 import { clientInfoOf } from '../../audit-context.ts';
-import { publicResponses } from '../../schemas/common.ts';
+import { PUBLIC_BODY_LIMIT_BYTES, publicResponses } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import type { CliAuthStartRequest } from './schemas.ts';
 import { approvalPageBase } from './verification-url.ts';
@@ -10,6 +10,7 @@ export function registerCliAuthStart(app: App, { services }: RouteContext): void
   app.post(
     '/api/cli-auth/start',
     {
+      bodyLimit: PUBLIC_BODY_LIMIT_BYTES,
       schema: {
         tags: ['cli-auth'],
         summary: 'Start a command-line login',

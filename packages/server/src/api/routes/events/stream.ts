@@ -10,10 +10,12 @@ import { Type } from 'typebox';
 import { badRequest, forbidden } from '../../../core/errors.ts';
 import { toWireEvent } from '../../../core/webhooks/wire.ts';
 import { principalOf } from '../../authentication.ts';
-import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { authedResponses, BEARER_OR_API_KEY, MAX_RECORD_ID } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 
 const KEEP_ALIVE_MS = 15_000;
+/** An event id as the stream writes it: decimal digits, no sign, no leading zero. */
+const CANONICAL_ID = /^(0|[1-9][0-9]{0,9})$/;
 const RECONNECT_DELAY_MS = 2_000;
 
 export function registerEventStream(app: App, { services, requireAuth }: RouteContext): void {
@@ -34,21 +36,21 @@ export function registerEventStream(app: App, { services, requireAuth }: RouteCo
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({
           all: Type.Optional(Type.Boolean({ default: false, description: "Every user's events (administrators only)" })),
-          last_event_id: Type.Optional(Type.Integer({ minimum: 0, description: 'Same as the Last-Event-ID header, for clients that cannot set it' })),
+          last_event_id: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, description: 'Same as the Last-Event-ID header, for clients that cannot set it' })),
         }),
         response: authedResponses(
           { 200: Type.String({ description: 'A text/event-stream of `id:`, `event:`, `data:` messages' }) },
           { 400: 'Last-Event-ID is not an event id', 403: 'all=true without being an administrator' },
         ),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request, reply) => {
       const principal = principalOf(request);
       const all = request.query.all === true;
       if (all && !principal.isAdmin) throw forbidden("all=true follows every user's events: only administrators may use it");
       const header = request.headers['last-event-id'];
-      if (typeof header === 'string' && !/^\d{1,15}$/.test(header.trim())) throw badRequest('Last-Event-ID must be the id of an event from this stream');
+      if (typeof header === 'string' && !(CANONICAL_ID.test(header.trim()) && Number(header.trim()) <= MAX_RECORD_ID)) throw badRequest('Last-Event-ID must be the id of an event from this stream');
       const resumeAfter = typeof header === 'string' ? Number(header.trim()) : request.query.last_event_id;
       const afterSeq = resumeAfter ?? (await services.eventFeed.latestSeq());
 

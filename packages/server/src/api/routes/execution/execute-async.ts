@@ -13,7 +13,7 @@ const AsyncResponse = Type.Object({
   status: StringEnum(EXECUTION_STATUSES),
 });
 
-export function registerExecuteAsync(app: App, { services, requireAuth }: RouteContext): void {
+export function registerExecuteAsync(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   for (const url of ['/execute_async', '/v1/execute_async']) {
     app.post(
       url,
@@ -25,7 +25,7 @@ export function registerExecuteAsync(app: App, { services, requireAuth }: RouteC
           body: Type.Ref('ExecuteCommandRequest') as unknown as typeof ExecuteCommandRequest,
           response: authedResponses({ 200: AsyncResponse }, { 404: 'No such session among yours', 429: 'Rate limit' }),
         },
-        preValidation: requireAuth,
+        ...requireAuthOrBodyKey,
       },
       async (request) => {
         const { record, done } = await services.sandbox.executions.start(principalOf(request), toExecuteRequest(request.body), 'async');

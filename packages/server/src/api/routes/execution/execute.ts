@@ -8,7 +8,7 @@ import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { toExecuteRequest, toExecuteResponse, type ExecuteCommandRequest } from './schemas.ts';
 
-export function registerExecute(app: App, { services, requireAuth }: RouteContext): void {
+export function registerExecute(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(
     '/execute',
     {
@@ -25,7 +25,7 @@ export function registerExecute(app: App, { services, requireAuth }: RouteContex
           { 404: 'No such session among yours', 408: 'Still running after timeout (body has execution_id)', 429: 'Rate limit or quota', 503: 'No VM could be started' },
         ),
       },
-      preValidation: requireAuth,
+      ...requireAuthOrBodyKey,
     },
     async (request) => {
       const row = await services.sandbox.executions.execute(principalOf(request), toExecuteRequest(request.body));

@@ -16,7 +16,7 @@ export const KillResponse = Type.Object({
   session_id: Type.Union([Type.String(), Type.Null()]),
 });
 
-export function registerKill(app: App, { services, requireAuth }: RouteContext): void {
+export function registerKill(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(
     '/kill',
     {
@@ -30,7 +30,7 @@ export function registerKill(app: App, { services, requireAuth }: RouteContext):
           { 400: 'session_id is not a UUID', 403: 'The session belongs to another user', 404: 'No such session, or it has no running VM' },
         ),
       },
-      preValidation: requireAuth,
+      ...requireAuthOrBodyKey,
     },
     async (request) => {
       const principal = principalOf(request);

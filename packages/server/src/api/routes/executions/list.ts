@@ -1,7 +1,7 @@
 /** GET and HEAD /v1/executions/: the caller's execution (task) records, newest first. */
 import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
-import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { authedResponses, BEARER_OR_API_KEY, ListOffset } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { toTaskRecord } from '../execution/schemas.ts';
 
@@ -16,7 +16,7 @@ export function registerListExecutions(app: App, { services, requireAuth }: Rout
         security: BEARER_OR_API_KEY,
         response: authedResponses({ 200: Type.Null({ description: 'No content' }) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (_request, reply) => reply.code(200).send(),
   );
@@ -30,11 +30,11 @@ export function registerListExecutions(app: App, { services, requireAuth }: Rout
         querystring: Type.Object({
           session_id: Type.Optional(Type.String({ maxLength: 64 })),
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-          offset: Type.Integer({ minimum: 0, default: 0 }),
+          offset: ListOffset,
         }),
         response: authedResponses({ 200: Type.Array(Type.Ref('TaskRecord')) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const rows = await services.sandbox.executions.list(principalOf(request), {

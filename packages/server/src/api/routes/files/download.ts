@@ -6,10 +6,11 @@ import { Type } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { GuestPath } from '../../schemas/guest-path.ts';
 import type { App, RouteContext } from '../../types.ts';
 
 const DownloadRequest = Type.Object({
-  filename: Type.String({ minLength: 1, maxLength: 4096, description: 'Path in the VM (absolute, or relative to /root)' }),
+  filename: GuestPath('The file to read'),
   session_id: Type.String({ minLength: 1, maxLength: 64 }),
   api_key: Type.Optional(Type.String()),
 });
@@ -25,7 +26,7 @@ function wantsRaw(accept: string | undefined): boolean {
   return !!accept && /application\/octet-stream/i.test(accept) && !/application\/json/i.test(accept);
 }
 
-export function registerDownload(app: App, { services, requireAuth }: RouteContext): void {
+export function registerDownload(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(
     '/download',
     {
@@ -38,7 +39,7 @@ export function registerDownload(app: App, { services, requireAuth }: RouteConte
         body: DownloadRequest,
         response: authedResponses({ 200: DownloadResponse }, { 404: 'No such session, or no such file', 413: 'Too large for JSON: ask for application/octet-stream' }),
       },
-      preValidation: requireAuth,
+      ...requireAuthOrBodyKey,
     },
     async (request, reply) => {
       const { filename, session_id } = request.body;

@@ -68,7 +68,7 @@ export function registerPtyRoutes(app: App, { services, requireAuth }: RouteCont
           body: Type.Ref('PtyCreateRequest'),
           response: authedResponses({ 200: Type.Ref('PtySession') }, { 404: 'No such session or VM among yours', 410: 'The VM is no longer running' }),
         },
-        preValidation: requireAuth,
+        onRequest: requireAuth,
       },
       async (request) => {
         const body = (request.body ?? {}) as PtyCreateBody;
@@ -94,7 +94,7 @@ export function registerPtyRoutes(app: App, { services, requireAuth }: RouteCont
           params: kind.params,
           response: authedResponses({ 200: Type.Ref('PtySessionList') }, { 404: 'No such session or VM among yours', 410: 'The VM is no longer running' }),
         },
-        preValidation: requireAuth,
+        onRequest: requireAuth,
       },
       async (request) => ({ sessions: await terminals.list(principalOf(request), scopeOf(request)) }),
     );
@@ -108,7 +108,7 @@ export function registerPtyRoutes(app: App, { services, requireAuth }: RouteCont
           params: withPty(kind.params),
           response: authedResponses({ 200: Type.Ref('PtySession') }, { 404: 'No such terminal', 410: 'The VM is no longer running' }),
         },
-        preValidation: requireAuth,
+        onRequest: requireAuth,
       },
       async (request) => attachable(request, kind, await terminals.get(principalOf(request), scopeOf(request), (request.params as { pty_id: string }).pty_id)),
     );
@@ -140,7 +140,7 @@ export function registerPtyRoutes(app: App, { services, requireAuth }: RouteCont
           params: withPty(kind.params),
           response: authedResponses({ 200: Type.Ref('PtySessionState') }, { 404: 'No such terminal', 410: 'The VM is no longer running' }),
         },
-        preValidation: requireAuth,
+        onRequest: requireAuth,
       },
       async (request) => terminals.delete(principalOf(request), scopeOf(request), (request.params as { pty_id: string }).pty_id),
     );
@@ -156,7 +156,7 @@ export function registerPtyRoutes(app: App, { services, requireAuth }: RouteCont
           body: Type.Ref('PtyResizeRequest'),
           response: authedResponses({ 200: Type.Ref('PtySessionState') }, { 404: 'No such terminal', 410: 'The VM is no longer running' }),
         },
-        preValidation: requireAuth,
+        onRequest: requireAuth,
       },
       async (request) => {
         const { cols, rows } = request.body as { cols: number; rows: number };

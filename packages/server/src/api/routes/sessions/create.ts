@@ -5,7 +5,7 @@ import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { toSessionCreateResponse, type SessionCreateBody, type SessionCreateRequest } from './schemas.ts';
 
-export function registerCreateSession(app: App, { services, requireAuth }: RouteContext): void {
+export function registerCreateSession(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(
     '/v1/sessions/session',
     {
@@ -20,7 +20,7 @@ export function registerCreateSession(app: App, { services, requireAuth }: Route
         body: Type.Union([Type.Ref('SessionCreateRequest'), Type.Null()]) as unknown as typeof SessionCreateRequest,
         response: authedResponses({ 200: Type.Ref('SessionCreateResponse') }),
       },
-      preValidation: requireAuth,
+      ...requireAuthOrBodyKey,
     },
     async (request) => {
       const principal = principalOf(request);

@@ -17,7 +17,7 @@ export function registerGetSession(app: App, { services, requireAuth }: RouteCon
         params: SessionIdParams,
         response: authedResponses({ 200: AnyObject }, { 404: 'No such session among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const { session, vm, alive, expiresInSeconds } = await services.sandbox.sessions.status(principalOf(request), request.params.session_id);

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { InputError } from '../../../core/errors.ts';
 import { principalOf } from '../../authentication.ts';
+import { parseBoundedJson } from '../../json-body.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 
@@ -11,8 +12,9 @@ function parseMetadataFilter(raw: string | undefined): Record<string, string> | 
   const problem = (msg: string, type: string) => new InputError([{ loc: ['query', 'metadata'], msg, type }]);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
-  } catch {
+    parsed = parseBoundedJson(raw, ['query', 'metadata']);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
     throw problem('Invalid JSON: metadata must be a JSON object such as {"team":"search"}', 'json_invalid');
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw problem('metadata must be a JSON object of key/value pairs', 'dict_type');
@@ -39,7 +41,7 @@ export function registerListSandboxes(app: App, { services, requireAuth }: Route
         }),
         response: authedResponses({ 200: Type.Array(Type.Ref('SandboxInfo')) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const sandboxes = await services.sandbox.sessions.listSandboxes(principalOf(request), {

@@ -99,9 +99,35 @@ export const VmRecord = Type.Object(
   { $id: 'VmRecord', title: 'VmRecord' },
 );
 
+const LiveVmUsage = Type.Object(
+  {
+    cpu_seconds: Type.Number({ description: 'Guest CPU seconds since boot' }),
+    memory_total_mb: Type.Integer(),
+    memory_used_mb: Type.Integer(),
+    uptime_seconds: Type.Number(),
+    load_average: Type.Array(Type.Number(), { description: '1, 5 and 15 minutes' }),
+  },
+  { description: "The live VM's own figures while it runs" },
+);
+
+export const SessionUsage = Type.Object(
+  {
+    session_id: Type.String(),
+    executions: Type.Integer({ description: 'Executions of the session so far' }),
+    cpu_seconds: Type.Number({ description: 'CPU seconds of its executions' }),
+    execution_seconds: Type.Number({ description: 'Wall-clock seconds of its executions' }),
+    vcpu_count: Type.Integer(),
+    memory_mb: Type.Integer(),
+    vm: Type.Union([LiveVmUsage, Type.Null()]),
+    vm_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Only with credentials' })),
+    vm_status: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Only with credentials' })),
+  },
+  { $id: 'SessionUsage', title: 'SessionUsage' },
+);
+
 export const SessionIdParams = Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const SESSION_SCHEMAS = [SessionCreateRequest, SessionCreateResponse, SessionStatusResponse, SandboxInfoSchema, VmRecord];
+export const SESSION_SCHEMAS = [SessionCreateRequest, SessionCreateResponse, SessionStatusResponse, SandboxInfoSchema, VmRecord, SessionUsage];
 
 export function toVmRecord(vm: Vm, now: Date): Static<typeof VmRecord> {
   return {

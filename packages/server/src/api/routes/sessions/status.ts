@@ -17,7 +17,7 @@ export function registerSessionStatus(app: App, { services, requireAuth }: Route
         params: SessionIdParams,
         response: authedResponses({ 200: Type.Ref('SessionStatus') }, { 404: 'No such session among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toSessionStatus(await services.sandbox.sessions.status(principalOf(request), request.params.session_id)),
   );

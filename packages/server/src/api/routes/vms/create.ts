@@ -18,7 +18,7 @@ const VmCreateRequest = Type.Object({
   api_key: Type.Optional(Type.String()),
 });
 
-export function registerCreateVm(app: App, { services, requireAuth }: RouteContext): void {
+export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(
     '/v1/vms',
     {
@@ -32,7 +32,7 @@ export function registerCreateVm(app: App, { services, requireAuth }: RouteConte
         body: VmCreateRequest,
         response: authedResponses({ 200: Type.Ref('VmRecord') }, { 404: 'No such session among yours', 409: 'The session already has a running VM', 429: 'Plan quota exceeded', 501: 'Option not implemented yet', 503: 'The VM could not start' }),
       },
-      preValidation: requireAuth,
+      ...requireAuthOrBodyKey,
     },
     async (request) => {
       const { body } = request;

@@ -16,7 +16,7 @@ export function registerDeleteVm(app: App, { services, requireAuth }: RouteConte
         params: VmIdParams,
         response: authedResponses({ 200: KillResponse }, { 404: 'No such running VM among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const principal = principalOf(request);

@@ -18,7 +18,7 @@ export function registerGetVm(app: App, { services, requireAuth }: RouteContext)
         params: VmIdParams,
         response: authedResponses({ 200: Type.Ref('VmRecord') }, { 404: 'No such VM among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toVmRecord(await services.sandbox.vms.getOwned(principalOf(request), request.params.vm_id), services.clock.now()),
   );

@@ -20,7 +20,7 @@ export function registerListVms(app: App, { services, requireAuth }: RouteContex
         }),
         response: authedResponses({ 200: Type.Array(Type.Ref('VmRecord')) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const vms = await services.sandbox.vms.list(principalOf(request), request.query.limit, request.query.status);

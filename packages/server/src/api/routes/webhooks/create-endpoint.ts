@@ -19,7 +19,7 @@ export function registerCreateEndpoint(app: App, { services, requireAuth }: Rout
         body: EndpointCreateBody,
         response: authedResponses({ 200: Type.Ref('WebhookEndpoint') }, { 400: 'URL not allowed (WEBHOOK_URL_NOT_ALLOWED), bad pattern, or too many endpoints' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const body = request.body;

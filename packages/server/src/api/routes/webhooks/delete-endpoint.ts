@@ -21,7 +21,7 @@ export function registerDeleteEndpoint(app: App, { services, requireAuth }: Rout
           { 404: 'No such endpoint among yours' },
         ),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const endpoint = await services.webhooks.delete(principalOf(request).userId, request.params.endpoint_id, auditActorOf(request));

@@ -15,7 +15,7 @@ export function registerGetDelivery(app: App, { services, requireAuth }: RouteCo
         params: DeliveryIdParams,
         response: authedResponses({ 200: WebhookDeliveryDetail }, { 404: 'No such delivery among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const delivery = await services.webhooks.getDelivery(principalOf(request).userId, request.params.delivery_id);

@@ -16,7 +16,7 @@ export function registerGetEndpoint(app: App, { services, requireAuth }: RouteCo
         params: EndpointIdParams,
         response: authedResponses({ 200: Type.Ref('WebhookEndpoint') }, { 404: 'No such endpoint among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toEndpointRecord(await services.webhooks.get(principalOf(request).userId, request.params.endpoint_id)),
   );

@@ -25,7 +25,7 @@ export function registerListDeliveries(app: App, { services, requireAuth }: Rout
         }),
         response: authedResponses({ 200: Type.Ref('WebhookDeliveryList') }, { 400: 'Unknown status or a cursor this server did not return' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const query = request.query;

@@ -15,7 +15,7 @@ export function registerListEndpoints(app: App, { services, requireAuth }: Route
         security: BEARER_OR_API_KEY,
         response: authedResponses({ 200: Type.Array(Type.Ref('WebhookEndpoint')) }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => (await services.webhooks.list(principalOf(request).userId)).map(toEndpointRecord),
   );

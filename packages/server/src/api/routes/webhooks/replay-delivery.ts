@@ -18,7 +18,7 @@ export function registerReplayDelivery(app: App, { services, requireAuth }: Rout
         params: DeliveryIdParams,
         response: authedResponses({ 200: Type.Ref('WebhookDelivery') }, { 404: 'No such delivery among yours, or its endpoint was deleted', 409: 'The endpoint is disabled' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toDeliveryRecord(await services.webhooks.replay(principalOf(request).userId, request.params.delivery_id)),
   );

@@ -19,7 +19,7 @@ export function registerRotateSecret(app: App, { services, requireAuth }: RouteC
         params: EndpointIdParams,
         response: authedResponses({ 200: Type.Ref('WebhookSecretRotation') }, { 404: 'No such endpoint among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const rotated = await services.webhooks.rotateSecret(principalOf(request).userId, request.params.endpoint_id, auditActorOf(request));

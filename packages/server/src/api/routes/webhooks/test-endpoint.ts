@@ -18,7 +18,7 @@ export function registerTestEndpoint(app: App, { services, requireAuth }: RouteC
         params: EndpointIdParams,
         response: authedResponses({ 200: Type.Ref('WebhookDelivery') }, { 404: 'No such endpoint among yours', 409: 'The endpoint is disabled' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toDeliveryRecord(await services.webhooks.sendTest(principalOf(request).userId, request.params.endpoint_id)),
   );

@@ -19,7 +19,7 @@ export function registerUpdateEndpoint(app: App, { services, requireAuth }: Rout
         body: EndpointUpdateBody,
         response: authedResponses({ 200: Type.Ref('WebhookEndpoint') }, { 400: 'URL not allowed or bad pattern', 404: 'No such endpoint among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => {
       const body = request.body;

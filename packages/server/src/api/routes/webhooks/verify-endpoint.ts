@@ -17,7 +17,7 @@ export function registerVerifyEndpoint(app: App, { services, requireAuth }: Rout
         params: EndpointIdParams,
         response: authedResponses({ 200: WebhookVerification }, { 404: 'No such endpoint among yours' }),
       },
-      preValidation: requireAuth,
+      onRequest: requireAuth,
     },
     async (request) => toVerificationRecord(await services.webhooks.verify(principalOf(request).userId, request.params.endpoint_id)),
   );
