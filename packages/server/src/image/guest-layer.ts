@@ -9,8 +9,8 @@ import type { ProgressReporter } from './progress.ts';
 import type { Recipes } from './recipes.ts';
 import { runCommand } from './run-command.ts';
 
-/** Bump when the build code changes what this layer contains. */
-const GUEST_RECIPE_VERSION = 2;
+/** Bump when the build code changes what this layer contains (3: ext4 with `discard` as a default mount option). */
+const GUEST_RECIPE_VERSION = 3;
 
 /**
  * Version of the boot contract in packages/server/images/README.md (kernel command line, stage markers,
