@@ -24,14 +24,14 @@ const ROOT_DEVICE = '/dev/vda';
 const RESIZE_TIMEOUT_MS = 120_000;
 
 /** Grows a handed-out VM's disk, then its root filesystem, to `diskMb`. Idempotent. */
-export async function growRootDisk(driver: VmDriver<AgentClient>, driverId: string, client: AgentClient, diskMb: number): Promise<void> {
+export async function growRootFilesystem(driver: VmDriver<AgentClient>, driverId: string, client: AgentClient, diskMb: number): Promise<void> {
   await driver.growDisk(driverId, diskMb);
   const { stderr, result } = await client.exec({ argv: ['nice', '-n', '19', 'resize2fs', ROOT_DEVICE], timeoutMs: RESIZE_TIMEOUT_MS }).collect();
   if (result.exitCode !== 0) throw new Error(`resize2fs ${ROOT_DEVICE} ended with ${result.signal ?? `exit ${result.exitCode}`}: ${stderr.toString().trim()}`);
 }
 
 /** Free space of the filesystem holding `dir`, MiB (what an unprivileged writer may use). */
-export async function freeDiskMb(dir: string): Promise<number> {
+async function freeDiskMb(dir: string): Promise<number> {
   const stats = await statfs(dir);
   return (stats.bavail * stats.bsize) / (1024 * 1024);
 }

@@ -16,7 +16,7 @@ import type { AcquiredVm, AcquireVmRequest, GuestAgent, VmEndReason, VmEngine } 
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, type Accelerator, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
-import { assertHostStorage, growRootDisk } from './disk-quota.ts';
+import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
 import { ClientGuestAgent } from './guest-agent.ts';
 import { pruneSnapshotSets, SnapshotVariants, variantOf, type MemoryTier } from './snapshot-variants.ts';
 import { VmStateStore, type PersistedVm } from './vm-state-store.ts';
@@ -224,7 +224,7 @@ export class SandboxEngine implements VmEngine {
     const started = Date.now();
     void identified
       .then(() => sleep(DISK_GROWTH_DELAY_MS[this.accelerator ?? 'tcg']))
-      .then(() => growRootDisk(this.options.driver, state.driverId, client, diskMb))
+      .then(() => growRootFilesystem(this.options.driver, state.driverId, client, diskMb))
       .then(
         () => this.events.emit('diskGrown', { vmId: state.vmId, diskMb, ms: Date.now() - started }),
         (error: Error) => {
