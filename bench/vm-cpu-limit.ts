@@ -38,6 +38,25 @@ http.createServer((req, res) => {
 }).listen(0, '127.0.0.1', function () { process.stdout.write(JSON.stringify({ port: this.address().port }) + '\\n'); });
 `;
 
+/** A host process doing a fixed amount of CPU work (hashing 1.2 GB): the share of a CPU it got, CPU time / wall time. */
+const WORK = `
+const { createHash } = require('node:crypto');
+const buf = Buffer.alloc(1 << 20, 7);
+const t0 = performance.now(); const c0 = process.cpuUsage();
+for (let i = 0; i < 1200; i++) createHash('sha256').update(buf).digest();
+const c = process.cpuUsage(c0);
+process.stdout.write(JSON.stringify({ wallMs: performance.now() - t0, cpuMs: (c.user + c.system) / 1000 }));
+`;
+
+async function hostWorkShare(): Promise<number> {
+  const worker = spawn(process.execPath, ['-e', WORK], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  worker.stdout.on('data', (chunk: Buffer) => (out += chunk));
+  await new Promise((resolve) => worker.once('exit', resolve));
+  const { wallMs, cpuMs } = JSON.parse(out) as { wallMs: number; cpuMs: number };
+  return cpuMs / wallMs;
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -75,25 +94,6 @@ const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-bench-cpu-'));
 fs.chmodSync(root, 0o755);
 const server = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
 const port = await new Promise<number>((resolve) => server.stdout.once('data', (d: Buffer) => resolve((JSON.parse(String(d)) as { port: number }).port)));
-/** A host process doing a fixed amount of CPU work (hashing 1.2 GB): the share of a CPU it got, CPU time / wall time. */
-const WORK = `
-const { createHash } = require('node:crypto');
-const buf = Buffer.alloc(1 << 20, 7);
-const t0 = performance.now(); const c0 = process.cpuUsage();
-for (let i = 0; i < 1200; i++) createHash('sha256').update(buf).digest();
-const c = process.cpuUsage(c0);
-process.stdout.write(JSON.stringify({ wallMs: performance.now() - t0, cpuMs: (c.user + c.system) / 1000 }));
-`;
-
-async function hostWorkShare(): Promise<number> {
-  const worker = spawn(process.execPath, ['-e', WORK], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  worker.stdout.on('data', (chunk: Buffer) => (out += chunk));
-  await new Promise((resolve) => worker.once('exit', resolve));
-  const { wallMs, cpuMs } = JSON.parse(out) as { wallMs: number; cpuMs: number };
-  return cpuMs / wallMs;
-}
-
 const get = async <T>(route: string): Promise<T> => (await fetch(`http://127.0.0.1:${port}${route}`)).json() as Promise<T>;
 
 log('cold boot of a 2-vCPU guest');

@@ -17,14 +17,20 @@ export const PlanLimitsSchema = Type.Object({
   maxConcurrentVms: Type.Integer({ minimum: 1 }),
   /** Sum of vCPUs over a user's running VMs. */
   maxTotalVcpus: Type.Integer({ minimum: 1 }),
+  /**
+   * Size of each VM's root disk, MiB: its filesystem grows to this after the VM is handed out, writing past it
+   * fails with ENOSPC in the guest, and the VM's file on the host stays within it plus ~1 % of qcow2 metadata.
+   * At least the guest image's own filesystem (1 GiB).
+   */
+  diskMb: Type.Integer({ minimum: 1024, maximum: 1_048_576 }),
 });
 export type PlanLimits = Static<typeof PlanLimitsSchema>;
 
 /** Built-in plans; `SANDBOXD_PLANS` (a JSON object of plan name to limits) replaces or adds plans. */
 export const DEFAULT_PLANS: Record<string, PlanLimits> = {
-  free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4 },
-  pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32 },
-  enterprise: { executionsPerMinute: 6000, maxConcurrentVms: 100, maxTotalVcpus: 400 },
+  free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4, diskMb: 4096 },
+  pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32, diskMb: 8192 },
+  enterprise: { executionsPerMinute: 6000, maxConcurrentVms: 100, maxTotalVcpus: 400, diskMb: 16_384 },
 };
 
 type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -101,12 +107,15 @@ function plans(raw: string): Record<string, PlanLimits> {
   } catch {
     throw new Error('expected a JSON object of plan name to limits');
   }
-  const schema = Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]*$' }), PlanLimitsSchema);
+  // diskMb came later than the other limits: a plan that leaves it out keeps its built-in namesake's, or free's.
+  const limits = Type.Object({ ...PlanLimitsSchema.properties, diskMb: Type.Optional(PlanLimitsSchema.properties.diskMb) });
+  const schema = Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]*$' }), limits);
   if (!Value.Check(schema, parsed)) {
     const first = Value.Errors(schema, parsed)[0];
     throw new Error(`invalid plans: ${first ? `${first.instancePath || '/'} ${first.message}` : 'bad shape'}`);
   }
-  return { ...DEFAULT_PLANS, ...parsed };
+  const given = Object.fromEntries(Object.entries(parsed).map(([name, limits]) => [name, { diskMb: (DEFAULT_PLANS[name] ?? DEFAULT_PLANS.free!).diskMb, ...limits }]));
+  return { ...DEFAULT_PLANS, ...given };
 }
 
 const settings = {
@@ -227,7 +236,8 @@ const settings = {
   },
   plans: {
     env: 'SANDBOXD_PLANS',
-    description: 'JSON object of plan name to {executionsPerMinute, maxConcurrentVms, maxTotalVcpus}, merged over the built-in free/pro/enterprise',
+    description:
+      'JSON object of plan name to {executionsPerMinute, maxConcurrentVms, maxTotalVcpus, diskMb}, merged over the built-in free/pro/enterprise (diskMb: each VM\'s root disk in MiB, at least 1024; a plan without it keeps its built-in namesake\'s, else free\'s)',
     parse: plans,
     fallback: () => DEFAULT_PLANS,
   },
@@ -300,6 +310,13 @@ const settings = {
       'VM restores in progress at once (0 = no limit); more wait their turn. Default: the host CPU count, since under TCG a restore is CPU-bound and a crowd of them makes each slower',
     parse: integer(0, 1024),
     fallback: () => os.availableParallelism(),
+  },
+  minFreeDiskMb: {
+    env: 'SANDBOXD_MIN_FREE_DISK_MB',
+    description:
+      'Free space (MiB) the filesystem of the run directory must keep: below it new VMs are refused with 507 HOST_STORAGE_LOW (and the warm pool is not refilled) until space is freed; VMs already running may still grow to their plan\'s diskMb',
+    parse: integer(0, 64 * 1024 * 1024),
+    fallback: () => 2048,
   },
   hostCpuReserve: {
     env: 'SANDBOXD_HOST_CPU_RESERVE',

@@ -28,6 +28,24 @@ test('values are parsed from SANDBOXD_* variables', () => {
   assert.ok(config.plans.free, 'built-in plans stay');
 });
 
+test('every plan has a disk quota: a plan that leaves diskMb out keeps its built-in namesake\'s, else free\'s', () => {
+  const config = loadConfig({
+    SANDBOXD_PLANS: JSON.stringify({
+      team: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 2 },
+      pro: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 2 },
+      big: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 65_536 },
+    }),
+  });
+  assert.deepEqual([config.plans.team?.diskMb, config.plans.pro?.diskMb, config.plans.big?.diskMb], [4096, 8192, 65_536]);
+  assert.deepEqual([loadConfig({}).plans.free?.diskMb, loadConfig({}).plans.enterprise?.diskMb], [4096, 16_384]);
+});
+
+test('CPU and disk settings of the host: a CPU reserve, a VM CPU weight and a free-space floor', () => {
+  const config = loadConfig({ SANDBOXD_HOST_CPU_RESERVE: '1.5', SANDBOXD_VM_CPU_WEIGHT: '25', SANDBOXD_MIN_FREE_DISK_MB: '0' });
+  assert.deepEqual([config.hostCpuReserve, config.vmCpuWeight, config.minFreeDiskMb], [1.5, 25, 0]);
+  assert.deepEqual([loadConfig({}).hostCpuReserve, loadConfig({}).vmCpuWeight, loadConfig({}).minFreeDiskMb], [0.5, 100, 2048]);
+});
+
 test('bad values fail with the variable named', () => {
   const cases: [Record<string, string>, RegExp][] = [
     [{ SANDBOXD_PORT: '80a' }, /SANDBOXD_PORT/],
@@ -37,6 +55,11 @@ test('bad values fail with the variable named', () => {
     [{ SANDBOXD_AUTH_SECRET: 'short' }, /SANDBOXD_AUTH_SECRET/],
     [{ SANDBOXD_PLANS: '{"x":{"executionsPerMinute":0}}' }, /SANDBOXD_PLANS/],
     [{ SANDBOXD_DEFAULT_PLAN: 'gold' }, /SANDBOXD_DEFAULT_PLAN/],
+    [{ SANDBOXD_PLANS: '{"x":{"executionsPerMinute":1,"maxConcurrentVms":1,"maxTotalVcpus":1,"diskMb":512}}' }, /SANDBOXD_PLANS/],
+    [{ SANDBOXD_HOST_CPU_RESERVE: '.5' }, /SANDBOXD_HOST_CPU_RESERVE/],
+    [{ SANDBOXD_HOST_CPU_RESERVE: '-1' }, /SANDBOXD_HOST_CPU_RESERVE/],
+    [{ SANDBOXD_VM_CPU_WEIGHT: '0' }, /SANDBOXD_VM_CPU_WEIGHT/],
+    [{ SANDBOXD_MIN_FREE_DISK_MB: 'lots' }, /SANDBOXD_MIN_FREE_DISK_MB/],
   ];
   for (const [env, pattern] of cases) assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
 });

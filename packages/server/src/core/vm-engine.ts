@@ -54,6 +54,11 @@ export interface AcquireVmRequest {
   vcpuCount: number;
   memoryMb: number;
   lifetimeSeconds: number;
+  /**
+   * Root disk quota, MiB (the user's plan's `diskMb`): the VM's disk and filesystem grow to it in the background
+   * once the VM is handed out. Default: the guest image's own filesystem size.
+   */
+  diskMb?: number;
 }
 
 export interface AcquiredVm {
@@ -107,7 +112,10 @@ export interface VmEngine {
   readonly nodeId: string;
   /** Prepares the engine (host checks, image, snapshots, re-adoption of VMs a previous process left); idempotent. */
   start(): Promise<unknown>;
-  /** A ready VM: restored, identity set, agent answering; counting its lifetime from now. */
+  /**
+   * A ready VM: restored, identity set, agent answering; counting its lifetime from now. Rejects with
+   * `AppError('HOST_STORAGE_LOW')` when the host's disk is below its free-space floor (nothing is created).
+   */
   acquire(request: AcquireVmRequest): Promise<AcquiredVm>;
   /** The agent of a live VM on this node, or null when the VM is not (or no longer) running here. */
   agent(vmId: string): GuestAgent | null;

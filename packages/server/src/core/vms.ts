@@ -177,7 +177,7 @@ export class VmService {
 
     let acquired;
     try {
-      acquired = await this.engine.acquire({ vmId, ...spec });
+      acquired = await this.engine.acquire({ vmId, ...spec, diskMb: this.limiter.limitsOf(principal).diskMb });
     } catch (error) {
       await this.database.db.transaction().execute(async (trx) => {
         await transitionVm(trx, vmId, ['starting'], { status: 'killed', endReason: 'failed', endedAt: this.clock.now().toISOString() });
@@ -189,6 +189,7 @@ export class VmService {
         });
       });
       this.notifier.committed();
+      if (error instanceof AppError) throw error; // the engine's own verdict, e.g. HOST_STORAGE_LOW
       throw new AppError('VM_UNAVAILABLE', `could not start a VM: ${(error as Error).message}`);
     }
 

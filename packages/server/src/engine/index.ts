@@ -53,6 +53,7 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
     poolMemoryMb: config.defaultMemoryMb,
     memoryTiers: MEMORY_TIERS,
     killOnClose: !config.keepVmsOnShutdown,
+    minFreeDiskMb: config.minFreeDiskMb,
     cacheRetentionMs: config.cacheRetentionDays * 86_400_000,
   });
   engine.events.on('progress', (message) => log.info({ engine: message }, 'engine'));
@@ -66,5 +67,6 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
   });
   engine.events.on('acquired', ({ vmId, fromPool, ms }) => log.debug({ 'vm.id': vmId, fromPool, ms }, 'VM acquired'));
   engine.events.on('identified', ({ vmId, ms }) => log.debug({ 'vm.id': vmId, ms }, 'VM identity applied'));
+  engine.events.on('diskGrown', ({ vmId, diskMb, ms }) => log.debug({ 'vm.id': vmId, diskMb, ms }, 'VM disk grown to its quota'));
   return engine;
 }

@@ -9,12 +9,14 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AgentClient } from '../agent/index.ts';
 import type { AcquiredVm, AcquireVmRequest, GuestAgent, EngineEndReason, VmEngine } from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
-import { VCPU_COUNTS, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
+import { VCPU_COUNTS, type Accelerator, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
+import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
 import { ClientGuestAgent } from './guest-agent.ts';
 import { pruneSnapshotSets, SnapshotVariants, variantOf, type MemoryTier } from './snapshot-variants.ts';
 import { VmStateStore, type PersistedVm } from './vm-state-store.ts';
@@ -56,6 +58,11 @@ export interface SandboxEngineOptions {
   /** Kill every VM when the engine closes (otherwise they are re-adopted by the next start). */
   killOnClose: boolean;
   /**
+   * Free space (MiB) the filesystem of `runRoot` must keep: below it acquisitions fail with HOST_STORAGE_LOW
+   * and the pool is not refilled; 0 disables the check.
+   */
+  minFreeDiskMb: number;
+  /**
    * Guest images and snapshot sets no engine on the machine used for this long are removed at start
    * (`image/cache-retention.ts`); 0 keeps everything.
    */
@@ -70,6 +77,8 @@ export interface SandboxEngineEvents {
   acquired: [{ vmId: string; fromPool: boolean; ms: number }];
   /** The VM's identity fix-up is applied (its agent answers operations from here on). */
   identified: [{ vmId: string; ms: number }];
+  /** The VM's disk and root filesystem grew to its quota. */
+  diskGrown: [{ vmId: string; diskMb: number; ms: number }];
 }
 
 interface LiveEntry {
@@ -152,6 +161,9 @@ export class SandboxEngine implements VmEngine {
     const vcpuCount = request.vcpuCount as VcpuCount;
     if (this.closed) throw new Error('the VM engine is shutting down');
     await this.start();
+    await assertHostStorage(this.runRoot, this.options.minFreeDiskMb);
+    const imageDiskMb = this.image!.diskSizeMb;
+    const diskMb = Math.max(request.diskMb ?? imageDiskMb, imageDiskMb);
     const pooled = request.memoryMb === this.options.poolMemoryMb ? this.pool.take(poolKey(vcpuCount, request.memoryMb)) : undefined;
     const vm = pooled && pooled.client.connected ? pooled : await this.restore(vcpuCount, request.memoryMb);
     if (pooled && vm !== pooled) void this.discard(pooled);
@@ -168,9 +180,12 @@ export class SandboxEngine implements VmEngine {
       templateId: variantOf(vcpuCount),
       startedAtMs: now,
       expiresAtMs: now + request.lifetimeSeconds * 1000,
+      diskMb,
     };
     this.states.write(state);
-    this.track(state, vm.client, this.applyIdentity(request.vmId, vm.client, started));
+    const identified = this.applyIdentity(request.vmId, vm.client, started);
+    this.track(state, vm.client, identified);
+    if (diskMb > imageDiskMb) this.growToQuota(state, diskMb, vm.client, identified);
     this.events.emit('acquired', { vmId: request.vmId, fromPool: vm === pooled, ms: Date.now() - started });
     return {
       vmId: request.vmId,
@@ -199,6 +214,24 @@ export class SandboxEngine implements VmEngine {
       });
     });
     return identity;
+  }
+
+  /**
+   * Grows the VM's disk to its quota once its identity is set, in the background (see `disk-quota.ts`). A
+   * failure leaves the VM running on the image's smaller disk and is reported as a warning.
+   */
+  private growToQuota(state: PersistedVm, diskMb: number, client: AgentClient, identified: Promise<void>): void {
+    const started = Date.now();
+    void identified
+      .then(() => sleep(DISK_GROWTH_DELAY_MS[this.accelerator ?? 'tcg']))
+      .then(() => growRootFilesystem(this.options.driver, state.driverId, client, diskMb))
+      .then(
+        () => this.events.emit('diskGrown', { vmId: state.vmId, diskMb, ms: Date.now() - started }),
+        (error: Error) => {
+          if (this.live.get(state.vmId)?.client !== client) return; // killed meanwhile, or the identity failed
+          this.events.emit('warning', { code: 'VM_DISK_GROW_FAILED', vmId: state.vmId, message: `VM ${state.vmId}: its disk did not grow to ${diskMb} MiB: ${error.message}` });
+        },
+      );
   }
 
   /** Resolves when the VM has its identity (its agent's operations wait for that by themselves). */
@@ -263,7 +296,9 @@ export class SandboxEngine implements VmEngine {
     const { driver } = this.options;
     this.events.emit('progress', 'preparing the guest image');
     const image = await this.options.loadImage();
+    this.image = image;
     const host = await driver.prepare(image);
+    this.accelerator = host.accelerator;
     const variants = new SnapshotVariants({
       driver,
       image,
@@ -283,6 +318,8 @@ export class SandboxEngine implements VmEngine {
   }
 
   private variants: SnapshotVariants | undefined;
+  private image: GuestImage | undefined;
+  private accelerator: Accelerator | undefined;
   private cacheMarks: NodeJS.Timeout | undefined;
 
   /** Marks the image and snapshot set in use (now and hourly), then prunes what nobody used for long. */
@@ -319,7 +356,10 @@ export class SandboxEngine implements VmEngine {
         const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 10_000, transferDir: info.transferDir });
         // The earlier server may have died between handing the VM out and giving it its identity.
         const identified = client.agent.vmId === state.vmId;
-        this.track(state, client, identified ? undefined : this.applyIdentity(state.vmId, client, Date.now()));
+        const ready = identified ? Promise.resolve() : this.applyIdentity(state.vmId, client, Date.now());
+        this.track(state, client, ready);
+        // The earlier server may have died before the disk grew; growing again is a no-op otherwise.
+        if (state.diskMb && state.diskMb > this.image!.diskSizeMb) this.growToQuota(state, state.diskMb, client, ready);
         adopted += 1;
       } catch (error) {
         this.events.emit('warning', { code: 'ADOPT_FAILED', vmId: state.vmId, message: `could not reconnect to VM ${state.vmId}: ${(error as Error).message}` });
@@ -335,6 +375,7 @@ export class SandboxEngine implements VmEngine {
    * restore, ~200 ms under TCG), under its driver id as a provisional identity until it is handed out.
    */
   private async restoreForPool(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+    await assertHostStorage(this.runRoot, this.options.minFreeDiskMb);
     const vm = await this.restore(vcpuCount, memoryMb);
     try {
       await this.tracked(vm.client.restore({ hostname: vm.info.vmId, vmId: vm.info.vmId, timeoutMs: 15_000 }));
@@ -404,6 +445,15 @@ export class SandboxEngine implements VmEngine {
     this.states.remove(entry.state.driverId);
   }
 }
+
+/**
+ * How long after the identity fix-up a VM's disk starts to grow to its quota. Under TCG the growth costs the
+ * guest ~0.9 s of CPU (0.3 s when warm: an exec, resize2fs, the kernel's online resize), which a first request
+ * sent right after creating the session would compete with; two seconds lets it finish first. The guest has
+ * ~600 MiB free until then, more than it can write in that time under TCG (~50 MB/s). Under KVM it costs
+ * milliseconds and starts at once.
+ */
+const DISK_GROWTH_DELAY_MS: Record<Accelerator, number> = { tcg: 2000, kvm: 0 };
 
 function poolKey(vcpuCount: number, memoryMb: number): string {
   return `${vcpuCount}:${memoryMb}`;

@@ -16,6 +16,8 @@ export interface PersistedVm {
   templateId: string;
   startedAtMs: number;
   expiresAtMs: number;
+  /** Root disk quota, MiB (absent in states written before quotas existed). */
+  diskMb?: number;
 }
 
 export class VmStateStore {

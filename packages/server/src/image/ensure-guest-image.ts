@@ -13,7 +13,12 @@ import type { EnsureGuestImageOptions, GuestImage } from './types.ts';
 
 /** Debian's busybox-static; the initramfs needs a static binary. */
 const BUSYBOX_PATH = '/bin/busybox';
-const DEFAULT_DISK_SIZE_GIB = 8;
+/**
+ * The root filesystem every VM starts with. Small on purpose: the engine grows each VM's disk and filesystem to
+ * its plan's quota once it is handed out (`src/engine/disk-growth.ts`); 1 GiB holds the image (~440 MiB) and
+ * what a snapshot source writes, with ~570 MiB free until then.
+ */
+const DEFAULT_DISK_SIZE_GIB = 1;
 const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60 * 1000;
 
 /**
@@ -84,6 +89,7 @@ export async function ensureGuestImage(options: EnsureGuestImageOptions): Promis
     rootfsPath: join(guest.dir, GUEST_FILES.rootfs),
     manifestPath: join(guest.dir, GUEST_FILES.manifest),
     kernelVersion: manifest.kernelVersion,
+    diskSizeMb: manifest.inputs.diskSizeGiB * 1024,
   };
 }
 

@@ -9,8 +9,11 @@ import type { ProgressReporter } from './progress.ts';
 import type { Recipes } from './recipes.ts';
 import { runCommand } from './run-command.ts';
 
-/** Bump when the build code changes what this layer contains. */
-const GUEST_RECIPE_VERSION = 3;
+/**
+ * Bump when the build code changes what this layer contains (3: /etc/machine-id in /run; 4: with 3's ext4
+ * `discard` default mount option from another branch, so images of either half are not reused).
+ */
+const GUEST_RECIPE_VERSION = 4;
 
 /**
  * Version of the boot contract in packages/server/images/README.md (kernel command line, stage markers,

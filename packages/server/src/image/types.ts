@@ -18,6 +18,8 @@ export interface GuestImage {
   manifestPath: string;
   /** Kernel release the image was built from, e.g. `6.1.0-56-amd64`. */
   kernelVersion: string;
+  /** Size of the root filesystem, MiB: what a VM's disk starts with before anything grows it. */
+  diskSizeMb: number;
 }
 
 /** The cached layers an image is built from, each keyed by a hash of its own inputs. */
@@ -47,7 +49,10 @@ export interface EnsureGuestImageOptions {
   agentBundlePath: string;
   /** Receives progress events; must not throw. */
   onProgress?: (progress: ImageBuildProgress) => void;
-  /** Virtual size of the sparse ext4 root filesystem (default 8 GiB, room for `pip install`). */
+  /**
+   * Size of the sparse ext4 root filesystem (default 1 GiB): the disk every VM starts with; the engine grows a
+   * VM's disk and filesystem online to its quota after handing it out.
+   */
   diskSizeGiB?: number;
   /** Kernel release to use (default: the newest with both `/boot/vmlinuz-<v>` and `/lib/modules/<v>`). */
   kernelVersion?: string;

@@ -240,6 +240,12 @@ export interface VmDriver<C = void> {
   readSnapshot(dir: string): Promise<SnapshotInfo | undefined>;
   /** Restores a new VM; resolves when its agent answers and its memory is what was asked for. */
   restore(request: RestoreVmRequest): Promise<StartedVm<C>>;
+  /**
+   * Grows a live VM's root disk to `sizeMb` (a disk already that large is left alone; disks never shrink). The
+   * guest is told at once and sees a larger block device; growing its filesystem into it is the guest's job.
+   * The host file grows only as the guest writes, and never past the disk's size plus its format's metadata.
+   */
+  growDisk(vmId: string, sizeMb: number): Promise<void>;
   /** Kills a VM and removes its run directory, disk overlay and limits; unknown ids are a no-op. */
   kill(vmId: string): Promise<void>;
   /** Live VMs of this driver instance. */

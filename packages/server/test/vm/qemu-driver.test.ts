@@ -19,6 +19,7 @@ import { GUARD_TABLE } from '../../src/vm/qemu/network-guard.ts';
 import { runProgram } from '../../src/vm/qemu/exec-file.ts';
 import type { VmStateFile } from '../../src/vm/qemu/run-dir.ts';
 import type { HostReport, SnapshotInfo, VmInfo } from '../../src/vm/vm-driver.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { createDriver, guestShell, processAlive, scratchDir, testImage, type RecordingDriver } from './vm-fixture.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -190,6 +191,19 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
       t.diagnostic(`${vm.vmId}: asked ${vm.memoryMb} MiB, guest MemTotal ${kb} kB (kernel keeps ${reservedMb.toFixed(1)} MiB)`);
       assert.ok(reservedMb > 40 && reservedMb < 70, `MemTotal ${kb} kB for ${vm.memoryMb} MiB`);
     }
+  });
+
+  test('growDisk enlarges a running guest\'s root disk at once and never shrinks it', async () => {
+    const a = clones[0]!;
+    const sectors = async () => Number((await guestShell(a.agentSocketPath, 'cat /sys/block/vda/size')).output.trim());
+    const grown = (2048 * 1024 * 1024) / 512;
+    assert.ok((await sectors()) < grown);
+    await rec.driver.growDisk(a.vmId, 2048);
+    // virtio-blk interrupts the guest, whose kernel updates the size in a work item.
+    await waitUntil('the guest to see a 2 GiB disk', async () => (await sectors()) === grown, 30_000, 100);
+    await rec.driver.growDisk(a.vmId, 1024);
+    assert.equal(await sectors(), grown, 'a smaller size is ignored');
+    await assert.rejects(rec.driver.growDisk('no-such-vm', 4096), { code: 'VM_NOT_FOUND' });
   });
 
   test('a guest cannot reach the host: neither loopback (10.0.2.2) nor the host address; the internet it can', async (t) => {

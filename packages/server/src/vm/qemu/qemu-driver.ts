@@ -29,6 +29,7 @@ import {
 } from '../vm-driver.ts';
 import { VmError } from '../vm-errors.ts';
 import { kernelCommandLine, type QemuMachine } from './command-line.ts';
+import { growRootDisk } from './disk.ts';
 import type { DriverContext, PreparedHost, QemuDriverOptions } from './driver-context.ts';
 import { prepareHost } from './host-preparation.ts';
 import { transition, type LiveVm } from './live-vm.ts';
@@ -207,6 +208,14 @@ export class QemuDriver<C = void> implements VmDriver<C> {
   async readSnapshot(dir: string): Promise<SnapshotInfo | undefined> {
     const manifest = await readSnapshotManifest(dir);
     return manifest ? snapshotInfo(dir, manifest) : undefined;
+  }
+
+  async growDisk(vmId: string, sizeMb: number): Promise<void> {
+    const vm = this.live.get(vmId);
+    if (!vm || vm.state === 'consumed') throw new VmError('VM_NOT_FOUND', `no live VM ${vmId}`);
+    if (vm.state !== 'running' || !vm.qmp) throw new VmError('VM_BAD_STATE', `VM ${vmId} is ${vm.state}: its disk cannot grow now`);
+    if (!Number.isInteger(sizeMb) || sizeMb < 1) throw new VmError('VM_INVALID_REQUEST', `sizeMb must be a positive integer, got ${sizeMb}`);
+    await growRootDisk(vm.qmp, sizeMb * 1024 * 1024);
   }
 
   async kill(vmId: string): Promise<void> {

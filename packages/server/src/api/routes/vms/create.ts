@@ -30,7 +30,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
           'Snapshots, alternate images and volumes answer 501 until they are built.',
         security: BEARER_OR_API_KEY,
         body: VmCreateRequest,
-        response: authedResponses({ 200: Type.Ref('VmRecord') }, { 404: 'No such session among yours', 409: 'The session already has a running VM', 429: 'Plan quota exceeded', 501: 'Option not implemented yet', 503: 'The VM could not start' }),
+        response: authedResponses({ 200: Type.Ref('VmRecord') }, { 404: 'No such session among yours', 409: 'The session already has a running VM', 429: 'Plan quota exceeded', 501: 'Option not implemented yet', 503: 'The VM could not start', 507: 'The server is low on disk space (HOST_STORAGE_LOW); no VM was started' }),
       },
       ...requireAuthOrBodyKey,
     },
