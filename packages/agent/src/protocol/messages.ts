@@ -142,11 +142,17 @@ export interface PtyExit {
 
 /** Body of `POST /v1/python/run`. */
 export interface PythonRunRequest {
-  /** The session's interpreter; created on first use. 1 to 128 characters of `[A-Za-z0-9_.:-]`. */
+  /** The session's interpreter; created on first use. 1 to 128 characters of `[A-Za-z0-9_.:-]`. Ignored with `spare`. */
   contextId: string;
   code: string;
   /** On expiry the code is interrupted (SIGINT → KeyboardInterrupt); the interpreter and its state survive. */
   timeoutMs?: number;
+  /**
+   * (1.4, capability `python-spare`) Run in the pre-started spare interpreter's scratch namespace instead of a
+   * context: the spare stays unassigned and its state unchanged. UNAVAILABLE when there is no spare. Used to
+   * warm a restored VM before it is handed out.
+   */
+  spare?: boolean;
 }
 
 /** An exception raised by the code, as Jupyter reports it. */

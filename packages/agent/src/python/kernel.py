@@ -6,7 +6,10 @@
 # captured too); after each run the kernel writes `\0sandboxd-end-<seq>\0` to both, so the agent knows where a
 # run's output ends even though the two pipes and the channel are read independently.
 #
-# Requests: {type: 'run', seq, code} -> {type: 'result', seq, result, error, executionCount, cpuMs};
+# Requests: {type: 'run', seq, code, scratch?} -> {type: 'result', seq, result, error, executionCount, cpuMs};
+# a `scratch` run takes the same path in a namespace of its own that is dropped afterwards, and does not count
+# (the agent warms a spare interpreter with it: under TCG, code that runs for the first time in a VM is
+# translated first, so the first real cell would pay for it);
 # {type: 'reseed', seq} -> {type: 'reseeded', seq}. At start the kernel sends {type: 'ready', pid}.
 # SIGINT raises KeyboardInterrupt only while user code runs; elsewhere it is ignored, so a late interrupt can
 # never hit the kernel's own loop or the next run.
@@ -73,8 +76,8 @@ def describe(exc):
     return {"name": type(exc).__name__, "value": str(exc), "traceback": "".join(lines)}
 
 
-def evaluate(code):
-    value = eval(code, namespace)
+def evaluate(code, target):
+    value = eval(code, target)
     if code.co_flags & 0x80:  # CO_COROUTINE: the cell used top-level await
         if state["loop"] is None:
             import asyncio
@@ -84,9 +87,14 @@ def evaluate(code):
     return value
 
 
-def run(seq, code):
-    state["count"] += 1
-    filename = "<cell-%d>" % state["count"]
+def run(seq, code, scratch):
+    if scratch:
+        target = {"__name__": "__main__", "__builtins__": builtins}
+        filename = "<warm-up>"
+    else:
+        target = namespace
+        state["count"] += 1
+        filename = "<cell-%d>" % state["count"]
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     result = None
     error = None
@@ -101,11 +109,11 @@ def run(seq, code):
         tail = compile(last, filename, "eval", flags=flags) if last is not None else None
         state["running"] = True
         try:
-            evaluate(body)
+            evaluate(body, target)
             if tail is not None:
-                value = evaluate(tail)
+                value = evaluate(tail, target)
                 if value is not None:
-                    namespace["_"] = value
+                    target["_"] = value
                     result = repr(value)
                     if len(result) > MAX_RESULT_CHARS:
                         result = result[:MAX_RESULT_CHARS] + "... [truncated]"
@@ -163,6 +171,6 @@ while True:
     if message is None:
         break
     if message["type"] == "run":
-        run(message["seq"], message["code"])
+        run(message["seq"], message["code"], message.get("scratch", False))
     elif message["type"] == "reseed":
         reseed(message["seq"])

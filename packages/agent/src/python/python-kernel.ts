@@ -37,7 +37,7 @@ type KernelMessage =
   | { type: 'result'; seq: number; result: string | null; error: PythonError | null; executionCount: number; cpuMs: number }
   | { type: 'reseeded'; seq: number };
 
-type KernelRequest = { type: 'run'; seq: number; code: string } | { type: 'reseed'; seq: number };
+type KernelRequest = { type: 'run'; seq: number; code: string; scratch?: boolean } | { type: 'reseed'; seq: number };
 
 /** A running interpreter. */
 export class PythonKernel {
@@ -125,10 +125,11 @@ export class PythonKernel {
 
   /**
    * Runs a cell after those queued before it. Never rejects once `ready` resolved. Aborting `signal`
-   * interrupts the cell (or skips it while it waits in the queue).
+   * interrupts the cell (or skips it while it waits in the queue). A `scratch` cell runs in a namespace of
+   * its own that is dropped afterwards and is not counted: the interpreter's state stays as it was.
    */
-  run(code: string, timeoutMs?: number, signal?: AbortSignal): Promise<PythonRunResult> {
-    return this.enqueue(() => this.runNow(code, timeoutMs, signal));
+  run(code: string, timeoutMs?: number, signal?: AbortSignal, scratch = false): Promise<PythonRunResult> {
+    return this.enqueue(() => this.runNow(code, timeoutMs, signal, scratch));
   }
 
   /** Reseeds the interpreter's random state (after a snapshot restore), after the cells queued before. */
@@ -188,7 +189,7 @@ export class PythonKernel {
     });
   }
 
-  private async runNow(code: string, timeoutMs?: number, signal?: AbortSignal): Promise<PythonRunResult> {
+  private async runNow(code: string, timeoutMs: number | undefined, signal: AbortSignal | undefined, scratch: boolean): Promise<PythonRunResult> {
     await this.ready;
     const started = performance.now();
     if (signal?.aborted) return failedRun('Cancelled', 'the host cancelled the run before it started', false, started);
@@ -206,7 +207,7 @@ export class PythonKernel {
             this.child.kill('SIGINT');
             escalation = setTimeout(() => this.kill(), this.options.interruptGraceMs);
           }, timeoutMs);
-    if (!this.dead) this.channel.send({ type: 'run', seq, code });
+    if (!this.dead) this.channel.send(scratch ? { type: 'run', seq, code, scratch } : { type: 'run', seq, code });
     const interrupt = (): void => {
       this.child.kill('SIGINT');
     };

@@ -1,7 +1,7 @@
 /** `POST /v1/python/run` and `POST /v1/python/reset`: translate JSON to {@link KernelPool} calls. */
 import { AgentFailure } from '../http/agent-failure.ts';
 import { replyJson } from '../http/reply.ts';
-import { optionalInteger, readJsonBody, requireString } from '../http/request-body.ts';
+import { optionalBoolean, optionalInteger, readJsonBody, requireString } from '../http/request-body.ts';
 import type { RouteRequest } from '../http/router.ts';
 import type { PythonResetResponse } from '../protocol/messages.ts';
 import type { KernelPool } from './kernel-pool.ts';
@@ -19,9 +19,15 @@ function requireContextId(body: Record<string, unknown>): string {
 export function createPythonRunRoute(kernels: KernelPool) {
   return async ({ stream }: RouteRequest): Promise<void> => {
     const body = await readJsonBody(stream);
-    const contextId = requireContextId(body);
     const code = requireString(body, 'code');
     const timeoutMs = optionalInteger(body, 'timeoutMs', 1, MAX_TIMEOUT_MS);
+    if (optionalBoolean(body, 'spare') === true) {
+      const warmed = await kernels.warmSpare(code, timeoutMs);
+      if (!warmed) throw new AgentFailure('UNAVAILABLE', 'there is no spare Python interpreter to run in');
+      replyJson(stream, 200, warmed);
+      return;
+    }
+    const contextId = requireContextId(body);
     // A host that gives up (its own deadline, a disconnect) must not leave the context busy forever.
     const cancel = new AbortController();
     const onClose = (): void => cancel.abort();

@@ -11,6 +11,8 @@ export interface RunPythonOptions {
   /** Guest deadline: the code is interrupted (KeyboardInterrupt), the interpreter keeps its state. Default 60 s. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Run in the agent's spare interpreter, in a scratch namespace (`contextId` is then ignored): warms a VM. */
+  spare?: boolean;
 }
 
 /** Default guest deadline of a Python run. */
@@ -21,7 +23,8 @@ export function runPython(session: AgentSession, options: RunPythonOptions): Pro
   const timeoutMs = options.timeoutMs ?? DEFAULT_PYTHON_TIMEOUT_MS;
   const call: CallOptions = { timeoutMs: timeoutMs + DEFAULT_TIMEOUTS_MS.guestDeadlineMargin };
   if (options.signal) call.signal = options.signal;
-  return session.json<PythonRunResult>('runPython', 'POST', ROUTES.pythonRun, { contextId: options.contextId, code: options.code, timeoutMs }, call, 0);
+  const body = { contextId: options.contextId, code: options.code, timeoutMs, ...(options.spare ? { spare: true } : {}) };
+  return session.json<PythonRunResult>('runPython', 'POST', ROUTES.pythonRun, body, call, 0);
 }
 
 /** Ends a context's interpreter (its state is lost). */

@@ -66,6 +66,7 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
     log.info({ accelerator: host.accelerator, image: image.hash, adopted, readyMs }, 'VM engine ready');
   });
   engine.events.on('acquired', ({ vmId, fromPool, ms }) => log.debug({ 'vm.id': vmId, fromPool, ms }, 'VM acquired'));
+  engine.events.on('warmed', (report) => log.debug({ warmUp: report }, 'pooled VM warmed'));
   engine.events.on('identified', ({ vmId, ms }) => log.debug({ 'vm.id': vmId, ms }, 'VM identity applied'));
   engine.events.on('diskGrown', ({ vmId, diskMb, ms }) => log.debug({ 'vm.id': vmId, diskMb, ms }, 'VM disk grown to its quota'));
   return engine;

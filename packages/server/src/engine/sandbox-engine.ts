@@ -21,6 +21,7 @@ import { ClientGuestAgent } from './guest-agent.ts';
 import { pruneSnapshotSets, SnapshotVariants, variantOf, type MemoryTier } from './snapshot-variants.ts';
 import { VmStateStore, type PersistedVm } from './vm-state-store.ts';
 import { WarmPool } from './warm-pool.ts';
+import { warmUp, type WarmUpReport } from './warm-up.ts';
 
 export interface SandboxEngineOptions {
   nodeId: string;
@@ -75,6 +76,8 @@ export interface SandboxEngineEvents {
   progress: [string];
   warning: [{ code: string; message: string; vmId?: string }];
   acquired: [{ vmId: string; fromPool: boolean; ms: number }];
+  /** A VM for the warm pool ran a first request's paths (see `warm-up.ts`), with how long each took. */
+  warmed: [{ driverId: string } & WarmUpReport];
   /** The VM's identity fix-up is applied (its agent answers operations from here on). */
   identified: [{ vmId: string; ms: number }];
   /** The VM's disk and root filesystem grew to its quota. */
@@ -372,13 +375,16 @@ export class SandboxEngine implements VmEngine {
 
   /**
    * A VM for the warm pool: restored, with the clock and entropy fixed up now (the slow first fix-up after a
-   * restore, ~200 ms under TCG), under its driver id as a provisional identity until it is handed out.
+   * restore, ~200 ms under TCG), under its driver id as a provisional identity until it is handed out, and
+   * warmed (`warm-up.ts`): a first request's code paths already ran in it.
    */
   private async restoreForPool(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
     await assertHostStorage(this.runRoot, this.options.minFreeDiskMb);
     const vm = await this.restore(vcpuCount, memoryMb);
     try {
       await this.tracked(vm.client.restore({ hostname: vm.info.vmId, vmId: vm.info.vmId, timeoutMs: 15_000 }));
+      const warmed = await this.tracked(warmUp(vm.client));
+      this.events.emit('warmed', { driverId: vm.info.vmId, ...warmed });
       return vm;
     } catch (error) {
       await this.discard(vm);

@@ -101,6 +101,18 @@ describe('agent python', () => {
     assert.equal(run.result, "'awaited'");
   });
 
+  it('a spare run warms the pre-started interpreter without giving it state: the context that takes it starts clean at cell 1', async () => {
+    const warm = await client.runPython({ contextId: 'ignored', code: 'import os\nleaked = 41\nprint(os.getpid(), leaked + 1)', spare: true });
+    assert.equal(warm.error, null);
+    assert.equal(warm.executionCount, 0, 'a spare run is not a cell');
+    const [warmPid, answer] = warm.stdout.trim().split(' ');
+    assert.equal(answer, '42');
+    // The next new context takes that same interpreter, with nothing the warm-up defined.
+    const first = await client.runPython({ contextId: 'after-warm', code: "import os\n(os.getpid(), 'leaked' in globals(), 'os' in globals())" });
+    assert.equal(first.result, `(${warmPid}, False, True)`);
+    assert.equal(first.executionCount, 1);
+  });
+
   it('answers 1+1 in a few milliseconds once the interpreter is up', async () => {
     await client.runPython({ contextId: 'latency', code: '0' });
     const samples: number[] = [];
