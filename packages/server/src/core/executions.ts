@@ -12,7 +12,7 @@ import { recordEvent, type EventNotifier } from './events.ts';
 import type { PlanLimiter } from './limits.ts';
 import type { Execution, ExecutionMode, Language, Session, SessionSpec } from './model.ts';
 import type { SessionService } from './sessions.ts';
-import type { GuestAgent } from './vm-engine.ts';
+import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
 import type { LiveVm, VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
 import { findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
@@ -67,11 +67,12 @@ export class ExecutionService {
     principal: Principal,
     request: ExecuteRequest,
     mode: ExecutionMode,
-  ): Promise<{ record: Execution; done: Promise<Execution>; vmReady: Promise<LiveVm> }> {
+  ): Promise<{ record: Execution; done: Promise<Execution>; vmReady: Promise<LiveVm>; queue: QueuePlace | null }> {
     await this.limiter.assertCanExecute(this.database.db, principal);
-    const session = request.sessionId
-      ? await this.sessions.getOwned(principal, request.sessionId)
-      : await this.sessions.create(principal, this.settings.defaultSession);
+    const existing = request.sessionId ? await this.sessions.getOwned(principal, request.sessionId) : null;
+    const estimate = await this.vms.admission(existing ?? this.settings.defaultSession);
+    if (mode === 'sync') assertReadyInTime(estimate, request.timeoutSeconds);
+    const session = existing ?? (await this.sessions.create(principal, this.settings.defaultSession));
     const record = await insertExecution(this.database.db, {
       userId: principal.userId,
       sessionId: session.id,
@@ -97,7 +98,8 @@ export class ExecutionService {
     vmReady.catch(() => {}); // observed by run(); a sync caller also awaits it
     // The run owns its record from here on: it never rejects, every failure ends up in the record.
     const done = this.run(session, record, request, vmReady, principal);
-    return { record, done, vmReady };
+    const queue = estimate && !estimate.pooled ? { position: estimate.position, estimatedWaitSeconds: Math.ceil(estimate.waitMs / 1000) } : null;
+    return { record, done, vmReady, queue };
   }
 
   /** Sync execute: waits up to the request's timeout, then answers 408 and lets the run go on. */
@@ -234,4 +236,28 @@ export class ExecutionService {
     this.notifier.committed();
     return row;
   }
+}
+
+/** Where a run that waits for a new VM stands: VM starts ahead of it and the expected wait. */
+export interface QueuePlace {
+  position: number;
+  estimatedWaitSeconds: number;
+}
+
+/**
+ * A sync call that would need a new VM the host cannot have ready within the call's timeout (restores beyond
+ * what the host runs at once wait their turn, first come first served) is refused before anything is made:
+ * 429 CAPACITY_BUSY with its place in the queue and `Retry-After`, instead of a 408 with the VM half-made.
+ * Async calls queue: their answer carries the same place.
+ */
+function assertReadyInTime(estimate: AcquireEstimate | null, timeoutSeconds: number): void {
+  if (!estimate || estimate.pooled || estimate.waitMs <= timeoutSeconds * 1000) return;
+  const retryAfter = Math.max(1, Math.ceil(estimate.waitMs / 1000));
+  throw new AppError(
+    'CAPACITY_BUSY',
+    `no VM can be ready within the ${timeoutSeconds} s this call waits: ${estimate.position} VM starts are ahead of it (about ${retryAfter} s); ` +
+      `retry after ${retryAfter} s, wait longer (timeout), or use /execute_async, which queues`,
+    { 'Retry-After': String(retryAfter) },
+    { retry_after: retryAfter, queue_position: estimate.position, estimated_wait_seconds: retryAfter },
+  );
 }

@@ -107,6 +107,16 @@ export interface GuestAgent {
   attachPty(id: string, output: PtyOutput): Promise<PtyAttachment>;
 }
 
+/** How soon a VM could be handed out now (see {@link VmEngine.estimateAcquire}). */
+export interface AcquireEstimate {
+  /** A ready VM is waiting in the warm pool: acquisition takes milliseconds. */
+  pooled: boolean;
+  /** Restores that would run or wait before this one's (0: it would start at once). */
+  position: number;
+  /** Expected time until the VM is ready, from recent restore times and the restores ahead of it. */
+  waitMs: number;
+}
+
 export interface VmEngine {
   /** The node this engine runs VMs on (recorded with each VM). */
   readonly nodeId: string;
@@ -117,6 +127,11 @@ export interface VmEngine {
    * `AppError('HOST_STORAGE_LOW')` when the host's disk is below its free-space floor (nothing is created).
    */
   acquire(request: AcquireVmRequest): Promise<AcquiredVm>;
+  /**
+   * How long an `acquire` of this shape would take if asked now: restores beyond what the host can run at once
+   * queue, first come first served, so a burst can be told its place instead of timing out half-made.
+   */
+  estimateAcquire(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb'>): AcquireEstimate;
   /** The agent of a live VM on this node, or null when the VM is not (or no longer) running here. */
   agent(vmId: string): GuestAgent | null;
   /** Kills a VM and removes everything it left; resolves when it is gone. Unknown ids are a no-op. */

@@ -9,8 +9,8 @@ import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newVmId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
-import { LIVE_VM_STATUSES, type Session, type Vm, type VmEndReason, type VmStatus } from './model.ts';
-import type { EngineEndReason, GuestAgent, VmEngine } from './vm-engine.ts';
+import { LIVE_VM_STATUSES, type Session, type SessionSpec, type Vm, type VmEndReason, type VmStatus } from './model.ts';
+import type { AcquireEstimate, EngineEndReason, GuestAgent, VmEngine } from './vm-engine.ts';
 import type { Database } from '../store/database.ts';
 import { failInterruptedExecutions } from '../store/executions-store.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
@@ -79,6 +79,15 @@ export class VmService {
     }).finally(() => this.acquiring.delete(session.id));
     this.acquiring.set(session.id, acquisition);
     return acquisition;
+  }
+
+  /**
+   * How long a caller would wait for the VM of `session` (or of a new session with this spec) if it asked
+   * now: null when the session has a live VM or one is already on its way (it shares that one).
+   */
+  async admission(session: Session | (SessionSpec & { id?: undefined })): Promise<AcquireEstimate | null> {
+    if (session.id !== undefined && (this.acquiring.has(session.id) || (await this.liveVmOf(session)))) return null;
+    return this.engine.estimateAcquire({ vcpuCount: session.vcpuCount, memoryMb: session.memoryMb });
   }
 
   /** POST /v1/vms: bind a new VM to a session that has none alive. */

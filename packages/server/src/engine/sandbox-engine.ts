@@ -12,7 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AgentClient } from '../agent/index.ts';
-import type { AcquiredVm, AcquireVmRequest, GuestAgent, EngineEndReason, VmEngine } from '../core/vm-engine.ts';
+import type { AcquiredVm, AcquireEstimate, AcquireVmRequest, GuestAgent, EngineEndReason, VmEngine } from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, type Accelerator, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
@@ -111,6 +111,11 @@ export class SandboxEngine implements VmEngine {
   private readonly pool: WarmPool<string, RestoredVm>;
   private readonly runRoot: string;
   private readonly restoreSlot: LimitFunction;
+  /**
+   * Moving average of how long a restore takes once it has its slot (until its agent answers); what a queued
+   * acquisition is told to expect. Starts at a TCG-sized guess until the first restore is measured.
+   */
+  private restoreMsAverage = 1500;
   private starting: Promise<SnapshotVariants> | undefined;
   private closed = false;
   /** Restores under way: close() waits for them, so no VM comes up after the engine closed. */
@@ -148,6 +153,17 @@ export class SandboxEngine implements VmEngine {
 
   acquire(request: AcquireVmRequest): Promise<AcquiredVm> {
     return this.tracked(this.acquireUntracked(request));
+  }
+
+  estimateAcquire(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb'>): AcquireEstimate {
+    if (request.memoryMb === this.options.poolMemoryMb && (this.pool.counts()[poolKey(request.vcpuCount, request.memoryMb)] ?? 0) > 0) {
+      return { pooled: true, position: 0, waitMs: 0 };
+    }
+    const slots = this.restoreSlot.concurrency;
+    const ahead = this.restoreSlot.activeCount + this.restoreSlot.pendingCount;
+    // This restore starts once `ahead - slots + 1` of those ahead have finished; they finish `slots` at a time.
+    const rounds = Number.isFinite(slots) ? Math.floor(ahead / slots) + 1 : 1;
+    return { pooled: false, position: ahead, waitMs: Math.round(rounds * this.restoreMsAverage) };
   }
 
   /** Registers work that close() must wait for. */
@@ -401,16 +417,19 @@ export class SandboxEngine implements VmEngine {
     const tier = this.tierFor(memoryMb);
     const snapshot = await variants.ensure(vcpuCount, tier);
     const driverId = `vm-${randomBytes(8).toString('hex')}`;
-    const { agent: client, ...info } = await this.restoreSlot(() =>
-      this.options.driver.restore({
+    const { agent: client, ...info } = await this.restoreSlot(async () => {
+      const started = Date.now();
+      const restored = await this.options.driver.restore({
         vmId: driverId,
         runDir: path.join(this.runRoot, driverId),
         snapshotDir: snapshot.dir,
         memoryMb: Math.max(memoryMb, tier.minMemoryMb),
         network: this.options.network,
         timeoutMs: 60_000,
-      }),
-    );
+      });
+      this.restoreMsAverage = 0.7 * this.restoreMsAverage + 0.3 * (Date.now() - started);
+      return restored;
+    });
     return { info, client, vcpuCount, memoryMb };
   }
 

@@ -11,6 +11,10 @@ const AsyncResponse = Type.Object({
   execution_id: Type.Integer(),
   session_id: Type.String(),
   status: StringEnum(EXECUTION_STATUSES),
+  queue_position: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'When the run waits for a new VM while the host restores others: VM starts ahead of it; null when its VM is ready (or came from the warm pool)',
+  }),
+  estimated_start_seconds: Type.Union([Type.Integer(), Type.Null()], { description: 'Expected wait for that VM, seconds; null with queue_position' }),
 });
 
 export function registerExecuteAsync(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
@@ -28,9 +32,16 @@ export function registerExecuteAsync(app: App, { services, requireAuthOrBodyKey 
         ...requireAuthOrBodyKey,
       },
       async (request) => {
-        const { record, done } = await services.sandbox.executions.start(principalOf(request), toExecuteRequest(request.body), 'async');
+        const { record, done, queue } = await services.sandbox.executions.start(principalOf(request), toExecuteRequest(request.body), 'async');
         done.catch((error: unknown) => request.log.error({ err: error, 'execution.id': record.id }, 'async execution failed to record'));
-        return { task_id: record.id, execution_id: record.id, session_id: record.sessionId, status: record.status };
+        return {
+          task_id: record.id,
+          execution_id: record.id,
+          session_id: record.sessionId,
+          status: record.status,
+          queue_position: queue?.position ?? null,
+          estimated_start_seconds: queue?.estimatedWaitSeconds ?? null,
+        };
       },
     );
   }
