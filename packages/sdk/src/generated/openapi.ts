@@ -387,7 +387,7 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Rate limit or quota */
+                /** @description Rate limit, quota, or no VM could be ready within the timeout (CAPACITY_BUSY, with Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -398,6 +398,15 @@ export interface paths {
                 };
                 /** @description No VM could be started */
                 503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The server is low on disk space (HOST_STORAGE_LOW); no VM was started */
+                507: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -443,7 +452,11 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Expected wait for that VM, seconds; null with queue_position */
+                            estimated_start_seconds: number | null;
                             execution_id: number;
+                            /** @description When the run waits for a new VM while the host restores others: VM starts ahead of it; null when its VM is ready (or came from the warm pool) */
+                            queue_position: number | null;
                             session_id: string;
                             /** @enum {string} */
                             status: "queued" | "running" | "completed" | "failed" | "timeout";
@@ -4276,7 +4289,11 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Expected wait for that VM, seconds; null with queue_position */
+                            estimated_start_seconds: number | null;
                             execution_id: number;
+                            /** @description When the run waits for a new VM while the host restores others: VM starts ahead of it; null when its VM is ready (or came from the warm pool) */
+                            queue_position: number | null;
                             session_id: string;
                             /** @enum {string} */
                             status: "queued" | "running" | "completed" | "failed" | "timeout";
@@ -5802,6 +5819,15 @@ export interface paths {
                 };
                 /** @description The VM could not start */
                 503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The server is low on disk space (HOST_STORAGE_LOW); no VM was started */
+                507: {
                     headers: {
                         [name: string]: unknown;
                     };
