@@ -12,6 +12,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { WebSocket } from 'ws';
 import { loadConfig } from '../../src/config.ts';
+import { qemuProcessesMatching } from '../engine/engine-fixture.ts';
 import { startServerProcess, type RunningServer } from '../helpers/processes.ts';
 
 export interface SoakOptions {
@@ -48,22 +49,6 @@ export interface SoakReport {
 }
 
 class ServerDown extends Error {}
-
-/** QEMU processes whose command line names the run root (the VMs of this soak's server). */
-function qemuProcessesUnder(runRoot: string): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((pid) => {
-      try {
-        const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        return cmdline.startsWith('qemu-system') && cmdline.includes(runRoot);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 function listDir(dir: string): string[] {
   try {
@@ -236,7 +221,7 @@ async function soak(
  * does not leave VMs running on the machine.
  */
 async function sweep(runRoot: string, driverIds: Set<string>): Promise<void> {
-  for (const pid of qemuProcessesUnder(runRoot)) {
+  for (const pid of qemuProcessesMatching(runRoot)) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -244,7 +229,7 @@ async function sweep(runRoot: string, driverIds: Set<string>): Promise<void> {
     }
   }
   const deadline = Date.now() + 5000;
-  while (qemuProcessesUnder(runRoot).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  while (qemuProcessesMatching(runRoot).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   for (const line of fs.readFileSync('/proc/mounts', 'utf8').split('\n')) {
     const target = line.split(' ')[1] ?? '';
     if (target.startsWith(runRoot)) spawnSync('umount', ['-l', target]);
@@ -273,7 +258,7 @@ function inventory(dataDir: string, runRoot: string, driverIds: Set<string>, exe
     const unfinishedExecutions = db.prepare("SELECT id, status FROM executions WHERE status IN ('queued', 'running')").all() as { id: number; status: string }[];
     const known = new Set((db.prepare('SELECT id FROM executions').all() as { id: number }[]).map((r) => r.id));
     return {
-      qemuProcesses: qemuProcessesUnder(runRoot),
+      qemuProcesses: qemuProcessesMatching(runRoot),
       runDirectories: listDir(runRoot),
       mounts,
       cgroups,
