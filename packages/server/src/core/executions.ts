@@ -10,7 +10,7 @@ import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { PlanLimiter } from './limits.ts';
-import type { Execution, ExecutionMode, Language, Session, SessionSpec } from './model.ts';
+import type { Execution, ExecutionMode, Language, Session } from './model.ts';
 import type { SessionService } from './sessions.ts';
 import type { GuestAgent } from './vm-engine.ts';
 import type { LiveVm, VmService } from './vms.ts';
@@ -33,8 +33,6 @@ export interface ExecutionSettings {
   outputLimitBytes: number;
   /** Longest a run may take inside the VM (also bounded by the VM's remaining lifetime). */
   maxRunSeconds: number;
-  /** Session defaults for an execute without session_id. */
-  defaultSession: SessionSpec;
 }
 
 /** The outcome of a finished run, before it is written. */
@@ -60,7 +58,15 @@ export class ExecutionService {
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
     private readonly settings: ExecutionSettings,
-  ) {}
+  ) {
+    // Python runs in the session's interpreter (context = session id), which a new VM starts without the
+    // session's env: it gets it once per VM, before any code runs. Commands get the env on every call.
+    vms.onVmReady(async (session, live) => {
+      if (Object.keys(session.env).length === 0) return;
+      const env = JSON.stringify(JSON.stringify(session.env));
+      await live.agent.runPython({ contextId: session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${env}))\ndel _os, _json` });
+    });
+  }
 
   /** Starts a run; `wait` decides whether to wait for it (sync) or answer at once (async). */
   async start(
@@ -71,7 +77,7 @@ export class ExecutionService {
     await this.limiter.assertCanExecute(this.database.db, principal);
     const session = request.sessionId
       ? await this.sessions.getOwned(principal, request.sessionId)
-      : await this.sessions.create(principal, this.settings.defaultSession);
+      : await this.sessions.create(principal);
     const record = await insertExecution(this.database.db, {
       userId: principal.userId,
       sessionId: session.id,
