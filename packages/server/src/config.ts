@@ -323,6 +323,13 @@ const settings = {
     parse: booleanFlag,
     fallback: () => false,
   },
+  agentReconnectSeconds: {
+    env: 'SANDBOXD_AGENT_RECONNECT_SECONDS',
+    description:
+      "How long the server keeps trying to reconnect to a live VM's agent after the link dropped; a VM whose agent is not back by then is killed and recorded with end_reason agent_lost",
+    parse: integer(1, 3600),
+    fallback: () => 30,
+  },
   bodyLimitBytes: {
     env: 'SANDBOXD_BODY_LIMIT_BYTES',
     description: 'Largest JSON or form request body accepted',

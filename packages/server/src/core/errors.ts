@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   GUEST_STORAGE_FULL: 507,
   SERVICE_UNAVAILABLE: 503,
   VM_UNAVAILABLE: 503,
+  VM_AGENT_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

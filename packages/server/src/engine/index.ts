@@ -49,6 +49,7 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
     poolMemoryMb: config.defaultMemoryMb,
     memoryTiers: MEMORY_TIERS,
     killOnClose: !config.keepVmsOnShutdown,
+    agentReconnectTimeoutMs: config.agentReconnectSeconds * 1000,
     cacheRetentionMs: config.cacheRetentionDays * 86_400_000,
   });
   engine.events.on('progress', (message) => log.info({ engine: message }, 'engine'));
@@ -62,5 +63,6 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
   });
   engine.events.on('acquired', ({ vmId, fromPool, ms }) => log.debug({ 'vm.id': vmId, fromPool, ms }, 'VM acquired'));
   engine.events.on('identified', ({ vmId, ms }) => log.debug({ 'vm.id': vmId, ms }, 'VM identity applied'));
+  engine.events.on('agent-link', ({ vmId, state, message }) => (state === 'restored' ? log.info : log.warn).call(log, { 'vm.id': vmId, agentLink: state }, message));
   return engine;
 }

@@ -14,6 +14,7 @@ import { AgentClient } from '../agent/index.ts';
 import type { AcquiredVm, AcquireVmRequest, GuestAgent, EngineEndReason, VmEngine } from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
+import { AgentLink } from './agent-link.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
 import { ClientGuestAgent } from './guest-agent.ts';
 import { pruneSnapshotSets, SnapshotVariants, variantOf, type MemoryTier } from './snapshot-variants.ts';
@@ -56,6 +57,11 @@ export interface SandboxEngineOptions {
   /** Kill every VM when the engine closes (otherwise they are re-adopted by the next start). */
   killOnClose: boolean;
   /**
+   * How long a dropped agent link of a live VM may take to reconnect (`agent-link.ts`); a VM whose link is
+   * not back by then is killed and reported ended with `agent_lost`.
+   */
+  agentReconnectTimeoutMs: number;
+  /**
    * Guest images and snapshot sets no engine on the machine used for this long are removed at start
    * (`image/cache-retention.ts`); 0 keeps everything.
    */
@@ -70,11 +76,13 @@ export interface SandboxEngineEvents {
   acquired: [{ vmId: string; fromPool: boolean; ms: number }];
   /** The VM's identity fix-up is applied (its agent answers operations from here on). */
   identified: [{ vmId: string; ms: number }];
+  /** A live VM's agent link dropped, came back, or was given up (the VM is then killed). */
+  'agent-link': [{ vmId: string; state: 'dropped' | 'restored' | 'lost'; message: string }];
 }
 
 interface LiveEntry {
   state: PersistedVm;
-  client: AgentClient;
+  link: AgentLink;
   agent: ClientGuestAgent;
   /** Resolves once the VM has its identity; operations wait for it. */
   ready: Promise<void>;
@@ -122,7 +130,9 @@ export class SandboxEngine implements VmEngine {
     options.driver.events.on('exit', (event) => {
       const vmId = this.byDriverId.get(event.vmId);
       if (!vmId || event.expected) return;
+      const entry = this.live.get(vmId);
       this.forget(vmId);
+      void entry?.link.close();
       for (const listener of this.endedListeners) listener(vmId, 'crashed');
     });
     options.driver.events.on('warning', (warning) => this.events.emit('warning', warning));
@@ -170,7 +180,7 @@ export class SandboxEngine implements VmEngine {
       expiresAtMs: now + request.lifetimeSeconds * 1000,
     };
     this.states.write(state);
-    this.track(state, vm.client, this.applyIdentity(request.vmId, vm.client, started));
+    this.track(state, vm.client, vm.info, this.applyIdentity(request.vmId, vm.client, started));
     this.events.emit('acquired', { vmId: request.vmId, fromPool: vm === pooled, ms: Date.now() - started });
     return {
       vmId: request.vmId,
@@ -192,11 +202,9 @@ export class SandboxEngine implements VmEngine {
       this.events.emit('identified', { vmId, ms: Date.now() - startedMs });
     });
     identity.catch((error: unknown) => {
-      if (this.live.get(vmId)?.client !== client) return; // killed meanwhile
+      if (!this.live.has(vmId)) return; // killed meanwhile
       this.events.emit('warning', { code: 'VM_IDENTITY_FAILED', message: `VM ${vmId}: the identity fix-up failed: ${(error as Error).message}`, vmId });
-      void this.kill(vmId).finally(() => {
-        for (const listener of this.endedListeners) listener(vmId, 'crashed');
-      });
+      this.end(vmId, 'crashed');
     });
     return identity;
   }
@@ -206,22 +214,35 @@ export class SandboxEngine implements VmEngine {
     return this.live.get(vmId)?.ready ?? Promise.reject(new Error(`no live VM ${vmId}`));
   }
 
+  /**
+   * The agent of a live VM, also while its link is down: its operations wait for the reconnection (or fail
+   * when the link is given up, and the VM with it).
+   */
   agent(vmId: string): GuestAgent | null {
-    const entry = this.live.get(vmId);
-    return entry && entry.client.connected ? entry.agent : null;
+    return this.live.get(vmId)?.agent ?? null;
   }
 
-  /** The raw agent client of a live VM (tunnels, PTYs). */
+  /** The current agent client of a live VM (connected or not). */
   client(vmId: string): AgentClient | null {
-    return this.live.get(vmId)?.client ?? null;
+    return this.live.get(vmId)?.link.current ?? null;
   }
 
   async kill(vmId: string): Promise<void> {
     const entry = this.live.get(vmId);
     if (!entry) return;
     this.forget(vmId);
-    await entry.client.close().catch(() => {});
+    await entry.link.close();
     await this.options.driver.kill(entry.state.driverId);
+  }
+
+  /**
+   * Ends a VM nobody asked to kill: the listeners hear of it before the kill starts, so that from the moment
+   * the VM is no longer live here its end is already being recorded.
+   */
+  private end(vmId: string, reason: EngineEndReason): void {
+    if (!this.live.has(vmId)) return;
+    for (const listener of this.endedListeners) listener(vmId, reason);
+    void this.kill(vmId).catch((error: Error) => this.events.emit('warning', { code: 'VM_KILL_FAILED', message: `VM ${vmId}: ${error.message}`, vmId }));
   }
 
   liveVmIds(): string[] {
@@ -246,7 +267,7 @@ export class SandboxEngine implements VmEngine {
     await this.pool.close();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     const entries = [...this.live.values()];
-    for (const entry of entries) await entry.client.close().catch(() => {});
+    for (const entry of entries) await entry.link.close();
     if (this.options.killOnClose) {
       await Promise.allSettled(entries.map((entry) => this.options.driver.kill(entry.state.driverId)));
       for (const entry of entries) this.states.remove(entry.state.driverId);
@@ -319,7 +340,7 @@ export class SandboxEngine implements VmEngine {
         const client = await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 10_000, transferDir: info.transferDir });
         // The earlier server may have died between handing the VM out and giving it its identity.
         const identified = client.agent.vmId === state.vmId;
-        this.track(state, client, identified ? undefined : this.applyIdentity(state.vmId, client, Date.now()));
+        this.track(state, client, info, identified ? undefined : this.applyIdentity(state.vmId, client, Date.now()));
         adopted += 1;
       } catch (error) {
         this.events.emit('warning', { code: 'ADOPT_FAILED', vmId: state.vmId, message: `could not reconnect to VM ${state.vmId}: ${(error as Error).message}` });
@@ -385,14 +406,23 @@ export class SandboxEngine implements VmEngine {
     await this.options.driver.kill(vm.info.vmId).catch(() => {});
   }
 
-  private track(state: PersistedVm, client: AgentClient, ready: Promise<void> = Promise.resolve()): void {
-    this.live.set(state.vmId, { state, client, agent: new ClientGuestAgent(client, ready), ready });
-    this.byDriverId.set(state.driverId, state.vmId);
-    this.deadlines.schedule(state.vmId, new Date(state.expiresAtMs), () => {
-      void this.kill(state.vmId).finally(() => {
-        for (const listener of this.endedListeners) listener(state.vmId, 'expired');
-      });
+  private track(state: PersistedVm, client: AgentClient, paths: Pick<VmInfo, 'agentSocketPath' | 'transferDir'>, ready: Promise<void> = Promise.resolve()): void {
+    const { vmId } = state;
+    const report = (linkState: 'dropped' | 'restored' | 'lost', message: string) => this.events.emit('agent-link', { vmId, state: linkState, message });
+    const link = new AgentLink(client, {
+      socketPath: paths.agentSocketPath,
+      transferDir: paths.transferDir,
+      reconnectTimeoutMs: this.options.agentReconnectTimeoutMs,
+      onDropped: (error) => report('dropped', `the agent link of VM ${vmId} dropped${error ? ` (${error.message})` : ''}; reconnecting`),
+      onReconnected: (attempts, ms) => report('restored', `the agent link of VM ${vmId} is back after ${ms} ms (${attempts} attempt${attempts === 1 ? '' : 's'})`),
+      onLost: (error) => {
+        report('lost', `VM ${vmId} is killed: ${error.message}`);
+        this.end(vmId, 'agent_lost');
+      },
     });
+    this.live.set(vmId, { state, link, agent: new ClientGuestAgent(link, ready), ready });
+    this.byDriverId.set(state.driverId, vmId);
+    this.deadlines.schedule(vmId, new Date(state.expiresAtMs), () => this.end(vmId, 'expired'));
   }
 
   private forget(vmId: string): void {
