@@ -256,6 +256,22 @@ const settings = {
     },
     fallback: () => os.hostname(),
   },
+  defaultVmLifetimeSeconds: {
+    env: 'SANDBOXD_DEFAULT_VM_LIFETIME_SECONDS',
+    description: 'VM lifetime of a session that does not ask for vm_lifetime_seconds (also of the session an execute without session_id creates)',
+    parse: integer(20, 2_592_000),
+    fallback: () => 300,
+  },
+  defaultVcpus: {
+    env: 'SANDBOXD_DEFAULT_VCPUS',
+    description: 'vCPUs of a session that does not ask for vcpu_count: 1, 2, 4, 6 or 8; keep it among SANDBOXD_WARM_VCPUS so such sessions get pooled VMs',
+    parse: (raw: string): 1 | 2 | 4 | 6 | 8 => {
+      const value = Number(raw.trim());
+      if (![1, 2, 4, 6, 8].includes(value)) throw new Error(`expected 1, 2, 4, 6 or 8, got "${raw}"`);
+      return value as 1 | 2 | 4 | 6 | 8;
+    },
+    fallback: (): 1 | 2 | 4 | 6 | 8 => 2,
+  },
   defaultMemoryMb: {
     env: 'SANDBOXD_DEFAULT_MEMORY_MB',
     description: 'Guest memory of a session that does not ask for memory_mb; this size has snapshots of its own (no balloon work on restore) and is what the warm pool holds',
@@ -347,6 +363,13 @@ const settings = {
     description: 'Leave VMs running on a graceful shutdown, to re-adopt them at the next start (after a crash they are always re-adopted)',
     parse: booleanFlag,
     fallback: () => false,
+  },
+  agentReconnectSeconds: {
+    env: 'SANDBOXD_AGENT_RECONNECT_SECONDS',
+    description:
+      "How long the server keeps trying to reconnect to a live VM's agent after the link dropped; a VM whose agent is not back by then is killed and recorded with end_reason agent_lost",
+    parse: integer(1, 3600),
+    fallback: () => 30,
   },
   bodyLimitBytes: {
     env: 'SANDBOXD_BODY_LIMIT_BYTES',

@@ -127,18 +127,15 @@ export interface Services extends CoreServices {
 export function createSandboxServices(core: CoreServices, engine: VmEngine): SandboxServices {
   const { config, database, clock, events } = core;
   const limiter = new PlanLimiter(config.plans, clock);
-  const sessions = new SessionService(database, clock, events);
+  const sessions = new SessionService(database, clock, events, {
+    vmLifetimeSeconds: config.defaultVmLifetimeSeconds,
+    memoryMb: config.defaultMemoryMb,
+    vcpuCount: config.defaultVcpus,
+  });
   const vms = new VmService(database, engine, limiter, clock, events);
   const executions = new ExecutionService(database, sessions, vms, limiter, clock, events, {
     outputLimitBytes: config.executionOutputLimitBytes,
     maxRunSeconds: config.executionMaxSeconds,
-    defaultSession: { vmLifetimeSeconds: 300, memoryMb: config.defaultMemoryMb, vcpuCount: 2, metadata: {}, env: {}, prewarm: false },
-  });
-  // The session's env reaches its Python interpreter once per VM; commands get it on every call.
-  vms.onVmReady(async (session, live) => {
-    const { env } = session;
-    if (Object.keys(env).length === 0) return;
-    await live.agent.runPython({ contextId: session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${JSON.stringify(JSON.stringify(env))}))\ndel _os, _json` });
   });
   const appUrls = new AppUrls(config.publicUrl, config.appDomain);
   const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds);

@@ -7670,11 +7670,11 @@ export interface components {
             /** @description Acquire a standard VM at once, in the background (default false) */
             prewarm?: boolean;
             /**
-             * @description vCPUs: 1, 2, 4, 6 or 8, default 2 (selects the snapshot variant snap1…snap8)
+             * @description vCPUs: 1, 2, 4, 6 or 8, default SANDBOXD_DEFAULT_VCPUS (2) (selects the snapshot variant snap1…snap8)
              * @enum {integer}
              */
             vcpu_count?: 1 | 2 | 4 | 6 | 8;
-            /** @description Seconds from spawn until the VM is killed; 20 to 2592000, default 300 */
+            /** @description Seconds from spawn until the VM is killed; 20 to 2592000, default SANDBOXD_DEFAULT_VM_LIFETIME_SECONDS (300) */
             vm_lifetime_seconds?: number;
         };
         /** SessionCreateResponse */
@@ -7806,7 +7806,7 @@ export interface components {
         VmRecord: {
             /** Format: date-time */
             created_at: string;
-            end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart") | null;
+            end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart" | "agent_lost") | null;
             ended_at: string | null;
             /** Format: date-time */
             expires_at: string;

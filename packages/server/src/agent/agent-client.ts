@@ -83,6 +83,8 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
     /** The agent's handshake answer. */
     readonly agent: HelloResponse,
     transferDir: string | null | undefined,
+    /** The channel under the session: closed with it. */
+    private readonly channel: Duplex,
   ) {
     super();
     this.session = new AgentSession(http2);
@@ -123,7 +125,7 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
           `the agent speaks protocol ${formatProtocolVersion(hello.protocol)}, this host ${formatProtocolVersion(PROTOCOL_VERSION)}: rebuild the guest image with a matching agent`,
         );
       }
-      const client = new AgentClient(session, hello, options.transferDir);
+      const client = new AgentClient(session, hello, options.transferDir, connected);
       let failure: Error | undefined;
       session.on('error', (error) => {
         failure = error;
@@ -277,8 +279,13 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
       }
       http2.once('close', () => resolve());
       http2.close();
-      // Streams still open (tunnels, running execs) would keep a graceful close waiting forever.
-      setTimeout(() => http2.destroy(), 1000).unref();
+      // Streams still open (tunnels, running execs) would keep a graceful close waiting forever; and a
+      // destroyed session still waits for the peer to close its side of the channel, which a frozen guest
+      // never does, so the channel goes too.
+      setTimeout(() => {
+        http2.destroy();
+        this.channel.destroy();
+      }, 1000).unref();
     });
     return this.closing;
   }

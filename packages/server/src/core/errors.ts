@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   HOST_STORAGE_LOW: 507,
   SERVICE_UNAVAILABLE: 503,
   VM_UNAVAILABLE: 503,
+  VM_AGENT_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

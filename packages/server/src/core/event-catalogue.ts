@@ -25,7 +25,7 @@ const executionOutcome = <const S extends string>(statuses: readonly S[]) =>
     status: OneOf(statuses),
     exit_code: Nullable(Type.Integer()),
     error: Nullable(Type.String()),
-    execution_time: Type.Number(),
+    execution_time: Nullable(Type.Number()),
   });
 
 export const EVENT_CATALOGUE = {
@@ -50,6 +50,7 @@ export const EVENT_CATALOGUE = {
   'vm.killed': vmEnded(['killed', 'server_restart']),
   'vm.expired': vmEnded(['expired']),
   'vm.crashed': vmEnded(['crashed']),
+  'vm.agent_lost': vmEnded(['agent_lost']),
   'execution.completed': executionOutcome(['completed']),
   'execution.failed': executionOutcome(['failed', 'timeout']),
   'file.uploaded': Type.Object({ session_id: Type.String(), vm_id: Type.String(), path: Type.String(), size: Nullable(Type.Integer()), recursive: Type.Boolean() }),

@@ -10,12 +10,13 @@ import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { PlanLimiter } from './limits.ts';
-import type { Execution, ExecutionMode, Language, Session, SessionSpec } from './model.ts';
+import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionMode, type Language, type Session } from './model.ts';
 import type { SessionService } from './sessions.ts';
 import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
 import type { LiveVm, VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
-import { findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
+import { failInFlightExecutionsOfVm, findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
+import type { Executor } from '../store/users-store.ts';
 
 export type { Language };
 
@@ -33,8 +34,12 @@ export interface ExecutionSettings {
   outputLimitBytes: number;
   /** Longest a run may take inside the VM (also bounded by the VM's remaining lifetime). */
   maxRunSeconds: number;
-  /** Session defaults for an execute without session_id. */
-  defaultSession: SessionSpec;
+}
+
+/** A run's final record, and the agent error that ended it, if one did. */
+interface RunResult {
+  execution: Execution;
+  agentError: AppError | null;
 }
 
 /** The outcome of a finished run, before it is written. */
@@ -60,19 +65,35 @@ export class ExecutionService {
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
     private readonly settings: ExecutionSettings,
-  ) {}
+  ) {
+    // Python runs in the session's interpreter (context = session id), which a new VM starts without the
+    // session's env: it gets it once per VM, before any code runs. Commands get the env on every call.
+    vms.onVmReady(async (session, live) => {
+      if (Object.keys(session.env).length === 0) return;
+      const env = JSON.stringify(JSON.stringify(session.env));
+      await live.agent.runPython({ contextId: session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${env}))\ndel _os, _json` });
+    });
+  }
 
-  /** Starts a run; `wait` decides whether to wait for it (sync) or answer at once (async). */
-  async start(
+  /**
+   * Starts a run and answers at once (async execute); `done` resolves with its final record, `queue` says
+   * where it stands when it waits for a new VM.
+   */
+  async start(principal: Principal, request: ExecuteRequest, mode: ExecutionMode): Promise<{ record: Execution; done: Promise<Execution>; queue: QueuePlace | null }> {
+    const { record, run, queue } = await this.launch(principal, request, mode);
+    return { record, done: run.then((result) => result.execution), queue };
+  }
+
+  private async launch(
     principal: Principal,
     request: ExecuteRequest,
     mode: ExecutionMode,
-  ): Promise<{ record: Execution; done: Promise<Execution>; vmReady: Promise<LiveVm>; queue: QueuePlace | null }> {
+  ): Promise<{ record: Execution; run: Promise<RunResult>; vmReady: Promise<LiveVm>; queue: QueuePlace | null }> {
     await this.limiter.assertCanExecute(this.database.db, principal);
     const existing = request.sessionId ? await this.sessions.getOwned(principal, request.sessionId) : null;
-    const estimate = await this.vms.admission(existing ?? this.settings.defaultSession);
+    const estimate = await this.vms.admission(existing ?? this.sessions.specFor());
     if (mode === 'sync') assertReadyInTime(estimate, request.timeoutSeconds);
-    const session = existing ?? (await this.sessions.create(principal, this.settings.defaultSession));
+    const session = existing ?? (await this.sessions.create(principal));
     const record = await insertExecution(this.database.db, {
       userId: principal.userId,
       sessionId: session.id,
@@ -97,26 +118,30 @@ export class ExecutionService {
     const vmReady = this.vms.ensureVm(principal, session);
     vmReady.catch(() => {}); // observed by run(); a sync caller also awaits it
     // The run owns its record from here on: it never rejects, every failure ends up in the record.
-    const done = this.run(session, record, request, vmReady, principal);
+    const run = this.run(session, record, request, vmReady, principal);
     const queue = estimate && !estimate.pooled ? { position: estimate.position, estimatedWaitSeconds: Math.ceil(estimate.waitMs / 1000) } : null;
-    return { record, done, vmReady, queue };
+    return { record, run, vmReady, queue };
   }
 
-  /** Sync execute: waits up to the request's timeout, then answers 408 and lets the run go on. */
+  /**
+   * Sync execute: waits up to the request's timeout, then answers 408 and lets the run go on. A run that
+   * failed because the VM's agent did not answer is recorded failed and answered with that error (503).
+   */
   async execute(principal: Principal, request: ExecuteRequest): Promise<Execution> {
-    const { record, done, vmReady } = await this.start(principal, request, 'sync');
+    const { record, run, vmReady } = await this.launch(principal, request, 'sync');
     let timer: NodeJS.Timeout | undefined;
     // No VM (quota, start failure) is the caller's answer (429, 503), not a failed run with status 200.
     const noVm = vmReady.then(() => new Promise<never>(() => {}));
     const waited = await Promise.race([
-      done,
+      run,
       noVm,
       new Promise<null>((resolve) => {
         timer = setTimeout(() => resolve(null), request.timeoutSeconds * 1000);
       }),
     ]);
     clearTimeout(timer);
-    if (waited) return waited;
+    if (waited?.agentError) throw new AppError('VM_AGENT_UNAVAILABLE', waited.agentError.message, {}, { execution_id: record.id, session_id: record.sessionId });
+    if (waited) return waited.execution;
     throw new AppError(
       'EXECUTION_TIMEOUT',
       `the execution is still running after ${request.timeoutSeconds} s; it goes on: poll GET /v1/executions/${record.id}`,
@@ -135,10 +160,11 @@ export class ExecutionService {
     return listExecutions(this.database.db, principal.userId, options.limit, options.offset, options.sessionId);
   }
 
-  private async run(session: Session, record: Execution, request: ExecuteRequest, vmReady: Promise<LiveVm>, principal: Principal): Promise<Execution> {
+  private async run(session: Session, record: Execution, request: ExecuteRequest, vmReady: Promise<LiveVm>, principal: Principal): Promise<RunResult> {
     const started = this.clock.now();
     let outcome: RunOutcome;
     let vmId: string | null = null;
+    let agentError: AppError | null = null;
     try {
       const live = await vmReady;
       vmId = live.vm.id;
@@ -150,13 +176,14 @@ export class ExecutionService {
           ? await this.runPython(live.agent, session.id, request.source, deadlineMs)
           : await this.runCommand(live.agent, request, session.env, deadlineMs);
     } catch (error) {
+      if (error instanceof AppError && error.code === 'VM_AGENT_UNAVAILABLE') agentError = error;
       const stdout = new BoundedOutput(0);
       const stderr = new BoundedOutput(this.settings.outputLimitBytes);
       const message = error instanceof AppError ? error.message : `the execution could not run: ${(error as Error).message}`;
       stderr.pushText(message);
       outcome = { status: 'failed', exitCode: null, error: message, stdout, stderr, executionTime: (this.clock.now().getTime() - started.getTime()) / 1000, cpuTime: null };
     }
-    return this.finish(principal, record, vmId, outcome);
+    return { execution: await this.finish(principal, record, vmId, outcome), agentError };
   }
 
   private async runPython(agent: GuestAgent, contextId: string, code: string, deadlineMs: number): Promise<RunOutcome> {
@@ -201,9 +228,16 @@ export class ExecutionService {
     };
   }
 
+  /**
+   * Writes the run's outcome and its event, unless the record was ended meanwhile (its VM ended, or the
+   * server reconciled it): that record stands and is returned as it is.
+   */
   private async finish(principal: Principal, record: Execution, vmId: string | null, outcome: RunOutcome): Promise<Execution> {
     const row = await this.database.db.transaction().execute(async (trx) => {
-      const updated = await updateExecution(trx, record.id, {
+      const updated = await updateExecution(
+        trx,
+        record.id,
+        {
         vmId,
         status: outcome.status,
         exitCode: outcome.exitCode,
@@ -215,27 +249,37 @@ export class ExecutionService {
         completedAt: this.clock.now().toISOString(),
         executionTime: outcome.executionTime,
         cpuTime: outcome.cpuTime,
-      });
-      await recordEvent(trx, this.clock, {
-        type: outcome.status === 'completed' ? 'execution.completed' : 'execution.failed',
-        userId: principal.userId,
-        subjectId: String(record.id),
-        data: {
-          execution_id: record.id,
-          session_id: record.sessionId,
-          vm_id: vmId,
-          language: record.language,
-          status: outcome.status,
-          exit_code: outcome.exitCode,
-          error: outcome.error,
-          execution_time: outcome.executionTime,
         },
-      });
-      return updated!;
+        IN_FLIGHT_EXECUTION_STATUSES,
+      );
+      if (!updated) return (await findExecution(trx, principal.userId, record.id))!;
+      await recordExecutionEnd(trx, this.clock, updated);
+      return updated;
     });
     this.notifier.committed();
     return row;
   }
+}
+
+/** Records the event of an execution that reached a final status (`execution.completed` or `.failed`). */
+export async function recordExecutionEnd(db: Executor, clock: Clock, execution: Execution): Promise<void> {
+  const data = {
+    execution_id: execution.id,
+    session_id: execution.sessionId,
+    vm_id: execution.vmId,
+    language: execution.language,
+    exit_code: execution.exitCode,
+    error: execution.error,
+    execution_time: execution.executionTime,
+  };
+  const event = { userId: execution.userId, subjectId: String(execution.id) };
+  if (execution.status === 'completed') await recordEvent(db, clock, { ...event, type: 'execution.completed', data: { ...data, status: execution.status } });
+  else if (execution.status === 'failed' || execution.status === 'timeout') await recordEvent(db, clock, { ...event, type: 'execution.failed', data: { ...data, status: execution.status } });
+}
+
+/** Ends a VM's in-flight executions as failed, each with its event, in the caller's transaction. */
+export async function failInFlightExecutions(db: Executor, clock: Clock, vmId: string, error: string): Promise<void> {
+  for (const execution of await failInFlightExecutionsOfVm(db, vmId, error, clock.now().toISOString())) await recordExecutionEnd(db, clock, execution);
 }
 
 /** Where a run that waits for a new VM stands: VM starts ahead of it and the expected wait. */

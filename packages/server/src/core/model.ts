@@ -15,9 +15,9 @@ export const LIVE_VM_STATUSES = ['starting', 'active'] as const satisfies readon
 /**
  * Why a VM ended: `killed` on request, `expired` at the end of its lifetime, `crashed` (its hypervisor died or
  * its set-up failed after it was handed out), `failed` (it never started), `server_restart` (it did not
- * survive a restart of its server).
+ * survive a restart of its server), `agent_lost` (its agent could not be reached again, so the server killed it).
  */
-export const VM_END_REASONS = ['killed', 'expired', 'crashed', 'failed', 'server_restart'] as const;
+export const VM_END_REASONS = ['killed', 'expired', 'crashed', 'failed', 'server_restart', 'agent_lost'] as const;
 export type VmEndReason = (typeof VM_END_REASONS)[number];
 
 /** Lifecycle of an execution record; the first two are in flight, the rest final. */

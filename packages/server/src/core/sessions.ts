@@ -15,6 +15,13 @@ import { findVm, listVms } from '../store/vms-store.ts';
 
 export type { SessionSpec };
 
+/** Settings of a new session that the request may leave out. */
+export interface SessionDefaults {
+  vmLifetimeSeconds: number;
+  memoryMb: number;
+  vcpuCount: number;
+}
+
 /** The spec's status view of a session and its current VM. */
 export interface SessionStatus {
   session: Session;
@@ -50,9 +57,24 @@ export class SessionService {
     private readonly database: Database,
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
+    private readonly defaults: SessionDefaults,
   ) {}
 
-  async create(principal: Principal, spec: SessionSpec): Promise<Session> {
+  /** What a session asking for `request` gets: what it leaves out comes from the configured defaults. */
+  specFor(request: Partial<SessionSpec> = {}): SessionSpec {
+    return {
+      vmLifetimeSeconds: request.vmLifetimeSeconds ?? this.defaults.vmLifetimeSeconds,
+      memoryMb: request.memoryMb ?? this.defaults.memoryMb,
+      vcpuCount: request.vcpuCount ?? this.defaults.vcpuCount,
+      metadata: request.metadata ?? {},
+      env: request.env ?? {},
+      prewarm: request.prewarm ?? false,
+    };
+  }
+
+  /** Creates a session; what `request` leaves out comes from the configured defaults. */
+  async create(principal: Principal, request: Partial<SessionSpec> = {}): Promise<Session> {
+    const spec = this.specFor(request);
     const now = this.clock.now().toISOString();
     const created = await this.database.db.transaction().execute(async (trx) => {
       const session = await insertSession(trx, { ...spec, id: newSessionId(), userId: principal.userId, currentVmId: null, createdAt: now, lastActivityAt: now });

@@ -72,8 +72,11 @@ export interface AcquiredVm {
   expiresAt: Date;
 }
 
-/** Why the engine ended a VM that nobody asked it to kill. */
-export type EngineEndReason = Extract<VmEndReason, 'expired' | 'crashed'>;
+/**
+ * Why the engine ended a VM that nobody asked it to kill: its lifetime is over, QEMU died (or its set-up
+ * failed), or its agent link dropped and could not be restored in time (the engine killed it).
+ */
+export type EngineEndReason = Extract<VmEndReason, 'expired' | 'crashed' | 'agent_lost'>;
 
 /** Output callbacks of a streamed exec. */
 export interface ExecOutput {
@@ -132,12 +135,19 @@ export interface VmEngine {
    * queue, first come first served, so a burst can be told its place instead of timing out half-made.
    */
   estimateAcquire(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb'>): AcquireEstimate;
-  /** The agent of a live VM on this node, or null when the VM is not (or no longer) running here. */
+  /**
+   * The agent of a live VM on this node, or null when the VM is not (or no longer) running here. A VM whose
+   * agent link is down is still live: its operations wait for the reconnection or fail; a link that cannot
+   * be restored ends the VM (`agent_lost`).
+   */
   agent(vmId: string): GuestAgent | null;
   /** Kills a VM and removes everything it left; resolves when it is gone. Unknown ids are a no-op. */
   kill(vmId: string): Promise<void>;
   /** Ids of the VMs running on this node (after a restart: those re-adopted). */
   liveVmIds(): string[];
-  /** Called when a VM ends by itself (deadline reached, QEMU died). */
+  /**
+   * Called when a VM ends without being asked to (deadline reached, QEMU died, agent lost), before the engine
+   * lets go of it: from the moment `agent()` answers null for such a VM, its listeners have been called.
+   */
   onVmEnded(listener: (vmId: string, reason: EngineEndReason) => void): void;
 }

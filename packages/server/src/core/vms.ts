@@ -7,12 +7,12 @@ import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
+import { failInFlightExecutions } from './executions.ts';
 import { newVmId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
 import { LIVE_VM_STATUSES, type Session, type SessionSpec, type Vm, type VmEndReason, type VmStatus } from './model.ts';
-import type { AcquireEstimate, EngineEndReason, GuestAgent, VmEngine } from './vm-engine.ts';
+import type { AcquireEstimate, GuestAgent, VmEngine } from './vm-engine.ts';
 import type { Database } from '../store/database.ts';
-import { failInterruptedExecutions } from '../store/executions-store.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, listVms, transitionVm } from '../store/vms-store.ts';
 import type { Executor } from '../store/users-store.ts';
@@ -37,6 +37,11 @@ export class VmService {
   private readonly acquiring = new Map<string, Promise<LiveVm>>();
   private readyHooks: VmReadyHook[] = [];
   private started: Promise<{ adopted: number; ended: number }> | undefined;
+  /**
+   * Ends being carried out or recorded (engine reports, kills), by VM: a request that finds such a VM no
+   * longer live waits for its record instead of starting a second VM beside one that is still recorded live.
+   */
+  private readonly ending = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly database: Database,
@@ -46,7 +51,7 @@ export class VmService {
     private readonly notifier: EventNotifier,
   ) {
     engine.onVmEnded((vmId, reason) => {
-      void this.recordEnded(vmId, reason).catch(() => {});
+      this.trackEnd(vmId, this.recordEnd(vmId, reason)).catch(() => {});
     });
   }
 
@@ -66,9 +71,14 @@ export class VmService {
     this.readyHooks.push(hook);
   }
 
-  /** The session's VM if it is alive, else a new one (the previous one expired, was killed, or never existed). */
+  /**
+   * The session's VM if it is alive, else a new one (the previous one expired, was killed, or never existed).
+   * A VM whose agent does not answer is still the session's VM: its errors are the caller's answer, and it
+   * is replaced only after its end is recorded (the engine kills a VM whose agent link cannot be restored).
+   */
   async ensureVm(principal: Principal, session: Session): Promise<LiveVm> {
-    const current = await this.liveVmOf(session);
+    await this.ensureStarted();
+    const current = this.acquiring.get(session.id) ?? (await this.liveVmOf(session));
     if (current) return current;
     const pending = this.acquiring.get(session.id);
     if (pending) return pending;
@@ -122,8 +132,13 @@ export class VmService {
   async kill(principal: Principal, vm: Vm): Promise<Vm> {
     if (vm.userId !== principal.userId) throw notFound(`VM ${vm.id}`);
     if (!(LIVE_VM_STATUSES as readonly VmStatus[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
-    await this.engine.kill(vm.id);
-    const ended = await this.recordEnd(vm.id, 'killed');
+    const ended = await this.trackEnd(
+      vm.id,
+      (async () => {
+        await this.engine.kill(vm.id);
+        return this.recordEnd(vm.id, 'killed');
+      })(),
+    );
     return ended ?? (await findVm(this.database.db, vm.id))!;
   }
 
@@ -134,6 +149,8 @@ export class VmService {
     let ended = 0;
     for (const row of rows) {
       if (live.has(row.id) && row.status === 'active') continue;
+      // Handed out by the engine but never recorded active: the acquisition that wanted it is gone.
+      if (live.has(row.id)) await this.engine.kill(row.id);
       const expired = Date.parse(row.expiresAt) <= this.clock.now().getTime();
       await this.recordEnd(row.id, expired ? 'expired' : 'server_restart');
       ended += 1;
@@ -144,20 +161,64 @@ export class VmService {
     return { adopted: rows.length - ended, ended };
   }
 
+  /**
+   * The session's current VM while it lives here; null when it has ended (or there is none), so that a new
+   * one may start. A VM still recorded live is never passed over: it is returned, waited for until its end is
+   * recorded, or answered with an error.
+   */
   private async liveVmOf(session: Session): Promise<LiveVm | null> {
-    if (!session.currentVmId) return null;
-    const vm = await findVm(this.database.db, session.currentVmId);
-    if (!vm || vm.status !== 'active' || Date.parse(vm.expiresAt) <= this.clock.now().getTime()) return null;
+    // The record, not the caller's copy: another request may have bound a new VM since that was read.
+    const vmId = (await findSession(this.database.db, session.id))?.currentVmId ?? session.currentVmId;
+    const vm = vmId ? await findVm(this.database.db, vmId) : undefined;
+    if (!vm || vm.status === 'killed') return null;
+    if (vm.nodeId !== this.engine.nodeId) {
+      throw new AppError('VM_UNAVAILABLE', `the session's VM ${vm.id} runs on node ${vm.nodeId}, not on this one (${this.engine.nodeId}): send the session's requests to that node`);
+    }
+    // An acquisition of this process is joined by ensureVm; a 'starting' record left by a process that died
+    // was ended when this one started.
+    if (vm.status === 'starting') throw new AppError('VM_UNAVAILABLE', `the session's VM ${vm.id} is still starting: retry`);
+    if (Date.parse(vm.expiresAt) <= this.clock.now().getTime()) {
+      // Its deadline is due (the engine's timer fires about now): end it here rather than run code in it.
+      await this.trackEnd(
+        vm.id,
+        (async () => {
+          await this.engine.kill(vm.id);
+          return this.recordEnd(vm.id, 'expired');
+        })(),
+      );
+      return null;
+    }
     const agent = this.engine.agent(vm.id);
-    return agent ? { vm, agent } : null;
+    if (agent) return { vm, agent };
+    // Recorded active but no longer live here: the engine reported its end before letting go of it, so that
+    // end is being recorded now. Without one (which the engine does not do), it is gone unexplained: crashed.
+    const ending = this.ending.get(vm.id);
+    if (ending) await ending.catch(() => {});
+    else await this.recordEnd(vm.id, 'crashed');
+    return null;
   }
 
-  private async acquireFor(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
+  /** Starts the engine (once) and reconciles the store with it; a failure is the caller's 503. */
+  private async ensureStarted(): Promise<void> {
     try {
       await this.start();
     } catch (error) {
       throw new AppError('VM_UNAVAILABLE', `the VM engine could not start: ${(error as Error).message}`);
     }
+  }
+
+  /** Registers an end under way for `vmId` (see `ending`) and passes it on. */
+  private trackEnd<T>(vmId: string, work: Promise<T>): Promise<T> {
+    this.ending.set(vmId, work);
+    const settled = () => {
+      if (this.ending.get(vmId) === work) this.ending.delete(vmId);
+    };
+    work.then(settled, settled);
+    return work;
+  }
+
+  private async acquireFor(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
+    await this.ensureStarted();
     const now = this.clock.now();
     const vmId = newVmId();
     // Quota check and reservation in one transaction, so two acquisitions of one user cannot both pass.
@@ -240,24 +301,21 @@ export class VmService {
     return live;
   }
 
-  private async recordEnded(vmId: string, reason: EngineEndReason): Promise<void> {
-    await this.recordEnd(vmId, reason);
-  }
-
   /**
-   * Marks a live VM killed with `reason` and records the event of that end (`vm.expired`, `vm.crashed`, else
-   * `vm.killed`); a VM already ended is left alone. A VM that never started ends as `failed` in acquireFor.
+   * Marks a live VM killed with `reason` and records the event of that end (`vm.expired`, `vm.crashed`,
+   * `vm.agent_lost`, else `vm.killed`); a VM already ended is left alone. A VM that never started ends as `failed` in acquireFor.
    */
   private async recordEnd(vmId: string, reason: Exclude<VmEndReason, 'failed'>): Promise<Vm | undefined> {
     const at = this.clock.now().toISOString();
     const row = await this.database.db.transaction().execute(async (trx) => {
       const ended = await transitionVm(trx, vmId, LIVE_VM_STATUSES, { status: 'killed', endReason: reason, endedAt: at });
       if (!ended) return undefined;
-      await failInterruptedExecutions(trx, [vmId], at);
+      await failInFlightExecutions(trx, this.clock, vmId, endedExecutionError(reason));
       const event = { userId: ended.userId, subjectId: vmId };
       const data = { vm_id: vmId, session_id: ended.sessionId, ended_at: at };
       if (reason === 'expired') await recordEvent(trx, this.clock, { ...event, type: 'vm.expired', data: { ...data, reason } });
       else if (reason === 'crashed') await recordEvent(trx, this.clock, { ...event, type: 'vm.crashed', data: { ...data, reason } });
+      else if (reason === 'agent_lost') await recordEvent(trx, this.clock, { ...event, type: 'vm.agent_lost', data: { ...data, reason } });
       else await recordEvent(trx, this.clock, { ...event, type: 'vm.killed', data: { ...data, reason } });
       return ended;
     });
@@ -269,4 +327,18 @@ export class VmService {
 /** Serialises quota checks per user: PostgreSQL row lock; SQLite transactions are already serialised. */
 async function lockUser(trx: Executor, dialect: string, userId: number): Promise<void> {
   if (dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+}
+
+/** Why an execution that was running in a VM ended without its result. */
+function endedExecutionError(reason: Exclude<VmEndReason, 'failed'>): string {
+  switch (reason) {
+    case 'expired':
+      return 'the VM reached the end of its lifetime before the execution finished';
+    case 'agent_lost':
+      return "the VM's agent could not be reached again, so the VM was killed before the execution finished";
+    case 'server_restart':
+      return 'the server restarted before the execution finished; its output is lost';
+    default:
+      return `the VM ended (${reason}) before the execution finished`;
+  }
 }

@@ -1,6 +1,6 @@
 /**
- * The core's `GuestAgent` over the agent client of one VM, with the agent's errors translated into the
- * API's: a missing guest file is a 404, a full guest disk a 507, an unreachable agent a 503, …
+ * The core's `GuestAgent` over the agent link of one VM, with the agent's errors translated into the
+ * API's: a missing guest file is a 404, a full guest disk a 507, an agent that does not answer a 503, …
  */
 import type { Readable } from 'node:stream';
 import type { ExecRequest, PythonRunRequest } from '@sandboxd/agent/protocol';
@@ -40,7 +40,10 @@ export function translateAgentError(error: unknown): unknown {
     if (error.code === 'TOO_MANY_TERMINALS') return new AppError('QUOTA_EXCEEDED', error.message);
   }
   if (error instanceof AgentOperationError && error.status < 500) return new AppError('BAD_REQUEST', error.message);
-  if (error instanceof Error && error.name.startsWith('Agent')) return new AppError('VM_UNAVAILABLE', `the VM's agent did not answer: ${error.message}`);
+  // The VM is kept: a dropped link is reconnected (or, when it cannot be, the VM is killed as agent_lost).
+  if (error instanceof Error && error.name.startsWith('Agent')) {
+    return new AppError('VM_AGENT_UNAVAILABLE', `the VM's agent did not answer (${error.message}); the VM and its state are kept: retry`);
+  }
   return error;
 }
 
@@ -52,91 +55,104 @@ async function translated<T>(operation: Promise<T>): Promise<T> {
   }
 }
 
+/** Where a VM's connected agent client comes from (`AgentLink`: it waits while a dropped link reconnects). */
+export interface AgentClientSource {
+  connected(): Promise<AgentClient>;
+}
+
 /**
- * Adapts one VM's `AgentClient` to the core's `GuestAgent`. Every operation first waits for `ready`: the
+ * Adapts one VM's agent link to the core's `GuestAgent`. Every operation first waits for `ready`: the
  * VM's identity fix-up, which the engine applies in the background after handing the VM out, so nothing
- * can observe the VM before it has its own hostname and id.
+ * can observe the VM before it has its own hostname and id; then for a connected client.
  */
 export class ClientGuestAgent implements GuestAgent {
   constructor(
-    readonly client: AgentClient,
+    private readonly link: AgentClientSource,
     private readonly ready: Promise<void> = Promise.resolve(),
   ) {}
 
-  private async gated<T>(operation: () => Promise<T>): Promise<T> {
+  private async client(): Promise<AgentClient> {
     await translated(this.ready);
-    return translated(operation());
+    return translated(this.link.connected());
   }
 
-  async exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal) {
-    await translated(this.ready);
+  private async gated<T>(operation: (client: AgentClient) => Promise<T>): Promise<T> {
+    const client = await this.client();
+    // Async, so that an operation that throws at once (the session just closed) is translated too.
+    return translated((async () => operation(client))());
+  }
+
+  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal) {
     const { stdin: _stdin, ...options } = request;
-    const handle = this.client.exec({ ...options, ...(signal ? { signal } : {}) });
-    const pump = (async () => {
-      for await (const event of handle.output) (event.type === 'stdout' ? output.onStdout : output.onStderr)(event.data);
-    })();
-    const [result] = await translated(Promise.all([handle.result, pump]));
-    return result;
+    return this.gated(async (client) => {
+      const handle = client.exec({ ...options, ...(signal ? { signal } : {}) });
+      const pump = (async () => {
+        for await (const event of handle.output) (event.type === 'stdout' ? output.onStdout : output.onStderr)(event.data);
+      })();
+      const [result] = await Promise.all([handle.result, pump]);
+      return result;
+    });
   }
 
   runPython(request: PythonRunRequest) {
-    return this.gated(() => this.client.runPython(request));
+    return this.gated((client) => client.runPython(request));
   }
 
-  async writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
-    await translated(this.ready);
-    try {
-      return await this.client.writeFile(path, body, options);
-    } catch (error) {
-      // The API takes a path ending in "/" as "into this directory, under the file's own name".
-      if (error instanceof GuestPathError && error.code === 'EISDIR') {
-        throw new AppError('CONFLICT', `${error.path ?? path} is a directory: end the path with "/" to put the file inside it`);
+  writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
+    return this.gated(async (client) => {
+      try {
+        return await client.writeFile(path, body, options);
+      } catch (error) {
+        // The API takes a path ending in "/" as "into this directory, under the file's own name".
+        if (error instanceof GuestPathError && error.code === 'EISDIR') {
+          throw new AppError('CONFLICT', `${error.path ?? path} is a directory: end the path with "/" to put the file inside it`);
+        }
+        throw error;
       }
-      throw translateAgentError(error);
-    }
+    });
   }
 
   extractTar(directory: string, body: Readable, options: { gzip?: boolean } = {}) {
-    return this.gated(() => this.client.extractTar(directory, body, options));
+    return this.gated((client) => client.extractTar(directory, body, options));
   }
 
   readFile(path: string) {
-    return this.gated(() => this.client.readFile(path));
+    return this.gated((client) => client.readFile(path));
   }
 
   stat(path: string) {
-    return this.gated(() => this.client.stat(path));
+    return this.gated((client) => client.stat(path));
   }
 
   usage() {
-    return this.gated(() => this.client.usage());
+    return this.gated((client) => client.usage());
   }
 
   openTunnel(port: number) {
-    return this.gated(() => this.client.openTunnel(port));
+    return this.gated((client) => client.openTunnel(port));
   }
 
   createPty(options: PtyCreateOptions) {
-    return this.gated(() => this.client.createPty(options));
+    return this.gated((client) => client.createPty(options));
   }
 
   listPtys() {
-    return this.gated(() => this.client.listPtys());
+    return this.gated((client) => client.listPtys());
   }
 
   getPty(id: string) {
-    return this.gated(() => this.client.getPty(id));
+    return this.gated((client) => client.getPty(id));
   }
 
   resizePty(id: string, cols: number, rows: number) {
-    return this.gated(() => this.client.resizePty(id, cols, rows));
+    return this.gated((client) => client.resizePty(id, cols, rows));
   }
 
   killPty(id: string) {
-    return this.gated(() => this.client.killPty(id));
+    return this.gated((client) => client.killPty(id));
   }
 
   attachPty(id: string, output: PtyOutput) {
-    return this.gated(() => this.client.attachPty(id, output));
+    return this.gated((client) => client.attachPty(id, output));
   }
 }

@@ -54,6 +54,7 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
     memoryTiers: MEMORY_TIERS,
     killOnClose: !config.keepVmsOnShutdown,
     minFreeDiskMb: config.minFreeDiskMb,
+    agentReconnectTimeoutMs: config.agentReconnectSeconds * 1000,
     cacheRetentionMs: config.cacheRetentionDays * 86_400_000,
   });
   engine.events.on('progress', (message) => log.info({ engine: message }, 'engine'));
@@ -69,5 +70,6 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
   engine.events.on('warmed', (report) => log.debug({ warmUp: report }, 'pooled VM warmed'));
   engine.events.on('identified', ({ vmId, ms }) => log.debug({ 'vm.id': vmId, ms }, 'VM identity applied'));
   engine.events.on('diskGrown', ({ vmId, diskMb, ms }) => log.debug({ 'vm.id': vmId, diskMb, ms }, 'VM disk grown to its quota'));
+  engine.events.on('agent-link', ({ vmId, state, message }) => (state === 'restored' ? log.info : log.warn).call(log, { 'vm.id': vmId, agentLink: state }, message));
   return engine;
 }

@@ -15,6 +15,7 @@ import { AgentClient } from '../agent/index.ts';
 import type { AcquiredVm, AcquireEstimate, AcquireVmRequest, GuestAgent, EngineEndReason, VmEngine } from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, type Accelerator, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
+import { AgentLink } from './agent-link.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
 import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
 import { ClientGuestAgent } from './guest-agent.ts';
@@ -64,6 +65,11 @@ export interface SandboxEngineOptions {
    */
   minFreeDiskMb: number;
   /**
+   * How long a dropped agent link of a live VM may take to reconnect (`agent-link.ts`); a VM whose link is
+   * not back by then is killed and reported ended with `agent_lost`.
+   */
+  agentReconnectTimeoutMs: number;
+  /**
    * Guest images and snapshot sets no engine on the machine used for this long are removed at start
    * (`image/cache-retention.ts`); 0 keeps everything.
    */
@@ -82,11 +88,13 @@ export interface SandboxEngineEvents {
   identified: [{ vmId: string; ms: number }];
   /** The VM's disk and root filesystem grew to its quota. */
   diskGrown: [{ vmId: string; diskMb: number; ms: number }];
+  /** A live VM's agent link dropped, came back, or was given up (the VM is then killed). */
+  'agent-link': [{ vmId: string; state: 'dropped' | 'restored' | 'lost'; message: string }];
 }
 
 interface LiveEntry {
   state: PersistedVm;
-  client: AgentClient;
+  link: AgentLink;
   agent: ClientGuestAgent;
   /** Resolves once the VM has its identity; operations wait for it. */
   ready: Promise<void>;
@@ -139,7 +147,9 @@ export class SandboxEngine implements VmEngine {
     options.driver.events.on('exit', (event) => {
       const vmId = this.byDriverId.get(event.vmId);
       if (!vmId || event.expected) return;
+      const entry = this.live.get(vmId);
       this.forget(vmId);
+      void entry?.link.close();
       for (const listener of this.endedListeners) listener(vmId, 'crashed');
     });
     options.driver.events.on('warning', (warning) => this.events.emit('warning', warning));
@@ -203,8 +213,8 @@ export class SandboxEngine implements VmEngine {
     };
     this.states.write(state);
     const identified = this.applyIdentity(request.vmId, vm.client, started);
-    this.track(state, vm.client, identified);
-    if (diskMb > imageDiskMb) this.growToQuota(state, diskMb, vm.client, identified);
+    this.track(state, vm.client, vm.info, identified);
+    if (diskMb > imageDiskMb) this.growToQuota(state, diskMb, identified);
     this.events.emit('acquired', { vmId: request.vmId, fromPool: vm === pooled, ms: Date.now() - started });
     return {
       vmId: request.vmId,
@@ -226,11 +236,9 @@ export class SandboxEngine implements VmEngine {
       this.events.emit('identified', { vmId, ms: Date.now() - startedMs });
     });
     identity.catch((error: unknown) => {
-      if (this.live.get(vmId)?.client !== client) return; // killed meanwhile
+      if (!this.live.has(vmId)) return; // killed meanwhile
       this.events.emit('warning', { code: 'VM_IDENTITY_FAILED', message: `VM ${vmId}: the identity fix-up failed: ${(error as Error).message}`, vmId });
-      void this.kill(vmId).finally(() => {
-        for (const listener of this.endedListeners) listener(vmId, 'crashed');
-      });
+      this.end(vmId, 'crashed');
     });
     return identity;
   }
@@ -239,15 +247,22 @@ export class SandboxEngine implements VmEngine {
    * Grows the VM's disk to its quota once its identity is set, in the background (see `disk-quota.ts`). A
    * failure leaves the VM running on the image's smaller disk and is reported as a warning.
    */
-  private growToQuota(state: PersistedVm, diskMb: number, client: AgentClient, identified: Promise<void>): void {
+  private growToQuota(state: PersistedVm, diskMb: number, identified: Promise<void>): void {
     const started = Date.now();
+    const current = () => this.live.get(state.vmId)?.state === state;
     void identified
       .then(() => sleep(DISK_GROWTH_DELAY_MS[this.accelerator ?? 'tcg']))
-      .then(() => growRootFilesystem(this.options.driver, state.driverId, client, diskMb))
+      .then(() => {
+        const entry = this.live.get(state.vmId);
+        if (!entry || entry.state !== state) throw new Error('the VM ended');
+        // Through the link: a dropped link that reconnected has a new client.
+        return entry.link.connected();
+      })
+      .then((client) => growRootFilesystem(this.options.driver, state.driverId, client, diskMb))
       .then(
         () => this.events.emit('diskGrown', { vmId: state.vmId, diskMb, ms: Date.now() - started }),
         (error: Error) => {
-          if (this.live.get(state.vmId)?.client !== client) return; // killed meanwhile, or the identity failed
+          if (!current()) return; // killed meanwhile, or the identity failed
           this.events.emit('warning', { code: 'VM_DISK_GROW_FAILED', vmId: state.vmId, message: `VM ${state.vmId}: its disk did not grow to ${diskMb} MiB: ${error.message}` });
         },
       );
@@ -258,22 +273,35 @@ export class SandboxEngine implements VmEngine {
     return this.live.get(vmId)?.ready ?? Promise.reject(new Error(`no live VM ${vmId}`));
   }
 
+  /**
+   * The agent of a live VM, also while its link is down: its operations wait for the reconnection (or fail
+   * when the link is given up, and the VM with it).
+   */
   agent(vmId: string): GuestAgent | null {
-    const entry = this.live.get(vmId);
-    return entry && entry.client.connected ? entry.agent : null;
+    return this.live.get(vmId)?.agent ?? null;
   }
 
-  /** The raw agent client of a live VM (tunnels, PTYs). */
+  /** The current agent client of a live VM (connected or not). */
   client(vmId: string): AgentClient | null {
-    return this.live.get(vmId)?.client ?? null;
+    return this.live.get(vmId)?.link.current ?? null;
   }
 
   async kill(vmId: string): Promise<void> {
     const entry = this.live.get(vmId);
     if (!entry) return;
     this.forget(vmId);
-    await entry.client.close().catch(() => {});
+    await entry.link.close();
     await this.options.driver.kill(entry.state.driverId);
+  }
+
+  /**
+   * Ends a VM nobody asked to kill: the listeners hear of it before the kill starts, so that from the moment
+   * the VM is no longer live here its end is already being recorded.
+   */
+  private end(vmId: string, reason: EngineEndReason): void {
+    if (!this.live.has(vmId)) return;
+    for (const listener of this.endedListeners) listener(vmId, reason);
+    void this.kill(vmId).catch((error: Error) => this.events.emit('warning', { code: 'VM_KILL_FAILED', message: `VM ${vmId}: ${error.message}`, vmId }));
   }
 
   liveVmIds(): string[] {
@@ -298,7 +326,7 @@ export class SandboxEngine implements VmEngine {
     await this.pool.close();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     const entries = [...this.live.values()];
-    for (const entry of entries) await entry.client.close().catch(() => {});
+    for (const entry of entries) await entry.link.close();
     if (this.options.killOnClose) {
       await Promise.allSettled(entries.map((entry) => this.options.driver.kill(entry.state.driverId)));
       for (const entry of entries) this.states.remove(entry.state.driverId);
@@ -376,9 +404,9 @@ export class SandboxEngine implements VmEngine {
         // The earlier server may have died between handing the VM out and giving it its identity.
         const identified = client.agent.vmId === state.vmId;
         const ready = identified ? Promise.resolve() : this.applyIdentity(state.vmId, client, Date.now());
-        this.track(state, client, ready);
+        this.track(state, client, info, ready);
         // The earlier server may have died before the disk grew; growing again is a no-op otherwise.
-        if (state.diskMb && state.diskMb > this.image!.diskSizeMb) this.growToQuota(state, state.diskMb, client, ready);
+        if (state.diskMb && state.diskMb > this.image!.diskSizeMb) this.growToQuota(state, state.diskMb, ready);
         adopted += 1;
       } catch (error) {
         this.events.emit('warning', { code: 'ADOPT_FAILED', vmId: state.vmId, message: `could not reconnect to VM ${state.vmId}: ${(error as Error).message}` });
@@ -451,14 +479,23 @@ export class SandboxEngine implements VmEngine {
     await this.options.driver.kill(vm.info.vmId).catch(() => {});
   }
 
-  private track(state: PersistedVm, client: AgentClient, ready: Promise<void> = Promise.resolve()): void {
-    this.live.set(state.vmId, { state, client, agent: new ClientGuestAgent(client, ready), ready });
-    this.byDriverId.set(state.driverId, state.vmId);
-    this.deadlines.schedule(state.vmId, new Date(state.expiresAtMs), () => {
-      void this.kill(state.vmId).finally(() => {
-        for (const listener of this.endedListeners) listener(state.vmId, 'expired');
-      });
+  private track(state: PersistedVm, client: AgentClient, paths: Pick<VmInfo, 'agentSocketPath' | 'transferDir'>, ready: Promise<void> = Promise.resolve()): void {
+    const { vmId } = state;
+    const report = (linkState: 'dropped' | 'restored' | 'lost', message: string) => this.events.emit('agent-link', { vmId, state: linkState, message });
+    const link = new AgentLink(client, {
+      socketPath: paths.agentSocketPath,
+      transferDir: paths.transferDir,
+      reconnectTimeoutMs: this.options.agentReconnectTimeoutMs,
+      onDropped: (error) => report('dropped', `the agent link of VM ${vmId} dropped${error ? ` (${error.message})` : ''}; reconnecting`),
+      onReconnected: (attempts, ms) => report('restored', `the agent link of VM ${vmId} is back after ${ms} ms (${attempts} attempt${attempts === 1 ? '' : 's'})`),
+      onLost: (error) => {
+        report('lost', `VM ${vmId} is killed: ${error.message}`);
+        this.end(vmId, 'agent_lost');
+      },
     });
+    this.live.set(vmId, { state, link, agent: new ClientGuestAgent(link, ready), ready });
+    this.byDriverId.set(state.driverId, vmId);
+    this.deadlines.schedule(vmId, new Date(state.expiresAtMs), () => this.end(vmId, 'expired'));
   }
 
   private forget(vmId: string): void {

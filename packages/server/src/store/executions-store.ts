@@ -1,5 +1,5 @@
 /** Persistence of execution (task) records. */
-import { IN_FLIGHT_EXECUTION_STATUSES, type Execution } from '../core/model.ts';
+import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionStatus } from '../core/model.ts';
 import type { ExecutionRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
@@ -78,8 +78,11 @@ export async function insertExecution(db: Executor, execution: NewExecution): Pr
   return toExecution(row);
 }
 
-export async function updateExecution(db: Executor, id: number, changes: ExecutionChanges): Promise<Execution | undefined> {
-  const row = await db.updateTable('executions').set(toColumns(changes)).where('id', '=', id).returningAll().executeTakeFirst();
+/** Updates an execution (only while its status is one of `fromStatuses`, when given); undefined when it was not. */
+export async function updateExecution(db: Executor, id: number, changes: ExecutionChanges, fromStatuses?: readonly ExecutionStatus[]): Promise<Execution | undefined> {
+  let query = db.updateTable('executions').set(toColumns(changes)).where('id', '=', id);
+  if (fromStatuses) query = query.where('status', 'in', [...fromStatuses]);
+  const row = await query.returningAll().executeTakeFirst();
   return row && toExecution(row);
 }
 
@@ -121,14 +124,14 @@ export async function sumSessionExecutions(db: Executor, sessionId: string): Pro
   return { count: Number(row.count), cpuSeconds: Number(row.cpu), executionSeconds: Number(row.wall) };
 }
 
-/** Records left running by a server that stopped (their output will never come). */
-export async function failInterruptedExecutions(db: Executor, vmIds: string[], at: string): Promise<number> {
-  if (vmIds.length === 0) return 0;
-  const result = await db
+/** Ends the in-flight (queued or running) executions of a VM as failed with `error`; returns them as they are now. */
+export async function failInFlightExecutionsOfVm(db: Executor, vmId: string, error: string, at: string): Promise<Execution[]> {
+  const rows = await db
     .updateTable('executions')
-    .set({ status: 'failed', error: 'the VM ended before the execution finished', completed_at: at })
-    .where('vm_id', 'in', vmIds)
+    .set({ status: 'failed', error, completed_at: at })
+    .where('vm_id', '=', vmId)
     .where('status', 'in', [...IN_FLIGHT_EXECUTION_STATUSES])
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .returningAll()
+    .execute();
+  return rows.map(toExecution);
 }

@@ -26,12 +26,12 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
       const principal = principalOf(request);
       const body: SessionCreateBody = request.body ?? {};
       const session = await services.sandbox.sessions.create(principal, {
-        vmLifetimeSeconds: body.vm_lifetime_seconds ?? 300,
-        memoryMb: body.memory_mb ?? services.config.defaultMemoryMb,
-        vcpuCount: body.vcpu_count ?? 2,
-        metadata: body.metadata ?? {},
-        env: body.env ?? {},
-        prewarm: body.prewarm ?? false,
+        vmLifetimeSeconds: body.vm_lifetime_seconds,
+        memoryMb: body.memory_mb,
+        vcpuCount: body.vcpu_count,
+        metadata: body.metadata,
+        env: body.env,
+        prewarm: body.prewarm,
       });
       if (session.prewarm) {
         services.sandbox.vms.ensureVm(principal, session).catch((error: unknown) => {

@@ -21,9 +21,9 @@ const StringMap = (description: string, keyPattern: string) =>
 export const SessionCreateRequest = Type.Object(
   {
     api_key: Type.Optional(Type.String({ description: 'The API key, for clients that send it in the body' })),
-    vm_lifetime_seconds: Type.Optional({ ...LifetimeSeconds, description: 'Seconds from spawn until the VM is killed; 20 to 2592000, default 300' }),
+    vm_lifetime_seconds: Type.Optional({ ...LifetimeSeconds, description: 'Seconds from spawn until the VM is killed; 20 to 2592000, default SANDBOXD_DEFAULT_VM_LIFETIME_SECONDS (300)' }),
     memory_mb: Type.Optional({ ...MemoryMb, description: 'Guest memory in MiB, 128 to 8192; default SANDBOXD_DEFAULT_MEMORY_MB (512)' }),
-    vcpu_count: Type.Optional({ ...VcpuCount, description: 'vCPUs: 1, 2, 4, 6 or 8, default 2 (selects the snapshot variant snap1…snap8)' }),
+    vcpu_count: Type.Optional({ ...VcpuCount, description: 'vCPUs: 1, 2, 4, 6 or 8, default SANDBOXD_DEFAULT_VCPUS (2) (selects the snapshot variant snap1…snap8)' }),
     metadata: Type.Optional(StringMap('User-defined key/value pairs, for filtering sandboxes', '^.{1,128}$')),
     env: Type.Optional(StringMap('Environment of every execution of the session', '^[A-Za-z_][A-Za-z0-9_]{0,127}$')),
     prewarm: Type.Optional(Type.Boolean({ description: 'Acquire a standard VM at once, in the background (default false)' })),
