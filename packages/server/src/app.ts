@@ -61,6 +61,8 @@ export interface BuildAppOptions {
    * first VM is needed or `engine.start()` is called (main.ts warms it up at start).
    */
   engine?: VmEngine & { close?(): Promise<void> };
+  /** Called with the app once every route is registered, before it is ready: tests add their checks here. */
+  instrument?: (app: App) => void;
 }
 
 export interface BuiltApp {
@@ -125,6 +127,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
   runWebhookDispatcher(app, services);
 
+  options.instrument?.(app);
   await app.ready();
   return { app, services };
 }

@@ -75,6 +75,24 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Validation error */
                 422: {
                     headers: {
@@ -129,6 +147,24 @@ export interface paths {
                 };
                 /** @description Not (yet) exchangeable: see `code` */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -197,6 +233,24 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Validation error */
                 422: {
                     headers: {
@@ -257,7 +311,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The file: base64 in JSON, or its bytes with Accept: application/octet-stream */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -270,6 +324,16 @@ export interface paths {
                             path: string;
                             size: number;
                         };
+                        "application/octet-stream": string;
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -292,6 +356,15 @@ export interface paths {
                 };
                 /** @description Too large for JSON: ask for application/octet-stream */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -351,6 +424,15 @@ export interface paths {
                         "application/json": components["schemas"]["ExecuteResponse"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -371,6 +453,24 @@ export interface paths {
                 };
                 /** @description Still running after timeout (body has execution_id) */
                 408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -465,6 +565,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -476,6 +585,24 @@ export interface paths {
                 };
                 /** @description No such session among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -625,6 +752,24 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Validation error */
                 422: {
                     headers: {
@@ -702,7 +847,27 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        /** @description The API key, for clients that send it in the form (send it before the file) */
+                        api_key?: string;
+                        /**
+                         * Format: binary
+                         * @description The bytes; its filename names the file when remote_path is absent or ends with "/"
+                         */
+                        file: string;
+                        /** @description "true" (or "1"): the file is a tar archive (gzip allowed) unpacked at remote_path; anything else writes it as one file */
+                        recursive?: string;
+                        /**
+                         * Format: guest-path
+                         * @description Where to write it: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+                         */
+                        remote_path?: string;
+                        session_id: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -876,6 +1041,24 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Validation error */
                 422: {
                     headers: {
@@ -1014,6 +1197,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -1025,6 +1217,24 @@ export interface paths {
                 };
                 /** @description No such key among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1073,6 +1283,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiKeyRecord"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -1084,6 +1303,24 @@ export interface paths {
                 };
                 /** @description No such key among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1128,49 +1365,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1192,49 +1393,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1256,49 +1421,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1320,49 +1449,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1384,49 +1477,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1448,49 +1505,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1512,49 +1533,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1585,49 +1570,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1649,49 +1598,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1713,49 +1626,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1777,49 +1654,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1841,49 +1682,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1905,49 +1710,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -1969,49 +1738,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Missing or invalid credentials */
-                401: {
+                /** @description The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description No such session among yours, or no VM yet */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The VM was killed or expired */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Nothing listens on the port in the VM */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "*/*": unknown;
                     };
                 };
             };
@@ -2147,8 +1880,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Wrong username or password */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2206,8 +1966,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2342,8 +2129,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2410,8 +2224,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2478,8 +2319,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2546,8 +2414,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2614,8 +2509,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2682,8 +2604,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2750,8 +2699,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2818,8 +2794,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2886,8 +2889,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2954,8 +2984,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3022,8 +3079,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3090,8 +3174,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3158,8 +3269,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3348,8 +3486,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3473,8 +3638,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3681,8 +3873,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3737,8 +3956,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3793,8 +4039,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3849,8 +4122,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3905,8 +4205,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3961,8 +4288,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4017,8 +4371,35 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4204,13 +4585,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description A text/event-stream of `id:`, `event:`, `data:` messages */
+                /** @description A stream of `id:`, `event:`, `data:` messages */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": string;
+                        "text/event-stream": string;
                     };
                 };
                 /** @description Last-Event-ID is not an event id */
@@ -4302,6 +4683,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -4313,6 +4703,24 @@ export interface paths {
                 };
                 /** @description No such session among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4379,6 +4787,15 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description session_id names no session of yours */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4601,6 +5018,15 @@ export interface paths {
                         "application/json": components["schemas"]["PtySession"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -4621,6 +5047,24 @@ export interface paths {
                 };
                 /** @description The VM is no longer running */
                 410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4739,6 +5183,15 @@ export interface paths {
                         "application/json": components["schemas"]["PtySessionState"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -4759,6 +5212,24 @@ export interface paths {
                 };
                 /** @description The VM is no longer running */
                 410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4882,6 +5353,15 @@ export interface paths {
                         "application/json": components["schemas"]["PtySessionState"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -4902,6 +5382,24 @@ export interface paths {
                 };
                 /** @description The VM is no longer running */
                 410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5094,8 +5592,35 @@ export interface paths {
                         "application/json": components["schemas"]["SessionCreateResponse"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5412,6 +5937,15 @@ export interface paths {
                         "application/json": components["schemas"]["Share"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -5423,6 +5957,24 @@ export interface paths {
                 };
                 /** @description No such session among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5530,6 +6082,15 @@ export interface paths {
                         "application/json": components["schemas"]["Share"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -5541,6 +6102,24 @@ export interface paths {
                 };
                 /** @description No such share among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5584,7 +6163,27 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        /** @description The API key, for clients that send it in the form (send it before the file) */
+                        api_key?: string;
+                        /**
+                         * Format: binary
+                         * @description The bytes; its filename names the file when remote_path is absent or ends with "/"
+                         */
+                        file: string;
+                        /** @description "true" (or "1"): the file is a tar archive (gzip allowed) unpacked at remote_path; anything else writes it as one file */
+                        recursive?: string;
+                        /**
+                         * Format: guest-path
+                         * @description Where to write it: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+                         */
+                        remote_path?: string;
+                        session_id: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -5763,6 +6362,15 @@ export interface paths {
                         "application/json": components["schemas"]["VmRecord"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -5783,6 +6391,24 @@ export interface paths {
                 };
                 /** @description The session already has a running VM */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5929,6 +6555,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -5940,6 +6575,24 @@ export interface paths {
                 };
                 /** @description No such running VM among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6058,6 +6711,15 @@ export interface paths {
                         "application/json": components["schemas"]["PtySession"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -6078,6 +6740,24 @@ export interface paths {
                 };
                 /** @description The VM is no longer running */
                 410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6196,6 +6876,15 @@ export interface paths {
                         "application/json": components["schemas"]["PtySessionState"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -6216,6 +6905,24 @@ export interface paths {
                 };
                 /** @description The VM is no longer running */
                 410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6339,6 +7046,15 @@ export interface paths {
                         "application/json": components["schemas"]["PtySessionState"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -6359,6 +7075,24 @@ export interface paths {
                 };
                 /** @description The VM is no longer running */
                 410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6429,6 +7163,15 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description endpoint_id names no endpoint of yours */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6590,6 +7333,15 @@ export interface paths {
                         "application/json": components["schemas"]["WebhookDelivery"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -6610,6 +7362,24 @@ export interface paths {
                 };
                 /** @description The endpoint is disabled */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6733,6 +7503,24 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Validation error */
                 422: {
                     headers: {
@@ -6838,6 +7626,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -6849,6 +7646,24 @@ export interface paths {
                 };
                 /** @description No such endpoint among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6932,6 +7747,24 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Validation error */
                 422: {
                     headers: {
@@ -6978,6 +7811,15 @@ export interface paths {
                         "application/json": components["schemas"]["WebhookSecretRotation"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -6989,6 +7831,24 @@ export interface paths {
                 };
                 /** @description No such endpoint among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7046,6 +7906,15 @@ export interface paths {
                         "application/json": components["schemas"]["WebhookDelivery"];
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -7066,6 +7935,24 @@ export interface paths {
                 };
                 /** @description The endpoint is disabled */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7132,6 +8019,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -7143,6 +8039,24 @@ export interface paths {
                 };
                 /** @description No such endpoint among yours */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7201,6 +8115,33 @@ export interface paths {
                         "application/json": {
                             [key: string]: unknown;
                         };
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Validation error */
@@ -7264,6 +8205,33 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Validation error */
                 422: {
                     headers: {
@@ -7323,6 +8291,33 @@ export interface paths {
                         "application/json": {
                             [key: string]: unknown;
                         };
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Validation error */

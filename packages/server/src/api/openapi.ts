@@ -1,6 +1,7 @@
 /** The served OpenAPI document (generated from the route schemas) and the interactive docs at /docs. */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { errorRef } from './schemas/common.ts';
 import type { App } from './types.ts';
 
 export const API_VERSION = '0.1.0';
@@ -22,7 +23,28 @@ is \`{"detail":"...","code":"..."}\` with a stable code (see docs/errors.md in t
 
 Operations marked "Not implemented yet" answer 501 with code \`NOT_IMPLEMENTED\` until the feature lands.`;
 
+/** Methods whose bodies Fastify reads (and can refuse before any handler runs). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * Declares the answers every operation that reads a body may give before its own code runs, so the document
+ * lists every status the server sends: a body that cannot be read (400: truncated, a wrong Content-Length,
+ * a malformed multipart form), one too large (413), one of a type the operation does not take (415).
+ * Operations that declare a catch-all (`default`: the preview proxy) are left as they are.
+ */
+function declareBodyErrors(app: App): void {
+  app.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (!response || route.schema?.hide || 'default' in response) return;
+    if (![route.method].flat().some((method) => BODY_METHODS.has(method))) return;
+    response[400] ??= errorRef('The body could not be read: truncated, a wrong Content-Length, or a malformed form');
+    response[413] ??= errorRef('The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read)');
+    response[415] ??= errorRef('The Content-Type is not one the operation accepts');
+  });
+}
+
 export async function registerOpenApi(app: App, publicUrl: string): Promise<void> {
+  declareBodyErrors(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -9,6 +9,7 @@ import { buildApp, type BuiltApp } from '../../src/app.ts';
 import { freePort } from './processes.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
+import { instrumentApp, VIOLATION_STATUS, type OpenApiConformance } from './openapi-conformance.ts';
 
 export interface TestServer extends BuiltApp {
   baseUrl: string;
@@ -25,7 +26,14 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
   // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one.
   const port = options.config?.port ?? (await freePort());
   const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], ...options.config });
-  const built = await buildApp({ config, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
+  let conformance: (() => OpenApiConformance) | undefined;
+  const built = await buildApp({
+    config,
+    logger: false,
+    ...(options.clock ? { clock: options.clock } : {}),
+    // Every response is checked against the served document (openapi-conformance.ts).
+    instrument: (app) => (conformance = instrumentApp(app)),
+  });
   await built.app.listen({ host: '127.0.0.1', port: config.port });
   const address = built.app.server.address();
   if (!address || typeof address === 'string') throw new Error('no TCP address');
@@ -43,6 +51,10 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
     async close() {
       await built.app.close();
       if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      const violations = conformance?.().violations ?? [];
+      if (violations.length > 0) {
+        throw new Error(`${violations.length} responses did not match /openapi.json:\n${violations.map((v) => `  ${v.method} ${v.url} → ${v.status}: ${v.problem}`).join('\n')}`);
+      }
     },
   };
 }
@@ -67,6 +79,7 @@ export async function call(
   }
   const response = await fetch(server.baseUrl + url, { method, headers, ...(body !== undefined ? { body } : {}) });
   const text = await response.text();
+  if (response.status === VIOLATION_STATUS) throw new Error(`${method} ${url}: ${text}`);
   let parsed: unknown = undefined;
   try {
     parsed = text ? JSON.parse(text) : undefined;

@@ -12,7 +12,7 @@ import { Type } from 'typebox';
 import type { AppUrls, HostTarget } from '../../core/app-urls.ts';
 import { notFound } from '../../core/errors.ts';
 import { PREVIEW_COOKIE, type PreviewAccess, type PreviewTarget } from '../../core/previews.ts';
-import { authedResponses, BEARER_OR_API_KEY } from '../schemas/common.ts';
+import { BEARER_OR_API_KEY } from '../schemas/common.ts';
 import type { App, RouteContext } from '../types.ts';
 import type { UpgradeHandler } from '../upgrade-router.ts';
 import { forwardHttp } from './forward-http.ts';
@@ -95,7 +95,14 @@ export function registerPreviewRoutes(app: App, { services }: RouteContext): voi
       description,
       security: [...BEARER_OR_API_KEY, {}],
       params,
-      response: authedResponses({}, { 404: 'No such session among yours, or no VM yet', 410: 'The VM was killed or expired', 502: 'Nothing listens on the port in the VM' }),
+      // Any status may be the app's own, so the operation declares one catch-all answer; sandboxd's own are named in it.
+      response: {
+        default: {
+          content: { '*/*': { schema: {} } },
+          description:
+            "The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE",
+        },
+      },
     };
     const handler = async (request: FastifyRequest<{ Params: { session_id: string; port: number } }>, reply: FastifyReply) => {
       const { session_id: sessionId, port } = request.params;

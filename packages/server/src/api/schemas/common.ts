@@ -43,7 +43,7 @@ export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;
 /** Security requirement of operations marked "B" in the spec: OAuth2 bearer, or the X-API-Key header. */
 export const BEARER_OR_API_KEY: { [scheme: string]: string[] }[] = [{ OAuth2PasswordBearer: [] }, { APIKeyHeader: [] }];
 
-const errorRef = (description: string) => ({ ...Type.Ref('ErrorResponse'), description });
+export const errorRef = (description: string) => ({ ...Type.Ref('ErrorResponse'), description });
 
 /** Response schemas of an authenticated operation: the given successes plus the standard errors. */
 export function authedResponses(success: Record<number, TSchema>, errors: Record<number, string> = {}): Record<number, unknown> {

@@ -6,7 +6,7 @@
  * closing an idle stream; streams end cleanly when the server shuts down.
  */
 import { once } from 'node:events';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { badRequest, forbidden } from '../../../core/errors.ts';
 import { toWireEvent } from '../../../core/webhooks/wire.ts';
 import { principalOf } from '../../authentication.ts';
@@ -39,7 +39,12 @@ export function registerEventStream(app: App, { services, requireAuth }: RouteCo
           last_event_id: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, description: 'Same as the Last-Event-ID header, for clients that cannot set it' })),
         }),
         response: authedResponses(
-          { 200: Type.String({ description: 'A text/event-stream of `id:`, `event:`, `data:` messages' }) },
+          {
+            200: {
+              description: 'A stream of `id:`, `event:`, `data:` messages',
+              content: { 'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events' }) } },
+            } as unknown as TSchema,
+          },
           { 400: 'Last-Event-ID is not an event id', 403: 'all=true without being an administrator' },
         ),
       },

@@ -32,11 +32,13 @@ export function registerListExecutions(app: App, { services, requireAuth }: Rout
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
           offset: ListOffset,
         }),
-        response: authedResponses({ 200: Type.Array(Type.Ref('TaskRecord')) }),
+        response: authedResponses({ 200: Type.Array(Type.Ref('TaskRecord')) }, { 404: 'session_id names no session of yours' }),
       },
       onRequest: requireAuth,
     },
     async (request) => {
+      // A filter naming someone else's session is "not found", as everywhere else, rather than an empty list.
+      if (request.query.session_id) await services.sandbox.sessions.getOwned(principalOf(request), request.query.session_id);
       const rows = await services.sandbox.executions.list(principalOf(request), {
         limit: request.query.limit,
         offset: request.query.offset,

@@ -2,7 +2,7 @@
  * POST /download: `filename` + `session_id` (JSON or form) → `{content: base64, filename, size}`; with
  * `Accept: application/octet-stream` the raw bytes are streamed instead, for files of any size.
  */
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
@@ -37,7 +37,15 @@ export function registerDownload(app: App, { services, requireAuthOrBodyKey }: R
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
         security: BEARER_OR_API_KEY,
         body: DownloadRequest,
-        response: authedResponses({ 200: DownloadResponse }, { 404: 'No such session, or no such file', 413: 'Too large for JSON: ask for application/octet-stream' }),
+        response: authedResponses(
+          {
+            200: {
+              description: 'The file: base64 in JSON, or its bytes with Accept: application/octet-stream',
+              content: { 'application/json': { schema: DownloadResponse }, 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } },
+            } as unknown as TSchema,
+          },
+          { 404: 'No such session, or no such file', 413: 'Too large for JSON: ask for application/octet-stream' },
+        ),
       },
       ...requireAuthOrBodyKey,
     },

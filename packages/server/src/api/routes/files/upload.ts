@@ -16,7 +16,7 @@ import type { Principal } from '../../../core/authenticator.ts';
 import { notAuthenticated } from '../../../core/authenticator.ts';
 import { anonymousBodyTooLarge } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
-import { GUEST_PATH_RULE, guestPathProblem } from '../../schemas/guest-path.ts';
+import { GUEST_PATH_RULE, GuestPath, guestPathProblem } from '../../schemas/guest-path.ts';
 import type { App, RouteContext } from '../../types.ts';
 
 const UploadResponse = Type.Object({
@@ -27,6 +27,18 @@ const UploadResponse = Type.Object({
   recursive: Type.Boolean(),
   session_id: Type.String(),
   vm_id: Type.String(),
+});
+
+/**
+ * The form, for the document: the route reads the parts as they stream in and checks them itself (the
+ * route's validator accepts any body, since a multipart body is not parsed before the handler runs).
+ */
+const UploadForm = Type.Object({
+  file: Type.String({ format: 'binary', description: 'The bytes; its filename names the file when remote_path is absent or ends with "/"' }),
+  session_id: Type.String({ minLength: 1, maxLength: 64 }),
+  remote_path: Type.Optional(GuestPath('Where to write it')),
+  recursive: Type.Optional(Type.String({ maxLength: 5, description: '"true" (or "1"): the file is a tar archive (gzip allowed) unpacked at remote_path; anything else writes it as one file' })),
+  api_key: Type.Optional(Type.String({ description: 'The API key, for clients that send it in the form (send it before the file)' })),
 });
 
 /** Reads a part to its end, discarding it. */
@@ -87,6 +99,7 @@ export function registerUpload(app: App, { services, headerAuthIfPresent }: Rout
               `multipart/form-data with \`file\` (the bytes), \`session_id\`, \`remote_path\` (${GUEST_PATH_RULE}; a trailing "/" keeps the file's name; 422 otherwise), ` +
               `\`recursive\` ("true": the file is a tar archive, gzip allowed, unpacked at remote_path) and optionally \`api_key\`. Streamed; larger than ${limit} bytes answers 413.`,
             consumes: ['multipart/form-data'],
+            body: UploadForm,
             security: BEARER_OR_API_KEY,
             response: authedResponses(
               { 200: UploadResponse },
@@ -96,6 +109,7 @@ export function registerUpload(app: App, { services, headerAuthIfPresent }: Rout
           // Header credentials are checked before the body is read; an api_key form field is checked when it
           // arrives, and until then at most SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES of parts are read.
           onRequest: headerAuthIfPresent,
+          validatorCompiler: () => () => true,
         },
         async (request, reply) => {
           if (!request.isMultipart()) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'send the file as multipart/form-data');

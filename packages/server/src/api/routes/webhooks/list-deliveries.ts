@@ -23,12 +23,14 @@ export function registerListDeliveries(app: App, { services, requireAuth }: Rout
           cursor: OptionalText,
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
         }),
-        response: authedResponses({ 200: Type.Ref('WebhookDeliveryList') }, { 400: 'Unknown status or a cursor this server did not return' }),
+        response: authedResponses({ 200: Type.Ref('WebhookDeliveryList') }, { 400: 'Unknown status or a cursor this server did not return', 404: 'endpoint_id names no endpoint of yours' }),
       },
       onRequest: requireAuth,
     },
     async (request) => {
       const query = request.query;
+      // A filter naming someone else's endpoint is "not found", as everywhere else, rather than an empty list.
+      if (query.endpoint_id) await services.webhooks.get(principalOf(request).userId, query.endpoint_id);
       const page = await services.webhooks.listDeliveries(principalOf(request).userId, {
         endpointId: query.endpoint_id,
         status: query.status,

@@ -1,0 +1,263 @@
+/**
+ * Access matrix, generated from the served OpenAPI document: for every operation that takes an id (in its
+ * path, query or body), a second, non-admin user sending the first user's id gets 404 (the spec's 403 on
+ * /kill), and the answer holds none of the first user's data. The first user's resources are real: one
+ * session with a running VM, an execution, a file, a terminal, a share, a webhook endpoint and a delivery,
+ * API keys. An id the matrix has no fixture for fails the test, so a new operation must be added here.
+ * Needs the VM engine (one VM).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { VIOLATION_STATUS } from '../helpers/openapi-conformance.ts';
+import {
+  isNotImplemented,
+  operationsOf,
+  parametersOf,
+  requestBodyOf,
+  resolve,
+  urlOf,
+  type OpenApiDocument,
+  type Operation,
+  type Schema,
+} from '../helpers/openapi-operations.ts';
+
+/** Inputs that are ids of something a user owns. */
+const ID_NAME = /(^|_)id$/;
+
+/** Ids that name nothing a user owns, with the reason. */
+const NOT_OWNED: Record<string, string> = {
+  last_event_id: "a position in the caller's own event stream, not a resource",
+  worker_id: "worker nodes belong to the operator; these are the spec's unauthenticated local control operations",
+  client_id: "the OAuth2 password flow's client identifier, which sandboxd accepts and ignores",
+};
+
+/** Marks planted in the first user's resources, to look for in the second user's answers. */
+const MARK = { metadata: 'alice-metadata-7f3a', env: 'alice-env-value-91c2', output: 'alice-output-5e8d', file: 'alice-file-content-c4b1' };
+
+interface Sent {
+  status: number;
+  text: string;
+  /** Everything the request itself carried, so an echo of the caller's own input is not counted as a leak. */
+  request: string;
+}
+
+describe('access matrix: a second user with the first user\'s ids', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let doc: OpenApiDocument;
+  let alice: { userId: number; apiKey: string };
+  let bob: { userId: number; apiKey: string };
+  const ids: Record<string, string> = {};
+  const secrets: string[] = [];
+
+  before(async () => {
+    receiver = await startReceiver();
+    server = await startTestServer({ config: { webhookAllowPrivate: true } });
+    alice = await server.createUserWithKey('alice', 'pro');
+    bob = await server.createUserWithKey('bob', 'pro');
+    doc = (await call(server, 'GET', '/openapi.json')).body;
+    const as = { apiKey: alice.apiKey };
+
+    const session = await call(server, 'POST', '/v1/sessions/session', {
+      ...as,
+      json: { vm_lifetime_seconds: 1800, vcpu_count: 1, metadata: { owner: MARK.metadata }, env: { SECRET_ENV: MARK.env } },
+    });
+    ids.session_id = session.body.session_id;
+    const run = await call(server, 'POST', '/execute', { ...as, json: { session_id: ids.session_id, code: `print("${MARK.output}")`, timeout: 180 } });
+    assert.equal(run.status, 200, run.text);
+    ids.vm_id = run.body.vm_id;
+    ids.execution_id = String(run.body.execution_id);
+    const form = new FormData();
+    form.append('session_id', ids.session_id!);
+    form.append('remote_path', '/tmp/alice.txt');
+    form.append('file', new Blob([MARK.file]), 'alice.txt');
+    assert.equal((await fetch(`${server.baseUrl}/upload`, { method: 'POST', headers: { 'x-api-key': alice.apiKey }, body: form })).status, 200);
+    const pty = await call(server, 'POST', `/v1/sessions/${ids.session_id}/pty/sessions`, { ...as, json: { command: 'sleep 1800' } });
+    assert.equal(pty.status, 200, pty.text);
+    ids.pty_id = pty.body.pty_id;
+    const share = await call(server, 'POST', '/v1/shares', { ...as, json: { session_id: ids.session_id, port: 8000, is_public: false } });
+    ids.share_id = share.body.share_id;
+    const endpoint = await call(server, 'POST', '/v1/webhooks/endpoints', { ...as, json: { url: `${receiver.url}/alice-hook`, event_patterns: ['webhook.*'] } });
+    assert.equal(endpoint.status, 200, endpoint.text);
+    ids.endpoint_id = endpoint.body.id;
+    assert.equal((await call(server, 'POST', `/v1/webhooks/endpoints/${ids.endpoint_id}/test`, as)).status, 200);
+    ids.delivery_id = (await call(server, 'GET', `/v1/webhooks/deliveries?endpoint_id=${ids.endpoint_id}`, as)).body.items[0].id;
+    // A key of alice's to be named by id (not the one the test signs in with: a control may delete it).
+    const spare = await call(server, 'POST', '/v1/api-keys/', { ...as, json: { description: 'spare key of alice' } });
+    ids.api_key_id = String(spare.body.id);
+
+    secrets.push(
+      ...Object.entries(ids).filter(([name]) => !['execution_id', 'api_key_id'].includes(name)).map(([, value]) => value),
+      endpoint.body.secret,
+      alice.apiKey,
+      spare.body.full_key,
+      spare.body.key_prefix,
+      `${receiver.url}/alice-hook`,
+      ...Object.values(MARK),
+    );
+  });
+  after(async () => {
+    await server?.close();
+    await receiver?.close();
+  });
+
+  /** The first user's value for an id input of an operation, or undefined when the matrix has none. */
+  const fixtureFor = (name: string, operation: Operation): string | undefined => {
+    if (name === 'item_id') {
+      if (operation.path.startsWith('/v1/api-keys/')) return ids.api_key_id;
+      if (operation.path.startsWith('/v1/executions/')) return ids.execution_id;
+      return undefined;
+    }
+    return ids[name];
+  };
+
+  /** A value for an input that is not an id: a sample that passes validation. */
+  const sample = (name: string, schema: Schema): unknown => {
+    const named: Record<string, unknown> = { code: 'print(1)', port: 8000, is_public: false, cols: 80, rows: 24, url: `${receiver.url}/x`, filename: '/tmp/alice.txt', remote_path: '/tmp/bob.txt', path: 'index.html', file: 'x' };
+    if (name in named) return named[name];
+    const resolved = resolve(doc, schema);
+    if (resolved.default !== undefined) return resolved.default;
+    if (resolved.enum) return resolved.enum[0];
+    if (resolved.type === 'integer' || resolved.type === 'number') return resolved.minimum ?? 1;
+    if (resolved.type === 'boolean') return false;
+    if (resolved.type === 'array') return [];
+    if (resolved.type === 'object') return {};
+    return 'x'.repeat(Math.max(1, resolved.minLength ?? 1));
+  };
+
+  /** Every id input of an operation: path and query parameters, body properties. */
+  const idInputs = (operation: Operation) => {
+    const body = requestBodyOf(doc, operation);
+    return [
+      ...parametersOf(operation, 'path').map((p) => p.name),
+      ...parametersOf(operation, 'query').map((p) => p.name),
+      ...Object.keys(body?.schema.properties ?? {}),
+    ].filter((name) => ID_NAME.test(name) && !(name in NOT_OWNED));
+  };
+
+  /** Sends the operation as `apiKey`, with the first user's ids. */
+  const send = async (operation: Operation, apiKey: string): Promise<Sent> => {
+    const pathParams: Record<string, string> = {};
+    for (const p of parametersOf(operation, 'path')) pathParams[p.name === '*' ? 'path' : p.name] = fixtureFor(p.name, operation) ?? String(sample(p.name === '*' ? 'path' : p.name, p.schema));
+    const query: Record<string, string> = {};
+    for (const p of parametersOf(operation, 'query')) {
+      const fixture = ID_NAME.test(p.name) ? fixtureFor(p.name, operation) : undefined;
+      if (fixture !== undefined) query[p.name] = fixture;
+      else if (p.required) query[p.name] = String(sample(p.name, p.schema));
+    }
+    const url = urlOf(operation.path, pathParams, query);
+    const headers: Record<string, string> = { 'x-api-key': apiKey };
+    let body: string | FormData | undefined;
+    const declared = requestBodyOf(doc, operation);
+    if (declared) {
+      const values: Record<string, unknown> = {};
+      for (const [name, schema] of Object.entries<Schema>(declared.schema.properties ?? {})) {
+        const fixture = ID_NAME.test(name) ? fixtureFor(name, operation) : undefined;
+        if (fixture !== undefined) values[name] = fixture;
+        else if ((declared.schema.required ?? []).includes(name) || name === 'code') values[name] = sample(name, schema);
+      }
+      if (declared.mediaType === 'multipart/form-data') {
+        const form = new FormData();
+        for (const [name, value] of Object.entries(values)) if (name !== 'file') form.append(name, String(value));
+        form.append('file', new Blob(['from bob']), 'bob.txt');
+        body = form;
+      } else if (declared.mediaType === 'application/x-www-form-urlencoded') {
+        headers['content-type'] = declared.mediaType;
+        body = new URLSearchParams(Object.entries(values).map(([k, v]): [string, string] => [k, String(v)])).toString();
+      } else {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(values);
+      }
+    }
+    const response = await fetch(server.baseUrl + url, { method: operation.method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) });
+    const text = operation.method === 'HEAD' ? '' : await response.text();
+    if (response.status === VIOLATION_STATUS) assert.fail(`${operation.method} ${url}: ${text}`);
+    return { status: response.status, text, request: `${url} ${typeof body === 'string' ? body : JSON.stringify([...((body as FormData | undefined)?.entries() ?? [])])}` };
+  };
+
+  /** A WebSocket attach as `apiKey`: the status of a refused handshake, or 101. */
+  const attach = (operation: Operation, apiKey: string): Promise<number> =>
+    new Promise((resolvePromise, reject) => {
+      const url = urlOf(operation.path, { session_id: ids.session_id!, vm_id: ids.vm_id!, pty_id: ids.pty_id! }).replace(/^/, server.baseUrl.replace(/^http/, 'ws'));
+      const socket = new WebSocket(url, { headers: { 'x-api-key': apiKey } });
+      socket.on('open', () => {
+        socket.close();
+        resolvePromise(101);
+      });
+      socket.on('unexpected-response', (_request, response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => {
+          const leaked = secrets.filter((secret) => text.includes(secret) && !url.includes(secret));
+          if (leaked.length > 0) reject(new Error(`attach answer leaks ${leaked.join(', ')}: ${text}`));
+          else resolvePromise(response.statusCode ?? 0);
+        });
+      });
+      socket.on('error', (error) => (error.message.includes('Unexpected server response') ? undefined : reject(error)));
+    });
+
+  const expectedFor = (operation: Operation): number[] => {
+    if (isNotImplemented(operation)) return [501]; // nothing to own yet; a real implementation must come here with a fixture
+    if (operation.path === '/kill') return [403]; // the spec's answer for another user's session
+    return [404];
+  };
+
+  test('every operation with an id refuses the second user with 404 (403 on /kill), without any of the first user\'s data', async () => {
+    const checked: string[] = [];
+    const missing: string[] = [];
+    const wrong: string[] = [];
+    for (const operation of operationsOf(doc)) {
+      const inputs = idInputs(operation);
+      if (inputs.length === 0) continue;
+      const name = `${operation.method} ${operation.path}`;
+      const unknown = inputs.filter((input) => fixtureFor(input, operation) === undefined);
+      if (unknown.length > 0 && !isNotImplemented(operation)) {
+        missing.push(`${name}: no fixture for ${unknown.join(', ')}`);
+        continue;
+      }
+      checked.push(name);
+      if (operation.spec.responses?.['426']) {
+        // A terminal's WebSocket: attach for real (plain HTTP answers 426 to everyone, before any lookup).
+        const status = await attach(operation, bob.apiKey);
+        if (status !== 404) wrong.push(`${name} (WebSocket): ${status}`);
+        continue;
+      }
+      if (operation.path === '/v1/app/{session_id}/{port}') {
+        // Adds the slash after the port for any session id, existing or not, before any lookup; what it
+        // redirects to is checked as its own operation.
+        const mine = await send(operation, bob.apiKey);
+        const nobodys = await fetch(`${server.baseUrl}/v1/app/00000000-0000-4000-8000-000000000000/8000`, { method: operation.method, redirect: 'manual', headers: { 'x-api-key': bob.apiKey } });
+        if (mine.status !== nobodys.status) wrong.push(`${name}: ${mine.status}, but ${nobodys.status} for a session that does not exist`);
+        continue;
+      }
+      const answer = await send(operation, bob.apiKey);
+      if (!expectedFor(operation).includes(answer.status)) wrong.push(`${name}: ${answer.status} ${answer.text.slice(0, 160)}`);
+      const leaked = secrets.filter((secret) => answer.text.includes(secret) && !answer.request.includes(secret));
+      if (leaked.length > 0) wrong.push(`${name}: the answer holds the first user's ${leaked.join(', ')}`);
+    }
+    assert.deepEqual(missing, [], 'operations with ids the matrix has no fixture for: add them');
+    assert.deepEqual(wrong, []);
+    assert.ok(checked.length >= 40, `checked ${checked.length} operations`);
+  });
+
+  test("controls: the first user's own requests with the same ids are not 404 or 422, so the fixtures are right", async () => {
+    const wrong: string[] = [];
+    for (const operation of operationsOf(doc)) {
+      if (idInputs(operation).length === 0 || isNotImplemented(operation)) continue;
+      // Destructive operations name the same ids as the reads that are controlled here.
+      if (operation.method === 'DELETE' || operation.path === '/kill' || operation.path.startsWith('/v1/app/')) continue;
+      const name = `${operation.method} ${operation.path}`;
+      if (operation.spec.responses?.['426']) {
+        const status = await attach(operation, alice.apiKey);
+        if (status !== 101) wrong.push(`${name} (WebSocket): ${status}`);
+        continue;
+      }
+      const answer = await send(operation, alice.apiKey);
+      if (answer.status === 404 || answer.status === 422 || answer.status >= 500) wrong.push(`${name}: ${answer.status} ${answer.text.slice(0, 200)}`);
+    }
+    assert.deepEqual(wrong, []);
+  });
+});
