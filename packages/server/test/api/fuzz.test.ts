@@ -30,6 +30,8 @@ import {
   urlOf,
   type OpenApiDocument,
   type Operation,
+  validValue,
+  type Choices,
   type Schema,
 } from '../helpers/openapi-operations.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
@@ -68,30 +70,13 @@ const URLS = ['', 'not a url', 'http://127.0.0.1:1/hook', 'http://[::1]/x', 'ftp
 const JSON_VALUES = ['null', 'true', '1e309', '-1e309', '1e308', '-1', '1.5', '9007199254740993', '[]', '{}', '[[[[]]]]', '"x"', `"${'y'.repeat(50_000)}"`, '{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"polluted":1}}}'];
 const CONTENT_TYPES = ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data', 'multipart/form-data; boundary=abc', 'application/json; charset=latin1', 'application/vnd.api+json', '', 'application/octet-stream'];
 
-/** A value the schema accepts (often), to mutate from. */
-function validValue(doc: OpenApiDocument, name: string, schema: Schema | undefined, rng: Random, depth = 0): unknown {
-  const s = resolve(doc, schema);
-  if (name === 'url' || s.format === 'uri') return rng.pick(URLS);
-  if (s.default !== undefined) return s.default;
-  if (s.enum) return rng.pick(s.enum);
-  if (s.const !== undefined) return s.const;
-  const branches = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
-  if (branches) return validValue(doc, name, rng.pick(branches), rng, depth);
-  if (s.type === 'integer' || s.type === 'number') return s.minimum ?? 1;
-  if (s.type === 'boolean') return rng.chance(0.5);
-  if (s.type === 'null') return null;
-  if (s.type === 'array') return depth > 3 ? [] : [validValue(doc, name, s.items, rng, depth + 1)];
-  if (s.type === 'object' || s.properties) {
-    const value: Record<string, unknown> = {};
-    for (const [key, property] of Object.entries<Schema>(s.properties ?? {})) {
-      if ((s.required ?? []).includes(key) || rng.chance(0.5)) value[key] = validValue(doc, key, property, rng, depth + 1);
-    }
-    return value;
-  }
-  if (s.format === 'date-time') return new Date(Date.now() + 86_400_000).toISOString();
-  if (s.format === 'uuid' || /session_id$/.test(name)) return randomUUID();
-  if (name === 'code' || name === 'command') return 'print(1)';
-  return 'x'.repeat(Math.max(1, s.minLength ?? 1));
+/** How the fuzz fills in values: picks by the seeded generator, URLs from the refused list only. */
+function fuzzChoices(rng: Random): Choices {
+  return {
+    pick: rng.pick,
+    optional: () => rng.chance(0.5),
+    named: { url: () => rng.pick(URLS), session_id: () => randomUUID(), code: () => 'print(1)', command: () => 'print(1)' },
+  };
 }
 
 /** A value of the wrong kind, out of range, huge or deep, as raw JSON text. */
@@ -122,10 +107,10 @@ function malformed(doc: OpenApiDocument, operation: Operation, apiKey: string, r
     p.name === 'port' ? '8000' : p.schema.type === 'integer' ? String(2_000_000_000 + rng.int(1000)) : rng.pick(['index.html', randomUUID(), 'vm-aaaaaaaaaaaaaaaa', 'pty-0']);
   for (const p of parametersOf(operation, 'path')) pathParams[p.name === '*' ? 'path' : p.name] = wellFormed(p);
   const query: Record<string, string> = {};
-  for (const p of parametersOf(operation, 'query')) if (p.required || rng.chance(0.3)) query[p.name] = String(validValue(doc, p.name, p.schema, rng));
+  for (const p of parametersOf(operation, 'query')) if (p.required || rng.chance(0.3)) query[p.name] = String(validValue(doc, p.name, p.schema, fuzzChoices(rng)));
   const headers: Record<string, string> = { 'x-api-key': apiKey };
   const declared = requestBodyOf(doc, operation);
-  let bodyValue = declared ? (validValue(doc, '', declared.schema, rng) as Record<string, unknown>) : undefined;
+  let bodyValue = declared ? (validValue(doc, '', declared.schema, fuzzChoices(rng)) as Record<string, unknown>) : undefined;
   let rawBody: string | undefined;
   let contentType = declared?.mediaType ?? (['POST', 'PUT', 'PATCH'].includes(operation.method) ? 'application/json' : undefined);
 
