@@ -38,7 +38,7 @@ export interface AuthHooks {
 }
 
 /** The credential in `X-API-Key` or `Authorization: Bearer`, if any. */
-export function headerCredential(headers: FastifyRequest['headers']): { credential: string; source: CredentialSource } | null {
+function headerCredential(headers: FastifyRequest['headers']): { credential: string; source: CredentialSource } | null {
   const headerKey = headers['x-api-key'];
   if (typeof headerKey === 'string' && headerKey.trim() !== '') return { credential: headerKey.trim(), source: 'x-api-key' };
   const authorization = headers.authorization;
@@ -61,7 +61,7 @@ export function anonymousBodyTooLarge(limitBytes: number): AppError {
  * Counts the bytes of an anonymous body and fails past `limitBytes` while the request is still anonymous
  * (multipart uploads authenticate part-way, when their api_key field arrives).
  */
-export function anonymousBodyLimiter(request: FastifyRequest, limitBytes: number): Transform {
+function anonymousBodyLimiter(request: FastifyRequest, limitBytes: number): Transform {
   let seen = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {

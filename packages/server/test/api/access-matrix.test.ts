@@ -17,8 +17,8 @@ import {
   operationsOf,
   parametersOf,
   requestBodyOf,
-  resolve,
   urlOf,
+  validValue,
   type OpenApiDocument,
   type Operation,
   type Schema,
@@ -114,18 +114,22 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     return ids[name];
   };
 
-  /** A value for an input that is not an id: a sample that passes validation. */
+  /** A value for an input that is not an id: one that passes validation, the same every time. */
   const sample = (name: string, schema: Schema): unknown => {
-    const named: Record<string, unknown> = { code: 'print(1)', port: 8000, is_public: false, cols: 80, rows: 24, url: `${receiver.url}/x`, filename: '/tmp/alice.txt', remote_path: '/tmp/bob.txt', path: 'index.html', file: 'x' };
-    if (name in named) return named[name];
-    const resolved = resolve(doc, schema);
-    if (resolved.default !== undefined) return resolved.default;
-    if (resolved.enum) return resolved.enum[0];
-    if (resolved.type === 'integer' || resolved.type === 'number') return resolved.minimum ?? 1;
-    if (resolved.type === 'boolean') return false;
-    if (resolved.type === 'array') return [];
-    if (resolved.type === 'object') return {};
-    return 'x'.repeat(Math.max(1, resolved.minLength ?? 1));
+    const fixed = (value: unknown) => () => value;
+    return validValue(doc, name, schema, {
+      pick: (items) => items[0]!,
+      optional: () => false,
+      named: {
+        code: fixed('print(1)'),
+        port: fixed(8000),
+        is_public: fixed(false),
+        url: fixed(`${receiver.url}/x`),
+        filename: fixed('/tmp/alice.txt'),
+        remote_path: fixed('/tmp/bob.txt'),
+        path: fixed('index.html'),
+      },
+    });
   };
 
   /** Every id input of an operation: path and query parameters, body properties. */

@@ -66,3 +66,36 @@ export function urlOf(path: string, params: Record<string, string>, query: Recor
 export function isNotImplemented(operation: Operation): boolean {
   return /^Not implemented yet/.test(operation.spec.description ?? '');
 }
+
+/** How {@link validValue} chooses where a schema allows several values. */
+export interface Choices {
+  pick<T>(items: readonly T[]): T;
+  /** Whether an optional property is included. */
+  optional(name: string): boolean;
+  /** Values for inputs known by name (checked first). */
+  named: Record<string, () => unknown>;
+}
+
+/** A value the schema accepts (in most cases: patterns are not honoured), built from its defaults, enums and bounds. */
+export function validValue(doc: OpenApiDocument, name: string, schema: Schema | undefined, choices: Choices, depth = 0): unknown {
+  if (name in choices.named) return choices.named[name]!();
+  const s = resolve(doc, schema);
+  if (s.default !== undefined) return s.default;
+  if (s.enum) return choices.pick(s.enum);
+  if (s.const !== undefined) return s.const;
+  const branches = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
+  if (branches) return validValue(doc, name, choices.pick(branches), choices, depth);
+  if (s.type === 'integer' || s.type === 'number') return s.minimum ?? 1;
+  if (s.type === 'boolean') return choices.pick([false, true]);
+  if (s.type === 'null') return null;
+  if (s.type === 'array') return depth > 3 ? [] : [validValue(doc, name, s.items, choices, depth + 1)];
+  if (s.type === 'object' || s.properties) {
+    const value: Record<string, unknown> = {};
+    for (const [key, property] of Object.entries<Schema>(s.properties ?? {})) {
+      if ((s.required ?? []).includes(key) || choices.optional(key)) value[key] = validValue(doc, key, property, choices, depth + 1);
+    }
+    return value;
+  }
+  if (s.format === 'date-time') return new Date(Date.now() + 86_400_000).toISOString();
+  return 'x'.repeat(Math.max(1, s.minLength ?? 1));
+}

@@ -12,7 +12,7 @@ import { Type } from 'typebox';
 import type { AppUrls, HostTarget } from '../../core/app-urls.ts';
 import { notFound } from '../../core/errors.ts';
 import { PREVIEW_COOKIE, type PreviewAccess, type PreviewTarget } from '../../core/previews.ts';
-import { BEARER_OR_API_KEY } from '../schemas/common.ts';
+import { BEARER_OR_API_KEY, byMediaType } from '../schemas/common.ts';
 import type { App, RouteContext } from '../types.ts';
 import type { UpgradeHandler } from '../upgrade-router.ts';
 import { forwardHttp } from './forward-http.ts';
@@ -97,11 +97,10 @@ export function registerPreviewRoutes(app: App, { services }: RouteContext): voi
       params,
       // Any status may be the app's own, so the operation declares one catch-all answer; sandboxd's own are named in it.
       response: {
-        default: {
-          content: { '*/*': { schema: {} } },
-          description:
-            "The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE",
-        },
+        default: byMediaType(
+          "The app's answer, passed through as it is (any status, headers and body); or sandboxd's own: 302 exchanging a share link for a cookie, 308 adding the slash after the port, and the errors (JSON ErrorResponse) 401, 404 (no such session among yours, or no VM yet), 410 VM_GONE, 422 and 502 APP_PORT_UNREACHABLE",
+          { '*/*': Type.Unknown() },
+        ),
       },
     };
     const handler = async (request: FastifyRequest<{ Params: { session_id: string; port: number } }>, reply: FastifyReply) => {

@@ -67,5 +67,13 @@ export function StringEnum<const T extends string>(values: readonly T[], options
   return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 }
 
+/**
+ * A response whose body depends on its media type (an event stream, a download as JSON or bytes). Fastify
+ * and @fastify/swagger take the OpenAPI `content` form as it is; TypeBox has no type for it.
+ */
+export function byMediaType(description: string, content: Record<string, TSchema>): TSchema {
+  return { description, content: Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema }])) } as unknown as TSchema;
+}
+
 /** An untyped JSON object response (the spec's "untyped JSON"). */
 export const AnyObject = Type.Object({}, { additionalProperties: true });

@@ -1,9 +1,9 @@
 /**
  * Paths inside a VM, as users give them (upload `remote_path`, download `filename`, a terminal's `cwd` and
- * `shell`). They travel to the guest agent in a request line, so a path must be one Linux accepts
- * (PATH_MAX 4096 bytes with the terminating NUL, so 4095 of text; NAME_MAX 255 bytes per name; no NUL inside)
- * before it leaves the API: a 65,536-character
- * `remote_path` once overflowed the agent link's HTTP/2 header limit and cost the session its VM.
+ * `shell`). They travel to the guest agent in a request line, so a path must be one Linux accepts (PATH_MAX
+ * 4096 bytes with the terminating NUL, so 4095 of text; NAME_MAX 255 bytes per name; no NUL inside) before
+ * it leaves the API: a 65,536-character `remote_path` once overflowed the agent link's HTTP/2 header limit
+ * and cost the session its VM.
  */
 import path from 'node:path/posix';
 import { Type } from 'typebox';

@@ -6,11 +6,11 @@
  * closing an idle stream; streams end cleanly when the server shuts down.
  */
 import { once } from 'node:events';
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import { badRequest, forbidden } from '../../../core/errors.ts';
 import { toWireEvent } from '../../../core/webhooks/wire.ts';
 import { principalOf } from '../../authentication.ts';
-import { authedResponses, BEARER_OR_API_KEY, MAX_RECORD_ID } from '../../schemas/common.ts';
+import { authedResponses, BEARER_OR_API_KEY, byMediaType, MAX_RECORD_ID } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -39,12 +39,7 @@ export function registerEventStream(app: App, { services, requireAuth }: RouteCo
           last_event_id: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, description: 'Same as the Last-Event-ID header, for clients that cannot set it' })),
         }),
         response: authedResponses(
-          {
-            200: {
-              description: 'A stream of `id:`, `event:`, `data:` messages',
-              content: { 'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events' }) } },
-            } as unknown as TSchema,
-          },
+          { 200: byMediaType('A stream of `id:`, `event:`, `data:` messages', { 'text/event-stream': Type.String({ description: 'Server-Sent Events' }) }) },
           { 400: 'Last-Event-ID is not an event id', 403: 'all=true without being an administrator' },
         ),
       },

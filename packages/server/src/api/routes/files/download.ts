@@ -2,10 +2,10 @@
  * POST /download: `filename` + `session_id` (JSON or form) → `{content: base64, filename, size}`; with
  * `Accept: application/octet-stream` the raw bytes are streamed instead, for files of any size.
  */
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
 import { principalOf } from '../../authentication.ts';
-import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import { authedResponses, BEARER_OR_API_KEY, byMediaType } from '../../schemas/common.ts';
 import { GuestPath } from '../../schemas/guest-path.ts';
 import type { App, RouteContext } from '../../types.ts';
 
@@ -39,10 +39,10 @@ export function registerDownload(app: App, { services, requireAuthOrBodyKey }: R
         body: DownloadRequest,
         response: authedResponses(
           {
-            200: {
-              description: 'The file: base64 in JSON, or its bytes with Accept: application/octet-stream',
-              content: { 'application/json': { schema: DownloadResponse }, 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } },
-            } as unknown as TSchema,
+            200: byMediaType('The file: base64 in JSON, or its bytes with Accept: application/octet-stream', {
+              'application/json': DownloadResponse,
+              'application/octet-stream': Type.String({ format: 'binary' }),
+            }),
           },
           { 404: 'No such session, or no such file', 413: 'Too large for JSON: ask for application/octet-stream' },
         ),

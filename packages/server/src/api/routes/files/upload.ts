@@ -173,7 +173,15 @@ export function registerUpload(app: App, { services, headerAuthIfPresent }: Rout
             if (!result) {
               const missing = ['file', 'session_id'].filter((f) => (f === 'file' ? !spool : fields[f] === undefined));
               if (missing.length > 0) throw new InputError(missing.map((f) => ({ loc: ['body', f], msg: 'Field required', type: 'missing' })));
-              result = await upload(fs.createReadStream(spool!.file), spool!.filename);
+              // Opened before the checks in upload() run: if they refuse, the spool is removed while the stream is
+              // still opening, and its ENOENT must not go unheard (an uncaught 'error' ends the process).
+              const spooled = fs.createReadStream(spool!.file);
+              spooled.on('error', () => undefined);
+              try {
+                result = await upload(spooled, spool!.filename);
+              } finally {
+                spooled.destroy();
+              }
             }
           } catch (error) {
             // The rest of the body is not wanted: close the connection after the answer rather than read it.
