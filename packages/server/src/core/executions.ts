@@ -54,6 +54,9 @@ interface RunOutcome {
 }
 
 const SOURCE_LIMIT = 64 * 1024;
+/** Why an execution ended without its result when its server stopped: crashed or killed, or shut down. */
+const RESTARTED_ERROR = 'the server stopped (it crashed or was killed) before the execution finished; its output is lost';
+export const SHUT_DOWN_ERROR = 'the server was shut down before the execution finished; its output is lost';
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
 export class ExecutionService {
@@ -156,10 +159,7 @@ export class ExecutionService {
    */
   async endRunsOfThisNode(why: 'restarted' | 'stopping'): Promise<number> {
     if (why === 'stopping') this.stopping = true;
-    const error =
-      why === 'restarted'
-        ? 'the server stopped (it crashed or was killed) before the execution finished; its output is lost'
-        : 'the server was shut down before the execution finished; its output is lost';
+    const error = why === 'restarted' ? RESTARTED_ERROR : SHUT_DOWN_ERROR;
     const ended = await this.database.db.transaction().execute((trx) => endInFlightExecutions(trx, this.clock, { nodeId: this.vms.nodeId }, error));
     if (ended > 0) this.notifier.committed();
     return ended;
@@ -248,7 +248,7 @@ export class ExecutionService {
    * server reconciled it): that record stands and is returned as it is.
    */
   private async finish(principal: Principal, record: Execution, vmId: string | null, outcome: RunOutcome): Promise<Execution> {
-    if (this.stopping) return { ...record, vmId, status: 'failed', error: 'the server was shut down before the execution finished; its output is lost' };
+    if (this.stopping) return { ...record, vmId, status: 'failed', error: SHUT_DOWN_ERROR };
     const row = await this.database.db.transaction().execute(async (trx) => {
       const updated = await updateExecution(
         trx,

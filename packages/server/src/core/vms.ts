@@ -7,7 +7,7 @@ import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
-import { endInFlightExecutions } from './executions.ts';
+import { endInFlightExecutions, SHUT_DOWN_ERROR } from './executions.ts';
 import { newVmId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
 import { LIVE_VM_STATUSES, type Session, type Vm, type VmEndReason, type VmStatus } from './model.ts';
@@ -128,13 +128,7 @@ export class VmService {
   async kill(principal: Principal, vm: Vm): Promise<Vm> {
     if (vm.userId !== principal.userId) throw notFound(`VM ${vm.id}`);
     if (!(LIVE_VM_STATUSES as readonly VmStatus[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
-    const ended = await this.trackEnd(
-      vm.id,
-      (async () => {
-        await this.engine.kill(vm.id);
-        return this.recordEnd(vm.id, 'killed');
-      })(),
-    );
+    const ended = await this.end(vm.id, 'killed');
     return ended ?? (await findVm(this.database.db, vm.id))!;
   }
 
@@ -146,17 +140,7 @@ export class VmService {
    */
   async stop(): Promise<number> {
     const rows = await listLiveVmsOfNode(this.database.db, this.engine.nodeId);
-    const ended = await Promise.all(
-      rows.map((row) =>
-        this.trackEnd(
-          row.id,
-          (async () => {
-            await this.engine.kill(row.id);
-            return this.recordEnd(row.id, 'server_shutdown');
-          })(),
-        ),
-      ),
-    );
+    const ended = await Promise.all(rows.map((row) => this.end(row.id, 'server_shutdown')));
     return ended.filter(Boolean).length;
   }
 
@@ -197,13 +181,7 @@ export class VmService {
     if (vm.status === 'starting') throw new AppError('VM_UNAVAILABLE', `the session's VM ${vm.id} is still starting: retry`);
     if (Date.parse(vm.expiresAt) <= this.clock.now().getTime()) {
       // Its deadline is due (the engine's timer fires about now): end it here rather than run code in it.
-      await this.trackEnd(
-        vm.id,
-        (async () => {
-          await this.engine.kill(vm.id);
-          return this.recordEnd(vm.id, 'expired');
-        })(),
-      );
+      await this.end(vm.id, 'expired');
       return null;
     }
     const agent = this.engine.agent(vm.id);
@@ -223,6 +201,17 @@ export class VmService {
     } catch (error) {
       throw new AppError('VM_UNAVAILABLE', `the VM engine could not start: ${(error as Error).message}`);
     }
+  }
+
+  /** Kills a VM and records its end (see `recordEnd`), registered in `ending` from the moment the kill starts. */
+  private end(vmId: string, reason: Exclude<VmEndReason, 'failed'>): Promise<Vm | undefined> {
+    return this.trackEnd(
+      vmId,
+      (async () => {
+        await this.engine.kill(vmId);
+        return this.recordEnd(vmId, reason);
+      })(),
+    );
   }
 
   /** Registers an end under way for `vmId` (see `ending`) and passes it on. */
@@ -356,7 +345,7 @@ function endedExecutionError(reason: Exclude<VmEndReason, 'failed'>): string {
     case 'server_restart':
       return 'the server restarted before the execution finished; its output is lost';
     case 'server_shutdown':
-      return 'the server was shut down before the execution finished; its output is lost';
+      return SHUT_DOWN_ERROR;
     default:
       return `the VM ended (${reason}) before the execution finished`;
   }
