@@ -96,9 +96,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
   const engine = options.engine ?? createEngine(config, app.log);
   const services: Services = { ...core, sandbox: createSandboxServices(core, engine) };
-  // Closing order: stop taking requests, then the engine (when the app owns it), then the store.
-  if (!options.database) app.addHook('onClose', async () => database.close());
-  if (!options.engine) app.addHook('onClose', async () => engine.close?.());
+  recordStartAndStop(app, services, { ownsEngine: !options.engine, ownsDatabase: !options.database });
 
   registerErrorHandling(app);
   registerRequestLogging(app);
@@ -130,6 +128,35 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   options.instrument?.(app);
   await app.ready();
   return { app, services };
+}
+
+/**
+ * What a start and a stop of this node mean for its records. At start, executions this node was running are
+ * over (their runner died with the previous process): they end as failed, before the first request. At a
+ * graceful stop (after requests stopped), the executions it runs end as failed too, and the VMs it runs are
+ * killed and recorded ended, unless SANDBOXD_KEEP_VMS_ON_SHUTDOWN keeps them for the next start; then the
+ * engine (when the app owns it) and the store close.
+ */
+function recordStartAndStop(app: App, services: Services, owns: { ownsEngine: boolean; ownsDatabase: boolean }): void {
+  const { executions, vms, engine } = services.sandbox;
+  app.addHook('onReady', async () => {
+    const ended = await executions.endRunsOfThisNode('restarted');
+    if (ended > 0) app.log.warn({ executions: ended }, 'executions left running by the previous server process recorded as failed');
+  });
+  app.addHook('onClose', async () => {
+    try {
+      await executions.endRunsOfThisNode('stopping');
+      if (owns.ownsEngine) {
+        const killVms = !services.config.keepVmsOnShutdown;
+        if (killVms) await vms.stop();
+        await (engine as { close?(): Promise<void> }).close?.();
+        if (killVms) await vms.stop();
+      }
+    } catch (error) {
+      app.log.error({ err: error }, 'recording the stop failed; the next start reconciles what is left');
+    }
+    if (owns.ownsDatabase) await services.database.close();
+  });
 }
 
 /**

@@ -8801,7 +8801,7 @@ export interface components {
         VmRecord: {
             /** Format: date-time */
             created_at: string;
-            end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart" | "agent_lost") | null;
+            end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart" | "server_shutdown" | "agent_lost") | null;
             ended_at: string | null;
             /** Format: date-time */
             expires_at: string;

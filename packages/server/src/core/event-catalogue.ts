@@ -47,7 +47,7 @@ export const EVENT_CATALOGUE = {
     expires_at: DateTime,
   }),
   'vm.failed': Type.Object({ vm_id: Type.String(), session_id: Type.String(), error: Type.String() }),
-  'vm.killed': vmEnded(['killed', 'server_restart']),
+  'vm.killed': vmEnded(['killed', 'server_restart', 'server_shutdown']),
   'vm.expired': vmEnded(['expired']),
   'vm.crashed': vmEnded(['crashed']),
   'vm.agent_lost': vmEnded(['agent_lost']),

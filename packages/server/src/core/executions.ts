@@ -15,7 +15,7 @@ import type { SessionService } from './sessions.ts';
 import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
 import type { LiveVm, VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
-import { failInFlightExecutionsOfVm, findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
+import { failInFlightExecutions, findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
 import type { Executor } from '../store/users-store.ts';
 
 export type { Language };
@@ -54,9 +54,15 @@ interface RunOutcome {
 }
 
 const SOURCE_LIMIT = 64 * 1024;
+/** Why an execution ended without its result when its server stopped: crashed or killed, or shut down. */
+const RESTARTED_ERROR = 'the server stopped (it crashed or was killed) before the execution finished; its output is lost';
+export const SHUT_DOWN_ERROR = 'the server was shut down before the execution finished; its output is lost';
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
 export class ExecutionService {
+  /** Set by a graceful stop: runs still going are recorded failed already, and the store is about to close. */
+  private stopping = false;
+
   constructor(
     private readonly database: Database,
     private readonly sessions: SessionService,
@@ -98,6 +104,7 @@ export class ExecutionService {
       userId: principal.userId,
       sessionId: session.id,
       vmId: null,
+      nodeId: this.vms.nodeId,
       mode,
       language: request.language,
       source: request.source.slice(0, SOURCE_LIMIT),
@@ -148,6 +155,19 @@ export class ExecutionService {
       {},
       { execution_id: record.id, session_id: record.sessionId },
     );
+  }
+
+  /**
+   * Ends this node's in-flight executions as failed, each with its event: at start, those whose runner died
+   * with the previous process (it crashed or was killed); at a graceful stop, those whose runner stops now.
+   * Other nodes' runs are left alone. Answers how many.
+   */
+  async endRunsOfThisNode(why: 'restarted' | 'stopping'): Promise<number> {
+    if (why === 'stopping') this.stopping = true;
+    const error = why === 'restarted' ? RESTARTED_ERROR : SHUT_DOWN_ERROR;
+    const ended = await this.database.db.transaction().execute((trx) => endInFlightExecutions(trx, this.clock, { nodeId: this.vms.nodeId }, error));
+    if (ended > 0) this.notifier.committed();
+    return ended;
   }
 
   async get(principal: Principal, id: number): Promise<Execution> {
@@ -233,6 +253,7 @@ export class ExecutionService {
    * server reconciled it): that record stands and is returned as it is.
    */
   private async finish(principal: Principal, record: Execution, vmId: string | null, outcome: RunOutcome): Promise<Execution> {
+    if (this.stopping) return { ...record, vmId, status: 'failed', error: SHUT_DOWN_ERROR };
     const row = await this.database.db.transaction().execute(async (trx) => {
       const updated = await updateExecution(
         trx,
@@ -277,9 +298,14 @@ export async function recordExecutionEnd(db: Executor, clock: Clock, execution: 
   else if (execution.status === 'failed' || execution.status === 'timeout') await recordEvent(db, clock, { ...event, type: 'execution.failed', data: { ...data, status: execution.status } });
 }
 
-/** Ends a VM's in-flight executions as failed, each with its event, in the caller's transaction. */
-export async function failInFlightExecutions(db: Executor, clock: Clock, vmId: string, error: string): Promise<void> {
-  for (const execution of await failInFlightExecutionsOfVm(db, vmId, error, clock.now().toISOString())) await recordExecutionEnd(db, clock, execution);
+/**
+ * Ends the in-flight executions of a VM, or of a node, as failed with `error`, each with its event, in the
+ * caller's transaction; answers how many.
+ */
+export async function endInFlightExecutions(db: Executor, clock: Clock, of: { vmId: string } | { nodeId: string }, error: string): Promise<number> {
+  const ended = await failInFlightExecutions(db, of, error, clock.now().toISOString());
+  for (const execution of ended) await recordExecutionEnd(db, clock, execution);
+  return ended.length;
 }
 
 /** Where a run that waits for a new VM stands: VM starts ahead of it and the expected wait. */

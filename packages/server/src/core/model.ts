@@ -15,9 +15,10 @@ export const LIVE_VM_STATUSES = ['starting', 'active'] as const satisfies readon
 /**
  * Why a VM ended: `killed` on request, `expired` at the end of its lifetime, `crashed` (its hypervisor died or
  * its set-up failed after it was handed out), `failed` (it never started), `server_restart` (it did not
- * survive a restart of its server), `agent_lost` (its agent could not be reached again, so the server killed it).
+ * survive a restart of its server), `server_shutdown` (its server stopped and killed it), `agent_lost` (its
+ * agent could not be reached again, so the server killed it).
  */
-export const VM_END_REASONS = ['killed', 'expired', 'crashed', 'failed', 'server_restart', 'agent_lost'] as const;
+export const VM_END_REASONS = ['killed', 'expired', 'crashed', 'failed', 'server_restart', 'server_shutdown', 'agent_lost'] as const;
 export type VmEndReason = (typeof VM_END_REASONS)[number];
 
 /** Lifecycle of an execution record; the first two are in flight, the rest final. */
@@ -84,6 +85,11 @@ export interface Execution {
   userId: number;
   sessionId: string;
   vmId: string | null;
+  /**
+   * The node whose process runs it (and holds its result until it is written); null only for records from
+   * before nodes were recorded that never got a VM.
+   */
+  nodeId: string | null;
   mode: ExecutionMode;
   language: Language;
   /** The code or command, cut to a bounded length. */

@@ -7,7 +7,7 @@ import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
-import { failInFlightExecutions } from './executions.ts';
+import { endInFlightExecutions, SHUT_DOWN_ERROR } from './executions.ts';
 import { newVmId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
 import { LIVE_VM_STATUSES, type Session, type SessionSpec, type Vm, type VmEndReason, type VmStatus } from './model.ts';
@@ -65,6 +65,11 @@ export class VmService {
       this.started = undefined; // let the next acquisition retry
     });
     return this.started;
+  }
+
+  /** The node this service runs VMs (and executions) on. */
+  get nodeId(): string {
+    return this.engine.nodeId;
   }
 
   onVmReady(hook: VmReadyHook): void {
@@ -132,14 +137,20 @@ export class VmService {
   async kill(principal: Principal, vm: Vm): Promise<Vm> {
     if (vm.userId !== principal.userId) throw notFound(`VM ${vm.id}`);
     if (!(LIVE_VM_STATUSES as readonly VmStatus[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
-    const ended = await this.trackEnd(
-      vm.id,
-      (async () => {
-        await this.engine.kill(vm.id);
-        return this.recordEnd(vm.id, 'killed');
-      })(),
-    );
+    const ended = await this.end(vm.id, 'killed');
     return ended ?? (await findVm(this.database.db, vm.id))!;
+  }
+
+  /**
+   * A graceful stop of this node: every VM it runs is killed and recorded ended (`server_shutdown`, with its
+   * event). Called before the engine closes, and again after it (a VM whose acquisition finished in between
+   * was killed by the engine as it closed, and is recorded then). Not called when VMs are kept for the next
+   * start to re-adopt. Answers how many it ended.
+   */
+  async stop(): Promise<number> {
+    const rows = await listLiveVmsOfNode(this.database.db, this.engine.nodeId);
+    const ended = await Promise.all(rows.map((row) => this.end(row.id, 'server_shutdown')));
+    return ended.filter(Boolean).length;
   }
 
   /** After a restart: VMs the store thinks are live on this node but the engine does not have are over. */
@@ -179,13 +190,7 @@ export class VmService {
     if (vm.status === 'starting') throw new AppError('VM_UNAVAILABLE', `the session's VM ${vm.id} is still starting: retry`);
     if (Date.parse(vm.expiresAt) <= this.clock.now().getTime()) {
       // Its deadline is due (the engine's timer fires about now): end it here rather than run code in it.
-      await this.trackEnd(
-        vm.id,
-        (async () => {
-          await this.engine.kill(vm.id);
-          return this.recordEnd(vm.id, 'expired');
-        })(),
-      );
+      await this.end(vm.id, 'expired');
       return null;
     }
     const agent = this.engine.agent(vm.id);
@@ -205,6 +210,17 @@ export class VmService {
     } catch (error) {
       throw new AppError('VM_UNAVAILABLE', `the VM engine could not start: ${(error as Error).message}`);
     }
+  }
+
+  /** Kills a VM and records its end (see `recordEnd`), registered in `ending` from the moment the kill starts. */
+  private end(vmId: string, reason: Exclude<VmEndReason, 'failed'>): Promise<Vm | undefined> {
+    return this.trackEnd(
+      vmId,
+      (async () => {
+        await this.engine.kill(vmId);
+        return this.recordEnd(vmId, reason);
+      })(),
+    );
   }
 
   /** Registers an end under way for `vmId` (see `ending`) and passes it on. */
@@ -310,7 +326,7 @@ export class VmService {
     const row = await this.database.db.transaction().execute(async (trx) => {
       const ended = await transitionVm(trx, vmId, LIVE_VM_STATUSES, { status: 'killed', endReason: reason, endedAt: at });
       if (!ended) return undefined;
-      await failInFlightExecutions(trx, this.clock, vmId, endedExecutionError(reason));
+      await endInFlightExecutions(trx, this.clock, { vmId }, endedExecutionError(reason));
       const event = { userId: ended.userId, subjectId: vmId };
       const data = { vm_id: vmId, session_id: ended.sessionId, ended_at: at };
       if (reason === 'expired') await recordEvent(trx, this.clock, { ...event, type: 'vm.expired', data: { ...data, reason } });
@@ -338,6 +354,8 @@ function endedExecutionError(reason: Exclude<VmEndReason, 'failed'>): string {
       return "the VM's agent could not be reached again, so the VM was killed before the execution finished";
     case 'server_restart':
       return 'the server restarted before the execution finished; its output is lost';
+    case 'server_shutdown':
+      return SHUT_DOWN_ERROR;
     default:
       return `the VM ended (${reason}) before the execution finished`;
   }

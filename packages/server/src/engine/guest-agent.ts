@@ -42,7 +42,10 @@ export function translateAgentError(error: unknown): unknown {
   if (error instanceof AgentOperationError && error.status < 500) return new AppError('BAD_REQUEST', error.message);
   // The VM is kept: a dropped link is reconnected (or, when it cannot be, the VM is killed as agent_lost).
   if (error instanceof Error && error.name.startsWith('Agent')) {
-    return new AppError('VM_AGENT_UNAVAILABLE', `the VM's agent did not answer (${error.message}); the VM and its state are kept: retry`);
+    return new AppError(
+      'VM_AGENT_UNAVAILABLE',
+      `the VM's agent did not answer: ${error.message}. Retry: the server keeps the VM and reconnects to it; a VM whose agent cannot be reached again is killed (the session's status then says so)`,
+    );
   }
   return error;
 }

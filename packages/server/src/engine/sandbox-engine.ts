@@ -326,13 +326,14 @@ export class SandboxEngine implements VmEngine {
     await this.pool.close();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     const entries = [...this.live.values()];
+    // Let go of them first: their exits are this close's doing, not crashes to report.
+    this.live.clear();
+    this.byDriverId.clear();
     for (const entry of entries) await entry.link.close();
     if (this.options.killOnClose) {
       await Promise.allSettled(entries.map((entry) => this.options.driver.kill(entry.state.driverId)));
       for (const entry of entries) this.states.remove(entry.state.driverId);
     }
-    this.live.clear();
-    this.byDriverId.clear();
     // An empty run root is litter (every data directory has its own); one that still holds VMs is kept for
     // the next start to re-adopt or reap them.
     await fs.promises.rmdir(this.runRoot).catch(() => {});

@@ -6,7 +6,7 @@ import type { Executor } from './users-store.ts';
 export type NewExecution = Omit<Execution, 'id'>;
 
 /** What running and finishing an execution may write. */
-export type ExecutionChanges = Partial<Omit<Execution, 'id' | 'userId' | 'sessionId' | 'mode' | 'language' | 'source' | 'createdAt'>>;
+export type ExecutionChanges = Partial<Omit<Execution, 'id' | 'userId' | 'sessionId' | 'nodeId' | 'mode' | 'language' | 'source' | 'createdAt'>>;
 
 function toExecution(row: ExecutionRow): Execution {
   return {
@@ -14,6 +14,7 @@ function toExecution(row: ExecutionRow): Execution {
     userId: row.user_id,
     sessionId: row.session_id,
     vmId: row.vm_id,
+    nodeId: row.node_id,
     mode: row.mode,
     language: row.language,
     source: row.source,
@@ -65,6 +66,7 @@ export async function insertExecution(db: Executor, execution: NewExecution): Pr
       stdout_truncated: execution.stdoutTruncated ? 1 : 0,
       stderr_truncated: execution.stderrTruncated ? 1 : 0,
       vm_id: execution.vmId,
+      node_id: execution.nodeId,
       status: execution.status,
       exit_code: execution.exitCode,
       error: execution.error,
@@ -124,12 +126,15 @@ export async function sumSessionExecutions(db: Executor, sessionId: string): Pro
   return { count: Number(row.count), cpuSeconds: Number(row.cpu), executionSeconds: Number(row.wall) };
 }
 
-/** Ends the in-flight (queued or running) executions of a VM as failed with `error`; returns them as they are now. */
-export async function failInFlightExecutionsOfVm(db: Executor, vmId: string, error: string, at: string): Promise<Execution[]> {
+/**
+ * Ends in-flight (queued or running) executions as failed with `error`: those of one VM, or all that one
+ * node runs. Returns them as they are now.
+ */
+export async function failInFlightExecutions(db: Executor, of: { vmId: string } | { nodeId: string }, error: string, at: string): Promise<Execution[]> {
   const rows = await db
     .updateTable('executions')
     .set({ status: 'failed', error, completed_at: at })
-    .where('vm_id', '=', vmId)
+    .where('vmId' in of ? 'vm_id' : 'node_id', '=', 'vmId' in of ? of.vmId : of.nodeId)
     .where('status', 'in', [...IN_FLIGHT_EXECUTION_STATUSES])
     .returningAll()
     .execute();

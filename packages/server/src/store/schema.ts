@@ -87,6 +87,8 @@ export interface ExecutionsTable {
   user_id: number;
   session_id: string;
   vm_id: string | null;
+  /** The node whose process runs it; null for records older than this column that never got a VM. */
+  node_id: string | null;
   mode: ExecutionMode;
   language: Language;
   /** The code or command, cut to a bounded length. */

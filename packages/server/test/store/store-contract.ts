@@ -20,6 +20,10 @@ import {
   settleDelivery,
 } from '../../src/store/webhooks-store.ts';
 import { countUsers, findUserById, findUserByUsername, insertUser, isUniqueViolation, updateUserPlan } from '../../src/store/users-store.ts';
+import { findSession, insertSession, updateSession } from '../../src/store/sessions-store.ts';
+import { findVm, insertVm, listLiveVmsOfNode, transitionVm } from '../../src/store/vms-store.ts';
+import { failInFlightExecutions, findExecution, insertExecution, updateExecution } from '../../src/store/executions-store.ts';
+import type { NewExecution } from '../../src/store/executions-store.ts';
 
 const iso = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
 
@@ -163,6 +167,54 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       assert.deepEqual((await listAuditEvents(database.db, { userId: ann.id, limit: 10 })).map((e) => e.id), [e2.id, e1.id]);
       assert.deepEqual((await listAuditEvents(database.db, { outcome: 'failure', limit: 10 })).map((e) => e.id), [e3.id, e2.id]);
       assert.deepEqual((await listAuditEvents(database.db, { beforeId: e3.id, limit: 1 })).map((e) => e.id), [e2.id]);
+    });
+
+    test('sessions, VMs and executions: records come back as written (JSON parsed, flags as booleans), transitions are conditional', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const session = await insertSession(database.db, {
+        id: '00000000-0000-4000-8000-000000000001', userId: ann.id, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1,
+        metadata: { team: 'search', 'with "quotes"': 'ü' }, env: { A: '1' }, prewarm: true, currentVmId: null, createdAt: iso(), lastActivityAt: iso(),
+      });
+      assert.deepEqual(await findSession(database.db, session.id), session);
+      assert.deepEqual([session.metadata, session.env, session.prewarm], [{ team: 'search', 'with "quotes"': 'ü' }, { A: '1' }, true]);
+
+      const vm = (id: string, nodeId: string) =>
+        insertVm(database.db, {
+          id, userId: ann.id, sessionId: session.id, nodeId, status: 'active', endReason: null, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300,
+          templateId: 'snap1', ip: null, createdAt: iso(), startedAt: iso(), expiresAt: iso(300_000), endedAt: null,
+        });
+      await vm('vm-a', 'node-a');
+      await vm('vm-b', 'node-b');
+      await updateSession(database.db, session.id, { currentVmId: 'vm-a' });
+      assert.equal((await findSession(database.db, session.id))?.currentVmId, 'vm-a');
+      assert.deepEqual((await listLiveVmsOfNode(database.db, 'node-a')).map((v) => v.id), ['vm-a']);
+      const ended = await transitionVm(database.db, 'vm-a', ['active'], { status: 'killed', endReason: 'agent_lost', endedAt: iso() });
+      assert.deepEqual([ended?.status, ended?.endReason], ['killed', 'agent_lost']);
+      assert.equal(await transitionVm(database.db, 'vm-a', ['active'], { status: 'killed', endReason: 'expired' }), undefined, 'only from the given statuses');
+      assert.equal((await findVm(database.db, 'vm-a'))?.endReason, 'agent_lost');
+
+      const run = (vmId: string | null, nodeId: string | null, status: NewExecution['status']) =>
+        insertExecution(database.db, {
+          userId: ann.id, sessionId: session.id, vmId, nodeId, mode: 'async', language: 'python', source: 'x', status, exitCode: null, error: null,
+          stdout: '', stderr: '', stdoutTruncated: false, stderrTruncated: true, createdAt: iso(), startedAt: null, completedAt: null, executionTime: null, cpuTime: null,
+        });
+      const queuedA = await run(null, 'node-a', 'queued');
+      const runningA = await run('vm-a', 'node-a', 'running');
+      const doneA = await run('vm-a', 'node-a', 'completed');
+      const runningB = await run('vm-b', 'node-b', 'running');
+      assert.equal(runningA.stderrTruncated, true);
+      const failedOfNode = await failInFlightExecutions(database.db, { nodeId: 'node-a' }, 'the server stopped', iso());
+      assert.deepEqual(failedOfNode.map((e) => e.id).sort(), [queuedA.id, runningA.id].sort(), "only node-a's in-flight runs");
+      assert.ok(failedOfNode.every((e) => e.status === 'failed' && e.error === 'the server stopped' && e.completedAt !== null));
+      assert.equal((await findExecution(database.db, ann.id, doneA.id))?.status, 'completed', 'final records stay');
+      assert.equal((await findExecution(database.db, ann.id, runningB.id))?.status, 'running', "another node's run stays");
+      assert.deepEqual((await failInFlightExecutions(database.db, { vmId: 'vm-b' }, 'the VM ended', iso())).map((e) => e.id), [runningB.id]);
+      assert.equal(
+        await updateExecution(database.db, runningA.id, { status: 'completed', exitCode: 0 }, ['queued', 'running']),
+        undefined,
+        'a late result does not overwrite a record that was ended',
+      );
+      assert.equal((await findExecution(database.db, ann.id, runningA.id))?.status, 'failed');
     });
 
     test('transactions roll back on error', async () => {

@@ -9,6 +9,7 @@ import * as m0002 from './0002-sessions-vms-executions-events.ts';
 import * as m0003 from './0003-webhooks-audit.ts';
 import * as m0004 from './0004-cli-auth.ts';
 import * as m0005 from './0005-shares.ts';
+import * as m0006 from './0006-execution-node.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0003-webhooks-audit': m0003,
   '0004-cli-auth': m0004,
   '0005-shares': m0005,
+  '0006-execution-node': m0006,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */
