@@ -35,7 +35,10 @@ describe('the README client example under plain node', () => {
 
   before(async () => {
     ensureSdkBuilt(() => undefined);
-    server = await startTestServer();
+    // The example asks for 2 vCPUs: that snapshot is built (once per machine) before the example runs, so its
+    // first execute does not wait for a cold boot within the client's 15 s.
+    server = await startTestServer({ config: { warmVcpus: [2] } });
+    await server.services.sandbox.vms.start();
     const { apiKey } = await server.createUserWithKey('reader', 'pro');
     env = { PATH: process.env.PATH, HOME: process.env.HOME, SANDBOXD_API_KEY: apiKey, SANDBOXD_URL: server.baseUrl };
   });
