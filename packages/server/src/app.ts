@@ -96,7 +96,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
   const engine = options.engine ?? createEngine(config, app.log);
   const services: Services = { ...core, sandbox: createSandboxServices(core, engine) };
-  recordStartAndStop(app, services, { ownsEngine: !options.engine, ownsDatabase: !options.database });
+  recordStartAndStop(app, services, { ownEngine: options.engine ? null : engine, ownsDatabase: !options.database });
 
   registerErrorHandling(app);
   registerRequestLogging(app);
@@ -137,8 +137,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
  * killed and recorded ended, unless SANDBOXD_KEEP_VMS_ON_SHUTDOWN keeps them for the next start; then the
  * engine (when the app owns it) and the store close.
  */
-function recordStartAndStop(app: App, services: Services, owns: { ownsEngine: boolean; ownsDatabase: boolean }): void {
-  const { executions, vms, engine } = services.sandbox;
+function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { close?(): Promise<void> } | null; ownsDatabase: boolean }): void {
+  const { executions, vms } = services.sandbox;
   app.addHook('onReady', async () => {
     const ended = await executions.endRunsOfThisNode('restarted');
     if (ended > 0) app.log.warn({ executions: ended }, 'executions left running by the previous server process recorded as failed');
@@ -146,10 +146,10 @@ function recordStartAndStop(app: App, services: Services, owns: { ownsEngine: bo
   app.addHook('onClose', async () => {
     try {
       await executions.endRunsOfThisNode('stopping');
-      if (owns.ownsEngine) {
+      if (owns.ownEngine) {
         const killVms = !services.config.keepVmsOnShutdown;
         if (killVms) await vms.stop();
-        await (engine as { close?(): Promise<void> }).close?.();
+        await owns.ownEngine.close?.();
         if (killVms) await vms.stop();
       }
     } catch (error) {
