@@ -126,6 +126,12 @@ export interface VmEngine {
   /** Prepares the engine (host checks, image, snapshots, re-adoption of VMs a previous process left); idempotent. */
   start(): Promise<unknown>;
   /**
+   * Resolves once the VMs an earlier process of this node left running are re-adopted or reaped (starting the
+   * engine if needed): before that, a VM the store records live here may still come back, so nobody may
+   * conclude it is gone. Much sooner than `start()`, which also builds snapshots and fills the pool.
+   */
+  recovered(): Promise<void>;
+  /**
    * A ready VM: restored, identity set, agent answering; counting its lifetime from now. Rejects with
    * `AppError('HOST_STORAGE_LOW')` when the host's disk is below its free-space floor (nothing is created).
    */

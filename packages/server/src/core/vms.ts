@@ -37,6 +37,8 @@ export class VmService {
   private readonly acquiring = new Map<string, Promise<LiveVm>>();
   private readyHooks: VmReadyHook[] = [];
   private started: Promise<{ adopted: number; ended: number }> | undefined;
+  /** The store reconciled with what the engine re-adopted after a restart (see `reconciled`). */
+  private reconciling: Promise<{ adopted: number; ended: number }> | undefined;
   /**
    * Ends being carried out or recorded (engine reports, kills), by VM: a request that finds such a VM no
    * longer live waits for its record instead of starting a second VM beside one that is still recorded live.
@@ -60,11 +62,24 @@ export class VmService {
    * marked ended); once, before the first acquisition. main.ts calls it at start to warm up.
    */
   start(): Promise<{ adopted: number; ended: number }> {
-    this.started ??= this.engine.start().then(() => this.reconcile());
+    this.started ??= Promise.all([this.engine.start(), this.reconciled()]).then(([, counts]) => counts);
     this.started.catch(() => {
       this.started = undefined; // let the next acquisition retry
     });
     return this.started;
+  }
+
+  /**
+   * Resolves once the engine re-adopted what an earlier process left and the store agrees with it. Until
+   * then a VM recorded live on this node may still come back, so nothing may treat it as gone (an
+   * execute_async answered before the engine was up once recorded a VM about to be re-adopted as crashed).
+   */
+  private reconciled(): Promise<{ adopted: number; ended: number }> {
+    this.reconciling ??= this.engine.recovered().then(() => this.reconcile());
+    this.reconciling.catch(() => {
+      this.reconciling = undefined;
+    });
+    return this.reconciling;
   }
 
   /** The node this service runs VMs (and executions) on. */
@@ -178,6 +193,7 @@ export class VmService {
    * recorded, or answered with an error.
    */
   private async liveVmOf(session: Session): Promise<LiveVm | null> {
+    await this.ensureStarted(this.reconciled());
     // The record, not the caller's copy: another request may have bound a new VM since that was read.
     const vmId = (await findSession(this.database.db, session.id))?.currentVmId ?? session.currentVmId;
     const vm = vmId ? await findVm(this.database.db, vmId) : undefined;
@@ -204,9 +220,9 @@ export class VmService {
   }
 
   /** Starts the engine (once) and reconciles the store with it; a failure is the caller's 503. */
-  private async ensureStarted(): Promise<void> {
+  private async ensureStarted(started: Promise<unknown> = this.start()): Promise<void> {
     try {
-      await this.start();
+      await started;
     } catch (error) {
       throw new AppError('VM_UNAVAILABLE', `the VM engine could not start: ${(error as Error).message}`);
     }

@@ -125,6 +125,8 @@ export class SandboxEngine implements VmEngine {
    */
   private restoreMsAverage = 1500;
   private starting: Promise<SnapshotVariants> | undefined;
+  /** Settles once the VMs an earlier process left are re-adopted or reaped (the first part of `start`). */
+  private recovering: Promise<void> | undefined;
   private closed = false;
   /** Restores under way: close() waits for them, so no VM comes up after the engine closed. */
   private readonly inflight = new Set<Promise<unknown>>();
@@ -159,6 +161,11 @@ export class SandboxEngine implements VmEngine {
   start(): Promise<SnapshotVariants> {
     this.starting ??= this.init();
     return this.starting;
+  }
+
+  recovered(): Promise<void> {
+    this.start().catch(() => {}); // its failure reaches the caller through `recovering`
+    return this.recovering!;
   }
 
   acquire(request: AcquireVmRequest): Promise<AcquiredVm> {
@@ -341,6 +348,20 @@ export class SandboxEngine implements VmEngine {
 
   private async init(): Promise<SnapshotVariants> {
     const started = Date.now();
+    // Assigned before the first await: `recovered()` reads it right after calling start().
+    const recovery = this.prepareAndRecover();
+    this.recovering = recovery.then(() => undefined);
+    this.recovering.catch(() => {}); // awaited by callers of recovered(); start() rejects with the same error
+    const { host, image, variants, adopted } = await recovery;
+    for (const vcpus of this.options.warmVcpuCounts) await variants.ensure(vcpus, this.tierFor(this.options.poolMemoryMb));
+    for (const vcpus of this.options.warmVcpuCounts) this.pool.want(poolKey(vcpus, this.options.poolMemoryMb));
+    this.events.emit('ready', { host, image, adopted, readyMs: Date.now() - started });
+    await this.retainCaches(image, variants);
+    return variants;
+  }
+
+  /** Host, image and snapshot variants, then re-adoption of what an earlier process left running. */
+  private async prepareAndRecover(): Promise<{ host: HostReport; image: GuestImage; variants: SnapshotVariants; adopted: number }> {
     const { driver } = this.options;
     this.events.emit('progress', 'preparing the guest image');
     const image = await this.options.loadImage();
@@ -358,11 +379,7 @@ export class SandboxEngine implements VmEngine {
     });
     this.variants = variants;
     const adopted = await this.recover();
-    for (const vcpus of this.options.warmVcpuCounts) await variants.ensure(vcpus, this.tierFor(this.options.poolMemoryMb));
-    for (const vcpus of this.options.warmVcpuCounts) this.pool.want(poolKey(vcpus, this.options.poolMemoryMb));
-    this.events.emit('ready', { host, image, adopted, readyMs: Date.now() - started });
-    await this.retainCaches(image, variants);
-    return variants;
+    return { host, image, variants, adopted };
   }
 
   private variants: SnapshotVariants | undefined;

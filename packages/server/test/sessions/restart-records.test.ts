@@ -105,6 +105,10 @@ test('a crash fails the executions it cut off at the next start; a stop records 
       assert.deepEqual(failed, [cutOff.id, running.id, again.id], 'each ended execution has its event');
     });
     assert.deepEqual(qemuProcessesMatching(`${runRoot}/`), [], 'no QEMU left');
+  } catch (error) {
+    // The server's own account is what tells why (CI shows only the assertion otherwise).
+    if (server) console.error(`--- server output ---\n${server.output()}`);
+    throw error;
   } finally {
     if (server) {
       server.process.kill('SIGKILL');
