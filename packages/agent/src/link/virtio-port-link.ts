@@ -23,6 +23,11 @@ export interface VirtioPortLinkOptions {
    * right after a snapshot restore) waits for its first bytes to be read.
    */
   pollMaxMs?: number;
+  /**
+   * How long a host must stay away before a 0-byte read counts as a hangup (see `port-reader-source.ts`): a
+   * reconnect can look like one for an instant. Default 100 ms.
+   */
+  hangupConfirmMs?: number;
   /** Queued writes are coalesced into one system call up to this size (fewer thread-pool round trips). */
   maxWriteBatchBytes?: number;
 }
@@ -76,6 +81,7 @@ export class VirtioPortLink implements ByteLink {
       readBufferBytes: options.readBufferBytes ?? 256 * 1024,
       pollMinMs: options.pollMinMs ?? 1,
       pollMaxMs: options.pollMaxMs ?? 20,
+      hangupConfirmMs: options.hangupConfirmMs ?? 100,
       maxWriteBatchBytes: options.maxWriteBatchBytes ?? 256 * 1024,
     };
   }
@@ -89,6 +95,7 @@ export class VirtioPortLink implements ByteLink {
         bufferBytes: this.options.readBufferBytes,
         pollMinMs: this.options.pollMinMs,
         pollMaxMs: this.options.pollMaxMs,
+        hangupConfirmMs: this.options.hangupConfirmMs,
         control: this.control.buffer,
       },
     });
