@@ -13,6 +13,7 @@ import { createReadRoute } from './files/read-route.ts';
 import { removeRoute } from './files/remove-route.ts';
 import { statRoute } from './files/stat-route.ts';
 import { createTransferRoutes, TRANSFER_MOUNT_POINT, TransferShare } from './files/transfer.ts';
+import { createQuiesceRoutes } from './system/quiesce-route.ts';
 import { writeRoute } from './files/write-route.ts';
 import { Router } from './http/router.ts';
 import type { ByteLink } from './link/byte-link.ts';
@@ -146,13 +147,17 @@ export class Agent {
     const { identity, kernels, helper, cgroups, config } = this;
     const pty = createPtyRoutes(this.terminals);
     const transferDir = config.transferDir;
-    const transferShare = new TransferShare(
-      transferDir ? async () => transferDir : async () => {
-        await helper.mount9p(TRANSFER_MOUNT_TAG, TRANSFER_MOUNT_POINT);
-        return TRANSFER_MOUNT_POINT;
-      },
-    );
+    const transferShare = transferDir
+      ? new TransferShare(async () => transferDir)
+      : new TransferShare(
+          async () => {
+            await helper.mount9p(TRANSFER_MOUNT_TAG, TRANSFER_MOUNT_POINT);
+            return TRANSFER_MOUNT_POINT;
+          },
+          () => helper.umount(TRANSFER_MOUNT_POINT),
+        );
     const transfer = createTransferRoutes(transferShare);
+    const quiesce = createQuiesceRoutes(transferShare);
     const { control, fileRead, transferChunk } = ANSWER_WITHIN_MS;
     return new Router()
       .add('GET', ROUTES.hello, createHelloRoute(identity), control)
@@ -178,6 +183,8 @@ export class Agent {
       .add('POST', ROUTES.ptyAttach, pty.attach, control)
       .add('GET', ROUTES.usage, usageRoute, control)
       .add('POST', ROUTES.restore, createRestoreRoute({ helper, kernels, identity }), control)
+      .add('POST', ROUTES.snapshotQuiesce, quiesce.quiesce, null)
+      .add('POST', ROUTES.snapshotThaw, quiesce.thaw, control)
       .add('POST', ROUTES.snapshotPrepare, createSnapshotPrepareRoute({ helper, kernels, handover: (session) => this.handover(session) }), null)
       .connect(tunnelRoute, control);
   }

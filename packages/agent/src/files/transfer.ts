@@ -28,13 +28,80 @@ const MAX_CHUNK_BYTES = 64 * 1024 * 1024;
 /** Copy buffer: 8 requests of 512 KiB over 9p per read, few system calls under TCG. */
 const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
 
-/** The share's directory in the guest, mounted on first use (a failed mount is retried next time). */
+/**
+ * The share's directory in the guest, mounted on first use (a failed mount is retried next time). Transfers use it
+ * through `use`, so that a live capture can `quiesce` it: wait for the transfers under way, unmount it (QEMU does
+ * not migrate a VM whose 9p share is mounted), and hold new ones back until `thaw`. A transfer of many chunks
+ * may span a quiesce: each chunk is its own `use`, and the host's chunk files stay in its area meanwhile.
+ */
 export class TransferShare {
   private mounted: Promise<string> | undefined;
+  private active = 0;
+  private idle: (() => void)[] = [];
+  /** Set while a capture holds transfers back; resolves when they may go on. */
+  private gate: { released: Promise<void>; release: () => void; timer: NodeJS.Timeout } | undefined;
 
-  constructor(private readonly mount: () => Promise<string>) {}
+  constructor(
+    private readonly mount: () => Promise<string>,
+    /** Unmounts the share; undefined when it stands for a plain directory (tests on a host). */
+    private readonly unmount?: () => Promise<void>,
+  ) {}
 
-  dir(): Promise<string> {
+  /** Runs `work` with the mounted share's directory; a quiesce waits for it to finish. */
+  async use<T>(work: (dir: string) => Promise<T>): Promise<T> {
+    while (this.gate) await this.gate.released;
+    this.active += 1;
+    try {
+      return await work(await this.dir());
+    } finally {
+      this.active -= 1;
+      if (this.active === 0) for (const wake of this.idle.splice(0)) wake();
+    }
+  }
+
+  /**
+   * Holds new transfers back (for at most `holdMs`, or until `thaw`), waits up to `waitMs` for those under way,
+   * then unmounts the share. Rejects when transfers are still running after `waitMs` (the hold is lifted).
+   */
+  async quiesce(waitMs: number, holdMs: number): Promise<{ unmounted: boolean; waitedMs: number }> {
+    this.thaw();
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const gate = { released, release, timer: setTimeout(() => this.thaw(), holdMs) };
+    gate.timer.unref();
+    this.gate = gate;
+    const started = performance.now();
+    if (this.active > 0) {
+      const drained = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), waitMs);
+        this.idle.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      if (!(await drained)) {
+        this.thaw();
+        throw new AgentFailure('UNAVAILABLE', `${this.active} file transfer(s) still running after ${waitMs} ms; retry the capture`);
+      }
+    }
+    const waitedMs = performance.now() - started;
+    const wasMounted = this.mounted !== undefined && (await this.mounted.then(() => true, () => false));
+    if (!wasMounted || !this.unmount) return { unmounted: false, waitedMs };
+    this.mounted = undefined;
+    await this.unmount();
+    return { unmounted: true, waitedMs };
+  }
+
+  /** Lets held-back transfers go on. */
+  thaw(): void {
+    const gate = this.gate;
+    if (!gate) return;
+    this.gate = undefined;
+    clearTimeout(gate.timer);
+    gate.release();
+  }
+
+  private dir(): Promise<string> {
     if (!this.mounted) {
       const attempt = this.mount();
       this.mounted = attempt;
@@ -133,7 +200,8 @@ export function createTransferRoutes(share: TransferShare) {
     const mode = optionalInteger(body, 'mode', 0, 0o7777) ?? 0o644;
     const parents = optionalBoolean(body, 'parents') ?? true;
     const temporary = uploadTemporary(path, id);
-    const chunkPath = posix.join(await share.dir(), chunk);
+    await share.use((dir) => copyChunkIn(posix.join(dir, chunk)));
+    async function copyChunkIn(chunkPath: string): Promise<void> {
     try {
       if (parents) await mkdir(posix.dirname(path), { recursive: true });
       await refuseDirectoryTarget(path);
@@ -163,6 +231,7 @@ export function createTransferRoutes(share: TransferShare) {
       await unlink(chunkPath).catch(() => undefined);
       await unlink(temporary).catch(() => undefined);
       throw targetError(error, temporary, path);
+    }
     }
   }
 
@@ -196,8 +265,11 @@ export function createTransferRoutes(share: TransferShare) {
 }
 
 /** Copies `[offset, offset + length)` of a file opened by `openRegularFile` into a new chunk file of the share. */
-export async function exportChunk(share: TransferShare, handle: FileHandle, stats: Stats, chunk: string, offset: number, length: number): Promise<TransferOutResponse> {
-  const chunkPath = posix.join(await share.dir(), chunk);
+export function exportChunk(share: TransferShare, handle: FileHandle, stats: Stats, chunk: string, offset: number, length: number): Promise<TransferOutResponse> {
+  return share.use((dir) => writeChunk(posix.join(dir, chunk), handle, stats, offset, length));
+}
+
+async function writeChunk(chunkPath: string, handle: FileHandle, stats: Stats, offset: number, length: number): Promise<TransferOutResponse> {
   // wx: never write through something already there under that name.
   const target = await open(chunkPath, 'wx', 0o600);
   try {

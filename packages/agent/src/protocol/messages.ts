@@ -344,6 +344,12 @@ export interface RestoreRequest {
   entropy: string;
   hostname: string;
   vmId: string;
+  /**
+   * (1.5) The same VM coming back (a resume after a pause), not a new one: clock and entropy only; the machine id
+   * and the boot id stay. Without it (a clone, a pooled VM) both are renewed, the boot id by a file bound over
+   * the kernel's, since the VM the snapshot was taken of may have read it already.
+   */
+  keepIdentity?: boolean;
 }
 
 /** The least entropy a restore must bring. */
@@ -365,6 +371,27 @@ export interface RestoreResponse {
    * ahead of any run asked for after this answer.
    */
   reseededKernels: number;
+  durationMs: number;
+}
+
+/**
+ * (1.5) Body of `POST /v1/snapshot/quiesce`: the guest is about to be captured while it runs (a live snapshot or a
+ * pause). Transfers through the share finish (at most `waitMs`), the share is unmounted (QEMU refuses to migrate a
+ * VM with a mounted 9p share) and new transfers wait until `POST /v1/snapshot/thaw` or until `holdMs` passed.
+ */
+export interface QuiesceRequest {
+  /** How long transfers under way may take to finish (default 10 s). */
+  waitMs?: number;
+  /** How long new transfers are held back at most, in case the host never thaws (default 30 s). */
+  holdMs?: number;
+}
+
+/** Answer of `POST /v1/snapshot/quiesce`. */
+export interface QuiesceResponse {
+  /** The share was mounted and is now unmounted (it is mounted again on the next transfer). */
+  unmounted: boolean;
+  /** How long it waited for transfers under way. */
+  waitedMs: number;
   durationMs: number;
 }
 

@@ -55,6 +55,10 @@ export const ROUTES = {
    * a new host (a link-sync hello), so a VM restored from a snapshot taken now accepts a connection at once.
    */
   snapshotPrepare: '/v1/snapshot/prepare',
+  /** (1.5) `POST` {@link QuiesceRequest} → {@link QuiesceResponse}: ready for a live capture (capability `snapshot-quiesce`). */
+  snapshotQuiesce: '/v1/snapshot/quiesce',
+  /** (1.5) `POST` → `{thawed: true}`: transfers held back by a quiesce go on. */
+  snapshotThaw: '/v1/snapshot/thaw',
   /** `POST` {@link PtyCreateRequest} → {@link PtyInfo}; `GET` → {@link PtyListResponse}. */
   pty: '/v1/pty',
   /** `GET ?id=` → {@link PtyInfo}. */

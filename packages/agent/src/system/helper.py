@@ -4,17 +4,23 @@
 # privileged-helper.ts).
 #
 # Channel: stdin/stdout, 4-byte big-endian length + UTF-8 JSON. Requests carry an `id` echoed in the answer.
-# {op: 'restore', wallClockMs?, entropy?, hostname?, newMachineId?} -> {ok, applied, clockStepMs}; with
-# newMachineId, /etc/machine-id gets a fresh value drawn after the entropy was credited. {op: 'entropy', entropy} and
-# {op: 'ping'} likewise; {op: 'mount-9p', tag, target} mounts a virtio-9p share (mount(2) through ctypes: a
-# mount(8) process costs about 100 ms under TCG). With --dry-run (tests on a host) nothing is changed, `applied`
-# is false, and mounts fail. Errors answer {ok: false, error}.
+# {op: 'restore', wallClockMs?, entropy?, hostname?, newMachineId?, newBootId?} -> {ok, applied, clockStepMs}; with
+# newMachineId, /etc/machine-id gets a fresh value drawn after the entropy was credited, with newBootId the kernel's
+# boot id as the guest reads it. {op: 'entropy', entropy} and {op: 'ping'} likewise; {op: 'mount-9p', tag, target}
+# mounts a virtio-9p share (mount(2) through ctypes: a mount(8) process costs about 100 ms under TCG);
+# {op: 'umount', target} unmounts whatever is mounted there (nothing mounted: no error). With --dry-run (tests on a
+# host) nothing is changed, `applied` is false, and mounts fail. Errors answer {ok: false, error}.
 import base64, errno, fcntl, json, os, socket, struct, sys, time
 
 DRY_RUN = "--dry-run" in sys.argv
 RNDADDENTROPY = 0x40085203  # _IOW('R', 0x03, int[2])
 RNDRESEEDCRNG = 0x5207  # _IO('R', 0x07)
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND = 2, 4, 8, 4096
+# The kernel draws its boot id at the first read and never changes it (the file cannot be written): a clone of a VM
+# that read it would see its source's. So a restore binds a file of its own over it, and later restores rewrite
+# that file (a bind mount shows the file's current contents).
+BOOT_ID_PROC = "/proc/sys/kernel/random/boot_id"
+BOOT_ID_FILE = "/run/sandboxd-boot-id"
 # 512 KiB per 9p request: the most the virtio transport carries in one go (fewer requests, fewer exits).
 NINEP_OPTIONS = "trans=virtio,version=9p2000.L,msize=524288,cache=none"
 IN = sys.stdin.buffer
@@ -70,6 +76,44 @@ def renew_machine_id():
             machine_id.write(value)
 
 
+def libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def os_error(what):
+    import ctypes
+
+    code = ctypes.get_errno()
+    return OSError(code, "%s: %s" % (what, os.strerror(code)))
+
+
+def mounted_at(target):
+    with open("/proc/self/mounts") as mounts:
+        return any(len(line.split()) > 1 and line.split()[1] == target for line in mounts)
+
+
+def renew_boot_id():
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    text = raw.hex()
+    value = "-".join([text[:8], text[8:12], text[12:16], text[16:20], text[20:]]) + "\n"
+    with open(BOOT_ID_FILE, "w") as boot_id:
+        boot_id.write(value)
+    os.chmod(BOOT_ID_FILE, 0o444)
+    if not mounted_at(BOOT_ID_PROC):
+        if libc().mount(BOOT_ID_FILE.encode(), BOOT_ID_PROC.encode(), None, MS_BIND, None) != 0:
+            raise os_error("bind %s" % BOOT_ID_PROC)
+
+
+def umount(target):
+    while mounted_at(target):
+        if libc().umount2(target.encode(), 0) != 0:
+            raise os_error("umount %s" % target)
+
+
 def mount_9p(tag, target):
     # Mounted already (by an earlier agent process)? A virtio-9p channel serves one mount only.
     with open("/proc/self/mounts") as mounts:
@@ -77,14 +121,10 @@ def mount_9p(tag, target):
             fields = line.split()
             if len(fields) > 2 and fields[0] == tag and fields[1] == target and fields[2] == "9p":
                 return
-    import ctypes
-
     os.makedirs(target, mode=0o700, exist_ok=True)
-    libc = ctypes.CDLL(None, use_errno=True)
     flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
-    if libc.mount(tag.encode(), target.encode(), b"9p", flags, NINEP_OPTIONS.encode()) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, "%s: mount %s: %s" % (target, tag, os.strerror(code)))
+    if libc().mount(tag.encode(), target.encode(), b"9p", flags, NINEP_OPTIONS.encode()) != 0:
+        raise os_error("%s: mount %s" % (target, tag))
 
 
 def handle(message):
@@ -96,6 +136,10 @@ def handle(message):
         if DRY_RUN:
             raise OSError(errno.EPERM, "dry run: no mounts")
         mount_9p(str(message["tag"]), str(message["target"]))
+        return answer
+    if op == "umount":
+        if not DRY_RUN:
+            umount(str(message["target"]))
         return answer
     if op not in ("restore", "entropy"):
         raise ValueError("unknown op %r" % op)
@@ -114,6 +158,8 @@ def handle(message):
             set_hostname(message["hostname"])
         if message.get("newMachineId") and not DRY_RUN:
             renew_machine_id()
+        if message.get("newBootId") and not DRY_RUN:
+            renew_boot_id()
     return answer
 
 

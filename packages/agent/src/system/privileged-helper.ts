@@ -13,6 +13,8 @@ export interface HelperRestore {
   hostname?: string;
   /** Give the guest a fresh /etc/machine-id, drawn after the entropy was credited. */
   newMachineId?: boolean;
+  /** Give the guest a fresh boot id (a file bound over the kernel's, which cannot be written). */
+  newBootId?: boolean;
 }
 
 /** The helper's answer. */
@@ -22,7 +24,7 @@ export interface HelperAnswer {
   clockStepMs: number;
 }
 
-type Request = { id: number; op: 'restore' | 'entropy' | 'ping' | 'mount-9p'; tag?: string; target?: string } & HelperRestore;
+type Request = { id: number; op: 'restore' | 'entropy' | 'ping' | 'mount-9p' | 'umount'; tag?: string; target?: string } & HelperRestore;
 type Answer = { id: number; ok: boolean; applied?: boolean; clockStepMs?: number; error?: string };
 
 /** Options of the helper. */
@@ -92,6 +94,12 @@ export class PrivilegedHelper {
   async mount9p(tag: string, target: string): Promise<void> {
     await this.start();
     await this.call({ op: 'mount-9p', tag, target });
+  }
+
+  /** Unmounts whatever is mounted at `target` (nothing there: no error). */
+  async umount(target: string): Promise<void> {
+    await this.start();
+    await this.call({ op: 'umount', target });
   }
 
   /** Stops the helper. */

@@ -1,12 +1,12 @@
 /**
  * `POST /v1/restore`: fix-ups after a snapshot restore. Order matters: the kernel RNG is reseeded (with the
- * host's entropy, credited) before anything draws from it: a fresh `/etc/machine-id` (in the same helper round
- * trip as the clock and the hostname), the kernel's boot id (at its first read, after this), the Python
- * interpreters' `random` state, terminal ids.
+ * host's entropy, credited) before anything draws from it: a fresh `/etc/machine-id` and boot id (in the same
+ * helper round trip as the clock and the hostname), the Python interpreters' `random` state, terminal ids. A
+ * resume (`keepIdentity`) is the same VM coming back: it keeps its machine id and boot id.
  */
 import { AgentFailure } from '../http/agent-failure.ts';
 import { replyJson } from '../http/reply.ts';
-import { readJsonBody, requireString } from '../http/request-body.ts';
+import { optionalBoolean, readJsonBody, requireString } from '../http/request-body.ts';
 import type { RouteRequest } from '../http/router.ts';
 import { MAX_RESTORE_ENTROPY_BYTES, MIN_RESTORE_ENTROPY_BYTES, type RestoreResponse } from '../protocol/messages.ts';
 import type { KernelPool } from '../python/kernel-pool.ts';
@@ -43,9 +43,10 @@ export function createRestoreRoute({ helper, kernels, identity }: RestoreRouteDe
     const vmId = requireString(body, 'vmId');
     if (!VM_ID.test(vmId)) throw new AgentFailure('BAD_REQUEST', '"vmId" must be 1 to 128 characters of [A-Za-z0-9_.:-]');
 
+    const keepIdentity = optionalBoolean(body, 'keepIdentity') ?? false;
     let applied: { applied: boolean; clockStepMs: number };
     try {
-      applied = await helper.restore({ wallClockMs, entropy, hostname, newMachineId: true });
+      applied = await helper.restore({ wallClockMs, entropy, hostname, newMachineId: !keepIdentity, newBootId: !keepIdentity });
     } catch (error) {
       throw new AgentFailure('SYSTEM_CHANGE_FAILED', `restore fix-ups failed: ${(error as Error).message}`);
     }

@@ -23,6 +23,8 @@ import {
   type PtyInfo,
   type PythonResetResponse,
   type PythonRunResult,
+  type QuiesceRequest,
+  type QuiesceResponse,
   type RemoveResponse,
   type RestoreRequest,
   type RestoreResponse,
@@ -59,6 +61,8 @@ export interface RestoreOptions extends CallOptions {
   wallClockMs?: number;
   /** Default: 256 fresh random bytes from the host. */
   entropy?: Buffer;
+  /** The same VM coming back (a resume): keep its machine id and boot id (protocol 1.5). */
+  keepIdentity?: boolean;
 }
 
 // Window sizes for bulk transfers over a local link (see the agent's `agent.ts`).
@@ -248,14 +252,28 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
 
   /** Fix-ups after a snapshot restore: clock, entropy (credited), hostname, VM id; reseeds pre-started interpreters. */
   restore(options: RestoreOptions): Promise<RestoreResponse> {
-    const { hostname, vmId, wallClockMs, entropy, timeoutMs, signal } = options;
+    const { hostname, vmId, wallClockMs, entropy, keepIdentity, timeoutMs, signal } = options;
     const body: RestoreRequest = {
       wallClockMs: wallClockMs ?? Date.now(),
       entropy: (entropy ?? randomBytes(256)).toString('base64'),
       hostname,
       vmId,
+      ...(keepIdentity ? { keepIdentity } : {}),
     };
     return this.session.json<RestoreResponse>('restore', 'POST', ROUTES.restore, body, { timeoutMs, signal }, DEFAULT_TIMEOUTS_MS.control);
+  }
+
+  /**
+   * Readies a running guest for a live capture (protocol 1.5): file transfers finish, the transfer share is
+   * unmounted, new transfers wait for {@link thaw} (or `request.holdMs`). The link stays up.
+   */
+  quiesce(request: QuiesceRequest = {}, options?: CallOptions): Promise<QuiesceResponse> {
+    return this.session.json<QuiesceResponse>('quiesce', 'POST', ROUTES.snapshotQuiesce, request, options, DEFAULT_TIMEOUTS_MS.control);
+  }
+
+  /** Lets transfers held back by {@link quiesce} go on. */
+  async thaw(options?: CallOptions): Promise<void> {
+    await this.session.json<{ thawed: boolean }>('thaw', 'POST', ROUTES.snapshotThaw, {}, options, DEFAULT_TIMEOUTS_MS.control);
   }
 
   /**

@@ -109,10 +109,44 @@ export interface SaveSnapshotRequest extends DeadlineOptions {
   minMemoryMb?: number;
 }
 
+/**
+ * Capture a running VM into a snapshot directory (`captureSnapshot`): its memory, device state and disk, while
+ * it runs. Any VM this driver started or re-adopted can be captured (not only those booted with `snapshotDir`).
+ */
+export interface CaptureSnapshotRequest extends DeadlineOptions {
+  vmId: string;
+  /** Created if missing; must not hold a snapshot yet. Put it on a disk filesystem (see `BootVmRequest.snapshotDir`). */
+  snapshotDir: string;
+  /**
+   * - `run`: a live snapshot. The VM runs on while its memory is copied and is stopped only for the last pages
+   *   and its device state (milliseconds); it then writes a new disk layer over the snapshot's.
+   * - `stop`: a pause. The VM ends with the capture and its disk becomes the snapshot's; restore it with
+   *   `takeDisk` to bring the same VM back. On failure the VM runs on as before.
+   */
+  then: 'run' | 'stop';
+}
+
+/** What `captureSnapshot` made, and what it cost. */
+export interface CaptureResult extends SnapshotInfo {
+  /** How long the guest was stopped (QEMU's STOP to RESUME); for `stop`, from STOP to the end of the capture. */
+  pausedMs: number;
+  /** Wall time of the whole capture. */
+  durationMs: number;
+  /** Bytes the snapshot's memory file takes on disk (its unwritten pages are holes). */
+  memoryBytes: number;
+  /** Bytes the snapshot's disk layer takes: what the VM wrote since the layer below it. */
+  diskBytes: number;
+}
+
 /** A snapshot on disk, as written by `saveSnapshot` (`snapshot.json` in its directory). */
 export interface SnapshotInfo {
   dir: string;
   accelerator: Accelerator;
+  /**
+   * The network the device state was saved with: restores must use it (`user`: QEMU's user-mode network state is
+   * in the stream). null: saved without a network backend, so restores choose (template snapshots).
+   */
+  network: NetworkMode | null;
   vcpuCount: number;
   /** Memory the source VM was booted with: the most a restore may ask for. */
   bootMemoryMb: number;
@@ -131,7 +165,14 @@ export interface RestoreVmRequest extends DeadlineOptions {
   snapshotDir: string;
   /** From the snapshot's `minMemoryMb` to its `bootMemoryMb`. */
   memoryMb: number;
+  /** Must be the snapshot's `network` when it has one. */
   network: NetworkMode;
+  /**
+   * Write the snapshot's disk layer itself instead of a new overlay over it: the snapshot is a pause being
+   * resumed and is used up. Once the restore succeeded its directory may be removed (its memory file stays
+   * mapped by QEMU until the VM ends).
+   */
+  takeDisk?: boolean;
 }
 
 /** A VM found in a run directory when the server starts (see `recover`). */
@@ -240,6 +281,11 @@ export interface VmDriver<C = void> {
   readSnapshot(dir: string): Promise<SnapshotInfo | undefined>;
   /** Restores a new VM; resolves when its agent answers and its memory is what was asked for. */
   restore(request: RestoreVmRequest): Promise<StartedVm<C>>;
+  /**
+   * Captures a running VM's memory, device state and disk into a snapshot that `restore` accepts (see
+   * `CaptureSnapshotRequest`). The caller quiesced the guest's agent first (its transfer share unmounted).
+   */
+  captureSnapshot(request: CaptureSnapshotRequest): Promise<CaptureResult>;
   /**
    * Grows a live VM's root disk to `sizeMb` (a disk already that large is left alone; disks never shrink). The
    * guest is told at once and sees a larger block device; growing its filesystem into it is the guest's job.

@@ -157,4 +157,33 @@ describe('agent file transfer share', () => {
     }
   });
 
+  it('a quiesce holds new transfers back until the thaw (a live capture needs the share unmounted)', async () => {
+    // The agent serves one host at a time: the test before took the link over with its own connection.
+    client = await agent.connect({ transferDir: area });
+    assert.ok(client.agent.capabilities.includes('snapshot-quiesce'));
+    const quiesced = await client.quiesce({ holdMs: 30_000 });
+    // A plain directory stands in for the share here: there is nothing to unmount.
+    assert.equal(quiesced.unmounted, false);
+    const bytes = randomBytes(INLINE_MAX_BYTES + 1);
+    const path = join(agent.dir, 'held.bin');
+    let done = false;
+    const upload = client.writeFile(path, Readable.from([bytes])).then((answer) => {
+      done = true;
+      return answer;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(done, false, 'the upload waits while the share is held');
+    await client.thaw();
+    assert.deepEqual(await upload, { path, size: bytes.length });
+    assert.equal(digest(await readFile(path)), digest(bytes));
+  });
+
+  it('a hold the host never lifts runs out by itself', async () => {
+    await client.quiesce({ holdMs: 300 });
+    const started = Date.now();
+    const path = join(agent.dir, 'after-hold.bin');
+    await client.writeFile(path, Readable.from([randomBytes(INLINE_MAX_BYTES + 1)]));
+    const waited = Date.now() - started;
+    assert.ok(waited >= 200 && waited < 10_000, `waited ${waited} ms`);
+  });
 });

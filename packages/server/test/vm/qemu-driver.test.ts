@@ -206,6 +206,89 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     await assert.rejects(rec.driver.growDisk('no-such-vm', 4096), { code: 'VM_NOT_FOUND' });
   });
 
+  test('a running VM is captured live: stopped for milliseconds, it runs on; a clone of the capture has its memory, processes and disk', async (t) => {
+    const a = clones[0]!;
+    await guestShell(a.agentSocketPath, 'echo before-capture > /root/captured && (setsid sleep 1001 >/dev/null 2>&1 &)');
+    const bootIdOfA = (await guestShell(a.agentSocketPath, 'cat /proc/sys/kernel/random/boot_id')).output.trim();
+    const client = await AgentClient.connect({ socketPath: a.agentSocketPath }, { timeoutMs: 30_000 });
+    let capture;
+    try {
+      // Quiesced first, as the driver's contract asks: a mounted 9p share would refuse the migration.
+      await client.quiesce();
+      capture = await rec.driver.captureSnapshot({ vmId: a.vmId, snapshotDir: join(root, 'capture-1'), then: 'run' });
+      await client.thaw();
+    } finally {
+      await client.close();
+    }
+    t.diagnostic(`live capture: guest stopped ${capture.pausedMs} ms, whole capture ${capture.durationMs} ms; memory file ${(capture.memoryBytes / 2 ** 20).toFixed(1)} MiB, disk layer ${(capture.diskBytes / 2 ** 20).toFixed(1)} MiB`);
+    assert.ok(capture.pausedMs < 2000, `paused ${capture.pausedMs} ms`);
+    assert.deepEqual([capture.network, capture.vcpuCount, capture.minMemoryMb], ['user', 1, a.memoryMb]);
+    const { dir, accelerator, network, vcpuCount, bootMemoryMb, minMemoryMb, savedAtMs, stateBytes } = capture;
+    assert.deepEqual(await rec.driver.readSnapshot(capture.dir), { dir, accelerator, network, vcpuCount, bootMemoryMb, minMemoryMb, savedAtMs, stateBytes });
+    // The source runs on, on a new layer, and diverges from the capture.
+    assert.equal((await guestShell(a.agentSocketPath, 'cat /root/captured; echo after > /root/after-capture')).output.trim(), 'before-capture');
+    await assert.rejects(rec.driver.captureSnapshot({ vmId: a.vmId, snapshotDir: capture.dir, then: 'run' }), { code: 'VM_INVALID_REQUEST' });
+    await assert.rejects(rec.driver.captureSnapshot({ vmId: 'no-such-vm', snapshotDir: join(root, 'capture-x'), then: 'run' }), { code: 'VM_NOT_FOUND' });
+    await assert.rejects(
+      rec.driver.restore({ vmId: 'wrong-net', runDir: join(root, 'run', 'wrong-net'), snapshotDir: capture.dir, memoryMb: capture.minMemoryMb, network: 'none' }),
+      { code: 'VM_INVALID_REQUEST' },
+    );
+
+    const clone = await rec.driver.restore({ vmId: 'capture-clone', runDir: join(root, 'run', 'capture-clone'), snapshotDir: capture.dir, memoryMb: capture.minMemoryMb, network: 'user' });
+    clones.push(clone);
+    const fixer = await AgentClient.connect({ socketPath: clone.agentSocketPath }, { timeoutMs: 30_000 });
+    try {
+      await fixer.restore({ hostname: 'capture-clone', vmId: 'capture-clone' });
+    } finally {
+      await fixer.close();
+    }
+    const seen = await guestShell(clone.agentSocketPath, 'cat /root/captured; ls /root/after-capture 2>&1; pgrep -x sleep -a; cat /sys/block/vda/size; hostname; cat /proc/sys/kernel/random/boot_id');
+    const [captured, after, sleeper, sectors, name, bootId] = seen.output.trim().split('\n');
+    assert.equal(captured, 'before-capture');
+    assert.match(after!, /No such file/, 'what the source wrote after the capture is not in the clone');
+    assert.match(sleeper!, /sleep 1001/, 'the process the source ran runs in the clone');
+    assert.equal(Number(sectors), (2048 * 1024 * 1024) / 512, 'the clone has the disk the source had grown to');
+    assert.equal(name, 'capture-clone');
+    assert.match(bootId!, /^[0-9a-f-]{36}$/);
+    assert.notEqual(bootId, bootIdOfA, 'the clone has a boot id of its own');
+  });
+
+  test('a pause captures a VM and ends it; a restore that takes the disk brings the same VM back, twice', async (t) => {
+    const vmId = 'capture-clone';
+    const before = rec.driver.get(vmId)!;
+    await guestShell(before.agentSocketPath, 'echo paused-once > /root/pause-marker');
+    const bootId = (await guestShell(before.agentSocketPath, 'cat /proc/sys/kernel/random/boot_id')).output.trim();
+    let vm = before;
+    for (const round of [1, 2]) {
+      const client = await AgentClient.connect({ socketPath: vm.agentSocketPath }, { timeoutMs: 30_000 });
+      await client.quiesce().finally(() => client.close());
+      const pause = await rec.driver.captureSnapshot({ vmId, snapshotDir: join(root, `pause-${round}`), then: 'stop' });
+      t.diagnostic(`pause ${round}: ${pause.durationMs} ms; memory ${(pause.memoryBytes / 2 ** 20).toFixed(1)} MiB, disk ${(pause.diskBytes / 2 ** 20).toFixed(1)} MiB`);
+      assert.equal(await processAlive(vm.pid), false, 'the paused VM\'s QEMU is gone');
+      assert.equal(rec.driver.get(vmId), undefined);
+      assert.equal(existsSync(vm.runDir), false);
+      const started = Date.now();
+      vm = await rec.driver.restore({ vmId, runDir: join(root, 'run', vmId), snapshotDir: pause.dir, memoryMb: pause.minMemoryMb, network: 'user', takeDisk: true });
+      t.diagnostic(`resume ${round}: ${Date.now() - started} ms`);
+      // Used up: the directory may go at once (QEMU keeps the memory file mapped).
+      await rm(pause.dir, { recursive: true, force: true });
+      const resumed = await AgentClient.connect({ socketPath: vm.agentSocketPath }, { timeoutMs: 30_000 });
+      try {
+        await resumed.restore({ hostname: vmId, vmId, keepIdentity: true });
+      } finally {
+        await resumed.close();
+      }
+      const seen = await guestShell(vm.agentSocketPath, `cat /root/pause-marker; pgrep -x sleep -a; cat /proc/sys/kernel/random/boot_id; echo round-${round} >> /root/rounds; cat /root/rounds | wc -l`);
+      const [marker, sleeper, sameBootId, rounds] = seen.output.trim().split('\n');
+      assert.equal(marker, 'paused-once');
+      assert.match(sleeper!, /sleep 1001/);
+      assert.equal(sameBootId, bootId, 'a resumed VM is the same machine: it keeps its boot id');
+      assert.equal(Number(rounds), round, 'what it wrote before each pause is there, on its own disk');
+    }
+    assert.equal(rec.exits.some((exit) => exit.vmId === vmId), false, 'a pause is not reported as an exit');
+    await rec.driver.kill(vmId);
+  });
+
   test('a guest cannot reach the host: neither loopback (10.0.2.2) nor the host address; the internet it can', async (t) => {
     if (!host.networkGuard.active) return t.skip(host.networkGuard.detail);
     const a = clones[0]!;

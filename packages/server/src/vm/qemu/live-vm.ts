@@ -53,7 +53,14 @@ export interface LiveVm {
   qmp: QmpClient | null;
   cgroupPaths: string[];
   snapshotDir: string | null;
-  machine: QemuMachine;
+  /** The machine, for a capture's receiving QEMU; null for a VM adopted from an older state file. */
+  machine: QemuMachine | null;
+  /** The disk layer QEMU writes now (a live capture moves it to a new one); null when unknown (older state file). */
+  overlayPath: string | null;
+  /** Whether its transfer share is exported writable (a capture's receiving QEMU must do the same). */
+  transferWritable: boolean;
+  /** A capture of this VM is under way (one at a time). */
+  capturing: boolean;
   state: VmState;
   /** The reason QMP's SHUTDOWN event gave, if any. */
   shutdownReason: string | null;

@@ -19,11 +19,19 @@ interface MigrationStatus {
 const IGNORE_SHARED = { capabilities: [{ capability: 'x-ignore-shared', state: true }] };
 
 /** Polls `query-migrate` until `completed`; rejects on `failed`/`cancelled` or after `timeoutMs`. */
-export async function waitForMigration(qmp: QmpClient, timeoutMs: number): Promise<void> {
+export function waitForMigration(qmp: QmpClient, timeoutMs: number): Promise<void> {
+  return waitForMigrationStatus(qmp, 'completed', timeoutMs);
+}
+
+/**
+ * Polls `query-migrate` until its status is `wanted` (e.g. `pre-switchover`, where a source with
+ * `pause-before-switchover` waits for `migrate-continue`); rejects on `failed`/`cancelled` or after `timeoutMs`.
+ */
+export async function waitForMigrationStatus(qmp: QmpClient, wanted: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await qmp.execute<MigrationStatus>('query-migrate');
-    if (status.status === 'completed') return;
+    if (status.status === wanted) return;
     if (status.status === 'failed' || status.status === 'cancelled') throw new Error(`migration ${status.status}: ${status['error-desc'] ?? 'no reason given (see the QEMU log)'}`);
     if (Date.now() > deadline) throw new Error(`migration not completed within ${timeoutMs} ms (status ${status.status ?? 'none'})`);
     await sleep(5);

@@ -15,6 +15,8 @@ import {
   MIN_MEMORY_MB,
   VCPU_COUNTS,
   type BootVmRequest,
+  type CaptureResult,
+  type CaptureSnapshotRequest,
   type GuestImageFiles,
   type HostReport,
   type RecoverRequest,
@@ -28,6 +30,7 @@ import {
   type VmInfo,
 } from '../vm-driver.ts';
 import { VmError } from '../vm-errors.ts';
+import { captureVm } from './capture.ts';
 import { kernelCommandLine, type QemuMachine } from './command-line.ts';
 import { growRootDisk } from './disk.ts';
 import type { DriverContext, PreparedHost, QemuDriverOptions } from './driver-context.ts';
@@ -122,7 +125,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       origin: 'boot',
       memoryMb: request.memoryMb,
       snapshotDir: request.snapshotDir ?? null,
-      overlay: { path: overlayPath, backingPath: request.image.rootfsPath, backingFormat: request.image.rootfsFormat ?? 'raw' },
+      disk: { kind: 'overlay', ...(overlayPath ? { path: overlayPath } : {}), backingPath: request.image.rootfsPath, backingFormat: request.image.rootfsFormat ?? 'raw' },
       memoryFile,
       timeoutMs,
       signal: request.signal,
@@ -145,6 +148,9 @@ export class QemuDriver<C = void> implements VmDriver<C> {
     if (!Number.isInteger(request.memoryMb) || request.memoryMb < manifest.minMemoryMb || request.memoryMb > machine.memoryMb) {
       throw new VmError('VM_INVALID_REQUEST', `snapshot ${request.snapshotDir} serves ${manifest.minMemoryMb} to ${machine.memoryMb} MiB, not ${request.memoryMb}`);
     }
+    if (manifest.network && manifest.network !== request.network) {
+      throw new VmError('VM_INVALID_REQUEST', `snapshot ${request.snapshotDir} holds the state of a '${manifest.network}' network: restore it with that network, not '${request.network}'`);
+    }
     const accelerator = machine.accelerator;
     const timeoutMs = request.timeoutMs ?? this.ctx.options.restoreTimeoutMs ?? (accelerator === 'kvm' ? 15_000 : 60_000);
     const files = snapshotPaths(request.snapshotDir);
@@ -156,7 +162,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       origin: 'restore',
       memoryMb: request.memoryMb,
       snapshotDir: null,
-      overlay: { path: undefined, backingPath: files.overlayPath, backingFormat: 'qcow2' },
+      disk: request.takeDisk ? { kind: 'take', from: files.overlayPath } : { kind: 'overlay', backingPath: files.overlayPath, backingFormat: 'qcow2' },
       memoryFile: { path: files.memoryPath, shared: false },
       incomingStatePath: files.statePath,
       timeoutMs,
@@ -168,12 +174,13 @@ export class QemuDriver<C = void> implements VmDriver<C> {
   async saveSnapshot(request: SaveSnapshotRequest): Promise<SnapshotInfo> {
     const vm = this.live.get(request.vmId);
     if (!vm || vm.state === 'consumed') throw new VmError('VM_NOT_FOUND', `no live VM ${request.vmId}`);
-    if (!vm.info.snapshotCapable || !vm.snapshotDir || !vm.qmp) {
+    const { machine } = vm;
+    if (!vm.info.snapshotCapable || !vm.snapshotDir || !vm.qmp || !machine) {
       throw new VmError('VM_BAD_STATE', `VM ${request.vmId} was not booted for a snapshot by this driver (boot it with snapshotDir)`);
     }
-    const minMemoryMb = request.minMemoryMb ?? vm.machine.memoryMb;
-    if (!Number.isInteger(minMemoryMb) || minMemoryMb < MIN_MEMORY_MB || minMemoryMb > vm.machine.memoryMb) {
-      throw new VmError('VM_INVALID_REQUEST', `minMemoryMb must be from ${MIN_MEMORY_MB} to ${vm.machine.memoryMb}, got ${minMemoryMb}`);
+    const minMemoryMb = request.minMemoryMb ?? machine.memoryMb;
+    if (!Number.isInteger(minMemoryMb) || minMemoryMb < MIN_MEMORY_MB || minMemoryMb > machine.memoryMb) {
+      throw new VmError('VM_INVALID_REQUEST', `minMemoryMb must be from ${MIN_MEMORY_MB} to ${machine.memoryMb}, got ${minMemoryMb}`);
     }
     // From here on its end is the snapshot's business, not an exit to report.
     transition(vm, 'consume');
@@ -182,7 +189,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
     const deadline = Date.now() + timeoutMs;
     const snapshotDir = vm.snapshotDir;
     try {
-      if (minMemoryMb < vm.machine.memoryMb) await resizeGuestMemory(vm.qmp, minMemoryMb, deadline - Date.now());
+      if (minMemoryMb < machine.memoryMb) await resizeGuestMemory(vm.qmp, minMemoryMb, deadline - Date.now());
       const files = snapshotPaths(snapshotDir);
       const stateBytes = await saveDeviceState(vm.qmp, {
         socketPath: vm.paths.migrationSocketPath,
@@ -194,7 +201,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       await Promise.race([vm.exited, sleep(5000)]);
       if (vm.child && vm.child.exitCode === null) vm.child.kill('SIGKILL');
       await vm.finished;
-      const manifest: SnapshotManifest = { version: 1, machine: vm.machine, qemuVersion: prepared.qemuVersion, minMemoryMb, savedAtMs: Date.now(), stateBytes };
+      const manifest: SnapshotManifest = { version: 1, machine, qemuVersion: prepared.qemuVersion, minMemoryMb, savedAtMs: Date.now(), stateBytes };
       await sealSnapshot(snapshotDir, manifest);
       return snapshotInfo(snapshotDir, manifest);
     } catch (error) {
@@ -203,6 +210,12 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       await removeIncompleteSnapshot(snapshotDir);
       throw new VmError('VM_OPERATION_FAILED', `saving a snapshot of ${request.vmId} failed: ${(error as Error).message}`, { cause: error });
     }
+  }
+
+  async captureSnapshot(request: CaptureSnapshotRequest): Promise<CaptureResult> {
+    const vm = this.live.get(request.vmId);
+    if (!vm || vm.state === 'consumed') throw new VmError('VM_NOT_FOUND', `no live VM ${request.vmId}`);
+    return captureVm(this.ctx, vm, request, await this.prepared!);
   }
 
   async readSnapshot(dir: string): Promise<SnapshotInfo | undefined> {

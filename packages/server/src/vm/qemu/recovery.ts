@@ -118,7 +118,11 @@ async function adopt<C>(ctx: DriverContext<C>, state: VmStateFile, paths: RunPat
     qmp,
     cgroupPaths: state.cgroupPaths,
     snapshotDir: state.snapshotDir,
-    machine: { accelerator: state.accelerator, vcpuCount: state.vcpuCount, memoryMb: state.memoryMb, kernelPath: '', initrdPath: '', kernelArgs: [] },
+    // Older state files lack what a capture needs; such a VM runs on but cannot be captured.
+    machine: state.machine ?? null,
+    overlayPath: state.overlayPath ?? null,
+    transferWritable: state.transferWritable ?? false,
+    capturing: false,
     state: 'running',
     shutdownReason: null,
     exited,
@@ -136,7 +140,8 @@ async function adopt<C>(ctx: DriverContext<C>, state: VmStateFile, paths: RunPat
 async function onlyRunFiles(dir: string): Promise<boolean> {
   const known = new Set<string>(Object.values(RUN_FILES));
   try {
-    return (await readdir(dir)).every((name) => known.has(name) || name.endsWith('.tmp'));
+    // disk-<n>.qcow2: the layers live captures moved the VM to (capture.ts).
+    return (await readdir(dir)).every((name) => known.has(name) || name.endsWith('.tmp') || /^disk-\d+\.qcow2$/.test(name));
   } catch {
     return false;
   }

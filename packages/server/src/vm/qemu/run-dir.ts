@@ -8,6 +8,7 @@ import { chmod, chown, mkdir, readFile, rename, stat, writeFile } from 'node:fs/
 import { dirname, join } from 'node:path';
 import { VmError } from '../vm-errors.ts';
 import type { Accelerator, NetworkMode } from '../vm-driver.ts';
+import type { QemuMachine } from './command-line.ts';
 
 /** File names inside a run directory. */
 export const RUN_FILES = {
@@ -57,6 +58,13 @@ export interface VmStateFile {
   snapshotDir: string | null;
   /** Per-controller cgroup directories to remove when the VM is gone. */
   cgroupPaths: string[];
+  /**
+   * What a re-adopted VM needs to be captured (written by servers that can capture; absent in older files): the
+   * machine, the disk layer QEMU writes now, and whether the transfer share is exported writable.
+   */
+  machine?: QemuMachine;
+  overlayPath?: string;
+  transferWritable?: boolean;
 }
 
 /** Throws unless `vmId` is safe in argv, paths and cgroup names. */

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SnapshotInfo } from '../vm-driver.ts';
+import type { NetworkMode, SnapshotInfo } from '../vm-driver.ts';
 import type { QemuMachine } from './command-line.ts';
 
 export const SNAPSHOT_FILES = {
@@ -26,6 +26,10 @@ export interface SnapshotManifest {
   minMemoryMb: number;
   savedAtMs: number;
   stateBytes: number;
+  /** The network backend in the device state (captures of running VMs); absent: saved without one. */
+  network?: NetworkMode;
+  /** Whether the 9p transfer share was exported writable (a capture's restores must export it the same way). */
+  transferWritable?: boolean;
 }
 
 export function snapshotPaths(dir: string) {
@@ -42,6 +46,7 @@ export function snapshotInfo(dir: string, manifest: SnapshotManifest): SnapshotI
   return {
     dir,
     accelerator: manifest.machine.accelerator,
+    network: manifest.network ?? null,
     vcpuCount: manifest.machine.vcpuCount,
     bootMemoryMb: manifest.machine.memoryMb,
     minMemoryMb: manifest.minMemoryMb,

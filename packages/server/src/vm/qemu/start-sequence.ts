@@ -7,12 +7,13 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { chmod, chown, mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Accelerator, NetworkMode, StartedVm, VmStage } from '../vm-driver.ts';
 import { VmBootError, VmError } from '../vm-errors.ts';
 import { buildQemuArgv, seccompPolicy, type QemuMachine } from './command-line.ts';
 import { ConsoleStageWatcher, errorLines, readLog } from './console-log.ts';
-import { createOverlay } from './disk.ts';
+import { createBlankDisk, createOverlay, linkOrCopyFile } from './disk.ts';
 import type { DriverContext, PreparedHost } from './driver-context.ts';
 import { transition, vmMarker, type LiveVm } from './live-vm.ts';
 import { balloonTargetMb, resizeGuestMemory } from './memory.ts';
@@ -31,6 +32,16 @@ const DEFAULT_OVERHEAD_MB: Record<Accelerator, number> = { tcg: 384, kvm: 128 };
 /** Threads: one per vCPU, the main loop, RCU, and a block I/O pool of up to 64. */
 const DEFAULT_PIDS_MAX = 256;
 
+/**
+ * The disk QEMU writes: a new overlay over `backingPath` (at `path`, default the run directory's), a file taken
+ * over as it is (`take`: a paused VM's own layer, linked into the run directory), or a blank one (`blank`: a
+ * capture's receiving QEMU, which never runs the guest but must have the same devices).
+ */
+export type StartDisk =
+  | { kind: 'overlay'; path?: string; backingPath: string; backingFormat: 'raw' | 'qcow2' }
+  | { kind: 'take'; from: string }
+  | { kind: 'blank'; sizeBytes: number };
+
 /** What to start: a cold boot or a restore, already checked by the driver. */
 export interface StartParams {
   vmId: string;
@@ -40,16 +51,24 @@ export interface StartParams {
   origin: 'boot' | 'restore';
   memoryMb: number;
   snapshotDir: string | null;
-  overlay: { path: string | undefined; backingPath: string; backingFormat: 'raw' | 'qcow2' };
+  disk: StartDisk;
   memoryFile: { path: string; shared: boolean } | undefined;
+  /** A restore's device state, given to QEMU as fd 3. */
   incomingStatePath?: string;
+  /** Wait for an incoming migration on a socket (a capture's receiving QEMU); see `capture.ts`. */
+  receiving?: boolean;
+  /**
+   * The transfer share's host side: a capped area (default), or, for a receiving QEMU, an empty directory
+   * exported `writable` or not like its source's (the guest never runs there).
+   */
+  transfer?: { kind: 'area' } | { kind: 'empty'; writable: boolean };
   timeoutMs: number;
   signal: AbortSignal | undefined;
   prepared: PreparedHost;
 }
 
 /** A VM whose QEMU was spawned, paused, with the state file it got before the spawn. */
-interface Launched {
+export interface Launched {
   vm: LiveVm;
   child: ChildProcess;
   pendingState: VmStateFile;
@@ -69,11 +88,11 @@ function guestMemoryMb(params: StartParams): number {
 }
 
 /** Makes the VM's files and limits and spawns QEMU paused; on failure removes what it made. */
-async function launch<C>(ctx: DriverContext<C>, params: StartParams): Promise<Launched> {
+export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Promise<Launched> {
   const { vmId, machine, prepared } = params;
   const paths = runPaths(params.runDir);
   const vmUser = prepared.vmUser;
-  const overlayPath = params.overlay.path ?? paths.overlayPath;
+  const overlayPath = params.disk.kind === 'overlay' && params.disk.path ? params.disk.path : paths.overlayPath;
 
   await createRunDir(paths, vmUser);
   let transferWritable = false;
@@ -92,6 +111,8 @@ async function launch<C>(ctx: DriverContext<C>, params: StartParams): Promise<La
     network: params.network,
     snapshotDir: params.snapshotDir,
     cgroupPaths,
+    machine,
+    overlayPath,
   };
   let child: ChildProcess | undefined;
   try {
@@ -107,8 +128,16 @@ async function launch<C>(ctx: DriverContext<C>, params: StartParams): Promise<La
     }
     await writeStateFile(paths.statePath, pendingState);
     // After the state file: a server that dies from here on leaves a VM the reaper cleans up whole.
-    transferWritable = await createTransferArea(paths.transferDir, vmUser);
-    await createOverlay({ qemuImgBinary: ctx.qemuImgBinary, overlayPath, backingPath: params.overlay.backingPath, backingFormat: params.overlay.backingFormat, owner: vmUser });
+    const transfer = params.transfer ?? { kind: 'area' };
+    if (transfer.kind === 'area') transferWritable = await createTransferArea(paths.transferDir, vmUser);
+    else {
+      await mkdir(paths.transferDir, { mode: 0o700 });
+      if (vmUser) await chown(paths.transferDir, vmUser.uid, vmUser.gid);
+      transferWritable = transfer.writable;
+    }
+    // Recorded with the pid once QEMU runs (bringUp); a reaper does not need it.
+    pendingState.transferWritable = transferWritable;
+    await prepareDisk(ctx.qemuImgBinary, params.disk, overlayPath, vmUser);
     const argv = buildQemuArgv(machine, {
       vmId,
       qmpSocketPath: paths.qmpSocketPath,
@@ -118,7 +147,7 @@ async function launch<C>(ctx: DriverContext<C>, params: StartParams): Promise<La
       memoryFile: params.memoryFile,
       network: params.network,
       transfer: { dir: paths.transferDir, writable: transferWritable },
-      incoming: params.incomingStatePath !== undefined,
+      incoming: params.incomingStatePath !== undefined || params.receiving === true,
       startPaused: true,
       runAsUser: vmUser?.name ?? null,
       seccomp: ctx.options.seccomp === false ? null : seccompPolicy(vmUser !== null),
@@ -158,6 +187,9 @@ async function launch<C>(ctx: DriverContext<C>, params: StartParams): Promise<La
     cgroupPaths,
     snapshotDir: params.snapshotDir,
     machine,
+    overlayPath,
+    transferWritable,
+    capturing: false,
     state: 'starting',
     shutdownReason: null,
     exited: childExited(child),
@@ -165,6 +197,36 @@ async function launch<C>(ctx: DriverContext<C>, params: StartParams): Promise<La
     startSettled: Promise.resolve(), // replaced by bringUp before the VM is registered
   };
   return { vm, child, pendingState };
+}
+
+/** Makes the disk QEMU will write (see `StartDisk`), owned by the VM user: QEMU reopens it by path after a restore. */
+async function prepareDisk(qemuImgBinary: string, disk: StartDisk, overlayPath: string, owner: { uid: number; gid: number } | null): Promise<void> {
+  if (disk.kind === 'overlay') {
+    await createOverlay({ qemuImgBinary, overlayPath, backingPath: disk.backingPath, backingFormat: disk.backingFormat, owner });
+    return;
+  }
+  if (disk.kind === 'blank') await createBlankDisk({ qemuImgBinary, path: overlayPath, sizeBytes: disk.sizeBytes, owner });
+  else await linkOrCopyFile(disk.from, overlayPath);
+  await chmod(overlayPath, 0o600);
+  if (owner) await chown(overlayPath, owner.uid, owner.gid);
+}
+
+/**
+ * Takes over a QEMU that `launch` spawned: knows it by its identity (pid + start time), moves it into its cgroup,
+ * records its pid in the state file and connects QMP. Resolves with the connected QMP client.
+ */
+export async function attachQemu({ vm, child, pendingState }: Launched, prepared: PreparedHost, deadline: number, signal?: AbortSignal): Promise<QmpClient> {
+  const identity = child.pid ? await identify(child.pid) : undefined;
+  if (!identity) throw new Error('QEMU exited at once');
+  vm.identity = identity;
+  if (prepared.cgroups) await prepared.cgroups.addProcess(vm.cgroupPaths, identity.pid);
+  await writeStateFile(vm.paths.statePath, { ...pendingState, pid: identity.pid, startTimeTicks: identity.startTimeTicks, bootId: identity.bootId });
+  const qmp = await QmpClient.connect(vm.paths.qmpSocketPath, { timeoutMs: Math.max(1, deadline - Date.now()), ...(signal ? { signal } : {}) });
+  vm.qmp = qmp;
+  qmp.on('event', (event) => {
+    if (event.event === 'SHUTDOWN') vm.shutdownReason = String(event.data.reason ?? 'shutdown');
+  });
+  return qmp;
 }
 
 /** Registers the spawned VM and brings it up; on any failure kills it and throws a `VmBootError`. */
@@ -191,16 +253,7 @@ async function bringUp<C>(ctx: DriverContext<C>, params: StartParams, { vm, chil
   const startProbe = (): Promise<C> => (probe = agentProbe.waitUntilReady(paths.agentSocketPath, { vmId, signal: abort.signal, transferDir }));
   try {
     const run = async (): Promise<C> => {
-      const identity = child.pid ? await identify(child.pid) : undefined;
-      if (!identity) throw new Error('QEMU exited at once');
-      vm.identity = identity;
-      if (prepared.cgroups) await prepared.cgroups.addProcess(vm.cgroupPaths, identity.pid);
-      await writeStateFile(paths.statePath, { ...pendingState, pid: identity.pid, startTimeTicks: identity.startTimeTicks, bootId: identity.bootId });
-      const qmp = await QmpClient.connect(paths.qmpSocketPath, { timeoutMs: Math.max(1, deadline - Date.now()), signal: abort.signal });
-      vm.qmp = qmp;
-      qmp.on('event', (event) => {
-        if (event.event === 'SHUTDOWN') vm.shutdownReason = String(event.data.reason ?? 'shutdown');
-      });
+      const qmp = await attachQemu({ vm, child, pendingState }, prepared, deadline, abort.signal);
       emitStage('spawn');
       if (params.incomingStatePath) {
         stage = 'restore';
