@@ -7,10 +7,11 @@
 import { strict as assert } from 'node:assert';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { AgentClient } from '../../src/agent/index.ts';
 import { BASE_FILES } from '../../src/image/base-layer.ts';
+import { layerLockPath } from '../../src/image/cache-layout.ts';
 import { defaultCacheDir } from '../../src/image/index.ts';
 import { buildOciImage, OciImageError, type BuildOciImageOptions, type OciBuildProgress, type OciGuestImage, type OciImageManifest } from '../../src/image/oci/index.ts';
 import { readManifest } from '../../src/image/guest-layer.ts';
@@ -80,7 +81,15 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
     await Promise.all([open?.stop(), locked?.stop(), layout?.remove()]);
     if (runRoot) await rm(runRoot, { recursive: true, force: true });
     // Each run's images have digests of their own: remove them and their pulled layouts from the shared cache.
-    for (const image of built) await Promise.all([rm(image.dir, { recursive: true, force: true }), rm(dirname(image.layoutDir), { recursive: true, force: true })]);
+    for (const image of built) {
+      const pullHash = basename(dirname(image.layoutDir));
+      await Promise.all([
+        rm(image.dir, { recursive: true, force: true }),
+        rm(dirname(image.layoutDir), { recursive: true, force: true }),
+        rm(layerLockPath(defaultCacheDir(), 'oci-image', image.hash), { force: true }),
+        rm(layerLockPath(defaultCacheDir(), 'oci-pull', pullHash), { force: true }),
+      ]);
+    }
   });
 
   test('a bad reference fails at resolve, before any tool runs', async () => {
