@@ -126,6 +126,12 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
     }
   });
 
+  test('an aborted build stops with OCI_ABORTED, naming the step', async () => {
+    const error = await rejection(build(`${locked.host}/sandboxd-test/busybox:${BUSYBOX_TAG}`, { credentials: CREDENTIALS, signal: AbortSignal.abort() }));
+    assert.equal(error.code, 'OCI_ABORTED');
+    assert.equal(error.step, 'resolve');
+  });
+
   test('a busybox-only image (no libc, node or python3) boots on the injected runtime', async (t) => {
     const authDirsBefore = await authDirs();
     const { image, events, ms } = await build(`${locked.host}/sandboxd-test/busybox:${BUSYBOX_TAG}`, { credentials: CREDENTIALS });
@@ -153,6 +159,11 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
       assert.equal(first.error, null, JSON.stringify(first.error));
       assert.equal(first.stdout, '/opt/sandboxd/runtime/bin/python3\n');
       assert.equal((await client.runPython({ contextId: 'state', code: 'x + 1' })).result, '42');
+      // The agent's own Python runs on the runtime too: the privileged helper (a restore fix-up renames the VM)
+      // and a terminal's relay.
+      await client.restore({ hostname: 'renamed-vm', vmId: 'oci-busybox' });
+      assert.match(await shell(client, 'cat /proc/sys/kernel/hostname /etc/hosts'), /^renamed-vm\n[\s\S]*127\.0\.1\.1\trenamed-vm/);
+      assert.match(await terminalOutput(client, ['/bin/sh', '-c', '/bin/busybox sleep 1; echo "pty: $GREETING"']), /pty: hello from busybox/);
     } finally {
       await client.close();
     }
@@ -194,6 +205,22 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
     }
   });
 });
+
+/** Runs `argv` in a terminal and resolves with what it printed once it exited. */
+async function terminalOutput(client: AgentClient, argv: string[]): Promise<string> {
+  const info = await client.createPty({ argv, cols: 80, rows: 24 });
+  return new Promise<string>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`the terminal did not exit; it printed ${JSON.stringify(text)}`)), 60_000);
+    client.attachPty(info.id, {
+      onOutput: (chunk) => { text += chunk.toString(); },
+      onExit: () => {
+        clearTimeout(timer);
+        resolve(text);
+      },
+    }).catch(reject);
+  });
+}
 
 /** The step times of a build, for the test log. */
 function stepTimes(events: OciBuildProgress[]): string {
