@@ -23,6 +23,9 @@ async function main(): Promise<void> {
   // guest-init sizes libuv's pool for the agent (see there); the programs the agent starts get the usual default.
   delete process.env.UV_THREADPOOL_SIZE;
   const options = parseAgentOptions(process.argv.slice(2));
+  // guest-init's HOME (/root, which exists in every image sandboxd boots) stays the agent's working directory even
+  // where an image's Env names another home for its programs.
+  const home = process.env.HOME ?? '/';
   // An OCI image's Env: every program started for the user inherits the agent's environment (the agent's own
   // Python runs isolated from it, see privileged-helper.ts).
   if (options.envFile) Object.assign(process.env, await readEnvFile(options.envFile));
@@ -35,7 +38,7 @@ async function main(): Promise<void> {
     prestartPython: options.prestartPython,
     ...(options.transferDir ? { transferDir: options.transferDir } : {}),
     defaultShell: [options.shell, '-lc'],
-    home: process.env.HOME ?? '/',
+    home,
     onLinkEvent: logLinkEvent,
   });
 

@@ -49,6 +49,8 @@ export async function addDebianImage(layout: TestLayout, baseTarPath: string): P
     'config', '--image', image,
     '--config.env', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     '--config.env', 'GREETING=hello from the image',
+    // A home that does not exist: the agent still works in /root (its kernels start there).
+    '--config.env', 'HOME=/home/app',
     '--config.workingdir', '/srv',
     '--config.cmd', '/bin/bash',
   ]);

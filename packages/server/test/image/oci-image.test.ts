@@ -192,13 +192,16 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
     assert.equal(image.digest, digest, 'the digest pulled is the one pushed');
     assert.equal(image.config.workingDir, '/srv');
     assert.equal(image.config.env.GREETING, 'hello from the image');
+    assert.equal(image.config.env.HOME, '/home/app');
 
     const client = await boot(t, image, 'oci-debian', 'none');
     try {
-      assert.equal(await shell(client, 'echo "$GREETING"; git --version | cut -d" " -f1-2; echo $BASH_VERSION | cut -c1'), 'hello from the image\ngit version\n5\n');
+      assert.equal(await shell(client, 'echo "$GREETING $HOME"; git --version | cut -d" " -f1-2; echo $BASH_VERSION | cut -c1'), 'hello from the image /home/app\ngit version\n5\n');
       assert.equal(await shell(client, `cat ${ADDED_FILE}; test -e /etc/motd || echo "motd whited out"`), `${ADDED_TEXT}\nmotd whited out\n`);
       const first = await client.runPython({ contextId: 'state', code: 'import sys\nx = 41\nprint(sys.executable)' });
+      assert.equal(first.error, null, JSON.stringify(first.error));
       assert.equal(first.stdout, '/usr/bin/python3\n', 'the image\'s own python3');
+      assert.equal((await client.runPython({ contextId: 'state', code: 'import os\nos.getcwd()' })).result, "'/root'");
       assert.equal((await client.runPython({ contextId: 'state', code: 'x + 1' })).result, '42');
     } finally {
       await client.close();
