@@ -16,16 +16,20 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const purpose = (process.argv.find((a) => a.startsWith('--for=')) ?? '--for=start').slice('--for='.length);
 const started = Date.now();
 
-/** Debian packages the engine needs at run time and to build the guest image. */
+/**
+ * Debian packages the engine needs at run time and to build the guest image; skopeo and umoci pull and unpack
+ * OCI images for templates (`src/image/oci/`).
+ */
 const ENGINE_PACKAGES = [
   'qemu-system-x86', 'qemu-utils', 'linux-image-amd64', 'busybox-static', 'mmdebstrap', 'e2fsprogs',
-  'cpio', 'xz-utils', 'nftables', 'ca-certificates', 'util-linux', 'tar',
+  'cpio', 'xz-utils', 'nftables', 'ca-certificates', 'util-linux', 'tar', 'skopeo', 'umoci',
 ];
 /**
- * Extra packages for the test suite: PostgreSQL (the store's contract tests), and pyflakes3 and black, which
- * `npm run lint` runs over the Python the agent runs in the guest.
+ * Extra packages for the test suite: PostgreSQL (the store's contract tests), pyflakes3 and black, which
+ * `npm run lint` runs over the Python the agent runs in the guest, and a container registry with `htpasswd`
+ * (the OCI image tests run their own on loopback, with and without basic authentication).
  */
-const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black'];
+const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black', 'docker-registry', 'apache2-utils'];
 
 function step(message) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -37,8 +37,10 @@ export interface AgentConfig {
   vmId: string | null;
   /** False: the privileged helper changes nothing (tests on a host). */
   systemChanges: boolean;
-  /** The Python interpreter for kernels and the helper. */
+  /** The Python interpreter of the user's kernels. */
   pythonCommand: string;
+  /** The interpreter of the agent's own Python (privileged helper, terminal relay); default `pythonCommand`. */
+  helperPythonCommand?: string;
   /**
    * Parent of the cgroups of user programs (execs, interpreters, terminals); undefined = `<cgroup2 mount>/sandboxd-exec`;
    * null = none (no CPU time, no limits).
@@ -79,7 +81,7 @@ export class Agent {
     readonly cgroups: UserCgroups | null,
   ) {
     this.terminals = new TerminalRegistry({
-      pythonCommand: config.pythonCommand,
+      pythonCommand: config.helperPythonCommand ?? config.pythonCommand,
       defaultCwd: config.home,
       maxTerminals: MAX_TERMINALS,
       killGraceMs: 2000,
@@ -114,7 +116,7 @@ export class Agent {
       maxContexts: 64,
       newCgroup: () => cgroups?.group('python') ?? null,
     });
-    const helper = new PrivilegedHelper({ pythonCommand: config.pythonCommand, dryRun: !config.systemChanges });
+    const helper = new PrivilegedHelper({ pythonCommand: config.helperPythonCommand ?? config.pythonCommand, dryRun: !config.systemChanges });
     const agent = new Agent(config, new AgentIdentity(config.vmId), kernels, helper, cgroups);
     kernels.start();
     void helper.start().catch(() => undefined);

@@ -8,7 +8,7 @@ import { findVirtioPort, waitForVirtioPort } from './link/find-virtio-port.ts';
 import type { LinkEvent } from './link/link-server.ts';
 import { UnixListener } from './link/unix-listener.ts';
 import { VirtioPortLink } from './link/virtio-port-link.ts';
-import { parseAgentOptions } from './options.ts';
+import { parseAgentOptions, readEnvFile } from './options.ts';
 import { readVmIdFromCmdline } from './system/identity.ts';
 
 /** How long to wait for the virtio-serial port at boot (module probing is slow under TCG). */
@@ -23,15 +23,22 @@ async function main(): Promise<void> {
   // guest-init sizes libuv's pool for the agent (see there); the programs the agent starts get the usual default.
   delete process.env.UV_THREADPOOL_SIZE;
   const options = parseAgentOptions(process.argv.slice(2));
+  // guest-init's HOME (/root, which exists in every image sandboxd boots) stays the agent's working directory even
+  // where an image's Env names another home for its programs.
+  const home = process.env.HOME ?? '/';
+  // An OCI image's Env: every program started for the user inherits the agent's environment (the agent's own
+  // Python runs isolated from it, see privileged-helper.ts).
+  if (options.envFile) Object.assign(process.env, await readEnvFile(options.envFile));
   const agent = await Agent.create({
     vmId: options.vmId ?? (await readVmIdFromCmdline()),
     systemChanges: options.systemChanges,
     pythonCommand: options.pythonCommand,
+    helperPythonCommand: options.helperPythonCommand,
     cgroupRoot: options.cgroupRoot,
     prestartPython: options.prestartPython,
     ...(options.transferDir ? { transferDir: options.transferDir } : {}),
-    defaultShell: ['/bin/bash', '-lc'],
-    home: process.env.HOME ?? '/',
+    defaultShell: [options.shell, '-lc'],
+    home,
     onLinkEvent: logLinkEvent,
   });
 

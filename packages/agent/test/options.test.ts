@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseAgentOptions } from '../src/options.ts';
+import { parseAgentOptions, readEnvFile } from '../src/options.ts';
 import { readVmIdFromCmdline } from '../src/system/identity.ts';
 import { AGENT_VERSION } from '../src/version.ts';
 
@@ -14,6 +14,29 @@ describe('agent command line', () => {
     assert.equal(options.systemChanges, true);
     assert.equal(options.prestartPython, true);
     assert.equal(options.cgroupRoot, undefined);
+    assert.equal(options.pythonCommand, 'python3');
+    assert.equal(options.helperPythonCommand, 'python3', 'the helper runs on the user\'s Python unless told otherwise');
+    assert.equal(options.shell, '/bin/bash');
+    assert.equal(options.envFile, undefined);
+  });
+
+  it('takes a separate Python for its own helper, a shell and an env file (images not built by sandboxd)', async () => {
+    const options = parseAgentOptions(['--python', '/usr/local/bin/python3', '--helper-python', '/opt/sandboxd/runtime/bin/python3', '--shell', '/bin/sh', '--env-file', '/opt/sandboxd/image-env.json']);
+    assert.equal(options.pythonCommand, '/usr/local/bin/python3');
+    assert.equal(options.helperPythonCommand, '/opt/sandboxd/runtime/bin/python3');
+    assert.equal(options.shell, '/bin/sh');
+    assert.equal(options.envFile, '/opt/sandboxd/image-env.json');
+    const dir = await mkdtemp(join(tmpdir(), 'sandboxd-env-'));
+    try {
+      await writeFile(`${dir}/env.json`, JSON.stringify({ PATH: '/usr/local/bin:/bin', GREETING: 'a b=c' }));
+      assert.deepEqual(await readEnvFile(`${dir}/env.json`), { PATH: '/usr/local/bin:/bin', GREETING: 'a b=c' });
+      await writeFile(`${dir}/env.json`, JSON.stringify({ 'A=B': 'x' }));
+      await assert.rejects(readEnvFile(`${dir}/env.json`), /bad variable/);
+      await writeFile(`${dir}/env.json`, JSON.stringify(['PATH=/bin']));
+      await assert.rejects(readEnvFile(`${dir}/env.json`), /not a JSON object/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('parses the test transport and switches', () => {

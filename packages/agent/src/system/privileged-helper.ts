@@ -47,7 +47,8 @@ export class PrivilegedHelper {
   /** Starts the helper (idempotent); resolves once it answered a ping. */
   start(): Promise<void> {
     if (this.ready) return this.ready;
-    const child = spawn(this.options.pythonCommand, ['-c', HELPER_SOURCE, ...(this.options.dryRun ? ['--dry-run'] : [])], {
+    // -I: the helper is the agent's, not the user's; PYTHON* variables of an image's Env must not reach it.
+    const child = spawn(this.options.pythonCommand, ['-I', '-c', HELPER_SOURCE, ...(this.options.dryRun ? ['--dry-run'] : [])], {
       stdio: ['pipe', 'pipe', 'ignore'],
     });
     this.child = child;

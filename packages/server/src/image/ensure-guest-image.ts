@@ -1,18 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostAptSources, normalizeMirrors } from './apt-sources.ts';
-import { buildBaseLayer, GUEST_SUITE, hashBaseLayer } from './base-layer.ts';
 import { ImageBuildError } from './errors.ts';
 import { buildGuestLayer, GUEST_FILES, hashGuestLayer, readManifest } from './guest-layer.ts';
-import { findHostKernel } from './host-kernel.ts';
-import { buildKernelLayer, hashKernelLayer } from './kernel-layer.ts';
 import { ensureLayer } from './layer-store.ts';
+import { resolveLowerLayers } from './lower-layers.ts';
 import { ProgressReporter } from './progress.ts';
-import { loadRecipes } from './recipes.ts';
 import type { EnsureGuestImageOptions, GuestImage } from './types.ts';
 
-/** Debian's busybox-static; the initramfs needs a static binary. */
-const BUSYBOX_PATH = '/bin/busybox';
 /**
  * The root filesystem every VM starts with. Small on purpose: the engine grows each VM's disk and filesystem to
  * its plan's quota once it is handed out (`src/engine/disk-growth.ts`); 1 GiB holds the image (~440 MiB) and
@@ -45,16 +39,8 @@ export async function ensureGuestImage(options: EnsureGuestImageOptions): Promis
   const agentBundle = await readFile(options.agentBundlePath).catch((error: unknown) => {
     throw new ImageBuildError('IMAGE_INPUT_INVALID', `cannot read the agent bundle ${options.agentBundlePath}`, { cause: error });
   });
-  const [recipes, kernel, sources] = await Promise.all([
-    loadRecipes(options.recipesDir),
-    findHostKernel(options.kernelVersion),
-    options.mirrors ? Promise.resolve(normalizeMirrors(options.mirrors, GUEST_SUITE)) : hostAptSources(GUEST_SUITE),
-  ]);
-
-  const kernelInput = { kernel, busyboxPath: BUSYBOX_PATH, recipes };
-  const baseInput = { recipes, sources };
-  const kernelHash = await hashKernelLayer(kernelInput);
-  const baseHash = hashBaseLayer(baseInput);
+  const lower = await resolveLowerLayers({ ...options, lockTimeoutMs }, progress);
+  const { kernelHash, baseHash, recipes, sources } = lower;
   const hash = hashGuestLayer({ kernelHash, baseHash, agentBundle, recipes, diskSizeGiB });
 
   // Fast path: the finished image needs neither lower layer (its kernel files are hard links or copies).
@@ -66,16 +52,10 @@ export async function ensureGuestImage(options: EnsureGuestImageOptions): Promis
     lockTimeoutMs,
     build: async (tmpDir) => {
       requireRoot();
-      const kernelLayer = await ensureLayer({
-        cacheDir: options.cacheDir, layer: 'kernel', hash: kernelHash, progress, lockTimeoutMs,
-        build: (dir) => buildKernelLayer(kernelInput, dir, progress),
-      });
-      const baseLayer = await ensureLayer({
-        cacheDir: options.cacheDir, layer: 'base', hash: baseHash, progress, lockTimeoutMs,
-        build: (dir) => buildBaseLayer(baseInput, dir, progress),
-      });
+      const kernelDir = await lower.ensureKernel();
+      const baseDir = await lower.ensureBase();
       await buildGuestLayer(
-        { kernelHash, kernelDir: kernelLayer.dir, kernelVersion: kernel.version, baseHash, baseDir: baseLayer.dir, recipes, sources, agentBundle, diskSizeGiB },
+        { kernelHash, kernelDir, kernelVersion: lower.kernelVersion, baseHash, baseDir, recipes, sources, agentBundle, diskSizeGiB },
         hash, tmpDir, progress,
       );
     },

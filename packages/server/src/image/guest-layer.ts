@@ -165,7 +165,7 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 }
 
 /** Formats 32 hex digits as an RFC 4122 version-4-shaped UUID. */
-function uuidFromHash(hex: string): string {
+export function uuidFromHash(hex: string): string {
   const h = hex.slice(0, 32).split('');
   h[12] = '4';
   h[16] = ((parseInt(h[16] ?? '0', 16) & 0x3) | 0x8).toString(16);

@@ -12,6 +12,8 @@ const TOOL_PACKAGES: Record<string, string> = {
   'mkfs.ext4': 'e2fsprogs',
   busybox: 'busybox-static',
   flock: 'util-linux',
+  skopeo: 'skopeo',
+  umoci: 'umoci',
 };
 
 /** How many output lines a failure keeps for its error message. */
@@ -26,6 +28,8 @@ export interface RunCommandOptions {
   stdout?: 'capture' | 'lines' | Writable;
   /** Called with each line of stderr, and of stdout when `stdout` is `'lines'`. */
   onLine?: (line: string) => void;
+  /** Aborting kills the command (SIGTERM); the call then rejects with the signal's `AbortError`. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -35,7 +39,7 @@ export interface RunCommandOptions {
  */
 export async function runCommand(program: string, args: readonly string[], options: RunCommandOptions = {}): Promise<string> {
   const mode = options.stdout ?? 'capture';
-  const child = spawn(program, args, { cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(program, args, { cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal });
   const tail: string[] = [];
   const remember = (line: string): void => {
     tail.push(line);

@@ -22,8 +22,11 @@ export interface GuestImage {
   diskSizeMb: number;
 }
 
-/** The cached layers an image is built from, each keyed by a hash of its own inputs. */
-export type ImageLayer = 'kernel' | 'base' | 'guest';
+/**
+ * The cached layers an image is built from, each keyed by a hash of its own inputs. The `oci-*` layers are an
+ * OCI image's (`oci/`): its pulled OCI layout, the runtime injected into foreign root filesystems, the image.
+ */
+export type ImageLayer = 'kernel' | 'base' | 'guest' | 'oci-pull' | 'oci-runtime' | 'oci-image';
 
 /**
  * Progress of `ensureGuestImage`. `elapsedMs` always counts from the start of the call.
