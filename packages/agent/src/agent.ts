@@ -184,7 +184,7 @@ export class Agent {
       .add('POST', ROUTES.ptyKill, pty.kill, control)
       .add('POST', ROUTES.ptyAttach, pty.attach, control)
       .add('GET', ROUTES.usage, usageRoute, control)
-      .add('POST', ROUTES.restore, createRestoreRoute({ helper, kernels, identity }), control)
+      .add('POST', ROUTES.restore, createRestoreRoute({ helper, kernels, identity, endCapture: () => transferShare.thaw() }), control)
       .add('POST', ROUTES.snapshotQuiesce, quiesce.quiesce, null)
       .add('POST', ROUTES.snapshotThaw, quiesce.thaw, control)
       .add('POST', ROUTES.snapshotPrepare, createSnapshotPrepareRoute({ helper, kernels, handover: (session) => this.handover(session) }), null)

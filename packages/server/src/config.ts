@@ -170,6 +170,13 @@ const settings = {
     parse: (raw: string) => path.resolve(text(raw)),
     fallback: () => '/var/lib/sandboxd/snapshots',
   },
+  vmSnapshotDir: {
+    env: 'SANDBOXD_VM_SNAPSHOT_DIR',
+    description:
+      "Where this server keeps the snapshots users take of their VMs and the memory and disks of paused VMs (on disk, not tmpfs; the VM user must be able to traverse it); default /var/lib/sandboxd/vm-snapshots/<hash of the data directory>",
+    parse: (raw: string) => path.resolve(text(raw)),
+    fallback: () => '',
+  },
   runDir: {
     env: 'SANDBOXD_RUN_DIR',
     description:
@@ -464,7 +471,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const result = { ...config, ...overrides } as Config;
   // One run root per data directory: a server's start-up recovery reaps every VM in its root that it does not know.
-  if (!result.runDir) result.runDir = path.join('/var/lib/sandboxd/run', createHash('sha256').update(result.dataDir).digest('hex').slice(0, 12));
+  const dataDirKey = createHash('sha256').update(result.dataDir).digest('hex').slice(0, 12);
+  if (!result.runDir) result.runDir = path.join('/var/lib/sandboxd/run', dataDirKey);
+  // Snapshots of users' VMs belong to this server's store, like its run directories.
+  if (!result.vmSnapshotDir) result.vmSnapshotDir = path.join('/var/lib/sandboxd/vm-snapshots', dataDirKey);
   if (!result.publicUrl) result.publicUrl = `http://${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port}`;
   if (!(result.defaultPlan in result.plans)) {
     throw new ConfigError(`SANDBOXD_DEFAULT_PLAN: "${result.defaultPlan}" is not a plan (known: ${Object.keys(result.plans).join(', ')})`);

@@ -30,6 +30,8 @@ import { PlanLimiter } from './core/limits.ts';
 import { SessionService } from './core/sessions.ts';
 import type { VmEngine } from './core/vm-engine.ts';
 import { VmService } from './core/vms.ts';
+import { SnapshotService } from './core/snapshots.ts';
+import { VmSources } from './core/vm-sources.ts';
 import type { Database } from './store/database.ts';
 import { readOrInitSetting } from './store/settings-store.ts';
 
@@ -108,6 +110,9 @@ export interface SandboxServices {
   limiter: PlanLimiter;
   sessions: SessionService;
   vms: VmService;
+  /** Templates and snapshots by name, resolved for the engine. */
+  sources: VmSources;
+  snapshots: SnapshotService;
   executions: ExecutionService;
   files: FileService;
   /** Where VM ports are served (path and host name). */
@@ -132,7 +137,9 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     memoryMb: config.defaultMemoryMb,
     vcpuCount: config.defaultVcpus,
   });
-  const vms = new VmService(database, engine, limiter, clock, events);
+  const sources = new VmSources(database, () => engine.nodeId);
+  const vms = new VmService(database, engine, limiter, clock, events, sources);
+  const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
   const executions = new ExecutionService(database, sessions, vms, limiter, clock, events, {
     outputLimitBytes: config.executionOutputLimitBytes,
     maxRunSeconds: config.executionMaxSeconds,
@@ -140,5 +147,5 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
   const appUrls = new AppUrls(config.publicUrl, config.appDomain);
   const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds);
   const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock);
-  return { engine, limiter, sessions, vms, executions, files: new FileService(database, sessions, vms, clock, events), appUrls, shares, previews, terminals: new TerminalService(sessions, vms, clock) };
+  return { engine, limiter, sessions, vms, sources, snapshots, executions, files: new FileService(database, sessions, vms, clock, events), appUrls, shares, previews, terminals: new TerminalService(sessions, vms, clock) };
 }

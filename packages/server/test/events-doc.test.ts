@@ -30,7 +30,7 @@ function documentedCatalogue(): Record<string, Record<string, FieldDoc>> {
   const doc = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../docs/events.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## Catalogue'), doc.indexOf('### Families added by later features'));
   const catalogue: Record<string, Record<string, FieldDoc>> = {};
-  for (const row of section.matchAll(/^\| `([a-z_]+\.[a-z_]+)` \| .*? \| (.*) \|$/gm)) {
+  for (const row of section.matchAll(/^\| `([a-z_]+(?:\.[a-z_]+)+)` \| .*? \| (.*) \|$/gm)) {
     const fields: Record<string, FieldDoc> = {};
     for (const field of row[2]!.matchAll(/`([a-z_]+)` (date-time|string|integer|number|boolean|object of string)(\?)?(?: \(one of ([^)]*)\))?/g)) {
       fields[field[1]!] = {

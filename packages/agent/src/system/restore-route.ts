@@ -22,10 +22,12 @@ export interface RestoreRouteDeps {
   helper: PrivilegedHelper;
   kernels: KernelPool;
   identity: AgentIdentity;
+  /** A restore ends any capture the snapshot was taken in: transfers held back by its quiesce go on. */
+  endCapture: () => void;
 }
 
 /** Builds the handler of `POST /v1/restore`. */
-export function createRestoreRoute({ helper, kernels, identity }: RestoreRouteDeps) {
+export function createRestoreRoute({ helper, kernels, identity, endCapture }: RestoreRouteDeps) {
   return async ({ stream }: RouteRequest): Promise<void> => {
     const started = performance.now();
     const body = await readJsonBody(stream);
@@ -52,6 +54,7 @@ export function createRestoreRoute({ helper, kernels, identity }: RestoreRouteDe
     }
     identity.vmId = vmId;
     identity.markRestored();
+    endCapture();
     const reseededKernels = kernels.reseedAll();
     const answer: RestoreResponse = {
       applied: applied.applied,

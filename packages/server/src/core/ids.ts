@@ -20,6 +20,16 @@ export function newShareId(): string {
   return `shr_${randomBase32(20)}`;
 }
 
+/** `snap_` + 16 base32 characters (80 bits). Also a directory name on the node that holds the snapshot. */
+export function newSnapshotId(): string {
+  return `snap_${randomBase32(16)}`;
+}
+
+/** `tpl_` + 16 base32 characters (80 bits). */
+export function newTemplateId(): string {
+  return `tpl_${randomBase32(16)}`;
+}
+
 function randomBase32(length: number): string {
   const bytes = randomBytes(length);
   let out = '';

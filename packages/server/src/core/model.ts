@@ -5,8 +5,11 @@
  * values beside it, so route schemas can publish them and validation can check them.
  */
 
-/** Lifecycle of a VM record: `starting` (reserved, being restored), `active`, `killed` (ended, `endReason` says why). */
-export const VM_STATUSES = ['starting', 'active', 'killed'] as const;
+/**
+ * Lifecycle of a VM record: `starting` (reserved, being restored), `active`, `paused` (its memory and disk on this
+ * node's disk, no process; resumed under the same id), `killed` (ended, `endReason` says why).
+ */
+export const VM_STATUSES = ['starting', 'active', 'paused', 'killed'] as const;
 export type VmStatus = (typeof VM_STATUSES)[number];
 
 /** Statuses that hold resources (count against quotas) and that the engine may still be running. */
@@ -35,6 +38,17 @@ export type ExecutionMode = (typeof EXECUTION_MODES)[number];
 export const LANGUAGES = ['python', 'bash', 'node'] as const;
 export type Language = (typeof LANGUAGES)[number];
 
+/** What a session's VMs start from: a template (by id; `default` is the built-in image) or a snapshot (by id). */
+export const VM_SOURCE_KINDS = ['template', 'snapshot'] as const;
+export type VmSourceKind = (typeof VM_SOURCE_KINDS)[number];
+export interface VmSourceRef {
+  kind: VmSourceKind;
+  id: string;
+}
+
+/** The built-in template every VM starts from unless told otherwise. */
+export const DEFAULT_TEMPLATE_ID = 'default';
+
 /** What a new session asks for (the request's fields, defaults applied). */
 export interface SessionSpec {
   vmLifetimeSeconds: number;
@@ -44,6 +58,8 @@ export interface SessionSpec {
   /** Never logged or returned. */
   env: Record<string, string>;
   prewarm: boolean;
+  /** What its VMs start from (default: the built-in template). */
+  source: VmSourceRef;
 }
 
 /** A user's handle on "a sandbox over time", bound to at most one VM at a time. */
@@ -70,13 +86,111 @@ export interface Vm {
   vcpuCount: number;
   memoryMb: number;
   lifetimeSeconds: number;
-  /** The snapshot variant it was restored from, e.g. `snap2`. */
+  /** What it started from: a template id (`default`…) or a snapshot id (older records: the variant, `snap2`). */
   templateId: string;
   ip: string | null;
   createdAt: string;
   startedAt: string | null;
+  /** While paused: when it would have expired had it run on (`remainingSeconds` is what counts). */
   expiresAt: string;
   endedAt: string | null;
+  /** A name of the user's choosing (not unique). */
+  name: string | null;
+  metadata: Record<string, string>;
+  /** The snapshot its disk builds on now (it was cloned from it, or snapshotted into it): that one must be kept. */
+  baseSnapshotId: string | null;
+  pausedAt: string | null;
+  /** Lifetime left when it was paused, seconds; counted again from the resume. */
+  remainingSeconds: number | null;
+}
+
+/** `creating`: its name is reserved and the VM is being captured; `ready`: VMs may start from it. */
+export const SNAPSHOT_STATUSES = ['creating', 'ready'] as const;
+export type SnapshotStatus = (typeof SNAPSHOT_STATUSES)[number];
+
+/** A restorable state of a VM: memory, device state and a disk layer over its parent's. */
+export interface Snapshot {
+  /** `snap_` + 16 base32 characters. */
+  id: string;
+  userId: number;
+  /** Unique among the user's snapshots and templates. */
+  name: string;
+  status: SnapshotStatus;
+  /** The VM it was taken of (it may have ended since). */
+  sourceVmId: string | null;
+  /** The snapshot its disk layer builds on (null: it builds on its template's). */
+  parentId: string | null;
+  /** The template the chain starts from. */
+  templateId: string;
+  /** The node that holds its files. */
+  nodeId: string;
+  vcpuCount: number;
+  memoryMb: number;
+  diskSizeMb: number;
+  /** Bytes on disk: the memory file (sparse), the disk layer (only what changed since the parent), the device state. */
+  memoryBytes: number;
+  diskBytes: number;
+  stateBytes: number;
+  /** How long the VM was stopped while it was taken, and the whole capture. */
+  pauseMs: number;
+  durationMs: number;
+  metadata: Record<string, string>;
+  createdAt: string;
+}
+
+/** A template build's lifecycle. */
+export const TEMPLATE_STATUSES = ['building', 'ready', 'failed'] as const;
+export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
+
+/** The steps of a template build, in order; a failed build names the one it failed in. */
+export const TEMPLATE_BUILD_STEPS = ['resolve', 'pull', 'unpack', 'runtime', 'mkfs', 'boot', 'git_clone', 'post_build_cmd', 'snapshot'] as const;
+export type TemplateBuildStep = (typeof TEMPLATE_BUILD_STEPS)[number];
+
+/** What runs inside the build VM after the image booted. */
+export interface TemplateBuildArgs {
+  gitCloneUrl: string | null;
+  gitCloneBranch: string | null;
+  envs: Record<string, string>;
+  postBuildCmd: string | null;
+}
+
+/** The bootable files of a built template (node-local paths). */
+export interface TemplateImageRecord {
+  hash: string;
+  kernelPath: string;
+  initrdPath: string;
+  rootfsPath: string;
+  rootfsFormat: 'raw' | 'qcow2';
+  kernelArgs: string[];
+  diskSizeMb: number;
+  /** The image config's environment (applied to the template's VMs). */
+  env: Record<string, string>;
+}
+
+/** A template a user built from an OCI image. */
+export interface Template {
+  /** `tpl_` + 16 base32 characters. */
+  id: string;
+  userId: number;
+  /** Unique among the user's snapshots and templates. */
+  name: string;
+  status: TemplateStatus;
+  ociImage: string;
+  /** The manifest digest actually pulled. */
+  imageDigest: string | null;
+  buildArgs: TemplateBuildArgs;
+  /** The shape its build VM had. */
+  vcpuCount: number;
+  memoryMb: number;
+  /** The node that built it and holds its files. */
+  nodeId: string;
+  image: TemplateImageRecord | null;
+  /** The step under way, or the one a failed build failed in. */
+  step: TemplateBuildStep | null;
+  error: string | null;
+  createdAt: string;
+  updatedAt: string;
+  readyAt: string | null;
 }
 
 /** One run of code or a command, and its outcome once final. */

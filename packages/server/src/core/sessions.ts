@@ -7,7 +7,7 @@ import type { Clock } from './clock.ts';
 import { notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newSessionId } from './ids.ts';
-import type { Session, SessionSpec, Vm } from './model.ts';
+import { DEFAULT_TEMPLATE_ID, type Session, type SessionSpec, type Vm } from './model.ts';
 import type { Database } from '../store/database.ts';
 import { sumSessionExecutions } from '../store/executions-store.ts';
 import { findSession, insertSession, updateSession } from '../store/sessions-store.ts';
@@ -69,6 +69,7 @@ export class SessionService {
       metadata: request.metadata ?? {},
       env: request.env ?? {},
       prewarm: request.prewarm ?? false,
+      source: request.source ?? { kind: 'template', id: DEFAULT_TEMPLATE_ID },
     };
   }
 
@@ -126,13 +127,9 @@ export class SessionService {
     if (!vm) return { session, vm: null, alive: false, uptimeSeconds: null, expiresInSeconds: null };
     const now = this.clock.now().getTime();
     const alive = vm.status === 'active';
-    return {
-      session,
-      vm,
-      alive,
-      uptimeSeconds: alive && vm.startedAt ? round((now - Date.parse(vm.startedAt)) / 1000) : null,
-      expiresInSeconds: vm.status === 'killed' ? 0 : round(Math.max(0, (Date.parse(vm.expiresAt) - now) / 1000)),
-    };
+    // A paused VM's lifetime does not count down: what is left is what it had when it was paused.
+    const expiresInSeconds = vm.status === 'killed' ? 0 : vm.status === 'paused' ? (vm.remainingSeconds ?? 0) : round(Math.max(0, (Date.parse(vm.expiresAt) - now) / 1000));
+    return { session, vm, alive, uptimeSeconds: alive && vm.startedAt ? round((now - Date.parse(vm.startedAt)) / 1000) : null, expiresInSeconds };
   }
 
   /**

@@ -48,9 +48,35 @@ export interface PtyAttachment {
   readonly closed: Promise<void>;
 }
 
+/**
+ * A template's bootable files (an image built by the engine's image layer, e.g. from an OCI reference): the engine
+ * makes its snapshots per vCPU count and memory on first use, as it does for the built-in image.
+ */
+export interface TemplateImage {
+  /** Content hash of the files; names the template's snapshot set. */
+  hash: string;
+  kernelPath: string;
+  initrdPath: string;
+  /** The root disk (never written: every VM gets an overlay over it). */
+  rootfsPath: string;
+  rootfsFormat: 'raw' | 'qcow2';
+  /** Extra kernel parameters (e.g. the init of a foreign root filesystem). */
+  kernelArgs: string[];
+  /** Size of the root filesystem, MiB. */
+  diskSizeMb: number;
+}
+
+/**
+ * What a VM starts from: a template (the built-in image when `image` is absent), in any vCPU and memory shape, or
+ * a snapshot a user took, whose vCPU count and memory it keeps.
+ */
+export type VmSource = { kind: 'template'; image?: TemplateImage } | { kind: 'snapshot'; snapshotId: string; diskSizeMb: number };
+
 export interface AcquireVmRequest {
   /** Chosen by the caller (already recorded in the store). */
   vmId: string;
+  /** Default: the built-in template. */
+  source?: VmSource;
   vcpuCount: number;
   memoryMb: number;
   lifetimeSeconds: number;
@@ -110,6 +136,30 @@ export interface GuestAgent {
   attachPty(id: string, output: PtyOutput): Promise<PtyAttachment>;
 }
 
+/** What capturing a VM made and cost (a live snapshot or a pause). */
+export interface CaptureOutcome {
+  /** How long the guest was stopped, ms (a pause: the whole capture). */
+  pausedMs: number;
+  durationMs: number;
+  /** Bytes on disk of the memory file, the disk layer (what the VM wrote since its last layer) and the device state. */
+  memoryBytes: number;
+  diskBytes: number;
+  stateBytes: number;
+  vcpuCount: number;
+  memoryMb: number;
+  /** The root disk's size, MiB (a clone starts with it). */
+  diskSizeMb: number;
+}
+
+/** Resume a paused VM (see {@link VmEngine.pause}). */
+export interface ResumeVmRequest {
+  vmId: string;
+  /** Lifetime left, counted from the resume. */
+  lifetimeSeconds: number;
+  /** Root disk quota, MiB (as in `AcquireVmRequest`). */
+  diskMb?: number;
+}
+
 /** How soon a VM could be handed out now (see {@link VmEngine.estimateAcquire}). */
 export interface AcquireEstimate {
   /** A ready VM is waiting in the warm pool: acquisition takes milliseconds. */
@@ -149,6 +199,23 @@ export interface VmEngine {
   agent(vmId: string): GuestAgent | null;
   /** Kills a VM and removes everything it left; resolves when it is gone. Unknown ids are a no-op. */
   kill(vmId: string): Promise<void>;
+  /**
+   * Snapshots a live VM while it runs (stopped for milliseconds): a new VM can start from `snapshotId` later
+   * (`source: {kind: 'snapshot'}`). The VM's disk builds on the snapshot from now on, as its clones' do, so the
+   * snapshot must be kept while any of them lives.
+   */
+  snapshot(vmId: string, snapshotId: string): Promise<CaptureOutcome>;
+  /** Removes a snapshot's files (the caller made sure nothing builds on it). */
+  deleteSnapshot(snapshotId: string): Promise<void>;
+  /**
+   * Pauses a live VM: its memory, processes and disk go to this node's disk and its QEMU ends, freeing memory and
+   * CPU. The VM is no longer live (no end is reported); `resume` brings it back under the same id.
+   */
+  pause(vmId: string): Promise<CaptureOutcome>;
+  /** Brings a paused VM back, the same machine (files, processes, ports, interpreters), counting `lifetimeSeconds` from now. */
+  resume(request: ResumeVmRequest): Promise<AcquiredVm>;
+  /** Removes what a paused VM left (it was killed while paused). */
+  discardPause(vmId: string): Promise<void>;
   /** Ids of the VMs running on this node (after a restart: those re-adopted). */
   liveVmIds(): string[];
   /**

@@ -8,20 +8,29 @@ import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { endInFlightExecutions, SHUT_DOWN_ERROR } from './executions.ts';
-import { newVmId } from './ids.ts';
+import { newSnapshotId, newVmId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
-import { LIVE_VM_STATUSES, type Session, type SessionSpec, type Vm, type VmEndReason, type VmStatus } from './model.ts';
-import type { AcquireEstimate, GuestAgent, VmEngine } from './vm-engine.ts';
+import { DEFAULT_TEMPLATE_ID, LIVE_VM_STATUSES, type Session, type SessionSpec, type Snapshot, type Vm, type VmEndReason, type VmStatus } from './model.ts';
+import type { AcquireEstimate, CaptureOutcome, GuestAgent, VmEngine } from './vm-engine.ts';
+import type { ResolvedSource, VmSources } from './vm-sources.ts';
 import type { Database } from '../store/database.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
+import { completeSnapshot, deleteSnapshotRow, findSnapshot, insertSnapshot, listCreatingSnapshotsOfNode } from '../store/snapshots-store.ts';
+import { isUniqueViolation, type Executor } from '../store/users-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, listVms, transitionVm } from '../store/vms-store.ts';
-import type { Executor } from '../store/users-store.ts';
 
 export interface VmSpec {
   vcpuCount: number;
   memoryMb: number;
   lifetimeSeconds: number;
+  /** What it starts from; default: its session's source. A snapshot fixes vCPUs and memory. */
+  source?: ResolvedSource;
+  name?: string | null;
+  metadata?: Record<string, string>;
 }
+
+/** What an execution that was running when its VM was paused is recorded with. */
+export const PAUSED_ERROR = 'the VM was paused while the execution ran; its process goes on when the VM resumes, but its output from then on is not recorded';
 
 /** A session's live VM with its agent. */
 export interface LiveVm {
@@ -51,6 +60,7 @@ export class VmService {
     private readonly limiter: PlanLimiter,
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
+    private readonly sources: VmSources,
   ) {
     engine.onVmEnded((vmId, reason) => {
       this.trackEnd(vmId, this.recordEnd(vmId, reason)).catch(() => {});
@@ -75,7 +85,10 @@ export class VmService {
    * execute_async answered before the engine was up once recorded a VM about to be re-adopted as crashed).
    */
   private reconciled(): Promise<{ adopted: number; ended: number }> {
-    this.reconciling ??= this.engine.recovered().then(() => this.reconcile());
+    this.reconciling ??= this.engine.recovered().then(async () => {
+      await this.dropUnfinishedSnapshots();
+      return this.reconcile();
+    });
     this.reconciling.catch(() => {
       this.reconciling = undefined;
     });
@@ -98,17 +111,32 @@ export class VmService {
    */
   async ensureVm(principal: Principal, session: Session): Promise<LiveVm> {
     await this.ensureStarted();
+    const joined = this.acquiring.get(session.id);
+    if (joined) return joined;
+    // A paused VM is the session's VM: it is resumed, never replaced.
+    const paused = await this.pausedVmOf(session);
+    if (paused) return this.joinAcquisition(session.id, () => this.resumeFor(principal, paused));
     const current = this.acquiring.get(session.id) ?? (await this.liveVmOf(session));
     if (current) return current;
-    const pending = this.acquiring.get(session.id);
+    return this.joinAcquisition(session.id, () =>
+      this.acquireFor(principal, session, { vcpuCount: session.vcpuCount, memoryMb: session.memoryMb, lifetimeSeconds: session.vmLifetimeSeconds }),
+    );
+  }
+
+  /** One acquisition (or resume) at a time per session: later callers share it. */
+  private joinAcquisition(sessionId: string, start: () => Promise<LiveVm>): Promise<LiveVm> {
+    const pending = this.acquiring.get(sessionId);
     if (pending) return pending;
-    const acquisition = this.acquireFor(principal, session, {
-      vcpuCount: session.vcpuCount,
-      memoryMb: session.memoryMb,
-      lifetimeSeconds: session.vmLifetimeSeconds,
-    }).finally(() => this.acquiring.delete(session.id));
-    this.acquiring.set(session.id, acquisition);
+    const acquisition = start().finally(() => this.acquiring.delete(sessionId));
+    this.acquiring.set(sessionId, acquisition);
     return acquisition;
+  }
+
+  /** The session's current VM while it is paused, else undefined. */
+  private async pausedVmOf(session: Session): Promise<Vm | undefined> {
+    const vmId = (await findSession(this.database.db, session.id))?.currentVmId ?? session.currentVmId;
+    const vm = vmId ? await findVm(this.database.db, vmId) : undefined;
+    return vm?.status === 'paused' ? vm : undefined;
   }
 
   /**
@@ -117,17 +145,18 @@ export class VmService {
    */
   async admission(session: Session | (SessionSpec & { id?: undefined })): Promise<AcquireEstimate | null> {
     if (session.id !== undefined && (this.acquiring.has(session.id) || (await this.liveVmOf(session)))) return null;
-    return this.engine.estimateAcquire({ vcpuCount: session.vcpuCount, memoryMb: session.memoryMb });
+    // A source other than the built-in template restores without the pool: the estimate says so.
+    const source = session.source.kind === 'template' && session.source.id === DEFAULT_TEMPLATE_ID ? undefined : ({ kind: 'snapshot', snapshotId: '', diskSizeMb: 0 } as const);
+    return this.engine.estimateAcquire({ vcpuCount: session.vcpuCount, memoryMb: session.memoryMb, ...(source ? { source } : {}) });
   }
 
   /** POST /v1/vms: bind a new VM to a session that has none alive. */
   async createForSession(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
+    if (await this.pausedVmOf(session)) throw new AppError('CONFLICT', `session ${session.id} has a paused VM; resume it or kill it first`);
     if (this.acquiring.has(session.id) || (await this.liveVmOf(session))) {
       throw new AppError('CONFLICT', `session ${session.id} already has a running VM; kill it first (POST /kill)`);
     }
-    const acquisition = this.acquireFor(principal, session, spec).finally(() => this.acquiring.delete(session.id));
-    this.acquiring.set(session.id, acquisition);
-    return acquisition;
+    return this.joinAcquisition(session.id, () => this.acquireFor(principal, session, spec));
   }
 
   async getOwned(principal: Principal, vmId: string): Promise<Vm> {
@@ -151,6 +180,13 @@ export class VmService {
    */
   async kill(principal: Principal, vm: Vm): Promise<Vm> {
     if (vm.userId !== principal.userId) throw notFound(`VM ${vm.id}`);
+    if (vm.status === 'paused') {
+      // Nothing runs: its saved memory and disk go, and the record says it was killed.
+      this.localOrThrow(vm);
+      const ended = await this.recordEnd(vm.id, 'killed', ['paused']);
+      if (ended) await this.engine.discardPause(vm.id);
+      return ended ?? (await findVm(this.database.db, vm.id))!;
+    }
     if (!(LIVE_VM_STATUSES as readonly VmStatus[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
     const ended = await this.end(vm.id, 'killed');
     return ended ?? (await findVm(this.database.db, vm.id))!;
@@ -197,7 +233,8 @@ export class VmService {
     // The record, not the caller's copy: another request may have bound a new VM since that was read.
     const vmId = (await findSession(this.database.db, session.id))?.currentVmId ?? session.currentVmId;
     const vm = vmId ? await findVm(this.database.db, vmId) : undefined;
-    if (!vm || vm.status === 'killed') return null;
+    // A paused VM is not live, and not to be replaced either: the callers that could start one check for it first.
+    if (!vm || vm.status === 'killed' || vm.status === 'paused') return null;
     if (vm.nodeId !== this.engine.nodeId) {
       throw new AppError('VM_UNAVAILABLE', `the session's VM ${vm.id} runs on node ${vm.nodeId}, not on this one (${this.engine.nodeId}): send the session's requests to that node`);
     }
@@ -249,8 +286,11 @@ export class VmService {
     return work;
   }
 
-  private async acquireFor(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
+  private async acquireFor(principal: Principal, session: Session, requested: VmSpec): Promise<LiveVm> {
     await this.ensureStarted();
+    const source = requested.source ?? (await this.sources.resolve(session.userId, session.source));
+    // A snapshot fixes the VM's shape.
+    const spec = { ...requested, ...(source.shape ?? {}) };
     const now = this.clock.now();
     const vmId = newVmId();
     // Quota check and reservation in one transaction, so two acquisitions of one user cannot both pass.
@@ -267,19 +307,31 @@ export class VmService {
         vcpuCount: spec.vcpuCount,
         memoryMb: spec.memoryMb,
         lifetimeSeconds: spec.lifetimeSeconds,
-        templateId: `snap${spec.vcpuCount}`,
+        templateId: source.ref.id,
         ip: null,
         createdAt: now.toISOString(),
         startedAt: null,
         expiresAt: new Date(now.getTime() + spec.lifetimeSeconds * 1000).toISOString(),
         endedAt: null,
+        name: spec.name ?? null,
+        metadata: spec.metadata ?? {},
+        baseSnapshotId: source.baseSnapshotId,
+        pausedAt: null,
+        remainingSeconds: null,
       });
       await updateSession(trx, session.id, { currentVmId: vmId });
     });
 
     let acquired;
     try {
-      acquired = await this.engine.acquire({ vmId, ...spec, diskMb: this.limiter.limitsOf(principal).diskMb });
+      acquired = await this.engine.acquire({
+        vmId,
+        source: source.source,
+        vcpuCount: spec.vcpuCount,
+        memoryMb: spec.memoryMb,
+        lifetimeSeconds: spec.lifetimeSeconds,
+        diskMb: this.limiter.limitsOf(principal).diskMb,
+      });
     } catch (error) {
       await this.database.db.transaction().execute(async (trx) => {
         await transitionVm(trx, vmId, ['starting'], { status: 'killed', endReason: 'failed', endedAt: this.clock.now().toISOString() });
@@ -298,7 +350,6 @@ export class VmService {
     const vm = await this.database.db.transaction().execute(async (trx) => {
       const row = await transitionVm(trx, vmId, ['starting'], {
         status: 'active',
-        templateId: acquired.templateId,
         ip: acquired.ip,
         startedAt: acquired.startedAt.toISOString(),
         expiresAt: acquired.expiresAt.toISOString(),
@@ -313,7 +364,7 @@ export class VmService {
           session_id: session.id,
           vcpu_count: spec.vcpuCount,
           memory_mb: spec.memoryMb,
-          template_id: acquired.templateId,
+          template_id: source.ref.id,
           started_at: acquired.startedAt.toISOString(),
           expires_at: acquired.expiresAt.toISOString(),
         },
@@ -334,13 +385,204 @@ export class VmService {
   }
 
   /**
+   * Snapshots the caller's running VM, live: a new VM (or many) can start from it later, with its memory,
+   * processes and disk as they were. The name is reserved first (unique among the user's snapshots and
+   * templates); the VM's disk builds on the snapshot from now on.
+   */
+  async snapshot(principal: Principal, vmId: string, request: { name: string; metadata?: Record<string, string> }): Promise<Snapshot> {
+    const vm = await this.getOwned(principal, vmId);
+    this.assertRunning(vm, 'snapshotted');
+    this.localOrThrow(vm);
+    const id = newSnapshotId();
+    const now = this.clock.now().toISOString();
+    try {
+      await this.database.db.transaction().execute(async (trx) => {
+        await this.sources.assertNameFree(trx, principal.userId, request.name);
+        await insertSnapshot(trx, {
+          id,
+          userId: principal.userId,
+          name: request.name,
+          status: 'creating',
+          sourceVmId: vm.id,
+          parentId: vm.baseSnapshotId,
+          templateId: await this.templateIdOf(vm),
+          nodeId: this.engine.nodeId,
+          vcpuCount: vm.vcpuCount,
+          memoryMb: vm.memoryMb,
+          diskSizeMb: 0,
+          memoryBytes: 0,
+          diskBytes: 0,
+          stateBytes: 0,
+          pauseMs: 0,
+          durationMs: 0,
+          metadata: request.metadata ?? {},
+          createdAt: now,
+        });
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new AppError('CONFLICT', `you already have a snapshot or template named "${request.name}"`);
+      throw error;
+    }
+    let outcome: CaptureOutcome;
+    try {
+      outcome = await this.engine.snapshot(vm.id, id);
+    } catch (error) {
+      await deleteSnapshotRow(this.database.db, id);
+      await this.engine.deleteSnapshot(id);
+      throw captureError(error, `snapshotting VM ${vm.id}`);
+    }
+    const snapshot = await this.database.db.transaction().execute(async (trx) => {
+      const done = await completeSnapshot(trx, id, { ...outcome, pauseMs: outcome.pausedMs });
+      await transitionVm(trx, vm.id, ['active'], { baseSnapshotId: id });
+      await recordEvent(trx, this.clock, {
+        type: 'vm.snapshotted',
+        userId: principal.userId,
+        subjectId: vm.id,
+        data: {
+          vm_id: vm.id,
+          session_id: vm.sessionId,
+          snapshot_id: id,
+          name: request.name,
+          pause_ms: Math.round(outcome.pausedMs),
+          duration_ms: Math.round(outcome.durationMs),
+          memory_bytes: outcome.memoryBytes,
+          disk_bytes: outcome.diskBytes,
+        },
+      });
+      return done!;
+    });
+    this.notifier.committed();
+    return snapshot;
+  }
+
+  /**
+   * Pauses the caller's running VM: memory, processes and disk go to this node's disk, its QEMU ends (freeing
+   * memory and CPU, and its place in the plan's quota). Its lifetime stops counting until it is resumed (by
+   * `resume` or the session's next use). Executions running in it end (their processes go on after the resume).
+   */
+  async pause(principal: Principal, vmId: string): Promise<{ vm: Vm; outcome: CaptureOutcome }> {
+    const vm = await this.getOwned(principal, vmId);
+    if (vm.status === 'paused') throw new AppError('CONFLICT', `VM ${vm.id} is paused already`);
+    this.assertRunning(vm, 'paused');
+    this.localOrThrow(vm);
+    const remainingSeconds = Math.max(1, Math.round((Date.parse(vm.expiresAt) - this.clock.now().getTime()) / 1000));
+    let outcome: CaptureOutcome;
+    try {
+      outcome = await this.engine.pause(vm.id);
+    } catch (error) {
+      throw captureError(error, `pausing VM ${vm.id}`);
+    }
+    const at = this.clock.now().toISOString();
+    const paused = await this.database.db.transaction().execute(async (trx) => {
+      const row = await transitionVm(trx, vm.id, ['active'], { status: 'paused', pausedAt: at, remainingSeconds });
+      if (!row) return undefined;
+      await endInFlightExecutions(trx, this.clock, { vmId: vm.id }, PAUSED_ERROR);
+      await recordEvent(trx, this.clock, {
+        type: 'vm.paused',
+        userId: principal.userId,
+        subjectId: vm.id,
+        data: { vm_id: vm.id, session_id: vm.sessionId, paused_at: at, remaining_seconds: remainingSeconds, duration_ms: Math.round(outcome.durationMs), memory_bytes: outcome.memoryBytes },
+      });
+      return row;
+    });
+    if (!paused) {
+      // It was killed meanwhile: nothing will resume it.
+      await this.engine.discardPause(vm.id);
+      throw new AppError('CONFLICT', `VM ${vm.id} ended while it was being paused`);
+    }
+    this.notifier.committed();
+    return { vm: paused, outcome };
+  }
+
+  /** Resumes the caller's paused VM (see `pause`); within the plan's quota, like a new VM. */
+  async resume(principal: Principal, vmId: string): Promise<LiveVm> {
+    const vm = await this.getOwned(principal, vmId);
+    if (vm.status !== 'paused') throw new AppError('CONFLICT', `VM ${vm.id} is ${vm.status}, not paused`);
+    const start = () => this.resumeFor(principal, vm);
+    return vm.sessionId ? this.joinAcquisition(vm.sessionId, start) : start();
+  }
+
+  private async resumeFor(principal: Principal, vm: Vm): Promise<LiveVm> {
+    this.localOrThrow(vm);
+    const started = Date.now();
+    await this.database.db.transaction().execute(async (trx) => {
+      await lockUser(trx, this.database.dialect, principal.userId);
+      await this.limiter.assertCanStartVm(trx, principal, vm.vcpuCount);
+      // Reserved as a VM that starts: it counts against the quota from now on.
+      const row = await transitionVm(trx, vm.id, ['paused'], { status: 'starting' });
+      if (!row) throw new AppError('CONFLICT', `VM ${vm.id} is not paused any more (resumed or killed meanwhile)`);
+    });
+    let acquired;
+    try {
+      acquired = await this.engine.resume({ vmId: vm.id, lifetimeSeconds: vm.remainingSeconds ?? vm.lifetimeSeconds, diskMb: this.limiter.limitsOf(principal).diskMb });
+    } catch (error) {
+      // Its saved state is untouched: it stays paused, to be resumed again.
+      await transitionVm(this.database.db, vm.id, ['starting'], { status: 'paused' });
+      throw captureError(error, `resuming VM ${vm.id}`);
+    }
+    const resumed = await this.database.db.transaction().execute(async (trx) => {
+      const row = await transitionVm(trx, vm.id, ['starting'], {
+        status: 'active',
+        startedAt: acquired.startedAt.toISOString(),
+        expiresAt: acquired.expiresAt.toISOString(),
+        pausedAt: null,
+        remainingSeconds: null,
+      });
+      if (!row) return undefined;
+      await recordEvent(trx, this.clock, {
+        type: 'vm.resumed',
+        userId: principal.userId,
+        subjectId: vm.id,
+        data: { vm_id: vm.id, session_id: vm.sessionId, resume_ms: Date.now() - started, expires_at: acquired.expiresAt.toISOString() },
+      });
+      return row;
+    });
+    this.notifier.committed();
+    const agent = this.engine.agent(vm.id);
+    if (!resumed || !agent) {
+      await this.engine.kill(vm.id);
+      throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} ended while it was resuming`);
+    }
+    return { vm: resumed, agent };
+  }
+
+  /**
+   * After a restart: snapshots this node was still taking are over (nothing completes them); their files and
+   * rows go. Their VMs ran on: a failed live capture leaves the VM as it was.
+   */
+  private async dropUnfinishedSnapshots(): Promise<void> {
+    for (const snapshot of await listCreatingSnapshotsOfNode(this.database.db, this.engine.nodeId)) {
+      await this.engine.deleteSnapshot(snapshot.id);
+      await deleteSnapshotRow(this.database.db, snapshot.id);
+    }
+  }
+
+  /** The template a VM's chain starts from: its own, or its base snapshot's (older records named the variant). */
+  private async templateIdOf(vm: Vm): Promise<string> {
+    if (vm.baseSnapshotId) return (await findSnapshot(this.database.db, vm.baseSnapshotId))?.templateId ?? DEFAULT_TEMPLATE_ID;
+    return /^snap\d+$/.test(vm.templateId) ? DEFAULT_TEMPLATE_ID : vm.templateId;
+  }
+
+  private assertRunning(vm: Vm, what: string): void {
+    if (vm.status === 'paused') throw new AppError('CONFLICT', `VM ${vm.id} is paused: resume it before it can be ${what}`);
+    if (vm.status !== 'active') throw new AppError('CONFLICT', `VM ${vm.id} is ${vm.status}: only a running VM can be ${what}`);
+  }
+
+  /** The VM's process (or saved state) is on this node, else VM_UNAVAILABLE naming the node. */
+  private localOrThrow(vm: Vm): void {
+    if (vm.nodeId !== this.engine.nodeId) {
+      throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} runs on node ${vm.nodeId}, not on this one (${this.engine.nodeId}): send the request to that node`);
+    }
+  }
+
+  /**
    * Marks a live VM killed with `reason` and records the event of that end (`vm.expired`, `vm.crashed`,
    * `vm.agent_lost`, else `vm.killed`); a VM already ended is left alone. A VM that never started ends as `failed` in acquireFor.
    */
-  private async recordEnd(vmId: string, reason: Exclude<VmEndReason, 'failed'>): Promise<Vm | undefined> {
+  private async recordEnd(vmId: string, reason: Exclude<VmEndReason, 'failed'>, from: readonly VmStatus[] = LIVE_VM_STATUSES): Promise<Vm | undefined> {
     const at = this.clock.now().toISOString();
     const row = await this.database.db.transaction().execute(async (trx) => {
-      const ended = await transitionVm(trx, vmId, LIVE_VM_STATUSES, { status: 'killed', endReason: reason, endedAt: at });
+      const ended = await transitionVm(trx, vmId, from, { status: 'killed', endReason: reason, endedAt: at, pausedAt: null, remainingSeconds: null });
       if (!ended) return undefined;
       await endInFlightExecutions(trx, this.clock, { vmId }, endedExecutionError(reason));
       const event = { userId: ended.userId, subjectId: vmId };
@@ -359,6 +601,12 @@ export class VmService {
 /** Serialises quota checks per user: PostgreSQL row lock; SQLite transactions are already serialised. */
 async function lockUser(trx: Executor, dialect: string, userId: number): Promise<void> {
   if (dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+}
+
+/** An engine error of a capture or resume as the API answers it (the engine's own AppErrors pass through). */
+function captureError(error: unknown, what: string): AppError {
+  if (error instanceof AppError) return error;
+  return new AppError('VM_UNAVAILABLE', `${what} failed: ${(error as Error).message}`);
 }
 
 /** Why an execution that was running in a VM ended without its result. */

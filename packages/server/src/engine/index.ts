@@ -44,6 +44,7 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
         },
       }),
     snapshotRoot: config.snapshotDir,
+    captureRoot: config.vmSnapshotDir,
     stateDir: path.join(config.dataDir, 'vms'),
     runRoot: config.runDir,
     network: config.vmNetwork,

@@ -12,9 +12,20 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AgentClient } from '../agent/index.ts';
-import type { AcquiredVm, AcquireEstimate, AcquireVmRequest, GuestAgent, EngineEndReason, VmEngine } from '../core/vm-engine.ts';
+import { AppError } from '../core/errors.ts';
+import type {
+  AcquiredVm,
+  AcquireEstimate,
+  AcquireVmRequest,
+  CaptureOutcome,
+  EngineEndReason,
+  GuestAgent,
+  ResumeVmRequest,
+  TemplateImage,
+  VmEngine,
+} from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
-import { VCPU_COUNTS, type Accelerator, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
+import { VCPU_COUNTS, type Accelerator, type CaptureResult, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
 import { AgentLink } from './agent-link.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
 import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
@@ -32,6 +43,11 @@ export interface SandboxEngineOptions {
   loadImage: () => Promise<GuestImage>;
   /** Root of the snapshot variants (traversable by the VM user). */
   snapshotRoot: string;
+  /**
+   * Where this server keeps the snapshots users take of their VMs (`snapshots/<id>`) and paused VMs
+   * (`paused/<vm id>`): on disk, traversable by the VM user, and this server's alone.
+   */
+  captureRoot: string;
   /** The engine's own state (public ids, deadlines); private to this server. */
   stateDir: string;
   /** Per-VM run directories; the VM user must be able to traverse it. One per server: recovery reaps strangers. */
@@ -108,6 +124,9 @@ interface RestoredVm {
   memoryMb: number;
 }
 
+/** How long a capture may keep the guest's file transfers waiting should the host not come back to thaw them. */
+const CAPTURE_HOLD_MS = 120_000;
+
 export class SandboxEngine implements VmEngine {
   readonly events = new EventEmitter<SandboxEngineEvents>();
   readonly nodeId: string;
@@ -117,6 +136,10 @@ export class SandboxEngine implements VmEngine {
   private readonly states: VmStateStore;
   private readonly endedListeners: ((vmId: string, reason: EngineEndReason) => void)[] = [];
   private readonly pool: WarmPool<string, RestoredVm>;
+  /** The templates of the pool's keys (only those kept warm are taken from the pool). */
+  private readonly poolTemplates = new Map<string, TemplateImage>();
+  /** Each template's snapshot set, by the template's hash. */
+  private readonly snapshotSets = new Map<string, SnapshotVariants>();
   private readonly runRoot: string;
   private readonly restoreSlot: LimitFunction;
   /**
@@ -140,8 +163,8 @@ export class SandboxEngine implements VmEngine {
     this.pool = new WarmPool<string, RestoredVm>({
       size: options.poolSize,
       create: (key) => {
-        const [vcpus, memory] = key.split(':').map(Number);
-        return this.restoreForPool(vcpus as VcpuCount, memory!);
+        const [, vcpus, memory] = key.split(':');
+        return this.restoreForPool(this.poolTemplates.get(key)!, Number(vcpus) as VcpuCount, Number(memory));
       },
       destroy: (vm) => this.discard(vm),
       onError: (key, error) => this.events.emit('warning', { code: 'POOL_REFILL_FAILED', message: `warm pool ${key}: ${(error as Error).message}` }),
@@ -172,10 +195,9 @@ export class SandboxEngine implements VmEngine {
     return this.tracked(this.acquireUntracked(request));
   }
 
-  estimateAcquire(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb'>): AcquireEstimate {
-    if (request.memoryMb === this.options.poolMemoryMb && (this.pool.counts()[poolKey(request.vcpuCount, request.memoryMb)] ?? 0) > 0) {
-      return { pooled: true, position: 0, waitMs: 0 };
-    }
+  estimateAcquire(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb' | 'source'>): AcquireEstimate {
+    const key = this.poolKeyOf(request);
+    if (key && (this.pool.counts()[key] ?? 0) > 0) return { pooled: true, position: 0, waitMs: 0 };
     const slots = this.restoreSlot.concurrency;
     const ahead = this.restoreSlot.activeCount + this.restoreSlot.pendingCount;
     // This restore starts once `ahead - slots + 1` of those ahead have finished; they finish `slots` at a time.
@@ -198,11 +220,25 @@ export class SandboxEngine implements VmEngine {
     if (this.closed) throw new Error('the VM engine is shutting down');
     await this.start();
     await assertHostStorage(this.runRoot, this.options.minFreeDiskMb);
-    const imageDiskMb = this.image!.diskSizeMb;
-    const diskMb = Math.max(request.diskMb ?? imageDiskMb, imageDiskMb);
-    const pooled = request.memoryMb === this.options.poolMemoryMb ? this.pool.take(poolKey(vcpuCount, request.memoryMb)) : undefined;
-    const vm = pooled && pooled.client.connected ? pooled : await this.restore(vcpuCount, request.memoryMb);
-    if (pooled && vm !== pooled) void this.discard(pooled);
+    const source = request.source ?? { kind: 'template' };
+    let vm: RestoredVm;
+    let pooled: RestoredVm | undefined;
+    let baseDiskMb: number;
+    let templateId: string;
+    if (source.kind === 'snapshot') {
+      vm = await this.restoreSnapshot(source.snapshotId, vcpuCount, request.memoryMb);
+      baseDiskMb = source.diskSizeMb;
+      templateId = source.snapshotId;
+    } else {
+      const template = source.image ?? this.builtinTemplate();
+      const key = this.poolKeyOf(request);
+      pooled = key ? this.pool.take(key) : undefined;
+      vm = pooled && pooled.client.connected ? pooled : await this.restore(template, vcpuCount, request.memoryMb);
+      if (pooled && vm !== pooled) void this.discard(pooled);
+      baseDiskMb = template.diskSizeMb;
+      templateId = variantOf(vcpuCount);
+    }
+    const diskMb = Math.max(request.diskMb ?? baseDiskMb, baseDiskMb);
     if (this.closed) {
       await this.discard(vm);
       throw new Error('the VM engine is shutting down');
@@ -213,7 +249,7 @@ export class SandboxEngine implements VmEngine {
       vmId: request.vmId,
       vcpuCount,
       memoryMb: request.memoryMb,
-      templateId: variantOf(vcpuCount),
+      templateId,
       startedAtMs: now,
       expiresAtMs: now + request.lifetimeSeconds * 1000,
       diskMb,
@@ -221,7 +257,7 @@ export class SandboxEngine implements VmEngine {
     this.states.write(state);
     const identified = this.applyIdentity(request.vmId, vm.client, started);
     this.track(state, vm.client, vm.info, identified);
-    if (diskMb > imageDiskMb) this.growToQuota(state, diskMb, identified);
+    if (diskMb > baseDiskMb) this.growToQuota(state, diskMb, identified);
     this.events.emit('acquired', { vmId: request.vmId, fromPool: vm === pooled, ms: Date.now() - started });
     return {
       vmId: request.vmId,
@@ -238,8 +274,8 @@ export class SandboxEngine implements VmEngine {
    * had its clock and entropy set when it entered the pool, which makes this call the cheap one. A VM whose
    * fix-up fails is killed and reported as crashed.
    */
-  private applyIdentity(vmId: string, client: AgentClient, startedMs: number): Promise<void> {
-    const identity = client.restore({ hostname: vmId, vmId, timeoutMs: 15_000 }).then(() => {
+  private applyIdentity(vmId: string, client: AgentClient, startedMs: number, keepIdentity = false): Promise<void> {
+    const identity = client.restore({ hostname: vmId, vmId, keepIdentity, timeoutMs: 15_000 }).then(() => {
       this.events.emit('identified', { vmId, ms: Date.now() - startedMs });
     });
     identity.catch((error: unknown) => {
@@ -353,8 +389,13 @@ export class SandboxEngine implements VmEngine {
     this.recovering = recovery.then(() => undefined);
     this.recovering.catch(() => {}); // awaited by callers of recovered(); start() rejects with the same error
     const { host, image, variants, adopted } = await recovery;
+    const builtin = this.builtinTemplate();
     for (const vcpus of this.options.warmVcpuCounts) await variants.ensure(vcpus, this.tierFor(this.options.poolMemoryMb));
-    for (const vcpus of this.options.warmVcpuCounts) this.pool.want(poolKey(vcpus, this.options.poolMemoryMb));
+    for (const vcpus of this.options.warmVcpuCounts) {
+      const key = poolKey(builtin, vcpus, this.options.poolMemoryMb);
+      this.poolTemplates.set(key, builtin);
+      this.pool.want(key);
+    }
     this.events.emit('ready', { host, image, adopted, readyMs: Date.now() - started });
     await this.retainCaches(image, variants);
     return variants;
@@ -367,22 +408,14 @@ export class SandboxEngine implements VmEngine {
     const image = await this.options.loadImage();
     this.image = image;
     const host = await driver.prepare(image);
+    this.host = host;
     this.accelerator = host.accelerator;
-    const variants = new SnapshotVariants({
-      driver,
-      image,
-      accelerator: host.accelerator,
-      snapshotKey: host.snapshotKey,
-      snapshotRoot: this.options.snapshotRoot,
-      runRoot: this.runRoot,
-      onProgress: (message) => this.events.emit('progress', message),
-    });
-    this.variants = variants;
+    const variants = this.snapshotSet(this.builtinTemplate());
     const adopted = await this.recover();
     return { host, image, variants, adopted };
   }
 
-  private variants: SnapshotVariants | undefined;
+  private host: HostReport | undefined;
   private image: GuestImage | undefined;
   private accelerator: Accelerator | undefined;
   private cacheMarks: NodeJS.Timeout | undefined;
@@ -440,9 +473,9 @@ export class SandboxEngine implements VmEngine {
    * restore, ~200 ms under TCG), under its driver id as a provisional identity until it is handed out, and
    * warmed (`warm-up.ts`): a first request's code paths already ran in it.
    */
-  private async restoreForPool(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+  private async restoreForPool(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
     await assertHostStorage(this.runRoot, this.options.minFreeDiskMb);
-    const vm = await this.restore(vcpuCount, memoryMb);
+    const vm = await this.restore(template, vcpuCount, memoryMb);
     try {
       await this.tracked(vm.client.restore({ hostname: vm.info.vmId, vmId: vm.info.vmId, timeoutMs: 15_000 }));
       const warmed = await this.tracked(warmUp(vm.client));
@@ -454,29 +487,184 @@ export class SandboxEngine implements VmEngine {
     }
   }
 
-  private restore(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
-    return this.tracked(this.restoreUntracked(vcpuCount, memoryMb));
+  private restore(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+    return this.tracked(this.restoreUntracked(template, vcpuCount, memoryMb));
   }
 
-  private async restoreUntracked(vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
-    const variants = this.variants ?? (await this.start());
+  private async restoreUntracked(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+    await this.start();
     const tier = this.tierFor(memoryMb);
-    const snapshot = await variants.ensure(vcpuCount, tier);
+    const snapshot = await this.snapshotSet(template).ensure(vcpuCount, tier);
+    return this.restoreFrom(snapshot.dir, vcpuCount, Math.max(memoryMb, tier.minMemoryMb), memoryMb);
+  }
+
+  /** A new VM from a snapshot a user took: the vCPU count and memory are the snapshot's own. */
+  private restoreSnapshot(snapshotId: string, vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+    return this.tracked(
+      (async () => {
+        const dir = this.snapshotDir(snapshotId);
+        const info = await this.options.driver.readSnapshot(dir);
+        if (!info) throw new AppError('NOT_FOUND', `snapshot ${snapshotId} has no files on node ${this.nodeId}`);
+        if (info.vcpuCount !== vcpuCount || memoryMb < info.minMemoryMb || memoryMb > info.bootMemoryMb) {
+          throw new AppError('BAD_REQUEST', `snapshot ${snapshotId} is of a VM with ${info.vcpuCount} vCPUs and ${info.minMemoryMb} MiB: a VM started from it has the same`);
+        }
+        return this.restoreFrom(dir, vcpuCount, memoryMb, memoryMb);
+      })(),
+    );
+  }
+
+  /** Restores a new VM from a snapshot directory, within the host's restore slots. */
+  private async restoreFrom(snapshotDir: string, vcpuCount: VcpuCount, restoreMemoryMb: number, memoryMb: number, takeDisk = false): Promise<RestoredVm> {
     const driverId = `vm-${randomBytes(8).toString('hex')}`;
     const { agent: client, ...info } = await this.restoreSlot(async () => {
       const started = Date.now();
       const restored = await this.options.driver.restore({
         vmId: driverId,
         runDir: path.join(this.runRoot, driverId),
-        snapshotDir: snapshot.dir,
-        memoryMb: Math.max(memoryMb, tier.minMemoryMb),
+        snapshotDir,
+        memoryMb: restoreMemoryMb,
         network: this.options.network,
         timeoutMs: 60_000,
+        takeDisk,
       });
       this.restoreMsAverage = 0.7 * this.restoreMsAverage + 0.3 * (Date.now() - started);
       return restored;
     });
     return { info, client, vcpuCount, memoryMb };
+  }
+
+  /** The built-in template: the guest image loaded at start. */
+  private builtinTemplate(): TemplateImage {
+    const image = this.image!;
+    return { hash: image.hash, kernelPath: image.kernelPath, initrdPath: image.initrdPath, rootfsPath: image.rootfsPath, rootfsFormat: 'raw', kernelArgs: [], diskSizeMb: image.diskSizeMb };
+  }
+
+  /** A template's snapshot set, made on first use (its snapshots are built when a VM first needs them). */
+  private snapshotSet(template: TemplateImage): SnapshotVariants {
+    let set = this.snapshotSets.get(template.hash);
+    if (!set) {
+      set = new SnapshotVariants({
+        driver: this.options.driver,
+        image: template,
+        accelerator: this.host!.accelerator,
+        snapshotKey: this.host!.snapshotKey,
+        snapshotRoot: this.options.snapshotRoot,
+        runRoot: this.runRoot,
+        onProgress: (message) => this.events.emit('progress', message),
+      });
+      this.snapshotSets.set(template.hash, set);
+    }
+    return set;
+  }
+
+  /** The pool key of an acquisition when the pool holds such VMs (the built-in template's warm shapes), else undefined. */
+  private poolKeyOf(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb' | 'source'>): string | undefined {
+    if (request.source?.kind === 'snapshot' || !this.image || request.memoryMb !== this.options.poolMemoryMb) return undefined;
+    const key = poolKey(request.source?.image ?? this.builtinTemplate(), request.vcpuCount, request.memoryMb);
+    return this.poolTemplates.has(key) ? key : undefined;
+  }
+
+  private snapshotDir(snapshotId: string): string {
+    return path.join(this.options.captureRoot, 'snapshots', snapshotId);
+  }
+
+  private pauseDir(vmId: string): string {
+    return path.join(this.options.captureRoot, 'paused', vmId);
+  }
+
+  async snapshot(vmId: string, snapshotId: string): Promise<CaptureOutcome> {
+    const entry = this.liveEntry(vmId);
+    const client = await entry.link.connected();
+    // A mounted transfer share blocks the migration; transfers wait until the thaw.
+    await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
+    try {
+      await fs.promises.mkdir(path.dirname(this.snapshotDir(snapshotId)), { recursive: true, mode: 0o711 });
+      const result = await this.options.driver.captureSnapshot({ vmId: entry.state.driverId, snapshotDir: this.snapshotDir(snapshotId), then: 'run' });
+      // From now on the VM's disk builds on this snapshot, as its clones' will.
+      return outcomeOf(result, entry.state);
+    } finally {
+      await client.thaw().catch(() => undefined);
+    }
+  }
+
+  async deleteSnapshot(snapshotId: string): Promise<void> {
+    await fs.promises.rm(this.snapshotDir(snapshotId), { recursive: true, force: true });
+  }
+
+  async pause(vmId: string): Promise<CaptureOutcome> {
+    const entry = this.liveEntry(vmId);
+    const client = await entry.link.connected();
+    await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
+    const dir = this.pauseDir(vmId);
+    await fs.promises.rm(dir, { recursive: true, force: true });
+    await fs.promises.mkdir(path.dirname(dir), { recursive: true, mode: 0o711 });
+    // The link must not take QEMU's end for a dropped link (it would reconnect, then report the VM lost).
+    await entry.link.close();
+    let result: CaptureResult;
+    try {
+      result = await this.options.driver.captureSnapshot({ vmId: entry.state.driverId, snapshotDir: dir, then: 'stop' });
+    } catch (error) {
+      // The VM runs on as before: give it a link again (its agent waits for a new host).
+      const info = this.options.driver.get(entry.state.driverId);
+      const again = info ? await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 30_000, transferDir: info.transferDir }).catch(() => undefined) : undefined;
+      if (info && again) {
+        this.live.delete(vmId);
+        this.track(entry.state, again, info);
+        await again.thaw().catch(() => undefined);
+      } else {
+        this.end(vmId, 'crashed');
+      }
+      throw error;
+    }
+    // Paused: no longer live here, and not ended either (no listener hears of it).
+    this.forget(vmId);
+    return outcomeOf(result, entry.state);
+  }
+
+  async resume(request: ResumeVmRequest): Promise<AcquiredVm> {
+    return this.tracked(this.resumeUntracked(request));
+  }
+
+  private async resumeUntracked(request: ResumeVmRequest): Promise<AcquiredVm> {
+    const started = Date.now();
+    if (this.closed) throw new Error('the VM engine is shutting down');
+    await this.start();
+    await assertHostStorage(this.runRoot, this.options.minFreeDiskMb);
+    const dir = this.pauseDir(request.vmId);
+    const info = await this.options.driver.readSnapshot(dir);
+    if (!info) throw new AppError('NOT_FOUND', `VM ${request.vmId} has no paused state on node ${this.nodeId}`);
+    const vcpuCount = info.vcpuCount as VcpuCount;
+    const vm = await this.restoreFrom(dir, vcpuCount, info.minMemoryMb, info.minMemoryMb, true);
+    // The VM's own disk now lives in its run directory; the rest of the pause is used up (QEMU keeps the memory file mapped).
+    await fs.promises.rm(dir, { recursive: true, force: true });
+    const now = Date.now();
+    const state: PersistedVm = {
+      driverId: vm.info.vmId,
+      vmId: request.vmId,
+      vcpuCount,
+      memoryMb: info.minMemoryMb,
+      templateId: 'resumed',
+      startedAtMs: now,
+      expiresAtMs: now + request.lifetimeSeconds * 1000,
+      ...(request.diskMb ? { diskMb: request.diskMb } : {}),
+    };
+    this.states.write(state);
+    // The same machine coming back: clock and entropy, but its machine id and boot id stay.
+    const identified = this.applyIdentity(request.vmId, vm.client, started, true);
+    this.track(state, vm.client, vm.info, identified);
+    this.events.emit('acquired', { vmId: request.vmId, fromPool: false, ms: Date.now() - started });
+    return { vmId: request.vmId, templateId: state.templateId, ip: this.options.network === 'user' ? '10.0.2.15' : '', startedAt: new Date(now), expiresAt: new Date(state.expiresAtMs) };
+  }
+
+  async discardPause(vmId: string): Promise<void> {
+    await fs.promises.rm(this.pauseDir(vmId), { recursive: true, force: true });
+  }
+
+  /** A live VM with its identity applied, or NOT_FOUND. */
+  private liveEntry(vmId: string): LiveEntry {
+    const entry = this.live.get(vmId);
+    if (!entry) throw new AppError('NOT_FOUND', `VM ${vmId} is not running on node ${this.nodeId}`);
+    return entry;
   }
 
   /**
@@ -535,6 +723,20 @@ export class SandboxEngine implements VmEngine {
  */
 const DISK_GROWTH_DELAY_MS: Record<Accelerator, number> = { tcg: 2000, kvm: 0 };
 
-function poolKey(vcpuCount: number, memoryMb: number): string {
-  return `${vcpuCount}:${memoryMb}`;
+function poolKey(template: TemplateImage, vcpuCount: number, memoryMb: number): string {
+  return `${template.hash}:${vcpuCount}:${memoryMb}`;
+}
+
+/** What a capture made, in the core's terms. */
+function outcomeOf(result: CaptureResult, state: PersistedVm): CaptureOutcome {
+  return {
+    pausedMs: result.pausedMs,
+    durationMs: result.durationMs,
+    memoryBytes: result.memoryBytes,
+    diskBytes: result.diskBytes,
+    stateBytes: result.stateBytes,
+    vcpuCount: result.vcpuCount,
+    memoryMb: result.minMemoryMb,
+    diskSizeMb: Math.max(state.diskMb ?? 0, Math.round(result.diskSizeBytes / 2 ** 20)),
+  };
 }

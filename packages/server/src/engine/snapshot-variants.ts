@@ -1,8 +1,9 @@
 /**
- * One snapshot per vCPU count (`snap1` … `snap8`), built on first need: cold-boot a VM, let the agent
- * prepare (helper and spare Python started, session closed), save. Snapshots live in a directory shared by
- * every clone on the machine, keyed by the guest image, the accelerator and the boot memory, and a
- * cross-process lock makes sure only one process builds each.
+ * The snapshots of one template (a bootable image: the built-in one, or one built from an OCI reference), one per
+ * vCPU count (`snap1` … `snap8`) and memory tier, built on first need: cold-boot a VM, let the agent prepare
+ * (helper and spare Python started, session closed), save. Snapshots live in a directory shared by every clone
+ * on the machine, keyed by the image, the accelerator and the boot memory, and a cross-process lock makes sure
+ * only one process builds each.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -10,14 +11,15 @@ import path from 'node:path';
 import type { AgentClient } from '../agent/index.ts';
 import { acquireFileLock } from '../image/file-lock.ts';
 import { unusedEntries, type GuestImage } from '../image/index.ts';
-import type { Accelerator, SnapshotInfo, VcpuCount, VmDriver } from '../vm/vm-driver.ts';
+import type { Accelerator, GuestImageFiles, SnapshotInfo, VcpuCount, VmDriver } from '../vm/vm-driver.ts';
 
 /** Bump when the way snapshots are made changes, so old ones are not reused. */
 const SNAPSHOT_FORMAT = 2;
 
 export interface SnapshotVariantsOptions {
   driver: VmDriver<AgentClient>;
-  image: GuestImage;
+  /** The template's bootable files; `hash` names its snapshot set. */
+  image: GuestImageFiles & Pick<GuestImage, 'hash'>;
   accelerator: Accelerator;
   /** The driver's `HostReport.snapshotKey`: snapshots of another key would not restore here. */
   snapshotKey: string;

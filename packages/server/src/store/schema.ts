@@ -13,7 +13,11 @@ import type {
   ExecutionMode,
   ExecutionStatus,
   Language,
+  SnapshotStatus,
+  TemplateBuildStep,
+  TemplateStatus,
   VmEndReason,
+  VmSourceKind,
   VmStatus,
 } from '../core/model.ts';
 
@@ -59,6 +63,9 @@ export interface SessionsTable {
   current_vm_id: string | null;
   created_at: string;
   last_activity_at: string;
+  /** What its VMs start from. */
+  source_kind: Generated<VmSourceKind>;
+  source_id: Generated<string>;
 }
 
 export interface VmsTable {
@@ -73,13 +80,70 @@ export interface VmsTable {
   vcpu_count: number;
   memory_mb: number;
   lifetime_seconds: number;
-  /** The snapshot variant it was restored from, e.g. 'snap2'. */
+  /** What it started from: a template or snapshot id (older rows: the variant, e.g. 'snap2'). */
   template_id: string;
   ip: string | null;
   created_at: string;
   started_at: string | null;
   expires_at: string;
   ended_at: string | null;
+  name: string | null;
+  /** JSON object of string to string. */
+  metadata: Generated<string>;
+  base_snapshot_id: string | null;
+  paused_at: string | null;
+  remaining_seconds: number | null;
+}
+
+export interface SnapshotsTable {
+  id: string;
+  user_id: number;
+  name: string;
+  status: SnapshotStatus;
+  source_vm_id: string | null;
+  parent_id: string | null;
+  template_id: string;
+  node_id: string;
+  vcpu_count: number;
+  memory_mb: number;
+  disk_size_mb: number;
+  /** bigint: PostgreSQL hands these back as strings; the store converts. */
+  memory_bytes: number | string;
+  disk_bytes: number | string;
+  state_bytes: number | string;
+  pause_ms: number;
+  duration_ms: number;
+  /** JSON object of string to string. */
+  metadata: string;
+  created_at: string;
+}
+
+export interface TemplatesTable {
+  id: string;
+  user_id: number;
+  name: string;
+  status: TemplateStatus;
+  oci_image: string;
+  image_digest: string | null;
+  /** JSON: {gitCloneUrl, gitCloneBranch, envs, postBuildCmd}. */
+  build_args: string;
+  vcpu_count: number;
+  memory_mb: number;
+  node_id: string;
+  /** JSON: the built image's files (TemplateImageRecord), once ready. */
+  image: string | null;
+  step: TemplateBuildStep | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+  ready_at: string | null;
+}
+
+export interface TemplateBuildLogsTable {
+  id: Generated<number>;
+  template_id: string;
+  line: string;
+  created_at: string;
 }
 
 export interface ExecutionsTable {
@@ -254,6 +318,9 @@ export interface Tables {
   audit_events: AuditEventsTable;
   cli_auth_requests: CliAuthRequestsTable;
   shares: SharesTable;
+  snapshots: SnapshotsTable;
+  templates: TemplatesTable;
+  template_build_logs: TemplateBuildLogsTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;
@@ -278,4 +345,6 @@ export type CliAuthRequestRow = Selectable<CliAuthRequestsTable>;
 export type NewCliAuthRequestRow = Insertable<CliAuthRequestsTable>;
 export type CliAuthRequestUpdate = Updateable<CliAuthRequestsTable>;
 export type ShareRow = Selectable<SharesTable>;
+export type SnapshotRow = Selectable<SnapshotsTable>;
+export type TemplateRow = Selectable<TemplatesTable>;
 export type NewShareRow = Insertable<SharesTable>;

@@ -19,6 +19,7 @@ function toSession(row: SessionRow): Session {
     currentVmId: row.current_vm_id,
     createdAt: row.created_at,
     lastActivityAt: row.last_activity_at,
+    source: { kind: row.source_kind, id: row.source_id },
   };
 }
 
@@ -37,6 +38,8 @@ export async function insertSession(db: Executor, session: Session): Promise<Ses
       current_vm_id: session.currentVmId,
       created_at: session.createdAt,
       last_activity_at: session.lastActivityAt,
+      source_kind: session.source.kind,
+      source_id: session.source.id,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

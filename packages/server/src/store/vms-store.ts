@@ -4,7 +4,7 @@ import type { VmRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
 /** What a state change of a VM may write. */
-export type VmChanges = Partial<Pick<Vm, 'status' | 'endReason' | 'templateId' | 'ip' | 'startedAt' | 'expiresAt' | 'endedAt'>>;
+export type VmChanges = Partial<Pick<Vm, 'status' | 'endReason' | 'templateId' | 'ip' | 'startedAt' | 'expiresAt' | 'endedAt' | 'baseSnapshotId' | 'pausedAt' | 'remainingSeconds'>>;
 
 function toVm(row: VmRow): Vm {
   return {
@@ -23,6 +23,11 @@ function toVm(row: VmRow): Vm {
     startedAt: row.started_at,
     expiresAt: row.expires_at,
     endedAt: row.ended_at,
+    name: row.name,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    baseSnapshotId: row.base_snapshot_id,
+    pausedAt: row.paused_at,
+    remainingSeconds: row.remaining_seconds,
   };
 }
 
@@ -45,6 +50,11 @@ export async function insertVm(db: Executor, vm: Vm): Promise<Vm> {
       started_at: vm.startedAt,
       expires_at: vm.expiresAt,
       ended_at: vm.endedAt,
+      name: vm.name,
+      metadata: JSON.stringify(vm.metadata),
+      base_snapshot_id: vm.baseSnapshotId,
+      paused_at: vm.pausedAt,
+      remaining_seconds: vm.remainingSeconds,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -68,6 +78,9 @@ export async function transitionVm(db: Executor, id: string, fromStatuses: reado
       ...(changes.startedAt !== undefined ? { started_at: changes.startedAt } : {}),
       ...(changes.expiresAt !== undefined ? { expires_at: changes.expiresAt } : {}),
       ...(changes.endedAt !== undefined ? { ended_at: changes.endedAt } : {}),
+      ...(changes.baseSnapshotId !== undefined ? { base_snapshot_id: changes.baseSnapshotId } : {}),
+      ...(changes.pausedAt !== undefined ? { paused_at: changes.pausedAt } : {}),
+      ...(changes.remainingSeconds !== undefined ? { remaining_seconds: changes.remainingSeconds } : {}),
     })
     .where('id', '=', id)
     .where('status', 'in', [...fromStatuses])
@@ -94,6 +107,12 @@ export async function countLiveVms(db: Executor, userId: number): Promise<{ vms:
     .where('status', 'in', [...LIVE_VM_STATUSES])
     .executeTakeFirstOrThrow();
   return { vms: Number(row.vms), vcpus: Number(row.vcpus) };
+}
+
+/** Whether a VM that is not ended (live or paused) builds its disk on the snapshot (so it must be kept). */
+export async function snapshotInUseByVm(db: Executor, snapshotId: string): Promise<Vm | undefined> {
+  const row = await db.selectFrom('vms').selectAll().where('base_snapshot_id', '=', snapshotId).where('status', '!=', 'killed').executeTakeFirst();
+  return row && toVm(row);
 }
 
 /** Live VMs this node is responsible for (to reconcile with the engine after a restart). */

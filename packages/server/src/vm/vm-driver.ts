@@ -136,6 +136,8 @@ export interface CaptureResult extends SnapshotInfo {
   memoryBytes: number;
   /** Bytes the snapshot's disk layer takes: what the VM wrote since the layer below it. */
   diskBytes: number;
+  /** The root disk's virtual size (what the guest sees; a restore starts with it). */
+  diskSizeBytes: number;
 }
 
 /** A snapshot on disk, as written by `saveSnapshot` (`snapshot.json` in its directory). */

@@ -50,7 +50,11 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
     },
     async close() {
       await built.app.close();
-      if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+        // Snapshots and paused VMs of this store live outside it (the VM user must reach them).
+        fs.rmSync(config.vmSnapshotDir, { recursive: true, force: true });
+      }
       const violations = conformance?.().violations ?? [];
       if (violations.length > 0) {
         throw new Error(`${violations.length} responses did not match /openapi.json:\n${violations.map((v) => `  ${v.method} ${v.url} → ${v.status}: ${v.problem}`).join('\n')}`);

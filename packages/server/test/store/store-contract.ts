@@ -21,7 +21,18 @@ import {
 } from '../../src/store/webhooks-store.ts';
 import { countUsers, findUserById, findUserByUsername, insertUser, isUniqueViolation, updateUserPlan } from '../../src/store/users-store.ts';
 import { findSession, insertSession, updateSession } from '../../src/store/sessions-store.ts';
-import { findVm, insertVm, listLiveVmsOfNode, transitionVm } from '../../src/store/vms-store.ts';
+import { findVm, insertVm, listLiveVmsOfNode, snapshotInUseByVm, transitionVm } from '../../src/store/vms-store.ts';
+import { completeSnapshot, deleteSnapshotRow, findChildSnapshot, findSnapshotByName, insertSnapshot, listCreatingSnapshotsOfNode, listSnapshots } from '../../src/store/snapshots-store.ts';
+import {
+  appendTemplateLog,
+  deleteTemplateRow,
+  findTemplateByName,
+  insertTemplate,
+  listBuildingTemplatesOfNode,
+  listTemplateLog,
+  listTemplates,
+  updateBuildingTemplate,
+} from '../../src/store/templates-store.ts';
 import { failInFlightExecutions, findExecution, insertExecution, updateExecution } from '../../src/store/executions-store.ts';
 import type { NewExecution } from '../../src/store/executions-store.ts';
 
@@ -169,11 +180,55 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       assert.deepEqual((await listAuditEvents(database.db, { beforeId: e3.id, limit: 1 })).map((e) => e.id), [e2.id]);
     });
 
+    test('snapshots and templates: records come back as written (JSON parsed, byte counts as numbers), names unique per user, builds update only while building', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const snapshot = {
+        id: 'snap_contract1', userId: ann.id, name: 'first', status: 'ready' as const, sourceVmId: 'vm-x', parentId: null, templateId: 'default', nodeId: 'node-a',
+        vcpuCount: 2, memoryMb: 512, diskSizeMb: 4096, memoryBytes: 5_000_000_000, diskBytes: 1234, stateBytes: 80_000, pauseMs: 31, durationMs: 2200,
+        metadata: { stage: 'prod' }, createdAt: iso(),
+      };
+      assert.deepEqual(await insertSnapshot(database.db, snapshot), snapshot);
+      const child = await insertSnapshot(database.db, { ...snapshot, id: 'snap_contract2', name: 'second', parentId: snapshot.id, createdAt: iso(1000) });
+      assert.deepEqual(await findSnapshotByName(database.db, ann.id, 'first'), snapshot);
+      assert.equal((await findChildSnapshot(database.db, snapshot.id))?.id, child.id);
+      assert.deepEqual((await listSnapshots(database.db, ann.id, 10, 0)).map((s) => s.id), [child.id, snapshot.id]);
+      await assert.rejects(insertSnapshot(database.db, { ...snapshot, id: 'snap_contract3' }), 'a name is unique per user');
+      const reserved = await insertSnapshot(database.db, { ...snapshot, id: 'snap_contract4', name: 'reserved', status: 'creating', memoryBytes: 0, createdAt: iso(2000) });
+      assert.deepEqual((await listCreatingSnapshotsOfNode(database.db, 'node-a')).map((s) => s.id), [reserved.id]);
+      const done = await completeSnapshot(database.db, reserved.id, { vcpuCount: 1, memoryMb: 256, diskSizeMb: 2048, memoryBytes: 9_000_000_000, diskBytes: 7, stateBytes: 8, pauseMs: 12.4, durationMs: 900 });
+      assert.deepEqual([done?.status, done?.memoryBytes, done?.pauseMs, done?.vcpuCount], ['ready', 9_000_000_000, 12, 1]);
+      assert.equal(await completeSnapshot(database.db, reserved.id, { vcpuCount: 1, memoryMb: 256, diskSizeMb: 1, memoryBytes: 1, diskBytes: 1, stateBytes: 1, pauseMs: 1, durationMs: 1 }), undefined, 'only once');
+      assert.equal(await deleteSnapshotRow(database.db, reserved.id), true);
+      assert.equal(await deleteSnapshotRow(database.db, child.id), true);
+      assert.equal(await findChildSnapshot(database.db, snapshot.id), undefined);
+
+      const template = {
+        id: 'tpl_contract1', userId: ann.id, name: 'app', status: 'building' as const, ociImage: '127.0.0.1:5000/app:1', imageDigest: null,
+        buildArgs: { gitCloneUrl: 'git://h/r.git', gitCloneBranch: null, envs: { A: 'b' }, postBuildCmd: 'make' }, vcpuCount: 1, memoryMb: 512,
+        nodeId: 'node-a', image: null, step: 'pull' as const, error: null, createdAt: iso(), updatedAt: iso(), readyAt: null,
+      };
+      assert.deepEqual(await insertTemplate(database.db, template), template);
+      assert.deepEqual((await listBuildingTemplatesOfNode(database.db, 'node-a')).map((t) => t.id), [template.id]);
+      await appendTemplateLog(database.db, template.id, ['one', 'two'], iso());
+      const log = await listTemplateLog(database.db, template.id, 0, 10);
+      assert.deepEqual(log.map((l) => l.line), ['one', 'two']);
+      assert.deepEqual((await listTemplateLog(database.db, template.id, log[0]!.id, 10)).map((l) => l.line), ['two']);
+      const image = { hash: 'h', kernelPath: '/k', initrdPath: '/i', rootfsPath: '/r', rootfsFormat: 'qcow2' as const, kernelArgs: ['x=1'], diskSizeMb: 1024, env: { P: '1' } };
+      const ready = await updateBuildingTemplate(database.db, template.id, { status: 'ready', image, imageDigest: 'sha256:ab', step: null, readyAt: iso() });
+      assert.deepEqual([ready?.status, ready?.image, ready?.imageDigest], ['ready', image, 'sha256:ab']);
+      assert.equal(await updateBuildingTemplate(database.db, template.id, { status: 'failed' }), undefined, 'a finished build is not changed');
+      assert.deepEqual(await findTemplateByName(database.db, ann.id, 'app'), ready);
+      assert.deepEqual((await listTemplates(database.db, ann.id, 10, 0)).map((t) => t.id), [template.id]);
+      assert.equal(await deleteTemplateRow(database.db, template.id), true);
+      assert.deepEqual(await listTemplateLog(database.db, template.id, 0, 10), [], 'the log goes with its template');
+    });
+
     test('sessions, VMs and executions: records come back as written (JSON parsed, flags as booleans), transitions are conditional', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       const session = await insertSession(database.db, {
         id: '00000000-0000-4000-8000-000000000001', userId: ann.id, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1,
         metadata: { team: 'search', 'with "quotes"': 'ü' }, env: { A: '1' }, prewarm: true, currentVmId: null, createdAt: iso(), lastActivityAt: iso(),
+        source: { kind: 'snapshot', id: 'snap_abc' },
       });
       assert.deepEqual(await findSession(database.db, session.id), session);
       assert.deepEqual([session.metadata, session.env, session.prewarm], [{ team: 'search', 'with "quotes"': 'ü' }, { A: '1' }, true]);
@@ -182,6 +237,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         insertVm(database.db, {
           id, userId: ann.id, sessionId: session.id, nodeId, status: 'active', endReason: null, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300,
           templateId: 'snap1', ip: null, createdAt: iso(), startedAt: iso(), expiresAt: iso(300_000), endedAt: null,
+          name: `name of ${id}`, metadata: { k: 'v' }, baseSnapshotId: null, pausedAt: null, remainingSeconds: null,
         });
       await vm('vm-a', 'node-a');
       await vm('vm-b', 'node-b');
@@ -192,6 +248,11 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       assert.deepEqual([ended?.status, ended?.endReason], ['killed', 'agent_lost']);
       assert.equal(await transitionVm(database.db, 'vm-a', ['active'], { status: 'killed', endReason: 'expired' }), undefined, 'only from the given statuses');
       assert.equal((await findVm(database.db, 'vm-a'))?.endReason, 'agent_lost');
+      const paused = await transitionVm(database.db, 'vm-b', ['active'], { status: 'paused', pausedAt: iso(), remainingSeconds: 250, baseSnapshotId: 'snap_abc' });
+      assert.deepEqual([paused?.status, paused?.remainingSeconds, paused?.baseSnapshotId, paused?.name, paused?.metadata], ['paused', 250, 'snap_abc', 'name of vm-b', { k: 'v' }]);
+      assert.equal((await snapshotInUseByVm(database.db, 'snap_abc'))?.id, 'vm-b', 'a paused VM still builds on its snapshot');
+      assert.deepEqual((await listLiveVmsOfNode(database.db, 'node-b')).map((v) => v.id), [], 'a paused VM is not live');
+      await transitionVm(database.db, 'vm-b', ['paused'], { status: 'active', pausedAt: null, remainingSeconds: null });
 
       const run = (vmId: string | null, nodeId: string | null, status: NewExecution['status']) =>
         insertExecution(database.db, {

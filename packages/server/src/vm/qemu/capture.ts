@@ -137,6 +137,7 @@ export async function captureVm<C>(ctx: DriverContext<C>, vm: LiveVm, request: C
       durationMs: Math.round(performance.now() - started),
       memoryBytes: memory.blocks * 512,
       diskBytes: disk.blocks * 512,
+      diskSizeBytes,
     };
   } catch (error) {
     await rollBack({ qmp, vm, migrating, stoppedByUs, switchedTo, previousLayer: overlayPath });
