@@ -10,6 +10,7 @@ import * as m0003 from './0003-webhooks-audit.ts';
 import * as m0004 from './0004-cli-auth.ts';
 import * as m0005 from './0005-shares.ts';
 import * as m0006 from './0006-execution-node.ts';
+import * as m0008 from './0008-custom-domains.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -23,6 +24,8 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0004-cli-auth': m0004,
   '0005-shares': m0005,
   '0006-execution-node': m0006,
+  // 0007 is reserved for another branch; the migrator allows it to arrive after 0008 (database.ts).
+  '0008-custom-domains': m0008,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */
