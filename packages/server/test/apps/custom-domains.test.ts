@@ -385,3 +385,29 @@ describe('custom domains on two nodes of one store', () => {
     await waitUntil('node b to forget two.example.com', async () => (await rawRequest(bPort, '/healthz', { host: 'two.example.com' })).status === 200, 5000, 100);
   });
 });
+
+describe('custom domains behind a trusted reverse proxy (SANDBOXD_TRUST_PROXY)', () => {
+  let dns: DnsServer;
+  let server: TestServer;
+
+  before(async () => {
+    dns = await startDnsServer();
+    server = await startTestServer({ config: { dnsServers: [dns.address], trustProxy: true } });
+  });
+  after(async () => {
+    await server?.close();
+    await dns?.close();
+  });
+
+  test('the first X-Forwarded-Host decides, as for host-name previews', async () => {
+    const hana = await server.createUserWithKey('hana');
+    const session = (await call(server, 'POST', '/v1/sessions/session', { apiKey: hana.apiKey, json: {} })).body.session_id;
+    const created = await call(server, 'POST', '/v1/custom-domains', { apiKey: hana.apiKey, json: { domain: 'proxied.example.com', session_id: session, port: 3000 } });
+    dns.setTxt(created.body.verification.name, [created.body.verification.value]);
+    assert.equal((await call(server, 'POST', `/v1/custom-domains/${created.body.id}/verify`, { apiKey: hana.apiKey })).body.status, 'verified');
+    const port = Number(new URL(server.baseUrl).port);
+    const proxied = await rawRequest(port, '/healthz', { host: `127.0.0.1:${port}`, 'x-forwarded-host': 'proxied.example.com, evil.example.com' });
+    assert.equal(proxied.status, 401, proxied.body.toString());
+    assert.equal((await rawRequest(port, '/healthz', { host: 'proxied.example.com', 'x-forwarded-host': `127.0.0.1:${port}` })).status, 200);
+  });
+});
