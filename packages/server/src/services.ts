@@ -13,7 +13,7 @@ import { PreviewAccess } from './core/previews.ts';
 import { ShareService } from './core/shares.ts';
 import { CustomDomainChecker } from './core/custom-domain-checker.ts';
 import { CustomDomainHosts } from './core/custom-domain-hosts.ts';
-import { normalizeDomain } from './core/custom-domain-names.ts';
+import { normalizeDomain, type ReservedNames } from './core/custom-domain-names.ts';
 import { CustomDomainService, MAX_CUSTOM_DOMAINS_PER_USER } from './core/custom-domains.ts';
 import { createTxtResolver } from './dns/txt-resolver.ts';
 import { TerminalService } from './core/terminals.ts';
@@ -73,6 +73,12 @@ async function resolveAuthSecret(config: Config, database: Database): Promise<st
   return readOrInitSetting(database.db, 'auth.token_secret', randomBytes(48).toString('base64url'));
 }
 
+/** Names no custom domain may take: the public URL's host, the listen address when it is a name, the app domain. */
+function reservedNames(config: Config): ReservedNames {
+  const apiHosts = [new AppUrls(config.publicUrl, config.appDomain).apiHostname, ...(isIP(config.host) === 0 ? [normalizeDomain(config.host)] : [])];
+  return { apiHosts, appDomain: config.appDomain };
+}
+
 /** Services that need no VM engine (the admin command uses only these). */
 export async function createServices(config: Config, database: Database, clock: Clock = systemClock): Promise<CoreServices> {
   const authSecret = await resolveAuthSecret(config, database);
@@ -110,7 +116,7 @@ export async function createServices(config: Config, database: Database, clock: 
     webhookDispatcher,
     eventFeed: new EventFeed(database, events, config.eventPollIntervalMs),
     cliAuth: new CliAuthService(database, clock, apiKeys, { ttlSeconds: config.cliAuthTtlSeconds, intervalSeconds: config.cliAuthIntervalSeconds }),
-    customDomainHosts: new CustomDomainHosts(database, config.customDomainRefreshSeconds * 1000),
+    customDomainHosts: new CustomDomainHosts(database, config.customDomainRefreshSeconds * 1000, reservedNames(config)),
   };
 }
 
@@ -157,10 +163,8 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
   const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds, core.customDomainHosts);
   const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock);
   const resolver = createTxtResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs });
-  // The API's own names are never claimable: the public URL's host, and the listen address when it is a name.
-  const apiHosts = [appUrls.apiHostname, ...(isIP(config.host) === 0 ? [normalizeDomain(config.host)] : [])];
   const customDomains = new CustomDomainService(database, sessions, shares, core.previewTokens, appUrls, core.customDomainHosts, resolver, clock, events, {
-    reserved: { apiHosts, appDomain: config.appDomain },
+    reserved: reservedNames(config),
     checkIntervalSeconds: config.customDomainCheckIntervalSeconds,
     pendingSeconds: config.customDomainPendingSeconds,
     maxPerUser: MAX_CUSTOM_DOMAINS_PER_USER,

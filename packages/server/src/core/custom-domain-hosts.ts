@@ -11,6 +11,7 @@
  * make for any name) can never take a host name away from the API.
  */
 import { EventEmitter } from 'node:events';
+import { domainProblem, type ReservedNames } from './custom-domain-names.ts';
 import type { Database } from '../store/database.ts';
 import { listVerifiedDomainNames } from '../store/custom-domains-store.ts';
 
@@ -24,6 +25,11 @@ export class CustomDomainHosts extends EventEmitter {
   constructor(
     private readonly database: Database,
     private readonly refreshMs: number,
+    /**
+     * Names that are never routed as custom domains, whatever the store holds: the API's own host and the
+     * app domain, even when a claim of one was verified before the configuration changed to it.
+     */
+    private readonly reserved: ReservedNames,
   ) {
     super();
   }
@@ -34,6 +40,7 @@ export class CustomDomainHosts extends EventEmitter {
   }
 
   add(domain: string): void {
+    if (domainProblem(domain, this.reserved) !== null) return;
     this.names.add(domain);
     this.changesDuringReload?.set(domain, true);
   }
@@ -48,9 +55,9 @@ export class CustomDomainHosts extends EventEmitter {
     const changes = new Map<string, boolean>();
     this.changesDuringReload = changes;
     try {
-      const names = new Set(await listVerifiedDomainNames(this.database.db));
+      const names = new Set((await listVerifiedDomainNames(this.database.db)).filter((name) => domainProblem(name, this.reserved) === null));
       for (const [name, present] of changes) {
-        if (present) names.add(name);
+        if (present && domainProblem(name, this.reserved) === null) names.add(name);
         else names.delete(name);
       }
       this.names = names;

@@ -351,7 +351,9 @@ describe('custom domains on two nodes of one store', () => {
     dns = await startDnsServer();
     const config = { dnsServers: [dns.address], customDomainRefreshSeconds: 1, customDomainCheckIntervalSeconds: 1 };
     a = await startTestServer({ config });
-    b = await startTestServer({ config, dataDir: a.dataDir });
+    // Node b's public host name is one that a claim verified on node a names (a configuration changed later).
+    const bPort = await freePort();
+    b = await startTestServer({ config: { ...config, port: bPort, publicUrl: `http://reserved-later.example.com:${bPort}` }, dataDir: a.dataDir });
   });
   after(async () => {
     await b?.close();
@@ -383,6 +385,21 @@ describe('custom domains on two nodes of one store', () => {
     assert.ok(onB.status === 404, onB.body.toString());
     assert.match(onB.json.detail, /not a verified custom domain|No route GET \//);
     await waitUntil('node b to forget two.example.com', async () => (await rawRequest(bPort, '/healthz', { host: 'two.example.com' })).status === 200, 5000, 100);
+  });
+
+  test("a verified domain that is a node's own host name is never routed there: the API keeps its name", async () => {
+    const ivy = await a.createUserWithKey('ivy');
+    const session = (await call(a, 'POST', '/v1/sessions/session', { apiKey: ivy.apiKey, json: {} })).body.session_id;
+    const created = await call(a, 'POST', '/v1/custom-domains', { apiKey: ivy.apiKey, json: { domain: 'reserved-later.example.com', session_id: session, port: 3000 } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await call(b, 'POST', '/v1/custom-domains', { apiKey: ivy.apiKey, json: { domain: 'reserved-later.example.com', session_id: session, port: 3000 } })).status, 422);
+    dns.setTxt(created.body.verification.name, [created.body.verification.value]);
+    assert.equal((await call(a, 'POST', `/v1/custom-domains/${created.body.id}/verify`, { apiKey: ivy.apiKey })).body.status, 'verified');
+    const [aPort, bPort] = [Number(new URL(a.baseUrl).port), Number(new URL(b.baseUrl).port)];
+    assert.equal((await rawRequest(aPort, '/healthz', { host: 'reserved-later.example.com' })).status, 401, 'node a serves it');
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // past node b's reload
+    assert.equal((await rawRequest(bPort, '/healthz', { host: 'reserved-later.example.com' })).status, 200, 'node b answers as the API');
+    assert.equal((await call(b, 'GET', '/v1/custom-domains/tls-check?domain=reserved-later.example.com')).status, 404);
   });
 });
 

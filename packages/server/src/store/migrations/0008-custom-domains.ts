@@ -31,6 +31,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('check_lease_until', 'text')
     .execute();
   await db.schema.createIndex('custom_domains_user_id').on('custom_domains').column('user_id').execute();
+  // Lookups by name (every request to a custom domain): the partial indexes below cannot serve a query whose
+  // status is a bound parameter, so the name has a plain index of its own.
+  await db.schema.createIndex('custom_domains_domain').on('custom_domains').column('domain').execute();
   await db.schema.createIndex('custom_domains_share_id').on('custom_domains').column('share_id').execute();
   await db.schema.createIndex('custom_domains_due').on('custom_domains').columns(['status', 'next_check_at']).execute();
   // Partial indexes (both SQLite and PostgreSQL have them); the conditions are literal DDL, not parameters.
