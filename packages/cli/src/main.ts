@@ -1,6 +1,7 @@
 /** The `sandbox` command: every subcommand, global options, and one place where errors become messages and exit codes. */
 import { Command, CommanderError, Option } from 'commander';
 import { registerCreate } from './commands/create.ts';
+import { registerDomains } from './commands/domains.ts';
 import { registerExec } from './commands/exec.ts';
 import { registerFiles } from './commands/files.ts';
 import { registerKeys } from './commands/keys.ts';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerSessionCommands(program, context);
   registerShell(program, context);
   registerKeys(program, context);
+  registerDomains(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -60,6 +60,7 @@ export type SessionUsage = JsonResponse<'/v1/sessions/usage/{session_id}', 'get'
 export type SessionDetails = JsonResponse<'/v1/sessions/session/{session_id}', 'get'>;
 export type AppUrl = JsonResponse<'/v1/sessions/app-url/{session_id}', 'get'>;
 export type Share = Schemas['Share'];
+export type CustomDomain = Schemas['CustomDomain'];
 export type PtySession = Schemas['PtySession'];
 export type PtySessionState = Schemas['PtySessionState'];
 export type TokenResponse = JsonResponse<'/v1/auth/token', 'post'>;

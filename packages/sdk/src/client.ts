@@ -5,6 +5,7 @@ import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
 import { Auth } from './resources/auth.ts';
 import { CliAuth } from './resources/cli-auth.ts';
+import { CustomDomains } from './resources/custom-domains.ts';
 import { Events } from './resources/events.ts';
 import { Execution, type ExecuteOptions } from './resources/execution.ts';
 import { Executions, type AsyncExecution } from './resources/executions.ts';
@@ -67,6 +68,7 @@ export class Sandboxd {
   readonly audit: Audit;
   readonly events: Events;
   readonly shares: Shares;
+  readonly customDomains: CustomDomains;
   readonly terminals: Terminals;
 
   /** The HTTP layer, for operations the client has no method for: `client.transport.call('/healthz', 'get')`. */
@@ -109,6 +111,7 @@ export class Sandboxd {
     this.audit = new Audit(this.transport);
     this.events = new Events(this.transport);
     this.shares = new Shares(this.transport);
+    this.customDomains = new CustomDomains(this.transport);
     this.terminals = new Terminals(this.transport);
   }
 

@@ -13,6 +13,7 @@ export type { UploadData, UploadOptions } from './resources/files.ts';
 export type { SessionCreateOptions } from './resources/sessions.ts';
 export type { VmCreateOptions } from './resources/vms.ts';
 export type { ShareCreateOptions } from './resources/shares.ts';
+export type { CustomDomainCreateOptions } from './resources/custom-domains.ts';
 export { TerminalConnection, type TerminalAttachOptions, type TerminalCreateOptions, type TerminalExit, type TerminalOwner, type WebSocketConstructor, type WebSocketLike } from './resources/terminals.ts';
 export type { ApiKeyChanges } from './resources/api-keys.ts';
 export type { CliAuthPollOptions } from './resources/cli-auth.ts';

@@ -7,7 +7,7 @@ import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
-import { registerErrorHandling } from './api/error-handler.ts';
+import { registerErrorHandling, type NotFoundHint } from './api/error-handler.ts';
 import { createAuthHooks } from './api/authentication.ts';
 import { registerBoundedJsonParser } from './api/json-body.ts';
 import { registerOpenApi } from './api/openapi.ts';
@@ -43,10 +43,14 @@ import { openDatabase, type Database } from './store/database.ts';
 import { AppUrls } from './core/app-urls.ts';
 import { registerAppRoutes } from './api/routes/apps/index.ts';
 import { APP_SCHEMAS } from './api/routes/apps/schemas.ts';
-import { previewHostRewriter, previewUpgradeHandler, registerPreviewRoutes } from './api/preview/proxy-routes.ts';
+import { hostOf, previewHostRewriter, previewUpgradeHandler, registerPreviewRoutes } from './api/preview/proxy-routes.ts';
 import { registerUpgradeRouter } from './api/upgrade-router.ts';
 import { terminalAttachHandler } from './api/terminal-attach.ts';
 import { registerPtyRoutes } from './api/routes/pty/routes.ts';
+import { registerCustomDomainRoutes } from './api/routes/custom-domains/index.ts';
+import { CUSTOM_DOMAIN_SCHEMAS } from './api/routes/custom-domains/schemas.ts';
+import { hostnameOf } from './core/custom-domain-names.ts';
+import type { CheckReport } from './core/custom-domain-checker.ts';
 import { PTY_SCHEMAS } from './api/routes/pty/schemas.ts';
 
 export interface BuildAppOptions {
@@ -90,7 +94,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     },
     routerOptions: { ignoreTrailingSlash: true },
     // Requests to {vm_id}-{port}.<app domain> are previews whatever their path (preview/proxy-routes.ts).
-    rewriteUrl: previewHostRewriter(new AppUrls(config.publicUrl, config.appDomain), config.trustProxy),
+    // So are requests to verified custom domains (the set is loaded before the server listens).
+    rewriteUrl: previewHostRewriter(new AppUrls(config.publicUrl, config.appDomain), config.trustProxy, core.customDomainHosts),
     schemaController: partAwareSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -98,11 +103,11 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const services: Services = { ...core, sandbox: createSandboxServices(core, engine) };
   recordStartAndStop(app, services, { ownEngine: options.engine ? null : engine, ownsDatabase: !options.database });
 
-  registerErrorHandling(app);
+  registerErrorHandling(app, customDomainHint(services));
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
@@ -120,10 +125,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerAppRoutes(app, context);
   registerPreviewRoutes(app, context);
   registerPtyRoutes(app, context);
+  registerCustomDomainRoutes(app, context);
   registerNotImplementedRoutes(app, context);
   registerUpgradeRouter(app, [previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
 
   runWebhookDispatcher(app, services);
+  runCustomDomains(app, services);
 
   options.instrument?.(app);
   await app.ready();
@@ -169,4 +176,33 @@ function runWebhookDispatcher(app: App, services: Services): void {
   dispatcher.on('failure', (error: unknown) => app.log.error({ err: error }, 'webhook dispatcher pass failed; retrying on the next one'));
   app.addHook('onReady', async () => dispatcher.start());
   app.addHook('preClose', async () => dispatcher.stop());
+}
+
+/**
+ * Custom domains for as long as the app: the routing set is loaded before the server serves (and reloaded
+ * for changes made on other nodes), and the checker re-checks pending claims; both stop before the server
+ * waits for open requests, so the store is still open while a check in flight settles.
+ */
+function runCustomDomains(app: App, services: Services): void {
+  const hosts = services.customDomainHosts;
+  const checker = services.sandbox.customDomainChecker;
+  hosts.on('failure', (error: unknown) => app.log.error({ err: error }, 'reloading the verified custom domains failed; the previous set is kept'));
+  checker.on('check', (report: CheckReport) => app.log.debug({ customDomain: report }, 'custom domain checked'));
+  checker.on('failure', (error: unknown) => app.log.error({ err: error }, 'custom domain check pass failed; retrying on the next one'));
+  app.addHook('onReady', async () => {
+    await hosts.start();
+    checker.start();
+  });
+  app.addHook('preClose', async () => {
+    hosts.stop();
+    await checker.stop();
+  });
+}
+
+/** The 404 of an unknown route says so when its Host is a custom domain that is not verified (yet). */
+function customDomainHint(services: Services): NotFoundHint {
+  return async (request) => {
+    const host = hostnameOf(hostOf(request.raw, services.config.trustProxy));
+    return host ? services.sandbox.customDomains.unverifiedHint(host) : null;
+  };
 }

@@ -4,6 +4,7 @@
  * a message naming the variable.
  */
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
@@ -92,6 +93,21 @@ function durationList(raw: string): number[] {
     const ms = Number(match[1]) * DURATION_UNITS_MS[match[2]!]!;
     if (ms < 1 || ms > 7 * 86_400_000) throw new Error(`each delay must be from 1ms to 7d, got "${part.trim()}"`);
     return ms;
+  });
+}
+
+/** Parses `1.1.1.1, 127.0.0.1:5353, ::1, [2001:db8::1]:53` into what `dns.Resolver#setServers` takes. */
+function dnsServers(raw: string): string[] {
+  return raw.split(',').map((part) => {
+    const entry = part.trim();
+    const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
+    const v4 = /^([\d.]+)(?::(\d{1,5}))?$/.exec(entry);
+    const [address, port] = bracketed ? [bracketed[1]!, bracketed[2]] : v4 ? [v4[1]!, v4[2]] : [entry, undefined];
+    const family = net.isIP(address);
+    if (family === 0) throw new Error(`expected IP addresses with an optional port (a name cannot be a resolver), got "${entry}"`);
+    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw new Error(`port out of range in "${entry}"`);
+    if (port === undefined) return address;
+    return family === 6 ? `[${address}]:${port}` : `${address}:${port}`;
   });
 }
 
@@ -439,6 +455,38 @@ const settings = {
     description: 'Allow webhook URLs that resolve to loopback, private, link-local or metadata addresses (self-hosting, tests)',
     parse: booleanFlag,
     fallback: () => false,
+  },
+  dnsServers: {
+    env: 'SANDBOXD_DNS_SERVERS',
+    description:
+      'DNS servers that custom domain verification asks for TXT records, comma-separated IP addresses with an optional port (1.1.1.1, 127.0.0.1:5353, [2001:db8::53]:53); default: the system resolvers (/etc/resolv.conf)',
+    parse: dnsServers,
+    fallback: () => null as string[] | null,
+  },
+  dnsTimeoutMs: {
+    env: 'SANDBOXD_DNS_TIMEOUT_MS',
+    description: 'Longest one TXT lookup of a custom domain verification may take, all tries included, in milliseconds',
+    parse: integer(100, 60_000),
+    fallback: () => 5000,
+  },
+  customDomainCheckIntervalSeconds: {
+    env: 'SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS',
+    description: 'Seconds between two background checks of the TXT record of a pending custom domain (POST /v1/custom-domains/{domain_id}/verify checks at once)',
+    parse: integer(1, 86_400),
+    fallback: () => 60,
+  },
+  customDomainPendingSeconds: {
+    env: 'SANDBOXD_CUSTOM_DOMAIN_PENDING_SECONDS',
+    description: 'How long a custom domain claim may stay pending: one not verified by then fails as expired and must be made anew (default 7 days)',
+    parse: integer(60, 90 * 86_400),
+    fallback: () => 7 * 86_400,
+  },
+  customDomainRefreshSeconds: {
+    env: 'SANDBOXD_CUSTOM_DOMAIN_REFRESH_SECONDS',
+    description:
+      'How often each node reloads the set of verified custom domains from the store, so that a domain verified on another node of a cluster is served here too (a deletion acts at once everywhere)',
+    parse: integer(1, 3600),
+    fallback: () => 5,
   },
 } satisfies Record<string, Setting<unknown>>;
 

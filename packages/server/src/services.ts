@@ -3,6 +3,7 @@
  * both act on the store the same way.
  */
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Config } from './config.ts';
 import { ApiKeyService } from './core/api-keys.ts';
 import { createAccessTokenIssuer, type AccessTokenIssuer } from './core/auth/access-tokens.ts';
@@ -10,6 +11,11 @@ import { createPreviewTokens, type PreviewTokens } from './core/auth/preview-tok
 import { AppUrls } from './core/app-urls.ts';
 import { PreviewAccess } from './core/previews.ts';
 import { ShareService } from './core/shares.ts';
+import { CustomDomainChecker } from './core/custom-domain-checker.ts';
+import { CustomDomainHosts } from './core/custom-domain-hosts.ts';
+import { normalizeDomain, type ReservedNames } from './core/custom-domain-names.ts';
+import { CustomDomainService, MAX_CUSTOM_DOMAINS_PER_USER } from './core/custom-domains.ts';
+import { createTxtResolver } from './dns/txt-resolver.ts';
 import { TerminalService } from './core/terminals.ts';
 import { Authenticator } from './core/authenticator.ts';
 import { EventNotifier } from './core/events.ts';
@@ -56,12 +62,23 @@ export interface CoreServices {
   eventFeed: EventFeed;
   /** Command-line login (device authorization with PKCE). */
   cliAuth: CliAuthService;
+  /**
+   * Which Host names are verified custom domains, for the synchronous routing decision (`rewriteUrl`); the
+   * HTTP app loads it before it serves and reloads it every SANDBOXD_CUSTOM_DOMAIN_REFRESH_SECONDS.
+   */
+  customDomainHosts: CustomDomainHosts;
 }
 
 /** The token signing secret: from configuration, or generated once and shared through the store. */
 async function resolveAuthSecret(config: Config, database: Database): Promise<string> {
   if (config.authSecret) return config.authSecret;
   return readOrInitSetting(database.db, 'auth.token_secret', randomBytes(48).toString('base64url'));
+}
+
+/** Names no custom domain may take: the public URL's host, the listen address when it is a name, the app domain. */
+function reservedNames(config: Config): ReservedNames {
+  const apiHosts = [new AppUrls(config.publicUrl, config.appDomain).apiHostname, ...(isIP(config.host) === 0 ? [normalizeDomain(config.host)] : [])];
+  return { apiHosts, appDomain: config.appDomain };
 }
 
 /** Services that need no VM engine (the admin command uses only these). */
@@ -101,6 +118,7 @@ export async function createServices(config: Config, database: Database, clock: 
     webhookDispatcher,
     eventFeed: new EventFeed(database, events, config.eventPollIntervalMs),
     cliAuth: new CliAuthService(database, clock, apiKeys, { ttlSeconds: config.cliAuthTtlSeconds, intervalSeconds: config.cliAuthIntervalSeconds }),
+    customDomainHosts: new CustomDomainHosts(database, config.customDomainRefreshSeconds * 1000, reservedNames(config)),
   };
 }
 
@@ -122,6 +140,10 @@ export interface SandboxServices {
   previews: PreviewAccess;
   /** PTY sessions in VMs. */
   terminals: TerminalService;
+  /** Custom domains: claims, DNS verification, and where a verified domain's requests go. */
+  customDomains: CustomDomainService;
+  /** Re-checks pending custom domain claims; started by the HTTP app (buildApp). */
+  customDomainChecker: CustomDomainChecker;
 }
 
 /** Everything the HTTP app uses. */
@@ -145,7 +167,34 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     maxRunSeconds: config.executionMaxSeconds,
   });
   const appUrls = new AppUrls(config.publicUrl, config.appDomain);
-  const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds);
+  const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds, core.customDomainHosts);
   const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock);
-  return { engine, limiter, sessions, vms, sources, snapshots, executions, files: new FileService(database, sessions, vms, clock, events), appUrls, shares, previews, terminals: new TerminalService(sessions, vms, clock) };
+  const resolver = createTxtResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs });
+  const customDomains = new CustomDomainService(database, sessions, shares, core.previewTokens, appUrls, core.customDomainHosts, resolver, clock, events, {
+    reserved: reservedNames(config),
+    checkIntervalSeconds: config.customDomainCheckIntervalSeconds,
+    pendingSeconds: config.customDomainPendingSeconds,
+    maxPerUser: MAX_CUSTOM_DOMAINS_PER_USER,
+  });
+  const customDomainChecker = new CustomDomainChecker(database, clock, customDomains, {
+    intervalMs: config.customDomainCheckIntervalSeconds * 1000,
+    lookupTimeoutMs: config.dnsTimeoutMs,
+    concurrency: 4,
+  });
+  return {
+    engine,
+    limiter,
+    sessions,
+    vms,
+    sources,
+    snapshots,
+    executions,
+    files: new FileService(database, sessions, vms, clock, events),
+    appUrls,
+    shares,
+    previews,
+    terminals: new TerminalService(sessions, vms, clock),
+    customDomains,
+    customDomainChecker,
+  };
 }

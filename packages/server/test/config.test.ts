@@ -46,6 +46,17 @@ test('CPU and disk settings of the host: a CPU reserve, a VM CPU weight and a fr
   assert.deepEqual([loadConfig({}).hostCpuReserve, loadConfig({}).vmCpuWeight, loadConfig({}).minFreeDiskMb], [0.5, 100, 2048]);
 });
 
+test('custom domain settings: DNS servers as IP addresses with optional ports, timeouts and intervals', () => {
+  const config = loadConfig({ SANDBOXD_DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,::1,[2001:db8::53]:53', SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS: '30' });
+  assert.deepEqual(config.dnsServers, ['1.1.1.1', '127.0.0.1:5353', '::1', '[2001:db8::53]:53']);
+  assert.equal(config.customDomainCheckIntervalSeconds, 30);
+  const defaults = loadConfig({});
+  assert.deepEqual(
+    [defaults.dnsServers, defaults.dnsTimeoutMs, defaults.customDomainCheckIntervalSeconds, defaults.customDomainPendingSeconds, defaults.customDomainRefreshSeconds],
+    [null, 5000, 60, 604_800, 5],
+  );
+});
+
 test('bad values fail with the variable named', () => {
   const cases: [Record<string, string>, RegExp][] = [
     [{ SANDBOXD_PORT: '80a' }, /SANDBOXD_PORT/],
@@ -60,6 +71,10 @@ test('bad values fail with the variable named', () => {
     [{ SANDBOXD_HOST_CPU_RESERVE: '-1' }, /SANDBOXD_HOST_CPU_RESERVE/],
     [{ SANDBOXD_VM_CPU_WEIGHT: '0' }, /SANDBOXD_VM_CPU_WEIGHT/],
     [{ SANDBOXD_MIN_FREE_DISK_MB: 'lots' }, /SANDBOXD_MIN_FREE_DISK_MB/],
+    [{ SANDBOXD_DNS_SERVERS: 'dns.google' }, /SANDBOXD_DNS_SERVERS: .*a name cannot be a resolver/],
+    [{ SANDBOXD_DNS_SERVERS: '127.0.0.1:70000' }, /SANDBOXD_DNS_SERVERS/],
+    [{ SANDBOXD_DNS_SERVERS: '1.1.1.1,' }, /SANDBOXD_DNS_SERVERS/],
+    [{ SANDBOXD_CUSTOM_DOMAIN_PENDING_SECONDS: '10' }, /SANDBOXD_CUSTOM_DOMAIN_PENDING_SECONDS/],
   ];
   for (const [env, pattern] of cases) assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
 });

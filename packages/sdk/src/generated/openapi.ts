@@ -4560,6 +4560,467 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/custom-domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your custom domains, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CustomDomainList"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Claim a custom domain for a share or a port
+         * @description Maps `domain` to a share of yours (`share_id`: served with the share's access rules) or to a port of a session of yours (`session_id` + `port`: served like a private preview). The claim is `pending` until the TXT record in `verification` (`_sandboxd-challenge.<domain>`, your token) is seen in DNS: create it, then `POST /v1/custom-domains/{domain_id}/verify`, or wait for the background check. Once verified, requests whose Host is the domain are served at `/` (HTTP and WebSockets); front the server with a reverse proxy that obtains certificates on demand (see GET /v1/custom-domains/tls-check). Several accounts may claim one domain while pending; the first verified wins and the others fail. 409 when another account already verified it or you already hold a claim of it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CustomDomainCreateRequest"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CustomDomain"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such share or session among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Another account verified the domain, you already hold a claim of it, or the share has expired */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description QUOTA_EXCEEDED: too many custom domains (pending or verified) on this account */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/custom-domains/{domain_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of your custom domains (a private share's with a freshly signed link) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    domain_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CustomDomain"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such custom domain among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of your custom domains
+         * @description A verified domain stops being served at once (requests with its Host then reach the API as any unknown host does). Answers the claim as it was.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    domain_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CustomDomain"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such custom domain among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/custom-domains/{domain_id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the TXT record of a custom domain now
+         * @description Asks DNS (SANDBOXD_DNS_SERVERS, else the system resolvers) for the TXT record in `verification`. A match makes the claim `verified` (and fails other accounts' pending claims of the domain); otherwise it stays `pending` with what was found in `last_error`. A verified claim is answered as it is (it stays verified until deleted); a failed one answers 409.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    domain_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CustomDomain"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such custom domain among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The claim failed (expired, or verified by another account): create a new one */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/custom-domains/tls-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether a certificate may be issued for a domain (on-demand TLS ask)
+         * @description Answers 200 when `domain` is a verified custom domain of this server, else 404. Meant for a reverse proxy that obtains certificates on demand: Caddy's `on_demand_tls { ask http://127.0.0.1:8080/v1/custom-domains/tls-check }`. Says nothing about who owns the domain.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The host name the proxy is asked to serve */
+                    domain: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CustomDomainTlsCheck"];
+                    };
+                };
+                /** @description Not a verified custom domain: no certificate should be issued */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/stream": {
         parameters: {
             query?: never;
@@ -8489,6 +8950,83 @@ export interface components {
             verification_uri: string;
             /** @description The same page with the user code filled in */
             verification_uri_complete: string;
+        };
+        /** CustomDomain */
+        CustomDomain: {
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            dns_provider: "manual";
+            /** @description Lower case, without a trailing dot */
+            domain: string;
+            /** @description A pending claim not verified by then fails (expired); null once verified or failed */
+            expires_at: string | null;
+            /** @description Why a claim failed: expired (not verified in time) or verified_elsewhere (another account verified the domain first); null unless failed */
+            failure_reason: ("expired" | "verified_elsewhere") | null;
+            /** @description cd_… */
+            id: string;
+            /** @description When DNS was last asked for the record */
+            last_checked_at: string | null;
+            /** @description What the last check found wrong (or why the claim failed); null after a successful check */
+            last_error: string | null;
+            /** @description For a verified domain of a private share: url with a freshly signed share link (?sandboxd_token=…), which sets the preview cookie on first use; else null */
+            link: string | null;
+            /** @description When link (and the cookie it sets) stops working */
+            link_expires_at: string | null;
+            /** @description When the background checker looks next; null unless pending */
+            next_check_at: string | null;
+            port: number;
+            session_id: string;
+            /** @description The share it is served like; null when it maps session_id and port directly */
+            share_id: string | null;
+            /**
+             * @description pending: waiting for the TXT record (checked by POST …/verify and every SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served, until the claim is deleted; failed: final, see failure_reason and last_error
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "failed";
+            /** @description Where the domain serves the port once verified: {scheme}://{domain}[:port]/ with the scheme and port of the public URL */
+            url: string;
+            /** @description The DNS record that proves the claim: create it at your DNS host, then POST …/verify */
+            verification: {
+                /** @description _sandboxd-challenge.<domain> */
+                name: string;
+                /** @enum {string} */
+                type: "TXT";
+                /** @description This claim's token: the record's value, exactly */
+                value: string;
+            };
+            verified_at: string | null;
+        };
+        /** CustomDomainCreateRequest */
+        CustomDomainCreateRequest: {
+            /** @description Credentials for a DNS provider that sandboxd would drive itself. None is supported yet, so a non-empty object is refused (422); never stored, logged or shown */
+            dns_credentials?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description Who creates the TXT record: manual (you, at your DNS host; the only supported value)
+             * @default manual
+             * @enum {string}
+             */
+            dns_provider: "manual";
+            /** @description The fully qualified domain name to serve, e.g. app.example.com (stored in lower case; internationalized names in their xn-- form). Not an IP address, not this server's own host name, not SANDBOXD_APP_DOMAIN or a name under it. Point it (CNAME or A/AAAA) at this server or its reverse proxy. */
+            domain: string;
+            /** @description The port inside the VM, with session_id. With share_id: optional, must be the share's */
+            port?: number;
+            /** @description Without share_id: a session of yours whose port the domain serves, to you only (like a private preview, or as a share of that port allows). With share_id: optional, must be the share's */
+            session_id?: string;
+            /** @description A share of yours: the domain is served like it (public, or private with its signed link and cookie). Deleting the share deletes the domain */
+            share_id?: string;
+        };
+        /** CustomDomainList */
+        CustomDomainList: {
+            custom_domains: components["schemas"]["CustomDomain"][];
+        };
+        /** CustomDomainTlsCheck */
+        CustomDomainTlsCheck: {
+            domain: string;
+            /** @enum {boolean} */
+            verified: true;
         };
         /** ErrorResponse */
         ErrorResponse: {

@@ -32,7 +32,13 @@ function sendValidation(reply: FastifyReply, detail: ValidationDetail[]): Fastif
   return reply.code(422).send({ detail });
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * Adds to the 404 of an unknown route what the request's host is, when that says more (a custom domain that
+ * is not verified yet); null to say nothing.
+ */
+export type NotFoundHint = (request: FastifyRequest) => Promise<string | null>;
+
+export function registerErrorHandling(app: FastifyInstance, notFoundHint: NotFoundHint = async () => null): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) return sendError(reply, error.code, error.message, error.headers, error.fields);
     if (error instanceof InputError) return sendValidation(reply, error.problems);
@@ -62,5 +68,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendError(reply, 'INTERNAL_ERROR', `Internal server error (request id ${request.id}); the details are in the server log`);
   });
 
-  app.setNotFoundHandler((request, reply) => sendError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`));
+  app.setNotFoundHandler(async (request, reply) => {
+    const hint = await notFoundHint(request).catch((error: unknown) => {
+      request.log.warn({ err: error }, 'the hint of a 404 could not be made');
+      return null;
+    });
+    return sendError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}${hint ? ` (${hint})` : ''}`);
+  });
 }

@@ -42,6 +42,17 @@ export class AppUrls {
     return `${this.base.protocol}//${vmId}-${port}.${this.appDomain}${portSuffix}/`;
   }
 
+  /** `https://<custom domain>[:public port]/`: a verified custom domain serves its port at `/`, like a direct URL. */
+  customDomainUrl(domain: string): string {
+    const portSuffix = this.base.port ? `:${this.base.port}` : '';
+    return `${this.base.protocol}//${domain}${portSuffix}/`;
+  }
+
+  /** The API's own host name (from the public URL), lower case: never a custom domain. */
+  get apiHostname(): string {
+    return this.base.hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  }
+
   /** Whether links should set `Secure` cookies. */
   get secure(): boolean {
     return this.base.protocol === 'https:';

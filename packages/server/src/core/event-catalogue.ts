@@ -5,7 +5,7 @@
  * in the doc together. Payload fields may be added over time; none is removed or changes meaning.
  */
 import { Type, type Static, type TSchema } from 'typebox';
-import { LANGUAGES } from './model.ts';
+import { CUSTOM_DOMAIN_DELETE_REASONS, CUSTOM_DOMAIN_FAILURE_REASONS, CUSTOM_DOMAIN_STATUSES, LANGUAGES } from './model.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });
@@ -81,6 +81,26 @@ export const EVENT_CATALOGUE = {
   'file.uploaded': Type.Object({ session_id: Type.String(), vm_id: Type.String(), path: Type.String(), size: Nullable(Type.Integer()), recursive: Type.Boolean() }),
   'share.created': Type.Object({ share_id: Type.String(), session_id: Type.String(), port: Type.Integer(), is_public: Type.Boolean(), expires_at: Nullable(DateTime) }),
   'share.revoked': Type.Object({ share_id: Type.String(), session_id: Type.String(), port: Type.Integer() }),
+  'custom_domain.created': Type.Object({
+    domain_id: Type.String(),
+    domain: Type.String(),
+    share_id: Nullable(Type.String()),
+    session_id: Type.String(),
+    port: Type.Integer(),
+    record_name: Type.String(),
+    record_value: Type.String(),
+    expires_at: DateTime,
+  }),
+  'custom_domain.verified': Type.Object({
+    domain_id: Type.String(),
+    domain: Type.String(),
+    share_id: Nullable(Type.String()),
+    session_id: Type.String(),
+    port: Type.Integer(),
+    verified_at: DateTime,
+  }),
+  'custom_domain.failed': Type.Object({ domain_id: Type.String(), domain: Type.String(), reason: OneOf(CUSTOM_DOMAIN_FAILURE_REASONS), error: Type.String() }),
+  'custom_domain.deleted': Type.Object({ domain_id: Type.String(), domain: Type.String(), reason: OneOf(CUSTOM_DOMAIN_DELETE_REASONS), status: OneOf(CUSTOM_DOMAIN_STATUSES) }),
   'api_key.created': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String(), description: Nullable(Type.String()), expires_at: Nullable(DateTime) }),
   'api_key.deleted': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String() }),
   'webhook.test': Type.Object({ endpoint_id: Type.String(), message: Type.String() }),

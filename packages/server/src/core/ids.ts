@@ -30,6 +30,11 @@ export function newTemplateId(): string {
   return `tpl_${randomBase32(16)}`;
 }
 
+/** `cd_` + 20 base32 characters (100 bits): a custom domain claim. */
+export function newCustomDomainId(): string {
+  return `cd_${randomBase32(20)}`;
+}
+
 function randomBase32(length: number): string {
   const bytes = randomBytes(length);
   let out = '';

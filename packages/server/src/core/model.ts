@@ -329,3 +329,55 @@ export interface AuditRecord {
   userAgent: string | null;
   detail: Record<string, unknown> | null;
 }
+
+/**
+ * A custom domain claim: `pending` until its DNS TXT record is seen, then `verified` (served like its share
+ * or port) until deleted; `failed` is final (see `failureReason`), and a new claim must be made.
+ */
+export const CUSTOM_DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
+export type CustomDomainStatus = (typeof CUSTOM_DOMAIN_STATUSES)[number];
+
+/**
+ * Why a claim failed: `expired` (not verified within its pending time), `verified_elsewhere` (another
+ * account's claim of the same domain was verified first: a domain is served for one account only).
+ */
+export const CUSTOM_DOMAIN_FAILURE_REASONS = ['expired', 'verified_elsewhere'] as const;
+export type CustomDomainFailureReason = (typeof CUSTOM_DOMAIN_FAILURE_REASONS)[number];
+
+/** Who creates the TXT record: `manual` (the user, at their DNS host). Providers that sandboxd drives itself come later. */
+export const DNS_PROVIDERS = ['manual'] as const;
+export type DnsProvider = (typeof DNS_PROVIDERS)[number];
+
+/** Why a custom domain stopped existing: deleted by its owner, or its share was deleted. */
+export const CUSTOM_DOMAIN_DELETE_REASONS = ['deleted', 'share_deleted'] as const;
+export type CustomDomainDeleteReason = (typeof CUSTOM_DOMAIN_DELETE_REASONS)[number];
+
+/** A domain a user maps to a share (or a session's port), proven theirs by a DNS TXT record. */
+export interface CustomDomain {
+  /** `cd_` + 20 base32 characters. */
+  id: string;
+  userId: number;
+  /** Lower case, no trailing dot, ASCII (IDNs in their `xn--` form). */
+  domain: string;
+  /** The share it is served like; null when it maps a session's port directly (owner-only, like a private preview). */
+  shareId: string | null;
+  /** The session and port it serves (a share's, copied when the claim was made). */
+  sessionId: string;
+  port: number;
+  dnsProvider: DnsProvider;
+  /** The value the TXT record at `_sandboxd-challenge.<domain>` must have. */
+  verificationToken: string;
+  status: CustomDomainStatus;
+  /** Set once `status` is `failed`. */
+  failureReason: CustomDomainFailureReason | null;
+  createdAt: string;
+  /** A pending claim that is not verified by then fails (`expired`). */
+  expiresAt: string;
+  verifiedAt: string | null;
+  /** When DNS was last asked (by the verify operation or the background checker). */
+  lastCheckedAt: string | null;
+  /** What the last check found wrong; null after a successful one. */
+  lastError: string | null;
+  /** When the background checker looks next; null unless pending. */
+  nextCheckAt: string | null;
+}

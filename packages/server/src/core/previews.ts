@@ -21,8 +21,14 @@ import { findVm } from '../store/vms-store.ts';
 /** Name of the HttpOnly cookie a private share link sets (scoped to the one preview). */
 export const PREVIEW_COOKIE = 'sandboxd_preview';
 
-/** A preview named by the API path (`/v1/app/{session_id}/{port}/…`) or by host name (`{vm_id}-{port}.<domain>`). */
-export type PreviewTarget = { kind: 'path'; sessionId: string; port: number } | { kind: 'host'; vmId: string; port: number };
+/**
+ * A preview named by the API path (`/v1/app/{session_id}/{port}/…`), by host name (`{vm_id}-{port}.<domain>`),
+ * or by a verified custom domain (resolved to its session and port by `CustomDomainService.targetOf`).
+ */
+export type PreviewTarget =
+  | { kind: 'path'; sessionId: string; port: number }
+  | { kind: 'host'; vmId: string; port: number }
+  | { kind: 'domain'; domain: string; sessionId: string; port: number };
 
 /** The credentials a preview request carries. */
 export interface PreviewCredentials {
@@ -73,7 +79,7 @@ export class PreviewAccess {
     if (credentials.credential) {
       const principal = await this.authenticator.authenticate(credentials.credential.value, credentials.credential.source);
       if (!located || located.session.userId !== principal.userId) {
-        throw notFound(target.kind === 'path' ? `session ${target.sessionId}` : `VM ${target.vmId}`);
+        throw notFound(target.kind === 'path' ? `session ${target.sessionId}` : target.kind === 'host' ? `VM ${target.vmId}` : `custom domain ${target.domain}`);
       }
       return { ...located, port: target.port, via: 'owner', principal };
     }
@@ -103,7 +109,7 @@ export class PreviewAccess {
   }
 
   private async locate(target: PreviewTarget): Promise<{ session: Session; vm: Vm | undefined } | null> {
-    if (target.kind === 'path') {
+    if (target.kind === 'path' || target.kind === 'domain') {
       if (!isUuid(target.sessionId)) return null;
       const session = await this.sessions.find(target.sessionId);
       return session ? { session, vm: await this.sessions.currentVm(session) } : null;

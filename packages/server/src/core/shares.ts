@@ -8,6 +8,8 @@ import type { AppUrls } from './app-urls.ts';
 import type { PreviewTokens } from './auth/preview-tokens.ts';
 import type { Clock } from './clock.ts';
 import { notFound } from './errors.ts';
+import type { CustomDomainHosts } from './custom-domain-hosts.ts';
+import { deleteDomainsOfShare } from './custom-domain-events.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newShareId } from './ids.ts';
 import type { SessionService } from './sessions.ts';
@@ -45,6 +47,8 @@ export class ShareService {
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
     private readonly linkTtlSeconds: number,
+    /** The routing set of verified custom domains, which the domains of a deleted share leave at once. */
+    private readonly domainHosts: CustomDomainHosts,
   ) {}
 
   async create(principal: Principal, spec: ShareSpec): Promise<ShareView> {
@@ -87,16 +91,19 @@ export class ShareService {
     const share = await this.getOwned(principal, shareId);
     const view = await this.view(share, { withLink: false });
     const deleted = await this.database.db.transaction().execute(async (trx) => {
-      if (!(await deleteShare(trx, share.id))) return false;
+      // Custom domains served like this share go with it (never left routing to something else).
+      const domains = await deleteDomainsOfShare(trx, this.clock, share.id);
+      if (!(await deleteShare(trx, share.id))) return null;
       await recordEvent(trx, this.clock, {
         type: 'share.revoked',
         userId: principal.userId,
         subjectId: share.id,
         data: { share_id: share.id, session_id: share.sessionId, port: share.port },
       });
-      return true;
+      return domains;
     });
     if (!deleted) throw notFound(`share ${shareId}`);
+    for (const domain of deleted) if (domain.status === 'verified') this.domainHosts.remove(domain.domain);
     this.notifier.committed();
     return view;
   }
@@ -114,7 +121,8 @@ export class ShareService {
     return share.expiresAt !== null && Date.parse(share.expiresAt) < ttl.getTime() ? new Date(share.expiresAt) : ttl;
   }
 
-  private async getOwned(principal: Principal, shareId: string): Promise<Share> {
+  /** The caller's share; 404 for unknown ids and for other users' shares alike. */
+  async getOwned(principal: Principal, shareId: string): Promise<Share> {
     const share = await findShare(this.database.db, shareId);
     if (!share || share.userId !== principal.userId) throw notFound(`share ${shareId}`);
     return share;

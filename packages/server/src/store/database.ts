@@ -81,6 +81,10 @@ async function migrateToLatest(database: Database): Promise<void> {
     provider: migrationProvider(database.dialect),
     migrationTableName: 'schema_migrations',
     migrationLockTableName: 'schema_migrations_lock',
+    // Branches number their migrations ahead of merging, so one may land after a later-numbered one was
+    // applied (0007 after 0008): run it then instead of refusing to start. Migrations never depend on a
+    // lower-numbered one that is not merged.
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {

@@ -9,7 +9,10 @@ import type {
   AuditOutcome,
   AuditVia,
   CliAuthStatus,
+  CustomDomainFailureReason,
+  CustomDomainStatus,
   DeliveryStatus,
+  DnsProvider,
   ExecutionMode,
   ExecutionStatus,
   Language,
@@ -304,6 +307,32 @@ export interface SharesTable {
   expires_at: string | null;
 }
 
+export interface CustomDomainsTable {
+  /** `cd_` + 20 base32 characters. */
+  id: string;
+  user_id: number;
+  /** Lower case, no trailing dot. At most one row per domain is `verified` (a partial unique index). */
+  domain: string;
+  /** Null: the claim maps session_id and port directly. */
+  share_id: string | null;
+  session_id: string;
+  port: number;
+  dns_provider: DnsProvider;
+  verification_token: string;
+  status: CustomDomainStatus;
+  failure_reason: CustomDomainFailureReason | null;
+  created_at: string;
+  expires_at: string;
+  verified_at: string | null;
+  last_checked_at: string | null;
+  last_error: string | null;
+  /** When the background checker is due to look at a pending claim; null otherwise. */
+  next_check_at: string | null;
+  /** The checker instance that claimed the row for a check, and until when (a node that dies lets it lapse). */
+  check_lease_owner: string | null;
+  check_lease_until: string | null;
+}
+
 export interface Tables {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -321,6 +350,7 @@ export interface Tables {
   snapshots: SnapshotsTable;
   templates: TemplatesTable;
   template_build_logs: TemplateBuildLogsTable;
+  custom_domains: CustomDomainsTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;
@@ -348,3 +378,5 @@ export type ShareRow = Selectable<SharesTable>;
 export type SnapshotRow = Selectable<SnapshotsTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type NewShareRow = Insertable<SharesTable>;
+export type CustomDomainRow = Selectable<CustomDomainsTable>;
+export type CustomDomainUpdate = Updateable<CustomDomainsTable>;

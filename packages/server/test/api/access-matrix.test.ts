@@ -2,8 +2,9 @@
  * Access matrix, generated from the served OpenAPI document: for every operation that takes an id (in its
  * path, query or body), a second, non-admin user sending the first user's id gets 404 (the spec's 403 on
  * /kill), and the answer holds none of the first user's data. The first user's resources are real: one
- * session with a running VM, an execution, a file, a terminal, a share, a webhook endpoint and a delivery,
- * API keys. An id the matrix has no fixture for fails the test, so a new operation must be added here.
+ * session with a running VM, an execution, a file, a terminal, a share, a custom domain, a webhook endpoint
+ * and a delivery, API keys. An id the matrix has no fixture for fails the test, so a new operation must be
+ * added here.
  * Needs the VM engine (one VM).
  */
 import assert from 'node:assert/strict';
@@ -80,6 +81,9 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     ids.pty_id = pty.body.pty_id;
     const share = await call(server, 'POST', '/v1/shares', { ...as, json: { session_id: ids.session_id, port: 8000, is_public: false } });
     ids.share_id = share.body.share_id;
+    const domain = await call(server, 'POST', '/v1/custom-domains', { ...as, json: { domain: 'alice-app.example.com', share_id: ids.share_id } });
+    assert.equal(domain.status, 201, domain.text);
+    ids.domain_id = domain.body.id;
     const endpoint = await call(server, 'POST', '/v1/webhooks/endpoints', { ...as, json: { url: `${receiver.url}/alice-hook`, event_patterns: ['webhook.*'] } });
     assert.equal(endpoint.status, 200, endpoint.text);
     ids.endpoint_id = endpoint.body.id;
@@ -92,6 +96,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     secrets.push(
       ...Object.entries(ids).filter(([name]) => !['execution_id', 'api_key_id'].includes(name)).map(([, value]) => value),
       endpoint.body.secret,
+      domain.body.verification.value,
+      'alice-app.example.com',
       alice.apiKey,
       spare.body.full_key,
       spare.body.key_prefix,
@@ -128,6 +134,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
         filename: fixed('/tmp/alice.txt'),
         remote_path: fixed('/tmp/bob.txt'),
         path: fixed('index.html'),
+        // A second claim of the same name by its owner is a 409, which the controls accept.
+        domain: fixed('matrix.example.com'),
       },
     });
   };

@@ -35,6 +35,18 @@ import {
 } from '../../src/store/templates-store.ts';
 import { failInFlightExecutions, findExecution, insertExecution, updateExecution } from '../../src/store/executions-store.ts';
 import type { NewExecution } from '../../src/store/executions-store.ts';
+import {
+  claimCheck,
+  failPendingClaims,
+  findCustomDomain,
+  insertCustomDomain,
+  listDueChecks,
+  listVerifiedDomainNames,
+  markVerified,
+  nextCheckDue,
+  recordFailedCheck,
+} from '../../src/store/custom-domains-store.ts';
+import type { CustomDomain } from '../../src/core/model.ts';
 
 const iso = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
 
@@ -276,6 +288,48 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         'a late result does not overwrite a record that was ended',
       );
       assert.equal((await findExecution(database.db, ann.id, runningA.id))?.status, 'failed');
+    });
+
+    test('custom domains: one verified claim per domain, one open claim per user and domain, checks leased to one checker', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const bea = await insertUser(database.db, { username: 'bea', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() });
+      const sessionOf = async (id: string, userId: number) =>
+        insertSession(database.db, {
+          id, userId, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1, metadata: {}, env: {}, prewarm: false, currentVmId: null, createdAt: iso(), lastActivityAt: iso(), source: { kind: 'template', id: 'default' },
+        });
+      await sessionOf('00000000-0000-4000-8000-00000000000a', ann.id);
+      await sessionOf('00000000-0000-4000-8000-00000000000b', bea.id);
+      const claim = (id: string, userId: number, sessionId: string): CustomDomain => ({
+        id, userId, domain: 'contract.example.com', shareId: null, sessionId, port: 80, dnsProvider: 'manual', verificationToken: `token-${id}`,
+        status: 'pending', failureReason: null, createdAt: iso(), expiresAt: iso(86_400_000), verifiedAt: null, lastCheckedAt: null, lastError: null, nextCheckAt: iso(-1000),
+      });
+      const annClaim = await insertCustomDomain(database.db, claim('cd_ann', ann.id, '00000000-0000-4000-8000-00000000000a'));
+      assert.deepEqual(await findCustomDomain(database.db, 'cd_ann'), annClaim);
+      await insertCustomDomain(database.db, claim('cd_bea', bea.id, '00000000-0000-4000-8000-00000000000b'));
+      await assert.rejects(insertCustomDomain(database.db, claim('cd_ann2', ann.id, '00000000-0000-4000-8000-00000000000a')), (error) => isUniqueViolation(error), 'one open claim per user');
+
+      // Two checkers race for one due claim: exactly one gets it; the outcome is written only by the holder.
+      assert.deepEqual((await listDueChecks(database.db, iso(), 10)).map((c) => c.id).sort(), ['cd_ann', 'cd_bea']);
+      const wins = await Promise.all([claimCheck(database.db, 'cd_ann', iso(), iso(60_000), 'one'), claimCheck(database.db, 'cd_ann', iso(), iso(60_000), 'two')]);
+      assert.deepEqual(wins.sort(), [false, true]);
+      const holder = (await database.db.selectFrom('custom_domains').select('check_lease_owner').where('id', '=', 'cd_ann').executeTakeFirstOrThrow()).check_lease_owner!;
+      const other = holder === 'one' ? 'two' : 'one';
+      assert.deepEqual((await listDueChecks(database.db, iso(), 10)).map((c) => c.id), ['cd_bea'], 'a leased claim is not due');
+      assert.equal(await recordFailedCheck(database.db, 'cd_ann', { now: iso(), error: 'no record', nextCheckAt: iso(60_000) }, other), false);
+      assert.equal(await recordFailedCheck(database.db, 'cd_ann', { now: iso(), error: 'no record', nextCheckAt: iso(60_000) }, holder), true);
+      assert.equal((await findCustomDomain(database.db, 'cd_ann'))?.lastError, 'no record');
+      assert.equal(await nextCheckDue(database.db, iso()), (await findCustomDomain(database.db, 'cd_bea'))?.nextCheckAt);
+
+      // Both claims are pending; the first verified wins and the second cannot be verified.
+      assert.equal((await markVerified(database.db, 'cd_bea', iso()))?.status, 'verified');
+      await assert.rejects(markVerified(database.db, 'cd_ann', iso()), (error) => isUniqueViolation(error), 'one verified claim per domain');
+      assert.equal((await findCustomDomain(database.db, 'cd_ann'))?.status, 'pending');
+      assert.equal(await markVerified(database.db, 'cd_bea', iso()), undefined, 'only from pending');
+      const failed = await failPendingClaims(database.db, { domain: 'contract.example.com', exceptId: 'cd_bea' }, { reason: 'verified_elsewhere', message: 'lost', now: iso() });
+      assert.deepEqual(failed.map((c) => [c.id, c.status, c.failureReason, c.nextCheckAt]), [['cd_ann', 'failed', 'verified_elsewhere', null]]);
+      assert.deepEqual(await listVerifiedDomainNames(database.db), ['contract.example.com']);
+      // A failed claim no longer blocks a new one of the same user.
+      await insertCustomDomain(database.db, claim('cd_ann3', ann.id, '00000000-0000-4000-8000-00000000000a'));
     });
 
     test('transactions roll back on error', async () => {

@@ -1,8 +1,8 @@
 /**
- * The preview proxy: `/v1/app/{session_id}/{port}/…` and the host names `{vm_id}-{port}.<app domain>` reach
- * a port inside a VM through its agent's tunnels. HTTP requests are Fastify routes (bodies are streamed, not
- * parsed); WebSocket upgrades come through the upgrade router. Who may pass is decided in
- * `core/previews.ts`.
+ * The preview proxy: `/v1/app/{session_id}/{port}/…`, the host names `{vm_id}-{port}.<app domain>` and
+ * verified custom domains reach a port inside a VM through its agent's tunnels. HTTP requests are Fastify
+ * routes (bodies are streamed, not parsed); WebSocket upgrades come through the upgrade router. Who may pass
+ * is decided in `core/previews.ts`; where a custom domain goes, in `core/custom-domains.ts`.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -10,6 +10,8 @@ import { stringifySetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppUrls, HostTarget } from '../../core/app-urls.ts';
+import type { CustomDomainHosts } from '../../core/custom-domain-hosts.ts';
+import { hostnameOf } from '../../core/custom-domain-names.ts';
 import { notFound } from '../../core/errors.ts';
 import { PREVIEW_COOKIE, type PreviewAccess, type PreviewTarget } from '../../core/previews.ts';
 import { BEARER_OR_API_KEY, byMediaType } from '../schemas/common.ts';
@@ -22,28 +24,49 @@ import { forwardedHeaders, previewCredentials, withoutLinkToken } from './previe
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** Where host-name previews are routed internally (see {@link previewHostRewriter}); not reachable by path. */
 const HOST_PREVIEW_PREFIX = '/_sandboxd/preview-host';
+/** Where requests to verified custom domains are routed internally; not reachable by path either. */
+const CUSTOM_DOMAIN_PREFIX = '/_sandboxd/custom-domain';
 // The port as a canonical decimal (no leading zeros), like every number in a path.
 const PATH_PREVIEW = /^\/v1\/app\/([^/?]+)\/([1-9][0-9]{0,4})(\/[^?]*)?(\?.*)?$/;
 
 const hostTargets = new WeakMap<IncomingMessage, HostTarget>();
+/** The custom domain (normalized host name) a request was routed for. */
+const domainTargets = new WeakMap<IncomingMessage, string>();
 
-function hostOf(request: IncomingMessage, trustProxy: boolean): string | undefined {
+/** The Host a request names: its first X-Forwarded-Host behind a trusted proxy, else its Host header. */
+export function hostOf(request: IncomingMessage, trustProxy: boolean): string | undefined {
   const forwarded = trustProxy ? request.headers['x-forwarded-host'] : undefined;
   const value = typeof forwarded === 'string' ? forwarded.split(',')[0]!.trim() : request.headers.host;
   return value;
 }
 
 /**
- * Fastify's `rewriteUrl`: a request whose Host is a preview host name is routed to the host-preview route
- * whatever its path (the app lives at `/`); the original URL stays in `request.originalUrl`.
+ * Fastify's `rewriteUrl`: a request whose Host is a preview host name, or a custom domain this node knows
+ * verified, is routed to the host-preview or custom-domain route whatever its path (the app lives at `/`);
+ * the original URL stays in `request.originalUrl`. `rewriteUrl` is synchronous, so custom domains are
+ * looked up in the node's in-memory set (`CustomDomainHosts`); the route then re-reads the claim from the
+ * store, which is the authority (a domain deleted on another node answers 404 there at once). Every other
+ * Host reaches the API exactly as before.
  */
-export function previewHostRewriter(urls: AppUrls, trustProxy: boolean): (request: IncomingMessage) => string {
+export function previewHostRewriter(urls: AppUrls, trustProxy: boolean, domains: CustomDomainHosts): (request: IncomingMessage) => string {
   return (request) => {
-    const target = urls.parseHost(hostOf(request, trustProxy));
-    if (!target) return request.url ?? '/';
-    hostTargets.set(request, target);
-    return `${HOST_PREVIEW_PREFIX}/${target.vmId}/${target.port}`;
+    const host = hostOf(request, trustProxy);
+    const target = urls.parseHost(host);
+    if (target) {
+      hostTargets.set(request, target);
+      return `${HOST_PREVIEW_PREFIX}/${target.vmId}/${target.port}`;
+    }
+    const domain = customDomainOf(host, domains);
+    if (!domain) return request.url ?? '/';
+    domainTargets.set(request, domain);
+    return CUSTOM_DOMAIN_PREFIX;
   };
+}
+
+/** The verified custom domain a Host names, as far as this node's set knows, or null. */
+function customDomainOf(host: string | undefined, domains: CustomDomainHosts): string | null {
+  const name = hostnameOf(host);
+  return name !== null && domains.has(name) ? name : null;
 }
 
 function queryOf(url: string): string {
@@ -80,7 +103,7 @@ async function servePreview(
 }
 
 export function registerPreviewRoutes(app: App, { services }: RouteContext): void {
-  const { previews, appUrls } = services.sandbox;
+  const { previews, appUrls, customDomains } = services.sandbox;
   const description =
     'Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session\'s VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.';
   void app.register(async (scope) => {
@@ -128,23 +151,40 @@ export function registerPreviewRoutes(app: App, { services }: RouteContext): voi
         return servePreview(previews, appUrls, request, reply, { kind: 'host', ...target }, request.originalUrl, null);
       },
     });
+
+    scope.route({
+      method: METHODS,
+      url: CUSTOM_DOMAIN_PREFIX,
+      schema: { hide: true },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const domain = domainTargets.get(request.raw);
+        if (!domain) throw notFound(`route ${request.method} ${request.url.split('?')[0]}`);
+        // The store decides: a claim deleted (or a share expired) since the set was loaded is a 404 here.
+        const target = await customDomains.targetOf(domain);
+        return servePreview(previews, appUrls, request, reply, target, request.originalUrl, null);
+      },
+    });
   });
 }
 
 interface PreviewUpgradeClaim {
-  target: PreviewTarget;
+  /** The preview, or the custom domain whose preview the store names (resolved when handled). */
+  target: PreviewTarget | { kind: 'custom_domain'; domain: string };
   upstreamPath: string;
   prefix: string | null;
 }
 
-/** WebSocket upgrades to previews (by path or host name), forwarded to the app as they are. */
+/** WebSocket upgrades to previews (by path, host name or custom domain), forwarded to the app as they are. */
 export function previewUpgradeHandler(services: RouteContext['services']): UpgradeHandler<PreviewUpgradeClaim> {
-  const { previews, appUrls } = services.sandbox;
+  const { previews, appUrls, customDomains } = services.sandbox;
   return {
     claim(request) {
       const url = request.url ?? '/';
-      const host = appUrls.parseHost(hostOf(request, services.config.trustProxy));
+      const hostHeader = hostOf(request, services.config.trustProxy);
+      const host = appUrls.parseHost(hostHeader);
       if (host) return { target: { kind: 'host', ...host }, upstreamPath: url, prefix: null };
+      const domain = customDomainOf(hostHeader, services.customDomainHosts);
+      if (domain) return { target: { kind: 'custom_domain', domain }, upstreamPath: url, prefix: null };
       const match = PATH_PREVIEW.exec(url);
       if (!match) return null;
       const port = Number(match[2]);
@@ -156,9 +196,10 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
       };
     },
     async handle(request, socket: Duplex, head, claim) {
-      if (claim.target.port < 1 || claim.target.port > 65535) throw notFound(`port ${claim.target.port}`);
+      const target = claim.target.kind === 'custom_domain' ? await customDomains.targetOf(claim.target.domain) : claim.target;
+      if (target.port < 1 || target.port > 65535) throw notFound(`port ${target.port}`);
       // A link token is accepted as is here: a handshake cannot follow a redirect or keep a cookie.
-      const grant = await previews.authorize(claim.target, previewCredentials(request.headers, queryOf(request.url ?? '')));
+      const grant = await previews.authorize(target, previewCredentials(request.headers, queryOf(request.url ?? '')));
       const tunnel = await previews.connect(grant);
       const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
       const forwardedProto = services.config.trustProxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'] : null;

@@ -11,6 +11,7 @@ import * as m0004 from './0004-cli-auth.ts';
 import * as m0005 from './0005-shares.ts';
 import * as m0006 from './0006-execution-node.ts';
 import * as m0007 from './0007-vm-snapshots-templates.ts';
+import * as m0008 from './0008-custom-domains.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0005-shares': m0005,
   '0006-execution-node': m0006,
   '0007-vm-snapshots-templates': m0007,
+  '0008-custom-domains': m0008,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

@@ -1,0 +1,48 @@
+/** Custom domains: serve a share (or a port of a session) at your own domain, proven by a DNS TXT record. */
+import type { CustomDomain } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+/** A share to serve (`shareId`), or a session's port (`sessionId` + `port`, served to you only). */
+export type CustomDomainCreateOptions = { domain: string; dnsProvider?: 'manual' } & (
+  | { shareId: string; sessionId?: string; port?: number }
+  | { shareId?: undefined; sessionId: string; port: number }
+);
+
+export class CustomDomains {
+  constructor(private readonly transport: Transport) {}
+
+  /**
+   * Claims a domain. The answer's `verification` is the TXT record to create (`_sandboxd-challenge.<domain>`);
+   * then call `verify`, or let the server's background check find it.
+   */
+  create(options: CustomDomainCreateOptions): Promise<CustomDomain> {
+    return this.transport.call('/v1/custom-domains', 'post', {
+      json: {
+        domain: options.domain,
+        ...(options.shareId !== undefined ? { share_id: options.shareId } : {}),
+        ...(options.sessionId !== undefined ? { session_id: options.sessionId } : {}),
+        ...(options.port !== undefined ? { port: options.port } : {}),
+        dns_provider: options.dnsProvider ?? 'manual',
+      },
+    });
+  }
+
+  /** Your custom domains, newest first. */
+  async list(): Promise<CustomDomain[]> {
+    return (await this.transport.call('/v1/custom-domains', 'get')).custom_domains;
+  }
+
+  get(domainId: string): Promise<CustomDomain> {
+    return this.transport.call('/v1/custom-domains/{domain_id}', 'get', { params: { domain_id: domainId } });
+  }
+
+  /** Checks the TXT record now: the answer is `verified`, or still `pending` with what was wrong in `last_error`. */
+  verify(domainId: string): Promise<CustomDomain> {
+    return this.transport.call('/v1/custom-domains/{domain_id}/verify', 'post', { params: { domain_id: domainId } });
+  }
+
+  /** Deletes the claim; a verified domain stops being served at once. Answers the claim as it was. */
+  delete(domainId: string): Promise<CustomDomain> {
+    return this.transport.call('/v1/custom-domains/{domain_id}', 'delete', { params: { domain_id: domainId } });
+  }
+}

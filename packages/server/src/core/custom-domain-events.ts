@@ -1,0 +1,43 @@
+/**
+ * The records that go with a custom domain's end (its `custom_domain.*` events), shared by the custom domain
+ * service and by share deletion, which deletes the domains served like the share in its own transaction.
+ */
+import type { Clock } from './clock.ts';
+import { recordEvent } from './events.ts';
+import type { CustomDomain, CustomDomainDeleteReason, CustomDomainFailureReason } from './model.ts';
+import { deleteCustomDomain, listCustomDomainsOfShare } from '../store/custom-domains-store.ts';
+import type { Executor } from '../store/users-store.ts';
+
+/** Records that a claim failed for good. */
+export async function recordFailure(db: Executor, clock: Clock, claim: CustomDomain, reason: CustomDomainFailureReason, message: string): Promise<void> {
+  await recordEvent(db, clock, {
+    type: 'custom_domain.failed',
+    userId: claim.userId,
+    subjectId: claim.id,
+    data: { domain_id: claim.id, domain: claim.domain, reason, error: message },
+  });
+}
+
+/** Records that a claim was deleted (by its owner, or with its share). */
+export async function recordDeletion(db: Executor, clock: Clock, claim: CustomDomain, reason: CustomDomainDeleteReason): Promise<void> {
+  await recordEvent(db, clock, {
+    type: 'custom_domain.deleted',
+    userId: claim.userId,
+    subjectId: claim.id,
+    data: { domain_id: claim.id, domain: claim.domain, reason, status: claim.status },
+  });
+}
+
+/**
+ * Deletes the custom domains that map a share, in the transaction that deletes the share, each with its
+ * `custom_domain.deleted` event: a domain never outlives what it is served like. Answers them, so the caller
+ * can drop the verified ones from its routing set after the commit.
+ */
+export async function deleteDomainsOfShare(trx: Executor, clock: Clock, shareId: string): Promise<CustomDomain[]> {
+  const claims = await listCustomDomainsOfShare(trx, shareId);
+  for (const claim of claims) {
+    if (await deleteCustomDomain(trx, claim.id)) await recordDeletion(trx, clock, claim, 'share_deleted');
+  }
+  return claims;
+}
+

@@ -1,0 +1,73 @@
+/**
+ * A small authoritative DNS server on loopback (UDP, dns-packet), for custom domain verification tests:
+ * it answers TXT questions from a zone the test edits, NXDOMAIN for names it does not hold, and an empty
+ * answer (NODATA) for other types of a name it holds. `mode` makes it fail like real servers do: `servfail`
+ * answers SERVFAIL, `silent` drops every query (the resolver times out).
+ */
+import dgram from 'node:dgram';
+import { once } from 'node:events';
+import dnsPacket from 'dns-packet';
+
+const NXDOMAIN = 3;
+const SERVFAIL = 2;
+
+export interface DnsServer {
+  /** `127.0.0.1:<port>`, for SANDBOXD_DNS_SERVERS. */
+  address: string;
+  /** Sets the TXT records of a name (each value one record). */
+  setTxt(name: string, values: string[]): void;
+  /** Removes a name from the zone. */
+  remove(name: string): void;
+  mode: 'answer' | 'servfail' | 'silent';
+  /** The names asked about, in order, lower case. */
+  readonly queries: string[];
+  close(): Promise<void>;
+}
+
+export async function startDnsServer(): Promise<DnsServer> {
+  const zone = new Map<string, string[]>();
+  const queries: string[] = [];
+  const socket = dgram.createSocket('udp4');
+  const server: DnsServer = {
+    address: '',
+    setTxt: (name, values) => zone.set(name.toLowerCase(), values),
+    remove: (name) => zone.delete(name.toLowerCase()),
+    mode: 'answer',
+    queries,
+    close: async () => {
+      socket.close();
+      await once(socket, 'close');
+    },
+  };
+  socket.on('message', (message, remote) => {
+    let query: dnsPacket.Packet;
+    try {
+      query = dnsPacket.decode(message);
+    } catch {
+      return; // not DNS: ignore, as a real server would
+    }
+    const question = query.questions?.[0];
+    if (!question) return;
+    const name = question.name.toLowerCase();
+    queries.push(name);
+    if (server.mode === 'silent') return;
+    const records = zone.get(name);
+    let rcode = 0;
+    let answers: dnsPacket.Answer[] = [];
+    if (server.mode === 'servfail') rcode = SERVFAIL;
+    else if (!records) rcode = NXDOMAIN;
+    else if (question.type === 'TXT') answers = records.map((value) => ({ type: 'TXT', name: question.name, ttl: 1, class: 'IN', data: [value] }));
+    const response = dnsPacket.encode({
+      type: 'response',
+      id: query.id ?? 0,
+      flags: dnsPacket.AUTHORITATIVE_ANSWER | rcode,
+      questions: query.questions ?? [],
+      answers,
+    });
+    socket.send(response, remote.port, remote.address);
+  });
+  socket.bind(0, '127.0.0.1');
+  await once(socket, 'listening');
+  server.address = `127.0.0.1:${socket.address().port}`;
+  return server;
+}
