@@ -6029,7 +6029,7 @@ export interface paths {
         /**
          * Create a session
          * @deprecated
-         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default.
+         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored).
          */
         post: {
             parameters: {
@@ -6071,6 +6071,24 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description No snapshot or template of that name among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The template is not ready */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
                 413: {
                     headers: {
@@ -6096,6 +6114,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description The snapshot or template is on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6604,6 +6631,229 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's snapshots */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SnapshotRecord"][];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snapshots/{snapshot_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a snapshot */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    snapshot_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SnapshotRecord"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such snapshot among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a snapshot
+         * @description Deletes the snapshot and its files. Refused (409) while a VM that has not ended (running or paused) or another snapshot builds on it.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    snapshot_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deleted: boolean;
+                            name: string;
+                            snapshot_id: string;
+                        };
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such snapshot among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A VM or another snapshot builds on it, or it is still being taken */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description Its files are on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/upload": {
         parameters: {
             query?: never;
@@ -6739,7 +6989,7 @@ export interface paths {
             parameters: {
                 query: {
                     limit: number;
-                    status?: "starting" | "active" | "killed";
+                    status?: "starting" | "active" | "paused" | "killed";
                 };
                 header?: never;
                 path?: never;
@@ -6778,12 +7028,15 @@ export interface paths {
         };
         put?: never;
         /**
-         * Bind a new VM to a session
-         * @description Starts a VM for the session with the given lifetime, memory and vCPUs (defaults: the session's). The session must have no running VM (409). Snapshots, alternate images and volumes answer 501 until they are built.
+         * Start a VM
+         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`.
          */
         post: {
             parameters: {
-                query?: never;
+                query: {
+                    /** @description Answer once the VM runs (default); false: at once, with the VM starting */
+                    wait: boolean;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -6792,15 +7045,24 @@ export interface paths {
                 content: {
                     "application/json": {
                         api_key?: string;
-                        /** @description Alternate image: not implemented yet (501) */
+                        /** @description Alternate image: build a template from it (POST /v1/templates) and pass `template` */
                         image?: unknown;
                         /** @description Guest memory in MiB; the guest sees exactly this much */
                         memory_mb?: number;
-                        session_id: string;
-                        /** @description Restore from a named snapshot: not implemented yet (501) */
-                        snapshot?: unknown;
-                        /** @description Not implemented yet (501) */
+                        /** @description User-defined key/value pairs of the VM (and of the new session, when one is made) */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description A name for the VM (not unique) */
+                        name?: string;
+                        /** @description Bind the VM to this session of yours (it must have no running VM); default: a new session */
+                        session_id?: string;
+                        /** @description Start VMs from your snapshot (or template) of this name; a snapshot fixes vCPUs and memory */
+                        snapshot?: string;
+                        /** @description Older name of `snapshot` */
                         snapshot_name?: unknown;
+                        /** @description Start VMs from the template (or snapshot) of this name; "default" is the built-in image */
+                        template?: string;
                         /**
                          * @description vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)
                          * @enum {integer}
@@ -6816,6 +7078,15 @@ export interface paths {
             responses: {
                 /** @description Default Response */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VmRecord"];
+                    };
+                };
+                /** @description Default Response */
+                202: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6841,7 +7112,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description No such session among yours */
+                /** @description No such session, snapshot or template among yours */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6850,7 +7121,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The session already has a running VM */
+                /** @description The session already has a running or paused VM, or the template is not ready */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6904,7 +7175,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The VM could not start */
+                /** @description The VM could not start, or its snapshot or template is on another node */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7072,6 +7343,262 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vms/{vm_id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a VM
+         * @description Starts `count` new VMs (1 to 10, default 1), each in a session of its own with the VM's lifetime, metadata and env, from your snapshot `snapshot_name`, or, without it, from the VM's current state: a live snapshot is taken for the purpose (named `<vm_id>-clone-<time>`, returned as `snapshot`; delete it once its clones are gone). Clones start where the snapshot was (files, processes, open ports, Python variables) and diverge from there; each has its own identity (host name, machine id, boot id, random state). All or nothing: if one cannot start, none is left running.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description How many clones (default 1) */
+                        count?: number;
+                        /** @description Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit */
+                        snapshot_name?: string;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            clones: components["schemas"]["VmRecord"][];
+                            snapshot: components["schemas"]["SnapshotRecord"];
+                        };
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such VM or snapshot among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is not running (to clone its current state), or the snapshot name is taken */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description Plan quota exceeded by that many clones */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A clone could not start, or the VM or snapshot is on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vms/{vm_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a running VM
+         * @description Saves the VM's memory, processes and disk to the node's disk and ends its QEMU: it holds no memory or CPU and does not count against the plan's running VMs, and its lifetime stops counting. `POST /v1/vms/{vm_id}/resume` (or the session's next execute, upload, download or terminal) brings the same VM back, with its files, processes, open ports and Python variables. Executions running in it are recorded failed (their processes go on after the resume).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VmRecord"] & {
+                            pause: {
+                                /** @description Bytes its disk layer takes */
+                                disk_bytes: number;
+                                /** @description How long pausing took (the VM was stopped from its start) */
+                                duration_ms: number;
+                                /** @description Bytes its saved memory takes on disk */
+                                memory_bytes: number;
+                            };
+                        };
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is not running (already paused, ended or starting) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description Pausing failed (the VM runs on), or the VM is on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -7568,6 +8095,252 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vms/{vm_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused VM
+         * @description Brings a paused VM back under the same id, with what it had when paused; its remaining lifetime counts from now. Counts against the plan's running VMs like a new one.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VmRecord"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM is not paused */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description Plan quota exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM could not resume (it stays paused), or it is on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vms/{vm_id}/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Snapshot a running VM
+         * @description Captures the VM's memory (processes, Python variables, open ports), device state and disk into a named snapshot while it runs: it is stopped only for the last memory pages and its device state (`pause_ms` in the answer says how long), then runs on. Start VMs from it with `POST /v1/vms {"snapshot": name}`, a session's `snapshot`, or `POST /v1/vms/{vm_id}/clone`. It has the VM's vCPUs and memory; its disk layer holds only what changed since the VM's own start or previous snapshot.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Key/value pairs of the snapshot */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SnapshotRecord"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The name is taken, or the VM is not running (paused: resume it first) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description The capture failed (the VM runs on as before), or the VM is on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -9182,7 +9955,7 @@ export interface components {
             /** Format: date-time */
             started_at: string;
             /** @enum {string} */
-            status: "starting" | "active" | "killed";
+            status: "starting" | "active" | "paused" | "killed";
             template_id: string;
             vcpu_count: number;
         };
@@ -9202,6 +9975,10 @@ export interface components {
             };
             /** @description Acquire a standard VM at once, in the background (default false) */
             prewarm?: boolean;
+            /** @description Start VMs from your snapshot (or template) of this name; a snapshot fixes vCPUs and memory */
+            snapshot?: string;
+            /** @description Start VMs from the template (or snapshot) of this name; "default" is the built-in image */
+            template?: string;
             /**
              * @description vCPUs: 1, 2, 4, 6 or 8, default SANDBOXD_DEFAULT_VCPUS (2) (selects the snapshot variant snap1…snap8)
              * @enum {integer}
@@ -9221,6 +9998,13 @@ export interface components {
             prewarm: boolean;
             /** Format: uuid */
             session_id: string;
+            /** @description What VMs start from: a template (`default` is the built-in image) or a snapshot */
+            source: {
+                id: string;
+                /** @enum {string} */
+                kind: "template" | "snapshot";
+                name: string;
+            };
             /**
              * @description "created" (no VM yet), "starting" (prewarm under way) or "active"
              * @enum {string}
@@ -9241,7 +10025,7 @@ export interface components {
             vm_alive: boolean;
             vm_assigned: boolean;
             vm_id: string | null;
-            vm_status: ("starting" | "active" | "killed") | null;
+            vm_status: ("starting" | "active" | "paused" | "killed") | null;
         };
         /** SessionUsage */
         SessionUsage: {
@@ -9300,6 +10084,49 @@ export interface components {
         ShareList: {
             shares: components["schemas"]["Share"][];
         };
+        /** SnapshotRecord */
+        SnapshotRecord: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Bytes its disk layer takes: only what the VM wrote since its parent */
+            disk_bytes: number;
+            /** @description Size of its root disk as the guest sees it */
+            disk_size_mb: number;
+            /** @description How long taking it took */
+            duration_ms: number;
+            /** @description Bytes its memory file takes on disk (what the VM held in RAM) */
+            memory_bytes: number;
+            /** @description and this memory */
+            memory_mb: number;
+            metadata: {
+                [key: string]: string;
+            };
+            name: string;
+            /** @description The node that holds its files */
+            node_id: string;
+            /** @description The snapshot its disk layer builds on (null: its template) */
+            parent_id: string | null;
+            /** @description How long the VM was stopped while it was taken */
+            pause_ms: number;
+            /** @description All of the above together */
+            size_bytes: number;
+            snapshot_id: string;
+            /** @description The VM it was taken of */
+            source_vm_id: string | null;
+            /** @description Bytes of device state */
+            state_bytes: number;
+            /**
+             * @description "creating" while the VM is being captured, then "ready"
+             * @enum {string}
+             */
+            status: "creating" | "ready";
+            /** @description The template the chain starts from (`default` is the built-in image) */
+            template_id: string;
+            /** @description The owner */
+            user_id: number;
+            /** @description A VM started from it has these vCPUs */
+            vcpu_count: number;
+        };
         /** TaskRecord */
         TaskRecord: {
             /** @description The code or command (first 64 KiB) */
@@ -9337,22 +10164,30 @@ export interface components {
         };
         /** VmRecord */
         VmRecord: {
+            /** @description The snapshot its disk builds on (it was cloned from it or snapshotted into it): kept while the VM lives */
+            base_snapshot_id: string | null;
             /** Format: date-time */
             created_at: string;
             end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart" | "server_shutdown" | "agent_lost") | null;
             ended_at: string | null;
             /** Format: date-time */
             expires_at: string;
+            /** @description Seconds until it is killed; 0 once ended; while paused, the lifetime it has left (it stops counting) */
             expires_in_seconds: number;
             memory_mb: number;
+            metadata: {
+                [key: string]: string;
+            };
+            name: string | null;
             node_id: string;
+            paused_at: string | null;
             session_id: string | null;
             started_at: string | null;
             /**
              * @description A killed VM ended for the reason in end_reason
              * @enum {string}
              */
-            status: "starting" | "active" | "killed";
+            status: "starting" | "active" | "paused" | "killed";
             template_id: string;
             vcpu_count: number;
             vm_id: string;

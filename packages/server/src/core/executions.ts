@@ -13,7 +13,7 @@ import type { PlanLimiter } from './limits.ts';
 import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionMode, type Language, type Session } from './model.ts';
 import type { SessionService } from './sessions.ts';
 import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
-import type { LiveVm, VmService } from './vms.ts';
+import { pythonContextOf, type LiveVm, type VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
 import { failInFlightExecutions, findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
 import type { Executor } from '../store/users-store.ts';
@@ -72,12 +72,12 @@ export class ExecutionService {
     private readonly notifier: EventNotifier,
     private readonly settings: ExecutionSettings,
   ) {
-    // Python runs in the session's interpreter (context = session id), which a new VM starts without the
+    // Python runs in the session's interpreter (context: the session id, or for a clone its snapshot's), which a new VM starts without the
     // session's env: it gets it once per VM, before any code runs. Commands get the env on every call.
     vms.onVmReady(async (session, live) => {
       if (Object.keys(session.env).length === 0) return;
       const env = JSON.stringify(JSON.stringify(session.env));
-      await live.agent.runPython({ contextId: session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${env}))\ndel _os, _json` });
+      await live.agent.runPython({ contextId: pythonContextOf(live.vm) ?? session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${env}))\ndel _os, _json` });
     });
   }
 
@@ -193,7 +193,7 @@ export class ExecutionService {
       const deadlineMs = Math.max(1000, Math.min(this.settings.maxRunSeconds * 1000, remainingMs));
       outcome =
         request.language === 'python'
-          ? await this.runPython(live.agent, session.id, request.source, deadlineMs)
+          ? await this.runPython(live.agent, pythonContextOf(live.vm) ?? session.id, request.source, deadlineMs)
           : await this.runCommand(live.agent, request, session.env, deadlineMs);
     } catch (error) {
       if (error instanceof AppError && error.code === 'VM_AGENT_UNAVAILABLE') agentError = error;

@@ -102,6 +102,11 @@ export interface Vm {
   pausedAt: string | null;
   /** Lifetime left when it was paused, seconds; counted again from the resume. */
   remainingSeconds: number | null;
+  /**
+   * The Python interpreter context its session's code runs in: the session's id for a new VM, the snapshot's for a
+   * clone (whose memory holds the interpreter of the VM it was taken of). Null in older records: the session's id.
+   */
+  pythonContext: string | null;
 }
 
 /** `creating`: its name is reserved and the VM is being captured; `ready`: VMs may start from it. */
@@ -135,6 +140,8 @@ export interface Snapshot {
   pauseMs: number;
   durationMs: number;
   metadata: Record<string, string>;
+  /** The Python context of the VM it was taken of (its clones go on in it). */
+  pythonContext: string | null;
   createdAt: string;
 }
 

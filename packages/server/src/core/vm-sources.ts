@@ -20,6 +20,8 @@ export interface ResolvedSource {
   shape: { vcpuCount: number; memoryMb: number } | null;
   /** A VM started from a snapshot builds its disk on it, so the snapshot must be kept while the VM lives. */
   baseSnapshotId: string | null;
+  /** The Python context a VM started from it goes on in (a snapshot's); null: the session's own. */
+  pythonContext: string | null;
 }
 
 /** A source as the API shows it: what it is, its id and its name. */
@@ -47,7 +49,7 @@ export class VmSources {
 
   /** What the engine needs to start a VM from `ref` for `userId`; a source of another user is not found. */
   async resolve(userId: number, ref: VmSourceRef): Promise<ResolvedSource> {
-    if (ref.kind === 'template' && ref.id === DEFAULT_TEMPLATE_ID) return { ref, source: { kind: 'template' }, shape: null, baseSnapshotId: null };
+    if (ref.kind === 'template' && ref.id === DEFAULT_TEMPLATE_ID) return { ref, source: { kind: 'template' }, shape: null, baseSnapshotId: null, pythonContext: null };
     if (ref.kind === 'template') {
       const template = await this.ownedTemplate(userId, ref.id);
       if (template.status !== 'ready' || !template.image) {
@@ -56,7 +58,7 @@ export class VmSources {
       this.assertLocal(template.nodeId, `template ${template.name}`);
       // The image's own environment is applied in the guest (the agent's --env-file), not here.
       const { env: _env, ...image } = template.image;
-      return { ref, source: { kind: 'template', image }, shape: null, baseSnapshotId: null };
+      return { ref, source: { kind: 'template', image }, shape: null, baseSnapshotId: null, pythonContext: null };
     }
     const snapshot = await this.ownedSnapshot(userId, ref.id);
     if (snapshot.status !== 'ready') throw new AppError('CONFLICT', `snapshot ${snapshot.name} is still being taken; retry in a moment`);
@@ -66,6 +68,7 @@ export class VmSources {
       source: { kind: 'snapshot', snapshotId: snapshot.id, diskSizeMb: snapshot.diskSizeMb },
       shape: { vcpuCount: snapshot.vcpuCount, memoryMb: snapshot.memoryMb },
       baseSnapshotId: snapshot.id,
+      pythonContext: snapshot.pythonContext,
     };
   }
 

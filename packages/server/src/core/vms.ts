@@ -27,6 +27,8 @@ export interface VmSpec {
   source?: ResolvedSource;
   name?: string | null;
   metadata?: Record<string, string>;
+  /** Called once the VM is reserved in the store ('starting'), before the engine starts it. */
+  onReserved?: (vm: Vm) => void;
 }
 
 /** What an execution that was running when its VM was paused is recorded with. */
@@ -318,9 +320,12 @@ export class VmService {
         baseSnapshotId: source.baseSnapshotId,
         pausedAt: null,
         remainingSeconds: null,
+        pythonContext: source.pythonContext ?? session.id,
       });
       await updateSession(trx, session.id, { currentVmId: vmId });
     });
+    const reserved = await findVm(this.database.db, vmId);
+    if (reserved) spec.onReserved?.(reserved);
 
     let acquired;
     try {
@@ -395,6 +400,8 @@ export class VmService {
     this.localOrThrow(vm);
     const id = newSnapshotId();
     const now = this.clock.now().toISOString();
+    // Read before the transaction: on SQLite it holds the one connection, and a read outside it would wait forever.
+    const templateId = await this.templateIdOf(vm);
     try {
       await this.database.db.transaction().execute(async (trx) => {
         await this.sources.assertNameFree(trx, principal.userId, request.name);
@@ -405,7 +412,7 @@ export class VmService {
           status: 'creating',
           sourceVmId: vm.id,
           parentId: vm.baseSnapshotId,
-          templateId: await this.templateIdOf(vm),
+          templateId,
           nodeId: this.engine.nodeId,
           vcpuCount: vm.vcpuCount,
           memoryMb: vm.memoryMb,
@@ -416,6 +423,7 @@ export class VmService {
           pauseMs: 0,
           durationMs: 0,
           metadata: request.metadata ?? {},
+          pythonContext: pythonContextOf(vm),
           createdAt: now,
         });
       });
@@ -601,6 +609,11 @@ export class VmService {
 /** Serialises quota checks per user: PostgreSQL row lock; SQLite transactions are already serialised. */
 async function lockUser(trx: Executor, dialect: string, userId: number): Promise<void> {
   if (dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+}
+
+/** The Python context a VM's session code runs in (older records: the session's id). */
+export function pythonContextOf(vm: Vm): string | null {
+  return vm.pythonContext ?? vm.sessionId;
 }
 
 /** An engine error of a capture or resume as the API answers it (the engine's own AppErrors pass through). */

@@ -573,7 +573,7 @@ export class SandboxEngine implements VmEngine {
   }
 
   async snapshot(vmId: string, snapshotId: string): Promise<CaptureOutcome> {
-    const entry = this.liveEntry(vmId);
+    const entry = await this.liveEntry(vmId);
     const client = await entry.link.connected();
     // A mounted transfer share blocks the migration; transfers wait until the thaw.
     await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
@@ -592,7 +592,7 @@ export class SandboxEngine implements VmEngine {
   }
 
   async pause(vmId: string): Promise<CaptureOutcome> {
-    const entry = this.liveEntry(vmId);
+    const entry = await this.liveEntry(vmId);
     const client = await entry.link.connected();
     await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
     const dir = this.pauseDir(vmId);
@@ -660,10 +660,15 @@ export class SandboxEngine implements VmEngine {
     await fs.promises.rm(this.pauseDir(vmId), { recursive: true, force: true });
   }
 
-  /** A live VM with its identity applied, or NOT_FOUND. */
-  private liveEntry(vmId: string): LiveEntry {
+  /**
+   * A live VM once its identity fix-up is done, or NOT_FOUND. A capture must not start before: closing or
+   * stopping the VM under a fix-up in flight would fail it, and a failed fix-up ends the VM.
+   */
+  private async liveEntry(vmId: string): Promise<LiveEntry> {
     const entry = this.live.get(vmId);
     if (!entry) throw new AppError('NOT_FOUND', `VM ${vmId} is not running on node ${this.nodeId}`);
+    await entry.ready.catch(() => undefined);
+    if (this.live.get(vmId) !== entry) throw new AppError('NOT_FOUND', `VM ${vmId} ended`);
     return entry;
   }
 

@@ -96,6 +96,7 @@ export interface VmsTable {
   base_snapshot_id: string | null;
   paused_at: string | null;
   remaining_seconds: number | null;
+  python_context: string | null;
 }
 
 export interface SnapshotsTable {
@@ -118,6 +119,7 @@ export interface SnapshotsTable {
   duration_ms: number;
   /** JSON object of string to string. */
   metadata: string;
+  python_context: string | null;
   created_at: string;
 }
 

@@ -22,6 +22,7 @@ function toSnapshot(row: SnapshotRow): Snapshot {
     pauseMs: row.pause_ms,
     durationMs: row.duration_ms,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
+    pythonContext: row.python_context,
     createdAt: row.created_at,
   };
 }
@@ -47,6 +48,7 @@ export async function insertSnapshot(db: Executor, snapshot: Snapshot): Promise<
       pause_ms: Math.round(snapshot.pauseMs),
       duration_ms: Math.round(snapshot.durationMs),
       metadata: JSON.stringify(snapshot.metadata),
+      python_context: snapshot.pythonContext,
       created_at: snapshot.createdAt,
     })
     .returningAll()

@@ -28,6 +28,7 @@ function toVm(row: VmRow): Vm {
     baseSnapshotId: row.base_snapshot_id,
     pausedAt: row.paused_at,
     remainingSeconds: row.remaining_seconds,
+    pythonContext: row.python_context,
   };
 }
 
@@ -55,6 +56,7 @@ export async function insertVm(db: Executor, vm: Vm): Promise<Vm> {
       base_snapshot_id: vm.baseSnapshotId,
       paused_at: vm.pausedAt,
       remaining_seconds: vm.remainingSeconds,
+      python_context: vm.pythonContext,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

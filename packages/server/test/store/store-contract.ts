@@ -197,7 +197,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const snapshot = {
         id: 'snap_contract1', userId: ann.id, name: 'first', status: 'ready' as const, sourceVmId: 'vm-x', parentId: null, templateId: 'default', nodeId: 'node-a',
         vcpuCount: 2, memoryMb: 512, diskSizeMb: 4096, memoryBytes: 5_000_000_000, diskBytes: 1234, stateBytes: 80_000, pauseMs: 31, durationMs: 2200,
-        metadata: { stage: 'prod' }, createdAt: iso(),
+        metadata: { stage: 'prod' }, pythonContext: 'session-1', createdAt: iso(),
       };
       assert.deepEqual(await insertSnapshot(database.db, snapshot), snapshot);
       const child = await insertSnapshot(database.db, { ...snapshot, id: 'snap_contract2', name: 'second', parentId: snapshot.id, createdAt: iso(1000) });
@@ -249,7 +249,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         insertVm(database.db, {
           id, userId: ann.id, sessionId: session.id, nodeId, status: 'active', endReason: null, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300,
           templateId: 'snap1', ip: null, createdAt: iso(), startedAt: iso(), expiresAt: iso(300_000), endedAt: null,
-          name: `name of ${id}`, metadata: { k: 'v' }, baseSnapshotId: null, pausedAt: null, remainingSeconds: null,
+          name: `name of ${id}`, metadata: { k: 'v' }, baseSnapshotId: null, pausedAt: null, remainingSeconds: null, pythonContext: 'ctx-1',
         });
       await vm('vm-a', 'node-a');
       await vm('vm-b', 'node-b');

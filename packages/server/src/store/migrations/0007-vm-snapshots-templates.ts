@@ -13,6 +13,7 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
   await db.schema.alterTable('vms').addColumn('base_snapshot_id', 'text').execute();
   await db.schema.alterTable('vms').addColumn('paused_at', 'text').execute();
   await db.schema.alterTable('vms').addColumn('remaining_seconds', 'integer').execute();
+  await db.schema.alterTable('vms').addColumn('python_context', 'text').execute();
   await db.schema.createIndex('vms_base_snapshot').on('vms').column('base_snapshot_id').execute();
   await db.schema.alterTable('sessions').addColumn('source_kind', 'text', (c) => c.notNull().defaultTo('template')).execute();
   await db.schema.alterTable('sessions').addColumn('source_id', 'text', (c) => c.notNull().defaultTo('default')).execute();
@@ -36,6 +37,7 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('pause_ms', 'integer', (c) => c.notNull())
     .addColumn('duration_ms', 'integer', (c) => c.notNull())
     .addColumn('metadata', 'text', (c) => c.notNull())
+    .addColumn('python_context', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('snapshots_user_name').unique().on('snapshots').columns(['user_id', 'name']).execute();
@@ -73,6 +75,6 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
 export async function down(db: Kysely<unknown>): Promise<void> {
   for (const table of ['template_build_logs', 'templates', 'snapshots']) await db.schema.dropTable(table).execute();
   await db.schema.dropIndex('vms_base_snapshot').execute();
-  for (const column of ['name', 'metadata', 'base_snapshot_id', 'paused_at', 'remaining_seconds']) await db.schema.alterTable('vms').dropColumn(column).execute();
+  for (const column of ['name', 'metadata', 'base_snapshot_id', 'paused_at', 'remaining_seconds', 'python_context']) await db.schema.alterTable('vms').dropColumn(column).execute();
   for (const column of ['source_kind', 'source_id']) await db.schema.alterTable('sessions').dropColumn(column).execute();
 }

@@ -55,6 +55,12 @@ export interface QemuDriverOptions<C = void> {
   bootTimeoutMs?: number;
   /** Default deadline of `restore` (default 60 s under TCG, 15 s under KVM). */
   restoreTimeoutMs?: number;
+  /**
+   * Let a VM run while `captureSnapshot` copies its memory (it stops only for the last pages). Default: under KVM
+   * only. Under TCG, QEMU 7.2 loses some of the writes a running guest makes during the copy, and clones of such
+   * captures crashed (see `capture.ts`), so there the guest is stopped for the copy.
+   */
+  liveCapture?: boolean;
 }
 
 /** The host as `prepareHost` found it. */

@@ -215,7 +215,9 @@ export class QemuDriver<C = void> implements VmDriver<C> {
   async captureSnapshot(request: CaptureSnapshotRequest): Promise<CaptureResult> {
     const vm = this.live.get(request.vmId);
     if (!vm || vm.state === 'consumed') throw new VmError('VM_NOT_FOUND', `no live VM ${request.vmId}`);
-    return captureVm(this.ctx, vm, request, await this.prepared!);
+    const prepared = await this.prepared!;
+    const live = this.ctx.options.liveCapture ?? prepared.report.accelerator === 'kvm';
+    return captureVm(this.ctx, vm, request, prepared, live);
   }
 
   async readSnapshot(dir: string): Promise<SnapshotInfo | undefined> {

@@ -15,20 +15,26 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
         deprecated: true,
         description:
           'Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. ' +
-          '`env` applies to every execution of the session. The body is optional: every field has a default.',
+          '`env` applies to every execution of the session. The body is optional: every field has a default. ' +
+          '`snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored).',
         security: BEARER_OR_API_KEY,
         body: Type.Union([Type.Ref('SessionCreateRequest'), Type.Null()]) as unknown as typeof SessionCreateRequest,
-        response: authedResponses({ 200: Type.Ref('SessionCreateResponse') }),
+        response: authedResponses({ 200: Type.Ref('SessionCreateResponse') }, { 404: 'No snapshot or template of that name among yours', 409: 'The template is not ready', 503: 'The snapshot or template is on another node' }),
       },
       ...requireAuthOrBodyKey,
     },
     async (request) => {
       const principal = principalOf(request);
       const body: SessionCreateBody = request.body ?? {};
+      const name = body.snapshot ?? body.template;
+      const source = name === undefined ? undefined : await services.sandbox.sources.byName(principal.userId, name);
+      // A snapshot fixes vCPUs and memory; a template must be ready to start VMs. Both checked now, not at first use.
+      const resolved = source && (await services.sandbox.sources.resolve(principal.userId, source));
       const session = await services.sandbox.sessions.create(principal, {
+        ...(source ? { source } : {}),
+        ...(resolved?.shape ?? {}),
         vmLifetimeSeconds: body.vm_lifetime_seconds,
-        memoryMb: body.memory_mb,
-        vcpuCount: body.vcpu_count,
+        ...(resolved?.shape ? {} : { memoryMb: body.memory_mb, vcpuCount: body.vcpu_count }),
         metadata: body.metadata,
         env: body.env,
         prewarm: body.prewarm,
@@ -38,7 +44,7 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
           request.log.warn({ err: error, 'session.id': session.id }, 'prewarm failed; the first execute will try again');
         });
       }
-      return toSessionCreateResponse(session, session.prewarm);
+      return toSessionCreateResponse(session, session.prewarm, await services.sandbox.sources.summary(session.source));
     },
   );
 }

@@ -1,6 +1,6 @@
 /** Schemas of sessions, VMs and sandboxes (the spec's fields, plus a few documented extras). */
 import { Type, type Static } from 'typebox';
-import { VM_END_REASONS, VM_STATUSES, type Session, type Vm } from '../../../core/model.ts';
+import { VM_END_REASONS, VM_SOURCE_KINDS, VM_STATUSES, type Session, type Vm } from '../../../core/model.ts';
 import type { SessionStatus } from '../../../core/sessions.ts';
 import { StringEnum } from '../../schemas/common.ts';
 
@@ -15,8 +15,25 @@ export const VcpuCount = Type.Unsafe<1 | 2 | 4 | 6 | 8>({
 export const LifetimeSeconds = Type.Integer({ minimum: 20, maximum: 2_592_000, description: 'Seconds from spawn until the VM is killed' });
 export const MemoryMb = Type.Integer({ minimum: 128, maximum: 8192, description: 'Guest memory in MiB; the guest sees exactly this much' });
 
-const StringMap = (description: string, keyPattern: string) =>
+export const StringMap = (description: string, keyPattern: string) =>
   Type.Record(Type.String({ pattern: keyPattern }), Type.String({ maxLength: 4096 }), { maxProperties: 64, description });
+
+/** User-defined key/value pairs of sessions, VMs and snapshots. */
+export const Metadata = (description: string) => StringMap(description, '^.{1,128}$');
+
+/** A name of a snapshot or template: letters, digits, `.`, `_`, `-`; unique among the user's snapshots and templates. */
+export const SourceName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$', description: 'Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit' });
+
+/** Where a session's VMs (or a VM) start from, by name: a snapshot or a template; either field finds either. */
+export const SourceFields = {
+  snapshot: Type.Optional({ ...SourceName, description: 'Start VMs from your snapshot (or template) of this name; a snapshot fixes vCPUs and memory' }),
+  template: Type.Optional({ ...SourceName, description: 'Start VMs from the template (or snapshot) of this name; "default" is the built-in image' }),
+};
+
+export const SourceSummarySchema = Type.Object(
+  { kind: StringEnum(VM_SOURCE_KINDS), id: Type.String(), name: Type.String() },
+  { description: 'What VMs start from: a template (`default` is the built-in image) or a snapshot' },
+);
 
 export const SessionCreateRequest = Type.Object(
   {
@@ -27,6 +44,7 @@ export const SessionCreateRequest = Type.Object(
     metadata: Type.Optional(StringMap('User-defined key/value pairs, for filtering sandboxes', '^.{1,128}$')),
     env: Type.Optional(StringMap('Environment of every execution of the session', '^[A-Za-z_][A-Za-z0-9_]{0,127}$')),
     prewarm: Type.Optional(Type.Boolean({ description: 'Acquire a standard VM at once, in the background (default false)' })),
+    ...SourceFields,
   },
   { $id: 'SessionCreateRequest', title: 'SessionCreateRequest' },
 );
@@ -43,6 +61,7 @@ export const SessionCreateResponse = Type.Object(
     vcpu_count: Type.Integer(),
     metadata: Type.Record(Type.String(), Type.String()),
     prewarm: Type.Boolean(),
+    source: SourceSummarySchema,
   },
   { $id: 'SessionCreateResponse', title: 'SessionCreateResponse' },
 );
@@ -94,7 +113,11 @@ export const VmRecord = Type.Object(
     started_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     expires_at: Type.String({ format: 'date-time' }),
     ended_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    expires_in_seconds: Type.Number(),
+    expires_in_seconds: Type.Number({ description: 'Seconds until it is killed; 0 once ended; while paused, the lifetime it has left (it stops counting)' }),
+    name: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    base_snapshot_id: Type.Union([Type.String(), Type.Null()], { description: 'The snapshot its disk builds on (it was cloned from it or snapshotted into it): kept while the VM lives' }),
+    paused_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
   { $id: 'VmRecord', title: 'VmRecord' },
 );
@@ -145,7 +168,12 @@ export function toVmRecord(vm: Vm, now: Date): Static<typeof VmRecord> {
     started_at: vm.startedAt,
     expires_at: vm.expiresAt,
     ended_at: vm.endedAt,
-    expires_in_seconds: vm.status === 'killed' ? 0 : Math.max(0, Math.round((Date.parse(vm.expiresAt) - now.getTime()) / 10) / 100),
+    expires_in_seconds:
+      vm.status === 'killed' ? 0 : vm.status === 'paused' ? (vm.remainingSeconds ?? 0) : Math.max(0, Math.round((Date.parse(vm.expiresAt) - now.getTime()) / 10) / 100),
+    name: vm.name,
+    metadata: vm.metadata,
+    base_snapshot_id: vm.baseSnapshotId,
+    paused_at: vm.pausedAt,
   };
 }
 
@@ -163,7 +191,7 @@ export function toSessionStatus(status: SessionStatus): Static<typeof SessionSta
   };
 }
 
-export function toSessionCreateResponse(session: Session, starting: boolean): Static<typeof SessionCreateResponse> {
+export function toSessionCreateResponse(session: Session, starting: boolean, source: Static<typeof SourceSummarySchema>): Static<typeof SessionCreateResponse> {
   return {
     session_id: session.id,
     status: starting ? 'starting' : 'created',
@@ -174,5 +202,6 @@ export function toSessionCreateResponse(session: Session, starting: boolean): St
     vcpu_count: session.vcpuCount,
     metadata: session.metadata,
     prewarm: session.prewarm,
+    source,
   };
 }

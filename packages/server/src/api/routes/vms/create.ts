@@ -1,19 +1,25 @@
-/** POST /v1/vms: bind a new VM (lifetime, memory, vCPUs) to a session that has none running. */
+/**
+ * POST /v1/vms: start a VM, from the built-in image, a template or a snapshot, bound to a session (a new one
+ * when none is given). With `?wait=false` it answers 202 as soon as the VM is reserved ('starting').
+ */
 import { Type } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
+import type { Vm } from '../../../core/model.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { LifetimeSeconds, MemoryMb, toVmRecord, VcpuCount } from '../sessions/schemas.ts';
+import { LifetimeSeconds, MemoryMb, Metadata, SourceFields, toVmRecord, VcpuCount } from '../sessions/schemas.ts';
 
 const VmCreateRequest = Type.Object({
-  session_id: Type.String({ minLength: 1, maxLength: 64 }),
+  session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Bind the VM to this session of yours (it must have no running VM); default: a new session' })),
   vm_lifetime_seconds: Type.Optional(LifetimeSeconds),
   memory_mb: Type.Optional(MemoryMb),
   vcpu_count: Type.Optional(VcpuCount),
-  snapshot: Type.Optional(Type.Unknown({ description: 'Restore from a named snapshot: not implemented yet (501)' })),
-  snapshot_name: Type.Optional(Type.Unknown({ description: 'Not implemented yet (501)' })),
-  image: Type.Optional(Type.Unknown({ description: 'Alternate image: not implemented yet (501)' })),
+  ...SourceFields,
+  snapshot_name: Type.Optional(Type.Unknown({ description: 'Older name of `snapshot`' })),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'A name for the VM (not unique)' })),
+  metadata: Type.Optional(Metadata('User-defined key/value pairs of the VM (and of the new session, when one is made)')),
+  image: Type.Optional(Type.Unknown({ description: 'Alternate image: build a template from it (POST /v1/templates) and pass `template`' })),
   volumes: Type.Optional(Type.Unknown({ description: 'Persistent volumes: not implemented yet (501)' })),
   api_key: Type.Optional(Type.String()),
 });
@@ -24,28 +30,60 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
     {
       schema: {
         tags: ['vms'],
-        summary: 'Bind a new VM to a session',
+        summary: 'Start a VM',
         description:
-          'Starts a VM for the session with the given lifetime, memory and vCPUs (defaults: the session\'s). The session must have no running VM (409). ' +
-          'Snapshots, alternate images and volumes answer 501 until they are built.',
+          'Starts a VM with the given lifetime, memory and vCPUs (defaults: the session\'s), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). ' +
+          'It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM\'s metadata. `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`.',
         security: BEARER_OR_API_KEY,
+        querystring: Type.Object({ wait: Type.Boolean({ default: true, description: 'Answer once the VM runs (default); false: at once, with the VM starting' }) }),
         body: VmCreateRequest,
-        response: authedResponses({ 200: Type.Ref('VmRecord') }, { 404: 'No such session among yours', 409: 'The session already has a running VM', 429: 'Plan quota exceeded', 501: 'Option not implemented yet', 503: 'The VM could not start', 507: 'The server is low on disk space (HOST_STORAGE_LOW); no VM was started' }),
+        response: authedResponses(
+          { 200: Type.Ref('VmRecord'), 202: Type.Ref('VmRecord') },
+          {
+            404: 'No such session, snapshot or template among yours',
+            409: 'The session already has a running or paused VM, or the template is not ready',
+            429: 'Plan quota exceeded',
+            501: 'Option not implemented yet',
+            503: 'The VM could not start, or its snapshot or template is on another node',
+            507: 'The server is low on disk space (HOST_STORAGE_LOW); no VM was started',
+          },
+        ),
       },
       ...requireAuthOrBodyKey,
     },
-    async (request) => {
+    async (request, reply) => {
       const { body } = request;
-      for (const option of ['snapshot', 'snapshot_name', 'image', 'volumes'] as const) {
-        if (body[option] !== undefined && body[option] !== null) throw new AppError('NOT_IMPLEMENTED', `not implemented yet: the "${option}" option`);
-      }
+      if (body.volumes !== undefined && body.volumes !== null) throw new AppError('NOT_IMPLEMENTED', 'not implemented yet: the "volumes" option');
+      if (body.image !== undefined && body.image !== null) throw new AppError('BAD_REQUEST', 'build a template from the image first (POST /v1/templates), then pass its name as "template"');
       const principal = principalOf(request);
-      const session = await services.sandbox.sessions.getOwned(principal, body.session_id);
-      const { vm } = await services.sandbox.vms.createForSession(principal, session, {
+      const { sandbox } = services;
+      const name = body.snapshot ?? body.template ?? (typeof body.snapshot_name === 'string' ? body.snapshot_name : undefined);
+      const resolved = name === undefined ? undefined : await sandbox.sources.resolve(principal.userId, await sandbox.sources.byName(principal.userId, name));
+      const session = body.session_id
+        ? await sandbox.sessions.getOwned(principal, body.session_id)
+        : await sandbox.sessions.create(principal, {
+            vmLifetimeSeconds: body.vm_lifetime_seconds,
+            memoryMb: resolved?.shape?.memoryMb ?? body.memory_mb,
+            vcpuCount: resolved?.shape?.vcpuCount ?? body.vcpu_count,
+            metadata: body.metadata,
+            ...(resolved ? { source: resolved.ref } : {}),
+          });
+      let reserved: (vm: Vm) => void = () => {};
+      const reservation = new Promise<Vm>((resolve) => (reserved = resolve));
+      const started = sandbox.vms.createForSession(principal, session, {
         vcpuCount: body.vcpu_count ?? session.vcpuCount,
         memoryMb: body.memory_mb ?? session.memoryMb,
         lifetimeSeconds: body.vm_lifetime_seconds ?? session.vmLifetimeSeconds,
+        ...(resolved ? { source: resolved } : {}),
+        name: body.name ?? null,
+        metadata: body.metadata ?? {},
+        onReserved: (vm) => reserved(vm),
       });
+      if (request.query.wait) return toVmRecord((await started).vm, services.clock.now());
+      // Answer once reserved (or at the refusal); the start goes on and records its outcome.
+      started.catch((error: unknown) => request.log.warn({ err: error, 'session.id': session.id }, 'a VM started with wait=false did not come up'));
+      const vm = await Promise.race([reservation, started.then((live) => live.vm)]);
+      reply.code(vm.status === 'starting' ? 202 : 200);
       return toVmRecord(vm, services.clock.now());
     },
   );

@@ -1,0 +1,57 @@
+/** POST /v1/vms/{vm_id}/clone: new VMs from one of the caller's snapshots or from the VM's current state. */
+import { Type } from 'typebox';
+import { MAX_CLONES } from '../../../core/snapshots.ts';
+import { principalOf } from '../../authentication.ts';
+import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import type { App, RouteContext } from '../../types.ts';
+import { SourceName, toVmRecord } from '../sessions/schemas.ts';
+import { toSnapshotRecord } from '../snapshots/schemas.ts';
+import { VmIdParams } from './params.ts';
+
+export function registerCloneVm(app: App, { services, requireAuth }: RouteContext): void {
+  app.post(
+    '/v1/vms/:vm_id/clone',
+    {
+      schema: {
+        tags: ['vms'],
+        summary: 'Clone a VM',
+        description:
+          `Starts \`count\` new VMs (1 to ${MAX_CLONES}, default 1), each in a session of its own with the VM's lifetime, metadata and env, from your snapshot \`snapshot_name\`, or, without it, from the VM's current state: a live snapshot is taken for the purpose (named \`<vm_id>-clone-<time>\`, returned as \`snapshot\`; delete it once its clones are gone). ` +
+          'Clones start where the snapshot was (files, processes, open ports, Python variables) and diverge from there; each has its own identity (host name, machine id, boot id, random state). All or nothing: if one cannot start, none is left running.',
+        security: BEARER_OR_API_KEY,
+        params: VmIdParams,
+        body: Type.Union([
+          Type.Object({
+            snapshot_name: Type.Optional(SourceName),
+            count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CLONES, description: 'How many clones (default 1)' })),
+          }),
+          Type.Null(),
+        ]),
+        response: authedResponses(
+          {
+            200: Type.Object({
+              snapshot: Type.Ref('SnapshotRecord'),
+              clones: Type.Array(Type.Ref('VmRecord')),
+            }),
+          },
+          {
+            404: 'No such VM or snapshot among yours',
+            409: 'The VM is not running (to clone its current state), or the snapshot name is taken',
+            429: 'Plan quota exceeded by that many clones',
+            503: 'A clone could not start, or the VM or snapshot is on another node',
+          },
+        ),
+      },
+      onRequest: requireAuth,
+    },
+    async (request) => {
+      const body = request.body ?? {};
+      const { snapshot, clones } = await services.sandbox.snapshots.clone(principalOf(request), request.params.vm_id, {
+        snapshotName: body.snapshot_name,
+        count: body.count ?? 1,
+      });
+      const now = services.clock.now();
+      return { snapshot: toSnapshotRecord(snapshot), clones: clones.map((clone) => toVmRecord(clone.vm, now)) };
+    },
+  );
+}
