@@ -8,6 +8,7 @@ import { registerKeys } from './commands/keys.ts';
 import { registerLogin } from './commands/login.ts';
 import { registerLogout } from './commands/logout.ts';
 import { registerSessionCommands } from './commands/sessions.ts';
+import { registerVmCommands } from './commands/vms.ts';
 import { registerShell } from './commands/shell.ts';
 import { registerWhoami } from './commands/whoami.ts';
 import { createContext, type Context, type GlobalOptions } from './context.ts';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerExec(program, context);
   registerFiles(program, context);
   registerSessionCommands(program, context);
+  registerVmCommands(program, context);
   registerShell(program, context);
   registerKeys(program, context);
   registerDomains(program, context);

@@ -189,12 +189,38 @@ describe('sandbox on real VMs', () => {
     assert.match(res.stdout, /cli-exit 6/);
   });
 
+  test('snapshot, clone, pause, resume and snapshots: a clone has the state, a paused VM comes back', async () => {
+    assert.equal((await runCli(['exec', 'marker = "cli-snapshot"'], env)).code, 0);
+    const snapshot = await runCli(['--json', 'snapshot', '--name', 'cli-snap', '--metadata', 'by=cli'], env);
+    assert.equal(snapshot.code, 0, snapshot.stderr);
+    assert.deepEqual([snapshot.json.name, snapshot.json.metadata], ['cli-snap', { by: 'cli' }]);
+    const cloned = await runCli(['--json', 'clone', '--snapshot', 'cli-snap'], env);
+    assert.equal(cloned.code, 0, cloned.stderr);
+    const cloneSession = cloned.json.clones[0].session_id as string;
+    const inClone = await runCli(['exec', '--session', cloneSession, 'print(marker)'], env);
+    assert.deepEqual([inClone.code, inClone.stdout], [0, 'cli-snapshot\n']);
+    const paused = await runCli(['--json', 'pause'], env);
+    assert.deepEqual([paused.code, paused.json.status], [0, 'paused'], paused.stderr);
+    const resumed = await runCli(['resume'], env);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stdout, /: active \(\d+ s of lifetime left\)/);
+    assert.equal((await runCli(['exec', 'print(marker)'], env)).stdout, 'cli-snapshot\n', 'the resumed VM has its state');
+    const listed = await runCli(['snapshots', 'ls'], env);
+    assert.match(listed.stdout, /cli-snap/);
+    assert.equal((await runCli(['kill', cloneSession], env)).code, 0);
+    // The session's own VM builds its disk on the snapshot now: deleting it is refused until that VM ends.
+    const refused = await runCli(['snapshots', 'rm', snapshot.json.snapshot_id], env);
+    assert.equal(refused.code, 1, refused.stdout);
+    assert.match(refused.stderr, /builds its disk on snapshot cli-snap/);
+  });
+
   test('status, ls with a metadata filter, kill', async () => {
     const status = await runCli(['--json', 'status'], env);
     assert.equal(status.json.vm_alive, true);
     assert.equal(status.json.vm_status, 'active');
     const ls = await runCli(['--json', 'ls', '--metadata', 'suite=cli-vm'], env);
-    assert.deepEqual(ls.json.map((s: any) => s.sandbox_id), [status.json.vm_id]);
+    // The clone of the test before has its source session's metadata too; it was killed.
+    assert.deepEqual(ls.json.filter((s: any) => s.status === 'active').map((s: any) => s.sandbox_id), [status.json.vm_id]);
     assert.deepEqual((await runCli(['--json', 'ls', '--metadata', 'suite=other'], env)).json, []);
     const table = await runCli(['ls'], env);
     assert.match(table.stdout, /suite=cli-vm/);

@@ -15,6 +15,7 @@ import { Sessions } from './resources/sessions.ts';
 import { Shares } from './resources/shares.ts';
 import { Terminals } from './resources/terminals.ts';
 import { Vms } from './resources/vms.ts';
+import { Snapshots } from './resources/snapshots.ts';
 import { Webhooks } from './resources/webhooks.ts';
 import { Transport } from './transport.ts';
 
@@ -61,6 +62,7 @@ export class Sandboxd {
   readonly files: Files;
   readonly sandboxes: Sandboxes;
   readonly vms: Vms;
+  readonly snapshots: Snapshots;
   readonly apiKeys: ApiKeys;
   readonly auth: Auth;
   readonly cliAuth: CliAuth;
@@ -104,6 +106,7 @@ export class Sandboxd {
     this.sessions = new Sessions(this.transport, this);
     this.sandboxes = new Sandboxes(this.transport);
     this.vms = new Vms(this.transport);
+    this.snapshots = new Snapshots(this.transport);
     this.apiKeys = new ApiKeys(this.transport);
     this.auth = new Auth(this.transport);
     this.cliAuth = new CliAuth(this.transport);

@@ -17,6 +17,10 @@ export interface SessionCreateOptions {
   env?: Record<string, string>;
   /** Start the VM now, in the background, instead of on the first execute. */
   prewarm?: boolean;
+  /** Start its VMs from your snapshot of this name (its vCPUs and memory come with it). */
+  snapshot?: string;
+  /** Start its VMs from your template of this name (`default` is the built-in image). */
+  template?: string;
 }
 
 export class Sessions {
@@ -34,6 +38,8 @@ export class Sessions {
         ...(options.metadata ? { metadata: options.metadata } : {}),
         ...(options.env ? { env: options.env } : {}),
         ...(options.prewarm !== undefined ? { prewarm: options.prewarm } : {}),
+        ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}),
+        ...(options.template !== undefined ? { template: options.template } : {}),
       },
     });
     return new Session(this.context, info.session_id, info);

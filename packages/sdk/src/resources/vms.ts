@@ -1,30 +1,44 @@
-/** VMs: bind a new VM to a session, list, get and kill them. */
-import type { VmRecord } from '../api-types.ts';
+/** VMs: start one (from the built-in image, a template or a snapshot), list, get, kill, snapshot, clone, pause, resume. */
+import type { CloneResult, SnapshotRecord, VmPauseResult, VmRecord } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
 
 export interface VmCreateOptions {
-  sessionId: string;
+  /** A session of yours with no running VM; default: a new session. */
+  sessionId?: string;
+  /** Start from your snapshot of this name (its vCPUs and memory come with it). */
+  snapshot?: string;
+  /** Start from your template of this name (`default` is the built-in image). */
+  template?: string;
   vcpuCount?: 1 | 2 | 4 | 6 | 8;
   memoryMb?: number;
   vmLifetimeSeconds?: number;
+  name?: string;
+  metadata?: Record<string, string>;
+  /** Answer once the VM runs (default), or at once with the VM `starting`. */
+  wait?: boolean;
 }
 
 export class Vms {
   constructor(private readonly transport: Transport) {}
 
-  /** Starts a VM for a session that has none running (defaults: the session's settings). */
-  async create(options: VmCreateOptions): Promise<VmRecord> {
+  /** Starts a VM (defaults: the session's settings, or the server's for a new session). */
+  async create(options: VmCreateOptions = {}): Promise<VmRecord> {
     return this.transport.call('/v1/vms', 'post', {
+      ...(options.wait === false ? { query: { wait: false } } : {}),
       json: {
-        session_id: options.sessionId,
+        ...(options.sessionId !== undefined ? { session_id: options.sessionId } : {}),
+        ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}),
+        ...(options.template !== undefined ? { template: options.template } : {}),
         ...(options.vcpuCount !== undefined ? { vcpu_count: options.vcpuCount } : {}),
         ...(options.memoryMb !== undefined ? { memory_mb: options.memoryMb } : {}),
         ...(options.vmLifetimeSeconds !== undefined ? { vm_lifetime_seconds: options.vmLifetimeSeconds } : {}),
+        ...(options.name !== undefined ? { name: options.name } : {}),
+        ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
       },
     });
   }
 
-  async list(options: { status?: 'starting' | 'active' | 'killed'; limit?: number } = {}): Promise<VmRecord[]> {
+  async list(options: { status?: VmRecord['status']; limit?: number } = {}): Promise<VmRecord[]> {
     return this.transport.call('/v1/vms', 'get', { query: { status: options.status, limit: options.limit } });
   }
 
@@ -32,8 +46,40 @@ export class Vms {
     return this.transport.call('/v1/vms/{vm_id}', 'get', { params: { vm_id: vmId } });
   }
 
-  /** Kills the VM. */
+  /** Kills the VM (a paused one's saved state goes too). */
   async delete(vmId: string) {
     return this.transport.call('/v1/vms/{vm_id}', 'delete', { params: { vm_id: vmId } });
+  }
+
+  /** Snapshots the running VM (memory, processes, disk); it runs on. Start VMs from it by name. */
+  async snapshot(vmId: string, options: { name: string; metadata?: Record<string, string> }): Promise<SnapshotRecord> {
+    return this.transport.call('/v1/vms/{vm_id}/snapshot', 'post', {
+      params: { vm_id: vmId },
+      json: { name: options.name, ...(options.metadata ? { metadata: options.metadata } : {}) },
+    });
+  }
+
+  /**
+   * New VMs, each in a session of its own, from your snapshot `snapshotName` or, without it, from the VM's current
+   * state (a snapshot is taken for it and returned: delete it once its clones are gone).
+   */
+  async clone(vmId: string, options: { snapshotName?: string; count?: number } = {}): Promise<CloneResult> {
+    return this.transport.call('/v1/vms/{vm_id}/clone', 'post', {
+      params: { vm_id: vmId },
+      json: {
+        ...(options.snapshotName !== undefined ? { snapshot_name: options.snapshotName } : {}),
+        ...(options.count !== undefined ? { count: options.count } : {}),
+      },
+    });
+  }
+
+  /** Pauses the running VM: its state goes to disk, it holds no memory or CPU, its lifetime stops counting. */
+  async pause(vmId: string): Promise<VmPauseResult> {
+    return this.transport.call('/v1/vms/{vm_id}/pause', 'post', { params: { vm_id: vmId } });
+  }
+
+  /** Resumes a paused VM: the same machine, as it was (its session's next use resumes it too). */
+  async resume(vmId: string): Promise<VmRecord> {
+    return this.transport.call('/v1/vms/{vm_id}/resume', 'post', { params: { vm_id: vmId } });
   }
 }

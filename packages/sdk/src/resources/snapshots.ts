@@ -1,0 +1,21 @@
+/** Snapshots of your VMs: list, get, delete (start VMs from them with `vms.create({ snapshot })` or `vms.clone`). */
+import type { SnapshotRecord } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+export class Snapshots {
+  constructor(private readonly transport: Transport) {}
+
+  /** Your snapshots, newest first. */
+  list(options: { limit?: number; offset?: number } = {}): Promise<SnapshotRecord[]> {
+    return this.transport.call('/v1/snapshots', 'get', { query: { limit: options.limit, offset: options.offset } });
+  }
+
+  get(snapshotId: string): Promise<SnapshotRecord> {
+    return this.transport.call('/v1/snapshots/{snapshot_id}', 'get', { params: { snapshot_id: snapshotId } });
+  }
+
+  /** Deletes the snapshot and its files; refused (409) while a VM or another snapshot builds on it. */
+  delete(snapshotId: string) {
+    return this.transport.call('/v1/snapshots/{snapshot_id}', 'delete', { params: { snapshot_id: snapshotId } });
+  }
+}
