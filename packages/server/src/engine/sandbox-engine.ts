@@ -355,9 +355,14 @@ export class SandboxEngine implements VmEngine {
     this.endedListeners.push(listener);
   }
 
-  /** Idle pooled VMs per variant (for benchmarks and health). */
-  poolCounts(): Record<string, number> {
-    return this.pool.counts();
+  /** Idle pooled VMs of a template (the built-in one by default) per `vcpus:memoryMb` variant, for benchmarks and health. */
+  poolCounts(template: TemplateImage = this.builtinTemplate()): Record<string, number> {
+    const prefix = `${template.hash}:`;
+    return Object.fromEntries(
+      Object.entries(this.pool.counts())
+        .filter(([key]) => key.startsWith(prefix))
+        .map(([key, count]) => [key.slice(prefix.length), count]),
+    );
   }
 
   async close(): Promise<void> {
