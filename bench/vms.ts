@@ -17,6 +17,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const log = (message: string) => process.stderr.write(`[bench:vms] ${message}\n`);
 const MIB = 2 ** 20;
 
+const signed = (n: number) => (n >= 0 ? `+${n}` : `${n}`);
+
 async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   const start = performance.now();
   const value = await fn();
@@ -100,7 +102,7 @@ async function main(): Promise<void> {
   const cloneP50 = percentile(clones, 50);
   results.clone_ms_p50 = cloneP50;
   results.clone_vs_restore_ms = Math.round(cloneP50 - restoreP50);
-  log(`clone p50 ${cloneP50} ms (restore +${results.clone_vs_restore_ms} ms) [${clones.map(Math.round).join(', ')}]`);
+  log(`clone p50 ${cloneP50} ms (${signed(Number(results.clone_vs_restore_ms))} ms against a restore) [${clones.map(Math.round).join(', ')}]`);
   const [tenMs, ten] = await timed(() => Promise.all(Array.from({ length: 10 }, () => acquire(cloneOf, diskSizeMb))));
   results.clones10_ready_ms = Math.round(tenMs);
   results.clones10_p50_ms = percentile(ten.map((c) => c.ms), 50);
@@ -125,7 +127,7 @@ async function main(): Promise<void> {
   results.pause_ms_p50 = percentile(pauses, 50);
   results.resume_ms_p50 = resumeP50;
   results.resume_vs_restore_ms = Math.round(resumeP50 - restoreP50);
-  log(`pause p50 ${results.pause_ms_p50} ms [${pauses.map(Math.round).join(', ')}]; resume p50 ${resumeP50} ms (restore +${results.resume_vs_restore_ms} ms) [${resumes.map(Math.round).join(', ')}]`);
+  log(`pause p50 ${results.pause_ms_p50} ms [${pauses.map(Math.round).join(', ')}]; resume p50 ${resumeP50} ms (${signed(Number(results.resume_vs_restore_ms))} ms against a restore) [${resumes.map(Math.round).join(', ')}]`);
 
   await engine.kill(source.vmId);
   for (const id of snapshotIds) await engine.deleteSnapshot(id);
