@@ -27,7 +27,7 @@ export interface VolumeAttachment {
   slot: number;
   /** Absolute path of the raw image; QEMU opens it by path as its unprivileged user, so that user must own it. */
   imagePath: string;
-  /** The drive is read-only: the guest can read the image and nothing else. */
+  /** The image never changes: the guest writes, if it does, to a throw-away layer over it (`volume-slots.ts`). */
   readOnly: boolean;
 }
 

@@ -86,8 +86,8 @@ describe('QEMU command line', () => {
       ...instance,
       incoming: true,
       volumeSlots: slotDrives([
-        { slot: 1, imagePath: '/vol/a,b.img', readOnly: false },
-        { slot: 3, imagePath: '/vol/c.img', readOnly: true },
+        { slot: 1, imagePath: '/vol/a,b.img', format: 'raw' },
+        { slot: 3, imagePath: '/run/vm-1/vol3.qcow2', format: 'qcow2' },
       ]),
     });
     assert.deepEqual(devices(withVolumes), devices(source));
@@ -99,7 +99,7 @@ describe('QEMU command line', () => {
       'id=vol0,driver=null-co,size=0,if=none',
       'id=vol1,file=/vol/a,,b.img,format=raw,discard=unmap,if=none',
       'id=vol2,driver=null-co,size=0,if=none',
-      'id=vol3,file=/vol/c.img,format=raw,discard=unmap,if=none,readonly=on',
+      'id=vol3,file=/run/vm-1/vol3.qcow2,format=qcow2,discard=unmap,if=none',
     ]);
     assert.throws(() => buildQemuArgv(machine, { ...instance, volumeSlots: [] }), /4 volume slots/);
   });

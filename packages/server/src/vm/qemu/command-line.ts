@@ -19,10 +19,13 @@ export const TCG_TSC_KHZ = 2_445_000;
 /** Size of TCG's translated-code cache, MiB (QEMU's default is 1024). */
 export const TCG_TRANSLATION_CACHE_MB = 256;
 
-/** What backs one volume slot: a volume's raw image, or a placeholder (`imagePath` null: an empty disk of 0 bytes). */
+/**
+ * What backs one volume slot: a volume's image (raw, or for a read-only attachment a throw-away qcow2 layer over
+ * it: see `volume-slots.ts`), or a placeholder (`imagePath` null: an empty disk of 0 bytes).
+ */
 export interface SlotDrive {
   imagePath: string | null;
-  readOnly: boolean;
+  format: 'raw' | 'qcow2';
 }
 
 /** The drive id of volume slot `slot` (`-drive id=vol<slot>`). */
@@ -30,16 +33,11 @@ export function volumeDriveId(slot: number): string {
   return `vol${slot}`;
 }
 
-/**
- * The drives of a VM's slots: each attached volume in its slot, a writable placeholder elsewhere. A read-only
- * volume's drive offers the guest a feature (VIRTIO_BLK_F_RO) its snapshot's guest never accepted: QEMU's restore
- * allows more offered features than accepted ones, and the guest's kernel goes on believing the disk writable, so
- * the engine also marks the device read-only in the guest and mounts it `ro`; QEMU refuses any write regardless.
- */
-export function slotDrives(volumes: readonly { slot: number; imagePath: string; readOnly: boolean }[] = []): SlotDrive[] {
+/** The drives of a VM's slots: each given drive in its slot, a placeholder elsewhere. */
+export function slotDrives(drives: readonly { slot: number; imagePath: string; format: 'raw' | 'qcow2' }[] = []): SlotDrive[] {
   return Array.from({ length: VOLUME_SLOT_COUNT }, (_, slot) => {
-    const volume = volumes.find((v) => v.slot === slot);
-    return volume ? { imagePath: volume.imagePath, readOnly: volume.readOnly } : { imagePath: null, readOnly: false };
+    const drive = drives.find((d) => d.slot === slot);
+    return drive ? { imagePath: drive.imagePath, format: drive.format } : { imagePath: null, format: 'raw' };
   });
 }
 
@@ -173,8 +171,8 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
   // restore may put a volume where its snapshot had a placeholder.
   instance.volumeSlots.forEach((drive, slot) => {
     const id = volumeDriveId(slot);
-    const backend = drive.imagePath === null ? 'driver=null-co,size=0' : `file=${e(drive.imagePath)},format=raw,discard=unmap`;
-    argv.push('-drive', `id=${id},${backend},if=none${drive.readOnly ? ',readonly=on' : ''}`, '-device', `virtio-blk-device,drive=${id},serial=${VOLUME_SERIAL_PREFIX}${slot}`);
+    const backend = drive.imagePath === null ? 'driver=null-co,size=0' : `file=${e(drive.imagePath)},format=${drive.format},discard=unmap`;
+    argv.push('-drive', `id=${id},${backend},if=none`, '-device', `virtio-blk-device,drive=${id},serial=${VOLUME_SERIAL_PREFIX}${slot}`);
   });
   argv.push(
     // Entropy for clones: the host's RNG feeds the guest's (microvm's ACPI has no vmgenid device).

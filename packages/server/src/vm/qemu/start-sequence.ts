@@ -23,7 +23,7 @@ import { QmpClient } from './qmp-client.ts';
 import { createRunDir, runPaths, writeStateFile, type VmStateFile } from './run-dir.ts';
 import { cleanupVmFiles, describeShutdown, diagnosticTail } from './supervision.ts';
 import { createTransferArea } from './transfer-area.ts';
-import { announceVolumeSizes } from './volume-slots.ts';
+import { announceVolumeSizes, volumeDrives } from './volume-slots.ts';
 
 /**
  * QEMU's memory besides guest RAM, MiB: under TCG mostly the translation cache (capped at 256 MiB by the
@@ -142,6 +142,7 @@ export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Pro
     // Recorded with the pid once QEMU runs (bringUp); a reaper does not need it.
     pendingState.transferWritable = transferWritable;
     await prepareDisk(ctx.qemuImgBinary, params.disk, overlayPath, vmUser);
+    const drives = await volumeDrives(ctx.qemuImgBinary, params.volumes, params.runDir, vmUser);
     const argv = buildQemuArgv(machine, {
       vmId,
       qmpSocketPath: paths.qmpSocketPath,
@@ -151,7 +152,7 @@ export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Pro
       memoryFile: params.memoryFile,
       network: params.network,
       transfer: { dir: paths.transferDir, writable: transferWritable },
-      volumeSlots: slotDrives(params.volumes),
+      volumeSlots: slotDrives(drives),
       incoming: params.incomingStatePath !== undefined || params.receiving === true,
       startPaused: true,
       runAsUser: vmUser?.name ?? null,

@@ -1,14 +1,20 @@
 /**
  * Volumes in a restored VM's slots. Every VM has `VOLUME_SLOT_COUNT` virtio-blk devices after its root disk; a
  * snapshot's source booted with placeholders there (0-byte disks), so its guest's kernel believes each slot empty.
- * A restore points a slot's drive at a volume's image (`command-line.ts`); this module checks the request and,
- * once the device state is loaded, tells the guest the image's real size.
+ * A restore points a slot's drive at a volume's image (`command-line.ts`); this module checks the request, makes
+ * the drives and, once the device state is loaded, tells the guest each image's real size.
+ *
+ * A read-only attachment cannot be a `readonly=on` drive: QEMU refuses `block_resize` on it ("Image is
+ * read-only"), and without the resize the guest sees 0 bytes. So its drive is a qcow2 layer in the VM's run
+ * directory over the volume's image, which QEMU opens read-only as a backing file: the volume never changes,
+ * whatever the guest does (the engine also mounts it read-only), and the layer goes with the run directory.
  */
 import { chown, stat } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { VOLUME_SLOT_COUNT, type VolumeAttachment } from '../vm-driver.ts';
 import { VmError } from '../vm-errors.ts';
 import { volumeDriveId } from './command-line.ts';
+import { createOverlay } from './disk.ts';
 import type { QmpClient } from './qmp-client.ts';
 
 /**
@@ -40,4 +46,24 @@ export async function announceVolumeSizes(qmp: QmpClient, volumes: readonly Volu
     const { size } = await stat(volume.imagePath);
     await qmp.execute('block_resize', { device: volumeDriveId(volume.slot), size });
   }
+}
+
+/** The drives of the attached volumes: the image itself, or a throw-away layer over it for a read-only one. */
+export async function volumeDrives(
+  qemuImgBinary: string,
+  volumes: readonly VolumeAttachment[],
+  runDir: string,
+  owner: { uid: number; gid: number } | null,
+): Promise<{ slot: number; imagePath: string; format: 'raw' | 'qcow2' }[]> {
+  const drives = [];
+  for (const volume of volumes) {
+    if (!volume.readOnly) {
+      drives.push({ slot: volume.slot, imagePath: volume.imagePath, format: 'raw' as const });
+      continue;
+    }
+    const layer = join(runDir, `volume${volume.slot}.qcow2`);
+    await createOverlay({ qemuImgBinary, overlayPath: layer, backingPath: volume.imagePath, backingFormat: 'raw', owner });
+    drives.push({ slot: volume.slot, imagePath: layer, format: 'qcow2' as const });
+  }
+  return drives;
 }
