@@ -15,6 +15,7 @@ import { Sessions } from './resources/sessions.ts';
 import { Shares } from './resources/shares.ts';
 import { Terminals } from './resources/terminals.ts';
 import { Vms } from './resources/vms.ts';
+import { Volumes } from './resources/volumes.ts';
 import { Webhooks } from './resources/webhooks.ts';
 import { Transport } from './transport.ts';
 
@@ -61,6 +62,8 @@ export class Sandboxd {
   readonly files: Files;
   readonly sandboxes: Sandboxes;
   readonly vms: Vms;
+  /** Persistent volumes. */
+  readonly volumes: Volumes;
   readonly apiKeys: ApiKeys;
   readonly auth: Auth;
   readonly cliAuth: CliAuth;
@@ -104,6 +107,7 @@ export class Sandboxd {
     this.sessions = new Sessions(this.transport, this);
     this.sandboxes = new Sandboxes(this.transport);
     this.vms = new Vms(this.transport);
+    this.volumes = new Volumes(this.transport);
     this.apiKeys = new ApiKeys(this.transport);
     this.auth = new Auth(this.transport);
     this.cliAuth = new CliAuth(this.transport);
