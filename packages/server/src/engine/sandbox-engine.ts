@@ -352,14 +352,18 @@ export class SandboxEngine implements VmEngine {
     const entry = this.live.get(vmId);
     if (!entry) return;
     this.forget(vmId);
-    if (entry.state.volumes && entry.link.current?.connected) {
-      // What the guest wrote to its volumes is in its page cache until flushed; QEMU's end would lose it.
-      await flushVolumes(entry.link.current, entry.state.volumes).catch((error: Error) =>
-        this.events.emit('warning', { code: 'VOLUME_FLUSH_FAILED', message: `VM ${vmId}: flushing its volumes failed: ${error.message}`, vmId }),
-      );
-    }
+    await this.flushVolumesOf(entry);
     await entry.link.close();
     await this.options.driver.kill(entry.state.driverId);
+  }
+
+  /** What the guest wrote to its volumes is in its page cache until flushed: QEMU's end would lose it. */
+  private async flushVolumesOf(entry: LiveEntry): Promise<void> {
+    const client = entry.link.current;
+    if (!entry.state.volumes || !client?.connected) return;
+    await flushVolumes(client, entry.state.volumes).catch((error: Error) =>
+      this.events.emit('warning', { code: 'VOLUME_FLUSH_FAILED', message: `VM ${entry.state.vmId}: flushing its volumes failed: ${error.message}`, vmId: entry.state.vmId }),
+    );
   }
 
   /**
@@ -397,6 +401,7 @@ export class SandboxEngine implements VmEngine {
     // Let go of them first: their exits are this close's doing, not crashes to report.
     this.live.clear();
     this.byDriverId.clear();
+    if (this.options.killOnClose) await Promise.allSettled(entries.map((entry) => this.flushVolumesOf(entry)));
     for (const entry of entries) await entry.link.close();
     if (this.options.killOnClose) {
       await Promise.allSettled(entries.map((entry) => this.options.driver.kill(entry.state.driverId)));
