@@ -21,8 +21,10 @@ export interface VolumeTools {
 
 export const DEFAULT_VOLUME_TOOLS: VolumeTools = { mkfsBinary: '/usr/sbin/mkfs.ext4', fsckBinary: '/usr/sbin/e2fsck' };
 
-/** How long mounting or flushing a VM's volumes may take in the guest. */
+/** How long mounting a VM's volumes may take in the guest. */
 const GUEST_TIMEOUT_MS = 30_000;
+/** How long a kill waits for the guest to flush its volumes (a kill must not hang on a stuck guest). */
+const FLUSH_TIMEOUT_MS = 15_000;
 
 /** Volume ids name files: they must be the core's ids, nothing a path could be made of. */
 const VOLUME_ID = /^vol_[A-Za-z0-9]{8,64}$/;
@@ -110,5 +112,5 @@ export async function flushVolumes(client: AgentClient, volumes: readonly Volume
   const paths = volumes.filter((volume) => !volume.readOnly).map((volume) => volume.mountPath);
   if (paths.length === 0) return;
   const script = 'sync; for p in "$@"; do umount -- "$p" 2>/dev/null || umount -l -- "$p" 2>/dev/null || true; done; sync';
-  await client.exec({ argv: ['/bin/sh', '-c', script, 'sandboxd-flush', ...paths], timeoutMs: GUEST_TIMEOUT_MS }).collect();
+  await client.exec({ argv: ['/bin/sh', '-c', script, 'sandboxd-flush', ...paths], timeoutMs: FLUSH_TIMEOUT_MS, signal: AbortSignal.timeout(FLUSH_TIMEOUT_MS + 2000) }).collect();
 }
