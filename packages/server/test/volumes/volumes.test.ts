@@ -107,6 +107,32 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     assert.equal((await call(server, 'DELETE', `/v1/vms/${vm.body.vm_id}`, as(alice))).status, 200);
   });
 
+  test('a VM that crashes with it mounted read-write: the next VM mounts it (its journal replayed on the host) and finds what was synced', async (t) => {
+    const vm = await startVm([{ volume_id: volumeId, mount_path: '/data' }]);
+    assert.equal(vm.status, 200, vm.text);
+    const wrote = await bash(vm.body.session_id, 'echo synced > /data/synced.txt && sync && echo unsynced > /data/late.txt');
+    assert.equal(wrote.exit_code, 0, wrote.stderr);
+    // A kernel crash: panic=-1 and -no-reboot end QEMU at once, with no unmount.
+    void call(server, 'POST', '/execute', { ...as(alice), json: { session_id: vm.body.session_id, language: 'bash', command: 'echo c > /proc/sysrq-trigger', timeout: 30 } });
+    const deadline = Date.now() + 60_000;
+    let status = '';
+    while (Date.now() < deadline) {
+      const record = (await call(server, 'GET', `/v1/vms/${vm.body.vm_id}`, as(alice))).body;
+      status = `${record.status}/${record.end_reason}`;
+      if (record.status === 'killed') break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.equal(status, 'killed/crashed');
+    const started = Date.now();
+    const reader = await startVm([{ volume_id: volumeId, mount_path: '/data', read_only: true }]);
+    assert.equal(reader.status, 200, reader.text);
+    t.diagnostic(`after the crash, a VM with the volume (repaired first) started in ${Date.now() - started} ms`);
+    const read = await bash(reader.body.session_id, 'cat /data/hello.txt /data/synced.txt');
+    assert.equal(read.exit_code, 0, read.stderr);
+    assert.equal(read.stdout, `${CONTENT}synced\n`);
+    assert.equal((await call(server, 'DELETE', `/v1/vms/${reader.body.vm_id}`, as(alice))).status, 200);
+  });
+
   test('unmounted, it is deleted: 204, and its image is gone', async () => {
     const image = path.join(server.config.vmSnapshotDir, 'volumes', `${volumeId}.img`);
     assert.ok(existsSync(image));
