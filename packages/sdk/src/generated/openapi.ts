@@ -7072,7 +7072,7 @@ export interface paths {
                         vm_lifetime_seconds?: number;
                         /** @description Persistent volumes to mount (at most 4, at distinct paths). A volume mounted read-write by a VM that has not ended cannot be mounted by another (409); a VM with volumes cannot be snapshotted, cloned or paused. */
                         volumes?: {
-                            /** @description Where the guest mounts it: absolute and normalized, of letters, digits, ".", "_" and "-"; not /, /opt, /root, /tmp, /var, nor at or below /bin, /boot, /dev, /etc, /lib, /lib32, /lib64, /proc, /run, /sbin, /sys, /usr */
+                            /** @description Where the guest mounts it: absolute and normalized, of letters, digits, ".", "_" and "-"; not /, /opt, /root, /tmp, /var, nor at or below /bin, /boot, /dev, /etc, /lib, /lib32, /lib64, /opt/sandboxd, /proc, /run, /sbin, /sys, /usr */
                             mount_path: string;
                             /**
                              * @description Mount it read-only: writes fail, and other VMs may mount it read-only at the same time

@@ -81,11 +81,6 @@ export interface VolumeMount {
   /** Absolute, normalized path in the guest (the core checks it). */
   mountPath: string;
   readOnly: boolean;
-  /**
-   * No VM has the volume attached (the core knows): the engine may repair its filesystem on the host first, e.g.
-   * replay the journal a crashed writer left.
-   */
-  unattached: boolean;
 }
 
 export interface AcquireVmRequest {

@@ -5,8 +5,8 @@
  * a 422 there; the core checks again for callers that skip the schema.
  */
 
-/** Directories no volume may be mounted at or below. */
-export const RESERVED_MOUNT_ROOTS = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/proc', '/run', '/sbin', '/sys', '/usr'] as const;
+/** Directories no volume may be mounted at or below (`/opt/sandboxd`: the agent's files in template images). */
+export const RESERVED_MOUNT_ROOTS = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/opt/sandboxd', '/proc', '/run', '/sbin', '/sys', '/usr'] as const;
 /** Directories no volume may be mounted at (below them is fine): they hold what the guest needs. */
 export const RESERVED_MOUNT_POINTS = ['/opt', '/root', '/tmp', '/var'] as const;
 

@@ -140,7 +140,7 @@ export async function attachVolumes(trx: Executor, clock: Clock, userId: number,
       throw new AppError('CONFLICT', `volume ${volume.name} is mounted read-only by VM ${others[0]!.vmId}: it can be mounted read-write once no VM has it mounted`);
     }
     await insertVolumeAttachment(trx, { volumeId: volume.id, vmId, slot, mountPath: request.mountPath, readOnly: request.readOnly, createdAt: clock.now().toISOString() });
-    mounts.push({ volumeId: volume.id, mountPath: request.mountPath, readOnly: request.readOnly, unattached: others.length === 0 });
+    mounts.push({ volumeId: volume.id, mountPath: request.mountPath, readOnly: request.readOnly });
   }
   return mounts;
 }

@@ -36,7 +36,7 @@ import { pruneSnapshotSets, SnapshotVariants, variantOf, type MemoryTier } from 
 import { VmStateStore, type PersistedVm } from './vm-state-store.ts';
 import { WarmPool } from './warm-pool.ts';
 import { warmUp, type WarmUpReport } from './warm-up.ts';
-import { createVolumeImage, DEFAULT_VOLUME_TOOLS, deleteVolumeImage, flushVolumes, mountVolumes, repairVolumeImage, volumeImagePath, type VolumeTools } from './volumes.ts';
+import { createVolumeImage, DEFAULT_VOLUME_TOOLS, deleteVolumeImage, flushVolumes, mountVolumes, volumeImagePath, type VolumeTools } from './volumes.ts';
 
 export interface SandboxEngineOptions {
   nodeId: string;
@@ -93,7 +93,7 @@ export interface SandboxEngineOptions {
    * (`image/cache-retention.ts`); 0 keeps everything.
    */
   cacheRetentionMs: number;
-  /** The host's e2fsprogs, which format and repair volumes (default: /usr/sbin). */
+  /** The host's mkfs.ext4, which formats new volumes (default: /usr/sbin). */
   volumeTools?: VolumeTools;
 }
 
@@ -632,14 +632,13 @@ export class SandboxEngine implements VmEngine {
     await deleteVolumeImage(this.volumeRoot(), volumeId);
   }
 
-  /** The driver's view of `volumes`, slot `i` holding `volumes[i]`; repairs the filesystems of unattached ones. */
+  /** The driver's view of `volumes`, slot `i` holding `volumes[i]`. */
   private async prepareVolumes(volumes: readonly VolumeMount[]): Promise<VolumeAttachment[]> {
     if (volumes.length > Math.min(MAX_VOLUMES_PER_VM, VOLUME_SLOT_COUNT)) throw new AppError('BAD_REQUEST', `a VM mounts at most ${MAX_VOLUMES_PER_VM} volumes`);
     const attachments: VolumeAttachment[] = [];
     for (const [slot, volume] of volumes.entries()) {
       const imagePath = volumeImagePath(this.volumeRoot(), volume.volumeId);
       if (!fs.existsSync(imagePath)) throw new AppError('NOT_FOUND', `volume ${volume.volumeId} has no image on node ${this.nodeId}`);
-      if (volume.unattached) await repairVolumeImage(this.volumeRoot(), volume.volumeId, this.options.volumeTools ?? DEFAULT_VOLUME_TOOLS);
       attachments.push({ slot, imagePath, readOnly: volume.readOnly });
     }
     return attachments;

@@ -10,16 +10,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { VOLUME_SERIAL_PREFIX } from '@sandboxd/agent/protocol';
 import type { AgentClient } from '../agent/index.ts';
-import { AppError } from '../core/errors.ts';
 import type { VolumeMount } from '../core/vm-engine.ts';
 
-/** The host's e2fsprogs (in /usr/sbin, often outside an unprivileged PATH). */
+/**
+ * The host's mkfs.ext4 (in /usr/sbin, often outside an unprivileged PATH). It only ever writes a new, empty
+ * file: the host never reads a filesystem a guest wrote (checks and repairs run in the guest, see MOUNT_SCRIPT),
+ * because a guest can write anything to its volume, and e2fsprogs has had bugs exploitable by crafted images.
+ */
 export interface VolumeTools {
   mkfsBinary: string;
-  fsckBinary: string;
 }
 
-export const DEFAULT_VOLUME_TOOLS: VolumeTools = { mkfsBinary: '/usr/sbin/mkfs.ext4', fsckBinary: '/usr/sbin/e2fsck' };
+export const DEFAULT_VOLUME_TOOLS: VolumeTools = { mkfsBinary: '/usr/sbin/mkfs.ext4' };
 
 /** How long mounting a VM's volumes may take in the guest. */
 const GUEST_TIMEOUT_MS = 30_000;
@@ -66,30 +68,25 @@ export async function createVolumeImage(root: string, id: string, sizeMb: number
   }
 }
 
-/**
- * Replays the journal of a volume its last writer left unclean (a VM that crashed, or ended without its flush)
- * and repairs what `e2fsck -p` may repair unattended. Only for a volume no VM has attached.
- */
-export async function repairVolumeImage(root: string, id: string, tools: VolumeTools): Promise<void> {
-  const checked = await run(tools.fsckBinary, ['-p', volumeImagePath(root, id)], 120_000);
-  // 1: errors corrected, 2: corrected, the system should be rebooted (the host's system is not on it).
-  if (checked.code > 2) throw new AppError('CONFLICT', `volume ${id} has filesystem errors e2fsck cannot repair unattended: ${checked.output}`);
-}
-
 export async function deleteVolumeImage(root: string, id: string): Promise<void> {
   await fs.promises.rm(volumeImagePath(root, id), { force: true });
 }
 
 /**
- * The guest's side of an attachment, run by `sh -c` with the values as `$1`…: finds the slot's disk by its serial,
- * marks it read-only for a read-only mount (the guest's kernel took it for writable when its snapshot booted), and
- * mounts it. `$1` serial, `$2` mount path, `$3` `ro` or `rw`.
+ * The guest's side of an attachment, run by `sh -c` with the values as `$1`…: finds the slot's disk by its serial;
+ * replays the journal and makes the repairs `e2fsck -p` makes unattended (a writer that crashed, or ended
+ * without its flush, leaves them to do: an ext4 that needs recovery does not mount read-only); marks the disk
+ * read-only for a read-only mount (the guest's kernel took it for writable when its snapshot booted); mounts it.
+ * A read-only volume's repairs land in its VM's throw-away layer, never on the image. `$1` serial, `$2` mount
+ * path, `$3` `ro` or `rw`.
  */
 const MOUNT_SCRIPT = [
   'set -eu',
   'dev=',
   'for d in /sys/block/vd*; do if [ "$(cat "$d/serial" 2>/dev/null)" = "$1" ]; then dev=/dev/${d##*/}; fi; done',
   '[ -n "$dev" ] || { echo "no disk with serial $1" >&2; exit 1; }',
+  // e2fsck: 0 clean, 1 repaired, 2 repaired (reboot advised: not for a disk that is not mounted); 4 and up: not repaired.
+  'e2fsck -p "$dev" >&2 || [ $? -lt 4 ] || { echo "the filesystem has errors e2fsck -p does not repair" >&2; exit 1; }',
   'if [ "$3" = ro ]; then blockdev --setro "$dev"; fi',
   'mkdir -p -- "$2"',
   'mount -t ext4 -o "$3,nodev,nosuid" -- "$dev" "$2"',

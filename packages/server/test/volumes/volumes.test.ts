@@ -56,7 +56,7 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
   });
 
   test('bad mount paths and too many volumes are 422, before any VM starts', async () => {
-    for (const mountPath of ['/', 'data', '/data/', '/a//b', '/a/../b', '/proc', '/etc/x', '/usr/local', '/dev/x', '/sys', '/tmp', '/da ta', '/data;reboot']) {
+    for (const mountPath of ['/', 'data', '/data/', '/a//b', '/a/../b', '/proc', '/etc/x', '/usr/local', '/opt/sandboxd/x', '/dev/x', '/sys', '/tmp', '/da ta', '/data;reboot']) {
       const answer = await startVm([{ volume_id: volumeId, mount_path: mountPath }]);
       assert.equal(answer.status, 422, `${mountPath}: ${answer.text}`);
     }
@@ -107,7 +107,7 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     assert.equal((await call(server, 'DELETE', `/v1/vms/${vm.body.vm_id}`, as(alice))).status, 200);
   });
 
-  test('a VM that crashes with it mounted read-write: the next VM mounts it (its journal replayed on the host) and finds what was synced', async (t) => {
+  test('a VM that crashes with it mounted read-write: the next VM mounts it read-only (its journal replayed in the guest) and finds what was synced', async (t) => {
     const vm = await startVm([{ volume_id: volumeId, mount_path: '/data' }]);
     assert.equal(vm.status, 200, vm.text);
     const wrote = await bash(vm.body.session_id, 'echo synced > /data/synced.txt && sync && echo unsynced > /data/late.txt');
