@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { VOLUME_SERIAL_PREFIX } from '@sandboxd/agent/protocol';
 import type { AgentClient } from '../agent/index.ts';
 import type { VolumeMount } from '../core/vm-engine.ts';
@@ -37,15 +38,7 @@ export function volumeImagePath(root: string, id: string): string {
   return path.join(root, `${id}.img`);
 }
 
-function run(program: string, args: string[], timeoutMs: number): Promise<{ code: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(program, args, { timeout: timeoutMs, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      if (error && code === -1) reject(new Error(`${program}: ${error.message}`, { cause: error }));
-      else resolve({ code, output: `${stdout}${stderr}`.trim() });
-    });
-  });
-}
+const execFileAsync = promisify(execFile);
 
 /**
  * Makes a new volume's image: a sparse file of `sizeMb` (exclusive create: an existing id is an error) with an
@@ -61,10 +54,11 @@ export async function createVolumeImage(root: string, id: string, sizeMb: number
   } finally {
     await handle.close();
   }
-  const made = await run(tools.mkfsBinary, ['-q', '-F', '-m', '0', '-E', 'root_owner=0:0', file], 120_000).catch((error: Error) => ({ code: -1, output: error.message }));
-  if (made.code !== 0) {
+  try {
+    await execFileAsync(tools.mkfsBinary, ['-q', '-F', '-m', '0', '-E', 'root_owner=0:0', file], { timeout: 120_000 });
+  } catch (error) {
     await fs.promises.rm(file, { force: true });
-    throw new Error(`formatting volume ${id} failed: ${made.output}`);
+    throw new Error(`formatting volume ${id} failed: ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`, { cause: error });
   }
 }
 
