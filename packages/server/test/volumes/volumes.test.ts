@@ -2,7 +2,8 @@
  * Persistent volumes through HTTP, on real VMs (issue 16): data a VM writes to a volume is read by the next VM
  * that mounts it (read-only, where writes fail); one writer at a time (409); a mounted volume cannot be deleted
  * (409), an unmounted one can (204, its image is gone); a VM with volumes cannot be snapshotted or paused (409);
- * another user gets 404; bad mount paths are 422 before anything starts.
+ * what a VM that crashed had synced is there for the next; VMs from a user's snapshot mount volumes too; another
+ * user gets 404; bad mount paths are 422 before anything starts.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -126,11 +127,29 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     const started = Date.now();
     const reader = await startVm([{ volume_id: volumeId, mount_path: '/data', read_only: true }]);
     assert.equal(reader.status, 200, reader.text);
-    t.diagnostic(`after the crash, a VM with the volume (repaired first) started in ${Date.now() - started} ms`);
+    t.diagnostic(`after the crash, a VM with the volume (its journal replayed) started in ${Date.now() - started} ms`);
     const read = await bash(reader.body.session_id, 'cat /data/hello.txt /data/synced.txt');
     assert.equal(read.exit_code, 0, read.stderr);
     assert.equal(read.stdout, `${CONTENT}synced\n`);
     assert.equal((await call(server, 'DELETE', `/v1/vms/${reader.body.vm_id}`, as(alice))).status, 200);
+  });
+
+  test('a VM from a snapshot you took mounts volumes too (its snapshot has the empty slots)', async (t) => {
+    const plain = await startVm([]);
+    assert.equal(plain.status, 200, plain.text);
+    const wrote = await bash(plain.body.session_id, 'echo from-snapshot > /root/marker.txt');
+    assert.equal(wrote.exit_code, 0, wrote.stderr);
+    const snapshot = await call(server, 'POST', `/v1/vms/${plain.body.vm_id}/snapshot`, { ...as(alice), json: { name: 'plain' } });
+    assert.equal(snapshot.status, 200, snapshot.text);
+    assert.equal((await call(server, 'DELETE', `/v1/vms/${plain.body.vm_id}`, as(alice))).status, 200);
+    const started = Date.now();
+    const vm = await call(server, 'POST', '/v1/vms', { ...as(alice), json: { snapshot: 'plain', vm_lifetime_seconds: 900, volumes: [{ volume_id: volumeId, mount_path: '/srv/data' }] } });
+    assert.equal(vm.status, 200, vm.text);
+    t.diagnostic(`a VM from a user snapshot with a volume started in ${Date.now() - started} ms`);
+    const read = await bash(vm.body.session_id, 'cat /root/marker.txt /srv/data/hello.txt');
+    assert.equal(read.exit_code, 0, read.stderr);
+    assert.equal(read.stdout, `from-snapshot\n${CONTENT}`);
+    assert.equal((await call(server, 'DELETE', `/v1/vms/${vm.body.vm_id}`, as(alice))).status, 200);
   });
 
   test('unmounted, it is deleted: 204, and its image is gone', async () => {
