@@ -16,9 +16,10 @@ import type { ResolvedSource, VmSources } from './vm-sources.ts';
 import type { Database } from '../store/database.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
 import { completeSnapshot, deleteSnapshotRow, findSnapshot, insertSnapshot, listCreatingSnapshotsOfNode } from '../store/snapshots-store.ts';
-import { isUniqueViolation, type Executor } from '../store/users-store.ts';
+import { isUniqueViolation } from '../store/users-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, listVms, transitionVm } from '../store/vms-store.ts';
 import { vmHasVolumes } from '../store/volumes-store.ts';
+import { lockUser } from './user-lock.ts';
 import { attachVolumes, type VolumeRequest } from './volumes.ts';
 
 export interface VmSpec {
@@ -564,10 +565,6 @@ export class VmService {
   }
 
   /**
-   * After a restart: snapshots this node was still taking are over (nothing completes them); their files and
-   * rows go. Their VMs ran on: a failed live capture leaves the VM as it was.
-   */
-  /**
    * A capture of a VM with volumes would keep their filesystems' state (page cache, open files) in its memory
    * while the images go on changing: a VM restored from it would corrupt them. So such VMs are not captured.
    */
@@ -575,6 +572,10 @@ export class VmService {
     if (await vmHasVolumes(this.database.db, vm.id)) throw new AppError('CONFLICT', `VM ${vm.id} has volumes mounted: a VM with volumes cannot be ${what}`);
   }
 
+  /**
+   * After a restart: snapshots this node was still taking are over (nothing completes them); their files and
+   * rows go. Their VMs ran on: a failed live capture leaves the VM as it was.
+   */
   private async dropUnfinishedSnapshots(): Promise<void> {
     for (const snapshot of await listCreatingSnapshotsOfNode(this.database.db, this.engine.nodeId)) {
       await this.engine.deleteSnapshot(snapshot.id);
@@ -621,11 +622,6 @@ export class VmService {
     if (row) this.notifier.committed();
     return row;
   }
-}
-
-/** Serialises quota checks per user: PostgreSQL row lock; SQLite transactions are already serialised. */
-export async function lockUser(trx: Executor, dialect: string, userId: number): Promise<void> {
-  if (dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
 }
 
 /** The Python context a VM's session code runs in (older records: the session's id). */

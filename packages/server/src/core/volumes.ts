@@ -13,7 +13,7 @@ import { newVolumeId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
 import type { Volume, VolumeAttachment } from './model.ts';
 import { MAX_VOLUMES_PER_VM, type VmEngine, type VolumeMount } from './vm-engine.ts';
-import { lockUser } from './vms.ts';
+import { lockUser } from './user-lock.ts';
 import { mountPathProblem } from './volume-paths.ts';
 import type { Database } from '../store/database.ts';
 import { isUniqueViolation, type Executor } from '../store/users-store.ts';
