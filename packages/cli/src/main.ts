@@ -10,6 +10,7 @@ import { registerLogout } from './commands/logout.ts';
 import { registerSessionCommands } from './commands/sessions.ts';
 import { registerVmCommands } from './commands/vms.ts';
 import { registerShell } from './commands/shell.ts';
+import { registerVolumes } from './commands/volumes.ts';
 import { registerWhoami } from './commands/whoami.ts';
 import { createContext, type Context, type GlobalOptions } from './context.ts';
 import { EXIT, explain, UsageError } from './errors.ts';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerShell(program, context);
   registerKeys(program, context);
   registerDomains(program, context);
+  registerVolumes(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -41,6 +41,7 @@ export type SessionCreateRequest = Schemas['SessionCreateRequest'];
 export type SessionStatus = Schemas['SessionStatus'];
 export type SandboxInfo = Schemas['SandboxInfo'];
 export type VmRecord = Schemas['VmRecord'];
+export type VolumeRecord = Schemas['VolumeRecord'];
 export type ExecuteResult = Schemas['ExecuteResponse'];
 export type ExecutionRecord = Schemas['TaskRecord'];
 export type ApiKeyRecord = Schemas['ApiKeyRecord'];

@@ -16,6 +16,7 @@ import { Shares } from './resources/shares.ts';
 import { Terminals } from './resources/terminals.ts';
 import { Vms } from './resources/vms.ts';
 import { Snapshots } from './resources/snapshots.ts';
+import { Volumes } from './resources/volumes.ts';
 import { Webhooks } from './resources/webhooks.ts';
 import { Transport } from './transport.ts';
 
@@ -63,6 +64,8 @@ export class Sandboxd {
   readonly sandboxes: Sandboxes;
   readonly vms: Vms;
   readonly snapshots: Snapshots;
+  /** Persistent volumes. */
+  readonly volumes: Volumes;
   readonly apiKeys: ApiKeys;
   readonly auth: Auth;
   readonly cliAuth: CliAuth;
@@ -107,6 +110,7 @@ export class Sandboxd {
     this.sandboxes = new Sandboxes(this.transport);
     this.vms = new Vms(this.transport);
     this.snapshots = new Snapshots(this.transport);
+    this.volumes = new Volumes(this.transport);
     this.apiKeys = new ApiKeys(this.transport);
     this.auth = new Auth(this.transport);
     this.cliAuth = new CliAuth(this.transport);

@@ -37,6 +37,7 @@ import { SessionService } from './core/sessions.ts';
 import type { VmEngine } from './core/vm-engine.ts';
 import { VmService } from './core/vms.ts';
 import { SnapshotService } from './core/snapshots.ts';
+import { VolumeService } from './core/volumes.ts';
 import { VmSources } from './core/vm-sources.ts';
 import type { Database } from './store/database.ts';
 import { readOrInitSetting } from './store/settings-store.ts';
@@ -131,6 +132,8 @@ export interface SandboxServices {
   /** Templates and snapshots by name, resolved for the engine. */
   sources: VmSources;
   snapshots: SnapshotService;
+  /** Persistent volumes (VMs mount them through `vms`). */
+  volumes: VolumeService;
   executions: ExecutionService;
   files: FileService;
   /** Where VM ports are served (path and host name). */
@@ -188,6 +191,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     vms,
     sources,
     snapshots,
+    volumes: new VolumeService(database, clock, events, engine, limiter),
     executions,
     files: new FileService(database, sessions, vms, clock, events),
     appUrls,

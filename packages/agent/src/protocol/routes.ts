@@ -115,6 +115,12 @@ export const HEADER_TRANSFER_BYTES = 'sandboxd-transfer-bytes';
 /** The 9p mount tag of the transfer share (the host's QEMU command line exports it under this tag). */
 export const TRANSFER_MOUNT_TAG = 'sandboxd.transfer';
 
+/**
+ * (1.6) The virtio-blk serial of volume slot `n` is this prefix followed by `n` (`sandboxd-vol0`…): the guest finds a
+ * slot's block device by it (the `serial` file of its disk in `/sys/block`), never by its probe order.
+ */
+export const VOLUME_SERIAL_PREFIX = 'sandboxd-vol';
+
 /** Chunk names and upload ids on the transfer share: 32 lowercase hex digits. */
 export const TRANSFER_NAME_PATTERN = /^[0-9a-f]{32}$/;
 

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { keyValues } from '../output.ts';
-import { integer, keyValue } from '../parse.ts';
+import { integer, keyValue, volumeMount, type VolumeMountOption } from '../parse.ts';
 
 export function registerCreate(program: Command, context: (options: GlobalOptions) => Context): void {
   program
@@ -15,9 +15,11 @@ export function registerCreate(program: Command, context: (options: GlobalOption
     .option('--metadata <key=value>', 'metadata for filtering (`sandbox ls --metadata`); repeatable', keyValue('--metadata'))
     .option('--env <NAME=value>', 'environment of every execution; repeatable', keyValue('--env'))
     .option('--prewarm', 'start the VM now, in the background')
-    .action(async (options: { vcpus?: number; memory?: number; lifetime?: number; metadata?: Record<string, string>; env?: Record<string, string>; prewarm?: boolean }, command: Command) => {
+    .option('--volume <id:/path[:ro]>', 'start the VM now with this volume mounted at /path (read-only with :ro); repeatable, up to 4', volumeMount('--volume'))
+    .action(async (options: CreateOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus)) throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
+      if (options.volume) return createWithVolumes(ctx, options, options.volume);
       const session = await ctx.client.sessions.create({
         ...(options.vcpus !== undefined ? { vcpuCount: options.vcpus as 1 | 2 | 4 | 6 | 8 } : {}),
         ...(options.memory !== undefined ? { memoryMb: options.memory } : {}),
@@ -33,4 +35,33 @@ export function registerCreate(program: Command, context: (options: GlobalOption
         ctx.out.info(keyValues([['vcpus', info.vcpu_count], ['memory', `${info.memory_mb} MiB`], ['lifetime', `${info.vm_lifetime_seconds} s`], ['status', info.status]]));
       }
     });
+}
+
+interface CreateOptions {
+  vcpus?: number;
+  memory?: number;
+  lifetime?: number;
+  metadata?: Record<string, string>;
+  env?: Record<string, string>;
+  prewarm?: boolean;
+  volume?: VolumeMountOption[];
+}
+
+/** Volumes are mounted by a VM, not a session: start the VM now (in a new session, which becomes the current one). */
+async function createWithVolumes(ctx: Context, options: CreateOptions, volumes: VolumeMountOption[]): Promise<void> {
+  if (options.env) throw new UsageError('--env is a session setting: it cannot be combined with --volume (set variables in your commands)');
+  const vm = await ctx.client.vms.create({
+    ...(options.vcpus !== undefined ? { vcpuCount: options.vcpus as 1 | 2 | 4 | 6 | 8 } : {}),
+    ...(options.memory !== undefined ? { memoryMb: options.memory } : {}),
+    ...(options.lifetime !== undefined ? { vmLifetimeSeconds: options.lifetime } : {}),
+    ...(options.metadata ? { metadata: options.metadata } : {}),
+    volumes,
+  });
+  const sessionId = vm.session_id!;
+  ctx.remember(sessionId);
+  ctx.out.result(vm, () => sessionId);
+  if (!ctx.out.json) {
+    const mounts = volumes.map((v) => `${v.volumeId} at ${v.mountPath}${v.readOnly ? ' (read-only)' : ''}`).join(', ');
+    ctx.out.info(keyValues([['vm', vm.vm_id], ['vcpus', vm.vcpu_count], ['memory', `${vm.memory_mb} MiB`], ['volumes', mounts], ['status', vm.status]]));
+  }
 }

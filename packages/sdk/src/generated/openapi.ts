@@ -7029,7 +7029,7 @@ export interface paths {
         put?: never;
         /**
          * Start a VM
-         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`.
+         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`.
          */
         post: {
             parameters: {
@@ -7070,8 +7070,17 @@ export interface paths {
                         vcpu_count?: 1 | 2 | 4 | 6 | 8;
                         /** @description Seconds from spawn until the VM is killed */
                         vm_lifetime_seconds?: number;
-                        /** @description Persistent volumes: not implemented yet (501) */
-                        volumes?: unknown;
+                        /** @description Persistent volumes to mount (at most 4, at distinct paths). A volume mounted read-write by a VM that has not ended cannot be mounted by another (409); a VM with volumes cannot be snapshotted, cloned or paused. */
+                        volumes?: {
+                            /** @description Where the guest mounts it: absolute and normalized, of letters, digits, ".", "_" and "-"; not /, /opt, /root, /tmp, /var, nor at or below /bin, /boot, /dev, /etc, /lib, /lib32, /lib64, /opt/sandboxd, /proc, /run, /sbin, /sys, /usr */
+                            mount_path: string;
+                            /**
+                             * @description Mount it read-only: writes fail, and other VMs may mount it read-only at the same time
+                             * @default false
+                             */
+                            read_only: boolean;
+                            volume_id: string;
+                        }[];
                     };
                 };
             };
@@ -7112,7 +7121,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description No such session, snapshot or template among yours */
+                /** @description No such session, snapshot, template or volume among yours */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7121,7 +7130,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The session already has a running or paused VM, or the template is not ready */
+                /** @description The session already has a running or paused VM, the template is not ready, or a volume is mounted read-write by another VM (or read-only, for a read-write mount) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7159,15 +7168,6 @@ export interface paths {
                 };
                 /** @description Plan quota exceeded */
                 429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Option not implemented yet */
-                501: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7420,7 +7420,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The VM is not running (to clone its current state), or the snapshot name is taken */
+                /** @description The VM is not running or has volumes mounted (to clone its current state), or the snapshot name is taken */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7551,7 +7551,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The VM is not running (already paused, ended or starting) */
+                /** @description The VM is not running (already paused, ended or starting), or it has volumes mounted */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8238,7 +8238,7 @@ export interface paths {
         put?: never;
         /**
          * Snapshot a running VM
-         * @description Captures the VM's memory (processes, Python variables, open ports), device state and disk into a named snapshot while it runs: it is stopped only for the last memory pages and its device state (`pause_ms` in the answer says how long), then runs on. Start VMs from it with `POST /v1/vms {"snapshot": name}`, a session's `snapshot`, or `POST /v1/vms/{vm_id}/clone`. It has the VM's vCPUs and memory; its disk layer holds only what changed since the VM's own start or previous snapshot.
+         * @description Captures the VM's memory (processes, Python variables, open ports), device state and disk into a named snapshot while it runs: under KVM it is stopped only for the last memory pages and its device state; under TCG (no reliable dirty-page tracking) for the whole memory copy, about 1.5–2.5 s for a 512 MiB VM. `pause_ms` in the answer says how long; then it runs on. Start VMs from it with `POST /v1/vms {"snapshot": name}`, a session's `snapshot`, or `POST /v1/vms/{vm_id}/clone`. It has the VM's vCPUs and memory; its disk layer holds only what changed since the VM's own start or previous snapshot.
          */
         post: {
             parameters: {
@@ -8298,7 +8298,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The name is taken, or the VM is not running (paused: resume it first) */
+                /** @description The name is taken, the VM is not running (paused: resume it first), or it has volumes mounted */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8346,6 +8346,329 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/volumes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's volumes */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VolumeRecord"][];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a persistent volume
+         * @description Makes a volume of `size_gb` GiB or `size_mb` MiB (exactly one) holding an empty ext4 filesystem on this node's disk. It outlives VMs: mount it in new VMs with `POST /v1/vms {"volumes": [{"volume_id", "mount_path", "read_only"}]}`. Your volumes together may take your plan's disk quota.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique among your volumes: letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit */
+                        name: string;
+                        /** @description Size, GiB */
+                        size_gb?: number;
+                        /** @description Size, MiB */
+                        size_mb?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VolumeRecord"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description You have a volume of this name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description Your volumes would exceed your plan's disk quota */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The server is low on disk space */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/volumes/{volume_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a volume */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    volume_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VolumeRecord"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such volume among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a volume
+         * @description Deletes the volume and everything on it. Refused (409) while a VM that has not ended has it mounted.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    volume_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such volume among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A VM has it mounted */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description It is on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -10193,6 +10516,24 @@ export interface components {
             vm_id: string;
             vm_ip: string | null;
             vm_lifetime_seconds: number;
+        };
+        /** VolumeRecord */
+        VolumeRecord: {
+            /** @description The VMs that have it mounted and have not ended */
+            attachments: {
+                mount_path: string;
+                read_only: boolean;
+                vm_id: string;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            name: string;
+            /** @description The node whose disk holds it: VMs that mount it run there */
+            node_id: string;
+            size_mb: number;
+            /** @description The owner */
+            user_id: number;
+            volume_id: string;
         };
         /** WebhookDelivery */
         WebhookDelivery: {

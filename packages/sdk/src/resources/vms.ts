@@ -1,6 +1,14 @@
-/** VMs: start one (from the built-in image, a template or a snapshot), list, get, kill, snapshot, clone, pause, resume. */
+/** VMs: start one (from the built-in image, a template or a snapshot, with volumes), list, get, kill, snapshot, clone, pause, resume. */
 import type { CloneResult, SnapshotRecord, VmPauseResult, VmRecord } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
+
+/** A persistent volume for a new VM to mount at `mountPath` (absolute). */
+export interface VmVolumeMount {
+  volumeId: string;
+  mountPath: string;
+  /** Writes fail; other VMs may mount it read-only too. Default false: no other VM may mount it meanwhile. */
+  readOnly?: boolean;
+}
 
 export interface VmCreateOptions {
   /** A session of yours with no running VM; default: a new session. */
@@ -16,6 +24,8 @@ export interface VmCreateOptions {
   metadata?: Record<string, string>;
   /** Answer once the VM runs (default), or at once with the VM `starting`. */
   wait?: boolean;
+  /** Persistent volumes to mount (at most 4). A VM with volumes cannot be snapshotted, cloned or paused. */
+  volumes?: VmVolumeMount[];
 }
 
 export class Vms {
@@ -34,6 +44,7 @@ export class Vms {
         ...(options.vmLifetimeSeconds !== undefined ? { vm_lifetime_seconds: options.vmLifetimeSeconds } : {}),
         ...(options.name !== undefined ? { name: options.name } : {}),
         ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
+        ...(options.volumes ? { volumes: options.volumes.map((v) => ({ volume_id: v.volumeId, mount_path: v.mountPath, read_only: v.readOnly ?? false })) } : {}),
       },
     });
   }

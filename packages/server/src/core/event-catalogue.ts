@@ -72,6 +72,8 @@ export const EVENT_CATALOGUE = {
   'vm.resumed': Type.Object({ vm_id: Type.String(), session_id: Nullable(Type.String()), resume_ms: Type.Integer(), expires_at: DateTime }),
   'vm.cloned': Type.Object({ vm_id: Type.String(), session_id: Type.String(), source_vm_id: Nullable(Type.String()), snapshot_id: Type.String() }),
   'snapshot.deleted': Type.Object({ snapshot_id: Type.String(), name: Type.String() }),
+  'volume.created': Type.Object({ volume_id: Type.String(), name: Type.String(), size_mb: Type.Integer() }),
+  'volume.deleted': Type.Object({ volume_id: Type.String(), name: Type.String() }),
   'template.build.started': Type.Object({ template_id: Type.String(), name: Type.String(), oci_image: Type.String() }),
   'template.build.succeeded': Type.Object({ template_id: Type.String(), name: Type.String(), image_digest: Type.String(), duration_ms: Type.Integer() }),
   'template.build.failed': Type.Object({ template_id: Type.String(), name: Type.String(), step: Type.String(), error: Type.String() }),

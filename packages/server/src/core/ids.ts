@@ -30,6 +30,11 @@ export function newTemplateId(): string {
   return `tpl_${randomBase32(16)}`;
 }
 
+/** `vol_` + 16 base32 characters (80 bits). Also its image's file name on the node that holds it. */
+export function newVolumeId(): string {
+  return `vol_${randomBase32(16)}`;
+}
+
 /** `cd_` + 20 base32 characters (100 bits): a custom domain claim. */
 export function newCustomDomainId(): string {
   return `cd_${randomBase32(20)}`;

@@ -113,6 +113,30 @@ export interface Vm {
 export const SNAPSHOT_STATUSES = ['creating', 'ready'] as const;
 export type SnapshotStatus = (typeof SNAPSHOT_STATUSES)[number];
 
+/** A persistent volume: an ext4 filesystem image on one node, owned by one user, that outlives VMs. */
+export interface Volume {
+  /** `vol_` + 16 base32 characters. */
+  id: string;
+  userId: number;
+  /** Unique among the user's volumes. */
+  name: string;
+  sizeMb: number;
+  /** The node that holds its image: only VMs on that node can mount it. */
+  nodeId: string;
+  createdAt: string;
+}
+
+/** A volume mounted in a VM (kept after the VM ends). */
+export interface VolumeAttachment {
+  volumeId: string;
+  vmId: string;
+  /** The VM's volume slot, 0 to 3 (its order in the VM's request). */
+  slot: number;
+  mountPath: string;
+  readOnly: boolean;
+  createdAt: string;
+}
+
 /** A restorable state of a VM: memory, device state and a disk layer over its parent's. */
 export interface Snapshot {
   /** `snap_` + 16 base32 characters. */

@@ -20,6 +20,9 @@ import type { VmEndReason } from './model.ts';
 
 export type { PtyExit, PtyInfo };
 
+/** The most volumes one VM may mount (every VM has this many volume slots). */
+export const MAX_VOLUMES_PER_VM = 4;
+
 /** How to start a terminal in the guest. */
 export interface PtyCreateOptions {
   cols: number;
@@ -72,6 +75,14 @@ export interface TemplateImage {
  */
 export type VmSource = { kind: 'template'; image?: TemplateImage } | { kind: 'snapshot'; snapshotId: string; diskSizeMb: number };
 
+/** A persistent volume to mount in a new VM. */
+export interface VolumeMount {
+  volumeId: string;
+  /** Absolute, normalized path in the guest (the core checks it). */
+  mountPath: string;
+  readOnly: boolean;
+}
+
 export interface AcquireVmRequest {
   /** Chosen by the caller (already recorded in the store). */
   vmId: string;
@@ -85,6 +96,11 @@ export interface AcquireVmRequest {
    * once the VM is handed out. Default: the guest image's own filesystem size.
    */
   diskMb?: number;
+  /**
+   * Volumes to mount, at most `MAX_VOLUMES_PER_VM` (this node's volumes only). A VM with volumes is restored for
+   * the purpose (the warm pool's VMs have empty slots) and cannot be snapshotted or paused.
+   */
+  volumes?: VolumeMount[];
 }
 
 export interface AcquiredVm {
@@ -216,6 +232,10 @@ export interface VmEngine {
   resume(request: ResumeVmRequest): Promise<AcquiredVm>;
   /** Removes what a paused VM left (it was killed while paused). */
   discardPause(vmId: string): Promise<void>;
+  /** Makes volume `volumeId` on this node: `sizeMb` of empty ext4 filesystem. */
+  createVolume(volumeId: string, sizeMb: number): Promise<void>;
+  /** Removes a volume's image (the caller made sure no VM has it attached). */
+  deleteVolume(volumeId: string): Promise<void>;
   /** Ids of the VMs running on this node (after a restart: those re-adopted). */
   liveVmIds(): string[];
   /**

@@ -16,8 +16,11 @@ import type { ResolvedSource, VmSources } from './vm-sources.ts';
 import type { Database } from '../store/database.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
 import { completeSnapshot, deleteSnapshotRow, findSnapshot, insertSnapshot, listCreatingSnapshotsOfNode } from '../store/snapshots-store.ts';
-import { isUniqueViolation, type Executor } from '../store/users-store.ts';
+import { isUniqueViolation } from '../store/users-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, listVms, transitionVm } from '../store/vms-store.ts';
+import { vmHasVolumes } from '../store/volumes-store.ts';
+import { lockUser } from './user-lock.ts';
+import { attachVolumes, type VolumeRequest } from './volumes.ts';
 
 export interface VmSpec {
   vcpuCount: number;
@@ -27,6 +30,8 @@ export interface VmSpec {
   source?: ResolvedSource;
   name?: string | null;
   metadata?: Record<string, string>;
+  /** Volumes to mount (checked and recorded with the reservation). */
+  volumes?: VolumeRequest[];
   /** Called once the VM is reserved in the store ('starting'), before the engine starts it. */
   onReserved?: (vm: Vm) => void;
 }
@@ -295,8 +300,9 @@ export class VmService {
     const spec = { ...requested, ...(source.shape ?? {}) };
     const now = this.clock.now();
     const vmId = newVmId();
-    // Quota check and reservation in one transaction, so two acquisitions of one user cannot both pass.
-    await this.database.db.transaction().execute(async (trx) => {
+    // Quota check and reservation in one transaction, so two acquisitions of one user cannot both pass (nor two
+    // writers of one volume).
+    const volumes = await this.database.db.transaction().execute(async (trx) => {
       await lockUser(trx, this.database.dialect, principal.userId);
       await this.limiter.assertCanStartVm(trx, principal, spec.vcpuCount);
       await insertVm(trx, {
@@ -323,6 +329,7 @@ export class VmService {
         pythonContext: source.pythonContext ?? session.id,
       });
       await updateSession(trx, session.id, { currentVmId: vmId });
+      return attachVolumes(trx, this.clock, principal.userId, vmId, this.engine.nodeId, spec.volumes ?? []);
     });
     const reserved = await findVm(this.database.db, vmId);
     if (reserved) spec.onReserved?.(reserved);
@@ -336,6 +343,7 @@ export class VmService {
         memoryMb: spec.memoryMb,
         lifetimeSeconds: spec.lifetimeSeconds,
         diskMb: this.limiter.limitsOf(principal).diskMb,
+        ...(volumes.length > 0 ? { volumes } : {}),
       });
     } catch (error) {
       await this.database.db.transaction().execute(async (trx) => {
@@ -398,6 +406,7 @@ export class VmService {
     const vm = await this.getOwned(principal, vmId);
     this.assertRunning(vm, 'snapshotted');
     this.localOrThrow(vm);
+    await this.assertNoVolumes(vm, 'snapshotted or cloned');
     const id = newSnapshotId();
     const now = this.clock.now().toISOString();
     // Read before the transaction: on SQLite it holds the one connection, and a read outside it would wait forever.
@@ -473,6 +482,7 @@ export class VmService {
     if (vm.status === 'paused') throw new AppError('CONFLICT', `VM ${vm.id} is paused already`);
     this.assertRunning(vm, 'paused');
     this.localOrThrow(vm);
+    await this.assertNoVolumes(vm, 'paused');
     const remainingSeconds = Math.max(1, Math.round((Date.parse(vm.expiresAt) - this.clock.now().getTime()) / 1000));
     let outcome: CaptureOutcome;
     try {
@@ -555,6 +565,14 @@ export class VmService {
   }
 
   /**
+   * A capture of a VM with volumes would keep their filesystems' state (page cache, open files) in its memory
+   * while the images go on changing: a VM restored from it would corrupt them. So such VMs are not captured.
+   */
+  private async assertNoVolumes(vm: Vm, what: string): Promise<void> {
+    if (await vmHasVolumes(this.database.db, vm.id)) throw new AppError('CONFLICT', `VM ${vm.id} has volumes mounted: a VM with volumes cannot be ${what}`);
+  }
+
+  /**
    * After a restart: snapshots this node was still taking are over (nothing completes them); their files and
    * rows go. Their VMs ran on: a failed live capture leaves the VM as it was.
    */
@@ -604,11 +622,6 @@ export class VmService {
     if (row) this.notifier.committed();
     return row;
   }
-}
-
-/** Serialises quota checks per user: PostgreSQL row lock; SQLite transactions are already serialised. */
-async function lockUser(trx: Executor, dialect: string, userId: number): Promise<void> {
-  if (dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
 }
 
 /** The Python context a VM's session code runs in (older records: the session's id). */

@@ -23,9 +23,11 @@ import type {
   ResumeVmRequest,
   TemplateImage,
   VmEngine,
+  VolumeMount,
 } from '../core/vm-engine.ts';
+import { MAX_VOLUMES_PER_VM } from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
-import { VCPU_COUNTS, type Accelerator, type CaptureResult, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo } from '../vm/vm-driver.ts';
+import { VCPU_COUNTS, VOLUME_SLOT_COUNT, type Accelerator, type CaptureResult, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo, type VolumeAttachment } from '../vm/vm-driver.ts';
 import { AgentLink } from './agent-link.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
 import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
@@ -34,6 +36,7 @@ import { pruneSnapshotSets, SnapshotVariants, variantOf, type MemoryTier } from 
 import { VmStateStore, type PersistedVm } from './vm-state-store.ts';
 import { WarmPool } from './warm-pool.ts';
 import { warmUp, type WarmUpReport } from './warm-up.ts';
+import { createVolumeImage, DEFAULT_VOLUME_TOOLS, deleteVolumeImage, flushVolumes, mountVolumes, volumeImagePath, type VolumeTools } from './volumes.ts';
 
 export interface SandboxEngineOptions {
   nodeId: string;
@@ -90,6 +93,8 @@ export interface SandboxEngineOptions {
    * (`image/cache-retention.ts`); 0 keeps everything.
    */
   cacheRetentionMs: number;
+  /** The host's mkfs.ext4, which formats new volumes (default: /usr/sbin). */
+  volumeTools?: VolumeTools;
 }
 
 /** What the engine tells the process (which decides what to log). */
@@ -225,15 +230,18 @@ export class SandboxEngine implements VmEngine {
     let pooled: RestoredVm | undefined;
     let baseDiskMb: number;
     let templateId: string;
+    const volumes = request.volumes ?? [];
+    const attachments = await this.prepareVolumes(volumes);
     if (source.kind === 'snapshot') {
-      vm = await this.restoreSnapshot(source.snapshotId, vcpuCount, request.memoryMb);
+      vm = await this.restoreSnapshot(source.snapshotId, vcpuCount, request.memoryMb, attachments);
       baseDiskMb = source.diskSizeMb;
       templateId = source.snapshotId;
     } else {
       const template = source.image ?? this.builtinTemplate();
-      const key = this.poolKeyOf(request);
+      // The pool's VMs have empty volume slots, filled only at restore.
+      const key = volumes.length === 0 ? this.poolKeyOf(request) : undefined;
       pooled = key ? this.pool.take(key) : undefined;
-      vm = pooled && pooled.client.connected ? pooled : await this.restore(template, vcpuCount, request.memoryMb);
+      vm = pooled && pooled.client.connected ? pooled : await this.restore(template, vcpuCount, request.memoryMb, attachments);
       if (pooled && vm !== pooled) void this.discard(pooled);
       baseDiskMb = template.diskSizeMb;
       templateId = variantOf(vcpuCount);
@@ -253,10 +261,21 @@ export class SandboxEngine implements VmEngine {
       startedAtMs: now,
       expiresAtMs: now + request.lifetimeSeconds * 1000,
       diskMb,
+      ...(volumes.length > 0 ? { volumes } : {}),
     };
     this.states.write(state);
     const identified = this.applyIdentity(request.vmId, vm.client, started);
     this.track(state, vm.client, vm.info, identified);
+    if (volumes.length > 0) {
+      // Handed out with its volumes mounted, or not at all.
+      try {
+        await identified;
+        await mountVolumes(vm.client, volumes);
+      } catch (error) {
+        await this.kill(request.vmId);
+        throw error;
+      }
+    }
     if (diskMb > baseDiskMb) this.growToQuota(state, diskMb, identified);
     this.events.emit('acquired', { vmId: request.vmId, fromPool: vm === pooled, ms: Date.now() - started });
     return {
@@ -333,8 +352,18 @@ export class SandboxEngine implements VmEngine {
     const entry = this.live.get(vmId);
     if (!entry) return;
     this.forget(vmId);
+    await this.flushVolumesOf(entry);
     await entry.link.close();
     await this.options.driver.kill(entry.state.driverId);
+  }
+
+  /** What the guest wrote to its volumes is in its page cache until flushed: QEMU's end would lose it. */
+  private async flushVolumesOf(entry: LiveEntry): Promise<void> {
+    const client = entry.link.current;
+    if (!entry.state.volumes || !client?.connected) return;
+    await flushVolumes(client, entry.state.volumes).catch((error: Error) =>
+      this.events.emit('warning', { code: 'VOLUME_FLUSH_FAILED', message: `VM ${entry.state.vmId}: flushing its volumes failed: ${error.message}`, vmId: entry.state.vmId }),
+    );
   }
 
   /**
@@ -377,6 +406,7 @@ export class SandboxEngine implements VmEngine {
     // Let go of them first: their exits are this close's doing, not crashes to report.
     this.live.clear();
     this.byDriverId.clear();
+    if (this.options.killOnClose) await Promise.allSettled(entries.map((entry) => this.flushVolumesOf(entry)));
     for (const entry of entries) await entry.link.close();
     if (this.options.killOnClose) {
       await Promise.allSettled(entries.map((entry) => this.options.driver.kill(entry.state.driverId)));
@@ -492,19 +522,19 @@ export class SandboxEngine implements VmEngine {
     }
   }
 
-  private restore(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
-    return this.tracked(this.restoreUntracked(template, vcpuCount, memoryMb));
+  private restore(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[] = []): Promise<RestoredVm> {
+    return this.tracked(this.restoreUntracked(template, vcpuCount, memoryMb, volumes));
   }
 
-  private async restoreUntracked(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+  private async restoreUntracked(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[]): Promise<RestoredVm> {
     await this.start();
     const tier = this.tierFor(memoryMb);
     const snapshot = await this.snapshotSet(template).ensure(vcpuCount, tier);
-    return this.restoreFrom(snapshot.dir, vcpuCount, Math.max(memoryMb, tier.minMemoryMb), memoryMb);
+    return this.restoreFrom(snapshot.dir, vcpuCount, Math.max(memoryMb, tier.minMemoryMb), memoryMb, false, volumes);
   }
 
   /** A new VM from a snapshot a user took: the vCPU count and memory are the snapshot's own. */
-  private restoreSnapshot(snapshotId: string, vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+  private restoreSnapshot(snapshotId: string, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[] = []): Promise<RestoredVm> {
     return this.tracked(
       (async () => {
         const dir = this.snapshotDir(snapshotId);
@@ -513,13 +543,13 @@ export class SandboxEngine implements VmEngine {
         if (info.vcpuCount !== vcpuCount || memoryMb < info.minMemoryMb || memoryMb > info.bootMemoryMb) {
           throw new AppError('BAD_REQUEST', `snapshot ${snapshotId} is of a VM with ${info.vcpuCount} vCPUs and ${info.minMemoryMb} MiB: a VM started from it has the same`);
         }
-        return this.restoreFrom(dir, vcpuCount, memoryMb, memoryMb);
+        return this.restoreFrom(dir, vcpuCount, memoryMb, memoryMb, false, volumes);
       })(),
     );
   }
 
   /** Restores a new VM from a snapshot directory, within the host's restore slots. */
-  private async restoreFrom(snapshotDir: string, vcpuCount: VcpuCount, restoreMemoryMb: number, memoryMb: number, takeDisk = false): Promise<RestoredVm> {
+  private async restoreFrom(snapshotDir: string, vcpuCount: VcpuCount, restoreMemoryMb: number, memoryMb: number, takeDisk = false, volumes: VolumeAttachment[] = []): Promise<RestoredVm> {
     const driverId = `vm-${randomBytes(8).toString('hex')}`;
     const { agent: client, ...info } = await this.restoreSlot(async () => {
       const started = Date.now();
@@ -531,6 +561,7 @@ export class SandboxEngine implements VmEngine {
         network: this.options.network,
         timeoutMs: 60_000,
         takeDisk,
+        volumes,
       });
       this.restoreMsAverage = 0.7 * this.restoreMsAverage + 0.3 * (Date.now() - started);
       return restored;
@@ -579,6 +610,7 @@ export class SandboxEngine implements VmEngine {
 
   async snapshot(vmId: string, snapshotId: string): Promise<CaptureOutcome> {
     const entry = await this.liveEntry(vmId);
+    assertNoVolumes(entry.state);
     const client = await entry.link.connected();
     // A mounted transfer share blocks the migration; transfers wait until the thaw.
     await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
@@ -592,12 +624,38 @@ export class SandboxEngine implements VmEngine {
     }
   }
 
+  private volumeRoot(): string {
+    return path.join(this.options.captureRoot, 'volumes');
+  }
+
+  async createVolume(volumeId: string, sizeMb: number): Promise<void> {
+    await assertHostStorage(this.runRoot, this.options.minFreeDiskMb + sizeMb);
+    await createVolumeImage(this.volumeRoot(), volumeId, sizeMb, this.options.volumeTools ?? DEFAULT_VOLUME_TOOLS);
+  }
+
+  async deleteVolume(volumeId: string): Promise<void> {
+    await deleteVolumeImage(this.volumeRoot(), volumeId);
+  }
+
+  /** The driver's view of `volumes`, slot `i` holding `volumes[i]`. */
+  private async prepareVolumes(volumes: readonly VolumeMount[]): Promise<VolumeAttachment[]> {
+    if (volumes.length > Math.min(MAX_VOLUMES_PER_VM, VOLUME_SLOT_COUNT)) throw new AppError('BAD_REQUEST', `a VM mounts at most ${MAX_VOLUMES_PER_VM} volumes`);
+    const attachments: VolumeAttachment[] = [];
+    for (const [slot, volume] of volumes.entries()) {
+      const imagePath = volumeImagePath(this.volumeRoot(), volume.volumeId);
+      if (!fs.existsSync(imagePath)) throw new AppError('NOT_FOUND', `volume ${volume.volumeId} has no image on node ${this.nodeId}`);
+      attachments.push({ slot, imagePath, readOnly: volume.readOnly });
+    }
+    return attachments;
+  }
+
   async deleteSnapshot(snapshotId: string): Promise<void> {
     await fs.promises.rm(this.snapshotDir(snapshotId), { recursive: true, force: true });
   }
 
   async pause(vmId: string): Promise<CaptureOutcome> {
     const entry = await this.liveEntry(vmId);
+    assertNoVolumes(entry.state);
     const client = await entry.link.connected();
     await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
     const dir = this.pauseDir(vmId);
@@ -735,6 +793,14 @@ const DISK_GROWTH_DELAY_MS: Record<Accelerator, number> = { tcg: 2000, kvm: 0 };
 
 function poolKey(template: TemplateImage, vcpuCount: number, memoryMb: number): string {
   return `${template.hash}:${vcpuCount}:${memoryMb}`;
+}
+
+/**
+ * A capture would hold the volumes' filesystems in its memory (page cache, open files, the kernel's idea of
+ * the disk) while the images go on changing: a restore of it would corrupt them.
+ */
+function assertNoVolumes(state: PersistedVm): void {
+  if (state.volumes?.length) throw new AppError('CONFLICT', `VM ${state.vmId} has volumes mounted: a VM with volumes cannot be snapshotted, cloned or paused`);
 }
 
 /** What a capture made, in the core's terms. */

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { VolumeMount } from '../core/vm-engine.ts';
 
 export interface PersistedVm {
   /** The driver's id (its run directory's name). */
@@ -18,6 +19,8 @@ export interface PersistedVm {
   expiresAtMs: number;
   /** Root disk quota, MiB (absent in states written before quotas existed). */
   diskMb?: number;
+  /** Its volumes (absent: none): a kill flushes them first, a capture is refused. */
+  volumes?: VolumeMount[];
 }
 
 export class VmStateStore {

@@ -335,6 +335,25 @@ export interface CustomDomainsTable {
   check_lease_until: string | null;
 }
 
+export interface VolumesTable {
+  id: string;
+  user_id: number;
+  name: string;
+  size_mb: number;
+  /** The node whose disk holds its image. */
+  node_id: string;
+  created_at: string;
+}
+
+export interface VolumeAttachmentsTable {
+  volume_id: string;
+  vm_id: string;
+  slot: number;
+  mount_path: string;
+  read_only: number;
+  created_at: string;
+}
+
 export interface Tables {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -353,7 +372,11 @@ export interface Tables {
   templates: TemplatesTable;
   template_build_logs: TemplateBuildLogsTable;
   custom_domains: CustomDomainsTable;
+  volumes: VolumesTable;
+  volume_attachments: VolumeAttachmentsTable;
 }
+
+export type VolumeRow = Selectable<VolumesTable>;
 
 export type SessionRow = Selectable<SessionsTable>;
 export type VmRow = Selectable<VmsTable>;

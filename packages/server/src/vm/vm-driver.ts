@@ -14,6 +14,23 @@ export type VcpuCount = (typeof VCPU_COUNTS)[number];
 export const MIN_MEMORY_MB = 128;
 export const MAX_MEMORY_MB = 8192;
 
+/**
+ * Volume slots every VM has, after its root disk: block devices whose drive is a placeholder (an empty, 0-byte
+ * disk) unless a volume is attached there. A restore must have exactly its snapshot's devices, and the machine has no
+ * hot-plug, so the slots exist in every snapshot and a restore points a slot at a volume's image instead.
+ */
+export const VOLUME_SLOT_COUNT = 4;
+
+/** A volume (a raw disk image holding a filesystem) in one of a VM's slots. */
+export interface VolumeAttachment {
+  /** 0 to `VOLUME_SLOT_COUNT - 1`; the guest finds the slot's device by its serial (`sandboxd-vol<slot>`). */
+  slot: number;
+  /** Absolute path of the raw image; QEMU opens it by path as its unprivileged user, so that user must own it. */
+  imagePath: string;
+  /** The image never changes: the guest writes, if it does, to a throw-away layer over it (`volume-slots.ts`). */
+  readOnly: boolean;
+}
+
 /** Which accelerator runs the guest. */
 export type Accelerator = 'kvm' | 'tcg';
 /** What the caller asks for: `auto` tries KVM with a real boot and falls back to TCG. */
@@ -71,6 +88,8 @@ export interface VmInfo extends VmPaths {
   startedAtMs: number;
   /** True when `saveSnapshot` may be called (booted with `snapshotDir` by this driver instance). */
   snapshotCapable: boolean;
+  /** The volumes in its slots (empty slots are not listed). */
+  volumes: VolumeAttachment[];
 }
 
 /** Common options of operations that may take long. */
@@ -175,6 +194,13 @@ export interface RestoreVmRequest extends DeadlineOptions {
    * mapped by QEMU until the VM ends).
    */
   takeDisk?: boolean;
+  /**
+   * Volumes to put in the VM's slots (the others keep their placeholder). The guest learned each slot's size when
+   * its snapshot's source booted; the driver tells it the attached image's size before it resolves (the guest's
+   * kernel then sees the image's whole size; mounting it is the caller's business). A capture of this VM (a pause)
+   * and its resume must attach the same volumes.
+   */
+  volumes?: VolumeAttachment[];
 }
 
 /** A VM found in a run directory when the server starts (see `recover`). */

@@ -3,7 +3,7 @@
  * path, query or body), a second, non-admin user sending the first user's id gets 404 (the spec's 403 on
  * /kill), and the answer holds none of the first user's data. The first user's resources are real: one
  * session with a running VM, an execution, a file, a terminal, a share, a custom domain, a webhook endpoint
- * and a delivery, API keys. An id the matrix has no fixture for fails the test, so a new operation must be
+ * and a delivery, API keys, a snapshot, a volume. An id the matrix has no fixture for fails the test, so a new operation must be
  * added here.
  * Needs the VM engine (one VM).
  */
@@ -92,6 +92,9 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     const snapshot = await call(server, 'POST', `/v1/vms/${ids.vm_id}/snapshot`, { ...as, json: { name: 'alice-snapshot', metadata: { owner: MARK.metadata } } });
     assert.equal(snapshot.status, 200, snapshot.text);
     ids.snapshot_id = snapshot.body.snapshot_id;
+    const volume = await call(server, 'POST', '/v1/volumes', { ...as, json: { name: 'alice-volume', size_mb: 16 } });
+    assert.equal(volume.status, 201, volume.text);
+    ids.volume_id = volume.body.volume_id;
     // A key of alice's to be named by id (not the one the test signs in with: a control may delete it).
     const spare = await call(server, 'POST', '/v1/api-keys/', { ...as, json: { description: 'spare key of alice' } });
     ids.api_key_id = String(spare.body.id);
@@ -102,6 +105,7 @@ describe('access matrix: a second user with the first user\'s ids', () => {
       domain.body.verification.value,
       'alice-app.example.com',
       'alice-snapshot',
+      'alice-volume',
       alice.apiKey,
       spare.body.full_key,
       spare.body.key_prefix,
@@ -137,6 +141,7 @@ describe('access matrix: a second user with the first user\'s ids', () => {
         url: fixed(`${receiver.url}/x`),
         filename: fixed('/tmp/alice.txt'),
         remote_path: fixed('/tmp/bob.txt'),
+        mount_path: fixed('/data'),
         path: fixed('index.html'),
         // A second claim of the same name by its owner is a 409, which the controls accept.
         domain: fixed('matrix.example.com'),

@@ -22,6 +22,7 @@ import {
 import { countUsers, findUserById, findUserByUsername, insertUser, isUniqueViolation, updateUserPlan } from '../../src/store/users-store.ts';
 import { findSession, insertSession, updateSession } from '../../src/store/sessions-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, snapshotInUseByVm, transitionVm } from '../../src/store/vms-store.ts';
+import { deleteVolumeRow, findVolume, insertVolume, insertVolumeAttachment, listVolumes, openAttachments, totalVolumeMb, vmHasVolumes } from '../../src/store/volumes-store.ts';
 import { completeSnapshot, deleteSnapshotRow, findChildSnapshot, findSnapshotByName, insertSnapshot, listCreatingSnapshotsOfNode, listSnapshots } from '../../src/store/snapshots-store.ts';
 import {
   appendTemplateLog,
@@ -288,6 +289,29 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         'a late result does not overwrite a record that was ended',
       );
       assert.equal((await findExecution(database.db, ann.id, runningA.id))?.status, 'failed');
+    });
+
+    test('volumes: names unique per user, sizes summed, attachments open while their VM has not ended and gone with their volume', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const volume = { id: 'vol_contract1', userId: ann.id, name: 'data', sizeMb: 1024, nodeId: 'node-a', createdAt: iso() };
+      assert.deepEqual(await insertVolume(database.db, volume), volume);
+      const second = await insertVolume(database.db, { ...volume, id: 'vol_contract2', name: 'more', sizeMb: 64, createdAt: iso(1000) });
+      await assert.rejects(insertVolume(database.db, { ...volume, id: 'vol_contract3' }), (error) => isUniqueViolation(error));
+      assert.deepEqual(await findVolume(database.db, volume.id), volume);
+      assert.deepEqual((await listVolumes(database.db, ann.id, 10, 0)).map((v) => v.id), [second.id, volume.id]);
+      assert.equal(await totalVolumeMb(database.db, ann.id), 1088);
+      assert.equal(await totalVolumeMb(database.db, ann.id + 1000), 0);
+      // vm-a ended in the test above; vm-b is active.
+      await insertVolumeAttachment(database.db, { volumeId: volume.id, vmId: 'vm-a', slot: 0, mountPath: '/data', readOnly: false, createdAt: iso() });
+      assert.deepEqual(await openAttachments(database.db, [volume.id]), [], "an ended VM's attachment is history");
+      const open = { volumeId: volume.id, vmId: 'vm-b', slot: 1, mountPath: '/mnt/in', readOnly: true, createdAt: iso(2000) };
+      await insertVolumeAttachment(database.db, open);
+      assert.deepEqual(await openAttachments(database.db, [volume.id, second.id]), [open]);
+      assert.equal(await vmHasVolumes(database.db, 'vm-b'), true);
+      assert.equal(await deleteVolumeRow(database.db, volume.id), true);
+      assert.equal(await vmHasVolumes(database.db, 'vm-b'), false, 'attachments go with their volume');
+      assert.equal(await deleteVolumeRow(database.db, second.id), true);
+      assert.equal(await deleteVolumeRow(database.db, second.id), false);
     });
 
     test('custom domains: one verified claim per domain, one open claim per user and domain, checks leased to one checker', async () => {

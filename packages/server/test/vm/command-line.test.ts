@@ -1,7 +1,7 @@
 /** The QEMU argv: what a restore must reproduce, and the hardening every VM gets. */
 import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
-import { buildQemuArgv, kernelCommandLine, seccompPolicy, snapshotCompatibilityKey, type QemuInstance, type QemuMachine } from '../../src/vm/qemu/command-line.ts';
+import { buildQemuArgv, kernelCommandLine, seccompPolicy, slotDrives, snapshotCompatibilityKey, type QemuInstance, type QemuMachine } from '../../src/vm/qemu/command-line.ts';
 
 const machine: QemuMachine = {
   accelerator: 'tcg',
@@ -21,6 +21,7 @@ const instance: QemuInstance = {
   memoryFile: { path: '/snap/memory', shared: true },
   network: 'none',
   transfer: { dir: '/run/vm-1/transfer', writable: true },
+  volumeSlots: slotDrives(),
   incoming: false,
   startPaused: true,
   runAsUser: 'sandboxd-vm',
@@ -76,6 +77,31 @@ describe('QEMU command line', () => {
     assert.deepEqual(option(clone, '-netdev'), ['user,id=net0,ipv6=off']);
     assert.ok(devices(source).includes('virtio-balloon-device,id=balloon'));
     assert.ok(devices(source).includes('virtserialport,chardev=agent,name=sandboxd.agent'));
+  });
+
+  test('four volume slots with placeholders; a restore puts volumes in them without changing the devices', () => {
+    const devices = (argv: string[]) => option(argv, '-device');
+    const source = buildQemuArgv(machine, instance);
+    const withVolumes = buildQemuArgv(machine, {
+      ...instance,
+      incoming: true,
+      volumeSlots: slotDrives([
+        { slot: 1, imagePath: '/vol/a,b.img', format: 'raw' },
+        { slot: 3, imagePath: '/run/vm-1/vol3.qcow2', format: 'qcow2' },
+      ]),
+    });
+    assert.deepEqual(devices(withVolumes), devices(source));
+    assert.deepEqual(
+      devices(source).filter((device) => device.includes('drive=vol')),
+      [0, 1, 2, 3].map((slot) => `virtio-blk-device,drive=vol${slot},serial=sandboxd-vol${slot}`),
+    );
+    assert.deepEqual(option(withVolumes, '-drive').slice(1), [
+      'id=vol0,driver=null-co,size=0,if=none',
+      'id=vol1,file=/vol/a,,b.img,format=raw,discard=unmap,if=none',
+      'id=vol2,driver=null-co,size=0,if=none',
+      'id=vol3,file=/run/vm-1/vol3.qcow2,format=qcow2,discard=unmap,if=none',
+    ]);
+    assert.throws(() => buildQemuArgv(machine, { ...instance, volumeSlots: [] }), /4 volume slots/);
   });
 
   test('the transfer share is a 9p export of the VM\'s area, read-only when the area is not a capped tmpfs', () => {

@@ -12,6 +12,7 @@ import * as m0005 from './0005-shares.ts';
 import * as m0006 from './0006-execution-node.ts';
 import * as m0007 from './0007-vm-snapshots-templates.ts';
 import * as m0008 from './0008-custom-domains.ts';
+import * as m0009 from './0009-volumes.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0006-execution-node': m0006,
   '0007-vm-snapshots-templates': m0007,
   '0008-custom-domains': m0008,
+  '0009-volumes': m0009,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

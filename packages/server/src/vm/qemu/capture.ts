@@ -55,6 +55,9 @@ export async function captureVm<C>(ctx: DriverContext<C>, vm: LiveVm, request: C
     throw new VmError('VM_BAD_STATE', `VM ${vm.info.vmId} was started by an older sandboxd that did not record its machine: it cannot be captured (it runs on)`);
   }
   if (vm.capturing) throw new VmError('VM_BAD_STATE', `a capture of VM ${vm.info.vmId} is already under way`);
+  // A capture of a VM with volumes would hold their filesystems' state in its memory (page cache, open files)
+  // while the images go on changing under other VMs: restoring it would corrupt them.
+  if (vm.info.volumes.length > 0) throw new VmError('VM_BAD_STATE', `VM ${vm.info.vmId} has volumes attached: it cannot be captured`);
   const dir = request.snapshotDir;
   await mkdir(dir, { recursive: true, mode: 0o755 });
   if (await readSnapshotManifest(dir)) throw new VmError('VM_INVALID_REQUEST', `${dir} already holds a snapshot`);
@@ -174,6 +177,8 @@ async function startReceiver<C>(ctx: DriverContext<C>, source: LiveVm, dir: stri
     memoryMb: machine.memoryMb,
     snapshotDir: dir,
     disk: { kind: 'blank', sizeBytes: diskSizeBytes },
+    // Placeholders in every slot: a source with volumes is never captured (see captureVm).
+    volumes: [],
     memoryFile: { path: snapshotPaths(dir).memoryPath, shared: true },
     receiving: true,
     transfer: { kind: 'empty', writable: source.transferWritable },

@@ -4,8 +4,8 @@
  * only the parts that may differ (paths, RAM sharing, network backend, `-incoming`) are parameters.
  */
 import { createHash } from 'node:crypto';
-import type { Accelerator, NetworkMode } from '../vm-driver.ts';
-import { TRANSFER_MOUNT_TAG } from '@sandboxd/agent/protocol';
+import { VOLUME_SLOT_COUNT, type Accelerator, type NetworkMode } from '../vm-driver.ts';
+import { TRANSFER_MOUNT_TAG, VOLUME_SERIAL_PREFIX } from '@sandboxd/agent/protocol';
 
 /** The name of the guest agent's virtio-serial port (boot contract). */
 export const AGENT_PORT_NAME = 'sandboxd.agent';
@@ -18,6 +18,28 @@ export const TCG_TSC_KHZ = 2_445_000;
 
 /** Size of TCG's translated-code cache, MiB (QEMU's default is 1024). */
 export const TCG_TRANSLATION_CACHE_MB = 256;
+
+/**
+ * What backs one volume slot: a volume's image (raw, or for a read-only attachment a throw-away qcow2 layer over
+ * it: see `volume-slots.ts`), or a placeholder (`imagePath` null: an empty disk of 0 bytes).
+ */
+export interface SlotDrive {
+  imagePath: string | null;
+  format: 'raw' | 'qcow2';
+}
+
+/** The drive id of volume slot `slot` (`-drive id=vol<slot>`). */
+export function volumeDriveId(slot: number): string {
+  return `vol${slot}`;
+}
+
+/** The drives of a VM's slots: each given drive in its slot, a placeholder elsewhere. */
+export function slotDrives(drives: readonly { slot: number; imagePath: string; format: 'raw' | 'qcow2' }[] = []): SlotDrive[] {
+  return Array.from({ length: VOLUME_SLOT_COUNT }, (_, slot) => {
+    const drive = drives.find((d) => d.slot === slot);
+    return drive ? { imagePath: drive.imagePath, format: drive.format } : { imagePath: null, format: 'raw' };
+  });
+}
 
 /** The machine: what a snapshot fixes. */
 export interface QemuMachine {
@@ -47,6 +69,8 @@ export interface QemuInstance {
   network: NetworkMode;
   /** The host directory behind the guest's transfer share; read-only when it is not a capped area. */
   transfer: { dir: string; writable: boolean };
+  /** The volume slots, `VOLUME_SLOT_COUNT` of them (`slotDrives`). */
+  volumeSlots: readonly SlotDrive[];
   /** Start paused, waiting for `migrate-incoming` (restores). */
   incoming: boolean;
   /** Start with the vCPUs stopped (`-S`) until QMP `cont`, e.g. until QEMU is in its cgroup. */
@@ -84,6 +108,7 @@ export function snapshotCompatibilityKey(accelerator: Accelerator, qemuVersion: 
     memoryFile: { path: 'memory', shared: true },
     network: 'none',
     transfer: { dir: 'transfer', writable: true },
+    volumeSlots: slotDrives(),
     incoming: false,
     startPaused: true,
     runAsUser: null,
@@ -139,6 +164,17 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
     '-device', `virtserialport,chardev=agent,name=${AGENT_PORT_NAME}`,
     '-drive', `id=root,file=${e(instance.overlayPath)},format=qcow2,if=none,discard=unmap`,
     '-device', 'virtio-blk-device,drive=root',
+  );
+  if (instance.volumeSlots.length !== VOLUME_SLOT_COUNT) throw new Error(`a VM has ${VOLUME_SLOT_COUNT} volume slots, got ${instance.volumeSlots.length}`);
+  // The volume slots, right after the root disk (vdb…, but the guest goes by the serial). A placeholder is QEMU's
+  // null driver with no size: the guest sees a 0-byte disk. Neither drive kind is named in the device state, so a
+  // restore may put a volume where its snapshot had a placeholder.
+  instance.volumeSlots.forEach((drive, slot) => {
+    const id = volumeDriveId(slot);
+    const backend = drive.imagePath === null ? 'driver=null-co,size=0' : `file=${e(drive.imagePath)},format=${drive.format},discard=unmap`;
+    argv.push('-drive', `id=${id},${backend},if=none`, '-device', `virtio-blk-device,drive=${id},serial=${VOLUME_SERIAL_PREFIX}${slot}`);
+  });
+  argv.push(
     // Entropy for clones: the host's RNG feeds the guest's (microvm's ACPI has no vmgenid device).
     '-device', 'virtio-rng-device',
     '-device', 'virtio-balloon-device,id=balloon',

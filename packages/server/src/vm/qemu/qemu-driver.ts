@@ -31,6 +31,7 @@ import {
 } from '../vm-driver.ts';
 import { VmError } from '../vm-errors.ts';
 import { captureVm } from './capture.ts';
+import { checkVolumes } from './volume-slots.ts';
 import { kernelCommandLine, type QemuMachine } from './command-line.ts';
 import { growRootDisk } from './disk.ts';
 import type { DriverContext, PreparedHost, QemuDriverOptions } from './driver-context.ts';
@@ -126,6 +127,8 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       memoryMb: request.memoryMb,
       snapshotDir: request.snapshotDir ?? null,
       disk: { kind: 'overlay', ...(overlayPath ? { path: overlayPath } : {}), backingPath: request.image.rootfsPath, backingFormat: request.image.rootfsFormat ?? 'raw' },
+      // Snapshot sources and boots have placeholders in every slot: their restores choose the volumes.
+      volumes: [],
       memoryFile,
       timeoutMs,
       signal: request.signal,
@@ -151,6 +154,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
     if (manifest.network && manifest.network !== request.network) {
       throw new VmError('VM_INVALID_REQUEST', `snapshot ${request.snapshotDir} holds the state of a '${manifest.network}' network: restore it with that network, not '${request.network}'`);
     }
+    const volumes = await checkVolumes(request.volumes ?? [], prepared.vmUser);
     const accelerator = machine.accelerator;
     const timeoutMs = request.timeoutMs ?? this.ctx.options.restoreTimeoutMs ?? (accelerator === 'kvm' ? 15_000 : 60_000);
     const files = snapshotPaths(request.snapshotDir);
@@ -163,6 +167,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       memoryMb: request.memoryMb,
       snapshotDir: null,
       disk: request.takeDisk ? { kind: 'take', from: files.overlayPath } : { kind: 'overlay', backingPath: files.overlayPath, backingFormat: 'qcow2' },
+      volumes,
       memoryFile: { path: files.memoryPath, shared: false },
       incomingStatePath: files.statePath,
       timeoutMs,

@@ -110,6 +110,7 @@ async function adopt<C>(ctx: DriverContext<C>, state: VmStateFile, paths: RunPat
       origin: 'adopted',
       startedAtMs: state.startedAtMs,
       snapshotCapable: false, // the migration socket and device state plumbing belonged to the old process
+      volumes: state.volumes ?? [],
     },
     paths,
     identity,

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { VmError } from '../vm-errors.ts';
-import type { Accelerator, NetworkMode } from '../vm-driver.ts';
+import type { Accelerator, NetworkMode, VolumeAttachment } from '../vm-driver.ts';
 import type { QemuMachine } from './command-line.ts';
 
 /** File names inside a run directory. */
@@ -65,6 +65,8 @@ export interface VmStateFile {
   machine?: QemuMachine;
   overlayPath?: string;
   transferWritable?: boolean;
+  /** The volumes in its slots (absent in older files: none). A re-adopted VM's capture needs them. */
+  volumes?: VolumeAttachment[];
 }
 
 /** Throws unless `vmId` is safe in argv, paths and cgroup names. */

@@ -9,9 +9,9 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { chmod, chown, mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Accelerator, NetworkMode, StartedVm, VmStage } from '../vm-driver.ts';
+import type { Accelerator, NetworkMode, StartedVm, VmStage, VolumeAttachment } from '../vm-driver.ts';
 import { VmBootError, VmError } from '../vm-errors.ts';
-import { buildQemuArgv, seccompPolicy, type QemuMachine } from './command-line.ts';
+import { buildQemuArgv, seccompPolicy, slotDrives, type QemuMachine } from './command-line.ts';
 import { ConsoleStageWatcher, errorLines, readLog } from './console-log.ts';
 import { createBlankDisk, createOverlay, linkOrCopyFile } from './disk.ts';
 import type { DriverContext, PreparedHost } from './driver-context.ts';
@@ -23,6 +23,7 @@ import { QmpClient } from './qmp-client.ts';
 import { createRunDir, runPaths, writeStateFile, type VmStateFile } from './run-dir.ts';
 import { cleanupVmFiles, describeShutdown, diagnosticTail } from './supervision.ts';
 import { createTransferArea } from './transfer-area.ts';
+import { announceVolumeSizes, volumeDrives } from './volume-slots.ts';
 
 /**
  * QEMU's memory besides guest RAM, MiB: under TCG mostly the translation cache (capped at 256 MiB by the
@@ -52,6 +53,8 @@ export interface StartParams {
   memoryMb: number;
   snapshotDir: string | null;
   disk: StartDisk;
+  /** Volumes in its slots (the others hold placeholders). */
+  volumes: VolumeAttachment[];
   memoryFile: { path: string; shared: boolean } | undefined;
   /** A restore's device state, given to QEMU as fd 3. */
   incomingStatePath?: string;
@@ -113,6 +116,7 @@ export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Pro
     cgroupPaths,
     machine,
     overlayPath,
+    volumes: params.volumes,
   };
   let child: ChildProcess | undefined;
   try {
@@ -138,6 +142,7 @@ export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Pro
     // Recorded with the pid once QEMU runs (bringUp); a reaper does not need it.
     pendingState.transferWritable = transferWritable;
     await prepareDisk(ctx.qemuImgBinary, params.disk, overlayPath, vmUser);
+    const drives = await volumeDrives(ctx.qemuImgBinary, params.volumes, params.runDir, vmUser);
     const argv = buildQemuArgv(machine, {
       vmId,
       qmpSocketPath: paths.qmpSocketPath,
@@ -147,6 +152,7 @@ export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Pro
       memoryFile: params.memoryFile,
       network: params.network,
       transfer: { dir: paths.transferDir, writable: transferWritable },
+      volumeSlots: slotDrives(drives),
       incoming: params.incomingStatePath !== undefined || params.receiving === true,
       startPaused: true,
       runAsUser: vmUser?.name ?? null,
@@ -178,6 +184,7 @@ export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Pro
       origin: params.origin,
       startedAtMs,
       snapshotCapable: params.snapshotDir !== null,
+      volumes: params.volumes.map((volume) => ({ ...volume })),
     },
     paths,
     identity: { pid: child.pid ?? 0, startTimeTicks: 0, bootId: '' },
@@ -268,6 +275,9 @@ async function bringUp<C>(ctx: DriverContext<C>, params: StartParams, { vm, chil
         );
         agentUp.catch(() => undefined); // awaited below, after the restore itself
         await loadDeviceState(qmp, Math.max(1, deadline - Date.now()));
+        // Before `cont`: the guest's first look at a volume must already see its size (the resize interrupt is
+        // pending when its vCPUs run).
+        await announceVolumeSizes(qmp, params.volumes);
         await qmp.execute('cont');
         emitStage('restore');
         // The NIC was saved without a backend (link down); tell the guest the link is up now.

@@ -9,6 +9,7 @@ import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { LifetimeSeconds, MemoryMb, Metadata, SourceFields, toVmRecord, VcpuCount } from '../sessions/schemas.ts';
+import { VolumeMounts } from '../volumes/schemas.ts';
 
 const VmCreateRequest = Type.Object({
   session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Bind the VM to this session of yours (it must have no running VM); default: a new session' })),
@@ -20,7 +21,7 @@ const VmCreateRequest = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'A name for the VM (not unique)' })),
   metadata: Type.Optional(Metadata('User-defined key/value pairs of the VM (and of the new session, when one is made)')),
   image: Type.Optional(Type.Unknown({ description: 'Alternate image: build a template from it (POST /v1/templates) and pass `template`' })),
-  volumes: Type.Optional(Type.Unknown({ description: 'Persistent volumes: not implemented yet (501)' })),
+  volumes: Type.Optional(VolumeMounts),
   api_key: Type.Optional(Type.String()),
 });
 
@@ -33,17 +34,16 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         summary: 'Start a VM',
         description:
           'Starts a VM with the given lifetime, memory and vCPUs (defaults: the session\'s), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). ' +
-          'It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM\'s metadata. `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`.',
+          'It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM\'s metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`.',
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({ wait: Type.Boolean({ default: true, description: 'Answer once the VM runs (default); false: at once, with the VM starting' }) }),
         body: VmCreateRequest,
         response: authedResponses(
           { 200: Type.Ref('VmRecord'), 202: Type.Ref('VmRecord') },
           {
-            404: 'No such session, snapshot or template among yours',
-            409: 'The session already has a running or paused VM, or the template is not ready',
+            404: 'No such session, snapshot, template or volume among yours',
+            409: 'The session already has a running or paused VM, the template is not ready, or a volume is mounted read-write by another VM (or read-only, for a read-write mount)',
             429: 'Plan quota exceeded',
-            501: 'Option not implemented yet',
             503: 'The VM could not start, or its snapshot or template is on another node',
             507: 'The server is low on disk space (HOST_STORAGE_LOW); no VM was started',
           },
@@ -53,7 +53,6 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
     },
     async (request, reply) => {
       const { body } = request;
-      if (body.volumes !== undefined && body.volumes !== null) throw new AppError('NOT_IMPLEMENTED', 'not implemented yet: the "volumes" option');
       if (body.image !== undefined && body.image !== null) throw new AppError('BAD_REQUEST', 'build a template from the image first (POST /v1/templates), then pass its name as "template"');
       const principal = principalOf(request);
       const { sandbox } = services;
@@ -77,6 +76,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         ...(resolved ? { source: resolved } : {}),
         name: body.name ?? null,
         metadata: body.metadata ?? {},
+        volumes: (body.volumes ?? []).map((volume) => ({ volumeId: volume.volume_id, mountPath: volume.mount_path, readOnly: volume.read_only })),
         onReserved: (vm) => reserved(vm),
       });
       if (request.query.wait) return toVmRecord((await started).vm, services.clock.now());

@@ -31,7 +31,7 @@ export function registerPauseVm(app: App, { services, requireAuth }: RouteContex
         params: VmIdParams,
         response: authedResponses(
           { 200: PauseResponse },
-          { 404: 'No such VM among yours', 409: 'The VM is not running (already paused, ended or starting)', 503: 'Pausing failed (the VM runs on), or the VM is on another node' },
+          { 404: 'No such VM among yours', 409: 'The VM is not running (already paused, ended or starting), or it has volumes mounted', 503: 'Pausing failed (the VM runs on), or the VM is on another node' },
         ),
       },
       onRequest: requireAuth,

@@ -22,7 +22,7 @@ export function registerSnapshotVm(app: App, { services, requireAuth }: RouteCon
         body: Type.Object({ name: SourceName, metadata: Type.Optional(Metadata('Key/value pairs of the snapshot')) }),
         response: authedResponses(
           { 200: Type.Ref('SnapshotRecord') },
-          { 404: 'No such VM among yours', 409: 'The name is taken, or the VM is not running (paused: resume it first)', 503: 'The capture failed (the VM runs on as before), or the VM is on another node' },
+          { 404: 'No such VM among yours', 409: 'The name is taken, the VM is not running (paused: resume it first), or it has volumes mounted', 503: 'The capture failed (the VM runs on as before), or the VM is on another node' },
         ),
       },
       onRequest: requireAuth,

@@ -1,0 +1,30 @@
+/** Persistent volumes: ext4 filesystems on the server's disk that outlive VMs (mount them with `vms.create`). */
+import type { VolumeRecord } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+/** The size is `sizeGb` GiB or `sizeMb` MiB: give exactly one. */
+export type VolumeCreateOptions = { name: string } & ({ sizeGb: number; sizeMb?: undefined } | { sizeMb: number; sizeGb?: undefined });
+
+export class Volumes {
+  constructor(private readonly transport: Transport) {}
+
+  create(options: VolumeCreateOptions): Promise<VolumeRecord> {
+    return this.transport.call('/v1/volumes', 'post', {
+      json: { name: options.name, ...(options.sizeGb !== undefined ? { size_gb: options.sizeGb } : { size_mb: options.sizeMb }) },
+    });
+  }
+
+  /** Your volumes, newest first, each with the VMs that have it mounted. */
+  list(options: { limit?: number; offset?: number } = {}): Promise<VolumeRecord[]> {
+    return this.transport.call('/v1/volumes', 'get', { query: { limit: options.limit, offset: options.offset } });
+  }
+
+  get(volumeId: string): Promise<VolumeRecord> {
+    return this.transport.call('/v1/volumes/{volume_id}', 'get', { params: { volume_id: volumeId } });
+  }
+
+  /** Deletes the volume and its data (a 409 while a VM has it mounted). */
+  async delete(volumeId: string): Promise<void> {
+    await this.transport.call('/v1/volumes/{volume_id}', 'delete', { params: { volume_id: volumeId } });
+  }
+}

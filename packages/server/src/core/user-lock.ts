@@ -1,0 +1,7 @@
+/** One user's quota checks at a time (VMs, volumes), across the nodes of a cluster. */
+import type { Executor } from '../store/users-store.ts';
+
+/** Serialises quota checks per user: PostgreSQL row lock; SQLite transactions are already serialised. */
+export async function lockUser(trx: Executor, dialect: string, userId: number): Promise<void> {
+  if (dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+}

@@ -1,0 +1,84 @@
+/** Persistence of persistent volumes and of which VMs mounted them. */
+import type { Volume, VolumeAttachment } from '../core/model.ts';
+import type { VolumeRow } from './schema.ts';
+import type { Executor } from './users-store.ts';
+
+function toVolume(row: VolumeRow): Volume {
+  return { id: row.id, userId: row.user_id, name: row.name, sizeMb: row.size_mb, nodeId: row.node_id, createdAt: row.created_at };
+}
+
+export async function insertVolume(db: Executor, volume: Volume): Promise<Volume> {
+  const row = await db
+    .insertInto('volumes')
+    .values({ id: volume.id, user_id: volume.userId, name: volume.name, size_mb: volume.sizeMb, node_id: volume.nodeId, created_at: volume.createdAt })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toVolume(row);
+}
+
+export async function findVolume(db: Executor, id: string): Promise<Volume | undefined> {
+  const row = await db.selectFrom('volumes').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toVolume(row);
+}
+
+/** The user's volumes, newest first. */
+export async function listVolumes(db: Executor, userId: number, limit: number, offset: number): Promise<Volume[]> {
+  const rows = await db.selectFrom('volumes').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  return rows.map(toVolume);
+}
+
+/** MiB the user's volumes take together. */
+export async function totalVolumeMb(db: Executor, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('volumes')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('size_mb'), eb.lit(0)).as('total'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export async function deleteVolumeRow(db: Executor, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('volumes').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function insertVolumeAttachment(db: Executor, attachment: VolumeAttachment): Promise<void> {
+  await db
+    .insertInto('volume_attachments')
+    .values({
+      volume_id: attachment.volumeId,
+      vm_id: attachment.vmId,
+      slot: attachment.slot,
+      mount_path: attachment.mountPath,
+      read_only: attachment.readOnly ? 1 : 0,
+      created_at: attachment.createdAt,
+    })
+    .execute();
+}
+
+/** The attachments of `volumeIds` whose VM has not ended (starting, running or paused): the volumes in use. */
+export async function openAttachments(db: Executor, volumeIds: readonly string[]): Promise<VolumeAttachment[]> {
+  if (volumeIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('volume_attachments')
+    .innerJoin('vms', 'vms.id', 'volume_attachments.vm_id')
+    .selectAll('volume_attachments')
+    .where('volume_attachments.volume_id', 'in', [...volumeIds])
+    .where('vms.status', '!=', 'killed')
+    .orderBy('volume_attachments.created_at')
+    .execute();
+  return rows.map((row) => ({
+    volumeId: row.volume_id,
+    vmId: row.vm_id,
+    slot: row.slot,
+    mountPath: row.mount_path,
+    readOnly: row.read_only === 1,
+    createdAt: row.created_at,
+  }));
+}
+
+/** Whether the VM mounted any volume. */
+export async function vmHasVolumes(db: Executor, vmId: string): Promise<boolean> {
+  const row = await db.selectFrom('volume_attachments').select('vm_id').where('vm_id', '=', vmId).executeTakeFirst();
+  return row !== undefined;
+}
