@@ -148,14 +148,17 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
  * engine (when the app owns it) and the store close.
  */
 function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { close?(): Promise<void> } | null; ownsDatabase: boolean }): void {
-  const { executions, vms } = services.sandbox;
+  const { executions, vms, templates } = services.sandbox;
   app.addHook('onReady', async () => {
     const ended = await executions.endRunsOfThisNode('restarted');
     if (ended > 0) app.log.warn({ executions: ended }, 'executions left running by the previous server process recorded as failed');
+    const builds = await templates.failInterruptedBuilds();
+    if (builds > 0) app.log.warn({ templates: builds }, 'template builds left running by the previous server process recorded as failed');
   });
   app.addHook('onClose', async () => {
     try {
       await executions.endRunsOfThisNode('stopping');
+      await templates.stop();
       if (owns.ownEngine) {
         const killVms = !services.config.keepVmsOnShutdown;
         if (killVms) await vms.stop();
