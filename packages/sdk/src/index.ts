@@ -12,6 +12,7 @@ export { DEFAULT_EXECUTE_TIMEOUT_SECONDS, type ExecuteOptions, type Language } f
 export type { UploadData, UploadOptions } from './resources/files.ts';
 export type { SessionCreateOptions } from './resources/sessions.ts';
 export type { VmCreateOptions } from './resources/vms.ts';
+export type { TemplateCreateOptions, TemplateWaitOptions } from './resources/templates.ts';
 export type { ShareCreateOptions } from './resources/shares.ts';
 export type { CustomDomainCreateOptions } from './resources/custom-domains.ts';
 export { TerminalConnection, type TerminalAttachOptions, type TerminalCreateOptions, type TerminalExit, type TerminalOwner, type WebSocketConstructor, type WebSocketLike } from './resources/terminals.ts';
@@ -29,6 +30,7 @@ export {
   NotFoundError,
   ValidationError,
   UnsupportedOperationError,
+  TemplateBuildFailedError,
   BrowserError,
   BrowserSessionError,
   BrowserInteractionError,

@@ -39,6 +39,8 @@ import { SESSION_SCHEMAS } from './api/routes/sessions/schemas.ts';
 import { registerVmRoutes } from './api/routes/vms/index.ts';
 import { registerSnapshotRoutes } from './api/routes/snapshots/index.ts';
 import { SNAPSHOT_SCHEMAS } from './api/routes/snapshots/schemas.ts';
+import { registerTemplateRoutes } from './api/routes/templates/index.ts';
+import { TEMPLATE_SCHEMAS } from './api/routes/templates/schemas.ts';
 import { registerCliAuthRoutes } from './api/routes/cli-auth/index.ts';
 import { CLI_AUTH_SCHEMAS } from './api/routes/cli-auth/schemas.ts';
 import { openDatabase, type Database } from './store/database.ts';
@@ -109,7 +111,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...TEMPLATE_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
@@ -122,6 +124,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerSessionRoutes(app, context);
   registerVmRoutes(app, context);
   registerSnapshotRoutes(app, context);
+  registerTemplateRoutes(app, context);
   registerExecutionRoutes(app, context);
   registerFileRoutes(app, context);
   registerCliAuthRoutes(app, context);
