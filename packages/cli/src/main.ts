@@ -9,6 +9,7 @@ import { registerLogin } from './commands/login.ts';
 import { registerLogout } from './commands/logout.ts';
 import { registerSessionCommands } from './commands/sessions.ts';
 import { registerShell } from './commands/shell.ts';
+import { registerTemplates } from './commands/templates.ts';
 import { registerWhoami } from './commands/whoami.ts';
 import { createContext, type Context, type GlobalOptions } from './context.ts';
 import { EXIT, explain, UsageError } from './errors.ts';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerShell(program, context);
   registerKeys(program, context);
   registerDomains(program, context);
+  registerTemplates(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

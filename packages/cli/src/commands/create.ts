@@ -15,7 +15,8 @@ export function registerCreate(program: Command, context: (options: GlobalOption
     .option('--metadata <key=value>', 'metadata for filtering (`sandbox ls --metadata`); repeatable', keyValue('--metadata'))
     .option('--env <NAME=value>', 'environment of every execution; repeatable', keyValue('--env'))
     .option('--prewarm', 'start the VM now, in the background')
-    .action(async (options: { vcpus?: number; memory?: number; lifetime?: number; metadata?: Record<string, string>; env?: Record<string, string>; prewarm?: boolean }, command: Command) => {
+    .option('--template <name>', 'start its VMs from your template (`sandbox template ls`) or snapshot of this name')
+    .action(async (options: { vcpus?: number; memory?: number; lifetime?: number; metadata?: Record<string, string>; env?: Record<string, string>; prewarm?: boolean; template?: string }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus)) throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
       const session = await ctx.client.sessions.create({
@@ -25,6 +26,7 @@ export function registerCreate(program: Command, context: (options: GlobalOption
         ...(options.metadata ? { metadata: options.metadata } : {}),
         ...(options.env ? { env: options.env } : {}),
         ...(options.prewarm ? { prewarm: true } : {}),
+        ...(options.template !== undefined ? { template: options.template } : {}),
       });
       ctx.remember(session.id);
       const info = session.created!;

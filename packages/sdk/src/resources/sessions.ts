@@ -17,6 +17,8 @@ export interface SessionCreateOptions {
   env?: Record<string, string>;
   /** Start the VM now, in the background, instead of on the first execute. */
   prewarm?: boolean;
+  /** Start its VMs from your template (or snapshot) of this name (`client.templates`); default the built-in image. */
+  template?: string;
 }
 
 export class Sessions {
@@ -34,6 +36,7 @@ export class Sessions {
         ...(options.metadata ? { metadata: options.metadata } : {}),
         ...(options.env ? { env: options.env } : {}),
         ...(options.prewarm !== undefined ? { prewarm: options.prewarm } : {}),
+        ...(options.template !== undefined ? { template: options.template } : {}),
       },
     });
     return new Session(this.context, info.session_id, info);
