@@ -9,6 +9,8 @@ import { UsageError } from '../errors.ts';
 import { table } from '../output.ts';
 import { integer, keyValue } from '../parse.ts';
 
+/** Lines per page of a log read. */
+const PAGE_LINES = 5000;
 /** Where `--registry-user`'s password comes from: never argv, which every local user can read in `ps`. */
 const REGISTRY_PASSWORD_ENV = 'SANDBOXD_REGISTRY_PASSWORD';
 
@@ -25,15 +27,14 @@ async function templateIdOf(client: Sandboxd, given: string): Promise<string> {
   }
 }
 
-/** Follows a build's log to stderr until it is over; answers the final record. */
-async function follow(ctx: Context, id: string, from = 0): Promise<TemplateRecord> {
-  let after = from;
+/** Follows a build's log to stderr until it is over (long polling: the server answers on news); answers the final record. */
+async function follow(ctx: Context, id: string): Promise<TemplateRecord> {
+  let after = 0;
   for (;;) {
-    const page = await ctx.client.templates.logs(id, { after, limit: 5000 });
+    const page = await ctx.client.templates.logs(id, { after, limit: PAGE_LINES, waitSeconds: 30 });
     for (const line of page.lines) ctx.out.info(line.line);
     after = page.next_after;
-    if (page.status !== 'building' && page.lines.length < 5000) return ctx.client.templates.get(id);
-    if (page.lines.length < 5000) await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (page.status !== 'building' && page.lines.length < PAGE_LINES) return ctx.client.templates.get(id);
   }
 }
 
@@ -125,11 +126,11 @@ export function registerTemplates(program: Command, context: (options: GlobalOpt
         return;
       }
       const lines: string[] = [];
-      let page = await ctx.client.templates.logs(id, { limit: 5000 });
+      let page = await ctx.client.templates.logs(id, { limit: PAGE_LINES });
       for (;;) {
         lines.push(...page.lines.map((line) => line.line));
-        if (page.lines.length < 5000) break;
-        page = await ctx.client.templates.logs(id, { after: page.next_after, limit: 5000 });
+        if (page.lines.length < PAGE_LINES) break;
+        page = await ctx.client.templates.logs(id, { after: page.next_after, limit: PAGE_LINES });
       }
       ctx.out.result({ ...page, lines }, () => [...lines, page.status === 'building' ? `(still building: ${page.progress.step})` : page.error ? `(failed: ${page.error})` : `(${page.status})`].join('\n'));
     });

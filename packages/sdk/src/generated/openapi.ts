@@ -7248,7 +7248,7 @@ export interface paths {
         };
         /**
          * A template build's log
-         * @description The lines the build wrote after line `after` (0: from the start), oldest first, with the build's status and step. Poll with `after` = `next_after` until `status` is no longer `building`; the log is complete before the status changes.
+         * @description The lines the build wrote after line `after` (0: from the start), oldest first, with the build's status and step. Poll with `after` = `next_after` until `status` is no longer `building`; the log is complete before the status changes. With `wait_seconds`, a request that finds no new line of a build under way waits up to that long for one (or for the build's end) before it answers: long polling.
          */
         get: {
             parameters: {
@@ -7256,6 +7256,8 @@ export interface paths {
                     /** @description The id of the last line already read */
                     after: number;
                     limit: number;
+                    /** @description Wait up to this long for a new line while the build runs (0: answer at once) */
+                    wait_seconds: number;
                 };
                 header?: never;
                 path: {

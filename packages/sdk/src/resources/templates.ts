@@ -24,12 +24,14 @@ export interface TemplateCreateOptions {
 export interface TemplateWaitOptions {
   /** Milliseconds to wait in all (default 1800000: a large image under TCG takes long). */
   timeoutMs?: number;
-  /** Milliseconds between two looks at the log (default 2000). */
-  intervalMs?: number;
   /** Each new line of the build's log, as it is read. */
   onLine?: (line: string) => void;
   signal?: AbortSignal;
 }
+
+/** Lines per page of a log read, and how long one read may wait for news (the server's maximum). */
+const PAGE_LINES = 5000;
+const LOG_WAIT_SECONDS = 30;
 
 export class Templates {
   constructor(private readonly transport: Transport) {}
@@ -63,9 +65,16 @@ export class Templates {
     return this.transport.call('/v1/templates/{template_id}', 'get', { params: { template_id: templateId } });
   }
 
-  /** A page of the build's log after line `after` (0: from the start), with the build's status and step. */
-  logs(templateId: string, options: { after?: number; limit?: number } = {}): Promise<TemplateLog> {
-    return this.transport.call('/v1/templates/{template_id}/logs', 'get', { params: { template_id: templateId }, query: { after: options.after, limit: options.limit } });
+  /**
+   * A page of the build's log after line `after` (0: from the start), with the build's status and step. With
+   * `waitSeconds` (at most 30), the server holds a request that finds no new line until one comes or the build ends.
+   */
+  logs(templateId: string, options: { after?: number; limit?: number; waitSeconds?: number; signal?: AbortSignal } = {}): Promise<TemplateLog> {
+    return this.transport.call('/v1/templates/{template_id}/logs', 'get', {
+      params: { template_id: templateId },
+      query: { after: options.after, limit: options.limit, wait_seconds: options.waitSeconds },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
 
   /** Deletes the template (a build under way is cancelled); a SandboxdError with status 409 while a VM or a snapshot builds on it. */
@@ -78,29 +87,24 @@ export class Templates {
    * when it failed, or with an error when `timeoutMs` passes first (the build goes on).
    */
   async waitUntilReady(templateId: string, options: TemplateWaitOptions = {}): Promise<TemplateRecord> {
-    const deadline = Date.now() + (options.timeoutMs ?? 1_800_000);
-    const intervalMs = options.intervalMs ?? 2000;
+    const timeoutMs = options.timeoutMs ?? 1_800_000;
+    const deadline = Date.now() + timeoutMs;
     let after = 0;
     for (;;) {
-      const page = await this.logs(templateId, { after, limit: 5000 });
+      const remainingSeconds = Math.floor((deadline - Date.now()) / 1000);
+      // Long polling: the server answers as soon as there is a new line or the build ended.
+      const page = await this.logs(templateId, { after, limit: PAGE_LINES, waitSeconds: Math.max(1, Math.min(LOG_WAIT_SECONDS, remainingSeconds)), ...(options.signal ? { signal: options.signal } : {}) });
       for (const line of page.lines) options.onLine?.(line.line);
       after = page.next_after;
-      if (page.status !== 'building' && page.lines.length < 5000) {
+      // A page that is full may have more behind it; the status came with the log complete.
+      if (page.status !== 'building' && page.lines.length < PAGE_LINES) {
         const template = await this.get(templateId);
         if (template.status === 'failed') {
           throw new TemplateBuildFailedError(`template ${template.name} failed to build: ${template.error ?? 'no reason recorded'}`, { templateId, step: template.progress.step });
         }
         return template;
       }
-      if (page.lines.length === 5000) continue;
-      if (Date.now() + intervalMs > deadline) throw new SandboxdError(`template ${templateId} is still building after ${options.timeoutMs ?? 1_800_000} ms`, {});
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, intervalMs);
-        options.signal?.addEventListener('abort', () => {
-          clearTimeout(timer);
-          reject(options.signal?.reason);
-        }, { once: true });
-      });
+      if (page.lines.length < PAGE_LINES && Date.now() >= deadline) throw new SandboxdError(`template ${templateId} is still building after ${timeoutMs} ms`);
     }
   }
 }

@@ -28,7 +28,6 @@ import { findSnapshotOfTemplate } from '../store/snapshots-store.ts';
 import {
   appendTemplateLog,
   deleteTemplateRow,
-  findTemplate,
   insertTemplate,
   listBuildingTemplatesOfNode,
   listTemplateLog,
@@ -74,9 +73,6 @@ export interface TemplateLogLine {
   createdAt: string;
 }
 
-/** What following a build's log yields: its lines, then (once the build is over) its end. */
-export type TemplateLogEvent = { type: 'line'; line: TemplateLogLine } | { type: 'end'; template: AnyTemplate | null };
-
 export interface TemplateServiceOptions {
   defaultVcpuCount: number;
   defaultMemoryMb: number;
@@ -97,8 +93,10 @@ const MAX_BUILD_MEMORY_MB = 8192;
 /** Lines and characters of a step's output kept in a failed build's error. */
 const ERROR_TAIL_LINES = 20;
 const ERROR_TAIL_CHARS = 4000;
-/** How long a follower of a log waits for news before it looks again (other nodes' builds have no wake-up). */
-const FOLLOW_POLL_MS = 1000;
+/** How long a waiting log read sleeps before it looks again (other nodes' builds have no wake-up here). */
+const LOG_WAIT_POLL_MS = 1000;
+/** The longest a log read may wait for news (`waitMs`). */
+export const MAX_LOG_WAIT_MS = 30_000;
 /** How long deleting a building template waits for its build to stop. */
 const CANCEL_WAIT_MS = 60_000;
 
@@ -106,9 +104,11 @@ export class TemplateService {
   /** One build at a time on this node: a build boots VMs twice and is CPU-bound under TCG. */
   private readonly queue = pLimit(1);
   private readonly builds = new Map<string, { controller: AbortController; done: Promise<void> }>();
-  /** Wakes followers of a template's log (`changed`, with the template id). */
+  /** Wakes log reads that wait for news (an event named by the template id, on each step and each log batch). */
   private readonly changes = new EventEmitter();
   private stopping = false;
+  /** Aborted by stop(): waiting log reads answer at once. */
+  private readonly stopped = new AbortController();
 
   constructor(
     private readonly database: Database,
@@ -217,50 +217,23 @@ export class TemplateService {
     return template;
   }
 
-  /** A page of a build's log after line `after` (0: from the start). */
-  async logs(principal: Principal, id: string, after: number, limit: number): Promise<{ template: AnyTemplate; lines: TemplateLogLine[] }> {
-    const template = await this.get(principal, id);
-    if (isBuiltin(template)) return { template, lines: [] };
-    return { template, lines: await listTemplateLog(this.database.db, id, after, limit) };
-  }
-
   /**
-   * A build's log after line `after`, as it is written, until the build is over (then its `end`) or `signal`
-   * aborts. Throws NOT_FOUND first when the caller has no such template.
+   * A page of a build's log after line `after` (0: from the start), with the template as it was just before the
+   * lines were read: the log is complete before a build's status changes, so a template no longer `building` comes
+   * with every line it will ever have. With `waitMs`, a read that finds no new line of a build under way waits
+   * (at most `MAX_LOG_WAIT_MS`) until there is one or the build ends (long polling: a follower needs no tight loop).
    */
-  async follow(principal: Principal, id: string, after: number, signal: AbortSignal): Promise<AsyncGenerator<TemplateLogEvent>> {
-    const first = await this.get(principal, id);
-    return this.followUnchecked(first, after, signal);
-  }
-
-  private async *followUnchecked(first: AnyTemplate, after: number, signal: AbortSignal): AsyncGenerator<TemplateLogEvent> {
-    if (isBuiltin(first)) {
-      yield { type: 'end', template: first };
-      return;
-    }
-    const { id } = first;
-    let cursor = after;
-    const drain = async function* (this: TemplateService): AsyncGenerator<TemplateLogEvent> {
-      for (;;) {
-        const lines = await listTemplateLog(this.database.db, id, cursor, 500);
-        for (const line of lines) {
-          cursor = line.id;
-          yield { type: 'line', line };
-        }
-        if (lines.length < 500) return;
-      }
-    }.bind(this);
-    while (!signal.aborted) {
+  async logs(principal: Principal, id: string, after: number, limit: number, waitMs = 0): Promise<{ template: AnyTemplate; lines: TemplateLogLine[] }> {
+    const deadline = Date.now() + Math.min(Math.max(waitMs, 0), MAX_LOG_WAIT_MS);
+    for (;;) {
       // Listen before reading, so a change between the read and the wait is not missed.
-      const woken = once(this.changes, id, { signal: AbortSignal.any([signal, AbortSignal.timeout(FOLLOW_POLL_MS)]) }).catch(() => undefined);
-      yield* drain();
-      const current = await findTemplate(this.database.db, id);
-      if (!current || current.status !== 'building') {
-        // The log is complete before the status changes: what is left is read now.
-        yield* drain();
-        yield { type: 'end', template: current ?? null };
-        return;
-      }
+      const pause = Math.min(LOG_WAIT_POLL_MS, deadline - Date.now());
+      const woken = pause > 0 ? once(this.changes, id, { signal: AbortSignal.any([this.stopped.signal, AbortSignal.timeout(pause)]) }).catch(() => undefined) : undefined;
+      const template = await this.get(principal, id);
+      if (isBuiltin(template)) return { template, lines: [] };
+      const lines = await listTemplateLog(this.database.db, id, after, limit);
+      // A listener left behind ends at its timeout, within a second.
+      if (lines.length > 0 || template.status !== 'building' || !woken || this.stopped.signal.aborted) return { template, lines };
       await woken;
     }
   }
@@ -281,6 +254,7 @@ export class TemplateService {
   /** At a graceful stop: builds under way are cancelled and end failed; queued ones too. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     const builds = [...this.builds.values()];
     for (const build of builds) build.controller.abort(new Error('the server is stopping'));
     await Promise.allSettled(builds.map((build) => build.done));

@@ -53,7 +53,8 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
     const lines: string[] = [];
     let afterId = 0;
     for (;;) {
-      const page = await call(server, 'GET', `/v1/templates/${id}/logs?after=${afterId}`, as(alice));
+      // Long polling: the server holds the request until there is a new line or the build ended.
+      const page = await call(server, 'GET', `/v1/templates/${id}/logs?after=${afterId}&wait_seconds=10`, as(alice));
       assert.equal(page.status, 200, page.text);
       lines.push(...page.body.lines.map((line: { line: string }) => line.line));
       afterId = page.body.next_after;
@@ -63,7 +64,6 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
         return { template: template.body, lines, ms: Date.now() - started };
       }
       assert.ok(Date.now() - started < BUILD_TIMEOUT_MS, `template ${id} still building: ${lines.slice(-20).join('\n')}`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
     }
   };
 
@@ -153,6 +153,9 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
     missingTagId = alias.body.template_id;
     const again = await call(server, 'POST', '/v1/templates', { ...as(alice), json: { name: 'debian-tpl', oci_image: reference } });
     assert.equal(again.status, 409, 'the name is taken while it builds');
+    const early = await call(server, 'POST', '/v1/vms', { ...as(alice), json: { template: 'debian-tpl', vcpu_count: 1 } });
+    assert.equal(early.status, 409, early.text);
+    assert.match(early.body.detail, /debian-tpl is building/);
 
     const { template, lines, ms } = await waitForBuild(templateId);
     t.diagnostic(`built in ${ms} ms; ${lines.filter((line) => /^\w+: [\d.]+ s$/.test(line)).join(', ')}`);
@@ -196,6 +199,7 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
     vmId = started.body.vm_id;
     sessionId = started.body.session_id;
     assert.equal(await bash(`cat ${ADDED_FILE}`), ADDED_TEXT, "the image's own layer");
+    assert.equal(await bash('echo "$GREETING"'), 'hello from the image', "the image's Env");
     assert.equal(await bash('cat /workspace/sample/README.md'), README.trim(), 'the clone');
     assert.equal(await bash('git -C /workspace/sample log --oneline | wc -l'), '2', 'its history');
     assert.equal(await bash('git -C /workspace/sample remote get-url origin'), git.url, 'origin is the URL, not the copy the host made');
