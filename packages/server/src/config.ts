@@ -499,6 +499,12 @@ const settings = {
     parse: integer(1, 1024 * 1024),
     fallback: () => 512,
   },
+  templateMaxBuildsPerUser: {
+    env: 'SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER',
+    description: 'Template builds a user may have under way or queued at once (default 2); more are refused with 429 QUOTA_EXCEEDED until one ends. Builds run one at a time per node, so this keeps one user from filling the queue',
+    parse: integer(1, 1000),
+    fallback: () => 2,
+  },
   templatePostBuildTimeoutSeconds: {
     env: 'SANDBOXD_TEMPLATE_POST_BUILD_TIMEOUT_SECONDS',
     description: "Longest a template's post_build_cmd may run in its build VM; it is killed and the build fails at post_build_cmd beyond it",

@@ -171,6 +171,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     defaultVcpuCount: config.defaultVcpus,
     defaultMemoryMb: config.defaultMemoryMb,
     postBuildTimeoutMs: config.templatePostBuildTimeoutSeconds * 1000,
+    maxBuildsPerUser: config.templateMaxBuildsPerUser,
   });
   const executions = new ExecutionService(database, sessions, vms, limiter, clock, events, {
     outputLimitBytes: config.executionOutputLimitBytes,

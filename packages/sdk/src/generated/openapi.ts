@@ -6761,6 +6761,15 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
+                /** @description You have SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER builds under way or queued (QUOTA_EXCEEDED) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -7066,6 +7075,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description You have SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER builds under way or queued (QUOTA_EXCEEDED) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };

@@ -27,6 +27,7 @@ import type { Database } from '../store/database.ts';
 import { findSnapshotOfTemplate } from '../store/snapshots-store.ts';
 import {
   appendTemplateLog,
+  countBuildingTemplatesOfUser,
   deleteTemplateRow,
   insertTemplate,
   listBuildingTemplatesOfNode,
@@ -77,6 +78,8 @@ export interface TemplateServiceOptions {
   defaultVcpuCount: number;
   defaultMemoryMb: number;
   postBuildTimeoutMs: number;
+  /** Builds a user may have `building` at once (SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER). */
+  maxBuildsPerUser: number;
 }
 
 /** Template name rules (as snapshot names): they appear in requests next to snapshot names. */
@@ -165,6 +168,11 @@ export class TemplateService {
     try {
       created = await this.database.db.transaction().execute(async (trx) => {
         await this.sources.assertNameFree(trx, principal.userId, input.name);
+        // The queue is one per node and builds are long: one user must not fill it.
+        const building = await countBuildingTemplatesOfUser(trx, principal.userId);
+        if (building >= this.options.maxBuildsPerUser) {
+          throw new AppError('QUOTA_EXCEEDED', `you have ${building} template builds under way or queued (at most ${this.options.maxBuildsPerUser}): wait for one to end, or delete one`);
+        }
         const row = await insertTemplate(trx, template);
         await recordEvent(trx, this.clock, { type: 'template.build.started', userId: principal.userId, subjectId: id, data: { template_id: id, name: input.name, oci_image: checked.ociImage } });
         return row;

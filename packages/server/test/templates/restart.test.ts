@@ -2,7 +2,8 @@
  * Template builds a server process did not finish, with a real server process on one data directory and a
  * "registry" on loopback that accepts connections and never answers (so a build waits in its first step for as
  * long as the test likes, without a VM): a server SIGKILLed during a build fails it at its next start, naming the
- * step, with its `template.build.failed` event; a graceful stop fails the build it cuts off the same way.
+ * step, with its `template.build.failed` event; a graceful stop fails the build it cuts off the same way, and the
+ * one waiting in the queue; a user's third build at once is refused (429).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -56,6 +57,13 @@ test('a crash or a stop during a build fails it, saying the server stopped and i
     assert.match(afterCrash.error, /the server stopped during the build \(step resolve\): build the template again/);
 
     const stopped = await startBuild('cut-off-by-a-stop');
+    // Builds run one at a time: this one waits in the queue. A third is over the user's limit (default 2).
+    const queued = await api('POST', '/v1/templates', { name: 'queued', oci_image: `${registry}/team/app:2` });
+    assert.equal(queued.status, 202, JSON.stringify(queued.body));
+    const tooMany = await api('POST', '/v1/templates', { name: 'one-too-many', oci_image: `${registry}/team/app:3` });
+    assert.equal(tooMany.status, 429, JSON.stringify(tooMany.body));
+    assert.equal(tooMany.body.code, 'QUOTA_EXCEEDED');
+    assert.match(tooMany.body.detail, /2 template builds under way or queued \(at most 2\)/);
     assert.equal(await server.stop(), 0);
     server = undefined;
     const database = await openDatabase({ dataDir, databaseUrl: null });
@@ -63,8 +71,11 @@ test('a crash or a stop during a build fails it, saying the server stopped and i
       const row = await database.db.selectFrom('templates').selectAll().where('id', '=', stopped).executeTakeFirstOrThrow();
       assert.equal(row.status, 'failed');
       assert.match(row.error ?? '', /the server stopped during the build \(step resolve\)/);
+      const waiting = await database.db.selectFrom('templates').selectAll().where('id', '=', queued.body.template_id).executeTakeFirstOrThrow();
+      assert.equal(waiting.status, 'failed');
+      assert.match(waiting.error ?? '', /the server stopped before the build started/);
       const failures = (await listEventsAfter(database.db, 0, 10_000)).filter((event) => event.type === 'template.build.failed').map((event) => event.data.template_id);
-      assert.deepEqual(failures.sort(), [crashed, stopped].sort(), 'one template.build.failed event each');
+      assert.deepEqual(failures.sort(), [crashed, stopped, queued.body.template_id].sort(), 'one template.build.failed event each');
     } finally {
       await database.close();
     }

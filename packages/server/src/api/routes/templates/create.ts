@@ -14,6 +14,7 @@ export const TEMPLATE_BUILD_DESCRIPTION =
 export const TEMPLATE_CREATE_ERRORS = {
   400: 'The image reference, git URL or branch, a variable name or the shape is not acceptable (the message says what to change)',
   409: 'You already have a snapshot or template of this name',
+  429: 'You have SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER builds under way or queued (QUOTA_EXCEEDED)',
 };
 
 export function registerCreateTemplate(app: App, { services, requireAuth }: RouteContext): void {
