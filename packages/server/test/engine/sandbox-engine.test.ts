@@ -145,7 +145,8 @@ describe('warm pool on real VMs', () => {
   });
 
   async function acquirePooled(vmId: string): Promise<void> {
-    await waitUntil('a pooled VM', async () => (engine.poolCounts()['1:512'] ?? 0) >= 1, 60_000, 100);
+    // Pool keys are `<template hash>:<vCPUs>:<memory MiB>` (each template has its own snapshots).
+    await waitUntil('a pooled VM', async () => Object.entries(engine.poolCounts()).some(([key, count]) => key.endsWith(':1:512') && count >= 1), 60_000, 100);
     const fromPool = new Promise<boolean>((resolve) => engine.events.once('acquired', (event) => resolve(event.fromPool)));
     const identified = new Promise<string>((resolve) => engine.events.once('identified', (event) => resolve(event.vmId)));
     await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 120 });
