@@ -51,6 +51,9 @@ export function explain(error: unknown, baseUrl: string): Explained {
     return { type, exitCode: EXIT.limited, message: `Rate limited: ${error.message}.${wait}` };
   }
   if (error instanceof QuotaExceededError) {
+    if (/ \/v1\/(templates|snapshots)$/.test(error.operation ?? '')) {
+      return { type, exitCode: EXIT.limited, message: `Quota exceeded: ${error.message}. \`sandbox template ls\` shows your builds under way.` };
+    }
     return { type, exitCode: EXIT.limited, message: `Quota exceeded: ${error.message}. Kill a VM you no longer need (\`sandbox ls\`, \`sandbox kill SESSION\`) or wait for one to expire.` };
   }
   if (error instanceof SessionError) {

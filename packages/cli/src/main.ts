@@ -11,6 +11,7 @@ import { registerSessionCommands } from './commands/sessions.ts';
 import { registerVmCommands } from './commands/vms.ts';
 import { registerShell } from './commands/shell.ts';
 import { registerVolumes } from './commands/volumes.ts';
+import { registerTemplates } from './commands/templates.ts';
 import { registerWhoami } from './commands/whoami.ts';
 import { createContext, type Context, type GlobalOptions } from './context.ts';
 import { EXIT, explain, UsageError } from './errors.ts';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerKeys(program, context);
   registerDomains(program, context);
   registerVolumes(program, context);
+  registerTemplates(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -17,13 +17,15 @@ export type PathsFor<M extends HttpMethod> = {
 
 export type Operation<P extends keyof paths, M extends HttpMethod> = NonNullable<paths[P][M]>;
 
-/** The JSON body of the 200 (or 201) answer. */
+/** The JSON body of the 200 (or 201, or 202) answer. */
 export type JsonResponse<P extends keyof paths, M extends HttpMethod> =
   Operation<P, M> extends { responses: { 200: { content: { 'application/json': infer R } } } }
     ? R
     : Operation<P, M> extends { responses: { 201: { content: { 'application/json': infer R } } } }
       ? R
-      : unknown;
+      : Operation<P, M> extends { responses: { 202: { content: { 'application/json': infer R } } } }
+        ? R
+        : unknown;
 
 /** The JSON request body. */
 export type JsonBody<P extends keyof paths, M extends HttpMethod> =
@@ -42,6 +44,9 @@ export type SessionStatus = Schemas['SessionStatus'];
 export type SandboxInfo = Schemas['SandboxInfo'];
 export type VmRecord = Schemas['VmRecord'];
 export type VolumeRecord = Schemas['VolumeRecord'];
+export type TemplateRecord = Schemas['TemplateRecord'];
+export type TemplateCreateRequest = Schemas['TemplateCreateRequest'];
+export type TemplateLog = Schemas['TemplateLogResponse'];
 export type ExecuteResult = Schemas['ExecuteResponse'];
 export type ExecutionRecord = Schemas['TaskRecord'];
 export type ApiKeyRecord = Schemas['ApiKeyRecord'];

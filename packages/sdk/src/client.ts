@@ -13,6 +13,7 @@ import { Files } from './resources/files.ts';
 import { Sandboxes } from './resources/sandboxes.ts';
 import { Sessions } from './resources/sessions.ts';
 import { Shares } from './resources/shares.ts';
+import { Templates } from './resources/templates.ts';
 import { Terminals } from './resources/terminals.ts';
 import { Vms } from './resources/vms.ts';
 import { Snapshots } from './resources/snapshots.ts';
@@ -75,6 +76,8 @@ export class Sandboxd {
   readonly shares: Shares;
   readonly customDomains: CustomDomains;
   readonly terminals: Terminals;
+  /** Templates built from OCI images: VMs start from them by name. */
+  readonly templates: Templates;
 
   /** The HTTP layer, for operations the client has no method for: `client.transport.call('/healthz', 'get')`. */
   readonly transport: Transport;
@@ -120,6 +123,7 @@ export class Sandboxd {
     this.shares = new Shares(this.transport);
     this.customDomains = new CustomDomains(this.transport);
     this.terminals = new Terminals(this.transport);
+    this.templates = new Templates(this.transport);
   }
 
   /** True when an API key or token is configured (it may still be wrong). */

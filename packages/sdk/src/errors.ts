@@ -144,6 +144,21 @@ export class UnsupportedOperationError extends SandboxdError {
   static override readonly kind: string = 'UnsupportedOperationError';
 }
 
+/**
+ * A template build ended `failed` (not an HTTP error: the build is a job the client waited for). `error` is the
+ * server's reason: the step it failed in, what happened and the last lines that step printed.
+ */
+export class TemplateBuildFailedError extends SandboxdError {
+  static override readonly kind: string = 'TemplateBuildFailedError';
+  readonly templateId: string;
+  readonly step: string | null;
+  constructor(message: string, options: SandboxdErrorOptions & { templateId: string; step: string | null }) {
+    super(message, options);
+    this.templateId = options.templateId;
+    this.step = options.step;
+  }
+}
+
 /** Browser automation errors (the browser operations are not served yet; the classes are here for them). */
 export class BrowserError extends SandboxdError {
   static override readonly kind: string = 'BrowserError';

@@ -13,6 +13,7 @@ export type { UploadData, UploadOptions } from './resources/files.ts';
 export type { SessionCreateOptions } from './resources/sessions.ts';
 export type { VmCreateOptions, VmVolumeMount } from './resources/vms.ts';
 export type { VolumeCreateOptions } from './resources/volumes.ts';
+export type { TemplateCreateOptions, TemplateWaitOptions } from './resources/templates.ts';
 export type { ShareCreateOptions } from './resources/shares.ts';
 export type { CustomDomainCreateOptions } from './resources/custom-domains.ts';
 export { TerminalConnection, type TerminalAttachOptions, type TerminalCreateOptions, type TerminalExit, type TerminalOwner, type WebSocketConstructor, type WebSocketLike } from './resources/terminals.ts';
@@ -30,6 +31,7 @@ export {
   NotFoundError,
   ValidationError,
   UnsupportedOperationError,
+  TemplateBuildFailedError,
   BrowserError,
   BrowserSessionError,
   BrowserInteractionError,

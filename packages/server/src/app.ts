@@ -41,6 +41,8 @@ import { registerSnapshotRoutes } from './api/routes/snapshots/index.ts';
 import { SNAPSHOT_SCHEMAS } from './api/routes/snapshots/schemas.ts';
 import { registerVolumeRoutes } from './api/routes/volumes/index.ts';
 import { VOLUME_SCHEMAS } from './api/routes/volumes/schemas.ts';
+import { registerTemplateRoutes } from './api/routes/templates/index.ts';
+import { TEMPLATE_SCHEMAS } from './api/routes/templates/schemas.ts';
 import { registerCliAuthRoutes } from './api/routes/cli-auth/index.ts';
 import { CLI_AUTH_SCHEMAS } from './api/routes/cli-auth/schemas.ts';
 import { openDatabase, type Database } from './store/database.ts';
@@ -111,7 +113,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
@@ -125,6 +127,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerVmRoutes(app, context);
   registerSnapshotRoutes(app, context);
   registerVolumeRoutes(app, context);
+  registerTemplateRoutes(app, context);
   registerExecutionRoutes(app, context);
   registerFileRoutes(app, context);
   registerCliAuthRoutes(app, context);
@@ -151,14 +154,17 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
  * engine (when the app owns it) and the store close.
  */
 function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { close?(): Promise<void> } | null; ownsDatabase: boolean }): void {
-  const { executions, vms } = services.sandbox;
+  const { executions, vms, templates } = services.sandbox;
   app.addHook('onReady', async () => {
     const ended = await executions.endRunsOfThisNode('restarted');
     if (ended > 0) app.log.warn({ executions: ended }, 'executions left running by the previous server process recorded as failed');
+    const builds = await templates.failInterruptedBuilds();
+    if (builds > 0) app.log.warn({ templates: builds }, 'template builds left running by the previous server process recorded as failed');
   });
   app.addHook('onClose', async () => {
     try {
       await executions.endRunsOfThisNode('stopping');
+      await templates.stop();
       if (owns.ownEngine) {
         const killVms = !services.config.keepVmsOnShutdown;
         if (killVms) await vms.stop();

@@ -38,6 +38,8 @@ import type { VmEngine } from './core/vm-engine.ts';
 import { VmService } from './core/vms.ts';
 import { SnapshotService } from './core/snapshots.ts';
 import { VolumeService } from './core/volumes.ts';
+import { TemplateService } from './core/templates.ts';
+import { createGitFetcher } from './git/bare-clone.ts';
 import { VmSources } from './core/vm-sources.ts';
 import type { Database } from './store/database.ts';
 import { readOrInitSetting } from './store/settings-store.ts';
@@ -134,6 +136,8 @@ export interface SandboxServices {
   snapshots: SnapshotService;
   /** Persistent volumes (VMs mount them through `vms`). */
   volumes: VolumeService;
+  /** Templates built from OCI images: build jobs, their logs, deletion. */
+  templates: TemplateService;
   executions: ExecutionService;
   files: FileService;
   /** Where VM ports are served (path and host name). */
@@ -165,6 +169,13 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
   const sources = new VmSources(database, () => engine.nodeId);
   const vms = new VmService(database, engine, limiter, clock, events, sources);
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
+  const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
+  const templates = new TemplateService(database, clock, events, engine, sources, fetcher, {
+    defaultVcpuCount: config.defaultVcpus,
+    defaultMemoryMb: config.defaultMemoryMb,
+    postBuildTimeoutMs: config.templatePostBuildTimeoutSeconds * 1000,
+    maxBuildsPerUser: config.templateMaxBuildsPerUser,
+  });
   const executions = new ExecutionService(database, sessions, vms, limiter, clock, events, {
     outputLimitBytes: config.executionOutputLimitBytes,
     maxRunSeconds: config.executionMaxSeconds,
@@ -192,6 +203,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     sources,
     snapshots,
     volumes: new VolumeService(database, clock, events, engine, limiter),
+    templates,
     executions,
     files: new FileService(database, sessions, vms, clock, events),
     appUrls,

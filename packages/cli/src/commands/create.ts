@@ -16,6 +16,7 @@ export function registerCreate(program: Command, context: (options: GlobalOption
     .option('--env <NAME=value>', 'environment of every execution; repeatable', keyValue('--env'))
     .option('--prewarm', 'start the VM now, in the background')
     .option('--volume <id:/path[:ro]>', 'start the VM now with this volume mounted at /path (read-only with :ro); repeatable, up to 4', volumeMount('--volume'))
+    .option('--template <name>', 'start its VMs from your template (`sandbox template ls`) or snapshot of this name')
     .action(async (options: CreateOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus)) throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
@@ -27,6 +28,7 @@ export function registerCreate(program: Command, context: (options: GlobalOption
         ...(options.metadata ? { metadata: options.metadata } : {}),
         ...(options.env ? { env: options.env } : {}),
         ...(options.prewarm ? { prewarm: true } : {}),
+        ...(options.template !== undefined ? { template: options.template } : {}),
       });
       ctx.remember(session.id);
       const info = session.created!;
@@ -45,6 +47,7 @@ interface CreateOptions {
   env?: Record<string, string>;
   prewarm?: boolean;
   volume?: VolumeMountOption[];
+  template?: string;
 }
 
 /** Volumes are mounted by a VM, not a session: start the VM now (in a new session, which becomes the current one). */
@@ -55,6 +58,7 @@ async function createWithVolumes(ctx: Context, options: CreateOptions, volumes: 
     ...(options.memory !== undefined ? { memoryMb: options.memory } : {}),
     ...(options.lifetime !== undefined ? { vmLifetimeSeconds: options.lifetime } : {}),
     ...(options.metadata ? { metadata: options.metadata } : {}),
+    ...(options.template !== undefined ? { template: options.template } : {}),
     volumes,
   });
   const sessionId = vm.session_id!;

@@ -6681,7 +6681,97 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Create a snapshot from an OCI image (a template build)
+         * @description The same as POST /v1/templates, which it answers for: the result is a template, found by name wherever a snapshot or template is. Pulls the OCI image (linux/amd64), makes it bootable with the sandboxd agent, boots it as a build VM, clones `build_args.git_clone_url` into `/workspace/<repository name>` (the server fetches it; the image needs git), runs `build_args.post_build_cmd` with `build_args.envs`, and snapshots the result. Answers 202 at once with the template `building`; follow `GET /v1/templates/{template_id}/logs`, then start VMs with `template: <name>`. Builds run one at a time per node. The name is shared with your snapshots. `registry_auth` and the values of `envs` are used for this build only: never stored, logged or shown.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TemplateCreateRequest"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TemplateRecord"];
+                    };
+                };
+                /** @description The image reference, git URL or branch, a variable name or the shape is not acceptable (the message says what to change) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description You already have a snapshot or template of this name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description You have SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER builds under way or queued (QUOTA_EXCEEDED) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -6849,6 +6939,393 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's templates
+         * @description The built-in template (`default`) first, then yours, newest first, whatever their status.
+         */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TemplateRecord"][];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Build a template from an OCI image
+         * @description Pulls the OCI image (linux/amd64), makes it bootable with the sandboxd agent, boots it as a build VM, clones `build_args.git_clone_url` into `/workspace/<repository name>` (the server fetches it; the image needs git), runs `build_args.post_build_cmd` with `build_args.envs`, and snapshots the result. Answers 202 at once with the template `building`; follow `GET /v1/templates/{template_id}/logs`, then start VMs with `template: <name>`. Builds run one at a time per node. The name is shared with your snapshots. `registry_auth` and the values of `envs` are used for this build only: never stored, logged or shown.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TemplateCreateRequest"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TemplateRecord"];
+                    };
+                };
+                /** @description The image reference, git URL or branch, a variable name or the shape is not acceptable (the message says what to change) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description You already have a snapshot or template of this name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description You have SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER builds under way or queued (QUOTA_EXCEEDED) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{template_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a template
+         * @description Its status and build progress; a failed build says why in `error`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    template_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TemplateRecord"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such template among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a template
+         * @description Deletes the template and its files on its node; a build under way is cancelled. Refused (409) while a VM that has not ended (running or paused) started from it or a snapshot builds on it, and for the built-in `default`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    template_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such template among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A VM or a snapshot builds on it, or it is the built-in template */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description Its files are on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{template_id}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A template build's log
+         * @description The lines the build wrote after line `after` (0: from the start), oldest first, with the build's status and step. Poll with `after` = `next_after` until `status` is no longer `building`; the log is complete before the status changes. With `wait_seconds`, a request that finds no new line of a build under way waits up to that long for one (or for the build's end) before it answers: long polling.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The id of the last line already read */
+                    after: number;
+                    limit: number;
+                    /** @description Wait up to this long for a new line while the build runs (0: answer at once) */
+                    wait_seconds: number;
+                };
+                header?: never;
+                path: {
+                    template_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TemplateLogResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such template among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -10478,6 +10955,107 @@ export interface components {
             /** @description Same as id (the async answer calls it task_id) */
             task_id: number;
             vm_id: string | null;
+        };
+        /** TemplateCreateRequest */
+        TemplateCreateRequest: {
+            build_args?: {
+                /** @description The environment of `post_build_cmd` (values are never stored or shown) */
+                envs?: {
+                    [key: string]: string;
+                };
+                /** @description The branch to clone (default: the remote's default branch) */
+                git_clone_branch?: string;
+                /** @description A repository (http, https or git URL, no credentials) cloned into `/workspace/<repository name>`; the image needs git */
+                git_clone_url?: string;
+                /** @description A shell command run in the build VM (bash -lc, else sh -lc) in the clone (else /root); a non-zero exit fails the build */
+                post_build_cmd?: string;
+            };
+            /** @description Memory of the build VM, MiB (default: the server's default VM memory) */
+            memory_mb?: number;
+            /** @description Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit */
+            name: string;
+            /** @description An OCI image reference `[registry/]repository[:tag][@digest]`, e.g. `registry.example.com/team/python:3.12` (no scheme); linux/amd64 is pulled */
+            oci_image: string;
+            /** @description Credentials for the pull only: never stored, logged or shown */
+            registry_auth?: {
+                password: string;
+                username: string;
+            };
+            /**
+             * @description vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)
+             * @enum {integer}
+             */
+            vcpu_count?: 1 | 2 | 4 | 6 | 8;
+        };
+        /** TemplateLogResponse */
+        TemplateLogResponse: {
+            error: string | null;
+            lines: {
+                /** Format: date-time */
+                created_at: string;
+                /** @description Pass the last one as `after` to read on */
+                id: number;
+                line: string;
+            }[];
+            /** @description The `after` of the next page (the last line's id, or the request's `after` when there was none) */
+            next_after: number;
+            /** @description How far the build got */
+            progress: {
+                /** @description The step under way (building), the one it failed in (failed), null when ready */
+                step: ("resolve" | "pull" | "unpack" | "runtime" | "mkfs" | "boot" | "git_clone" | "post_build_cmd" | "snapshot") | null;
+                /** @description How many steps a build has (resolve, pull, unpack, runtime, mkfs, boot, git_clone, post_build_cmd, snapshot; git_clone and post_build_cmd are passed over when not asked for) */
+                step_count: number;
+                /** @description 1-based position of `step` among the steps; all of them once ready */
+                step_index: number;
+            };
+            /** @enum {string} */
+            status: "building" | "ready" | "failed";
+            template_id: string;
+        };
+        /** TemplateRecord */
+        TemplateRecord: {
+            build_args: {
+                /** @description The names of `envs` (their values are not kept) */
+                env_names: string[];
+                git_clone_branch: string | null;
+                git_clone_url: string | null;
+                post_build_cmd: string | null;
+            } | null;
+            /** @description The built-in image (listed, never deleted) */
+            builtin: boolean;
+            created_at: string | null;
+            /** @description Size of its root disk, once ready */
+            disk_size_mb: number | null;
+            /** @description Why the build failed: the step, what happened and the last lines that step printed */
+            error: string | null;
+            /** @description The manifest digest that was pulled */
+            image_digest: string | null;
+            memory_mb: number | null;
+            name: string;
+            /** @description The node that holds its files */
+            node_id: string | null;
+            /** @description The image reference it was built from, normalised */
+            oci_image: string | null;
+            /** @description How far the build got */
+            progress: {
+                /** @description The step under way (building), the one it failed in (failed), null when ready */
+                step: ("resolve" | "pull" | "unpack" | "runtime" | "mkfs" | "boot" | "git_clone" | "post_build_cmd" | "snapshot") | null;
+                /** @description How many steps a build has (resolve, pull, unpack, runtime, mkfs, boot, git_clone, post_build_cmd, snapshot; git_clone and post_build_cmd are passed over when not asked for) */
+                step_count: number;
+                /** @description 1-based position of `step` among the steps; all of them once ready */
+                step_index: number;
+            };
+            ready_at: string | null;
+            /**
+             * @description "building" until the build ends "ready" (VMs can start from it) or "failed" (see `error`)
+             * @enum {string}
+             */
+            status: "building" | "ready" | "failed";
+            /** @description `tpl_…`, or `default` for the built-in image */
+            template_id: string;
+            updated_at: string | null;
+            /** @description The build VM's vCPUs: its snapshot of this shape is made at the end (other shapes on first use) */
+            vcpu_count: number | null;
         };
         /** ValidationError */
         ValidationError: {

@@ -181,6 +181,10 @@ export type TemplateBuildStep = (typeof TEMPLATE_BUILD_STEPS)[number];
 export interface TemplateBuildArgs {
   gitCloneUrl: string | null;
   gitCloneBranch: string | null;
+  /**
+   * The environment of `postBuildCmd`, by name. Stored with empty values: the build keeps the values in memory
+   * only (they may be tokens), so they are never written to the store, logged or returned.
+   */
   envs: Record<string, string>;
   postBuildCmd: string | null;
 }
@@ -196,6 +200,8 @@ export interface TemplateImageRecord {
   diskSizeMb: number;
   /** The image config's environment (applied to the template's VMs). */
   env: Record<string, string>;
+  /** Where its snapshot set lives (beside its files); absent: the engine's shared snapshot root. */
+  snapshotRoot?: string;
 }
 
 /** A template a user built from an OCI image. */

@@ -16,7 +16,7 @@ import type {
   PythonRunResult,
   UsageResponse,
 } from '@sandboxd/agent/protocol';
-import type { VmEndReason } from './model.ts';
+import type { TemplateBuildStep, VmEndReason } from './model.ts';
 
 export type { PtyExit, PtyInfo };
 
@@ -67,6 +67,11 @@ export interface TemplateImage {
   kernelArgs: string[];
   /** Size of the root filesystem, MiB. */
   diskSizeMb: number;
+  /**
+   * Where the template's snapshot set lives (a built template keeps it beside its files, so deleting the template
+   * removes it); default the engine's shared snapshot root.
+   */
+  snapshotRoot?: string;
 }
 
 /**
@@ -150,6 +155,59 @@ export interface GuestAgent {
   /** Ends the terminal's program (SIGHUP, then SIGKILL) and forgets the terminal; answers its final state. */
   killPty(id: string): Promise<PtyInfo>;
   attachPty(id: string, output: PtyOutput): Promise<PtyAttachment>;
+}
+
+/**
+ * A template build (see {@link VmEngine.buildTemplate}): the OCI image is built into a guest image, booted as a
+ * build VM, handed to `inVm` (the build's own steps, e.g. cloning a repository and running a command), captured,
+ * and the template's snapshot for this shape is made, so its first VM is a restore.
+ */
+export interface TemplateBuildRequest {
+  /** The template's id: names its files on this node. */
+  templateId: string;
+  /** An image reference the core checked (`parseImageReference`). */
+  ociImage: string;
+  /** For the pull only: never written anywhere but skopeo's 0600 auth file, removed after the pull. */
+  registryAuth?: { username: string; password: string };
+  /** The build VM's shape, which is also the shape whose snapshot is made at the end. */
+  vcpuCount: number;
+  memoryMb: number;
+  /** Aborting kills whatever runs (a tool, the build VM) and rejects. */
+  signal: AbortSignal;
+  /** A step begins (`resolve` … `mkfs`, `boot`, `snapshot`; `inVm` announces its own). */
+  onStep(step: TemplateBuildStep): void;
+  /** One line of what the step's tools printed. */
+  onOutput(line: string): void;
+  /**
+   * The build's steps in the running build VM, through its agent. The VM has its identity and its network (the
+   * engine's). Rejecting fails the build (throw a `TemplateBuildError` to name the step); the VM is killed.
+   */
+  inVm(agent: GuestAgent): Promise<void>;
+}
+
+/** What a finished build made. */
+export interface BuiltTemplate {
+  /** The template's bootable files: its own disk layer over the OCI image's root filesystem. */
+  image: TemplateImage;
+  /** The OCI image config's `Env` (its VMs see it through the agent). */
+  env: Record<string, string>;
+  /** Digest of the linux/amd64 manifest that was pulled. */
+  digest: string;
+  /** Milliseconds each step the engine ran took. */
+  stepMs: Partial<Record<TemplateBuildStep, number>>;
+}
+
+/** A template build that failed: `step` names where, `outputTail` holds the last lines that step printed. */
+export class TemplateBuildError extends Error {
+  override name = 'TemplateBuildError';
+  constructor(
+    readonly step: TemplateBuildStep,
+    message: string,
+    readonly outputTail: string[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 /** What capturing a VM made and cost (a live snapshot or a pause). */
@@ -236,6 +294,13 @@ export interface VmEngine {
   createVolume(volumeId: string, sizeMb: number): Promise<void>;
   /** Removes a volume's image (the caller made sure no VM has it attached). */
   deleteVolume(volumeId: string): Promise<void>;
+  /**
+   * Builds a template from an OCI image (see `TemplateBuildRequest`). The build VM is never a user's: it is not
+   * pooled, counted or reported, and it is killed whatever fails. Rejects with `TemplateBuildError`.
+   */
+  buildTemplate(request: TemplateBuildRequest): Promise<BuiltTemplate>;
+  /** Removes a template's files and its snapshot set on this node (also what a failed or cancelled build left). */
+  deleteTemplate(templateId: string): Promise<void>;
   /** Ids of the VMs running on this node (after a restart: those re-adopted). */
   liveVmIds(): string[];
   /**

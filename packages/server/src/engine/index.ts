@@ -6,7 +6,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
+import { TemplateBuildError } from '../core/vm-engine.ts';
 import { ensureGuestImage } from '../image/index.ts';
+import { buildOciImage, parseImageReference } from '../image/oci/index.ts';
+import { resolvePublicHost } from '../net/public-host.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
 import { agentClientHandoff } from '../vm/agent-client-probe.ts';
 import { SandboxEngine } from './sandbox-engine.ts';
@@ -45,6 +48,25 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
       }),
     snapshotRoot: config.snapshotDir,
     captureRoot: config.vmSnapshotDir,
+    loadOciImage: async ({ reference, credentials, signal, onProgress }) => {
+      const { registry } = parseImageReference(reference);
+      // The operator's insecure registries are trusted wherever they are; any other must be public (SSRF).
+      if (!config.templateInsecureRegistries.includes(registry)) {
+        const host = registry.replace(/:\d+$/, '');
+        await resolvePublicHost(host, { allowPrivate: config.templateRegistryAllowPrivate, setting: 'SANDBOXD_TEMPLATE_REGISTRY_ALLOW_PRIVATE' }).catch((error: Error) => {
+          throw new TemplateBuildError('resolve', `the registry ${registry} cannot be used: ${error.message}`, [], { cause: error });
+        });
+      }
+      return buildOciImage({
+        reference,
+        ...(credentials ? { credentials } : {}),
+        insecureRegistries: config.templateInsecureRegistries,
+        cacheDir: config.cacheDir,
+        agentBundlePath: AGENT_BUNDLE_PATH,
+        signal,
+        onProgress,
+      });
+    },
     stateDir: path.join(config.dataDir, 'vms'),
     runRoot: config.runDir,
     network: config.vmNetwork,

@@ -13,19 +13,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AgentClient } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
-import type {
-  AcquiredVm,
-  AcquireEstimate,
-  AcquireVmRequest,
-  CaptureOutcome,
-  EngineEndReason,
-  GuestAgent,
-  ResumeVmRequest,
-  TemplateImage,
-  VmEngine,
-  VolumeMount,
+import {
+  MAX_VOLUMES_PER_VM,
+  TemplateBuildError,
+  type AcquiredVm,
+  type AcquireEstimate,
+  type AcquireVmRequest,
+  type BuiltTemplate,
+  type CaptureOutcome,
+  type EngineEndReason,
+  type GuestAgent,
+  type ResumeVmRequest,
+  type TemplateBuildRequest,
+  type TemplateImage,
+  type VmEngine,
+  type VolumeMount,
 } from '../core/vm-engine.ts';
-import { MAX_VOLUMES_PER_VM } from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, VOLUME_SLOT_COUNT, type Accelerator, type CaptureResult, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo, type VolumeAttachment } from '../vm/vm-driver.ts';
 import { AgentLink } from './agent-link.ts';
@@ -33,6 +36,7 @@ import { DeadlineScheduler } from './deadline-scheduler.ts';
 import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
 import { ClientGuestAgent } from './guest-agent.ts';
 import { pruneSnapshotSets, SnapshotVariants, variantOf, type MemoryTier } from './snapshot-variants.ts';
+import { buildTemplate, removeTemplateFiles, templateDir, type OciImageLoader } from './template-builds.ts';
 import { VmStateStore, type PersistedVm } from './vm-state-store.ts';
 import { WarmPool } from './warm-pool.ts';
 import { warmUp, type WarmUpReport } from './warm-up.ts';
@@ -47,10 +51,13 @@ export interface SandboxEngineOptions {
   /** Root of the snapshot variants (traversable by the VM user). */
   snapshotRoot: string;
   /**
-   * Where this server keeps the snapshots users take of their VMs (`snapshots/<id>`) and paused VMs
-   * (`paused/<vm id>`): on disk, traversable by the VM user, and this server's alone.
+   * Where this server keeps the snapshots users take of their VMs (`snapshots/<id>`), paused VMs
+   * (`paused/<vm id>`) and the templates built from OCI images (`templates/<id>`): on disk, traversable by the VM
+   * user, and this server's alone.
    */
   captureRoot: string;
+  /** Builds the guest image of an OCI reference, for template builds (`template-builds.ts`). */
+  loadOciImage: OciImageLoader;
   /** The engine's own state (public ids, deadlines); private to this server. */
   stateDir: string;
   /** Per-VM run directories; the VM user must be able to traverse it. One per server: recovery reaps strangers. */
@@ -156,6 +163,8 @@ export class SandboxEngine implements VmEngine {
   /** Settles once the VMs an earlier process left are re-adopted or reaped (the first part of `start`). */
   private recovering: Promise<void> | undefined;
   private closed = false;
+  /** Aborted by close(): template builds in flight stop (their build VMs are killed). */
+  private readonly closing = new AbortController();
   /** Restores under way: close() waits for them, so no VM comes up after the engine closed. */
   private readonly inflight = new Set<Promise<unknown>>();
 
@@ -397,6 +406,7 @@ export class SandboxEngine implements VmEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort(new Error('the VM engine is shutting down'));
     clearInterval(this.cacheMarks);
     this.deadlines.close();
     await this.starting?.catch(() => {});
@@ -584,7 +594,7 @@ export class SandboxEngine implements VmEngine {
         image: template,
         accelerator: this.host!.accelerator,
         snapshotKey: this.host!.snapshotKey,
-        snapshotRoot: this.options.snapshotRoot,
+        snapshotRoot: template.snapshotRoot ?? this.options.snapshotRoot,
         runRoot: this.runRoot,
         onProgress: (message) => this.events.emit('progress', message),
       });
@@ -717,6 +727,44 @@ export class SandboxEngine implements VmEngine {
     this.track(state, vm.client, vm.info, identified);
     this.events.emit('acquired', { vmId: request.vmId, fromPool: false, ms: Date.now() - started });
     return { vmId: request.vmId, templateId: state.templateId, ip: this.options.network === 'user' ? '10.0.2.15' : '', startedAt: new Date(now), expiresAt: new Date(state.expiresAtMs) };
+  }
+
+  /**
+   * Builds a template (`template-builds.ts`). Waits for the recovery of an earlier process's VMs first: it reaps
+   * every VM of the run root it does not know, and the build VM is one of those.
+   */
+  buildTemplate(request: TemplateBuildRequest): Promise<BuiltTemplate> {
+    return this.tracked(
+      (async () => {
+        if (this.closed) throw new TemplateBuildError('resolve', 'the VM engine is shutting down');
+        const signal = AbortSignal.any([request.signal, this.closing.signal]);
+        return buildTemplate(
+          {
+            driver: this.options.driver,
+            runRoot: this.runRoot,
+            templatesRoot: this.templatesRoot(),
+            network: this.options.network,
+            loadOciImage: this.options.loadOciImage,
+            beforeBoot: () => this.recovered(),
+            warm: async (image, vcpuCount, memoryMb) => {
+              await this.start();
+              await this.snapshotSet(image).ensure(vcpuCount, this.tierFor(memoryMb));
+            },
+          },
+          { ...request, signal },
+        );
+      })(),
+    );
+  }
+
+  async deleteTemplate(templateId: string): Promise<void> {
+    const dir = templateDir(this.templatesRoot(), templateId);
+    for (const [hash, set] of this.snapshotSets) if (set.root.startsWith(`${dir}${path.sep}`)) this.snapshotSets.delete(hash);
+    await removeTemplateFiles(this.templatesRoot(), templateId);
+  }
+
+  private templatesRoot(): string {
+    return path.join(this.options.captureRoot, 'templates');
   }
 
   async discardPause(vmId: string): Promise<void> {

@@ -14,6 +14,7 @@ const TOOL_PACKAGES: Record<string, string> = {
   flock: 'util-linux',
   skopeo: 'skopeo',
   umoci: 'umoci',
+  git: 'git',
 };
 
 /** How many output lines a failure keeps for its error message. */
@@ -22,6 +23,8 @@ const TAIL_LINES = 40;
 /** Options of `runCommand`. */
 export interface RunCommandOptions {
   cwd?: string;
+  /** The command's whole environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
   /** Bytes written to the command's stdin (stdin is empty otherwise). */
   input?: Buffer | string;
   /** Where stdout goes: captured as text (default), split into lines for `onLine`, or piped into a stream. */
@@ -39,7 +42,7 @@ export interface RunCommandOptions {
  */
 export async function runCommand(program: string, args: readonly string[], options: RunCommandOptions = {}): Promise<string> {
   const mode = options.stdout ?? 'capture';
-  const child = spawn(program, args, { cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal });
+  const child = spawn(program, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal });
   const tail: string[] = [];
   const remember = (line: string): void => {
     tail.push(line);

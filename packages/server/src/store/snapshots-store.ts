@@ -78,6 +78,12 @@ export async function findChildSnapshot(db: Executor, id: string): Promise<Snaps
   return row && toSnapshot(row);
 }
 
+/** A snapshot whose chain starts from the template `templateId` (its disk layers build on the template's). */
+export async function findSnapshotOfTemplate(db: Executor, templateId: string): Promise<Snapshot | undefined> {
+  const row = await db.selectFrom('snapshots').selectAll().where('template_id', '=', templateId).executeTakeFirst();
+  return row && toSnapshot(row);
+}
+
 /** What a finished capture fills in (sizes and times), turning a `creating` snapshot `ready`. */
 export type SnapshotCompletion = Pick<Snapshot, 'diskSizeMb' | 'memoryBytes' | 'diskBytes' | 'stateBytes' | 'pauseMs' | 'durationMs' | 'vcpuCount' | 'memoryMb'>;
 

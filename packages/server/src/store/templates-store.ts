@@ -75,6 +75,12 @@ export async function listBuildingTemplatesOfNode(db: Executor, nodeId: string):
   return rows.map(toTemplate);
 }
 
+/** How many of a user's templates are `building` (under way or queued). */
+export async function countBuildingTemplatesOfUser(db: Executor, userId: number): Promise<number> {
+  const row = await db.selectFrom('templates').select((eb) => eb.fn.countAll<number | string>().as('count')).where('user_id', '=', userId).where('status', '=', 'building').executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /** Updates a template only while it is `building`; returns the new record, or undefined. */
 export async function updateBuildingTemplate(db: Executor, id: string, changes: TemplateChanges): Promise<Template | undefined> {
   const row = await db

@@ -117,6 +117,12 @@ export async function snapshotInUseByVm(db: Executor, snapshotId: string): Promi
   return row && toVm(row);
 }
 
+/** A VM that has not ended (starting, active or paused) and started from the template `templateId`. */
+export async function templateInUseByVm(db: Executor, templateId: string): Promise<Vm | undefined> {
+  const row = await db.selectFrom('vms').selectAll().where('template_id', '=', templateId).where('status', '!=', 'killed').executeTakeFirst();
+  return row && toVm(row);
+}
+
 /** Live VMs this node is responsible for (to reconcile with the engine after a restart). */
 export async function listLiveVmsOfNode(db: Executor, nodeId: string): Promise<Vm[]> {
   const rows = await db.selectFrom('vms').selectAll().where('node_id', '=', nodeId).where('status', 'in', [...LIVE_VM_STATUSES]).execute();

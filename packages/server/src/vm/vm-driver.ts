@@ -157,6 +157,11 @@ export interface CaptureResult extends SnapshotInfo {
   diskBytes: number;
   /** The root disk's virtual size (what the guest sees; a restore starts with it). */
   diskSizeBytes: number;
+  /**
+   * The snapshot's disk layer (qcow2, over the layers the VM's disk built on): after a `stop` capture, the VM's
+   * whole disk as it left it. Other VMs may boot from it as their root disk's backing file.
+   */
+  diskPath: string;
 }
 
 /** A snapshot on disk, as written by `saveSnapshot` (`snapshot.json` in its directory). */

@@ -3,8 +3,8 @@
  * path, query or body), a second, non-admin user sending the first user's id gets 404 (the spec's 403 on
  * /kill), and the answer holds none of the first user's data. The first user's resources are real: one
  * session with a running VM, an execution, a file, a terminal, a share, a custom domain, a webhook endpoint
- * and a delivery, API keys, a snapshot, a volume. An id the matrix has no fixture for fails the test, so a new operation must be
- * added here.
+ * and a delivery, API keys, a snapshot, a volume and a template (whose build failed). An id the matrix has no fixture
+ * for fails the test, so a new operation must be added here.
  * Needs the VM engine (one VM).
  */
 import assert from 'node:assert/strict';
@@ -95,6 +95,11 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     const volume = await call(server, 'POST', '/v1/volumes', { ...as, json: { name: 'alice-volume', size_mb: 16 } });
     assert.equal(volume.status, 201, volume.text);
     ids.volume_id = volume.body.volume_id;
+    // A real template record with a log, without a registry: a registry on a private address is refused at the
+    // build's first step (SANDBOXD_TEMPLATE_REGISTRY_ALLOW_PRIVATE is off), so the build fails at once.
+    const template = await call(server, 'POST', '/v1/templates', { ...as, json: { name: 'alice-template', oci_image: '127.0.0.1:9/alice/image:1', build_args: { envs: { TOKEN: MARK.env } } } });
+    assert.equal(template.status, 202, template.text);
+    ids.template_id = template.body.template_id;
     // A key of alice's to be named by id (not the one the test signs in with: a control may delete it).
     const spare = await call(server, 'POST', '/v1/api-keys/', { ...as, json: { description: 'spare key of alice' } });
     ids.api_key_id = String(spare.body.id);
@@ -106,6 +111,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
       'alice-app.example.com',
       'alice-snapshot',
       'alice-volume',
+      'alice-template',
+      '127.0.0.1:9/alice/image:1',
       alice.apiKey,
       spare.body.full_key,
       spare.body.key_prefix,

@@ -68,6 +68,13 @@ describe('QEMU command line', () => {
     assert.ok(!clone.includes('-S'), '-incoming defer already starts paused');
   });
 
+  test('RAM without a file is still the backend "mem", so a capture of a cold-booted VM finds its RAM block by name', () => {
+    const { memoryFile: _file, ...anonymous } = instance;
+    const argv = buildQemuArgv(machine, anonymous);
+    assert.deepEqual(option(argv, '-machine'), ['microvm,acpi=on,memory-backend=mem']);
+    assert.deepEqual(option(argv, '-object').filter((value) => value.startsWith('memory-backend')), ['memory-backend-ram,id=mem,size=1024M']);
+  });
+
   test('snapshot sources and clones have the same devices in the same order, whatever the network', () => {
     const devices = (argv: string[]) => option(argv, '-device').map((device) => device.replace(/,netdev=net0$/, ''));
     const source = buildQemuArgv(machine, instance);

@@ -145,6 +145,7 @@ export async function captureVm<C>(ctx: DriverContext<C>, vm: LiveVm, request: C
       memoryBytes: memory.blocks * 512,
       diskBytes: disk.blocks * 512,
       diskSizeBytes,
+      diskPath: files.overlayPath,
     };
   } catch (error) {
     await rollBack({ qmp, vm, migrating, switchedTo, previousLayer: overlayPath });

@@ -142,7 +142,10 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
     '-nodefaults', '-no-user-config', '-nographic', '-no-reboot',
     '-msg', 'timestamp=on',
   ];
-  if (instance.memoryFile) machineOptions.push('memory-backend=mem');
+  // Every VM's RAM is the backend `mem`, anonymous or a file: a migration stream names RAM blocks by their
+  // backend's id, so a VM booted without a file (a template's build VM) can still be captured into a receiver
+  // whose RAM is a file, and that capture restored like any other.
+  machineOptions.push('memory-backend=mem');
   argv.push('-machine', machineOptions.join(','));
   // TCG's translation cache defaults to 1 GiB, touched as it fills; capping it keeps QEMU's own memory within
   // the cgroup allowance for overhead (TCG_TRANSLATION_CACHE_MB + device emulation).
@@ -151,6 +154,8 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
   if (instance.memoryFile) {
     const { path, shared } = instance.memoryFile;
     argv.push('-object', `memory-backend-file,id=mem,size=${machine.memoryMb}M,mem-path=${e(path)},share=${shared ? 'on' : 'off'}`);
+  } else {
+    argv.push('-object', `memory-backend-ram,id=mem,size=${machine.memoryMb}M`);
   }
   if (instance.seccomp) argv.push('-sandbox', instance.seccomp);
   if (instance.runAsUser) argv.push('-runas', instance.runAsUser);

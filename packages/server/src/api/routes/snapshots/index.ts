@@ -1,9 +1,11 @@
 import type { App, RouteContext } from '../../types.ts';
+import { registerCreateSnapshotFromImage } from './create.ts';
 import { registerDeleteSnapshot } from './delete.ts';
 import { registerGetSnapshot } from './get.ts';
 import { registerListSnapshots } from './list.ts';
 
 export function registerSnapshotRoutes(app: App, context: RouteContext): void {
+  registerCreateSnapshotFromImage(app, context);
   registerListSnapshots(app, context);
   registerGetSnapshot(app, context);
   registerDeleteSnapshot(app, context);
