@@ -8,7 +8,7 @@ import { sizeMb } from '../parse.ts';
 const sizeText = (mb: number) => (mb % 1024 === 0 ? `${mb / 1024} GiB` : `${mb} MiB`);
 
 export function registerVolumes(program: Command, context: (options: GlobalOptions) => Context): void {
-  const volumes = program.command('volume').description('persistent volumes: filesystems that outlive VMs (mount them with `sandbox create --volume`)');
+  const volumes = program.command('volume').alias('volumes').description('persistent volumes: filesystems that outlive VMs (mount them with `sandbox create --volume`)');
 
   volumes
     .command('create')
