@@ -1,5 +1,6 @@
 /** Spawning the real sandboxd processes in tests. */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +56,22 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
         child.once('exit', (code) => resolve(code));
         child.kill('SIGTERM');
       }),
+  };
+}
+
+/**
+ * JSON calls with the admin key a server process wrote to `dataDir` at its first start, to whichever server
+ * `baseUrl()` names at the time of the call (tests restart it on the same data directory).
+ */
+export function adminApi(dataDir: string, baseUrl: () => string) {
+  const apiKey = fs.readFileSync(path.join(dataDir, 'admin-api-key'), 'utf8').trim();
+  return async (method: string, url: string, body?: unknown) => {
+    const response = await fetch(`${baseUrl()}${url}`, {
+      method,
+      headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: response.status, body: (await response.json()) as any };
   };
 }
 

@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import { openDatabase } from '../../src/store/database.ts';
 import { listEventsAfter } from '../../src/store/events-store.ts';
 import { qemuProcessesMatching } from '../engine/engine-fixture.ts';
-import { startServerProcess, type RunningServer } from '../helpers/processes.ts';
+import { adminApi, startServerProcess, type RunningServer } from '../helpers/processes.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 const SLEEPER = 'import time\ntime.sleep(600)';
@@ -33,15 +33,7 @@ test('a crash fails the executions it cut off at the next start; a stop records 
   let server: RunningServer | undefined;
   try {
     server = await startServerProcess(env(true));
-    const apiKey = fs.readFileSync(path.join(dataDir, 'admin-api-key'), 'utf8').trim();
-    const api = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${server!.baseUrl}${url}`, {
-        method,
-        headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      return { status: response.status, body: (await response.json()) as any };
-    };
+    const api = adminApi(dataDir, () => server!.baseUrl);
     const startSleeper = async (sessionId: string) => {
       const started = await api('POST', '/v1/execute_async', { session_id: sessionId, code: SLEEPER });
       assert.equal(started.status, 200, JSON.stringify(started.body));

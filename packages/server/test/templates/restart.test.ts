@@ -13,7 +13,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../src/store/database.ts';
 import { listEventsAfter } from '../../src/store/events-store.ts';
-import { startServerProcess, type RunningServer } from '../helpers/processes.ts';
+import { adminApi, startServerProcess, type RunningServer } from '../helpers/processes.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 test('a crash or a stop during a build fails it, saying the server stopped and in which step', { timeout: 300_000 }, async () => {
@@ -29,15 +29,7 @@ test('a crash or a stop during a build fails it, saying the server stopped and i
   let server: RunningServer | undefined;
   try {
     server = await startServerProcess(env);
-    const apiKey = fs.readFileSync(path.join(dataDir, 'admin-api-key'), 'utf8').trim();
-    const api = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${server!.baseUrl}${url}`, {
-        method,
-        headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      return { status: response.status, body: (await response.json()) as any };
-    };
+    const api = adminApi(dataDir, () => server!.baseUrl);
     /** Starts a build and resolves once its tool is connected to the silent registry (the build is in `resolve`). */
     const startBuild = async (name: string) => {
       const connected = sockets.size;

@@ -17,14 +17,19 @@ export const TEMPLATE_CREATE_ERRORS = {
   429: 'You have SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER builds under way or queued (QUOTA_EXCEEDED)',
 };
 
-export function registerCreateTemplate(app: App, { services, requireAuth }: RouteContext): void {
+export function registerCreateTemplate(app: App, context: RouteContext): void {
+  registerTemplateBuild(app, context, { url: '/v1/templates', tag: 'templates', summary: 'Build a template from an OCI image', description: TEMPLATE_BUILD_DESCRIPTION });
+}
+
+/** A route that starts a template build: POST /v1/templates, and its alias POST /v1/snapshots (one handler). */
+export function registerTemplateBuild(app: App, { services, requireAuth }: RouteContext, route: { url: string; tag: string; summary: string; description: string }): void {
   app.post(
-    '/v1/templates',
+    route.url,
     {
       schema: {
-        tags: ['templates'],
-        summary: 'Build a template from an OCI image',
-        description: TEMPLATE_BUILD_DESCRIPTION,
+        tags: [route.tag],
+        summary: route.summary,
+        description: route.description,
         security: BEARER_OR_API_KEY,
         body: Type.Ref('TemplateCreateRequest'),
         response: authedResponses({ 202: Type.Ref('TemplateRecord') }, TEMPLATE_CREATE_ERRORS),
