@@ -1,0 +1,29 @@
+/**
+ * Objects kept outside the database (screenshots, later recordings and build logs): one interface, local disk by
+ * default (`local-object-store.ts`), any S3-compatible store by configuration (`s3-object-store.ts`);
+ * `createObjectStore(config)` picks one. Keys are relative, `/`-separated, made of `[A-Za-z0-9._-]` segments
+ * (the callers build them from ids, never from user input); a bad key is a programming error (throws).
+ */
+import type { Readable } from 'node:stream';
+
+export interface StoredObject {
+  contentType: string;
+  size: number;
+  /** When it was written. */
+  lastModified: Date;
+}
+
+export interface ObjectStore {
+  /** Where objects go, for logs and health (e.g. `local:/var/lib/…/objects` or `s3://bucket/prefix`). */
+  readonly description: string;
+  /** Writes (or replaces) the object at `key` whole: a reader never sees a half-written object. */
+  put(key: string, body: Buffer, options: { contentType: string }): Promise<void>;
+  /** The object's bytes, or null when there is none. */
+  get(key: string): Promise<(StoredObject & { body: Buffer }) | null>;
+  /** The object as a stream (for large ones), or null. */
+  getStream(key: string): Promise<(StoredObject & { stream: Readable }) | null>;
+  /** Removes it; a missing key is not an error. */
+  delete(key: string): Promise<void>;
+  /** Keys under `prefix` last modified before `before` (retention sweeps), at most `limit`. */
+  listOlderThan(prefix: string, before: Date, limit: number): Promise<string[]>;
+}
