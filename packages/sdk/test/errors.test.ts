@@ -30,7 +30,7 @@ describe('errors from the real server map to classes', () => {
       config: {
         plans: {
           ...DEFAULT_PLANS,
-          tiny: { executionsPerMinute: 2, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024 },
+          tiny: { executionsPerMinute: 2, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1 },
         },
       },
     });

@@ -24,14 +24,16 @@ export const PlanLimitsSchema = Type.Object({
    * At least the guest image's own filesystem (1 GiB).
    */
   diskMb: Type.Integer({ minimum: 1024, maximum: 1_048_576 }),
+  /** Browser sessions (and renders in progress) a user may have open at once. */
+  maxBrowserSessions: Type.Integer({ minimum: 0, maximum: 10_000 }),
 });
 export type PlanLimits = Static<typeof PlanLimitsSchema>;
 
 /** Built-in plans; `SANDBOXD_PLANS` (a JSON object of plan name to limits) replaces or adds plans. */
 export const DEFAULT_PLANS: Record<string, PlanLimits> = {
-  free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4, diskMb: 4096 },
-  pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32, diskMb: 8192 },
-  enterprise: { executionsPerMinute: 6000, maxConcurrentVms: 100, maxTotalVcpus: 400, diskMb: 16_384 },
+  free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4, diskMb: 4096, maxBrowserSessions: 2 },
+  pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32, diskMb: 8192, maxBrowserSessions: 10 },
+  enterprise: { executionsPerMinute: 6000, maxConcurrentVms: 100, maxTotalVcpus: 400, diskMb: 16_384, maxBrowserSessions: 100 },
 };
 
 type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -135,14 +137,24 @@ function plans(raw: string): Record<string, PlanLimits> {
   } catch {
     throw new Error('expected a JSON object of plan name to limits');
   }
-  // diskMb came later than the other limits: a plan that leaves it out keeps its built-in namesake's, or free's.
-  const limits = Type.Object({ ...PlanLimitsSchema.properties, diskMb: Type.Optional(PlanLimitsSchema.properties.diskMb) });
+  // diskMb and maxBrowserSessions came later than the other limits: a plan that leaves one out keeps its built-in
+  // namesake's, or free's.
+  const limits = Type.Object({
+    ...PlanLimitsSchema.properties,
+    diskMb: Type.Optional(PlanLimitsSchema.properties.diskMb),
+    maxBrowserSessions: Type.Optional(PlanLimitsSchema.properties.maxBrowserSessions),
+  });
   const schema = Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]*$' }), limits);
   if (!Value.Check(schema, parsed)) {
     const first = Value.Errors(schema, parsed)[0];
     throw new Error(`invalid plans: ${first ? `${first.instancePath || '/'} ${first.message}` : 'bad shape'}`);
   }
-  const given = Object.fromEntries(Object.entries(parsed).map(([name, limits]) => [name, { diskMb: (DEFAULT_PLANS[name] ?? DEFAULT_PLANS.free!).diskMb, ...limits }]));
+  const given = Object.fromEntries(
+    Object.entries(parsed).map(([name, limits]) => {
+      const builtin = DEFAULT_PLANS[name] ?? DEFAULT_PLANS.free!;
+      return [name, { diskMb: builtin.diskMb, maxBrowserSessions: builtin.maxBrowserSessions, ...limits }];
+    }),
+  );
   return { ...DEFAULT_PLANS, ...given };
 }
 
@@ -498,6 +510,37 @@ const settings = {
     description: "Largest repository (its bare clone on the host, MiB) a template build copies into its VM; the clone is stopped and the build fails at git_clone beyond it",
     parse: integer(1, 1024 * 1024),
     fallback: () => 512,
+  },
+  browserVcpus: {
+    env: 'SANDBOXD_BROWSER_VCPUS',
+    description: "vCPUs of each browser session's VM (and of a render's); the browser template's snapshot is made per count",
+    parse: integer(1, 8),
+    fallback: () => 1,
+  },
+  browserMemoryMb: {
+    env: 'SANDBOXD_BROWSER_MEMORY_MB',
+    description: "Memory of each browser VM, MiB (Chromium with one page takes ~450 MiB of it); its snapshot is booted with exactly this",
+    parse: integer(512, 8192),
+    fallback: () => 1024,
+  },
+  browserPoolSize: {
+    env: 'SANDBOXD_BROWSER_POOL_SIZE',
+    description:
+      'Restored, warmed browser VMs kept ready (0 disables): a session created from the pool is ready in milliseconds, one restored on demand in seconds. Each idle one holds its memory',
+    parse: integer(0, 16),
+    fallback: () => 0,
+  },
+  browserIdleTimeoutSeconds: {
+    env: 'SANDBOXD_BROWSER_IDLE_TIMEOUT_SECONDS',
+    description: 'A browser session with no interaction for this long is closed (its `expires_at`); a session may ask for less with `idle_timeout_seconds`',
+    parse: integer(10, 86_400),
+    fallback: () => 300,
+  },
+  browserSessionMaxSeconds: {
+    env: 'SANDBOXD_BROWSER_SESSION_MAX_SECONDS',
+    description: 'Longest a browser session may live, however busy (its VM is killed then)',
+    parse: integer(60, 7 * 86_400),
+    fallback: () => 3600,
   },
   templateMaxBuildsPerUser: {
     env: 'SANDBOXD_TEMPLATE_MAX_BUILDS_PER_USER',

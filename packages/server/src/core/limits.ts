@@ -22,7 +22,7 @@ export class PlanLimiter {
   limitsOf(principal: Principal): PlanLimits {
     const limits = this.plans[principal.plan];
     // A user whose plan was removed from the configuration gets the most restrictive built-in plan.
-    return limits ?? this.plans.free ?? { executionsPerMinute: 60, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024 };
+    return limits ?? this.plans.free ?? { executionsPerMinute: 60, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1 };
   }
 
   /** Throws RATE_LIMITED when the user started their plan's number of executions in the last minute. */

@@ -72,6 +72,17 @@ export interface TemplateImage {
    * removes it); default the engine's shared snapshot root.
    */
   snapshotRoot?: string;
+  /**
+   * What brings a freshly booted VM of this template to its ready state before its snapshots are saved: a program
+   * run as root through the agent that must exit 0 (the browser template's starts Chromium and waits until it
+   * answers). What it leaves running is in every VM restored from the snapshots.
+   */
+  prepare?: { argv: string[]; timeoutMs: number };
+  /**
+   * Its VMs always have exactly this much memory, and its snapshots are booted with it (no balloon tier: what
+   * `prepare` started, e.g. Chromium, would not give memory back for a shrink).
+   */
+  memoryMb?: number;
 }
 
 /**
@@ -244,6 +255,20 @@ export interface AcquireEstimate {
   waitMs: number;
 }
 
+/** How the warm pool keeps VMs of one template and shape (see {@link VmEngine.keepWarm}). */
+export interface WarmPoolRequest {
+  template: TemplateImage;
+  vcpuCount: number;
+  memoryMb: number;
+  /** Idle VMs to keep; 0 stops refilling (VMs already idle stay until taken or the engine closes). */
+  size: number;
+  /**
+   * Runs in each restored VM before it enters the pool (after its clock and entropy are fixed up), e.g. a first
+   * page load, so that the first real request does not pay for it; a rejection discards the VM.
+   */
+  warmUp?: (agent: GuestAgent) => Promise<void>;
+}
+
 export interface VmEngine {
   /** The node this engine runs VMs on (recorded with each VM). */
   readonly nodeId: string;
@@ -301,6 +326,13 @@ export interface VmEngine {
   buildTemplate(request: TemplateBuildRequest): Promise<BuiltTemplate>;
   /** Removes a template's files and its snapshot set on this node (also what a failed or cancelled build left). */
   deleteTemplate(templateId: string): Promise<void>;
+  /**
+   * Keeps restored VMs of a template (not only the built-in one) ready for `acquire`, which takes one when the
+   * source's template, vCPU count and memory match.
+   */
+  keepWarm(request: WarmPoolRequest): void;
+  /** Idle pooled VMs of a template (default the built-in one), per `vcpus:memoryMb`. */
+  poolCounts(template?: TemplateImage): Record<string, number>;
   /** Ids of the VMs running on this node (after a restart: those re-adopted). */
   liveVmIds(): string[];
   /**

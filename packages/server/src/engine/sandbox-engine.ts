@@ -28,6 +28,7 @@ import {
   type TemplateImage,
   type VmEngine,
   type VolumeMount,
+  type WarmPoolRequest,
 } from '../core/vm-engine.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, VOLUME_SLOT_COUNT, type Accelerator, type CaptureResult, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo, type VolumeAttachment } from '../vm/vm-driver.ts';
@@ -148,8 +149,8 @@ export class SandboxEngine implements VmEngine {
   private readonly states: VmStateStore;
   private readonly endedListeners: ((vmId: string, reason: EngineEndReason) => void)[] = [];
   private readonly pool: WarmPool<string, RestoredVm>;
-  /** The templates of the pool's keys (only those kept warm are taken from the pool). */
-  private readonly poolTemplates = new Map<string, TemplateImage>();
+  /** The templates of the pool's keys and their warm-ups (only those kept warm are taken from the pool). */
+  private readonly poolTemplates = new Map<string, { template: TemplateImage; warmUp?: WarmPoolRequest['warmUp'] }>();
   /** Each template's snapshot set, by the template's hash. */
   private readonly snapshotSets = new Map<string, SnapshotVariants>();
   private readonly runRoot: string;
@@ -178,7 +179,8 @@ export class SandboxEngine implements VmEngine {
       size: options.poolSize,
       create: (key) => {
         const [, vcpus, memory] = key.split(':');
-        return this.restoreForPool(this.poolTemplates.get(key)!, Number(vcpus) as VcpuCount, Number(memory));
+        const { template, warmUp: templateWarmUp } = this.poolTemplates.get(key)!;
+        return this.restoreForPool(template, Number(vcpus) as VcpuCount, Number(memory), templateWarmUp);
       },
       destroy: (vm) => this.discard(vm),
       onError: (key, error) => this.events.emit('warning', { code: 'POOL_REFILL_FAILED', message: `warm pool ${key}: ${(error as Error).message}` }),
@@ -438,7 +440,7 @@ export class SandboxEngine implements VmEngine {
     for (const vcpus of this.options.warmVcpuCounts) await variants.ensure(vcpus, this.tierFor(this.options.poolMemoryMb));
     for (const vcpus of this.options.warmVcpuCounts) {
       const key = poolKey(builtin, vcpus, this.options.poolMemoryMb);
-      this.poolTemplates.set(key, builtin);
+      this.poolTemplates.set(key, { template: builtin });
       this.pool.want(key);
     }
     this.events.emit('ready', { host, image, adopted, readyMs: Date.now() - started });
@@ -518,13 +520,19 @@ export class SandboxEngine implements VmEngine {
    * restore, ~200 ms under TCG), under its driver id as a provisional identity until it is handed out, and
    * warmed (`warm-up.ts`): a first request's code paths already ran in it.
    */
-  private async restoreForPool(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number): Promise<RestoredVm> {
+  private async restoreForPool(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, templateWarmUp?: WarmPoolRequest['warmUp']): Promise<RestoredVm> {
     await assertHostStorage(this.runRoot, this.options.minFreeDiskMb);
     const vm = await this.restore(template, vcpuCount, memoryMb);
     try {
       await this.tracked(vm.client.restore({ hostname: vm.info.vmId, vmId: vm.info.vmId, timeoutMs: 15_000 }));
-      const warmed = await this.tracked(warmUp(vm.client));
-      this.events.emit('warmed', { driverId: vm.info.vmId, ...warmed });
+      if (templateWarmUp) {
+        const started = performance.now();
+        await this.tracked(templateWarmUp(new ClientGuestAgent({ connected: async () => vm.client })));
+        this.events.emit('warmed', { driverId: vm.info.vmId, execMs: 0, pythonMs: null, fileMs: 0, templateMs: performance.now() - started });
+      } else {
+        const warmed = await this.tracked(warmUp(vm.client));
+        this.events.emit('warmed', { driverId: vm.info.vmId, ...warmed });
+      }
       return vm;
     } catch (error) {
       await this.discard(vm);
@@ -538,7 +546,7 @@ export class SandboxEngine implements VmEngine {
 
   private async restoreUntracked(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[]): Promise<RestoredVm> {
     await this.start();
-    const tier = this.tierFor(memoryMb);
+    const tier = this.tierFor(memoryMb, template);
     const snapshot = await this.snapshotSet(template).ensure(vcpuCount, tier);
     return this.restoreFrom(snapshot.dir, vcpuCount, Math.max(memoryMb, tier.minMemoryMb), memoryMb, false, volumes);
   }
@@ -603,9 +611,9 @@ export class SandboxEngine implements VmEngine {
     return set;
   }
 
-  /** The pool key of an acquisition when the pool holds such VMs (the built-in template's warm shapes), else undefined. */
+  /** The pool key of an acquisition when the pool keeps such VMs (`keepWarm`, and the built-in template's warm shapes), else undefined. */
   private poolKeyOf(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb' | 'source'>): string | undefined {
-    if (request.source?.kind === 'snapshot' || !this.image || request.memoryMb !== this.options.poolMemoryMb) return undefined;
+    if (request.source?.kind === 'snapshot' || !this.image) return undefined;
     const key = poolKey(request.source?.image ?? this.builtinTemplate(), request.vcpuCount, request.memoryMb);
     return this.poolTemplates.has(key) ? key : undefined;
   }
@@ -757,6 +765,17 @@ export class SandboxEngine implements VmEngine {
     );
   }
 
+  keepWarm(request: WarmPoolRequest): void {
+    if (!(VCPU_COUNTS as readonly number[]).includes(request.vcpuCount)) throw new Error(`vcpu_count must be one of ${VCPU_COUNTS.join(', ')}`);
+    const key = poolKey(request.template, request.vcpuCount, request.memoryMb);
+    this.poolTemplates.set(key, { template: request.template, ...(request.warmUp ? { warmUp: request.warmUp } : {}) });
+    // The pool restores from the template's snapshot, which needs the engine started (host, snapshot key).
+    void this.start().then(
+      () => this.pool.want(key, request.size),
+      () => undefined, // the start's failure is reported to whoever acquires
+    );
+  }
+
   async deleteTemplate(templateId: string): Promise<void> {
     const dir = templateDir(this.templatesRoot(), templateId);
     for (const [hash, set] of this.snapshotSets) if (set.root.startsWith(`${dir}${path.sep}`)) this.snapshotSets.delete(hash);
@@ -788,7 +807,11 @@ export class SandboxEngine implements VmEngine {
    * (a restore needs no balloon at all: growing the guest by 256 MiB costs ~0.5 s of its vCPU under TCG);
    * other sizes the smallest balloon tier whose boot memory covers them.
    */
-  private tierFor(memoryMb: number): MemoryTier {
+  private tierFor(memoryMb: number, template?: TemplateImage): MemoryTier {
+    if (template?.memoryMb !== undefined) {
+      if (memoryMb !== template.memoryMb) throw new AppError('BAD_REQUEST', `VMs of this template have ${template.memoryMb} MiB of memory, not ${memoryMb}`);
+      return { bootMemoryMb: memoryMb, minMemoryMb: memoryMb };
+    }
     const floorMb = this.options.memoryTiers[0]?.minMemoryMb ?? 0;
     if (memoryMb === this.options.poolMemoryMb && memoryMb >= floorMb) return { bootMemoryMb: memoryMb, minMemoryMb: memoryMb };
     const tier = this.options.memoryTiers.find((t) => t.bootMemoryMb >= memoryMb);

@@ -19,7 +19,7 @@ const SNAPSHOT_FORMAT = 2;
 export interface SnapshotVariantsOptions {
   driver: VmDriver<AgentClient>;
   /** The template's bootable files; `hash` names its snapshot set. */
-  image: GuestImageFiles & Pick<GuestImage, 'hash'>;
+  image: GuestImageFiles & Pick<GuestImage, 'hash'> & { prepare?: { argv: string[]; timeoutMs: number } };
   accelerator: Accelerator;
   /** The driver's `HostReport.snapshotKey`: snapshots of another key would not restore here. */
   snapshotKey: string;
@@ -115,6 +115,13 @@ export class SnapshotVariants {
       timeoutMs: 180_000,
     });
     try {
+      if (image.prepare) {
+        this.options.onProgress?.(`building snapshot ${name}: preparing the template (${image.prepare.argv.join(' ')})`);
+        const run = await vm.agent.exec({ argv: image.prepare.argv, env: {}, cwd: '/', timeoutMs: image.prepare.timeoutMs }).collect();
+        if (run.result.exitCode !== 0) {
+          throw new Error(`preparing snapshot ${name}: ${image.prepare.argv.join(' ')} ended with ${run.result.exitCode ?? run.result.signal}: ${(run.stderr.toString() || run.stdout.toString()).slice(-2000)}`);
+        }
+      }
       await vm.agent.prepareSnapshot({ timeoutMs: 60_000 });
       await vm.agent.close();
       // Shrinking is the slow part under TCG (~35 MiB/s): allow for the largest tier.

@@ -16,7 +16,8 @@ const BACKOFF_MS = [1000, 5000, 30_000];
 
 export class WarmPool<K extends string, T> {
   private readonly idle = new Map<K, T[]>();
-  private readonly wanted = new Set<K>();
+  /** Keys kept full, with how many idle items each keeps. */
+  private readonly wanted = new Map<K, number>();
   private filling: Promise<void> | undefined;
   private closed = false;
   private failures = 0;
@@ -24,17 +25,22 @@ export class WarmPool<K extends string, T> {
 
   constructor(private readonly options: WarmPoolOptions<K, T>) {}
 
-  /** Keeps the pool of `key` full from now on. */
-  want(key: K): void {
-    if (this.options.size <= 0 || this.closed) return;
-    this.wanted.add(key);
+  /** Keeps `size` (default the pool's size, or what an earlier call set for `key`) idle items of `key` from now on. */
+  want(key: K, size?: number): void {
+    if (this.closed) return;
+    const wanted = size ?? this.wanted.get(key) ?? this.options.size;
+    if (wanted <= 0) {
+      this.wanted.delete(key);
+      return;
+    }
+    this.wanted.set(key, wanted);
     this.kick();
   }
 
-  /** An idle item of `key`, or undefined; taking one schedules a refill. */
+  /** An idle item of `key`, or undefined; taking one schedules a refill (of a key that is wanted). */
   take(key: K): T | undefined {
     const item = this.idle.get(key)?.shift();
-    this.want(key);
+    if (this.wanted.has(key)) this.kick();
     return item;
   }
 
@@ -54,7 +60,7 @@ export class WarmPool<K extends string, T> {
   }
 
   private nextKey(): K | undefined {
-    for (const key of this.wanted) if ((this.idle.get(key)?.length ?? 0) < this.options.size) return key;
+    for (const [key, size] of this.wanted) if ((this.idle.get(key)?.length ?? 0) < size) return key;
     return undefined;
   }
 

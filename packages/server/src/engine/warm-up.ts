@@ -17,6 +17,8 @@ export interface WarmUpReport {
   /** Null when the agent has no spare interpreter (or cannot run in it). */
   pythonMs: number | null;
   fileMs: number;
+  /** A template's own warm-up (`WarmPoolRequest.warmUp`), which replaces the steps above. */
+  templateMs?: number;
 }
 
 /**

@@ -2,15 +2,15 @@
  * Command-line entry point of the guest image build, used by the setup script:
  *
  *   node --import tsx packages/server/src/image/cli.ts ensure --agent PATH [--cache-dir DIR]
- *        [--disk-size-gib N] [--kernel-version V] [--mirror URL_OR_DEB_LINE]...
+ *        [--flavour browser] [--disk-size-gib N] [--kernel-version V] [--mirror URL_OR_DEB_LINE]...
  *
  * Prints progress lines to stderr and, on success, the GuestImage as one JSON line on stdout.
  * Exit status: 0 success, 1 build failed, 2 usage error.
  */
 import { parseArgs } from 'node:util';
-import { defaultCacheDir, ensureGuestImage, ImageBuildError, type ImageBuildProgress } from './index.ts';
+import { browserFlavour, defaultCacheDir, ensureGuestImage, ImageBuildError, type ImageBuildProgress } from './index.ts';
 
-const USAGE = 'usage: cli.ts ensure --agent PATH [--cache-dir DIR] [--disk-size-gib N] [--kernel-version V] [--mirror URL]...';
+const USAGE = 'usage: cli.ts ensure --agent PATH [--flavour browser] [--cache-dir DIR] [--disk-size-gib N] [--kernel-version V] [--mirror URL]...';
 
 /** One human-readable stderr line per event; command output is indented under its stage. */
 function formatProgress(event: ImageBuildProgress): string {
@@ -37,6 +37,7 @@ async function main(argv: string[]): Promise<number> {
         'disk-size-gib': { type: 'string' },
         'kernel-version': { type: 'string' },
         mirror: { type: 'string', multiple: true },
+        flavour: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -54,10 +55,15 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const diskSizeGiB = values['disk-size-gib'] === undefined ? undefined : Number(values['disk-size-gib']);
+  if (values.flavour !== undefined && values.flavour !== 'browser') {
+    process.stderr.write(`unknown flavour ${values.flavour} (known: browser)\n${USAGE}\n`);
+    return 2;
+  }
   try {
     const image = await ensureGuestImage({
       cacheDir: values['cache-dir'] ?? defaultCacheDir(),
       agentBundlePath: values.agent,
+      ...(values.flavour === 'browser' ? { flavour: await browserFlavour() } : {}),
       diskSizeGiB,
       kernelVersion: values['kernel-version'],
       mirrors: values.mirror,

@@ -31,7 +31,7 @@ const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60 * 1000;
  */
 export async function ensureGuestImage(options: EnsureGuestImageOptions): Promise<GuestImage> {
   const progress = new ProgressReporter(options.onProgress);
-  const diskSizeGiB = options.diskSizeGiB ?? DEFAULT_DISK_SIZE_GIB;
+  const diskSizeGiB = options.flavour?.diskSizeGiB ?? options.diskSizeGiB ?? DEFAULT_DISK_SIZE_GIB;
   if (!Number.isInteger(diskSizeGiB) || diskSizeGiB < 1 || diskSizeGiB > 1024) {
     throw new ImageBuildError('IMAGE_INPUT_INVALID', `diskSizeGiB must be an integer from 1 to 1024, got ${diskSizeGiB}`);
   }
@@ -41,7 +41,13 @@ export async function ensureGuestImage(options: EnsureGuestImageOptions): Promis
   });
   const lower = await resolveLowerLayers({ ...options, lockTimeoutMs }, progress);
   const { kernelHash, baseHash, recipes, sources } = lower;
-  const hash = hashGuestLayer({ kernelHash, baseHash, agentBundle, recipes, diskSizeGiB });
+  const flavour = options.flavour ? { name: options.flavour.name, files: options.flavour.files } : undefined;
+  for (const file of flavour?.files ?? []) {
+    if (!/^\/(?:[A-Za-z0-9._-]+\/)*[A-Za-z0-9._-]+$/.test(file.path) || file.path.split('/').includes('..')) {
+      throw new ImageBuildError('IMAGE_INPUT_INVALID', `a flavour file's guest path must be absolute and plain, got ${file.path}`);
+    }
+  }
+  const hash = hashGuestLayer({ kernelHash, baseHash, agentBundle, recipes, diskSizeGiB, ...(flavour ? { flavour } : {}) });
 
   // Fast path: the finished image needs neither lower layer (its kernel files are hard links or copies).
   const guest = await ensureLayer({
@@ -55,7 +61,7 @@ export async function ensureGuestImage(options: EnsureGuestImageOptions): Promis
       const kernelDir = await lower.ensureKernel();
       const baseDir = await lower.ensureBase();
       await buildGuestLayer(
-        { kernelHash, kernelDir, kernelVersion: lower.kernelVersion, baseHash, baseDir, recipes, sources, agentBundle, diskSizeGiB },
+        { kernelHash, kernelDir, kernelVersion: lower.kernelVersion, baseHash, baseDir, recipes, sources, agentBundle, diskSizeGiB, ...(flavour ? { flavour } : {}) },
         hash, tmpDir, progress,
       );
     },

@@ -1,5 +1,5 @@
 import { chmod, copyFile, link, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { BASE_FILES, GUEST_SUITE } from './base-layer.ts';
 import { installedVersions } from './dpkg-status.ts';
 import { createExt4Image } from './ext4-image.ts';
@@ -7,6 +7,7 @@ import { hashInputs, sha256 } from './hashing.ts';
 import { KERNEL_FILES } from './kernel-layer.ts';
 import type { ProgressReporter } from './progress.ts';
 import type { Recipes } from './recipes.ts';
+import type { ImageFlavour } from './types.ts';
 import { runCommand } from './run-command.ts';
 
 /**
@@ -65,10 +66,15 @@ export interface GuestLayerInput {
   sources: string[];
   agentBundle: Buffer;
   diskSizeGiB: number;
+  /** What a flavour adds (its name and files); none for the default image. */
+  flavour?: Pick<ImageFlavour, 'name' | 'files'>;
 }
 
 /** The guest layer's hash: both lower layers' hashes, the agent bundle, guest-init, fstab and the disk size. */
-export function hashGuestLayer(input: Pick<GuestLayerInput, 'kernelHash' | 'baseHash' | 'agentBundle' | 'recipes' | 'diskSizeGiB'>): string {
+export function hashGuestLayer(input: Pick<GuestLayerInput, 'kernelHash' | 'baseHash' | 'agentBundle' | 'recipes' | 'diskSizeGiB' | 'flavour'>): string {
+  const flavour: [string, string | Buffer][] = input.flavour
+    ? [['flavour', input.flavour.name], ...input.flavour.files.map((file): [string, Buffer] => [`file:${file.path}:${file.mode.toString(8)}`, file.content])]
+    : [];
   return hashInputs([
     ['layer', 'guest'],
     ['recipe-version', String(GUEST_RECIPE_VERSION)],
@@ -79,6 +85,7 @@ export function hashGuestLayer(input: Pick<GuestLayerInput, 'kernelHash' | 'base
     ['rootfs/guest-init', input.recipes.guestInit],
     ['rootfs/fstab', input.recipes.fstab],
     ['disk-size-gib', String(input.diskSizeGiB)],
+    ...flavour,
   ]);
 }
 
@@ -103,6 +110,12 @@ export async function buildGuestLayer(input: GuestLayerInput, hash: string, dir:
     // guest-init writes the nameserver, the host name and a machine id into /run (a tmpfs) at every boot, so the
     // image itself never changes; and renaming a restored clone (or giving it its own machine id) rewrites these
     // files in memory, not through ext4's journal (~60 ms of the identity fix-up under TCG).
+    for (const file of input.flavour?.files ?? []) {
+      const target = join(tree, file.path);
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, file.content);
+      await chmod(target, file.mode);
+    }
     for (const file of ['resolv.conf', 'hosts', 'machine-id']) {
       await rm(join(tree, 'etc', file), { force: true });
       await symlink(`/run/${file}`, join(tree, 'etc', file));

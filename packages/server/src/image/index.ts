@@ -4,8 +4,9 @@
  * packages/server/images/README.md.
  */
 export { ensureGuestImage } from './ensure-guest-image.ts';
+export { BROWSER_START_PATH, browserFlavour } from './flavours.ts';
 export { defaultCacheDir } from './cache-layout.ts';
 export { MARK_INTERVAL_MS, markInUse, pruneGuestImages, unusedEntries } from './cache-retention.ts';
 export { ImageBuildError, type ImageBuildErrorCode } from './errors.ts';
 export { BOOT_CONTRACT_VERSION, GUEST_AGENT_PATH, readManifest, type GuestImageManifest } from './guest-layer.ts';
-export type { EnsureGuestImageOptions, GuestImage, ImageBuildProgress, ImageLayer } from './types.ts';
+export type { EnsureGuestImageOptions, FlavourFile, GuestImage, ImageBuildProgress, ImageFlavour, ImageLayer } from './types.ts';

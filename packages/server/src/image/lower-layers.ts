@@ -2,6 +2,7 @@ import { hostAptSources, normalizeMirrors } from './apt-sources.ts';
 import { buildBaseLayer, GUEST_SUITE, hashBaseLayer, type BaseLayerInput } from './base-layer.ts';
 import { findHostKernel } from './host-kernel.ts';
 import { buildKernelLayer, hashKernelLayer, type KernelLayerInput } from './kernel-layer.ts';
+import { ImageBuildError } from './errors.ts';
 import { ensureLayer } from './layer-store.ts';
 import type { ProgressReporter } from './progress.ts';
 import { loadRecipes, type Recipes } from './recipes.ts';
@@ -11,7 +12,7 @@ import type { EnsureGuestImageOptions } from './types.ts';
 export const BUSYBOX_PATH = '/bin/busybox';
 
 /** What the kernel and base layers are made from. */
-export type LowerLayerOptions = Pick<EnsureGuestImageOptions, 'cacheDir' | 'kernelVersion' | 'mirrors' | 'recipesDir'> & { lockTimeoutMs: number };
+export type LowerLayerOptions = Pick<EnsureGuestImageOptions, 'cacheDir' | 'kernelVersion' | 'mirrors' | 'recipesDir' | 'flavour'> & { lockTimeoutMs: number };
 
 /** The two lower layers of every guest image, hashed; each is built only when `ensure…` is called. */
 export interface LowerLayers {
@@ -34,11 +35,13 @@ export interface LowerLayers {
  * reads vmlinuz and busybox (tens of milliseconds); nothing is built until `ensureKernel`/`ensureBase`.
  */
 export async function resolveLowerLayers(options: LowerLayerOptions, progress: ProgressReporter): Promise<LowerLayers> {
-  const [recipes, kernel, sources] = await Promise.all([
+  const [loaded, kernel, sources] = await Promise.all([
     loadRecipes(options.recipesDir),
     findHostKernel(options.kernelVersion),
     options.mirrors ? Promise.resolve(normalizeMirrors(options.mirrors, GUEST_SUITE)) : hostAptSources(GUEST_SUITE),
   ]);
+  // A flavour's packages go into a base of its own (the package list is part of the base's hash).
+  const recipes = options.flavour ? withPackages(loaded, options.flavour.packages) : loaded;
   const kernelInput: KernelLayerInput = { kernel, busyboxPath: BUSYBOX_PATH, recipes };
   const baseInput: BaseLayerInput = { recipes, sources };
   const kernelHash = await hashKernelLayer(kernelInput);
@@ -57,4 +60,11 @@ export async function resolveLowerLayers(options: LowerLayerOptions, progress: P
     ensureBase: async () =>
       (await ensureLayer({ cacheDir, layer: 'base', hash: baseHash, progress, lockTimeoutMs, build: (dir) => buildBaseLayer(baseInput, dir, progress) })).dir,
   };
+}
+
+function withPackages(recipes: Recipes, extra: string[]): Recipes {
+  for (const name of extra) {
+    if (!/^[a-z0-9][a-z0-9+.-]+$/.test(name)) throw new ImageBuildError('IMAGE_INPUT_INVALID', `invalid Debian package name in a flavour: ${name}`);
+  }
+  return { ...recipes, packages: [...recipes.packages, ...extra.filter((name) => !recipes.packages.includes(name))] };
 }

@@ -44,6 +44,25 @@ export type ImageBuildProgress =
   | { type: 'output'; layer: ImageLayer; stage: string; line: string; elapsedMs: number }
   | { type: 'layer-built'; layer: ImageLayer; hash: string; elapsedMs: number; buildMs: number };
 
+/** A file a flavour adds to the guest root filesystem. */
+export interface FlavourFile {
+  /** Absolute path in the guest. */
+  path: string;
+  content: Buffer;
+  mode: number;
+}
+
+/**
+ * A variant of the guest image for a built-in template (e.g. the browser's): more Debian packages in its own base
+ * layer, a few more files, and its own disk size. Everything else (kernel, agent, guest-init) is the default image's.
+ */
+export interface ImageFlavour {
+  name: string;
+  packages: string[];
+  files: FlavourFile[];
+  diskSizeGiB: number;
+}
+
 /** Options of `ensureGuestImage`. */
 export interface EnsureGuestImageOptions {
   /** Root of the shared cache (e.g. `~/.cache/sandboxd`); layers live under `<cacheDir>/images/`. */
@@ -68,4 +87,6 @@ export interface EnsureGuestImageOptions {
   recipesDir?: string;
   /** Give up waiting for another process' build of the same layer after this long (default 30 min). */
   lockTimeoutMs?: number;
+  /** Build this flavour of the image instead of the default one (its `diskSizeGiB` wins). */
+  flavour?: ImageFlavour;
 }

@@ -373,6 +373,9 @@ export interface Tables {
   template_build_logs: TemplateBuildLogsTable;
   custom_domains: CustomDomainsTable;
   volumes: VolumesTable;
+  browser_sessions: BrowserSessionsTable;
+  browser_usage: BrowserUsageTable;
+  browser_credentials: BrowserCredentialsTable;
   volume_attachments: VolumeAttachmentsTable;
 }
 
@@ -405,3 +408,61 @@ export type TemplateRow = Selectable<TemplatesTable>;
 export type NewShareRow = Insertable<SharesTable>;
 export type CustomDomainRow = Selectable<CustomDomainsTable>;
 export type CustomDomainUpdate = Updateable<CustomDomainsTable>;
+
+export interface BrowserSessionsTable {
+  id: string;
+  user_id: number;
+  vm_id: string;
+  node_id: string;
+  /** 'active' | 'closed' | 'expired' | 'failed' */
+  status: string;
+  viewport_width: number;
+  viewport_height: number;
+  user_agent: string | null;
+  idle_timeout_seconds: number;
+  url: string;
+  pages_visited: number;
+  screenshots_taken: number;
+  usage_id: number | null;
+  created_at: string;
+  last_activity: string;
+  lifetime_ends_at: string;
+  closed_at: string | null;
+  end_reason: string | null;
+}
+export type BrowserSessionRow = Selectable<BrowserSessionsTable>;
+
+export interface BrowserUsageTable {
+  id: Generated<number>;
+  user_id: number;
+  /** 'render' | 'session' */
+  kind: string;
+  session_id: string | null;
+  url: string | null;
+  /** 'ok' | 'failed' | 'active' */
+  status: string;
+  error: string | null;
+  pages: number;
+  screenshots: number;
+  duration_ms: number;
+  screenshot_key: string | null;
+  screenshot_format: string | null;
+  screenshot_bytes: number | null;
+  created_at: string;
+}
+export type BrowserUsageRow = Selectable<BrowserUsageTable>;
+
+export interface BrowserCredentialsTable {
+  id: string;
+  user_id: number;
+  name: string;
+  username: string;
+  /** The password, sealed with the server's secret box. */
+  secret_sealed: string;
+  /** JSON array of host names. */
+  allowed_hosts: string;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+}
+export type BrowserCredentialRow = Selectable<BrowserCredentialsTable>;

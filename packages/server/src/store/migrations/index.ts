@@ -13,6 +13,7 @@ import * as m0006 from './0006-execution-node.ts';
 import * as m0007 from './0007-vm-snapshots-templates.ts';
 import * as m0008 from './0008-custom-domains.ts';
 import * as m0009 from './0009-volumes.ts';
+import * as m0010 from './0010-browser.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0007-vm-snapshots-templates': m0007,
   '0008-custom-domains': m0008,
   '0009-volumes': m0009,
+  '0010-browser': m0010,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

@@ -1,0 +1,71 @@
+/**
+ * What the browser service needs from the code that drives Chromium (`src/browser/`, Playwright over CDP through
+ * the agent's tunnel), so the core never depends on Playwright. Every method rejects with an AppError the API can
+ * answer: ELEMENT_NOT_FOUND (with the selector), BROWSER_TIMEOUT, NAVIGATION_FAILED, BAD_REQUEST (a selector that
+ * does not parse), VM_AGENT_UNAVAILABLE (the browser connection dropped).
+ */
+import type { ExtractedElement, InteractiveElement, ScreenshotFormat, WaitRequest, WaitUntil } from './browser-api.ts';
+import type { GuestAgent } from '../vm-engine.ts';
+
+export interface Viewport {
+  width: number;
+  height: number;
+}
+
+export interface ScreenshotOptions {
+  fullPage: boolean;
+  format: ScreenshotFormat;
+  clip: { x: number; y: number; width: number; height: number } | null;
+  quality: number | null;
+  timeoutMs: number;
+}
+
+export interface Screenshot {
+  bytes: Buffer;
+  width: number;
+  height: number;
+}
+
+export interface PageContent {
+  title: string;
+  text: string;
+  interactive: InteractiveElement[];
+  anchors: { text: string; selector: string; href: string | null }[];
+}
+
+/** The one page of a browser session (its VM's browser, its own context). */
+export interface BrowserPage {
+  /** The page's URL now. */
+  url(): string;
+  navigate(url: string, options: { timeoutMs: number; waitUntil: WaitUntil }): Promise<{ url: string; title: string; status: number | null }>;
+  setContent(html: string, options: { timeoutMs: number; waitUntil: WaitUntil }): Promise<void>;
+  click(selector: string, options: { force: boolean; timeoutMs: number; button: 'left' | 'right' | 'middle'; clickCount: number }): Promise<void>;
+  type(selector: string, text: string, options: { delayMs: number; timeoutMs: number }): Promise<void>;
+  fill(selector: string, value: string, options: { timeoutMs: number }): Promise<void>;
+  /** Scrolls an element into view, or the page to absolute x/y; answers the page's scroll position after. */
+  scroll(target: { selector: string } | { x: number; y: number }, options: { timeoutMs: number }): Promise<{ x: number; y: number }>;
+  wait(condition: WaitRequest['condition'], options: { selector: string | null; timeoutMs: number }): Promise<void>;
+  hover(selector: string, options: { timeoutMs: number }): Promise<void>;
+  keypress(key: string, options: { selector: string | null; timeoutMs: number }): Promise<void>;
+  screenshot(options: ScreenshotOptions): Promise<Screenshot>;
+  extract(options: { selector: string | null; attributes: string[]; maxElements: number; timeoutMs: number }): Promise<ExtractedElement[]>;
+  content(options: { maxAnchors: number; maxInteractive: number; timeoutMs: number }): Promise<PageContent>;
+  html(): Promise<string>;
+  /** The page's readable text (`innerText` of the body). */
+  text(): Promise<string>;
+  title(): Promise<string>;
+  /** Counts main-frame navigations (for usage). */
+  onNavigated(listener: (url: string) => void): void;
+  /** Ends the connection to the browser (the VM goes on until it is killed). */
+  close(): Promise<void>;
+}
+
+export interface BrowserDriver {
+  /** Connects to the browser of a VM started from the browser template and readies its page for one user. */
+  open(agent: GuestAgent, options: { viewport: Viewport; userAgent: string | null }): Promise<BrowserPage>;
+  /** Runs a first page load, screenshot and form fill in a pooled VM, so its first user does not pay for them. */
+  warmUp(agent: GuestAgent): Promise<void>;
+  /** Chromium's version, once a browser was reached (null before). */
+  version(): string | null;
+  close(): Promise<void>;
+}
