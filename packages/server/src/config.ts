@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { assertObjectKey } from './storage/object-validation.ts';
 
 /** Limits attached to a subscription plan; later features (rate limits, quotas) read them. */
 export const PlanLimitsSchema = Type.Object({
@@ -586,6 +587,91 @@ const settings = {
     parse: integer(1, 3600),
     fallback: () => 5,
   },
+  objectStore: {
+    env: 'SANDBOXD_OBJECT_STORE',
+    description: 'Where objects kept outside the database (screenshots) go: local (files under SANDBOXD_OBJECT_STORE_DIR) or s3 (any S3-compatible store, SANDBOXD_S3_*)',
+    parse: oneOf<'local' | 's3'>('local', 's3'),
+    fallback: (): 'local' | 's3' => 'local',
+  },
+  objectStoreDir: {
+    env: 'SANDBOXD_OBJECT_STORE_DIR',
+    description: 'Directory of the local object store (created mode 0700); default <data directory>/objects',
+    parse: (raw: string) => path.resolve(text(raw)),
+    fallback: () => '',
+  },
+  s3Endpoint: {
+    env: 'SANDBOXD_S3_ENDPOINT',
+    description: 'URL of the S3-compatible store (https://s3.eu-west-1.amazonaws.com, http://minio.internal:9000); required with SANDBOXD_OBJECT_STORE=s3',
+    parse: (raw: string) => {
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        throw new Error(`expected an http:// or https:// URL, got "${raw}"`);
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`expected an http:// or https:// URL, got "${raw}"`);
+      return url.toString().replace(/\/$/, '');
+    },
+    fallback: () => null as string | null,
+  },
+  s3Region: {
+    env: 'SANDBOXD_S3_REGION',
+    description: 'Region the S3 requests are signed for (stores without regions take any, often us-east-1 or auto)',
+    parse: (raw: string) => {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new Error(`expected a region name such as eu-west-1, got "${raw}"`);
+      return raw;
+    },
+    fallback: () => 'us-east-1',
+  },
+  s3Bucket: {
+    env: 'SANDBOXD_S3_BUCKET',
+    description: 'Bucket that holds the objects (it must exist); required with SANDBOXD_OBJECT_STORE=s3',
+    parse: (raw: string) => {
+      if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw)) throw new Error(`expected a bucket name of 3-63 lower-case letters, digits, dots and hyphens, got "${raw}"`);
+      return raw;
+    },
+    fallback: () => null as string | null,
+  },
+  s3Prefix: {
+    env: 'SANDBOXD_S3_PREFIX',
+    description: 'Key prefix in the bucket, so that several servers or other data can share it (sandboxd/prod keeps keys under sandboxd/prod/); default none',
+    parse: (raw: string) => {
+      const prefix = raw.replace(/^\/+|\/+$/g, '');
+      if (prefix === '') return prefix;
+      if (prefix.length > 256) throw new Error(`expected at most 256 characters, got ${prefix.length}`);
+      try {
+        assertObjectKey(prefix);
+      } catch {
+        throw new Error(`expected /-separated segments of letters, digits, dots, dashes and underscores, got "${raw}"`);
+      }
+      return prefix;
+    },
+    fallback: () => '',
+  },
+  s3AccessKeyId: {
+    env: 'SANDBOXD_S3_ACCESS_KEY_ID',
+    description: 'Access key id for the S3 store, with SANDBOXD_S3_SECRET_ACCESS_KEY; both unset = the AWS SDK\'s default credentials (instance role, ~/.aws)',
+    parse: text,
+    fallback: () => null as string | null,
+  },
+  s3SecretAccessKey: {
+    env: 'SANDBOXD_S3_SECRET_ACCESS_KEY',
+    description: 'Secret access key for the S3 store, with SANDBOXD_S3_ACCESS_KEY_ID',
+    parse: text,
+    fallback: () => null as string | null,
+  },
+  s3ForcePathStyle: {
+    env: 'SANDBOXD_S3_FORCE_PATH_STYLE',
+    description: 'Address the bucket in the path (http://endpoint/bucket/key), as MinIO and most self-hosted stores need; false = as a subdomain (http://bucket.endpoint/key)',
+    parse: booleanFlag,
+    fallback: () => true,
+  },
+  screenshotRetentionDays: {
+    env: 'SANDBOXD_SCREENSHOT_RETENTION_DAYS',
+    description: 'Days stored browser screenshots are kept in the object store before they are removed; 0 keeps them forever',
+    parse: integer(0, 3650),
+    fallback: () => 7,
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;
@@ -622,10 +708,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   // Snapshots of users' VMs belong to this server's store, like its run directories.
   if (!result.vmSnapshotDir) result.vmSnapshotDir = path.join('/var/lib/sandboxd/vm-snapshots', dataDirKey);
   if (!result.publicUrl) result.publicUrl = `http://${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port}`;
+  if (!result.objectStoreDir) result.objectStoreDir = path.join(result.dataDir, 'objects');
+  if (result.objectStore === 's3') checkS3Settings(result);
   if (!(result.defaultPlan in result.plans)) {
     throw new ConfigError(`SANDBOXD_DEFAULT_PLAN: "${result.defaultPlan}" is not a plan (known: ${Object.keys(result.plans).join(', ')})`);
   }
   return result;
+}
+
+/** An S3 object store needs a place and, if any, a whole key pair; each missing piece is named. */
+function checkS3Settings(config: Config): void {
+  for (const key of ['s3Endpoint', 's3Bucket'] as const) {
+    if (!config[key]) throw new ConfigError(`${settings[key].env}: required when SANDBOXD_OBJECT_STORE=s3 (${settings[key].description})`);
+  }
+  if (config.s3AccessKeyId && !config.s3SecretAccessKey) throw new ConfigError('SANDBOXD_S3_SECRET_ACCESS_KEY: required when SANDBOXD_S3_ACCESS_KEY_ID is set');
+  if (config.s3SecretAccessKey && !config.s3AccessKeyId) throw new ConfigError('SANDBOXD_S3_ACCESS_KEY_ID: required when SANDBOXD_S3_SECRET_ACCESS_KEY is set');
 }
 
 /** The documented settings, for the README and `sandboxd --help`. */
