@@ -2127,7 +2127,7 @@ export interface paths {
         put?: never;
         /**
          * Store a credential for browser logins
-         * @description Keeps a username and password (encrypted at rest) that `POST /v1/browser/interactions/fill-credential` fills into login forms on `allowed_hosts` only. The password is never shown again: not in this answer, a list, a log or an event.
+         * @description Keeps a username and password that `POST /v1/browser/interactions/fill-credential` fills into login forms on `allowed_hosts` only. The password is never shown again: no answer or list has it.
          */
         post: {
             parameters: {
@@ -2909,7 +2909,7 @@ export interface paths {
         put?: never;
         /**
          * Fill a stored credential into a login form
-         * @description Fills the username and password of a stored credential (`/v1/browser/credentials`) into the page, only when the page's host is one of its `allowed_hosts`; the password never appears in a response, a log or an event. With `submit`, presses Enter in the password field. The session id travels in the body. Timeouts are milliseconds.
+         * @description Fills the username and password of a stored credential (`/v1/browser/credentials`) into the page, only when the page's host is one of its `allowed_hosts`; the password never appears in a response. With `submit`, presses Enter in the password field. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -11214,7 +11214,7 @@ export interface components {
             allowed_hosts: string[];
             /** @description Unique among your credentials */
             name: string;
-            /** @description Stored encrypted; never shown again */
+            /** @description Never shown again: no answer or list has it */
             password: string;
             username: string;
         };
@@ -11244,7 +11244,7 @@ export interface components {
         BrowserCredentialUpdateRequest: {
             /** @description The hosts it may be filled on (1 to 50): the page must be on one of them */
             allowed_hosts?: string[];
-            /** @description Stored encrypted; never shown again */
+            /** @description Never shown again: no answer or list has it */
             password?: string;
             username?: string;
         };

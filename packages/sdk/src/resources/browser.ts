@@ -152,7 +152,7 @@ export interface BrowserCredentialCreateOptions {
   /** Unique among your credentials. */
   name: string;
   username: string;
-  /** Stored encrypted; never shown again. */
+  /** Never shown again: no answer or list has it. */
   password: string;
   /** The hosts it may be filled on: `example.com` (exactly) or `*.example.com`. */
   allowedHosts: string[];

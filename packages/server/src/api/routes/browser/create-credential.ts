@@ -13,7 +13,7 @@ export function registerCreateBrowserCredential(app: App, { services, requireAut
         tags: ['browser'],
         summary: 'Store a credential for browser logins',
         description:
-          'Keeps a username and password (encrypted at rest) that `POST /v1/browser/interactions/fill-credential` fills into login forms on `allowed_hosts` only. The password is never shown again: not in this answer, a list, a log or an event.',
+          'Keeps a username and password that `POST /v1/browser/interactions/fill-credential` fills into login forms on `allowed_hosts` only. The password is never shown again: no answer or list has it.',
         security: BEARER_OR_API_KEY,
         body: Type.Ref('BrowserCredentialCreateRequest') as unknown as typeof BrowserCredentialCreateRequest,
         response: authedResponses({ 201: Type.Ref('BrowserCredentialRecord') }, { 409: 'You have a credential of this name' }),

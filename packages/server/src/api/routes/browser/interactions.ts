@@ -172,7 +172,7 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     response: 'BrowserInteractionResponse',
     summary: 'Fill a stored credential into a login form',
     description:
-      'Fills the username and password of a stored credential (`/v1/browser/credentials`) into the page, only when the page\'s host is one of its `allowed_hosts`; the password never appears in a response, a log or an event. With `submit`, presses Enter in the password field.',
+      'Fills the username and password of a stored credential (`/v1/browser/credentials`) into the page, only when the page\'s host is one of its `allowed_hosts`; the password never appears in a response. With `submit`, presses Enter in the password field.',
     errors: {
       403: "The page's host is not among the credential's allowed_hosts",
       404: 'No such browser session or credential among yours (NOT_FOUND), or a field was not found (ELEMENT_NOT_FOUND, with `selector`)',

@@ -485,7 +485,7 @@ const HostPattern = Type.String({
 });
 const AllowedHosts = Type.Array(HostPattern, { minItems: 1, maxItems: 50, description: 'The hosts it may be filled on (1 to 50): the page must be on one of them' });
 const CredentialUsername = Type.String({ minLength: 1, maxLength: 1024 });
-const CredentialPassword = Type.String({ minLength: 1, maxLength: 4096, description: 'Stored encrypted; never shown again' });
+const CredentialPassword = Type.String({ minLength: 1, maxLength: 4096, description: 'Never shown again: no answer or list has it' });
 
 export const BrowserCredentialRecord = Type.Object(
   {
