@@ -5,6 +5,10 @@
  */
 import {
   AuthenticationError,
+  BrowserNavigationError,
+  BrowserSessionError,
+  BrowserTimeoutError,
+  ElementNotFoundError,
   ExecutionError,
   NetworkError,
   NotFoundError,
@@ -51,6 +55,9 @@ export function explain(error: unknown, baseUrl: string): Explained {
     return { type, exitCode: EXIT.limited, message: `Rate limited: ${error.message}.${wait}` };
   }
   if (error instanceof QuotaExceededError) {
+    if (/ \/v1\/browser\//.test(error.operation ?? '')) {
+      return { type, exitCode: EXIT.limited, message: `Quota exceeded: ${error.message}. Close a browser session you no longer need (\`sandbox browser sessions\`, \`sandbox browser close ID\`).` };
+    }
     if (/ \/v1\/(templates|snapshots)$/.test(error.operation ?? '')) {
       return { type, exitCode: EXIT.limited, message: `Quota exceeded: ${error.message}. \`sandbox template ls\` shows your builds under way.` };
     }
@@ -59,6 +66,12 @@ export function explain(error: unknown, baseUrl: string): Explained {
   if (error instanceof SessionError) {
     return { type, exitCode: EXIT.notFound, message: `${error.message}. \`sandbox ls\` lists your sandboxes; \`sandbox create\` makes a new session.` };
   }
+  if (error instanceof BrowserSessionError) {
+    return { type, exitCode: EXIT.notFound, message: `${error.message}: it is closed, expired or not yours. \`sandbox browser sessions\` lists your open browser sessions.` };
+  }
+  if (error instanceof ElementNotFoundError) return { type, exitCode: EXIT.notFound, message: `No element matches ${error.selector ?? 'the selector'} on the page: ${error.message}.` };
+  if (error instanceof BrowserTimeoutError) return { type, exitCode: EXIT.error, message: `The browser timed out: ${error.message}. A longer --wait-timeout may help.` };
+  if (error instanceof BrowserNavigationError) return { type, exitCode: EXIT.error, message: `The page could not be loaded: ${error.message}.` };
   if (error instanceof NotFoundError) return { type, exitCode: EXIT.notFound, message: `Not found: ${error.message}.` };
   if (error instanceof ValidationError) return { type, exitCode: EXIT.usage, message: `The server rejected the input: ${error.detail.map((d) => `${d.loc.slice(1).join('.') || d.loc.join('.')}: ${d.msg}`).join('; ')}.` };
   if (error instanceof UnsupportedOperationError) {

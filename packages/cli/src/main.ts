@@ -1,5 +1,6 @@
 /** The `sandbox` command: every subcommand, global options, and one place where errors become messages and exit codes. */
 import { Command, CommanderError, Option } from 'commander';
+import { registerBrowser } from './commands/browser.ts';
 import { registerCreate } from './commands/create.ts';
 import { registerDomains } from './commands/domains.ts';
 import { registerExec } from './commands/exec.ts';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerDomains(program, context);
   registerVolumes(program, context);
   registerTemplates(program, context);
+  registerBrowser(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -3,6 +3,7 @@ import type { ExecuteResult } from './api-types.ts';
 import { readEnv } from './env.ts';
 import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
+import { Browser } from './resources/browser.ts';
 import { Auth } from './resources/auth.ts';
 import { CliAuth } from './resources/cli-auth.ts';
 import { CustomDomains } from './resources/custom-domains.ts';
@@ -78,6 +79,8 @@ export class Sandboxd {
   readonly terminals: Terminals;
   /** Templates built from OCI images: VMs start from them by name. */
   readonly templates: Templates;
+  /** Browser automation: sessions driven by interactions, one-shot renders, usage, stored credentials. */
+  readonly browser: Browser;
 
   /** The HTTP layer, for operations the client has no method for: `client.transport.call('/healthz', 'get')`. */
   readonly transport: Transport;
@@ -124,6 +127,7 @@ export class Sandboxd {
     this.customDomains = new CustomDomains(this.transport);
     this.terminals = new Terminals(this.transport);
     this.templates = new Templates(this.transport);
+    this.browser = new Browser(this.transport);
   }
 
   /** True when an API key or token is configured (it may still be wrong). */

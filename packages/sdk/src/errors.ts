@@ -159,23 +159,27 @@ export class TemplateBuildFailedError extends SandboxdError {
   }
 }
 
-/** Browser automation errors (the browser operations are not served yet; the classes are here for them). */
+/** Base of the browser automation errors (`client.browser`). */
 export class BrowserError extends SandboxdError {
   static override readonly kind: string = 'BrowserError';
 }
+/** 404 on an operation of a browser session: it is closed, expired, or not yours. */
 export class BrowserSessionError extends BrowserError {
   static override readonly kind: string = 'BrowserSessionError';
 }
+/** An interaction with the page failed (see ElementNotFoundError). */
 export class BrowserInteractionError extends BrowserError {
   static override readonly kind: string = 'BrowserInteractionError';
 }
+/** 408 BROWSER_TIMEOUT: a navigation, wait, interaction or render ran past its timeout; the session stays usable. */
 export class BrowserTimeoutError extends BrowserError {
   static override readonly kind: string = 'BrowserTimeoutError';
 }
+/** 400 NAVIGATION_FAILED: the page could not be loaded (DNS, refused, TLS, a scheme not allowed). */
 export class BrowserNavigationError extends BrowserError {
   static override readonly kind: string = 'BrowserNavigationError';
 }
-/** An interaction's selector matched nothing. */
+/** 404 ELEMENT_NOT_FOUND: an interaction's selector matched nothing within its timeout. */
 export class ElementNotFoundError extends BrowserInteractionError {
   static override readonly kind: string = 'ElementNotFoundError';
   readonly selector: string | undefined;
@@ -187,7 +191,9 @@ export class ElementNotFoundError extends BrowserInteractionError {
 
 /**
  * What an operation is, where the same status means different things: a 404 on a session's operation is
- * a SessionError, on kill 403 is an authentication error, on a browser click 404 is an element not found.
+ * a SessionError, on kill 403 is an authentication error, on a browser interaction a BrowserSessionError.
+ * The browser kinds: `browser` (an operation of a session), `browser.session.create`, `browser.navigate`,
+ * `browser.element` (an interaction with an element), `browser.render`.
  */
 export type OperationKind =
   | 'session'
@@ -196,7 +202,8 @@ export type OperationKind =
   | 'browser'
   | 'browser.session.create'
   | 'browser.navigate'
-  | 'browser.element';
+  | 'browser.element'
+  | 'browser.render';
 
 export interface ErrorContext {
   status: number;
@@ -220,7 +227,9 @@ export interface ErrorFacts {
   selector?: string;
 }
 
-const BROWSER: OperationKind[] = ['browser', 'browser.session.create', 'browser.navigate', 'browser.element'];
+const BROWSER: OperationKind[] = ['browser', 'browser.session.create', 'browser.navigate', 'browser.element', 'browser.render'];
+/** The browser operations that name a session (a 404 there means the session is not open, or not yours). */
+const BROWSER_SESSION: OperationKind[] = ['browser', 'browser.navigate', 'browser.element'];
 const SESSION_OPERATIONS: OperationKind[] = ['session', 'kill', 'execute'];
 
 /**
@@ -228,13 +237,15 @@ const SESSION_OPERATIONS: OperationKind[] = ['session', 'kill', 'execute'];
  * code (docs/errors.md), `kinds` the operations the row is limited to.
  */
 export const ERROR_TABLE: readonly ErrorRule[] = [
+  { status: 400, code: 'NAVIGATION_FAILED', make: (m, o) => new BrowserNavigationError(m, o) },
   { status: 401, make: (m, o) => new AuthenticationError(m, o) },
   { status: 403, kinds: ['kill'], make: (m, o) => new AuthenticationError(m, o) },
-  { status: 404, kinds: ['browser.element'], make: (m, o, f) => new ElementNotFoundError(m, { ...o, ...(f.selector ? { selector: f.selector } : {}) }) },
-  { status: 404, kinds: ['browser.navigate', 'browser'], make: (m, o) => new BrowserSessionError(m, o) },
+  { status: 404, code: 'ELEMENT_NOT_FOUND', make: (m, o, f) => new ElementNotFoundError(m, { ...o, ...(f.selector ? { selector: f.selector } : {}) }) },
+  { status: 404, kinds: BROWSER_SESSION, make: (m, o) => new BrowserSessionError(m, o) },
   { status: 404, kinds: SESSION_OPERATIONS, make: (m, o) => new SessionError(m, o) },
   { status: 404, make: (m, o) => new NotFoundError(m, o) },
   { status: 408, code: 'EXECUTION_TIMEOUT', make: (m, o, f) => new ExecutionError(m, { ...o, ...pick(f, 'executionId', 'sessionId') }) },
+  { status: 408, code: 'BROWSER_TIMEOUT', make: (m, o) => new BrowserTimeoutError(m, o) },
   { status: 408, kinds: BROWSER, make: (m, o) => new BrowserTimeoutError(m, o) },
   { status: 422, make: (m, o, f) => new ValidationError(m, { ...o, detail: f.detail ?? [] }) },
   { status: 429, code: 'QUOTA_EXCEEDED', make: (m, o) => new QuotaExceededError(m, o) },

@@ -14,6 +14,33 @@ export type { SessionCreateOptions } from './resources/sessions.ts';
 export type { VmCreateOptions, VmVolumeMount } from './resources/vms.ts';
 export type { VolumeCreateOptions } from './resources/volumes.ts';
 export type { TemplateCreateOptions, TemplateWaitOptions } from './resources/templates.ts';
+export {
+  Browser,
+  BrowserSession,
+  BrowserCredentials,
+  decodeBase64,
+  screenshotBytes,
+  type BrowserCredentialChanges,
+  type BrowserCredentialCreateOptions,
+  type BrowserImage,
+  type BrowserRenderOptions,
+  type BrowserSessionCreateOptions,
+  type ClickOptions,
+  type Clip,
+  type ContentOptions,
+  type ElementOptions,
+  type ExtractOptions,
+  type FillCredentialOptions,
+  type KeypressOptions,
+  type NavigateOptions,
+  type ScreenshotFormat,
+  type ScreenshotOptions,
+  type ScrollTarget,
+  type TypeOptions,
+  type WaitCondition,
+  type BrowserWaitOptions,
+  type WaitUntil,
+} from './resources/browser.ts';
 export type { ShareCreateOptions } from './resources/shares.ts';
 export type { CustomDomainCreateOptions } from './resources/custom-domains.ts';
 export { TerminalConnection, type TerminalAttachOptions, type TerminalCreateOptions, type TerminalExit, type TerminalOwner, type WebSocketConstructor, type WebSocketLike } from './resources/terminals.ts';

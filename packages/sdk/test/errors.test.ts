@@ -112,10 +112,11 @@ describe('errors from the real server map to classes', () => {
 
   test('501 is UnsupportedOperationError', async () => {
     // An operation of the interface that is still a placeholder on the server.
-    const error = await owner.transport.request('GET', '/v1/browser/capabilities').catch((e: unknown) => e);
+    const url = '/v1/computeruse/00000000-0000-4000-8000-000000000000/viewer-url';
+    const error = await owner.transport.request('GET', url).catch((e: unknown) => e);
     assert.ok(error instanceof UnsupportedOperationError, String(error));
     assert.equal(error.code, 'NOT_IMPLEMENTED');
-    assert.equal(error.operation, 'GET /v1/browser/capabilities');
+    assert.equal(error.operation, `GET ${url}`);
   });
 
   test('408 EXECUTION_TIMEOUT is ExecutionError with the execution id (needs a VM)', async () => {

@@ -30,6 +30,7 @@ import { systemClock, type Clock } from './core/clock.ts';
 import type { AttemptReport } from './core/webhooks/dispatcher.ts';
 import { createSandboxServices, createServices, type Services } from './services.ts';
 import type { VmEngine } from './core/vm-engine.ts';
+import type { BrowserApi } from './core/browser/browser-api.ts';
 import { createEngine } from './engine/index.ts';
 import { registerExecutionRoutes } from './api/routes/execution/index.ts';
 import { EXECUTION_SCHEMAS } from './api/routes/execution/schemas.ts';
@@ -58,6 +59,8 @@ import { CUSTOM_DOMAIN_SCHEMAS } from './api/routes/custom-domains/schemas.ts';
 import { hostnameOf } from './core/custom-domain-names.ts';
 import type { CheckReport } from './core/custom-domain-checker.ts';
 import { PTY_SCHEMAS } from './api/routes/pty/schemas.ts';
+import { registerBrowserRoutes } from './api/routes/browser/index.ts';
+import { BROWSER_SCHEMAS } from './api/routes/browser/schemas.ts';
 
 export interface BuildAppOptions {
   config: Config;
@@ -71,6 +74,8 @@ export interface BuildAppOptions {
    * first VM is needed or `engine.start()` is called (main.ts warms it up at start).
    */
   engine?: VmEngine & { close?(): Promise<void> };
+  /** The browser service; default the one on the engine. Tests of the API layer pass a stand-in. */
+  browser?: BrowserApi;
   /** Called with the app once every route is registered, before it is ready: tests add their checks here. */
   instrument?: (app: App) => void;
 }
@@ -106,14 +111,15 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const engine = options.engine ?? createEngine(config, app.log);
-  const services: Services = { ...core, sandbox: createSandboxServices(core, engine) };
+  const sandbox = createSandboxServices(core, engine);
+  const services: Services = { ...core, sandbox: options.browser ? { ...sandbox, browser: options.browser } : sandbox };
   recordStartAndStop(app, services, { ownEngine: options.engine ? null : engine, ownsDatabase: !options.database });
 
   registerErrorHandling(app, customDomainHint(services));
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
@@ -135,6 +141,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerPreviewRoutes(app, context);
   registerPtyRoutes(app, context);
   registerCustomDomainRoutes(app, context);
+  registerBrowserRoutes(app, context);
   registerNotImplementedRoutes(app, context);
   registerUpgradeRouter(app, [previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
 

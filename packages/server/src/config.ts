@@ -428,7 +428,7 @@ const settings = {
   unauthenticatedBodyLimitBytes: {
     env: 'SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES',
     description:
-      'Largest request body read before its api_key field authenticates it, on the operations that take the key in the body (session create, execute, upload, download, kill, VM create) and are sent no X-API-Key or Authorization header; 413 beyond. Other operations refuse a request without a header credential before reading its body',
+      'Largest request body read before its api_key field authenticates it, on the operations that take the key in the body (session create, execute, upload, download, kill, VM create, browser session create, render, browser auth test) and are sent no X-API-Key or Authorization header; 413 beyond. Other operations refuse a request without a header credential before reading its body',
     parse: integer(1024, 1024 * 1024 * 1024),
     fallback: () => 2 * 1024 * 1024,
   },

@@ -41,6 +41,7 @@ import { VolumeService } from './core/volumes.ts';
 import { TemplateService } from './core/templates.ts';
 import { createGitFetcher } from './git/bare-clone.ts';
 import { VmSources } from './core/vm-sources.ts';
+import type { BrowserApi } from './core/browser/browser-api.ts';
 import type { Database } from './store/database.ts';
 import { readOrInitSetting } from './store/settings-store.ts';
 
@@ -151,6 +152,8 @@ export interface SandboxServices {
   customDomains: CustomDomainService;
   /** Re-checks pending custom domain claims; started by the HTTP app (buildApp). */
   customDomainChecker: CustomDomainChecker;
+  /** Browser sessions, interactions, renders, usage and stored credentials (Chromium in VMs). */
+  browser: BrowserApi;
 }
 
 /** Everything the HTTP app uses. */
@@ -212,5 +215,6 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     terminals: new TerminalService(sessions, vms, clock),
     customDomains,
     customDomainChecker,
+    browser: undefined as unknown as BrowserApi, // replaced by the browser service on merge
   };
 }

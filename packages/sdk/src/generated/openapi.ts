@@ -1944,7 +1944,7 @@ export interface paths {
         put?: never;
         /**
          * Test browser authentication
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Answers who the key belongs to, the plan, and whether a browser can be started now. A bad key is 401 as everywhere. The key may come in a header or in the body's `api_key`; the body is optional.
          */
         post: {
             parameters: {
@@ -1953,7 +1953,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserAuthTestRequest"] | null;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -1961,9 +1965,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserAuthTestResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2009,15 +2011,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2037,7 +2030,7 @@ export interface paths {
         };
         /**
          * What the browser can do
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description The engine and its version, the interactions, formats and wait conditions served, viewport bounds and defaults, session timeouts and your plan's session limit.
          */
         get: {
             parameters: {
@@ -2054,9 +2047,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserCapabilities"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -2077,15 +2068,6 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
             };
         };
         put?: never;
@@ -2096,20 +2078,15 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/browser/interactions/click": {
+    "/v1/browser/credentials": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /**
-         * Browser interaction: click
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
-         */
-        post: {
+        /** List the caller's browser credentials */
+        get: {
             parameters: {
                 query?: never;
                 header?: never;
@@ -2124,9 +2101,54 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserCredentialList"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Store a credential for browser logins
+         * @description Keeps a username and password that `POST /v1/browser/interactions/fill-credential` fills into login forms on `allowed_hosts` only. The password is never shown again: no answer or list has it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserCredentialCreateRequest"];
+                };
+            };
+            responses: {
+                /** @description A stored login: never its password */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BrowserCredentialRecord"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2140,6 +2162,15 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description You have a credential of this name */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2174,8 +2205,339 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/browser/credentials/{credential_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a browser credential */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    credential_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A stored login: never its password */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BrowserCredentialRecord"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such credential among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a browser credential
+         * @description The username and password are deleted; pages it was filled into keep what they got.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    credential_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such credential among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a browser credential
+         * @description Absent fields are kept; `allowed_hosts` replaces the whole list. The name cannot change.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    credential_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserCredentialUpdateRequest"];
+                };
+            };
+            responses: {
+                /** @description A stored login: never its password */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BrowserCredentialRecord"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such credential among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/browser/interactions/click": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Click an element
+         * @description Waits up to `timeout` milliseconds for the element to be visible, stable and enabled (unless `force`), scrolls it into view and clicks its centre. The session id travels in the body. Timeouts are milliseconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserClickRequest"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2201,8 +2563,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: content
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * The page as text for a language model
+         * @description The page's readable text and title, its interactive elements (links, buttons, form fields) and text anchors, each with a selector the other interactions take. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2211,7 +2573,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserContentRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2219,9 +2585,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserContentResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2235,6 +2599,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours, or it ended (NOT_FOUND) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2269,8 +2651,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2296,8 +2678,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: extract
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Read elements of the page
+         * @description The elements `selector` matches (default `body *`), at most `max_elements`, each with its tag, text, the `attributes` asked for, visibility, form value and a selector that finds it again. No match is an empty list. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2306,7 +2688,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserExtractRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2314,9 +2700,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserExtractResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2330,6 +2714,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours, or it ended (NOT_FOUND) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2364,8 +2766,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2391,8 +2793,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: fill
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Set the value of a form field
+         * @description Replaces the value of an input, textarea, select or contenteditable element and fires its input and change events. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2401,7 +2803,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserFillRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2409,9 +2815,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2425,6 +2829,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2459,8 +2881,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2486,8 +2908,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Fill a stored credential
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Fill a stored credential into a login form
+         * @description Fills the username and password of a stored credential (`/v1/browser/credentials`) into the page, only when the page's host is one of its `allowed_hosts`; the password never appears in a response. With `submit`, presses Enter in the password field. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2496,7 +2918,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserFillCredentialRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2504,9 +2930,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2520,6 +2944,33 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The page's host is not among the credential's allowed_hosts */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session or credential among yours (NOT_FOUND), or a field was not found (ELEMENT_NOT_FOUND, with `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2554,8 +3005,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2581,8 +3032,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: hover
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Move the mouse over an element
+         * @description Waits for the element, scrolls it into view and hovers over its centre (menus and tooltips open as for a user). The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2591,7 +3042,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserTargetRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2599,9 +3054,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2615,6 +3068,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2649,8 +3120,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2676,8 +3147,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: keypress
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Press a key or a key chord
+         * @description Presses `key` (`Enter`, `Tab`, `Escape`, `ArrowDown`, `Control+A`, …) in `selector`, or in the focused element when there is none. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2686,7 +3157,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserKeyPressRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2694,9 +3169,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2710,6 +3183,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2744,8 +3235,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2771,8 +3262,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: navigate
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Go to a URL
+         * @description Loads `url` in the session's page and waits until `wait_until` (default `load`), at most `wait_timeout` milliseconds. `data` has what was loaded, e.g. the final `url` (after redirects) and the `title`. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2781,7 +3272,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserNavigateRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2789,12 +3284,10 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
                     };
                 };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                /** @description The page could not be loaded (NAVIGATION_FAILED): the name does not resolve, the connection failed, TLS failed, or the scheme is not allowed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2805,6 +3298,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours, or it ended (NOT_FOUND) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2839,8 +3350,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2866,8 +3377,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: screenshot
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Take a screenshot of the page
+         * @description The viewport (or the whole page with `full_page`, or the `clip` rectangle) as PNG or JPEG, base64 in `screenshot`: `jq -r .screenshot | base64 -d > shot.png`. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2876,7 +3387,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserScreenshotRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2884,9 +3399,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserScreenshotResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2900,6 +3413,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours, or it ended (NOT_FOUND) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2934,8 +3465,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2961,8 +3492,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: scroll
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Scroll an element into view, or the page to a position
+         * @description With `selector`, scrolls that element into view; else scrolls the page to `x`/`y` (absolute pixels; an absent one keeps its position). A body with neither is a 422. `data` has the resulting `{x, y}`. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -2971,7 +3502,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserScrollRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2979,9 +3514,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -2995,6 +3528,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3029,8 +3580,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3056,8 +3607,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: type
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Type text into an element, key by key
+         * @description Focuses the element and types `text` with `delay` milliseconds between keys, firing key events as a user would. Use `fill` to set a value at once. The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -3066,7 +3617,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserTypeRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -3074,9 +3629,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -3090,6 +3643,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3124,8 +3695,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3151,8 +3722,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Browser interaction: wait
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Wait for an element, a load state or a time
+         * @description Waits until `condition` holds, at most `timeout` milliseconds (for `timeout`, waits exactly that long). The session id travels in the body. Timeouts are milliseconds.
          */
         post: {
             parameters: {
@@ -3161,7 +3732,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserWaitRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -3169,9 +3744,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserInteractionResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -3185,6 +3758,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3219,8 +3810,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description The session's browser stopped answering */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3246,8 +3837,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Render a page once (screenshot, HTML)
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * Render a page once (screenshot, HTML, text)
+         * @description Loads `url` (or the inline `html`) in a fresh browser of `width`×`height`, waits for `wait_until` and `wait_for_selector` (together at most `wait_timeout` milliseconds), runs `actions` in order, and answers a screenshot (base64), the HTML and the readable text as asked. No session is left behind. Each render is a usage record whose `usage_id` finds its stored screenshot again (`GET /v1/browser/screenshot/{usage_id}`).
          */
         post: {
             parameters: {
@@ -3256,7 +3847,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserRenderRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -3264,12 +3859,10 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserRenderResponse"];
                     };
                 };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                /** @description The page could not be loaded (NAVIGATION_FAILED) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3280,6 +3873,24 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description An action's selector matched no element (ELEMENT_NOT_FOUND, with `selector`) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Loading, waiting or an action took longer than allowed (BROWSER_TIMEOUT) */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3314,8 +3925,26 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description Your plan's browsers are all in use (QUOTA_EXCEEDED) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No browser could be started */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The server is low on disk space (HOST_STORAGE_LOW) */
+                507: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3340,13 +3969,14 @@ export interface paths {
         };
         /**
          * A stored screenshot
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description The screenshot of one of your renders (its `usage_id`), base64 in `screenshot`, while retention keeps it (`expires_at`).
          */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description A usage record of yours (`usage_id` of a render) */
                     usage_id: number;
                 };
                 cookie?: never;
@@ -3359,13 +3989,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserStoredScreenshot"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such usage record among yours, or no screenshot is kept for it */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3380,15 +4017,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3409,8 +4037,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The caller's active browser sessions
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * List the caller's active browser sessions
+         * @description Sessions that ended are not listed (`GET /v1/browser/usage/history` has them). The path also answers without its trailing slash.
          */
         get: {
             parameters: {
@@ -3427,9 +4055,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserSessionListResponse"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -3450,21 +4076,12 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
             };
         };
         put?: never;
         /**
          * Create a browser session
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Starts a browser with a blank page (`about:blank`) and answers its `session_id`, which every interaction names in its body. The session closes after `idle_timeout_seconds` without an interaction, at the latest after the server's session lifetime, or on `DELETE`. Every field of the body has a default (send `{}`). The path also answers without its trailing slash.
          */
         post: {
             parameters: {
@@ -3473,7 +4090,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BrowserSessionCreateRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -3481,9 +4102,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserSessionResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -3531,8 +4150,26 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description Your plan's browser sessions are all open (QUOTA_EXCEEDED): close one first */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No browser could be started */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The server is low on disk space (HOST_STORAGE_LOW) */
+                507: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3557,13 +4194,14 @@ export interface paths {
         };
         /**
          * Get a browser session
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Its status, current URL, activity and expiry; an ended session says why in `end_reason`.
          */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description The browser session (from `POST /v1/browser/sessions/`) */
                     session_id: string;
                 };
                 cookie?: never;
@@ -3576,13 +4214,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserSessionResponse"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such browser session among yours */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3599,28 +4244,20 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
             };
         };
         put?: never;
         post?: never;
         /**
          * Close a browser session
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Closes the browser and ends its VM. Answers 200 with JSON (clients read a 200 as "closed"); a session that is already closed, or not yours, is 404 (clients read that as "already closed").
          */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description The browser session (from `POST /v1/browser/sessions/`) */
                     session_id: string;
                 };
                 cookie?: never;
@@ -3633,9 +4270,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserSessionCloseResponse"];
                     };
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
@@ -3649,6 +4284,15 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No open browser session of that id among yours */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3683,15 +4327,6 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
             };
         };
         options?: never;
@@ -3708,7 +4343,7 @@ export interface paths {
         };
         /**
          * Browser usage statistics of the caller
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Renders, sessions, pages, screenshots and browser seconds, in all and in the last 30 days, with the open sessions and your plan's limit.
          */
         get: {
             parameters: {
@@ -3725,9 +4360,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserUsageSummary"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -3746,15 +4379,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3776,14 +4400,15 @@ export interface paths {
         };
         /**
          * Browser usage history
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description One record per render and per session, newest first, a page at a time (`limit`, default 50; `offset`, default 0); `total` counts them all.
          */
         get: {
             parameters: {
-                query?: {
-                    limit?: number;
+                query: {
+                    /** @description Records per page (1 to 1000, default 50) */
+                    limit: number;
                     /** @description Records to skip */
-                    offset?: number;
+                    offset: number;
                 };
                 header?: never;
                 path?: never;
@@ -3797,9 +4422,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["BrowserUsageHistory"];
                     };
                 };
                 /** @description Missing or invalid credentials */
@@ -3818,15 +4441,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -10459,6 +11073,621 @@ export interface components {
             items: components["schemas"]["AuditEvent"][];
             /** @description Pass as cursor for the next (older) page; null on the last page */
             next_cursor: string | null;
+        };
+        /**
+         * BrowserAuthTestRequest
+         * @description Optional: the key may come in a header instead
+         */
+        BrowserAuthTestRequest: {
+            /** @description The API key, for clients that send it in the body (a header works too) */
+            api_key?: string;
+        };
+        /** BrowserAuthTestResponse */
+        BrowserAuthTestResponse: {
+            /** @enum {boolean} */
+            authenticated: true;
+            /** @description A browser can be started now */
+            browser_available: boolean;
+            message: string;
+            plan: string;
+            /** @enum {boolean} */
+            success: true;
+            user_id: number;
+            username: string;
+        };
+        /** BrowserCapabilities */
+        BrowserCapabilities: {
+            default_viewport: {
+                height: number;
+                width: number;
+            };
+            /** @enum {string} */
+            engine: "chromium";
+            /** @description The default idle timeout of a session */
+            idle_timeout_seconds: number;
+            /** @description The interaction operations served */
+            interactions: string[];
+            /** @description The longest a session lives, used or not */
+            max_session_seconds: number;
+            /** @description Open sessions your plan allows */
+            max_sessions: number;
+            max_viewport: {
+                height: number;
+                width: number;
+            };
+            screenshot_formats: ("png" | "jpeg")[];
+            /** @description The browser's version */
+            version: string;
+            wait_conditions: ("selector" | "hidden" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout")[];
+            wait_until: ("load" | "domcontentloaded" | "networkidle" | "commit")[];
+            /** @description Browsers kept started ahead of need */
+            warm_pool_size: number;
+        };
+        /** BrowserClickRequest */
+        BrowserClickRequest: {
+            /**
+             * @description Mouse button (default left)
+             * @default left
+             * @enum {string}
+             */
+            button: "left" | "right" | "middle";
+            /**
+             * @description 1 (default), 2 for a double click, 3 for a triple click
+             * @default 1
+             */
+            click_count: number;
+            /**
+             * @description Click even if the element is covered, hidden or disabled (default false)
+             * @default false
+             */
+            force: boolean;
+            /** @description CSS selector (or a Playwright selector such as `text=Sign in`) of the element to click */
+            selector: string;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /**
+             * @description Milliseconds to wait for the element to be clickable (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+        };
+        /** BrowserContentRequest */
+        BrowserContentRequest: {
+            /**
+             * @description List text anchors with selectors to reach them (default true)
+             * @default true
+             */
+            include_anchors: boolean;
+            /**
+             * @description List the links, buttons and form fields (default true)
+             * @default true
+             */
+            include_interactive: boolean;
+            /**
+             * @description At most this many anchors (0 to 1000, default 50)
+             * @default 50
+             */
+            max_anchors: number;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+        };
+        /** BrowserContentResponse */
+        BrowserContentResponse: {
+            content_anchors: {
+                href: string | null;
+                selector: string;
+                text: string;
+            }[];
+            /** @description Seconds */
+            execution_time: number;
+            interactive_elements: {
+                /** @description For inputs: name, type, placeholder, value; for links: href */
+                attributes: {
+                    [key: string]: string;
+                };
+                selector: string;
+                text: string;
+                /** @description `link`, `button`, `input`, `textarea`, `select`, … */
+                type: string;
+            }[];
+            /** @description The page's readable text (scripts, styles and hidden elements left out), and its title */
+            readable_content: {
+                content: string;
+                /** @description Characters of content */
+                length: number;
+                title: string;
+            };
+            session_id: string;
+            url: string;
+            /** @description What the session has used so far */
+            usage_info: {
+                /** @description Navigations of the session so far */
+                pages_visited: number;
+                screenshots_taken: number;
+                /** @description Seconds since the session was created */
+                session_seconds: number;
+            };
+        };
+        /** BrowserCredentialCreateRequest */
+        BrowserCredentialCreateRequest: {
+            /** @description The hosts it may be filled on (1 to 50): the page must be on one of them */
+            allowed_hosts: string[];
+            /** @description Unique among your credentials */
+            name: string;
+            /** @description Never shown again: no answer or list has it */
+            password: string;
+            username: string;
+        };
+        /** BrowserCredentialList */
+        BrowserCredentialList: {
+            credentials: components["schemas"]["BrowserCredentialRecord"][];
+        };
+        /**
+         * BrowserCredentialRecord
+         * @description A stored login: never its password
+         */
+        BrowserCredentialRecord: {
+            allowed_hosts: string[];
+            /** Format: date-time */
+            created_at: string;
+            credential_id: string;
+            last_used_at: string | null;
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+            username: string;
+        };
+        /**
+         * BrowserCredentialUpdateRequest
+         * @description Absent fields are kept
+         */
+        BrowserCredentialUpdateRequest: {
+            /** @description The hosts it may be filled on (1 to 50): the page must be on one of them */
+            allowed_hosts?: string[];
+            /** @description Never shown again: no answer or list has it */
+            password?: string;
+            username?: string;
+        };
+        /** BrowserExtractRequest */
+        BrowserExtractRequest: {
+            /** @description Attributes to read from each element besides its text and tag, e.g. `["href", "class"]` (at most 50) */
+            attributes?: string[];
+            /**
+             * @description At most this many elements, in document order (1 to 1000, default 100)
+             * @default 100
+             */
+            max_elements: number;
+            selector?: string | null;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+        };
+        /** BrowserExtractResponse */
+        BrowserExtractResponse: {
+            count: number;
+            elements: {
+                /** @description The attributes asked for; null where the element has none of that name */
+                attributes: {
+                    [key: string]: string | null;
+                };
+                /** @description A CSS selector that finds this element again */
+                selector: string;
+                tag: string;
+                text: string;
+                /** @description The value of a form control (input, textarea, select), else null */
+                value: string | null;
+                visible: boolean;
+            }[];
+            /** @description Seconds */
+            execution_time: number;
+            session_id: string;
+        };
+        /** BrowserFillCredentialRequest */
+        BrowserFillCredentialRequest: {
+            /** @description A stored credential (`POST /v1/browser/credentials`) allowed on the page's host */
+            credential_id: string;
+            password_selector?: string | null;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /**
+             * @description Press Enter in the password field after filling (default false)
+             * @default false
+             */
+            submit: boolean;
+            /**
+             * @description Milliseconds to wait for the fields (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+            username_selector?: string | null;
+        };
+        /** BrowserFillRequest */
+        BrowserFillRequest: {
+            /** @description An input, textarea, select or contenteditable element */
+            selector: string;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /**
+             * @description Milliseconds to wait for the element (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+            /** @description The value it gets, replacing what it had (at most 100000 characters) */
+            value: string;
+        };
+        /** BrowserInteractionResponse */
+        BrowserInteractionResponse: {
+            /** @description What the interaction found or did, e.g. `{url, title}` after navigate, `{x, y}` after scroll */
+            data: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Seconds the interaction took */
+            execution_time: number;
+            message: string;
+            session_id: string;
+            success: boolean;
+        };
+        /** BrowserKeyPressRequest */
+        BrowserKeyPressRequest: {
+            /** @description A key name as Playwright names them: `Enter`, `Tab`, `ArrowDown`, `a`, or a chord such as `Control+A` */
+            key: string;
+            selector?: string | null;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /**
+             * @description Milliseconds to wait for the element (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+        };
+        /** BrowserNavigateRequest */
+        BrowserNavigateRequest: {
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /** @description Where to go: http, https, data or about URLs */
+            url: string;
+            /**
+             * @description Milliseconds to wait for the page to load (0 to 120000, default 30000); past it, 408 BROWSER_TIMEOUT
+             * @default 30000
+             */
+            wait_timeout: number;
+            /**
+             * @description When a page counts as loaded: `load` (default), `domcontentloaded`, `networkidle` (no requests for 500 ms) or `commit` (the response arrived)
+             * @default load
+             * @enum {string}
+             */
+            wait_until: "load" | "domcontentloaded" | "networkidle" | "commit";
+        };
+        /**
+         * BrowserRenderRequest
+         * @description Give exactly one of `url` and `html`
+         */
+        BrowserRenderRequest: {
+            /** @description Interactions run in order after loading (at most 50) */
+            actions?: ({
+                /**
+                 * @description The interaction
+                 * @enum {string}
+                 */
+                type: "click" | "fill" | "type" | "scroll" | "wait" | "hover" | "keypress";
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description The API key, for clients that send it in the body (a header works too) */
+            api_key?: string;
+            clip?: {
+                height: number;
+                width: number;
+                x: number;
+                y: number;
+            } | null;
+            /**
+             * @description Image format: `png` (default) or `jpeg`
+             * @default png
+             * @enum {string}
+             */
+            format: "png" | "jpeg";
+            /**
+             * @description The whole scrollable page instead of the viewport (default false)
+             * @default false
+             */
+            full_page: boolean;
+            /**
+             * @description Viewport height, pixels (100 to 2160, default 720)
+             * @default 720
+             */
+            height: number;
+            html?: string | null;
+            /** @description JPEG quality, 0 to 100 (jpeg only; the browser's default when absent) */
+            quality?: number | null;
+            /**
+             * @description Answer the page's HTML after the actions ran (default false)
+             * @default false
+             */
+            return_html: boolean;
+            /**
+             * @description Answer a screenshot, base64 (default true); it is stored either way while retention keeps it
+             * @default true
+             */
+            return_screenshot: boolean;
+            /**
+             * @description Answer the page's readable text (default false)
+             * @default false
+             */
+            return_text: boolean;
+            url?: string | null;
+            /** @description The User-Agent header and navigator.userAgent (default: the browser's own) */
+            user_agent?: string | null;
+            wait_for_selector?: string | null;
+            /**
+             * @description Milliseconds for loading and `wait_for_selector` together (0 to 120000, default 30000)
+             * @default 30000
+             */
+            wait_timeout: number;
+            /**
+             * @description When a page counts as loaded: `load` (default), `domcontentloaded`, `networkidle` (no requests for 500 ms) or `commit` (the response arrived)
+             * @default load
+             * @enum {string}
+             */
+            wait_until: "load" | "domcontentloaded" | "networkidle" | "commit";
+            /**
+             * @description Viewport width, pixels (100 to 3840, default 1280)
+             * @default 1280
+             */
+            width: number;
+        };
+        /** BrowserRenderResponse */
+        BrowserRenderResponse: {
+            /** @description Seconds */
+            execution_time: number;
+            format: ("png" | "jpeg") | null;
+            /** @description Image height, pixels */
+            height: number;
+            html: string | null;
+            /** @description The image, base64; null when `return_screenshot` was false */
+            screenshot: string | null;
+            /** @description Where the stored screenshot can be fetched again while retention keeps it */
+            screenshot_url: string | null;
+            /** @description The main document's HTTP status; null for inline HTML */
+            status_code: number | null;
+            success: boolean;
+            text: string | null;
+            title: string;
+            /** @description The final URL, after redirects */
+            url: string;
+            /** @description The usage record of this render (`GET /v1/browser/screenshot/{usage_id}`) */
+            usage_id: number;
+            /** @description Image width, pixels */
+            width: number;
+        };
+        /** BrowserScreenshotRequest */
+        BrowserScreenshotRequest: {
+            clip?: {
+                height: number;
+                width: number;
+                x: number;
+                y: number;
+            } | null;
+            /**
+             * @description Image format: `png` (default) or `jpeg`
+             * @default png
+             * @enum {string}
+             */
+            format: "png" | "jpeg";
+            /**
+             * @description The whole scrollable page instead of the viewport (default false)
+             * @default false
+             */
+            full_page: boolean;
+            /** @description JPEG quality, 0 to 100 (jpeg only; the browser's default when absent) */
+            quality?: number | null;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+        };
+        /** BrowserScreenshotResponse */
+        BrowserScreenshotResponse: {
+            /** @description Seconds */
+            execution_time: number;
+            /** @enum {string} */
+            format: "png" | "jpeg";
+            /** @description Image height, pixels */
+            height: number;
+            /** @description The image, base64 */
+            screenshot: string;
+            session_id: string;
+            /** @description What the session has used so far */
+            usage_info: {
+                /** @description Navigations of the session so far */
+                pages_visited: number;
+                screenshots_taken: number;
+                /** @description Seconds since the session was created */
+                session_seconds: number;
+            };
+            /** @description Image width, pixels */
+            width: number;
+        };
+        /**
+         * BrowserScrollRequest
+         * @description Give `selector`, or `x` and/or `y`: a body with neither is a 422
+         */
+        BrowserScrollRequest: {
+            selector?: string | null;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /** @description Scroll the page to this horizontal position, pixels (absolute) */
+            x?: number | null;
+            /** @description Scroll the page to this vertical position, pixels (absolute) */
+            y?: number | null;
+        };
+        /** BrowserSessionCloseResponse */
+        BrowserSessionCloseResponse: {
+            message: string;
+            session_id: string;
+            /** @enum {boolean} */
+            success: true;
+        };
+        /** BrowserSessionCreateRequest */
+        BrowserSessionCreateRequest: {
+            /** @description The API key, for clients that send it in the body (a header works too) */
+            api_key?: string;
+            /** @description Seconds without an interaction after which the session is closed; the default and the largest value allowed are the server's (see `GET /v1/browser/capabilities`) */
+            idle_timeout_seconds?: number;
+            /** @description The User-Agent header and navigator.userAgent (default: the browser's own) */
+            user_agent?: string | null;
+            /**
+             * @description Viewport height, pixels (100 to 2160, default 720)
+             * @default 720
+             */
+            viewport_height: number;
+            /**
+             * @description Viewport width, pixels (100 to 3840, default 1280)
+             * @default 1280
+             */
+            viewport_width: number;
+        };
+        /** BrowserSessionListResponse */
+        BrowserSessionListResponse: {
+            sessions: components["schemas"]["BrowserSessionResponse"][];
+        };
+        /** BrowserSessionResponse */
+        BrowserSessionResponse: {
+            closed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Why it ended: `closed` (DELETE), `idle`, `lifetime`, `vm_ended` or `server_shutdown`; null while active */
+            end_reason: string | null;
+            /**
+             * Format: date-time
+             * @description When the session closes unless used again (idle timeout), never later than its lifetime allows
+             */
+            expires_at: string;
+            idle_timeout_seconds: number;
+            /** Format: date-time */
+            last_activity: string;
+            pages_visited: number;
+            screenshots_taken: number;
+            session_id: string;
+            /**
+             * @description `active` until it is closed (DELETE), idle past its idle timeout, past its lifetime, or its VM ends (`failed`)
+             * @enum {string}
+             */
+            status: "active" | "closed" | "expired" | "failed";
+            /** @description The page the session shows now (about:blank at first) */
+            url: string;
+            user_agent: string | null;
+            viewport_height: number;
+            viewport_width: number;
+        };
+        /** BrowserStoredScreenshot */
+        BrowserStoredScreenshot: {
+            /** @description Size of the image */
+            bytes: number;
+            /** @description `image/png` or `image/jpeg` */
+            content_type: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description When retention deletes it; null: kept */
+            expires_at: string | null;
+            /** @enum {string} */
+            format: "png" | "jpeg";
+            /** @description The image, base64 */
+            screenshot: string;
+            usage_id: number;
+        };
+        /** BrowserTargetRequest */
+        BrowserTargetRequest: {
+            /** @description The element */
+            selector: string;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /**
+             * @description Milliseconds to wait for the element (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+        };
+        /** BrowserTypeRequest */
+        BrowserTypeRequest: {
+            /**
+             * @description Milliseconds between key presses (0 to 1000, default 100)
+             * @default 100
+             */
+            delay: number;
+            /** @description The element to type into (it is focused first) */
+            selector: string;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /** @description Typed key by key, as a user would (at most 100000 characters); `fill` sets a value at once */
+            text: string;
+            /**
+             * @description Milliseconds to wait for the element (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+        };
+        /** BrowserUsageHistory */
+        BrowserUsageHistory: {
+            items: components["schemas"]["BrowserUsageRecord"][];
+            limit: number;
+            offset: number;
+            total: number;
+        };
+        /**
+         * BrowserUsageRecord
+         * @description One per render and per browser session
+         */
+        BrowserUsageRecord: {
+            /** Format: date-time */
+            created_at: string;
+            duration_seconds: number;
+            error: string | null;
+            /** @description A screenshot is stored (`GET /v1/browser/screenshot/{usage_id}`) */
+            has_screenshot: boolean;
+            /** @enum {string} */
+            kind: "render" | "session";
+            pages: number;
+            screenshots: number;
+            session_id: string | null;
+            /** @enum {string} */
+            status: "ok" | "failed" | "active";
+            url: string | null;
+            usage_id: number;
+        };
+        /** BrowserUsageSummary */
+        BrowserUsageSummary: {
+            active_sessions: number;
+            last_30_days: {
+                pages: number;
+                renders: number;
+                screenshots: number;
+                sessions: number;
+                /** @description Seconds of browser time */
+                total_seconds: number;
+            };
+            /** @description The plan's limit of open sessions */
+            max_sessions: number;
+            pages: number;
+            renders: number;
+            screenshots: number;
+            sessions: number;
+            /** @description Seconds of browser time */
+            total_seconds: number;
+            user_id: number;
+        };
+        /** BrowserWaitRequest */
+        BrowserWaitRequest: {
+            /**
+             * @description `selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or `timeout` (just wait `timeout` milliseconds)
+             * @enum {string}
+             */
+            condition: "selector" | "hidden" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout";
+            selector?: string | null;
+            /** @description The browser session (from `POST /v1/browser/sessions/`) */
+            session_id: string;
+            /**
+             * @description Milliseconds to wait for the condition (for `timeout`: how long to wait) (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
         };
         /** CLIAuthApproveRequest */
         CLIAuthApproveRequest: {

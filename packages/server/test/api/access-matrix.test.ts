@@ -3,9 +3,10 @@
  * path, query or body), a second, non-admin user sending the first user's id gets 404 (the spec's 403 on
  * /kill), and the answer holds none of the first user's data. The first user's resources are real: one
  * session with a running VM, an execution, a file, a terminal, a share, a custom domain, a webhook endpoint
- * and a delivery, API keys, a snapshot, a volume and a template (whose build failed). An id the matrix has no fixture
- * for fails the test, so a new operation must be added here.
- * Needs the VM engine (one VM).
+ * and a delivery, API keys, a snapshot, a volume, a template (whose build failed), a browser session on a page of
+ * the first user's, a render (its usage record and stored screenshot) and a stored browser credential. An id the
+ * matrix has no fixture for fails the test, so a new operation must be added here.
+ * Needs the VM engine (one VM, and the browser's).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -36,7 +37,27 @@ const NOT_OWNED: Record<string, string> = {
 };
 
 /** Marks planted in the first user's resources, to look for in the second user's answers. */
-const MARK = { metadata: 'alice-metadata-7f3a', env: 'alice-env-value-91c2', output: 'alice-output-5e8d', file: 'alice-file-content-c4b1' };
+const MARK = {
+  metadata: 'alice-metadata-7f3a',
+  env: 'alice-env-value-91c2',
+  output: 'alice-output-5e8d',
+  file: 'alice-file-content-c4b1',
+  page: 'alice-page-text-2d9e',
+  login: 'alice-login-name-6b0f',
+  password: 'alice-password-8c3a',
+};
+
+/**
+ * Alice's browser page: a field each interaction can act on at once (so her own requests in the controls are
+ * answered quickly), and a password field for fill-credential.
+ */
+const BROWSER_PAGE = `data:text/html,<title>${MARK.page}</title><p>${MARK.page}</p><input id="q" value="${MARK.page}"><input type="password" id="pw">`;
+
+/**
+ * Body fields an operation needs although the schema marks them optional (a rule across fields): scroll needs a
+ * target.
+ */
+const ALSO_SENT: Record<string, string[]> = { '/v1/browser/interactions/scroll': ['y'] };
 
 interface Sent {
   status: number;
@@ -103,15 +124,32 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     // A key of alice's to be named by id (not the one the test signs in with: a control may delete it).
     const spare = await call(server, 'POST', '/v1/api-keys/', { ...as, json: { description: 'spare key of alice' } });
     ids.api_key_id = String(spare.body.id);
+    // A browser session on a page of alice's, a render (a usage record with a stored screenshot), a credential.
+    const browser = await call(server, 'POST', '/v1/browser/sessions/', { ...as, json: {} });
+    assert.equal(browser.status, 200, browser.text);
+    ids.browser_session_id = browser.body.session_id;
+    const navigated = await call(server, 'POST', '/v1/browser/interactions/navigate', { ...as, json: { session_id: ids.browser_session_id, url: BROWSER_PAGE } });
+    assert.equal(navigated.status, 200, navigated.text);
+    const render = await call(server, 'POST', '/v1/browser/render', { ...as, json: { html: `<h1>${MARK.page}</h1>` } });
+    assert.equal(render.status, 200, render.text);
+    ids.usage_id = String(render.body.usage_id);
+    const credential = await call(server, 'POST', '/v1/browser/credentials', {
+      ...as,
+      json: { name: 'alice-credential', username: MARK.login, password: MARK.password, allowed_hosts: ['alice.example.com'] },
+    });
+    assert.equal(credential.status, 201, credential.text);
+    ids.credential_id = credential.body.credential_id;
 
     secrets.push(
-      ...Object.entries(ids).filter(([name]) => !['execution_id', 'api_key_id'].includes(name)).map(([, value]) => value),
+      ...Object.entries(ids).filter(([name]) => !['execution_id', 'api_key_id', 'usage_id'].includes(name)).map(([, value]) => value),
       endpoint.body.secret,
       domain.body.verification.value,
       'alice-app.example.com',
       'alice-snapshot',
       'alice-volume',
       'alice-template',
+      'alice-credential',
+      'alice.example.com',
       '127.0.0.1:9/alice/image:1',
       alice.apiKey,
       spare.body.full_key,
@@ -127,6 +165,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
 
   /** The first user's value for an id input of an operation, or undefined when the matrix has none. */
   const fixtureFor = (name: string, operation: Operation): string | undefined => {
+    const browser = operation.path.startsWith('/v1/browser/');
+    if (name === 'session_id' && browser) return ids.browser_session_id;
     if (name === 'item_id') {
       if (operation.path.startsWith('/v1/api-keys/')) return ids.api_key_id;
       if (operation.path.startsWith('/v1/executions/')) return ids.execution_id;
@@ -136,8 +176,13 @@ describe('access matrix: a second user with the first user\'s ids', () => {
   };
 
   /** A value for an input that is not an id: one that passes validation, the same every time. */
-  const sample = (name: string, schema: Schema): unknown => {
+  const sample = (name: string, schema: Schema, operation: Operation): unknown => {
     const fixed = (value: unknown) => () => value;
+    if (operation.path.startsWith('/v1/browser/')) {
+      // Values alice's page answers at once: a real field, its own URL, a condition that holds.
+      const browserValue: Record<string, unknown> = { selector: '#q', url: BROWSER_PAGE, condition: 'load', key: 'Tab', y: 0 };
+      if (name in browserValue) return browserValue[name];
+    }
     return validValue(doc, name, schema, {
       pick: (items) => items[0]!,
       optional: () => false,
@@ -170,12 +215,12 @@ describe('access matrix: a second user with the first user\'s ids', () => {
   /** Sends the operation as `apiKey`, with the first user's ids. */
   const send = async (operation: Operation, apiKey: string): Promise<Sent> => {
     const pathParams: Record<string, string> = {};
-    for (const p of parametersOf(operation, 'path')) pathParams[p.name === '*' ? 'path' : p.name] = fixtureFor(p.name, operation) ?? String(sample(p.name === '*' ? 'path' : p.name, p.schema));
+    for (const p of parametersOf(operation, 'path')) pathParams[p.name === '*' ? 'path' : p.name] = fixtureFor(p.name, operation) ?? String(sample(p.name === '*' ? 'path' : p.name, p.schema, operation));
     const query: Record<string, string> = {};
     for (const p of parametersOf(operation, 'query')) {
       const fixture = ID_NAME.test(p.name) ? fixtureFor(p.name, operation) : undefined;
       if (fixture !== undefined) query[p.name] = fixture;
-      else if (p.required) query[p.name] = String(sample(p.name, p.schema));
+      else if (p.required) query[p.name] = String(sample(p.name, p.schema, operation));
     }
     const url = urlOf(operation.path, pathParams, query);
     const headers: Record<string, string> = { 'x-api-key': apiKey };
@@ -186,7 +231,7 @@ describe('access matrix: a second user with the first user\'s ids', () => {
       for (const [name, schema] of Object.entries<Schema>(declared.schema.properties ?? {})) {
         const fixture = ID_NAME.test(name) ? fixtureFor(name, operation) : undefined;
         if (fixture !== undefined) values[name] = fixture;
-        else if ((declared.schema.required ?? []).includes(name) || name === 'code') values[name] = sample(name, schema);
+        else if ((declared.schema.required ?? []).includes(name) || name === 'code' || ALSO_SENT[operation.path]?.includes(name)) values[name] = sample(name, schema, operation);
       }
       if (declared.mediaType === 'multipart/form-data') {
         const form = new FormData();
@@ -264,6 +309,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
       }
       const answer = await send(operation, bob.apiKey);
       if (!expectedFor(operation).includes(answer.status)) wrong.push(`${name}: ${answer.status} ${answer.text.slice(0, 160)}`);
+      // An element that was not found would say the session exists: another user's session is not found, full stop.
+      if (answer.status === 404 && answer.text.includes('ELEMENT_NOT_FOUND')) wrong.push(`${name}: ${answer.text.slice(0, 160)}`);
       const leaked = secrets.filter((secret) => answer.text.includes(secret) && !answer.request.includes(secret));
       if (leaked.length > 0) wrong.push(`${name}: the answer holds the first user's ${leaked.join(', ')}`);
     }

@@ -121,8 +121,9 @@ describe('authentication matrix', () => {
   });
 
   test('the placeholders of later features also require credentials before answering 501', async () => {
-    assert401(await call(server, 'POST', '/v1/browser/render', { json: { url: 'http://example.test' } }), 'NOT_AUTHENTICATED');
-    const res = await call(server, 'POST', '/v1/browser/render', { apiKey: alice.apiKey, json: { url: 'http://example.test' } });
+    const url = '/v1/computeruse/00000000-0000-4000-8000-000000000000/viewer-url';
+    assert401(await call(server, 'GET', url), 'NOT_AUTHENTICATED');
+    const res = await call(server, 'GET', url, { apiKey: alice.apiKey });
     assert.equal(res.status, 501);
     assert.deepEqual(res.body, { detail: 'not implemented yet', code: 'NOT_IMPLEMENTED' });
   });

@@ -5,7 +5,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { AppError } from '../../core/errors.ts';
-import { AnyObject, authedResponses, BEARER_OR_API_KEY, ListOffset, publicResponses, RecordId } from '../schemas/common.ts';
+import { AnyObject, authedResponses, BEARER_OR_API_KEY, publicResponses } from '../schemas/common.ts';
 import type { App, RouteContext } from '../types.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
@@ -42,25 +42,6 @@ const PENDING: PendingOperation[] = [
   // VMs
   // Execution, kill and files
   // Command-line login
-  // Browser (one-shot)
-  { method: 'GET', url: '/v1/browser/usage', tag: 'browser', summary: 'Browser usage statistics of the caller' },
-  { method: 'POST', url: '/v1/browser/auth/test', tag: 'browser', summary: 'Test browser authentication', body: true },
-  { method: 'POST', url: '/v1/browser/render', tag: 'browser', summary: 'Render a page once (screenshot, HTML)', body: true, bodyKey: true },
-  { method: 'GET', url: '/v1/browser/screenshot/:usage_id', tag: 'browser', summary: 'A stored screenshot', params: Type.Object({ usage_id: RecordId() }) },
-  {
-    method: 'GET', url: '/v1/browser/usage/history', tag: 'browser', summary: 'Browser usage history',
-    querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })), offset: Type.Optional(ListOffset) }),
-  },
-  // Browser sessions
-  { method: 'POST', url: '/v1/browser/sessions/', tag: 'browser', summary: 'Create a browser session', body: true },
-  { method: 'GET', url: '/v1/browser/sessions/', tag: 'browser', summary: "The caller's active browser sessions" },
-  { method: 'GET', url: '/v1/browser/sessions/:session_id', tag: 'browser', summary: 'Get a browser session', params: sessionParams },
-  { method: 'DELETE', url: '/v1/browser/sessions/:session_id', tag: 'browser', summary: 'Close a browser session', params: sessionParams },
-  { method: 'GET', url: '/v1/browser/capabilities', tag: 'browser', summary: 'What the browser can do' },
-  ...(['keypress', 'hover', 'navigate', 'click', 'type', 'fill', 'scroll', 'wait', 'screenshot', 'extract', 'content'] as const).map(
-    (action): PendingOperation => ({ method: 'POST', url: `/v1/browser/interactions/${action}`, tag: 'browser', summary: `Browser interaction: ${action}`, body: true }),
-  ),
-  { method: 'POST', url: '/v1/browser/interactions/fill-credential', tag: 'browser', summary: 'Fill a stored credential' },
   // Computer use
   { method: 'GET', url: '/v1/computeruse/:session_id/viewer-url', tag: 'computer-use', summary: 'Remote-desktop viewer URL', params: sessionParams },
   { method: 'GET', url: '/v1/computeruse/:session_id/vnc/websockify', tag: 'computer-use', summary: 'VNC WebSocket relay (plain HTTP is refused)', auth: false, params: sessionParams },
