@@ -31,7 +31,7 @@ import type { AttemptReport } from './core/webhooks/dispatcher.ts';
 import { createSandboxServices, createServices, type Services } from './services.ts';
 import type { VmEngine } from './core/vm-engine.ts';
 import type { BrowserApi } from './core/browser/browser-api.ts';
-import { createEngine } from './engine/index.ts';
+import { createEngine, loadBrowserTemplate } from './engine/index.ts';
 import { registerExecutionRoutes } from './api/routes/execution/index.ts';
 import { EXECUTION_SCHEMAS } from './api/routes/execution/schemas.ts';
 import { registerFileRoutes } from './api/routes/files/index.ts';
@@ -111,7 +111,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const engine = options.engine ?? createEngine(config, app.log);
-  const sandbox = createSandboxServices(core, engine);
+  const sandbox = createSandboxServices(core, engine, { loadBrowserTemplate: () => loadBrowserTemplate(config, app.log) });
   const services: Services = { ...core, sandbox: options.browser ? { ...sandbox, browser: options.browser } : sandbox };
   recordStartAndStop(app, services, { ownEngine: options.engine ? null : engine, ownsDatabase: !options.database });
 
@@ -161,8 +161,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
  * engine (when the app owns it) and the store close.
  */
 function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { close?(): Promise<void> } | null; ownsDatabase: boolean }): void {
-  const { executions, vms, templates } = services.sandbox;
+  const { executions, vms, templates, browserService } = services.sandbox;
   app.addHook('onReady', async () => {
+    browserService.begin();
     const ended = await executions.endRunsOfThisNode('restarted');
     if (ended > 0) app.log.warn({ executions: ended }, 'executions left running by the previous server process recorded as failed');
     const builds = await templates.failInterruptedBuilds();
@@ -172,6 +173,8 @@ function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { c
     try {
       await executions.endRunsOfThisNode('stopping');
       await templates.stop();
+      // Its pages are this process's connections: the sessions end here, and their VMs with them.
+      await browserService.close();
       if (owns.ownEngine) {
         const killVms = !services.config.keepVmsOnShutdown;
         if (killVms) await vms.stop();

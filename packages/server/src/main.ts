@@ -60,6 +60,8 @@ async function main(): Promise<void> {
     ({ adopted, ended }) => app.log.info({ adopted, ended }, 'VMs reconciled with the store'),
     (error: unknown) => app.log.error({ err: error }, 'the VM engine could not start; VM requests answer 503 until it can'),
   );
+  // Ends browser sessions a previous process left, and fills the browser pool when it has a size.
+  services.sandbox.browserService.start().catch((error: unknown) => app.log.error({ err: error }, 'the browser service could not start; browser requests retry it'));
 }
 
 main().catch((error) => {

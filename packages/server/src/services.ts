@@ -34,7 +34,7 @@ import { ExecutionService } from './core/executions.ts';
 import { FileService } from './core/files.ts';
 import { PlanLimiter } from './core/limits.ts';
 import { SessionService } from './core/sessions.ts';
-import type { VmEngine } from './core/vm-engine.ts';
+import type { TemplateImage, VmEngine } from './core/vm-engine.ts';
 import { VmService } from './core/vms.ts';
 import { SnapshotService } from './core/snapshots.ts';
 import { VolumeService } from './core/volumes.ts';
@@ -42,6 +42,9 @@ import { TemplateService } from './core/templates.ts';
 import { createGitFetcher } from './git/bare-clone.ts';
 import { VmSources } from './core/vm-sources.ts';
 import type { BrowserApi } from './core/browser/browser-api.ts';
+import { BrowserService } from './core/browser/browser-service.ts';
+import { PlaywrightDriver } from './browser/playwright-driver.ts';
+import { createObjectStore } from './storage/index.ts';
 import type { Database } from './store/database.ts';
 import { readOrInitSetting } from './store/settings-store.ts';
 
@@ -71,6 +74,8 @@ export interface CoreServices {
    * HTTP app loads it before it serves and reloads it every SANDBOXD_CUSTOM_DOMAIN_REFRESH_SECONDS.
    */
   customDomainHosts: CustomDomainHosts;
+  /** Seals secrets at rest with a key derived from the server's secret (webhook secrets, browser credentials). */
+  secretBox: SecretBox;
 }
 
 /** The token signing secret: from configuration, or generated once and shared through the store. */
@@ -123,6 +128,7 @@ export async function createServices(config: Config, database: Database, clock: 
     eventFeed: new EventFeed(database, events, config.eventPollIntervalMs),
     cliAuth: new CliAuthService(database, clock, apiKeys, { ttlSeconds: config.cliAuthTtlSeconds, intervalSeconds: config.cliAuthIntervalSeconds }),
     customDomainHosts: new CustomDomainHosts(database, config.customDomainRefreshSeconds * 1000, reservedNames(config)),
+    secretBox: box,
   };
 }
 
@@ -153,7 +159,10 @@ export interface SandboxServices {
   /** Re-checks pending custom domain claims; started by the HTTP app (buildApp). */
   customDomainChecker: CustomDomainChecker;
   /** Browser sessions, interactions, renders, usage and stored credentials (Chromium in VMs). */
+  /** Browser sessions and renders (the API's view). */
   browser: BrowserApi;
+  /** The same service, for its start and stop (`browser` may be a stand-in in tests of the API layer). */
+  browserService: BrowserService;
 }
 
 /** Everything the HTTP app uses. */
@@ -161,7 +170,13 @@ export interface Services extends CoreServices {
   sandbox: SandboxServices;
 }
 
-export function createSandboxServices(core: CoreServices, engine: VmEngine): SandboxServices {
+/** How the sandbox services reach what lives outside the core (defaults: the real ones from the configuration). */
+export interface SandboxDependencies {
+  /** The built-in browser template's files (building its image on first use). */
+  loadBrowserTemplate: () => Promise<TemplateImage>;
+}
+
+export function createSandboxServices(core: CoreServices, engine: VmEngine, dependencies: SandboxDependencies): SandboxServices {
   const { config, database, clock, events } = core;
   const limiter = new PlanLimiter(config.plans, clock);
   const sessions = new SessionService(database, clock, events, {
@@ -198,6 +213,16 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     lookupTimeoutMs: config.dnsTimeoutMs,
     concurrency: 4,
   });
+  const browserService = new BrowserService(database, clock, events, engine, new PlaywrightDriver(), limiter, createObjectStore(config), core.secretBox, dependencies.loadBrowserTemplate, {
+    nodeId: engine.nodeId,
+    vcpuCount: config.browserVcpus,
+    memoryMb: config.browserMemoryMb,
+    poolSize: config.browserPoolSize,
+    idleTimeoutSeconds: config.browserIdleTimeoutSeconds,
+    maxSessionSeconds: config.browserSessionMaxSeconds,
+    screenshotRetentionDays: config.screenshotRetentionDays,
+    defaultViewport: { width: 1280, height: 720 },
+  });
   return {
     engine,
     limiter,
@@ -215,6 +240,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine): San
     terminals: new TerminalService(sessions, vms, clock),
     customDomains,
     customDomainChecker,
-    browser: undefined as unknown as BrowserApi, // replaced by the browser service on merge
+    browser: browserService,
+    browserService,
   };
 }

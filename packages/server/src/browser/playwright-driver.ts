@@ -12,7 +12,7 @@
  * it makes Chromium start a fresh one, seeded from the guest's kernel, which the engine reseeded at the restore.
  */
 import { imageSize } from 'image-size';
-import { chromium, errors, type Browser, type Page } from 'playwright-core';
+import { chromium, errors, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { AppError } from '../core/errors.ts';
 import type { BrowserDriver, BrowserPage, PageContent, Screenshot, ScreenshotOptions, Viewport } from '../core/browser/browser-driver.ts';
 import type { ExtractedElement, WaitRequest, WaitUntil } from '../core/browser/browser-api.ts';
@@ -20,8 +20,7 @@ import type { GuestAgent } from '../core/vm-engine.ts';
 import { CdpBridge } from './cdp-bridge.ts';
 import { call, CONTENT_SCRIPT, EXTRACT_SCRIPT, SCROLL_POSITION_SCRIPT, SCROLL_TO_SCRIPT, TEXT_SCRIPT } from './page-scripts.ts';
 
-/** Where the template's start script puts Chromium's DevTools endpoint (guest loopback). */
-export const DEVTOOLS_PORT = 9222;
+import { BROWSER_DEVTOOLS_PORT as DEVTOOLS_PORT } from '../engine/index.ts';
 const CONNECT_TIMEOUT_MS = 60_000;
 
 export class PlaywrightDriver implements BrowserDriver {
@@ -32,8 +31,8 @@ export class PlaywrightDriver implements BrowserDriver {
     return this.chromiumVersion;
   }
 
-  async open(agent: GuestAgent, options: { viewport: Viewport; userAgent: string | null }): Promise<BrowserPage> {
-    await restartNetworkService(agent);
+  async open(agent: GuestAgent, options: { viewport: Viewport; userAgent: string | null; fresh: boolean }): Promise<BrowserPage> {
+    if (options.fresh) await restartNetworkService(agent);
     const registration = await this.bridge.register(() => agent.openTunnel(DEVTOOLS_PORT));
     let browser: Browser | undefined;
     try {
@@ -46,7 +45,7 @@ export class PlaywrightDriver implements BrowserDriver {
         const cdp = await context.newCDPSession(page);
         await cdp.send('Emulation.setUserAgentOverride', { userAgent: options.userAgent });
       }
-      return new PlaywrightPage(browser, page, () => registration.dispose());
+      return new PlaywrightPage(browser, page, await context.newCDPSession(page), () => registration.dispose());
     } catch (error) {
       await browser?.close().catch(() => undefined);
       registration.dispose();
@@ -55,9 +54,14 @@ export class PlaywrightDriver implements BrowserDriver {
   }
 
   async warmUp(agent: GuestAgent): Promise<void> {
-    const page = await this.open(agent, { viewport: { width: 1280, height: 720 }, userAgent: null });
+    const page = await this.open(agent, { viewport: { width: 1280, height: 720 }, userAgent: null, fresh: true });
     try {
       const timeoutMs = 120_000;
+      // The first network request starts the (new) network service and runs the loading code once: a closed port
+      // on the guest's loopback answers at once.
+      await page.navigate('http://127.0.0.1:1/', { timeoutMs, waitUntil: 'load' }).catch((error: unknown) => {
+        if (!(error instanceof AppError && error.code === 'NAVIGATION_FAILED')) throw error;
+      });
       await page.setContent('<title>warm</title><h1>warm</h1><p>up <a href="#x">link</a></p><input id="i"><button id="b">b</button>', { timeoutMs, waitUntil: 'load' });
       await page.fill('#i', 'warm', { timeoutMs });
       await page.click('#b', { force: false, timeoutMs, button: 'left', clickCount: 1 });
@@ -91,6 +95,7 @@ class PlaywrightPage implements BrowserPage {
   constructor(
     private readonly browser: Browser,
     private readonly page: Page,
+    private readonly cdp: CDPSession,
     private readonly dispose: () => void,
   ) {}
 
@@ -105,11 +110,31 @@ class PlaywrightPage implements BrowserPage {
   }
 
   async navigate(url: string, options: { timeoutMs: number; waitUntil: WaitUntil }) {
-    try {
-      const response = await this.page.goto(url, { timeout: timeout(options.timeoutMs), waitUntil: options.waitUntil });
-      return { url: this.page.url(), title: await this.page.title(), status: response?.status() ?? null };
-    } catch (error) {
-      throw translate(error, { action: `navigating to ${url}` });
+    const deadline = Date.now() + options.timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const response = await this.page.goto(url, { timeout: timeout(deadline - Date.now()), waitUntil: options.waitUntil });
+        return { url: this.page.url(), title: await this.page.title(), status: response?.status() ?? null };
+      } catch (caught) {
+        let error = caught;
+        const interruption = error instanceof Error ? /is interrupted by another navigation to "([^"]*)"/.exec(error.message) : null;
+        // Chromium restarted this very navigation (e.g. leaving an error page moves the page to another renderer
+        // process): it goes on under a new id, so wait for it to load rather than call it failed.
+        if (interruption && interruption[1] === url && Date.now() < deadline) {
+          try {
+            await this.page.waitForLoadState(options.waitUntil === 'commit' ? 'domcontentloaded' : options.waitUntil, { timeout: timeout(deadline - Date.now()) });
+            return { url: this.page.url(), title: await this.page.title(), status: null };
+          } catch (waitError) {
+            error = waitError;
+          }
+        } else if (interruption && attempt === 1 && Date.now() < deadline) {
+          // What an earlier navigation left (a page that never finished) committed and cut this one short: once, go again.
+          continue;
+        }
+        // A page that did not load in time keeps loading: stop it, so it cannot interrupt what comes next.
+        if (error instanceof errors.TimeoutError) await this.cdp.send('Page.stopLoading').catch(() => undefined);
+        throw translate(error, { action: `navigating to ${url}` });
+      }
     }
   }
 
@@ -233,6 +258,7 @@ class PlaywrightPage implements BrowserPage {
   }
 
   async close(): Promise<void> {
+    await this.cdp.detach().catch(() => undefined);
     // For a browser reached over CDP this disconnects; the browser and its default context stay (the VM is killed).
     await this.browser.close().catch(() => undefined);
     this.dispose();

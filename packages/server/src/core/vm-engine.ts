@@ -128,6 +128,8 @@ export interface AcquiredVm {
   startedAt: Date;
   /** When the engine kills it. */
   expiresAt: Date;
+  /** It came from the warm pool (already warmed up, see `WarmPoolRequest.warmUp`). */
+  pooled: boolean;
 }
 
 /**

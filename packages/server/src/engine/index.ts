@@ -6,8 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
-import { TemplateBuildError } from '../core/vm-engine.ts';
-import { ensureGuestImage } from '../image/index.ts';
+import { TemplateBuildError, type TemplateImage } from '../core/vm-engine.ts';
+import { BROWSER_START_PATH, browserFlavour, ensureGuestImage } from '../image/index.ts';
 import { buildOciImage, parseImageReference } from '../image/oci/index.ts';
 import { resolvePublicHost } from '../net/public-host.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
@@ -95,4 +95,33 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
   engine.events.on('diskGrown', ({ vmId, diskMb, ms }) => log.debug({ 'vm.id': vmId, diskMb, ms }, 'VM disk grown to its quota'));
   engine.events.on('agent-link', ({ vmId, state, message }) => (state === 'restored' ? log.info : log.warn).call(log, { 'vm.id': vmId, agentLink: state }, message));
   return engine;
+}
+
+/** Where Chromium's DevTools endpoint listens in browser VMs (guest loopback; `start-browser`'s argument). */
+export const BROWSER_DEVTOOLS_PORT = 9222;
+
+/**
+ * The built-in `browser` template: the browser flavour of the guest image (built by the set-up script; built here
+ * on first use otherwise, ~1.5 min), brought to its ready state by starting Chromium before its snapshot is saved.
+ */
+export async function loadBrowserTemplate(config: Config, log: FastifyBaseLogger): Promise<TemplateImage> {
+  const image = await ensureGuestImage({
+    cacheDir: config.cacheDir,
+    agentBundlePath: AGENT_BUNDLE_PATH,
+    flavour: await browserFlavour(),
+    onProgress: (event) => {
+      if (event.type === 'layer-built' || event.type === 'stage-start') log.info({ image: event }, 'browser image build');
+    },
+  });
+  return {
+    hash: image.hash,
+    kernelPath: image.kernelPath,
+    initrdPath: image.initrdPath,
+    rootfsPath: image.rootfsPath,
+    rootfsFormat: 'raw',
+    kernelArgs: [],
+    diskSizeMb: image.diskSizeMb,
+    memoryMb: config.browserMemoryMb,
+    prepare: { argv: [BROWSER_START_PATH, String(BROWSER_DEVTOOLS_PORT)], timeoutMs: 300_000 },
+  };
 }

@@ -295,6 +295,7 @@ export class SandboxEngine implements VmEngine {
       ip: this.options.network === 'user' ? '10.0.2.15' : '',
       startedAt: new Date(state.startedAtMs),
       expiresAt: new Date(state.expiresAtMs),
+      pooled: vm === pooled,
     };
   }
 
@@ -734,7 +735,7 @@ export class SandboxEngine implements VmEngine {
     const identified = this.applyIdentity(request.vmId, vm.client, started, true);
     this.track(state, vm.client, vm.info, identified);
     this.events.emit('acquired', { vmId: request.vmId, fromPool: false, ms: Date.now() - started });
-    return { vmId: request.vmId, templateId: state.templateId, ip: this.options.network === 'user' ? '10.0.2.15' : '', startedAt: new Date(now), expiresAt: new Date(state.expiresAtMs) };
+    return { vmId: request.vmId, templateId: state.templateId, ip: this.options.network === 'user' ? '10.0.2.15' : '', startedAt: new Date(now), expiresAt: new Date(state.expiresAtMs), pooled: false };
   }
 
   /**

@@ -61,9 +61,15 @@ export interface BrowserPage {
 }
 
 export interface BrowserDriver {
-  /** Connects to the browser of a VM started from the browser template and readies its page for one user. */
-  open(agent: GuestAgent, options: { viewport: Viewport; userAgent: string | null }): Promise<BrowserPage>;
-  /** Runs a first page load, screenshot and form fill in a pooled VM, so its first user does not pay for them. */
+  /**
+   * Connects to the browser of a VM started from the browser template and readies its page for one user. `fresh`:
+   * the VM comes straight from a restore (not from the pool, whose warm-up did the per-VM preparation already).
+   */
+  open(agent: GuestAgent, options: { viewport: Viewport; userAgent: string | null; fresh: boolean }): Promise<BrowserPage>;
+  /**
+   * Prepares a restored VM for the pool: what `open` does for a fresh VM, then a first page load, network request,
+   * screenshot and form fill, so its first user does not pay for them.
+   */
   warmUp(agent: GuestAgent): Promise<void>;
   /** Chromium's version, once a browser was reached (null before). */
   version(): string | null;

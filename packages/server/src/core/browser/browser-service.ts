@@ -95,6 +95,7 @@ export class BrowserService implements Api.BrowserApi {
   private sweeper: NodeJS.Timeout | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private starting: Promise<void> | undefined;
 
   constructor(
     private readonly database: Database,
@@ -114,17 +115,9 @@ export class BrowserService implements Api.BrowserApi {
     });
   }
 
-  /**
-   * Ends the sessions an earlier process of this node left active (their pages were its connections), starts the
-   * idle sweep and the screenshot retention, and fills the browser pool when it has a size.
-   */
-  async start(): Promise<void> {
-    await this.engine.recovered().catch(() => undefined);
-    for (const row of await activeBrowserSessionsOnNode(this.database.db, this.options.nodeId)) {
-      if (this.live.has(row.id)) continue;
-      await this.engine.kill(row.vm_id).catch(() => undefined);
-      await this.recordEnd(row, 'failed', 'server_restart', row.pages_visited, row.screenshots_taken, row.url, row.last_activity);
-    }
+  /** Starts the idle sweep and the screenshot retention (no VM work: the app calls it when it is ready). */
+  begin(): void {
+    if (this.sweeper) return;
     const interval = this.options.sweepIntervalMs ?? 5000;
     this.sweeper = setInterval(() => void this.sweep(), interval);
     this.sweeper.unref();
@@ -132,6 +125,26 @@ export class BrowserService implements Api.BrowserApi {
       this.retentionTimer = setInterval(() => void this.pruneScreenshots().catch(() => undefined), 3_600_000);
       this.retentionTimer.unref();
       void this.pruneScreenshots().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Once, before the first session or render (and by main.ts at start): ends the sessions an earlier process of
+   * this node left active (their pages were that process's connections; their VMs are killed), and fills the
+   * browser pool when it has a size.
+   */
+  start(): Promise<void> {
+    this.starting ??= this.startOnce();
+    this.starting.catch(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async startOnce(): Promise<void> {
+    await this.engine.recovered();
+    for (const row of await activeBrowserSessionsOnNode(this.database.db, this.options.nodeId)) {
+      if (this.live.has(row.id)) continue;
+      await this.engine.kill(row.vm_id).catch(() => undefined);
+      await this.recordEnd(row, 'failed', 'server_restart', row.pages_visited, row.screenshots_taken, row.url, row.last_activity);
     }
     if (this.options.poolSize > 0) {
       const template = await this.browserTemplate();
@@ -183,6 +196,7 @@ export class BrowserService implements Api.BrowserApi {
       closed_at: null,
       end_reason: null,
     };
+    await this.start();
     // The row is the quota's count: inserted (active) under the user's lock, before the VM is made.
     await this.database.db.transaction().execute(async (trx) => {
       await lockUser(trx, this.database.dialect, principal.userId);
@@ -395,6 +409,7 @@ export class BrowserService implements Api.BrowserApi {
     const actions = (request.actions ?? []).map((action, index) => parseAction(action, ['body', 'actions', index]));
     const format = request.format ?? 'png';
     const waitTimeoutMs = request.wait_timeout ?? DEFAULT_TIMEOUT_MS;
+    await this.start();
     await this.database.db.transaction().execute(async (trx) => {
       await lockUser(trx, this.database.dialect, principal.userId);
       await this.assertBrowserQuota(trx, principal);
@@ -583,11 +598,11 @@ export class BrowserService implements Api.BrowserApi {
 
   /** A VM from the browser template with its page ready; the VM is killed when the page cannot be opened. */
   private async openPage(template: TemplateImage, vmId: string, lifetimeSeconds: number, viewport: { width: number; height: number }, userAgent: string | null): Promise<BrowserPage> {
-    await this.engine.acquire({ vmId, source: { kind: 'template', image: template }, vcpuCount: this.options.vcpuCount, memoryMb: this.options.memoryMb, lifetimeSeconds });
+    const vm = await this.engine.acquire({ vmId, source: { kind: 'template', image: template }, vcpuCount: this.options.vcpuCount, memoryMb: this.options.memoryMb, lifetimeSeconds });
     try {
       const agent = this.engine.agent(vmId);
       if (!agent) throw new AppError('VM_UNAVAILABLE', `browser VM ${vmId} ended before its browser could be reached`);
-      return await this.driver.open(agent, { viewport, userAgent });
+      return await this.driver.open(agent, { viewport, userAgent, fresh: !vm.pooled });
     } catch (error) {
       await this.engine.kill(vmId).catch(() => undefined);
       if (error instanceof AppError) throw error;
