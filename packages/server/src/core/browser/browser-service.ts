@@ -578,6 +578,12 @@ export class BrowserService implements Api.BrowserApi {
     await deleteBrowserCredential(this.database.db, row.id);
   }
 
+  /** Idle browser VMs in the warm pool of this node. */
+  async pooledVms(): Promise<number> {
+    const counts = this.engine.poolCounts(await this.browserTemplate());
+    return Object.values(counts).reduce((a, b) => a + b, 0);
+  }
+
   // Internals
 
   private browserTemplate(): Promise<TemplateImage> {
