@@ -1,30 +1,46 @@
 /**
- * `sandbox browser` as a user runs it (a child process) against the real server, whose browser service is a
- * stand-in (server/test/helpers/fake-browser.ts: fixed 1×1 images, failures on cue): render writes the screenshot
- * bytes where asked and says what it rendered, its options reach the server, usage mistakes exit 2 before any
- * request, browser errors say what happened; sessions lists, close closes (and is content when already closed).
+ * `sandbox browser` as a user runs it (a child process) against the real server and its browser service, on real
+ * VMs: render loads a page a server in a network namespace serves, in a Chromium in a VM of its own, and writes a
+ * real PNG of the size asked for where asked (its HTML and text too), and says what it rendered; sessions lists a
+ * real session, close closes it (and is content when it was already closed). Usage mistakes exit 2 before any
+ * request; a plan without browser sessions is told so. One render and one session in all: under TCG each takes
+ * seconds.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fakeBrowser, FAKE_JPEG_BASE64, FAKE_PNG_BASE64, type FakeBrowser } from '../../server/test/helpers/fake-browser.ts';
+import { DEFAULT_PLANS } from '../../server/src/config.ts';
+import { startNetnsWebServer, type NetnsWebServer } from '../../server/test/helpers/netns-web.ts';
 import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import { makeHome, runCli, type CliHome } from './run-cli.ts';
 
-const PNG = Buffer.from(FAKE_PNG_BASE64, 'base64');
-const JPEG = Buffer.from(FAKE_JPEG_BASE64, 'base64');
+/** Width and height from a PNG's IHDR chunk, after checking the signature, the chunk and the IEND at the end. */
+function pngSize(bytes: Buffer): [number, number] {
+  assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'the PNG signature');
+  assert.equal(bytes.readUInt32BE(8), 13, 'IHDR is 13 bytes');
+  assert.equal(bytes.toString('latin1', 12, 16), 'IHDR');
+  assert.equal(bytes.toString('latin1', bytes.length - 8, bytes.length - 4), 'IEND', 'the image is whole');
+  return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
+}
 
-describe('sandbox browser', () => {
+describe('sandbox browser', { timeout: 20 * 60_000 }, () => {
+  let web: NetnsWebServer;
   let server: TestServer;
-  let browser: FakeBrowser;
   let home: CliHome;
   let env: NodeJS.ProcessEnv;
   let apiKey: string;
 
   before(async () => {
-    browser = fakeBrowser({ maxSessions: 3 });
-    server = await startTestServer({ browser });
+    web = await startNetnsWebServer();
+    server = await startTestServer({
+      config: {
+        // One warmed browser VM (the render takes it; the session the one that replaces it); no plain sandbox VM.
+        browserPoolSize: 1,
+        poolSize: 0,
+        plans: { ...DEFAULT_PLANS, nobrowser: { ...DEFAULT_PLANS.free!, maxBrowserSessions: 0 } },
+      },
+    });
     apiKey = (await server.createUserWithKey('rita')).apiKey;
     home = makeHome(server.baseUrl);
     env = home.env({ SANDBOXD_API_KEY: apiKey });
@@ -32,57 +48,33 @@ describe('sandbox browser', () => {
   after(async () => {
     home?.remove();
     await server?.close();
+    await web?.stop();
   });
 
-  const lastRender = () => [...browser.calls].reverse().find((c) => c.method === 'render')?.request as Record<string, unknown>;
   const inHome = (name: string) => path.join(home.home, name);
+  const historyTotal = async () => (await call(server, 'GET', '/v1/browser/usage/history', { apiKey })).body.total as number;
 
-  test('render writes the PNG to -o and prints the usage id, title and size; a bare host name is https', async () => {
-    const res = await runCli(['browser', 'render', 'example.com', '-o', 'shot.png'], env);
+  test('render writes a real PNG of the viewport to -o, its HTML and text where asked, and prints the usage id, title and size', async () => {
+    const url = `${web.baseUrl}/page/3`;
+    const res = await runCli(['browser', 'render', url, '-o', 'shot.png', '--width', '640', '--height', '480', '--wait-for', 'h1', '--wait-timeout', '60000', '--html-out', 'page.html', '--text'], env);
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(fs.readFileSync(inHome('shot.png')), PNG);
-    assert.match(res.stdout, /^usage \d+: Fake page — https:\/\/example\.com \(HTTP 200\)$/m);
-    assert.match(res.stdout, new RegExp(`^${PNG.length} bytes, 1×1 png, written to shot\\.png$`, 'm'));
-    const sent = lastRender();
-    assert.equal(sent.url, 'https://example.com');
-    assert.deepEqual([sent.width, sent.height, sent.format, sent.return_html, sent.return_text], [1280, 720, 'png', false, false], "the server's defaults");
-  });
+    const png = fs.readFileSync(inHome('shot.png'));
+    assert.deepEqual(pngSize(png), [640, 480], 'the size asked for');
+    const usageId = Number(/^usage (\d+): /m.exec(res.stdout)?.[1]);
+    assert.match(res.stdout, new RegExp(`^usage ${usageId}: Page 3 — ${url.replace(/[.]/g, '\\.')} \\(HTTP 200\\)$`, 'm'));
+    assert.match(res.stdout, new RegExp(`^${png.length} bytes, 640×480 png, written to shot\\.png$`, 'm'));
+    assert.match(res.stdout, /^HTML written to page\.html$/m);
+    assert.match(res.stdout, /\n\n[^]*Page 3/, 'the readable text after the summary');
+    assert.match(fs.readFileSync(inHome('page.html'), 'utf8'), /<h1>Page 3<\/h1>/);
+    assert.ok((await web.requests()).some((r) => r.path === '/page/3'), 'the browser in the VM fetched the page');
 
-  test('render options reach the server; --html-out and --text; --json prints the summary', async () => {
-    const res = await runCli(
-      ['--json', 'browser', 'render', 'https://example.com/a', '-o', 'page.jpeg', '--format', 'jpeg', '--quality', '70', '--width', '800', '--height', '600', '--full-page', '--wait-for', '#main', '--wait-timeout', '5000', '--html-out', 'page.html', '--text'],
-      env,
-    );
-    assert.equal(res.code, 0, res.stderr);
-    const sent = lastRender();
-    assert.deepEqual(
-      [sent.format, sent.quality, sent.width, sent.height, sent.full_page, sent.wait_for_selector, sent.wait_timeout, sent.return_html, sent.return_text],
-      ['jpeg', 70, 800, 600, true, '#main', 5000, true, true],
-    );
-    assert.deepEqual(fs.readFileSync(inHome('page.jpeg')), JPEG);
-    assert.match(fs.readFileSync(inHome('page.html'), 'utf8'), /<title>Fake page<\/title>/);
-    assert.equal(res.json.format, 'jpeg');
-    assert.equal(res.json.bytes, JPEG.length);
-    assert.equal(res.json.text, 'Fake page');
-    assert.equal(res.json.file, inHome('page.jpeg'));
-    assert.equal(res.json.screenshot, undefined, 'the image is in the file, not in the JSON');
-  });
-
-  test('the format follows the output extension; without -o the file is named after the usage id; -o - writes to stdout', async () => {
-    assert.equal((await runCli(['browser', 'render', 'https://example.com', '-o', 'x.jpg'], env)).code, 0);
-    assert.equal(lastRender().format, 'jpeg');
-    const named = await runCli(['--json', 'browser', 'render', 'https://example.com'], env);
-    assert.equal(named.code, 0, named.stderr);
-    assert.equal(path.basename(named.json.file), `render-${named.json.usage_id}.png`);
-    assert.ok(fs.existsSync(named.json.file));
-    const piped = await runCli(['browser', 'render', 'https://example.com', '-o', '-'], env);
-    assert.equal(piped.code, 0, piped.stderr);
-    assert.match(piped.stdout, /^\uFFFDPNG\r\n[\s\S]*IHDR[\s\S]*IEND/, 'the PNG on stdout (its first byte is not UTF-8, as the test reads it)');
-    assert.match(piped.stderr, /^usage \d+: Fake page/m);
+    const stored = await call(server, 'GET', `/v1/browser/screenshot/${usageId}`, { apiKey });
+    assert.equal(stored.status, 200, stored.text);
+    assert.deepEqual(Buffer.from(stored.body.screenshot, 'base64'), png, 'the file holds the screenshot the server kept');
   });
 
   test('usage mistakes exit 2 before any request', async () => {
-    const before = browser.calls.length;
+    const before = await historyTotal();
     for (const args of [
       ['browser', 'render', 'https://example.com', '--quality', '80'],
       ['browser', 'render', 'https://example.com', '--format', 'gif'],
@@ -95,23 +87,21 @@ describe('sandbox browser', () => {
       const res = await runCli(args, env);
       assert.equal(res.code, 2, `${args.join(' ')}: ${res.stderr}`);
     }
-    assert.equal(browser.calls.length, before, 'nothing reached the server');
+    assert.equal(await historyTotal(), before, 'no render reached the server');
   });
 
-  test('browser errors say what happened: a page that cannot load, a timeout', async () => {
-    const unreachable = await runCli(['browser', 'render', 'https://unreachable.invalid/'], env);
-    assert.equal(unreachable.code, 1);
-    assert.match(unreachable.stderr, /The page could not be loaded: could not load https:\/\/unreachable\.invalid\/: net::ERR_NAME_NOT_RESOLVED/);
-    const slow = await runCli(['browser', 'render', 'https://slow.example/'], env);
-    assert.equal(slow.code, 1);
-    assert.match(slow.stderr, /The browser timed out: .*--wait-timeout/);
-    const json = await runCli(['--json', 'browser', 'render', 'https://slow.example/'], env);
-    assert.deepEqual([JSON.parse(json.stderr).error.type, JSON.parse(json.stderr).error.code], ['BrowserTimeoutError', 'BROWSER_TIMEOUT']);
+  test('a plan without browser sessions: render says the quota is reached (exit 5), and no file is written', async () => {
+    const walker = (await server.createUserWithKey('walker', 'nobrowser')).apiKey;
+    const res = await runCli(['browser', 'render', `${web.baseUrl}/page/1`, '-o', 'refused.png'], home.env({ SANDBOXD_API_KEY: walker }));
+    assert.equal(res.code, 5, res.stderr);
+    assert.match(res.stderr, /Quota exceeded: .*nobrowser.*sandbox browser sessions/);
+    assert.equal(fs.existsSync(inHome('refused.png')), false);
   });
 
   test('sessions lists the open sessions; close closes one, and is content when it was already closed', async () => {
     assert.equal((await runCli(['browser', 'sessions'], env)).stdout.trim(), 'No open browser sessions.');
     const created = await call(server, 'POST', '/v1/browser/sessions/', { apiKey, json: { viewport_width: 1024, viewport_height: 768 } });
+    assert.equal(created.status, 200, created.text);
     const id = created.body.session_id as string;
     const listed = await runCli(['browser', 'sessions'], env);
     assert.equal(listed.code, 0, listed.stderr);
@@ -122,6 +112,7 @@ describe('sandbox browser', () => {
     const closed = await runCli(['browser', 'close', id], env);
     assert.equal(closed.code, 0, closed.stderr);
     assert.equal(closed.stdout.trim(), `Closed browser session ${id}.`);
+    assert.equal((await call(server, 'GET', `/v1/browser/sessions/${id}`, { apiKey })).body.status, 'closed');
     const again = await runCli(['--json', 'browser', 'close', id], env);
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual(again.json, { session_id: id, closed: false });

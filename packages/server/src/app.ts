@@ -30,7 +30,6 @@ import { systemClock, type Clock } from './core/clock.ts';
 import type { AttemptReport } from './core/webhooks/dispatcher.ts';
 import { createSandboxServices, createServices, type Services } from './services.ts';
 import type { VmEngine } from './core/vm-engine.ts';
-import type { BrowserApi } from './core/browser/browser-api.ts';
 import { createEngine, loadBrowserTemplate } from './engine/index.ts';
 import { registerExecutionRoutes } from './api/routes/execution/index.ts';
 import { EXECUTION_SCHEMAS } from './api/routes/execution/schemas.ts';
@@ -74,8 +73,6 @@ export interface BuildAppOptions {
    * first VM is needed or `engine.start()` is called (main.ts warms it up at start).
    */
   engine?: VmEngine & { close?(): Promise<void> };
-  /** The browser service; default the one on the engine. Tests of the API layer pass a stand-in. */
-  browser?: BrowserApi;
   /** Called with the app once every route is registered, before it is ready: tests add their checks here. */
   instrument?: (app: App) => void;
 }
@@ -112,7 +109,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
   const engine = options.engine ?? createEngine(config, app.log);
   const sandbox = createSandboxServices(core, engine, { loadBrowserTemplate: () => loadBrowserTemplate(config, app.log) });
-  const services: Services = { ...core, sandbox: options.browser ? { ...sandbox, browser: options.browser } : sandbox };
+  const services: Services = { ...core, sandbox };
   recordStartAndStop(app, services, { ownEngine: options.engine ? null : engine, ownsDatabase: !options.database });
 
   registerErrorHandling(app, customDomainHint(services));

@@ -9,7 +9,9 @@
  *
  * VMs: the requests name ids of no real resource, and the fuzzing user's plan allows one VM of one vCPU and
  * five executions a minute, so the few requests that would start a VM (a session created with prewarm, an
- * execute without a session) start at most one; the test counts them. Webhook URLs are drawn from loopback
+ * execute without a session) start at most one; the test counts them. The plan allows no browser sessions, so a
+ * browser session create or a render that passes validation answers 429 before any browser VM is started, and
+ * an interaction names a session that does not exist (404). Webhook URLs are drawn from loopback
  * and malformed values only, which the SSRF policy refuses, so nothing is ever sent off this machine.
  * The generator is written here rather than taken from fast-check: what it needs is a walk over this
  * document's schemas, which fast-check does not do, and a seeded generator (FUZZ_SEED) keeps a failure
@@ -228,7 +230,7 @@ describe('fuzz: schema-derived malformed requests against the real app', () => {
   };
 
   before(async () => {
-    server = await startTestServer({ config: { plans: { ...DEFAULT_PLANS, fuzz: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 1, diskMb: 1024, maxBrowserSessions: 1 } } } });
+    server = await startTestServer({ config: { plans: { ...DEFAULT_PLANS, fuzz: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 1, diskMb: 1024, maxBrowserSessions: 0 } } } });
     ({ apiKey } = await server.createUserWithKey('fuzzer', 'fuzz'));
     doc = (await call(server, 'GET', '/openapi.json')).body;
   });

@@ -1,14 +1,17 @@
 /**
- * The browser routes as a client meets them. Before any browser runs: every operation is in the served document
- * with its named schemas, refuses a caller without credentials (401, trailing slash or not), and refuses bodies
- * and parameters a browser could not act on with FastAPI's 422, at the field that is wrong; none of these
- * requests reaches the browser service. Then, with a stand-in for the service (helpers/fake-browser.ts): what
- * the routes hand it (the documented defaults filled in), and how its answers and errors reach the client, every
- * one checked against the served document. The browser itself is tested with the service.
+ * The browser routes as a client meets them, on the real server and its real browser service, with no VM: every
+ * operation is in the served document with its named schemas, refuses a caller without credentials (401,
+ * trailing slash or not), and refuses bodies and parameters a browser could not act on with FastAPI's 422, at the
+ * field that is wrong; none of these requests reaches the service. Then what the service answers without
+ * starting a browser: a plan with no browser sessions gets 429 on session create and render (and no VM starts),
+ * sessions, usage records and credentials that are not the caller's are 404 on every operation, usage and its
+ * history, capabilities and the auth test, and stored credentials (never the password back), every answer
+ * checked against the served document. What a real browser does (interactions, their errors, renders, usage
+ * after them, fill-credential) is tested on real VMs in browser.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { fakeBrowser, FAKE_PNG_BASE64, type FakeBrowser } from '../helpers/fake-browser.ts';
+import { DEFAULT_PLANS } from '../../src/config.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 const SESSION = '00000000-0000-4000-8000-000000000000';
@@ -240,145 +243,139 @@ describe('browser routes (no browser needed)', () => {
   });
 });
 
-describe('browser routes with a stand-in service', () => {
+describe('browser routes answered by the service without a VM', () => {
   let server: TestServer;
-  let browser: FakeBrowser;
   let alice: string;
   let bob: string;
+  let carol: string;
 
   before(async () => {
-    browser = fakeBrowser({ maxSessions: 2 });
-    server = await startTestServer({ browser });
+    // No warm pool of either kind: nothing here may start a VM, and the check below would see one.
+    server = await startTestServer({
+      config: { poolSize: 0, browserPoolSize: 0, plans: { ...DEFAULT_PLANS, nobrowser: { ...DEFAULT_PLANS.free!, maxBrowserSessions: 0 } } },
+    });
     alice = (await server.createUserWithKey('alice-browser')).apiKey;
-    bob = (await server.createUserWithKey('bob-browser')).apiKey;
+    bob = (await server.createUserWithKey('bob-browser', 'pro')).apiKey;
+    carol = (await server.createUserWithKey('carol-browser', 'nobrowser')).apiKey;
   });
   after(() => server.close());
 
   const as = (apiKey: string, method: string, url: string, json?: unknown) => call(server, method, url, { apiKey, ...(json !== undefined ? { json } : {}) });
-  const lastCall = (method: string) => [...browser.calls].reverse().find((c) => c.method === method)?.request as Record<string, unknown>;
 
-  test('a session: created with the default viewport (with or without the trailing slash), listed, read, closed with 200 JSON, then 404', async () => {
-    const created = await as(alice, 'POST', '/v1/browser/sessions', {});
-    assert.equal(created.status, 200, created.text);
-    assert.deepEqual([lastCall('createSession').viewport_width, lastCall('createSession').viewport_height], [1280, 720], 'the documented defaults reach the service');
-    const id = created.body.session_id as string;
-    assert.equal(created.body.status, 'active');
-    const listed = await as(alice, 'GET', '/v1/browser/sessions/');
-    assert.deepEqual(listed.body.sessions.map((s: { session_id: string }) => s.session_id), [id]);
-    assert.equal((await as(alice, 'GET', `/v1/browser/sessions/${id}`)).body.url, 'about:blank');
-    assert.equal((await as(bob, 'GET', `/v1/browser/sessions/${id}`)).status, 404, "another user's session is not found");
-    const closed = await as(alice, 'DELETE', `/v1/browser/sessions/${id}`);
-    assert.equal(closed.status, 200);
-    assert.equal(closed.headers.get('content-type')?.split(';')[0], 'application/json');
-    assert.deepEqual(closed.body, { success: true, session_id: id, message: `browser session ${id} closed` });
-    const again = await as(alice, 'DELETE', `/v1/browser/sessions/${id}`);
-    assert.equal(again.status, 404, 'already closed');
-    assert.equal(again.body.code, 'NOT_FOUND');
-  });
-
-  test('the plan\'s sessions all open: 429 QUOTA_EXCEEDED', async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 2; i++) ids.push((await as(bob, 'POST', '/v1/browser/sessions/', { viewport_width: 1920, viewport_height: 1080 })).body.session_id);
-    const refused = await as(bob, 'POST', '/v1/browser/sessions/', {});
-    assert.equal(refused.status, 429);
-    assert.equal(refused.body.code, 'QUOTA_EXCEEDED');
-    for (const id of ids) await as(bob, 'DELETE', `/v1/browser/sessions/${id}`);
-  });
-
-  test('interactions reach the service with their documented defaults, and answer their shapes', async () => {
-    const id = (await as(alice, 'POST', '/v1/browser/sessions/', {})).body.session_id as string;
-    const navigated = await as(alice, 'POST', '/v1/browser/interactions/navigate', { session_id: id, url: 'https://example.com/' });
-    assert.equal(navigated.status, 200, navigated.text);
-    assert.deepEqual(navigated.body.data, { url: 'https://example.com/', title: 'Fake page' });
-    assert.equal(lastCall('navigate').wait_timeout, 30_000);
-    assert.equal(lastCall('navigate').wait_until, 'load');
-    await as(alice, 'POST', '/v1/browser/interactions/type', { session_id: id, selector: '#q', text: 'otters' });
-    assert.deepEqual([lastCall('type').delay, lastCall('type').timeout], [100, 30_000]);
-    await as(alice, 'POST', '/v1/browser/interactions/click', { session_id: id, selector: '#go' });
-    assert.deepEqual([lastCall('click').force, lastCall('click').button, lastCall('click').click_count], [false, 'left', 1]);
-    const scrolled = await as(alice, 'POST', '/v1/browser/interactions/scroll', { session_id: id, y: 400 });
-    assert.deepEqual(scrolled.body.data, { x: 0, y: 400 });
-    const shot = await as(alice, 'POST', '/v1/browser/interactions/screenshot', { session_id: id });
-    assert.equal(lastCall('screenshot').format, 'png');
-    assert.equal(shot.body.screenshot, FAKE_PNG_BASE64);
-    assert.equal(shot.body.usage_info.screenshots_taken, 1);
-    const extracted = await as(alice, 'POST', '/v1/browser/interactions/extract', { session_id: id, selector: 'h1', attributes: ['id', 'class'] });
-    assert.deepEqual(extracted.body.elements[0].attributes, { id: 'title', class: null });
-    assert.equal(lastCall('extract').max_elements, 100);
-    const content = await as(alice, 'POST', '/v1/browser/interactions/content', { session_id: id });
-    assert.equal(lastCall('content').max_anchors, 50);
-    assert.equal(content.body.readable_content.title, 'Fake page');
-    for (const [action, body] of [['fill', { selector: '#q', value: 'v' }], ['wait', { condition: 'networkidle' }], ['hover', { selector: '#q' }], ['keypress', { key: 'Enter' }]] as const) {
-      const res = await as(alice, 'POST', `/v1/browser/interactions/${action}`, { session_id: id, ...body });
-      assert.equal(res.status, 200, `${action}: ${res.text}`);
-      assert.equal(res.body.success, true);
+  test('a plan without browser sessions: 429 QUOTA_EXCEEDED on session create (with or without the slash) and on render, and no VM starts', async () => {
+    for (const url of ['/v1/browser/sessions', '/v1/browser/sessions/']) {
+      const refused = await as(carol, 'POST', url, { viewport_width: 1024, viewport_height: 768 });
+      assert.equal(refused.status, 429, `${url}: ${refused.text}`);
+      assert.equal(refused.body.code, 'QUOTA_EXCEEDED');
+      assert.match(refused.body.detail, /nobrowser/);
     }
-    assert.equal((await as(bob, 'POST', '/v1/browser/interactions/click', { session_id: id, selector: '#go' })).status, 404, "another user's session");
-    await as(alice, 'DELETE', `/v1/browser/sessions/${id}`);
+    const render = await as(carol, 'POST', '/v1/browser/render', { html: '<p>x</p>' });
+    assert.equal(render.status, 429, render.text);
+    assert.equal(render.body.code, 'QUOTA_EXCEEDED');
+    const viaBody = await call(server, 'POST', '/v1/browser/render', { json: { api_key: carol, url: 'https://example.com/' } });
+    assert.equal(viaBody.status, 429, viaBody.text);
+    assert.deepEqual(server.services.sandbox.engine.liveVmIds(), [], 'a refused session or render starts no VM');
+    // A refused render leaves no usage record; the refused sessions none either.
+    const usage = await as(carol, 'GET', '/v1/browser/usage');
+    assert.deepEqual([usage.body.renders, usage.body.sessions, usage.body.active_sessions, usage.body.max_sessions], [0, 0, 0, 0]);
+    assert.equal((await as(carol, 'GET', '/v1/browser/usage/history')).body.total, 0);
+    assert.deepEqual((await as(carol, 'GET', '/v1/browser/sessions/')).body, { sessions: [] });
   });
 
-  test('errors reach the client with their codes: ELEMENT_NOT_FOUND carries the selector, BROWSER_TIMEOUT, NAVIGATION_FAILED', async () => {
-    const id = (await as(alice, 'POST', '/v1/browser/sessions/', {})).body.session_id as string;
-    const missing = await as(alice, 'POST', '/v1/browser/interactions/click', { session_id: id, selector: '#missing' });
-    assert.equal(missing.status, 404);
-    assert.deepEqual(missing.body, { selector: '#missing', detail: 'no element matches #missing', code: 'ELEMENT_NOT_FOUND' });
-    const slow = await as(alice, 'POST', '/v1/browser/interactions/fill', { session_id: id, selector: '#slow', value: 'x' });
-    assert.deepEqual([slow.status, slow.body.code], [408, 'BROWSER_TIMEOUT']);
-    const unreachable = await as(alice, 'POST', '/v1/browser/interactions/navigate', { session_id: id, url: 'https://unreachable.invalid/' });
-    assert.deepEqual([unreachable.status, unreachable.body.code], [400, 'NAVIGATION_FAILED']);
-    const gone = await as(alice, 'POST', '/v1/browser/interactions/navigate', { session_id: '11111111-1111-4111-8111-111111111111', url: 'https://example.com/' });
-    assert.deepEqual([gone.status, gone.body.code], [404, 'NOT_FOUND']);
-    await as(alice, 'DELETE', `/v1/browser/sessions/${id}`);
+  test('a session nobody has: 404 NOT_FOUND on every interaction, on read and on close', async () => {
+    const nobodys = '11111111-1111-4111-8111-111111111111';
+    const bodies: Record<string, Record<string, unknown>> = {
+      navigate: { url: 'https://example.com/' },
+      click: { selector: '#go' },
+      type: { selector: '#q', text: 'otters' },
+      fill: { selector: '#q', value: 'v' },
+      scroll: { y: 400 },
+      wait: { condition: 'load' },
+      hover: { selector: '#q' },
+      keypress: { key: 'Enter' },
+      screenshot: {},
+      extract: { selector: 'h1' },
+      content: {},
+      'fill-credential': { credential_id: 'cred_nobodys' },
+    };
+    assert.deepEqual(Object.keys(bodies).sort(), [...INTERACTIONS].sort());
+    const wrong: string[] = [];
+    for (const action of INTERACTIONS) {
+      const res = await as(alice, 'POST', `/v1/browser/interactions/${action}`, { session_id: nobodys, ...bodies[action] });
+      if (res.status !== 404 || res.body?.code !== 'NOT_FOUND') wrong.push(`${action}: ${res.status} ${res.text.slice(0, 160)}`);
+    }
+    assert.deepEqual(wrong, []);
+    const read = await as(alice, 'GET', `/v1/browser/sessions/${nobodys}`);
+    assert.deepEqual([read.status, read.body.code], [404, 'NOT_FOUND']);
+    const closed = await as(alice, 'DELETE', `/v1/browser/sessions/${nobodys}`);
+    assert.deepEqual([closed.status, closed.body.code], [404, 'NOT_FOUND']);
+    assert.equal((await as(alice, 'GET', '/v1/browser/screenshot/2000000000')).status, 404, 'a usage record nobody has');
   });
 
-  test('render with the key in the body; its stored screenshot is the owner\'s only; usage and its history page', async () => {
-    const rendered = await call(server, 'POST', '/v1/browser/render', { json: { api_key: alice, url: 'https://example.com/', return_html: true } });
-    assert.equal(rendered.status, 200, rendered.text);
-    assert.equal(rendered.body.screenshot, FAKE_PNG_BASE64);
-    assert.equal(typeof rendered.body.html, 'string');
-    const sent = lastCall('render');
-    assert.deepEqual([sent.width, sent.height, sent.wait_timeout, sent.format, sent.return_screenshot, sent.full_page], [1280, 720, 30_000, 'png', true, false]);
-    const stored = await as(alice, 'GET', `/v1/browser/screenshot/${rendered.body.usage_id}`);
-    assert.equal(stored.status, 200);
-    assert.equal(stored.body.screenshot, FAKE_PNG_BASE64);
-    assert.equal((await as(bob, 'GET', `/v1/browser/screenshot/${rendered.body.usage_id}`)).status, 404);
-    const history = await as(alice, 'GET', '/v1/browser/usage/history');
-    assert.deepEqual(lastCall('usageHistory'), { limit: 50, offset: 0 });
-    assert.equal(history.body.items[0].usage_id, rendered.body.usage_id);
-    assert.equal((await as(alice, 'GET', '/v1/browser/usage')).body.renders, 1);
+  test('usage and its history before any browser: zeros, the plan\'s sessions, an empty page with the documented defaults', async () => {
+    const usage = await as(bob, 'GET', '/v1/browser/usage');
+    assert.equal(usage.status, 200, usage.text);
+    assert.deepEqual(
+      [usage.body.renders, usage.body.sessions, usage.body.pages, usage.body.screenshots, usage.body.active_sessions, usage.body.max_sessions],
+      [0, 0, 0, 0, 0, DEFAULT_PLANS.pro!.maxBrowserSessions],
+    );
+    assert.equal(usage.body.last_30_days.renders, 0);
+    const history = await as(bob, 'GET', '/v1/browser/usage/history');
+    assert.equal(history.status, 200, history.text);
+    assert.deepEqual(history.body, { items: [], total: 0, limit: 50, offset: 0 });
+    const paged = await as(bob, 'GET', '/v1/browser/usage/history?limit=5&offset=10');
+    assert.deepEqual([paged.body.limit, paged.body.offset], [5, 10]);
+  });
+
+  test('capabilities: chromium, the interactions, the default viewport, the plan\'s sessions', async () => {
     const caps = await as(alice, 'GET', '/v1/browser/capabilities');
+    assert.equal(caps.status, 200, caps.text);
     assert.equal(caps.body.engine, 'chromium');
+    assert.deepEqual([...caps.body.interactions].sort(), [...INTERACTIONS].sort());
+    assert.deepEqual(caps.body.screenshot_formats, ['png', 'jpeg']);
+    assert.deepEqual(caps.body.default_viewport, { width: 1280, height: 720 });
+    assert.deepEqual(caps.body.max_viewport, { width: 3840, height: 2160 });
+    assert.equal(caps.body.max_sessions, DEFAULT_PLANS.free!.maxBrowserSessions);
+    assert.equal(caps.body.warm_pool_size, 0);
+    assert.equal((await as(carol, 'GET', '/v1/browser/capabilities/')).body.max_sessions, 0);
   });
 
   test('auth test: the key in a header or in the body', async () => {
     const viaHeader = await as(alice, 'POST', '/v1/browser/auth/test', {});
     assert.equal(viaHeader.status, 200, viaHeader.text);
-    assert.equal(viaHeader.body.username, 'alice-browser');
+    assert.deepEqual([viaHeader.body.authenticated, viaHeader.body.username, viaHeader.body.plan], [true, 'alice-browser', 'free']);
     const viaBody = await call(server, 'POST', '/v1/browser/auth/test', { json: { api_key: bob } });
-    assert.equal(viaBody.body.username, 'bob-browser');
+    assert.equal(viaBody.status, 200, viaBody.text);
+    assert.deepEqual([viaBody.body.username, viaBody.body.plan], ['bob-browser', 'pro']);
   });
 
   test('credentials: 201 without the password, list, update, 409 on a second of a name, 204 on delete, another user\'s is 404', async () => {
     const created = await as(alice, 'POST', '/v1/browser/credentials', { name: 'shop', username: 'alice@example.com', password: 'hunter2-secret', allowed_hosts: ['shop.example.com', '*.example.org'] });
     assert.equal(created.status, 201, created.text);
     assert.ok(!created.text.includes('hunter2-secret'), 'the password is never answered');
+    assert.deepEqual([created.body.name, created.body.username, created.body.allowed_hosts, created.body.last_used_at], ['shop', 'alice@example.com', ['shop.example.com', '*.example.org'], null]);
     const id = created.body.credential_id as string;
-    assert.equal((await as(alice, 'POST', '/v1/browser/credentials', { name: 'shop', username: 'x', password: 'y', allowed_hosts: ['a.example'] })).status, 409);
+    const second = await as(alice, 'POST', '/v1/browser/credentials', { name: 'shop', username: 'x', password: 'y', allowed_hosts: ['a.example'] });
+    assert.deepEqual([second.status, second.body.code], [409, 'CONFLICT']);
+    assert.equal((await as(bob, 'POST', '/v1/browser/credentials', { name: 'shop', username: 'b', password: 'c', allowed_hosts: ['b.example'] })).status, 201, 'names are per user');
     const listed = await as(alice, 'GET', '/v1/browser/credentials');
     assert.deepEqual(listed.body.credentials.map((c: { name: string }) => c.name), ['shop']);
     assert.ok(!listed.text.includes('hunter2-secret'));
-    const updated = await as(alice, 'PATCH', `/v1/browser/credentials/${id}`, { allowed_hosts: ['shop.example.com'] });
-    assert.deepEqual(updated.body.allowed_hosts, ['shop.example.com']);
-    assert.equal((await as(bob, 'GET', `/v1/browser/credentials/${id}`)).status, 404);
-    assert.equal((await as(bob, 'DELETE', `/v1/browser/credentials/${id}`)).status, 404);
-    const session = (await as(alice, 'POST', '/v1/browser/sessions/', {})).body.session_id as string;
-    const filled = await as(alice, 'POST', '/v1/browser/interactions/fill-credential', { session_id: session, credential_id: id });
-    assert.equal(filled.status, 200, filled.text);
-    assert.equal(lastCall('fillCredential').submit, false);
-    await as(alice, 'DELETE', `/v1/browser/sessions/${session}`);
+    const read = await as(alice, 'GET', `/v1/browser/credentials/${id}`);
+    assert.deepEqual(read.body, created.body);
+    const updated = await as(alice, 'PATCH', `/v1/browser/credentials/${id}`, { allowed_hosts: ['shop.example.com'], password: 'new-secret-value' });
+    assert.equal(updated.status, 200, updated.text);
+    assert.deepEqual([updated.body.allowed_hosts, updated.body.username], [['shop.example.com'], 'alice@example.com']);
+    assert.ok(!updated.text.includes('new-secret-value'));
+    assert.deepEqual((await as(alice, 'GET', `/v1/browser/credentials/${id}`)).body.allowed_hosts, ['shop.example.com'], 'the change is kept');
+    for (const [method, json] of [['GET', undefined], ['PATCH', { username: 'bob' }], ['DELETE', undefined]] as const) {
+      const res = await as(bob, method, `/v1/browser/credentials/${id}`, json);
+      assert.deepEqual([res.status, res.body?.code], [404, 'NOT_FOUND'], `${method} of another user's credential`);
+    }
     const deleted = await as(alice, 'DELETE', `/v1/browser/credentials/${id}`);
     assert.equal(deleted.status, 204);
     assert.equal(deleted.text, '');
     assert.equal((await as(alice, 'GET', `/v1/browser/credentials/${id}`)).status, 404);
+    assert.deepEqual((await as(alice, 'GET', '/v1/browser/credentials')).body, { credentials: [] });
   });
 });

@@ -9,7 +9,6 @@ import { buildApp, type BuiltApp } from '../../src/app.ts';
 import { freePort } from './processes.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
-import type { BrowserApi } from '../../src/core/browser/browser-api.ts';
 import { instrumentApp, VIOLATION_STATUS, type OpenApiConformance } from './openapi-conformance.ts';
 
 export interface TestServer extends BuiltApp {
@@ -21,11 +20,8 @@ export interface TestServer extends BuiltApp {
   close(): Promise<void>;
 }
 
-/**
- * `dataDir`: reuse a data directory (a restart); it is then left in place on close. `browser`: a stand-in for the
- * browser service (tests of the API layer and of its clients; `fake-browser.ts`).
- */
-export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock; dataDir?: string; browser?: BrowserApi } = {}): Promise<TestServer> {
+/** `dataDir`: reuse a data directory (a restart); it is then left in place on close. */
+export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock; dataDir?: string } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
   // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one.
   const port = options.config?.port ?? (await freePort());
@@ -37,7 +33,6 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
     config,
     logger: false,
     ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.browser ? { browser: options.browser } : {}),
     // Every response is checked against the served document (openapi-conformance.ts).
     instrument: (app) => (conformance = instrumentApp(app)),
   });
