@@ -161,7 +161,7 @@ export interface SandboxServices {
   /** Browser sessions, interactions, renders, usage and stored credentials (Chromium in VMs). */
   /** Browser sessions and renders (the API's view). */
   browser: BrowserApi;
-  /** The same service, for its start and stop (`browser` may be a stand-in in tests of the API layer). */
+  /** The same service with its start and stop (what the app and the benchmark drive). */
   browserService: BrowserService;
 }
 

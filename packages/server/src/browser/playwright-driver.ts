@@ -265,10 +265,18 @@ class PlaywrightPage implements BrowserPage {
   }
 
   private async evaluate<T>(expression: string, action: string): Promise<T> {
-    try {
-      return (await this.page.evaluate(expression)) as T;
-    } catch (error) {
-      throw translate(error, { action });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.page.evaluate(expression)) as T;
+      } catch (error) {
+        // The page navigated while the script ran (a link, a redirect, a navigation Chromium restarted): once the
+        // new document is there, read that one.
+        if (attempt === 1 && error instanceof Error && /Execution context was destroyed|Cannot find context with specified id|navigation/i.test(error.message)) {
+          await this.page.waitForLoadState('domcontentloaded', { timeout: 30_000 }).catch(() => undefined);
+          continue;
+        }
+        throw translate(error, { action });
+      }
     }
   }
 
