@@ -59,9 +59,11 @@ export class PlaywrightDriver implements BrowserDriver {
       const timeoutMs = 120_000;
       // The first network request starts the (new) network service and runs the loading code once: a closed port
       // on the guest's loopback answers at once.
-      await page.navigate('http://127.0.0.1:1/', { timeoutMs, waitUntil: 'load' }).catch((error: unknown) => {
+      // (Port 2: not on Chromium's list of restricted ports, so the request really goes out and is refused.)
+      await page.navigate('http://127.0.0.1:2/', { timeoutMs, waitUntil: 'load' }).catch((error: unknown) => {
         if (!(error instanceof AppError && error.code === 'NAVIGATION_FAILED')) throw error;
       });
+      await page.navigate('about:blank', { timeoutMs, waitUntil: 'load' });
       await page.setContent('<title>warm</title><h1>warm</h1><p>up <a href="#x">link</a></p><input id="i"><button id="b">b</button>', { timeoutMs, waitUntil: 'load' });
       await page.fill('#i', 'warm', { timeoutMs });
       await page.click('#b', { force: false, timeoutMs, button: 'left', clickCount: 1 });
@@ -139,10 +141,18 @@ class PlaywrightPage implements BrowserPage {
   }
 
   async setContent(html: string, options: { timeoutMs: number; waitUntil: WaitUntil }): Promise<void> {
-    try {
-      await this.page.setContent(html, { timeout: timeout(options.timeoutMs), waitUntil: options.waitUntil === 'commit' ? 'load' : options.waitUntil });
-    } catch (error) {
-      throw translate(error, { action: 'loading the HTML' });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.page.setContent(html, { timeout: timeout(options.timeoutMs), waitUntil: options.waitUntil === 'commit' ? 'load' : options.waitUntil });
+        return;
+      } catch (error) {
+        // A navigation still under way (an error page committing) replaced the document being written: once more.
+        if (attempt === 1 && error instanceof Error && /Execution context was destroyed/.test(error.message)) {
+          await this.page.waitForLoadState('load', { timeout: 30_000 }).catch(() => undefined);
+          continue;
+        }
+        throw translate(error, { action: 'loading the HTML' });
+      }
     }
   }
 
