@@ -13,6 +13,7 @@ import { startNetnsWebServer, type NetnsWebServer } from '../helpers/netns-web.t
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { findBrowserSession } from '../../src/store/browser-store.ts';
 import { DEFAULT_PLANS } from '../../src/config.ts';
+import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
 
 const LOGIN_PASSWORD = 'correct horse battery staple';
 
@@ -100,10 +101,20 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     assert.equal(answer.body.code, 'QUOTA_EXCEEDED');
   });
 
-  test('a session: created with its viewport, listed, 404 to another user', async () => {
+  test('a session: from the warm pool, created with its viewport, listed, 404 to another user', async () => {
+    // The pool (size 1) began filling at the first render; its VM must be the one handed out.
+    const deadline = Date.now() + 10 * 60_000;
+    while ((await server.services.sandbox.browserService.pooledVms()) < 1) {
+      assert.ok(Date.now() < deadline, 'the browser pool filled within 10 minutes');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const acquisitions: { vmId: string; fromPool: boolean }[] = [];
+    (server.services.sandbox.engine as SandboxEngine).events.on('acquired', (event) => acquisitions.push(event));
     const created = await post(alice, '/v1/browser/sessions/', { viewport_width: 1024, viewport_height: 768, user_agent: 'sandboxd-test-agent/1.0' });
     assert.equal(created.status, 200, created.text);
     sessionId = created.body.session_id;
+    const row = await findBrowserSession(server.services.database.db, sessionId);
+    assert.deepEqual(acquisitions.filter((a) => a.vmId === row?.vm_id).map((a) => a.fromPool), [true], 'the session VM came from the pool');
     assert.equal(created.body.status, 'active');
     assert.deepEqual([created.body.viewport_width, created.body.viewport_height], [1024, 768]);
     assert.ok(Date.parse(created.body.expires_at) > Date.now());
