@@ -27,9 +27,10 @@ const ENGINE_PACKAGES = [
 /**
  * Extra packages for the test suite: PostgreSQL (the store's contract tests), pyflakes3 and black, which
  * `npm run lint` runs over the Python the agent runs in the guest, and a container registry with `htpasswd`
- * (the OCI image tests run their own on loopback, with and without basic authentication).
+ * (the OCI image tests run their own on loopback, with and without basic authentication), Chromium (the
+ * browser and desktop viewer tests open pages in it) and ffmpeg (ffprobe reads desktop recordings).
  */
-const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black', 'docker-registry', 'apache2-utils'];
+const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black', 'docker-registry', 'apache2-utils', 'chromium', 'ffmpeg'];
 
 function step(message) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
@@ -108,6 +109,10 @@ function ensureGuestImage() {
   step('browser image: checking the cache (a first build adds chromium to a base of its own, about a minute and a half)');
   run(process.execPath, [...args, '--flavour', 'browser'], { stdio: ['ignore', 'ignore', 'inherit'] });
   step('browser image: ready');
+  // The desktop template's image: Xvnc, openbox, xterm, Chromium, xdotool, ffmpeg, noVNC (a first build: ~3 min).
+  step('desktop image: checking the cache (a first build adds an X desktop, Chromium and ffmpeg to a base of its own, about three minutes)');
+  run(process.execPath, [...args, '--flavour', 'desktop'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  step('desktop image: ready');
 }
 
 /** Where npm puts global commands (`npm prefix -g`/bin), or null when npm cannot say. */

@@ -2,6 +2,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { registerBrowser } from './commands/browser.ts';
 import { registerCreate } from './commands/create.ts';
+import { registerDesktop } from './commands/desktop.ts';
 import { registerDomains } from './commands/domains.ts';
 import { registerExec } from './commands/exec.ts';
 import { registerFiles } from './commands/files.ts';
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerVolumes(program, context);
   registerTemplates(program, context);
   registerBrowser(program, context);
+  registerDesktop(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -4,6 +4,7 @@ import { readEnv } from './env.ts';
 import { ApiKeys } from './resources/api-keys.ts';
 import { Audit } from './resources/audit.ts';
 import { Browser } from './resources/browser.ts';
+import { ComputerUse } from './resources/computer-use.ts';
 import { Auth } from './resources/auth.ts';
 import { CliAuth } from './resources/cli-auth.ts';
 import { CustomDomains } from './resources/custom-domains.ts';
@@ -81,6 +82,8 @@ export class Sandboxd {
   readonly templates: Templates;
   /** Browser automation: sessions driven by interactions, one-shot renders, usage, stored credentials. */
   readonly browser: Browser;
+  /** Desktop sessions: actions, screenshots, the viewer, recordings. */
+  readonly computerUse: ComputerUse;
 
   /** The HTTP layer, for operations the client has no method for: `client.transport.call('/healthz', 'get')`. */
   readonly transport: Transport;
@@ -128,6 +131,7 @@ export class Sandboxd {
     this.terminals = new Terminals(this.transport);
     this.templates = new Templates(this.transport);
     this.browser = new Browser(this.transport);
+    this.computerUse = new ComputerUse(this.transport, this.sessions);
   }
 
   /** True when an API key or token is configured (it may still be wrong). */

@@ -41,6 +41,18 @@ export {
   type BrowserWaitOptions,
   type WaitUntil,
 } from './resources/browser.ts';
+export {
+  ComputerUse,
+  Desktop,
+  type ComputerAction,
+  type ComputerActionResult,
+  type DesktopCreateOptions,
+  type DesktopWindow,
+  type SavedRecording,
+  type ScreenshotOptions as DesktopScreenshotOptions,
+  type ViewerUrl,
+  type VmRecording,
+} from './resources/computer-use.ts';
 export type { ShareCreateOptions } from './resources/shares.ts';
 export type { CustomDomainCreateOptions } from './resources/custom-domains.ts';
 export { TerminalConnection, type TerminalAttachOptions, type TerminalCreateOptions, type TerminalExit, type TerminalOwner, type WebSocketConstructor, type WebSocketLike } from './resources/terminals.ts';

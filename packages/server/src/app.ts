@@ -30,7 +30,7 @@ import { systemClock, type Clock } from './core/clock.ts';
 import type { AttemptReport } from './core/webhooks/dispatcher.ts';
 import { createSandboxServices, createServices, type Services } from './services.ts';
 import type { VmEngine } from './core/vm-engine.ts';
-import { createEngine, loadBrowserTemplate } from './engine/index.ts';
+import { createEngine, loadBrowserTemplate, loadDesktopTemplate } from './engine/index.ts';
 import { registerExecutionRoutes } from './api/routes/execution/index.ts';
 import { EXECUTION_SCHEMAS } from './api/routes/execution/schemas.ts';
 import { registerFileRoutes } from './api/routes/files/index.ts';
@@ -59,6 +59,7 @@ import { hostnameOf } from './core/custom-domain-names.ts';
 import type { CheckReport } from './core/custom-domain-checker.ts';
 import { PTY_SCHEMAS } from './api/routes/pty/schemas.ts';
 import { registerBrowserRoutes } from './api/routes/browser/index.ts';
+import { COMPUTER_USE_SCHEMAS, registerComputerUseRoutes, vncRelayHandler } from './api/routes/computer-use/index.ts';
 import { BROWSER_SCHEMAS } from './api/routes/browser/schemas.ts';
 
 export interface BuildAppOptions {
@@ -108,7 +109,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const engine = options.engine ?? createEngine(config, app.log);
-  const sandbox = createSandboxServices(core, engine, { loadBrowserTemplate: () => loadBrowserTemplate(config, app.log) });
+  const sandbox = createSandboxServices(core, engine, { loadBrowserTemplate: () => loadBrowserTemplate(config, app.log), loadDesktopTemplate: () => loadDesktopTemplate(config, app.log) });
   const services: Services = { ...core, sandbox };
   recordStartAndStop(app, services, { ownEngine: options.engine ? null : engine, ownsDatabase: !options.database });
 
@@ -116,7 +117,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS, ...COMPUTER_USE_SCHEMAS]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
@@ -139,8 +140,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerPtyRoutes(app, context);
   registerCustomDomainRoutes(app, context);
   registerBrowserRoutes(app, context);
+  registerComputerUseRoutes(app, context);
   registerNotImplementedRoutes(app, context);
-  registerUpgradeRouter(app, [previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
+  registerUpgradeRouter(app, [vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
 
   runWebhookDispatcher(app, services);
   runCustomDomains(app, services);
@@ -158,9 +160,10 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
  * engine (when the app owns it) and the store close.
  */
 function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { close?(): Promise<void> } | null; ownsDatabase: boolean }): void {
-  const { executions, vms, templates, browserService } = services.sandbox;
+  const { executions, vms, templates, browserService, computerUse } = services.sandbox;
   app.addHook('onReady', async () => {
     browserService.begin();
+    await computerUse.recover(app.log);
     const ended = await executions.endRunsOfThisNode('restarted');
     if (ended > 0) app.log.warn({ executions: ended }, 'executions left running by the previous server process recorded as failed');
     const builds = await templates.failInterruptedBuilds();
@@ -172,6 +175,7 @@ function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { c
       await templates.stop();
       // Its pages are this process's connections: the sessions end here, and their VMs with them.
       await browserService.close();
+      await computerUse.settled();
       if (owns.ownEngine) {
         const killVms = !services.config.keepVmsOnShutdown;
         if (killVms) await vms.stop();

@@ -41,6 +41,9 @@ import { VolumeService } from './core/volumes.ts';
 import { TemplateService } from './core/templates.ts';
 import { createGitFetcher } from './git/bare-clone.ts';
 import { VmSources } from './core/vm-sources.ts';
+import { ComputerUseService } from './core/computer-use/computer-use-service.ts';
+import { DESKTOP_TEMPLATE_ID } from './core/model.ts';
+import { createViewerTokens, type ViewerTokens } from './core/computer-use/viewer-tokens.ts';
 import type { BrowserApi } from './core/browser/browser-api.ts';
 import { BrowserService } from './core/browser/browser-service.ts';
 import { PlaywrightDriver } from './browser/playwright-driver.ts';
@@ -59,6 +62,8 @@ export interface CoreServices {
   tokens: AccessTokenIssuer;
   /** Signs private share links and the preview cookies they set. */
   previewTokens: PreviewTokens;
+  /** Signs desktop viewer URLs, their page cookies and their VNC WebSocket tokens. */
+  viewerTokens: ViewerTokens;
   authenticator: Authenticator;
   audit: AuditLog;
   signIn: SignInService;
@@ -116,6 +121,7 @@ export async function createServices(config: Config, database: Database, clock: 
     apiKeys,
     tokens,
     previewTokens: createPreviewTokens(authSecret),
+    viewerTokens: createViewerTokens(authSecret),
     authenticator: new Authenticator(database, tokens, clock),
     audit,
     signIn: new SignInService(users, tokens, audit),
@@ -163,6 +169,8 @@ export interface SandboxServices {
   browser: BrowserApi;
   /** The same service with its start and stop (what the app and the benchmark drive). */
   browserService: BrowserService;
+  /** Desktop sessions: the computer-use proxy, the viewer, recordings. */
+  computerUse: ComputerUseService;
 }
 
 /** Everything the HTTP app uses. */
@@ -174,6 +182,8 @@ export interface Services extends CoreServices {
 export interface SandboxDependencies {
   /** The built-in browser template's files (building its image on first use). */
   loadBrowserTemplate: () => Promise<TemplateImage>;
+  /** The built-in desktop template's files (building its image on first use). */
+  loadDesktopTemplate: () => Promise<TemplateImage>;
 }
 
 export function createSandboxServices(core: CoreServices, engine: VmEngine, dependencies: SandboxDependencies): SandboxServices {
@@ -184,7 +194,9 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     memoryMb: config.defaultMemoryMb,
     vcpuCount: config.defaultVcpus,
   });
-  const sources = new VmSources(database, () => engine.nodeId);
+  const sources = new VmSources(database, () => engine.nodeId, {
+    [DESKTOP_TEMPLATE_ID]: { load: dependencies.loadDesktopTemplate, shape: { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb } },
+  });
   const vms = new VmService(database, engine, limiter, clock, events, sources);
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
   const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
@@ -200,7 +212,8 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   });
   const appUrls = new AppUrls(config.publicUrl, config.appDomain);
   const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds, core.customDomainHosts);
-  const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock);
+  const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock, core.viewerTokens);
+  const objects = createObjectStore(config);
   const resolver = createTxtResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs });
   const customDomains = new CustomDomainService(database, sessions, shares, core.previewTokens, appUrls, core.customDomainHosts, resolver, clock, events, {
     reserved: reservedNames(config),
@@ -213,7 +226,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     lookupTimeoutMs: config.dnsTimeoutMs,
     concurrency: 4,
   });
-  const browserService = new BrowserService(database, clock, events, engine, new PlaywrightDriver(), limiter, createObjectStore(config), core.secretBox, dependencies.loadBrowserTemplate, {
+  const browserService = new BrowserService(database, clock, events, engine, new PlaywrightDriver(), limiter, objects, core.secretBox, dependencies.loadBrowserTemplate, {
     nodeId: engine.nodeId,
     vcpuCount: config.browserVcpus,
     memoryMb: config.browserMemoryMb,
@@ -242,5 +255,11 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     customDomainChecker,
     browser: browserService,
     browserService,
+    computerUse: new ComputerUseService(database, clock, events, sessions, vms, core.viewerTokens, objects, engine, sources, {
+      viewerTokenTtlSeconds: config.viewerTokenTtlSeconds,
+      maxRecordingBytes: config.maxRecordingMb * 2 ** 20,
+      poolSize: config.desktopPoolSize,
+      shape: { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb },
+    }),
   };
 }

@@ -4462,7 +4462,7 @@ export interface paths {
         };
         /**
          * Authenticated proxy to the in-VM computer-use API
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Forwards the request to the desktop session's computer-use API, at the path after the session id (its VM is started if it has none). Only the owner passes (404 for anyone else). Paths of the API (JSON unless said otherwise): `GET health`; `GET screenshot?scale=&width=&height=` (PNG, streamed; `scale` 0.05–1, or a `width` and/or `height` to fit); `POST action` with Anthropic computer-use tool input: `{"action": "screenshot" | "mouse_move" | "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" | "left_click_drag" | "left_mouse_down" | "left_mouse_up" | "scroll" | "type" | "key" | "hold_key" | "cursor_position" | "wait", "coordinate": [x, y], "start_coordinate": [x, y], "text": "...", "scroll_direction": "up|down|left|right", "scroll_amount": n, "duration": seconds}` (keys are X keysym names, combinations like `ctrl+s`; `text` on clicks and scrolls names modifier keys held meanwhile; a `screenshot` action answers `base64_image`, `cursor_position` answers `cursor`); `GET cursor`; `GET display`, `PUT display {"width","height"}` (resize the screen); `GET windows` (id, title, pid, geometry); `POST recording/start {"framerate": 1-30}`, `POST recording/stop` (the MP4 is then saved in the background: `GET /v1/sessions/{session_id}/recordings`), `GET recordings`, `GET recordings/{id}`, `GET recordings/{id}/download` (MP4, streamed), `DELETE recordings/{id}`. Errors of the API: 422 `{"detail": [{"loc", "msg", "type"}]}` for bad input, 409 for a recording conflict, 404 for an unknown path or recording.
          */
         get: {
             parameters: {
@@ -4476,76 +4476,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503 */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing or invalid credentials */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The Content-Type is not one the operation accepts */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": unknown;
+                        "image/png": string;
+                        "video/mp4": string;
                     };
                 };
             };
         };
         /**
          * Authenticated proxy to the in-VM computer-use API
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Forwards the request to the desktop session's computer-use API, at the path after the session id (its VM is started if it has none). Only the owner passes (404 for anyone else). Paths of the API (JSON unless said otherwise): `GET health`; `GET screenshot?scale=&width=&height=` (PNG, streamed; `scale` 0.05–1, or a `width` and/or `height` to fit); `POST action` with Anthropic computer-use tool input: `{"action": "screenshot" | "mouse_move" | "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" | "left_click_drag" | "left_mouse_down" | "left_mouse_up" | "scroll" | "type" | "key" | "hold_key" | "cursor_position" | "wait", "coordinate": [x, y], "start_coordinate": [x, y], "text": "...", "scroll_direction": "up|down|left|right", "scroll_amount": n, "duration": seconds}` (keys are X keysym names, combinations like `ctrl+s`; `text` on clicks and scrolls names modifier keys held meanwhile; a `screenshot` action answers `base64_image`, `cursor_position` answers `cursor`); `GET cursor`; `GET display`, `PUT display {"width","height"}` (resize the screen); `GET windows` (id, title, pid, geometry); `POST recording/start {"framerate": 1-30}`, `POST recording/stop` (the MP4 is then saved in the background: `GET /v1/sessions/{session_id}/recordings`), `GET recordings`, `GET recordings/{id}`, `GET recordings/{id}/download` (MP4, streamed), `DELETE recordings/{id}`. Errors of the API: 422 `{"detail": [{"loc", "msg", "type"}]}` for bad input, 409 for a recording conflict, 404 for an unknown path or recording.
          */
         put: {
             parameters: {
@@ -4559,76 +4505,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503 */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing or invalid credentials */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The Content-Type is not one the operation accepts */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": unknown;
+                        "image/png": string;
+                        "video/mp4": string;
                     };
                 };
             };
         };
         /**
          * Authenticated proxy to the in-VM computer-use API
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Forwards the request to the desktop session's computer-use API, at the path after the session id (its VM is started if it has none). Only the owner passes (404 for anyone else). Paths of the API (JSON unless said otherwise): `GET health`; `GET screenshot?scale=&width=&height=` (PNG, streamed; `scale` 0.05–1, or a `width` and/or `height` to fit); `POST action` with Anthropic computer-use tool input: `{"action": "screenshot" | "mouse_move" | "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" | "left_click_drag" | "left_mouse_down" | "left_mouse_up" | "scroll" | "type" | "key" | "hold_key" | "cursor_position" | "wait", "coordinate": [x, y], "start_coordinate": [x, y], "text": "...", "scroll_direction": "up|down|left|right", "scroll_amount": n, "duration": seconds}` (keys are X keysym names, combinations like `ctrl+s`; `text` on clicks and scrolls names modifier keys held meanwhile; a `screenshot` action answers `base64_image`, `cursor_position` answers `cursor`); `GET cursor`; `GET display`, `PUT display {"width","height"}` (resize the screen); `GET windows` (id, title, pid, geometry); `POST recording/start {"framerate": 1-30}`, `POST recording/stop` (the MP4 is then saved in the background: `GET /v1/sessions/{session_id}/recordings`), `GET recordings`, `GET recordings/{id}`, `GET recordings/{id}/download` (MP4, streamed), `DELETE recordings/{id}`. Errors of the API: 422 `{"detail": [{"loc", "msg", "type"}]}` for bad input, 409 for a recording conflict, 404 for an unknown path or recording.
          */
         post: {
             parameters: {
@@ -4642,76 +4534,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503 */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing or invalid credentials */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The Content-Type is not one the operation accepts */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": unknown;
+                        "image/png": string;
+                        "video/mp4": string;
                     };
                 };
             };
         };
         /**
          * Authenticated proxy to the in-VM computer-use API
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Forwards the request to the desktop session's computer-use API, at the path after the session id (its VM is started if it has none). Only the owner passes (404 for anyone else). Paths of the API (JSON unless said otherwise): `GET health`; `GET screenshot?scale=&width=&height=` (PNG, streamed; `scale` 0.05–1, or a `width` and/or `height` to fit); `POST action` with Anthropic computer-use tool input: `{"action": "screenshot" | "mouse_move" | "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" | "left_click_drag" | "left_mouse_down" | "left_mouse_up" | "scroll" | "type" | "key" | "hold_key" | "cursor_position" | "wait", "coordinate": [x, y], "start_coordinate": [x, y], "text": "...", "scroll_direction": "up|down|left|right", "scroll_amount": n, "duration": seconds}` (keys are X keysym names, combinations like `ctrl+s`; `text` on clicks and scrolls names modifier keys held meanwhile; a `screenshot` action answers `base64_image`, `cursor_position` answers `cursor`); `GET cursor`; `GET display`, `PUT display {"width","height"}` (resize the screen); `GET windows` (id, title, pid, geometry); `POST recording/start {"framerate": 1-30}`, `POST recording/stop` (the MP4 is then saved in the background: `GET /v1/sessions/{session_id}/recordings`), `GET recordings`, `GET recordings/{id}`, `GET recordings/{id}/download` (MP4, streamed), `DELETE recordings/{id}`. Errors of the API: 422 `{"detail": [{"loc", "msg", "type"}]}` for bad input, 409 for a recording conflict, 404 for an unknown path or recording.
          */
         delete: {
             parameters: {
@@ -4725,76 +4563,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503 */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing or invalid credentials */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The Content-Type is not one the operation accepts */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": unknown;
+                        "image/png": string;
+                        "video/mp4": string;
                     };
                 };
             };
         };
         /**
          * Authenticated proxy to the in-VM computer-use API
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Forwards the request to the desktop session's computer-use API, at the path after the session id (its VM is started if it has none). Only the owner passes (404 for anyone else). Paths of the API (JSON unless said otherwise): `GET health`; `GET screenshot?scale=&width=&height=` (PNG, streamed; `scale` 0.05–1, or a `width` and/or `height` to fit); `POST action` with Anthropic computer-use tool input: `{"action": "screenshot" | "mouse_move" | "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" | "left_click_drag" | "left_mouse_down" | "left_mouse_up" | "scroll" | "type" | "key" | "hold_key" | "cursor_position" | "wait", "coordinate": [x, y], "start_coordinate": [x, y], "text": "...", "scroll_direction": "up|down|left|right", "scroll_amount": n, "duration": seconds}` (keys are X keysym names, combinations like `ctrl+s`; `text` on clicks and scrolls names modifier keys held meanwhile; a `screenshot` action answers `base64_image`, `cursor_position` answers `cursor`); `GET cursor`; `GET display`, `PUT display {"width","height"}` (resize the screen); `GET windows` (id, title, pid, geometry); `POST recording/start {"framerate": 1-30}`, `POST recording/stop` (the MP4 is then saved in the background: `GET /v1/sessions/{session_id}/recordings`), `GET recordings`, `GET recordings/{id}`, `GET recordings/{id}/download` (MP4, streamed), `DELETE recordings/{id}`. Errors of the API: 422 `{"detail": [{"loc", "msg", "type"}]}` for bad input, 409 for a recording conflict, 404 for an unknown path or recording.
          */
         options: {
             parameters: {
@@ -4808,76 +4592,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503 */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing or invalid credentials */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The Content-Type is not one the operation accepts */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": unknown;
+                        "image/png": string;
+                        "video/mp4": string;
                     };
                 };
             };
         };
         /**
          * Authenticated proxy to the in-VM computer-use API
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Forwards the request to the desktop session's computer-use API, at the path after the session id (its VM is started if it has none). Only the owner passes (404 for anyone else). Paths of the API (JSON unless said otherwise): `GET health`; `GET screenshot?scale=&width=&height=` (PNG, streamed; `scale` 0.05–1, or a `width` and/or `height` to fit); `POST action` with Anthropic computer-use tool input: `{"action": "screenshot" | "mouse_move" | "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" | "left_click_drag" | "left_mouse_down" | "left_mouse_up" | "scroll" | "type" | "key" | "hold_key" | "cursor_position" | "wait", "coordinate": [x, y], "start_coordinate": [x, y], "text": "...", "scroll_direction": "up|down|left|right", "scroll_amount": n, "duration": seconds}` (keys are X keysym names, combinations like `ctrl+s`; `text` on clicks and scrolls names modifier keys held meanwhile; a `screenshot` action answers `base64_image`, `cursor_position` answers `cursor`); `GET cursor`; `GET display`, `PUT display {"width","height"}` (resize the screen); `GET windows` (id, title, pid, geometry); `POST recording/start {"framerate": 1-30}`, `POST recording/stop` (the MP4 is then saved in the background: `GET /v1/sessions/{session_id}/recordings`), `GET recordings`, `GET recordings/{id}`, `GET recordings/{id}/download` (MP4, streamed), `DELETE recordings/{id}`. Errors of the API: 422 `{"detail": [{"loc", "msg", "type"}]}` for bad input, 409 for a recording conflict, 404 for an unknown path or recording.
          */
         head: {
             parameters: {
@@ -4891,76 +4621,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503 */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing or invalid credentials */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The Content-Type is not one the operation accepts */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": unknown;
+                        "image/png": string;
+                        "video/mp4": string;
                     };
                 };
             };
         };
         /**
          * Authenticated proxy to the in-VM computer-use API
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Forwards the request to the desktop session's computer-use API, at the path after the session id (its VM is started if it has none). Only the owner passes (404 for anyone else). Paths of the API (JSON unless said otherwise): `GET health`; `GET screenshot?scale=&width=&height=` (PNG, streamed; `scale` 0.05–1, or a `width` and/or `height` to fit); `POST action` with Anthropic computer-use tool input: `{"action": "screenshot" | "mouse_move" | "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" | "left_click_drag" | "left_mouse_down" | "left_mouse_up" | "scroll" | "type" | "key" | "hold_key" | "cursor_position" | "wait", "coordinate": [x, y], "start_coordinate": [x, y], "text": "...", "scroll_direction": "up|down|left|right", "scroll_amount": n, "duration": seconds}` (keys are X keysym names, combinations like `ctrl+s`; `text` on clicks and scrolls names modifier keys held meanwhile; a `screenshot` action answers `base64_image`, `cursor_position` answers `cursor`); `GET cursor`; `GET display`, `PUT display {"width","height"}` (resize the screen); `GET windows` (id, title, pid, geometry); `POST recording/start {"framerate": 1-30}`, `POST recording/stop` (the MP4 is then saved in the background: `GET /v1/sessions/{session_id}/recordings`), `GET recordings`, `GET recordings/{id}`, `GET recordings/{id}/download` (MP4, streamed), `DELETE recordings/{id}`. Errors of the API: 422 `{"detail": [{"loc", "msg", "type"}]}` for bad input, 409 for a recording conflict, 404 for an unknown path or recording.
          */
         patch: {
             parameters: {
@@ -4974,69 +4650,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503 */
+                default: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing or invalid credentials */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description The Content-Type is not one the operation accepts */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Validation error */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": unknown;
+                        "image/png": string;
+                        "video/mp4": string;
                     };
                 };
             };
@@ -5052,11 +4674,14 @@ export interface paths {
         };
         /**
          * Remote-desktop viewer URL
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description A link to the desktop session's screen in noVNC (served from the VM at `/v1/app/{session_id}/6080/vnc.html`), and the VNC WebSocket it connects to. Both carry short-lived tokens (SANDBOXD_VIEWER_TOKEN_TTL_SECONDS, default 600), so the link opens in any browser without an API key: treat it as a secret. `view_only=true` makes the server drop every input the viewer sends (keys, pointer, clipboard, resize). Starts the session's VM if it has none. 409 for a session that is not a desktop session (create one with `"template": "desktop"`).
          */
         get: {
             parameters: {
-                query?: never;
+                query: {
+                    /** @description Watch only: input from the viewer is dropped */
+                    view_only: boolean;
+                };
                 header?: never;
                 path: {
                     session_id: string;
@@ -5071,13 +4696,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
+                        "application/json": components["schemas"]["ViewerUrlResponse"];
                     };
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The session is not a desktop session */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5092,15 +4733,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5122,11 +4754,14 @@ export interface paths {
         };
         /**
          * VNC WebSocket relay (plain HTTP is refused)
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description The desktop's VNC server (RFB in binary WebSocket frames) for a viewer URL's `websocket_url`, authorized by its `token` query parameter (no API key needed; 401 without a valid token, 404 for a token of another session). View-only tokens have every input message dropped by the server. A plain HTTP request answers 426 UPGRADE_REQUIRED.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The token of a viewer URL */
+                    token?: string;
+                };
                 header?: never;
                 path: {
                     session_id: string;
@@ -5135,17 +4770,6 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
                 /** @description Validation error */
                 422: {
                     headers: {
@@ -5155,8 +4779,8 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description Not implemented yet */
-                501: {
+                /** @description Not a WebSocket handshake */
+                426: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6499,6 +6123,314 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/recordings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A desktop session's saved recordings
+         * @description Screen recordings stopped through the computer-use proxy (`POST /v1/computeruse/{session_id}/recording/stop`), newest first: "saving" while the MP4 is copied from the VM, then "ready" or "failed". They outlive the VM.
+         */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    /** @description Records to skip */
+                    offset: number;
+                };
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DesktopRecordingList"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/recordings/{recording_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A saved recording */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description A recording id (`rec_` + 16 hex) */
+                    recording_id: string;
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DesktopRecording"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session or recording among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved recording
+         * @description Removes the MP4 from the object store and its record. 409 while it is being saved.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description A recording id (`rec_` + 16 hex) */
+                    recording_id: string;
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DesktopRecording"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session or recording among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The recording is being saved */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/recordings/{recording_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A saved recording's MP4
+         * @description The H.264 MP4, streamed from the object store. 409 while it is being saved or when saving failed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description A recording id (`rec_` + 16 hex) */
+                    recording_id: string;
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The MP4 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "video/mp4": string;
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session or recording among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The recording is not saved (yet) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/app-url/{session_id}": {
         parameters: {
             query?: never;
@@ -6643,7 +6575,7 @@ export interface paths {
         /**
          * Create a session
          * @deprecated
-         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored).
+         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
          */
         post: {
             parameters: {
@@ -6667,7 +6599,7 @@ export interface paths {
                         "application/json": components["schemas"]["SessionCreateResponse"];
                     };
                 };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                /** @description A screen size for a session that is not a desktop session */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11830,6 +11762,35 @@ export interface components {
             /** @enum {boolean} */
             verified: true;
         };
+        /** DesktopRecording */
+        DesktopRecording: {
+            /** @description Where the MP4 downloads from once ready (same credentials as this API) */
+            download_url: string | null;
+            duration_seconds: number | null;
+            error: string | null;
+            height: number;
+            /** @description The id the desktop service gave it (`rec_…`) */
+            recording_id: string;
+            saved_at: string | null;
+            session_id: string;
+            size_bytes: number | null;
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * @description "saving" while the MP4 is copied from the VM into the object store, then "ready" (downloadable) or "failed"
+             * @enum {string}
+             */
+            status: "saving" | "ready" | "failed";
+            /** Format: date-time */
+            stopped_at: string;
+            vm_id: string;
+            width: number;
+        };
+        /** DesktopRecordingList */
+        DesktopRecordingList: {
+            count: number;
+            recordings: components["schemas"]["DesktopRecording"][];
+        };
         /** ErrorResponse */
         ErrorResponse: {
             /** @description Stable error code, listed in docs/errors.md */
@@ -12004,6 +11965,10 @@ export interface components {
             };
             /** @description Acquire a standard VM at once, in the background (default false) */
             prewarm?: boolean;
+            /** @description Desktop sessions only: screen height in pixels, default 800 */
+            screen_height?: number;
+            /** @description Desktop sessions (`"template": "desktop"`) only: screen width in pixels, default 1280 */
+            screen_width?: number;
             /** @description Start VMs from your snapshot (or template) of this name; a snapshot fixes vCPUs and memory */
             snapshot?: string;
             /** @description Start VMs from the template (or snapshot) of this name; "default" is the built-in image */
@@ -12291,6 +12256,21 @@ export interface components {
             loc: (string | number)[];
             msg: string;
             type: string;
+        };
+        /** ViewerUrlResponse */
+        ViewerUrlResponse: {
+            /**
+             * Format: date-time
+             * @description Both URLs stop working then; a viewer connected by then stays connected
+             */
+            expires_at: string;
+            session_id: string;
+            /** @description Input from this viewer is dropped by the server (not only hidden by the page) */
+            view_only: boolean;
+            /** @description The noVNC page of the desktop, served from the VM through the preview proxy; opens in any browser without other credentials while it is valid */
+            viewer_url: string;
+            /** @description The VNC WebSocket (RFB over binary frames) the page connects to, for other VNC clients */
+            websocket_url: string;
         };
         /** VmRecord */
         VmRecord: {

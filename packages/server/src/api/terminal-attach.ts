@@ -21,7 +21,8 @@ interface AttachClaim {
   token: string | null;
 }
 
-function credentialOf(request: IncomingMessage): { value: string; source: CredentialSource } | null {
+/** The API key or bearer token a WebSocket handshake carries in its headers, if any. */
+export function credentialOf(request: IncomingMessage): { value: string; source: CredentialSource } | null {
   const apiKey = request.headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey.trim() !== '') return { value: apiKey.trim(), source: 'x-api-key' };
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];

@@ -49,6 +49,9 @@ export interface VmSourceRef {
 /** The built-in template every VM starts from unless told otherwise. */
 export const DEFAULT_TEMPLATE_ID = 'default';
 
+/** The built-in desktop template (computer use): an X desktop with VNC, its VMs of a fixed shape. */
+export const DESKTOP_TEMPLATE_ID = 'desktop';
+
 /** What a new session asks for (the request's fields, defaults applied). */
 export interface SessionSpec {
   vmLifetimeSeconds: number;
@@ -60,6 +63,8 @@ export interface SessionSpec {
   prewarm: boolean;
   /** What its VMs start from (default: the built-in template). */
   source: VmSourceRef;
+  /** A desktop session's screen size (null: the desktop's default, 1280×800). */
+  screen: { width: number; height: number } | null;
 }
 
 /** A user's handle on "a sandbox over time", bound to at most one VM at a time. */

@@ -14,7 +14,9 @@ import type { SessionService } from './sessions.ts';
 import type { ShareService } from './shares.ts';
 import type { VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
-import type { Session, Share, Vm } from './model.ts';
+import { DESKTOP_TEMPLATE_ID, type Session, type Share, type Vm } from './model.ts';
+import { DESKTOP_PORTS } from './computer-use/desktop.ts';
+import type { ViewerGrant, ViewerTokens } from './computer-use/viewer-tokens.ts';
 import { findPublicShares } from '../store/shares-store.ts';
 import { findVm } from '../store/vms-store.ts';
 
@@ -48,6 +50,8 @@ export type PreviewGrant = {
 } & (
   | { via: 'owner'; principal: Principal }
   | { via: 'public_share' | 'share_cookie' | 'share_link'; share: Share }
+  /** A desktop viewer URL's page token (`fromLink`) or the cookie it was exchanged for: the noVNC page only. */
+  | { via: 'viewer'; viewer: ViewerGrant; fromLink: boolean }
 );
 
 export class PreviewAccess {
@@ -59,6 +63,7 @@ export class PreviewAccess {
     private readonly tokens: PreviewTokens,
     private readonly authenticator: Authenticator,
     private readonly clock: Clock,
+    private readonly viewerTokens: ViewerTokens,
   ) {}
 
   async authorize(target: PreviewTarget, credentials: PreviewCredentials): Promise<PreviewGrant> {
@@ -67,6 +72,8 @@ export class PreviewAccess {
       share !== undefined && located !== null && share.sessionId === located.session.id && share.port === target.port;
 
     if (credentials.linkToken) {
+      const viewer = await this.viewerGrant('page', credentials.linkToken, target, located);
+      if (viewer) return { ...located!, port: target.port, via: 'viewer', viewer, fromLink: true };
       const shareId = await this.tokens.verify('link', credentials.linkToken);
       const share = shareId ? await this.shares.findValid(shareId) : undefined;
       if (!matches(share)) throw new AppError('FORBIDDEN', 'This preview link is invalid, has expired, or its share was revoked: ask the owner for a new link');
@@ -87,6 +94,8 @@ export class PreviewAccess {
       const shareId = await this.tokens.verify('cookie', credentials.cookieToken);
       const share = shareId ? await this.shares.findValid(shareId) : undefined;
       if (matches(share)) return { ...located!, port: target.port, via: 'share_cookie', share };
+      const viewer = shareId ? null : await this.viewerGrant('page_cookie', credentials.cookieToken, target, located);
+      if (viewer) return { ...located!, port: target.port, via: 'viewer', viewer, fromLink: false };
       throw new AppError('FORBIDDEN', 'Your preview cookie does not open this preview: it expired, its share was revoked, or it belongs to another preview. Ask the owner for a new link');
     }
     throw notAuthenticated();
@@ -106,6 +115,34 @@ export class PreviewAccess {
   async cookieFor(share: Share): Promise<{ value: string; expiresAt: Date }> {
     const expiresAt = this.shares.linkExpiry(share);
     return { value: await this.tokens.sign('cookie', share.id, expiresAt), expiresAt };
+  }
+
+  /** The cookie a viewer page token is exchanged for: as long-lived as the token. */
+  async viewerCookieFor(viewer: ViewerGrant): Promise<{ value: string; expiresAt: Date }> {
+    return { value: await this.viewerTokens.sign('page_cookie', viewer), expiresAt: viewer.expiresAt };
+  }
+
+  /**
+   * A viewer token's grant when it opens this very preview: the viewer port of the desktop session it names,
+   * by path. Null when the token is not a viewer token; FORBIDDEN when it is one for something else.
+   */
+  private async viewerGrant(
+    kind: 'page' | 'page_cookie',
+    token: string,
+    target: PreviewTarget,
+    located: { session: Session; vm: Vm | undefined } | null,
+  ): Promise<ViewerGrant | null> {
+    const viewer = await this.viewerTokens.verify(kind, token);
+    if (!viewer) return null;
+    const opens =
+      located !== null &&
+      target.kind === 'path' &&
+      target.port === DESKTOP_PORTS.viewer &&
+      viewer.sessionId === located.session.id &&
+      located.session.source.kind === 'template' &&
+      located.session.source.id === DESKTOP_TEMPLATE_ID;
+    if (!opens) throw new AppError('FORBIDDEN', 'This viewer link opens another desktop: get a viewer URL for this session (GET /v1/computeruse/{session_id}/viewer-url)');
+    return viewer;
   }
 
   private async locate(target: PreviewTarget): Promise<{ session: Session; vm: Vm | undefined } | null> {

@@ -70,6 +70,7 @@ export class SessionService {
       env: request.env ?? {},
       prewarm: request.prewarm ?? false,
       source: request.source ?? { kind: 'template', id: DEFAULT_TEMPLATE_ID },
+      screen: request.screen ?? null,
     };
   }
 

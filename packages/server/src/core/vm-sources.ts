@@ -5,8 +5,8 @@
  * call an OCI build a snapshot too).
  */
 import { AppError, notFound } from './errors.ts';
-import { DEFAULT_TEMPLATE_ID, type Snapshot, type Template, type VmSourceRef } from './model.ts';
-import type { VmSource } from './vm-engine.ts';
+import { DEFAULT_TEMPLATE_ID, DESKTOP_TEMPLATE_ID, type Snapshot, type Template, type VmSourceRef } from './model.ts';
+import type { TemplateImage, VmSource } from './vm-engine.ts';
 import type { Database } from '../store/database.ts';
 import { findSnapshot, findSnapshotByName } from '../store/snapshots-store.ts';
 import { findTemplate, findTemplateByName } from '../store/templates-store.ts';
@@ -31,15 +31,52 @@ export interface SourceSummary {
   name: string;
 }
 
+/**
+ * A built-in template besides `default` (the desktop): its image, built or found on first use, and the one shape
+ * its VMs have (what its `prepare` started is in its snapshot, made for exactly that memory).
+ */
+export interface BuiltinSource {
+  load(): Promise<TemplateImage>;
+  shape: { vcpuCount: number; memoryMb: number };
+}
+
+/** Names no user's snapshot or template may take. */
+export const BUILTIN_SOURCE_NAMES: readonly string[] = [DEFAULT_TEMPLATE_ID, DESKTOP_TEMPLATE_ID];
+
 export class VmSources {
+  private readonly builtins: Map<string, BuiltinSource>;
+  private readonly loaded = new Map<string, Promise<TemplateImage>>();
+
   constructor(
     private readonly database: Database,
     private readonly nodeId: () => string,
-  ) {}
+    builtins: Record<string, BuiltinSource> = {},
+  ) {
+    this.builtins = new Map(Object.entries(builtins));
+  }
+
+  /** Whether `ref` names the built-in template `id` (e.g. the desktop). */
+  static isBuiltin(ref: VmSourceRef, id: string): boolean {
+    return ref.kind === 'template' && ref.id === id;
+  }
+
+  /** A built-in template's image, loaded once (a failed load is tried again next time). */
+  builtinImage(id: string): Promise<TemplateImage> {
+    const builtin = this.builtins.get(id);
+    if (!builtin) throw notFound(`snapshot or template "${id}"`);
+    let image = this.loaded.get(id);
+    if (!image) {
+      image = builtin.load();
+      this.loaded.set(id, image);
+      image.catch(() => this.loaded.delete(id));
+    }
+    return image;
+  }
 
   /** The user's snapshot or template named `name` (or the built-in `default`); 404 otherwise. */
   async byName(userId: number, name: string): Promise<VmSourceRef> {
     if (name === DEFAULT_TEMPLATE_ID) return { kind: 'template', id: DEFAULT_TEMPLATE_ID };
+    if (this.builtins.has(name)) return { kind: 'template', id: name };
     const snapshot = await findSnapshotByName(this.database.db, userId, name);
     if (snapshot) return { kind: 'snapshot', id: snapshot.id };
     const template = await findTemplateByName(this.database.db, userId, name);
@@ -50,6 +87,16 @@ export class VmSources {
   /** What the engine needs to start a VM from `ref` for `userId`; a source of another user is not found. */
   async resolve(userId: number, ref: VmSourceRef): Promise<ResolvedSource> {
     if (ref.kind === 'template' && ref.id === DEFAULT_TEMPLATE_ID) return { ref, source: { kind: 'template' }, shape: null, baseSnapshotId: null, pythonContext: null };
+    const builtin = ref.kind === 'template' ? this.builtins.get(ref.id) : undefined;
+    if (builtin) {
+      let image: TemplateImage;
+      try {
+        image = await this.builtinImage(ref.id);
+      } catch (error) {
+        throw new AppError('VM_UNAVAILABLE', `the built-in ${ref.id} template's image is not available on this node: ${(error as Error).message}`);
+      }
+      return { ref, source: { kind: 'template', image }, shape: { ...builtin.shape }, baseSnapshotId: null, pythonContext: null };
+    }
     if (ref.kind === 'template') {
       const template = await this.ownedTemplate(userId, ref.id);
       if (template.status !== 'ready' || !template.image) {
@@ -74,14 +121,14 @@ export class VmSources {
 
   /** The id, kind and name of a source, for answers; an unknown one (deleted since) keeps its id as name. */
   async summary(ref: VmSourceRef): Promise<SourceSummary> {
-    if (ref.kind === 'template' && ref.id === DEFAULT_TEMPLATE_ID) return { ...ref, name: DEFAULT_TEMPLATE_ID };
+    if (ref.kind === 'template' && (ref.id === DEFAULT_TEMPLATE_ID || this.builtins.has(ref.id))) return { ...ref, name: ref.id };
     const found = ref.kind === 'snapshot' ? await findSnapshot(this.database.db, ref.id) : await findTemplate(this.database.db, ref.id);
     return { ...ref, name: found?.name ?? ref.id };
   }
 
   /** Throws CONFLICT when the user already has a snapshot or template of this name (or it is the built-in one's). */
   async assertNameFree(db: Executor, userId: number, name: string): Promise<void> {
-    if (name === DEFAULT_TEMPLATE_ID) throw new AppError('CONFLICT', `"${DEFAULT_TEMPLATE_ID}" is the built-in template's name`);
+    if (BUILTIN_SOURCE_NAMES.includes(name)) throw new AppError('CONFLICT', `"${name}" is a built-in template's name`);
     if ((await findSnapshotByName(db, userId, name)) || (await findTemplateByName(db, userId, name))) {
       throw new AppError('CONFLICT', `you already have a snapshot or template named "${name}"`);
     }

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { TemplateBuildError, type TemplateImage } from '../core/vm-engine.ts';
-import { BROWSER_START_PATH, browserFlavour, ensureGuestImage } from '../image/index.ts';
+import { DESKTOP_DEFAULT_SCREEN, DESKTOP_PORTS } from '../core/computer-use/desktop.ts';
+import { BROWSER_START_PATH, browserFlavour, DESKTOP_START_PATH, desktopFlavour, ensureGuestImage } from '../image/index.ts';
 import { buildOciImage, parseImageReference } from '../image/oci/index.ts';
 import { resolvePublicHost } from '../net/public-host.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
@@ -123,5 +124,34 @@ export async function loadBrowserTemplate(config: Config, log: FastifyBaseLogger
     diskSizeMb: image.diskSizeMb,
     memoryMb: config.browserMemoryMb,
     prepare: { argv: [BROWSER_START_PATH, String(BROWSER_DEVTOOLS_PORT)], timeoutMs: 300_000 },
+  };
+}
+
+/**
+ * The built-in `desktop` template: the desktop flavour of the guest image (built by the set-up script; built here
+ * on first use otherwise), brought to its ready state by starting the desktop and its service before its snapshot.
+ */
+export async function loadDesktopTemplate(config: Config, log: FastifyBaseLogger): Promise<TemplateImage> {
+  const image = await ensureGuestImage({
+    cacheDir: config.cacheDir,
+    agentBundlePath: AGENT_BUNDLE_PATH,
+    flavour: await desktopFlavour(),
+    onProgress: (event) => {
+      if (event.type === 'layer-built' || event.type === 'stage-start') log.info({ image: event }, 'desktop image build');
+    },
+  });
+  return {
+    hash: image.hash,
+    kernelPath: image.kernelPath,
+    initrdPath: image.initrdPath,
+    rootfsPath: image.rootfsPath,
+    rootfsFormat: 'raw',
+    kernelArgs: [],
+    diskSizeMb: image.diskSizeMb,
+    memoryMb: config.desktopMemoryMb,
+    prepare: {
+      argv: [DESKTOP_START_PATH, String(DESKTOP_DEFAULT_SCREEN.width), String(DESKTOP_DEFAULT_SCREEN.height), String(DESKTOP_PORTS.api), String(DESKTOP_PORTS.viewer)],
+      timeoutMs: 300_000,
+    },
   };
 }

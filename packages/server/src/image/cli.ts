@@ -2,15 +2,15 @@
  * Command-line entry point of the guest image build, used by the setup script:
  *
  *   node --import tsx packages/server/src/image/cli.ts ensure --agent PATH [--cache-dir DIR]
- *        [--flavour browser] [--disk-size-gib N] [--kernel-version V] [--mirror URL_OR_DEB_LINE]...
+ *        [--flavour browser|desktop] [--disk-size-gib N] [--kernel-version V] [--mirror URL_OR_DEB_LINE]...
  *
  * Prints progress lines to stderr and, on success, the GuestImage as one JSON line on stdout.
  * Exit status: 0 success, 1 build failed, 2 usage error.
  */
 import { parseArgs } from 'node:util';
-import { browserFlavour, defaultCacheDir, ensureGuestImage, ImageBuildError, type ImageBuildProgress } from './index.ts';
+import { defaultCacheDir, FLAVOURS, ensureGuestImage, ImageBuildError, type ImageBuildProgress } from './index.ts';
 
-const USAGE = 'usage: cli.ts ensure --agent PATH [--flavour browser] [--cache-dir DIR] [--disk-size-gib N] [--kernel-version V] [--mirror URL]...';
+const USAGE = 'usage: cli.ts ensure --agent PATH [--flavour browser|desktop] [--cache-dir DIR] [--disk-size-gib N] [--kernel-version V] [--mirror URL]...';
 
 /** One human-readable stderr line per event; command output is indented under its stage. */
 function formatProgress(event: ImageBuildProgress): string {
@@ -55,15 +55,16 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const diskSizeGiB = values['disk-size-gib'] === undefined ? undefined : Number(values['disk-size-gib']);
-  if (values.flavour !== undefined && values.flavour !== 'browser') {
-    process.stderr.write(`unknown flavour ${values.flavour} (known: browser)\n${USAGE}\n`);
+  const flavour = values.flavour === undefined ? undefined : Object.hasOwn(FLAVOURS, values.flavour) ? FLAVOURS[values.flavour] : null;
+  if (flavour === null) {
+    process.stderr.write(`unknown flavour ${values.flavour} (known: ${Object.keys(FLAVOURS).join(', ')})\n${USAGE}\n`);
     return 2;
   }
   try {
     const image = await ensureGuestImage({
       cacheDir: values['cache-dir'] ?? defaultCacheDir(),
       agentBundlePath: values.agent,
-      ...(values.flavour === 'browser' ? { flavour: await browserFlavour() } : {}),
+      ...(flavour ? { flavour: await flavour() } : {}),
       diskSizeGiB,
       kernelVersion: values['kernel-version'],
       mirrors: values.mirror,

@@ -5,26 +5,33 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ImageBuildError } from './errors.ts';
 import { defaultRecipesDir, parseList } from './recipes.ts';
 import type { ImageFlavour } from './types.ts';
 
 /** Where the browser template's start script is installed in the guest. */
 export const BROWSER_START_PATH = '/opt/sandboxd/browser/start-browser';
+/** Where the desktop template's start script and its desktop service (bundled by `@sandboxd/agent`) go. */
+export const DESKTOP_START_PATH = '/opt/sandboxd/desktop/start-desktop';
+export const DESKTOP_SERVICE_PATH = '/opt/sandboxd/desktop/desktop.cjs';
+/** The desktop service's bundle on the host (`npm run bundle -w @sandboxd/agent` writes it). */
+export const DESKTOP_SERVICE_BUNDLE = fileURLToPath(new URL('../../../agent/dist/desktop.cjs', import.meta.url));
+
+async function readInput(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    throw new ImageBuildError('IMAGE_INPUT_INVALID', `cannot read ${path}`, { cause: error });
+  }
+}
 
 /**
  * The browser template's image: Debian's `chromium` and fonts, and `start-browser`, which the engine runs once in
  * the VM its snapshot is made of. Chromium with its libraries is ~650 MiB, so the disk is 2 GiB.
  */
 export async function browserFlavour(recipesDir: string = defaultRecipesDir()): Promise<ImageFlavour> {
-  const read = async (relative: string): Promise<Buffer> => {
-    try {
-      return await readFile(join(recipesDir, relative));
-    } catch (error) {
-      throw new ImageBuildError('IMAGE_INPUT_INVALID', `cannot read recipe file ${join(recipesDir, relative)}`, { cause: error });
-    }
-  };
-  const [packages, startScript] = await Promise.all([read('browser/packages.txt'), read('browser/start-browser')]);
+  const [packages, startScript] = await Promise.all([readInput(join(recipesDir, 'browser/packages.txt')), readInput(join(recipesDir, 'browser/start-browser'))]);
   return {
     name: 'browser',
     packages: parseList(packages),
@@ -32,3 +39,28 @@ export async function browserFlavour(recipesDir: string = defaultRecipesDir()): 
     diskSizeGiB: 2,
   };
 }
+
+/**
+ * The desktop template's image: an X desktop with a VNC server (TigerVNC's Xvnc), openbox, xterm, Chromium,
+ * xdotool, ffmpeg and noVNC's files, plus `start-desktop` and the desktop service (the computer-use API). About
+ * 1 GiB more than the default image, so the disk is 3 GiB.
+ */
+export async function desktopFlavour(recipesDir: string = defaultRecipesDir(), serviceBundle: string = DESKTOP_SERVICE_BUNDLE): Promise<ImageFlavour> {
+  const [packages, startScript, service] = await Promise.all([
+    readInput(join(recipesDir, 'desktop/packages.txt')),
+    readInput(join(recipesDir, 'desktop/start-desktop')),
+    readInput(serviceBundle),
+  ]);
+  return {
+    name: 'desktop',
+    packages: parseList(packages),
+    files: [
+      { path: DESKTOP_START_PATH, content: startScript, mode: 0o755 },
+      { path: DESKTOP_SERVICE_PATH, content: service, mode: 0o644 },
+    ],
+    diskSizeGiB: 3,
+  };
+}
+
+/** The built-in flavours by name (the image CLI's `--flavour`). */
+export const FLAVOURS: Record<string, () => Promise<ImageFlavour>> = { browser: () => browserFlavour(), desktop: () => desktopFlavour() };

@@ -69,6 +69,9 @@ export interface SessionsTable {
   /** What its VMs start from. */
   source_kind: Generated<VmSourceKind>;
   source_id: Generated<string>;
+  /** A desktop session's screen size; null: the desktop's default. */
+  screen_width: number | null;
+  screen_height: number | null;
 }
 
 export interface VmsTable {
@@ -375,6 +378,7 @@ export interface Tables {
   volumes: VolumesTable;
   browser_sessions: BrowserSessionsTable;
   browser_usage: BrowserUsageTable;
+  desktop_recordings: DesktopRecordingsTable;
   browser_credentials: BrowserCredentialsTable;
   volume_attachments: VolumeAttachmentsTable;
 }
@@ -466,3 +470,25 @@ export interface BrowserCredentialsTable {
   last_used_at: string | null;
 }
 export type BrowserCredentialRow = Selectable<BrowserCredentialsTable>;
+
+/** A desktop recording saved from a VM into the object store (or that failed to be). */
+export interface DesktopRecordingsTable {
+  /** The in-VM recording id, `rec_` + 16 hex. */
+  id: string;
+  user_id: number;
+  session_id: string;
+  vm_id: string;
+  /** 'saving' | 'ready' | 'failed' */
+  status: string;
+  duration_seconds: number | null;
+  size_bytes: number | null;
+  width: number;
+  height: number;
+  object_key: string | null;
+  error: string | null;
+  started_at: string;
+  stopped_at: string;
+  created_at: string;
+  saved_at: string | null;
+}
+export type DesktopRecordingRow = Selectable<DesktopRecordingsTable>;

@@ -20,6 +20,7 @@ function toSession(row: SessionRow): Session {
     createdAt: row.created_at,
     lastActivityAt: row.last_activity_at,
     source: { kind: row.source_kind, id: row.source_id },
+    screen: row.screen_width !== null && row.screen_height !== null ? { width: row.screen_width, height: row.screen_height } : null,
   };
 }
 
@@ -40,6 +41,8 @@ export async function insertSession(db: Executor, session: Session): Promise<Ses
       last_activity_at: session.lastActivityAt,
       source_kind: session.source.kind,
       source_id: session.source.id,
+      screen_width: session.screen?.width ?? null,
+      screen_height: session.screen?.height ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -139,6 +139,17 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     });
     assert.equal(credential.status, 201, credential.text);
     ids.credential_id = credential.body.credential_id;
+    // A desktop session (computer use) with its VM running and a recording saved from it.
+    const desktop = await call(server, 'POST', '/v1/sessions/session', { ...as, json: { template: 'desktop', vm_lifetime_seconds: 1800, metadata: { owner: MARK.metadata } } });
+    assert.equal(desktop.status, 200, desktop.text);
+    ids.desktop_session_id = desktop.body.session_id;
+    const recording = await call(server, 'POST', `/v1/computeruse/${ids.desktop_session_id}/recording/start`, { ...as, json: { framerate: 2 } });
+    assert.equal(recording.status, 200, recording.text);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const stopped = await call(server, 'POST', `/v1/computeruse/${ids.desktop_session_id}/recording/stop`, as);
+    assert.equal(stopped.status, 200, stopped.text);
+    ids.recording_id = stopped.body.id;
+    await server.services.sandbox.computerUse.settled();
 
     secrets.push(
       ...Object.entries(ids).filter(([name]) => !['execution_id', 'api_key_id', 'usage_id'].includes(name)).map(([, value]) => value),
@@ -167,6 +178,10 @@ describe('access matrix: a second user with the first user\'s ids', () => {
   const fixtureFor = (name: string, operation: Operation): string | undefined => {
     const browser = operation.path.startsWith('/v1/browser/');
     if (name === 'session_id' && browser) return ids.browser_session_id;
+    const desktop = operation.path.startsWith('/v1/computeruse/') || operation.path.includes('/recordings');
+    if (name === 'session_id' && desktop) return ids.desktop_session_id;
+    // The computer-use API's own path behind the proxy: one that exists (other methods answer 405 there).
+    if (name === '*' && operation.path.startsWith('/v1/computeruse/')) return 'health';
     if (name === 'item_id') {
       if (operation.path.startsWith('/v1/api-keys/')) return ids.api_key_id;
       if (operation.path.startsWith('/v1/executions/')) return ids.execution_id;
@@ -255,7 +270,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
   /** A WebSocket attach as `apiKey`: the status of a refused handshake, or 101. */
   const attach = (operation: Operation, apiKey: string): Promise<number> =>
     new Promise((resolvePromise, reject) => {
-      const url = urlOf(operation.path, { session_id: ids.session_id!, vm_id: ids.vm_id!, pty_id: ids.pty_id! }).replace(/^/, server.baseUrl.replace(/^http/, 'ws'));
+      const sessionId = operation.path.startsWith('/v1/computeruse/') ? ids.desktop_session_id! : ids.session_id!;
+      const url = urlOf(operation.path, { session_id: sessionId, vm_id: ids.vm_id!, pty_id: ids.pty_id! }).replace(/^/, server.baseUrl.replace(/^http/, 'ws'));
       const socket = new WebSocket(url, { headers: { 'x-api-key': apiKey } });
       socket.on('open', () => {
         socket.close();

@@ -120,11 +120,12 @@ describe('authentication matrix', () => {
     assert.equal(stillBobs.body.description, 'test key of bob');
   });
 
-  test('the placeholders of later features also require credentials before answering 501', async () => {
+  test('computer use requires credentials, and a session that does not exist is 404', async () => {
     const url = '/v1/computeruse/00000000-0000-4000-8000-000000000000/viewer-url';
     assert401(await call(server, 'GET', url), 'NOT_AUTHENTICATED');
+    assert401(await call(server, 'POST', '/v1/computeruse/00000000-0000-4000-8000-000000000000/action', { json: { action: 'screenshot' } }), 'NOT_AUTHENTICATED');
     const res = await call(server, 'GET', url, { apiKey: alice.apiKey });
-    assert.equal(res.status, 501);
-    assert.deepEqual(res.body, { detail: 'not implemented yet', code: 'NOT_IMPLEMENTED' });
+    assert.equal(res.status, 404);
+    assert.equal(res.body.code, 'NOT_FOUND');
   });
 });

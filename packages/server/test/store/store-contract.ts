@@ -241,7 +241,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const session = await insertSession(database.db, {
         id: '00000000-0000-4000-8000-000000000001', userId: ann.id, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1,
         metadata: { team: 'search', 'with "quotes"': 'ü' }, env: { A: '1' }, prewarm: true, currentVmId: null, createdAt: iso(), lastActivityAt: iso(),
-        source: { kind: 'snapshot', id: 'snap_abc' },
+        source: { kind: 'snapshot', id: 'snap_abc' }, screen: { width: 1024, height: 768 },
       });
       assert.deepEqual(await findSession(database.db, session.id), session);
       assert.deepEqual([session.metadata, session.env, session.prewarm], [{ team: 'search', 'with "quotes"': 'ü' }, { A: '1' }, true]);
@@ -319,7 +319,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const bea = await insertUser(database.db, { username: 'bea', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() });
       const sessionOf = async (id: string, userId: number) =>
         insertSession(database.db, {
-          id, userId, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1, metadata: {}, env: {}, prewarm: false, currentVmId: null, createdAt: iso(), lastActivityAt: iso(), source: { kind: 'template', id: 'default' },
+          id, userId, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1, metadata: {}, env: {}, prewarm: false, currentVmId: null, createdAt: iso(), lastActivityAt: iso(), source: { kind: 'template', id: 'default' }, screen: null,
         });
       await sessionOf('00000000-0000-4000-8000-00000000000a', ann.id);
       await sessionOf('00000000-0000-4000-8000-00000000000b', bea.id);

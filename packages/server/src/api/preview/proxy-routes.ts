@@ -86,6 +86,16 @@ async function servePreview(
 ): Promise<FastifyReply> {
   const grant = await previews.authorize(target, previewCredentials(request.headers, queryOf(request.originalUrl)));
   if (grant.via === 'owner') request.principal = grant.principal;
+  if (grant.via === 'viewer' && grant.fromLink) {
+    const cookie = await previews.viewerCookieFor(grant.viewer);
+    reply.header(
+      'set-cookie',
+      stringifySetCookie({ name: PREVIEW_COOKIE, value: cookie.value, expires: cookie.expiresAt, path: prefix ?? '/', httpOnly: true, sameSite: 'lax', secure: urls.secure }),
+    );
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      return reply.code(302).header('location', withoutLinkToken(request.originalUrl)).header('cache-control', 'no-store').send();
+    }
+  }
   if (grant.via === 'share_link') {
     const cookie = await previews.cookieFor(grant.share);
     reply.header(

@@ -27,7 +27,6 @@ interface PendingOperation {
 }
 
 const str = () => Type.String();
-const sessionParams = Type.Object({ session_id: str() });
 
 const PENDING: PendingOperation[] = [
   // System (worker control)
@@ -42,13 +41,6 @@ const PENDING: PendingOperation[] = [
   // VMs
   // Execution, kill and files
   // Command-line login
-  // Computer use
-  { method: 'GET', url: '/v1/computeruse/:session_id/viewer-url', tag: 'computer-use', summary: 'Remote-desktop viewer URL', params: sessionParams },
-  { method: 'GET', url: '/v1/computeruse/:session_id/vnc/websockify', tag: 'computer-use', summary: 'VNC WebSocket relay (plain HTTP is refused)', auth: false, params: sessionParams },
-  {
-    method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'], url: '/v1/computeruse/:session_id/*', tag: 'computer-use',
-    summary: 'Authenticated proxy to the in-VM computer-use API', params: Type.Object({ session_id: str(), '*': str() }),
-  },
 ];
 
 function notImplemented(): never {

@@ -1,5 +1,9 @@
 /** POST /v1/sessions/session (deprecated but fully working): create a session; with prewarm, start its VM now. */
 import { Type } from 'typebox';
+import { DESKTOP_DEFAULT_SCREEN } from '../../../core/computer-use/desktop.ts';
+import { badRequest } from '../../../core/errors.ts';
+import { DESKTOP_TEMPLATE_ID } from '../../../core/model.ts';
+import { VmSources } from '../../../core/vm-sources.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
@@ -16,10 +20,11 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
         description:
           'Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. ' +
           '`env` applies to every execution of the session. The body is optional: every field has a default. ' +
-          '`snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored).',
+          '`snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). ' +
+          '`"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.',
         security: BEARER_OR_API_KEY,
         body: Type.Union([Type.Ref('SessionCreateRequest'), Type.Null()]) as unknown as typeof SessionCreateRequest,
-        response: authedResponses({ 200: Type.Ref('SessionCreateResponse') }, { 404: 'No snapshot or template of that name among yours', 409: 'The template is not ready', 503: 'The snapshot or template is on another node' }),
+        response: authedResponses({ 200: Type.Ref('SessionCreateResponse') }, { 400: 'A screen size for a session that is not a desktop session', 404: 'No snapshot or template of that name among yours', 409: 'The template is not ready', 503: 'The snapshot or template is on another node' }),
       },
       ...requireAuthOrBodyKey,
     },
@@ -29,6 +34,10 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
       const name = body.snapshot ?? body.template;
       const source = name === undefined ? undefined : await services.sandbox.sources.byName(principal.userId, name);
       // A snapshot fixes vCPUs and memory; a template must be ready to start VMs. Both checked now, not at first use.
+      const desktop = source !== undefined && VmSources.isBuiltin(source, DESKTOP_TEMPLATE_ID);
+      if ((body.screen_width !== undefined || body.screen_height !== undefined) && !desktop) {
+        throw badRequest(`screen_width and screen_height apply to desktop sessions only: add "template": "${DESKTOP_TEMPLATE_ID}"`);
+      }
       const resolved = source && (await services.sandbox.sources.resolve(principal.userId, source));
       const session = await services.sandbox.sessions.create(principal, {
         ...(source ? { source } : {}),
@@ -38,6 +47,9 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
         metadata: body.metadata,
         env: body.env,
         prewarm: body.prewarm,
+        ...(desktop
+          ? { screen: { width: body.screen_width ?? DESKTOP_DEFAULT_SCREEN.width, height: body.screen_height ?? DESKTOP_DEFAULT_SCREEN.height } }
+          : {}),
       });
       if (session.prewarm) {
         services.sandbox.vms.ensureVm(principal, session).catch((error: unknown) => {

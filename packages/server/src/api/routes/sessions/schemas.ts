@@ -45,6 +45,8 @@ export const SessionCreateRequest = Type.Object(
     env: Type.Optional(StringMap('Environment of every execution of the session', '^[A-Za-z_][A-Za-z0-9_]{0,127}$')),
     prewarm: Type.Optional(Type.Boolean({ description: 'Acquire a standard VM at once, in the background (default false)' })),
     ...SourceFields,
+    screen_width: Type.Optional(Type.Integer({ minimum: 320, maximum: 3840, description: 'Desktop sessions (`"template": "desktop"`) only: screen width in pixels, default 1280' })),
+    screen_height: Type.Optional(Type.Integer({ minimum: 320, maximum: 2160, description: 'Desktop sessions only: screen height in pixels, default 800' })),
   },
   { $id: 'SessionCreateRequest', title: 'SessionCreateRequest' },
 );
