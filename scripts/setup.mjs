@@ -92,7 +92,9 @@ function ensureDebianPackages(packages) {
 /** The agent bundle (one file for the guest), rebuilt every time: esbuild takes well under a second. */
 function bundleAgent() {
   run('npm', ['run', '--silent', 'bundle', '-w', '@sandboxd/agent']);
-  step('guest agent: bundled');
+  // The desktop template's computer-use service (packages/agent/src/desktop/), installed by the desktop image.
+  run('npm', ['run', '--silent', 'bundle:desktop', '-w', '@sandboxd/agent']);
+  step('guest agent: bundled (and the desktop service)');
 }
 
 /**

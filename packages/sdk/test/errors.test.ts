@@ -111,12 +111,12 @@ describe('errors from the real server map to classes', () => {
   });
 
   test('501 is UnsupportedOperationError', async () => {
-    // An operation of the interface that is still a placeholder on the server.
-    const url = '/v1/computeruse/00000000-0000-4000-8000-000000000000/viewer-url';
-    const error = await owner.transport.request('GET', url).catch((e: unknown) => e);
+    // An operation of the interface that is still a placeholder on the server (worker control, multi-node).
+    const url = '/workers/worker-1/drain';
+    const error = await owner.transport.request('POST', url).catch((e: unknown) => e);
     assert.ok(error instanceof UnsupportedOperationError, String(error));
     assert.equal(error.code, 'NOT_IMPLEMENTED');
-    assert.equal(error.operation, `GET ${url}`);
+    assert.equal(error.operation, `POST ${url}`);
   });
 
   test('408 EXECUTION_TIMEOUT is ExecutionError with the execution id (needs a VM)', async () => {

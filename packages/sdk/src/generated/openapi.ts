@@ -4754,7 +4754,7 @@ export interface paths {
         };
         /**
          * VNC WebSocket relay (plain HTTP is refused)
-         * @description The desktop's VNC server (RFB in binary WebSocket frames) for a viewer URL's `websocket_url`, authorized by its `token` query parameter (no API key needed; 401 without a valid token, 404 for a token of another session). View-only tokens have every input message dropped by the server. A plain HTTP request answers 426 UPGRADE_REQUIRED.
+         * @description The desktop's VNC server (RFB in binary WebSocket frames) for a viewer URL's `websocket_url`, authorized by its `token` query parameter (no API key needed) or by the owner's API key or bearer token (interactive); 401 without either, 404 for a token of another session or another user's session. View-only tokens have every input message dropped by the server. A plain HTTP request answers 426 UPGRADE_REQUIRED.
          */
         get: {
             parameters: {

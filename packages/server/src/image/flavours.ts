@@ -15,7 +15,7 @@ export const BROWSER_START_PATH = '/opt/sandboxd/browser/start-browser';
 /** Where the desktop template's start script and its desktop service (bundled by `@sandboxd/agent`) go. */
 export const DESKTOP_START_PATH = '/opt/sandboxd/desktop/start-desktop';
 export const DESKTOP_SERVICE_PATH = '/opt/sandboxd/desktop/desktop.cjs';
-/** The desktop service's bundle on the host (`npm run bundle -w @sandboxd/agent` writes it). */
+/** The desktop service's bundle on the host (`npm run bundle:desktop -w @sandboxd/agent` writes it; the set-up script runs it). */
 export const DESKTOP_SERVICE_BUNDLE = fileURLToPath(new URL('../../../agent/dist/desktop.cjs', import.meta.url));
 
 async function readInput(path: string): Promise<Buffer> {

@@ -8,13 +8,15 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 import { PNG } from 'pngjs';
 import WebSocket from 'ws';
+import { Sandboxd } from '@sandboxd/sdk';
+import { makeHome, runCli } from '../../../cli/test/run-cli.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 const SCREEN = { width: 1024, height: 768 };
@@ -178,6 +180,35 @@ describe('computer use on a real desktop VM', { timeout: 30 * 60_000 }, () => {
     assert.equal(direct.status, 200);
     assert.equal(Buffer.from(await direct.arrayBuffer()).length, saved.size_bytes);
     assert.equal((await call(server, 'GET', `/v1/sessions/${sessionId}/recordings/${id}/download`, { apiKey: bob.apiKey })).status, 404);
+  });
+
+  test('the client library and the command line drive the same desktop', async () => {
+    const client = new Sandboxd({ baseUrl: server.baseUrl, apiKey: alice.apiKey });
+    const desktop = client.computerUse.connect(sessionId);
+    const png = PNG.sync.read(Buffer.from(await desktop.screenshot({ scale: 0.5 })));
+    assert.deepEqual([png.width, png.height], [SCREEN.width / 2, SCREEN.height / 2]);
+    await desktop.moveMouse(321, 123);
+    assert.deepEqual(await desktop.cursorPosition(), { x: 321, y: 123 });
+    assert.deepEqual(await desktop.display(), SCREEN);
+    assert.ok((await desktop.windows()).some((w) => w.title === 'Terminal'));
+
+    const home = makeHome(server.baseUrl);
+    try {
+      const env = home.env({ SANDBOXD_API_KEY: alice.apiKey });
+      const viewer = await runCli(['desktop', sessionId, '--view-only', '--json'], env);
+      assert.equal(viewer.code, 0, viewer.stderr);
+      const printed = viewer.json as { viewer_url: string; view_only: boolean };
+      assert.match(printed.viewer_url, /\/6080\/vnc\.html\?/);
+      assert.equal(printed.view_only, true);
+      const shot = await runCli(['desktop', 'screenshot', sessionId, '-o', 'screen.png'], env);
+      assert.equal(shot.code, 0, shot.stderr);
+      const written = PNG.sync.read(readFileSync(join(home.home, 'screen.png')));
+      assert.deepEqual([written.width, written.height], [SCREEN.width, SCREEN.height]);
+      const refused = await runCli(['desktop', sessionId, '--width', '800'], env);
+      assert.equal(refused.code, 2, 'a usage mistake exits 2 before any request');
+    } finally {
+      home.remove();
+    }
   });
 
   test('another user gets 404 on the proxy, the viewer URL and the WebSocket; bad tokens are refused', async () => {
