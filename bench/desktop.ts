@@ -1,6 +1,6 @@
 /**
  * Desktop benchmark (issue 18), through the HTTP API on a real server and real VMs: the first desktop (its
- * template snapshot made: a cold boot, the desktop started, the snapshot saved), then desktop session ready from
+ * template snapshot made, unless this machine's cache already has it: then it is a restore too), then desktop session ready from
  * a restore (create + first answer of the computer-use API), a screenshot through the proxy (full size and
  * scaled by half), action round trips (click, type), and the first VNC frame after a WebSocket connects.
  * `npm run bench:desktop` (root, a quiet host); ends with one JSON line.
