@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { TemplateBuildError, type TemplateImage } from '../core/vm-engine.ts';
 import { DESKTOP_DEFAULT_SCREEN, DESKTOP_PORTS } from '../core/computer-use/desktop.ts';
-import { BROWSER_START_PATH, browserFlavour, DESKTOP_START_PATH, desktopFlavour, ensureGuestImage } from '../image/index.ts';
+import { BROWSER_START_PATH, browserFlavour, DESKTOP_START_PATH, desktopFlavour, ensureGuestImage, type ImageFlavour } from '../image/index.ts';
 import { buildOciImage, parseImageReference } from '../image/oci/index.ts';
 import { resolvePublicHost } from '../net/public-host.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
@@ -102,16 +102,17 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
 export const BROWSER_DEVTOOLS_PORT = 9222;
 
 /**
- * The built-in `browser` template: the browser flavour of the guest image (built by the set-up script; built here
- * on first use otherwise, ~1.5 min), brought to its ready state by starting Chromium before its snapshot is saved.
+ * A built-in template from an image flavour: the flavour's image (built by the set-up script; built here on
+ * first use otherwise), its VMs' memory, and the program that brings a booted VM to its ready state before the
+ * template's snapshot is saved.
  */
-export async function loadBrowserTemplate(config: Config, log: FastifyBaseLogger): Promise<TemplateImage> {
+async function flavourTemplate(config: Config, log: FastifyBaseLogger, flavour: ImageFlavour, memoryMb: number, prepare: string[]): Promise<TemplateImage> {
   const image = await ensureGuestImage({
     cacheDir: config.cacheDir,
     agentBundlePath: AGENT_BUNDLE_PATH,
-    flavour: await browserFlavour(),
+    flavour,
     onProgress: (event) => {
-      if (event.type === 'layer-built' || event.type === 'stage-start') log.info({ image: event }, 'browser image build');
+      if (event.type === 'layer-built' || event.type === 'stage-start') log.info({ image: event }, `${flavour.name} image build`);
     },
   });
   return {
@@ -122,36 +123,18 @@ export async function loadBrowserTemplate(config: Config, log: FastifyBaseLogger
     rootfsFormat: 'raw',
     kernelArgs: [],
     diskSizeMb: image.diskSizeMb,
-    memoryMb: config.browserMemoryMb,
-    prepare: { argv: [BROWSER_START_PATH, String(BROWSER_DEVTOOLS_PORT)], timeoutMs: 300_000 },
+    memoryMb,
+    prepare: { argv: prepare, timeoutMs: 300_000 },
   };
 }
 
-/**
- * The built-in `desktop` template: the desktop flavour of the guest image (built by the set-up script; built here
- * on first use otherwise), brought to its ready state by starting the desktop and its service before its snapshot.
- */
+/** The built-in `browser` template (~1.5 min to build its image): Chromium started before its snapshot. */
+export async function loadBrowserTemplate(config: Config, log: FastifyBaseLogger): Promise<TemplateImage> {
+  return flavourTemplate(config, log, await browserFlavour(), config.browserMemoryMb, [BROWSER_START_PATH, String(BROWSER_DEVTOOLS_PORT)]);
+}
+
+/** The built-in `desktop` template (~2 min to build its image): the desktop and its service up before its snapshot. */
 export async function loadDesktopTemplate(config: Config, log: FastifyBaseLogger): Promise<TemplateImage> {
-  const image = await ensureGuestImage({
-    cacheDir: config.cacheDir,
-    agentBundlePath: AGENT_BUNDLE_PATH,
-    flavour: await desktopFlavour(),
-    onProgress: (event) => {
-      if (event.type === 'layer-built' || event.type === 'stage-start') log.info({ image: event }, 'desktop image build');
-    },
-  });
-  return {
-    hash: image.hash,
-    kernelPath: image.kernelPath,
-    initrdPath: image.initrdPath,
-    rootfsPath: image.rootfsPath,
-    rootfsFormat: 'raw',
-    kernelArgs: [],
-    diskSizeMb: image.diskSizeMb,
-    memoryMb: config.desktopMemoryMb,
-    prepare: {
-      argv: [DESKTOP_START_PATH, String(DESKTOP_DEFAULT_SCREEN.width), String(DESKTOP_DEFAULT_SCREEN.height), String(DESKTOP_PORTS.api), String(DESKTOP_PORTS.viewer)],
-      timeoutMs: 300_000,
-    },
-  };
+  const { width, height } = DESKTOP_DEFAULT_SCREEN;
+  return flavourTemplate(config, log, await desktopFlavour(), config.desktopMemoryMb, [DESKTOP_START_PATH, String(width), String(height), String(DESKTOP_PORTS.api), String(DESKTOP_PORTS.viewer)]);
 }
