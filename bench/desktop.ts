@@ -2,15 +2,22 @@
  * Desktop benchmark (issue 18), through the HTTP API on a real server and real VMs: the first desktop (its
  * template snapshot made, unless this machine's cache already has it: then it is a restore too), then desktop session ready from
  * a restore (create + first answer of the computer-use API), a screenshot through the proxy (full size and
- * scaled by half), action round trips (click, type), and the first VNC frame after a WebSocket connects.
+ * scaled by half), action round trips (click, type), and the first VNC frame after a WebSocket connects; beside
+ * them, in the same run, cold desktop boots (the desktop image booted by the QEMU driver without a snapshot,
+ * then `start-desktop`: what every desktop session would cost without the template).
  * `npm run bench:desktop` (root, a quiet host); ends with one JSON line.
  */
 import WebSocket from 'ws';
 import { call, startTestServer } from '../packages/server/test/helpers/test-server.ts';
 import type { SandboxEngine } from '../packages/server/src/engine/sandbox-engine.ts';
+import { loadConfig } from '../packages/server/src/config.ts';
+import { DESKTOP_DEFAULT_SCREEN, DESKTOP_PORTS } from '../packages/server/src/core/computer-use/desktop.ts';
+import { DESKTOP_START_PATH, desktopFlavour } from '../packages/server/src/image/flavours.ts';
+import { bootColdVm } from './cold-vm.ts';
 import { percentile } from './first-result.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const COLD_ROUNDS = Number(process.env.BENCH_COLD_ROUNDS ?? 2);
 const log = (message: string) => process.stderr.write(`[bench:desktop] ${message}\n`);
 const p50 = (values: number[]) => Math.round(percentile(values, 50));
 
@@ -65,9 +72,34 @@ async function firstFrame(url: string): Promise<{ connectMs: number; frameMs: nu
   return { connectMs, frameMs };
 }
 
+/** Cold desktop boots, one after the other: the VM's boot until its agent answers, then the desktop's start. */
+async function coldDesktops(results: Record<string, number | string>): Promise<void> {
+  const config = loadConfig();
+  const flavour = await desktopFlavour();
+  const { width, height } = DESKTOP_DEFAULT_SCREEN;
+  const boots: number[] = [];
+  const starts: number[] = [];
+  for (let i = 0; i < COLD_ROUNDS; i++) {
+    const vm = await bootColdVm(flavour, { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb }, log);
+    try {
+      const { ms } = await vm.run([DESKTOP_START_PATH, String(width), String(height), String(DESKTOP_PORTS.api), String(DESKTOP_PORTS.viewer)]);
+      boots.push(vm.bootMs);
+      starts.push(ms);
+      log(`cold round ${i + 1}: VM booted in ${Math.round(vm.bootMs)} ms, desktop up ${Math.round(ms)} ms later`);
+    } finally {
+      await vm.close();
+    }
+  }
+  results.cold_boot_p50_ms = p50(boots);
+  results.cold_desktop_start_p50_ms = p50(starts);
+  results.cold_desktop_ready_p50_ms = p50(boots.map((boot, i) => boot + starts[i]!));
+}
+
 async function main(): Promise<void> {
-  const server = await startTestServer({ config: { logLevel: 'silent' } });
   const results: Record<string, number | string> = { rounds: ROUNDS, accel: '' };
+  log(`cold desktop boots (${COLD_ROUNDS}), for comparison with the restores below`);
+  await coldDesktops(results);
+  const server = await startTestServer({ config: { logLevel: 'silent' } });
   (server.services.sandbox.engine as SandboxEngine).events.once('ready', ({ host }) => (results.accel = host.accelerator));
   try {
     const user = await server.createUserWithKey('bench', 'enterprise');
