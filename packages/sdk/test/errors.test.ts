@@ -3,6 +3,8 @@
  * carries (retryAfter, detail, executionId). The 408 case needs a VM (a run longer than the wait).
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import {
@@ -111,12 +113,31 @@ describe('errors from the real server map to classes', () => {
   });
 
   test('501 is UnsupportedOperationError', async () => {
-    // An operation of the interface that is still a placeholder on the server (worker control, multi-node).
-    const url = '/workers/worker-1/drain';
-    const error = await owner.transport.request('POST', url).catch((e: unknown) => e);
-    assert.ok(error instanceof UnsupportedOperationError, String(error));
-    assert.equal(error.code, 'NOT_IMPLEMENTED');
-    assert.equal(error.operation, `POST ${url}`);
+    // The real server has no placeholder operation left (worker control was the last one), so a server of
+    // another version stands in: it answers 501 in the server's own error shape.
+    const older = http.createServer((_request, response) => {
+      response.writeHead(501, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ detail: 'not implemented yet', code: 'NOT_IMPLEMENTED' }));
+    });
+    await new Promise<void>((resolve) => older.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = older.address() as AddressInfo;
+      const client = new Sandboxd({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'sbx_key', maxRetries: 0 });
+      const url = '/v1/some/future/operation';
+      const error = await client.transport.request('POST', url).catch((e: unknown) => e);
+      assert.ok(error instanceof UnsupportedOperationError, String(error));
+      assert.equal(error.code, 'NOT_IMPLEMENTED');
+      assert.equal(error.operation, `POST ${url}`);
+    } finally {
+      older.close();
+    }
+  });
+
+  test('worker control on the public listener is 403 for a user, whatever the key', async () => {
+    const error = await owner.transport.request('POST', '/workers/worker-1/drain').catch((e: unknown) => e);
+    assert.ok(error instanceof SandboxdError, String(error));
+    assert.equal(error.status, 403);
+    assert.equal(error.code, 'FORBIDDEN');
   });
 
   test('408 EXECUTION_TIMEOUT is ExecutionError with the execution id (needs a VM)', async () => {

@@ -18,6 +18,9 @@ import { ApiKeyBody, ApiKeyRecord } from './api/routes/api-keys/schemas.ts';
 import { registerTokenRoute } from './api/routes/auth/token.ts';
 import { registerHealthRoutes } from './api/routes/health.ts';
 import { registerNotImplementedRoutes } from './api/routes/not-implemented.ts';
+import { registerPublicWorkerRoutes } from './api/routes/workers/public-routes.ts';
+import { DeploymentDrainRequest } from './api/routes/workers/schemas.ts';
+import { startAdminListener, type AdminListener } from './api/admin-listener.ts';
 import { registerAuditRoutes } from './api/routes/audit/index.ts';
 import { AUDIT_SCHEMAS } from './api/routes/audit/schemas.ts';
 import { registerEventRoutes } from './api/routes/events/index.ts';
@@ -81,6 +84,8 @@ export interface BuildAppOptions {
 export interface BuiltApp {
   app: App;
   services: Services;
+  /** The admin listener's address (worker control), null when `SANDBOXD_ADMIN_LISTEN=off`. */
+  adminUrl: string | null;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -109,7 +114,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const engine = options.engine ?? createEngine(config, app.log);
-  const sandbox = createSandboxServices(core, engine, { loadBrowserTemplate: () => loadBrowserTemplate(config, app.log), loadDesktopTemplate: () => loadDesktopTemplate(config, app.log) });
+  const sandbox = createSandboxServices(core, engine, { loadBrowserTemplate: () => loadBrowserTemplate(config, app.log), loadDesktopTemplate: () => loadDesktopTemplate(config, app.log), log: app.log });
   const services: Services = { ...core, sandbox };
   recordStartAndStop(app, services, { ownEngine: options.engine ? null : engine, ownsDatabase: !options.database });
 
@@ -117,7 +122,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS, ...COMPUTER_USE_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS, ...COMPUTER_USE_SCHEMAS, DeploymentDrainRequest]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
@@ -141,15 +146,17 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerCustomDomainRoutes(app, context);
   registerBrowserRoutes(app, context);
   registerComputerUseRoutes(app, context);
+  registerPublicWorkerRoutes(app);
   registerNotImplementedRoutes(app, context);
   registerUpgradeRouter(app, [vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
 
+  const admin = runClusterNode(app, services);
   runWebhookDispatcher(app, services);
   runCustomDomains(app, services);
 
   options.instrument?.(app);
   await app.ready();
-  return { app, services };
+  return { app, services, adminUrl: admin.url };
 }
 
 /**
@@ -185,8 +192,27 @@ function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { c
     } catch (error) {
       app.log.error({ err: error }, 'recording the stop failed; the next start reconciles what is left');
     }
+    // Last, so the node's row says `left` only once it runs nothing.
+    await services.sandbox.nodes.stop().catch((error: unknown) => app.log.error({ err: error }, 'recording this node as left failed; it will be declared dead'));
     if (owns.ownsDatabase) await services.database.close();
   });
+}
+
+/**
+ * This node in the cluster for as long as the app: registered and heartbeating once it is ready (single-node
+ * too: one row), and its admin listener (worker control) serving beside it; the listener stops before the
+ * server waits for open requests, the registration last (recordStartAndStop).
+ */
+function runClusterNode(app: App, services: Services): AdminListener {
+  const admin: AdminListener = { url: null, close: async () => {} };
+  app.addHook('onReady', async () => {
+    await services.sandbox.nodes.start();
+    const listener = await startAdminListener(services.config, services.sandbox.nodes, services.sandbox.vms, app.log);
+    admin.url = listener.url;
+    admin.close = listener.close;
+  });
+  app.addHook('preClose', async () => admin.close());
+  return admin;
 }
 
 /**

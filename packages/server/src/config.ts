@@ -304,6 +304,69 @@ const settings = {
     },
     fallback: () => os.hostname(),
   },
+  internalUrl: {
+    env: 'SANDBOXD_INTERNAL_URL',
+    description: 'Base URL the other nodes of a cluster reach this node at (internal traffic, signed with the cluster secret); default the public URL',
+    parse: (raw: string) => new URL(raw).toString().replace(/\/$/, ''),
+    fallback: () => '',
+  },
+  nodeHeartbeatSeconds: {
+    env: 'SANDBOXD_NODE_HEARTBEAT_SECONDS',
+    description: 'How often this node records its heartbeat and load in the store, and looks for dead nodes',
+    parse: integer(1, 300),
+    fallback: () => 5,
+  },
+  nodeDeadAfterSeconds: {
+    env: 'SANDBOXD_NODE_DEAD_AFTER_SECONDS',
+    description: 'A node whose last heartbeat is older than this is declared dead and its VMs recorded lost (more than twice the heartbeat interval)',
+    parse: integer(2, 3600),
+    fallback: () => 30,
+  },
+  nodeVcpus: {
+    env: 'SANDBOXD_NODE_VCPUS',
+    description: 'vCPUs this node offers to VMs (placement capacity); default the host\'s CPUs',
+    parse: integer(1, 4096),
+    fallback: () => os.availableParallelism(),
+  },
+  nodeMemoryMb: {
+    env: 'SANDBOXD_NODE_MEMORY_MB',
+    description: "Memory this node offers to VMs, MiB (placement capacity); default the host's memory less 1 GiB",
+    parse: integer(256, 16_777_216),
+    fallback: () => Math.max(256, Math.floor(os.totalmem() / 1_048_576) - 1024),
+  },
+  nodeVmSlots: {
+    env: 'SANDBOXD_NODE_VM_SLOTS',
+    description: 'Most VMs this node runs at once (placement capacity); a full node sends new VMs to another live node',
+    parse: integer(1, 100_000),
+    fallback: () => 256,
+  },
+  adminListen: {
+    env: 'SANDBOXD_ADMIN_LISTEN',
+    description:
+      'HOST:PORT of the admin listener (worker control: GET /workers, drain, undrain, deployment drain; needs the admin token), or `off`; default 127.0.0.1 on the public port + 1',
+    parse: (raw: string) => {
+      if (raw === 'off') return 'off';
+      const match = /^(.+):(\d{1,5})$/.exec(raw);
+      if (!match || Number(match[2]) > 65_535) throw new Error(`expected HOST:PORT or off, got "${raw}"`);
+      return raw;
+    },
+    fallback: () => '',
+  },
+  adminToken: {
+    env: 'SANDBOXD_ADMIN_TOKEN',
+    description: 'Bearer token of the admin listener (at least 32 characters); unset = generated at the first start and kept in DATA_DIR/admin-token (mode 0600)',
+    parse: (raw: string) => {
+      if (raw.length < 32) throw new Error('must be at least 32 characters');
+      return raw;
+    },
+    fallback: () => null as string | null,
+  },
+  strictKillOwnership: {
+    env: 'SANDBOXD_STRICT_KILL_OWNERSHIP',
+    description: "A kill that a node's queue worker picks up for a VM another node owns is re-dispatched once to the owner's queue (else it is dropped as stale)",
+    parse: booleanFlag,
+    fallback: () => false,
+  },
   defaultVmLifetimeSeconds: {
     env: 'SANDBOXD_DEFAULT_VM_LIFETIME_SECONDS',
     description: 'VM lifetime of a session that does not ask for vm_lifetime_seconds (also of the session an execute without session_id creates)',
@@ -738,6 +801,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   // Snapshots of users' VMs belong to this server's store, like its run directories.
   if (!result.vmSnapshotDir) result.vmSnapshotDir = path.join('/var/lib/sandboxd/vm-snapshots', dataDirKey);
   if (!result.publicUrl) result.publicUrl = `http://${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port}`;
+  if (!result.adminListen) result.adminListen = `127.0.0.1:${result.port === 0 ? 0 : result.port + 1}`;
+  if (result.nodeDeadAfterSeconds <= 2 * result.nodeHeartbeatSeconds) {
+    throw new ConfigError(`SANDBOXD_NODE_DEAD_AFTER_SECONDS (${result.nodeDeadAfterSeconds}) must be more than twice SANDBOXD_NODE_HEARTBEAT_SECONDS (${result.nodeHeartbeatSeconds})`);
+  }
   if (!result.objectStoreDir) result.objectStoreDir = path.join(result.dataDir, 'objects');
   if (result.objectStore === 's3') checkS3Settings(result);
   if (!(result.defaultPlan in result.plans)) {

@@ -40,9 +40,12 @@ import { SnapshotService } from './core/snapshots.ts';
 import { VolumeService } from './core/volumes.ts';
 import { TemplateService } from './core/templates.ts';
 import { createGitFetcher } from './git/bare-clone.ts';
-import { VmSources } from './core/vm-sources.ts';
+import { BUILTIN_SOURCE_NAMES, VmSources } from './core/vm-sources.ts';
 import { ComputerUseService } from './core/computer-use/computer-use-service.ts';
 import { DESKTOP_TEMPLATE_ID } from './core/model.ts';
+import { NodeRegistry } from './core/cluster/node-registry.ts';
+import { API_VERSION } from './api/openapi.ts';
+import type { FastifyBaseLogger } from 'fastify';
 import { createViewerTokens, type ViewerTokens } from './core/computer-use/viewer-tokens.ts';
 import type { BrowserApi } from './core/browser/browser-api.ts';
 import { BrowserService } from './core/browser/browser-service.ts';
@@ -171,6 +174,8 @@ export interface SandboxServices {
   browserService: BrowserService;
   /** Desktop sessions: the computer-use proxy, the viewer, recordings. */
   computerUse: ComputerUseService;
+  /** This node in the deployment's node table: registration, heartbeats, dead nodes, drain state. */
+  nodes: NodeRegistry;
 }
 
 /** Everything the HTTP app uses. */
@@ -184,6 +189,8 @@ export interface SandboxDependencies {
   loadBrowserTemplate: () => Promise<TemplateImage>;
   /** The built-in desktop template's files (building its image on first use). */
   loadDesktopTemplate: () => Promise<TemplateImage>;
+  /** Where background work (heartbeats) reports. */
+  log: FastifyBaseLogger;
 }
 
 export function createSandboxServices(core: CoreServices, engine: VmEngine, dependencies: SandboxDependencies): SandboxServices {
@@ -236,7 +243,25 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     screenshotRetentionDays: config.screenshotRetentionDays,
     defaultViewport: { width: 1280, height: 720 },
   });
+  const nodes = new NodeRegistry(
+    database,
+    clock,
+    {
+      nodeId: engine.nodeId,
+      internalUrl: config.internalUrl || config.publicUrl,
+      capacity: { vcpus: config.nodeVcpus, memoryMb: config.nodeMemoryMb, vmSlots: config.nodeVmSlots },
+      version: API_VERSION,
+      heartbeatMs: config.nodeHeartbeatSeconds * 1000,
+      deadAfterMs: config.nodeDeadAfterSeconds * 1000,
+      load: () => vms.nodeLoad(),
+      templates: () => [...BUILTIN_SOURCE_NAMES],
+      onNodeDead: async (nodeId) => void (await vms.markNodeLost(nodeId)),
+      onSelfDeclaredDead: async () => void (await vms.killForsaken()),
+    },
+    dependencies.log,
+  );
   return {
+    nodes,
     engine,
     limiter,
     sessions,

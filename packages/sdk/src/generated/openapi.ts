@@ -10672,19 +10672,24 @@ export interface paths {
         put?: never;
         /**
          * Deployment drain control (local control plane)
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Served on the admin listener only (SANDBOXD_ADMIN_LISTEN, default 127.0.0.1 on the public port + 1, with `Authorization: Bearer <admin token>`); the public listener answers 403.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    action: string;
+                    /** @description `start`: stop placement on the node and let its VMs end; `status`: where it stands (`done` once no VM runs there); `cancel`: undrain */
+                    action: "start" | "status" | "cancel";
                     worker_id: string;
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["DeploymentDrainRequest"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -10699,6 +10704,15 @@ export interface paths {
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Always on this listener: use the admin listener */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10731,15 +10745,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -10761,13 +10766,14 @@ export interface paths {
         put?: never;
         /**
          * Put a worker node in drain mode
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Served on the admin listener only (SANDBOXD_ADMIN_LISTEN, default 127.0.0.1 on the public port + 1, with `Authorization: Bearer <admin token>`); the public listener answers 403.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description A node id (`SANDBOXD_NODE_ID`) */
                     worker_id: string;
                 };
                 cookie?: never;
@@ -10787,6 +10793,15 @@ export interface paths {
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Always on this listener: use the admin listener */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10819,15 +10834,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -10849,13 +10855,14 @@ export interface paths {
         put?: never;
         /**
          * Take a worker node out of drain mode
-         * @description Not implemented yet: answers 501 NOT_IMPLEMENTED.
+         * @description Served on the admin listener only (SANDBOXD_ADMIN_LISTEN, default 127.0.0.1 on the public port + 1, with `Authorization: Bearer <admin token>`); the public listener answers 403.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description A node id (`SANDBOXD_NODE_ID`) */
                     worker_id: string;
                 };
                 cookie?: never;
@@ -10875,6 +10882,15 @@ export interface paths {
                 };
                 /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Always on this listener: use the admin listener */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10907,15 +10923,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
-                    };
-                };
-                /** @description Not implemented yet */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -11762,6 +11769,10 @@ export interface components {
             /** @enum {boolean} */
             verified: true;
         };
+        DeploymentDrainRequest: {
+            /** @description Why (kept in the log) */
+            reason?: string;
+        };
         /** DesktopRecording */
         DesktopRecording: {
             /** @description Where the MP4 downloads from once ready (same credentials as this API) */
@@ -12278,7 +12289,7 @@ export interface components {
             base_snapshot_id: string | null;
             /** Format: date-time */
             created_at: string;
-            end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart" | "server_shutdown" | "agent_lost") | null;
+            end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart" | "server_shutdown" | "agent_lost" | "node_lost") | null;
             ended_at: string | null;
             /** Format: date-time */
             expires_at: string;

@@ -51,6 +51,7 @@ export const EVENT_CATALOGUE = {
   'vm.expired': vmEnded(['expired']),
   'vm.crashed': vmEnded(['crashed']),
   'vm.agent_lost': vmEnded(['agent_lost']),
+  'vm.lost': vmEnded(['node_lost']),
   'vm.snapshotted': Type.Object({
     vm_id: Type.String(),
     session_id: Nullable(Type.String()),

@@ -19,9 +19,10 @@ export const LIVE_VM_STATUSES = ['starting', 'active'] as const satisfies readon
  * Why a VM ended: `killed` on request, `expired` at the end of its lifetime, `crashed` (its hypervisor died or
  * its set-up failed after it was handed out), `failed` (it never started), `server_restart` (it did not
  * survive a restart of its server), `server_shutdown` (its server stopped and killed it), `agent_lost` (its
- * agent could not be reached again, so the server killed it).
+ * agent could not be reached again, so the server killed it), `node_lost` (its node stopped heartbeating and
+ * was declared dead by another node of the cluster; the node kills it if it comes back).
  */
-export const VM_END_REASONS = ['killed', 'expired', 'crashed', 'failed', 'server_restart', 'server_shutdown', 'agent_lost'] as const;
+export const VM_END_REASONS = ['killed', 'expired', 'crashed', 'failed', 'server_restart', 'server_shutdown', 'agent_lost', 'node_lost'] as const;
 export type VmEndReason = (typeof VM_END_REASONS)[number];
 
 /** Lifecycle of an execution record; the first two are in flight, the rest final. */

@@ -211,6 +211,37 @@ export class VmService {
     return ended.filter(Boolean).length;
   }
 
+  /** What a node (default this one) runs now, by the store (a node's heartbeat reports its own). */
+  async nodeLoad(nodeId: string = this.engine.nodeId): Promise<{ runningVms: number; usedVcpus: number; usedMemoryMb: number }> {
+    const rows = await listLiveVmsOfNode(this.database.db, nodeId);
+    return {
+      runningVms: rows.length,
+      usedVcpus: rows.reduce((sum, vm) => sum + vm.vcpuCount, 0),
+      usedMemoryMb: rows.reduce((sum, vm) => sum + vm.memoryMb, 0),
+    };
+  }
+
+  /**
+   * Another node was declared dead: its live VMs are recorded ended (`node_lost`, event `vm.lost`), so their
+   * sessions start new VMs elsewhere and quotas free up. Answers how many this call recorded.
+   */
+  async markNodeLost(nodeId: string): Promise<number> {
+    const rows = await listLiveVmsOfNode(this.database.db, nodeId);
+    const ended = await Promise.all(rows.map((row) => this.recordEnd(row.id, 'node_lost')));
+    return ended.filter(Boolean).length;
+  }
+
+  /**
+   * This node was declared dead while it was running (a pause longer than the heartbeat timeout): the VMs the
+   * store recorded lost must not run on unseen, so they are killed here. Answers how many.
+   */
+  async killForsaken(): Promise<number> {
+    const live = new Set((await listLiveVmsOfNode(this.database.db, this.engine.nodeId)).map((vm) => vm.id));
+    const forsaken = this.engine.liveVmIds().filter((id) => !live.has(id));
+    await Promise.all(forsaken.map((id) => this.engine.kill(id)));
+    return forsaken.length;
+  }
+
   /** After a restart: VMs the store thinks are live on this node but the engine does not have are over. */
   private async reconcile(): Promise<{ adopted: number; ended: number }> {
     const live = new Set(this.engine.liveVmIds());
@@ -616,6 +647,7 @@ export class VmService {
       if (reason === 'expired') await recordEvent(trx, this.clock, { ...event, type: 'vm.expired', data: { ...data, reason } });
       else if (reason === 'crashed') await recordEvent(trx, this.clock, { ...event, type: 'vm.crashed', data: { ...data, reason } });
       else if (reason === 'agent_lost') await recordEvent(trx, this.clock, { ...event, type: 'vm.agent_lost', data: { ...data, reason } });
+      else if (reason === 'node_lost') await recordEvent(trx, this.clock, { ...event, type: 'vm.lost', data: { ...data, reason } });
       else await recordEvent(trx, this.clock, { ...event, type: 'vm.killed', data: { ...data, reason } });
       return ended;
     });
@@ -644,6 +676,8 @@ function endedExecutionError(reason: Exclude<VmEndReason, 'failed'>): string {
       return "the VM's agent could not be reached again, so the VM was killed before the execution finished";
     case 'server_restart':
       return 'the server restarted before the execution finished; its output is lost';
+    case 'node_lost':
+      return "the VM's node stopped answering (declared dead by the cluster) before the execution finished; its output is lost";
     case 'server_shutdown':
       return SHUT_DOWN_ERROR;
     default:

@@ -381,6 +381,7 @@ export interface Tables {
   desktop_recordings: DesktopRecordingsTable;
   browser_credentials: BrowserCredentialsTable;
   volume_attachments: VolumeAttachmentsTable;
+  cluster_nodes: ClusterNodesTable;
 }
 
 export type VolumeRow = Selectable<VolumesTable>;
@@ -492,3 +493,29 @@ export interface DesktopRecordingsTable {
   saved_at: string | null;
 }
 export type DesktopRecordingRow = Selectable<DesktopRecordingsTable>;
+
+/** A sandboxd node of the deployment (one row single-node): capacity, load, heartbeat, drain state. */
+export interface ClusterNodesTable {
+  id: string;
+  /** Base URL other nodes reach it at for internal traffic (signed with the cluster secret). */
+  internal_url: string;
+  /** 'live' | 'dead' (missed its heartbeats) | 'left' (shut down cleanly) */
+  state: string;
+  /** 1: no new VMs are placed on it. */
+  drained: number;
+  /** null | 'draining' | 'done' | 'cancelled' */
+  deployment_drain: string | null;
+  vcpus: number;
+  memory_mb: number;
+  vm_slots: number;
+  /** JSON array of the template ids whose files this node has. */
+  templates: string;
+  running_vms: number;
+  used_vcpus: number;
+  used_memory_mb: number;
+  version: string;
+  started_at: string;
+  heartbeat_at: string;
+  dead_at: string | null;
+}
+export type ClusterNodeRow = Selectable<ClusterNodesTable>;

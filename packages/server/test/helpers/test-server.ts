@@ -25,9 +25,10 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
   // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one.
   const port = options.config?.port ?? (await freePort());
+  // The admin listener on a port of its own choosing (the default, the public port + 1, may be taken here).
   // DNS lookups (custom domain verification) never leave the machine: a loopback port nobody serves, unless
   // the test runs its own DNS server (helpers/dns-server.ts).
-  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, ...options.config });
+  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, adminListen: '127.0.0.1:0', ...options.config });
   let conformance: (() => OpenApiConformance) | undefined;
   const built = await buildApp({
     config,

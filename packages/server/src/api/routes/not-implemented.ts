@@ -29,13 +29,6 @@ interface PendingOperation {
 const str = () => Type.String();
 
 const PENDING: PendingOperation[] = [
-  // System (worker control)
-  { method: 'POST', url: '/workers/:worker_id/drain', tag: 'system', summary: 'Put a worker node in drain mode', auth: false, params: Type.Object({ worker_id: str() }) },
-  { method: 'POST', url: '/workers/:worker_id/undrain', tag: 'system', summary: 'Take a worker node out of drain mode', auth: false, params: Type.Object({ worker_id: str() }) },
-  {
-    method: 'POST', url: '/workers/:worker_id/deployment-drain/:action', tag: 'system', summary: 'Deployment drain control (local control plane)',
-    auth: false, params: Type.Object({ worker_id: str(), action: str() }), body: true,
-  },
   // Executions
   // Sessions
   // VMs

@@ -15,6 +15,7 @@ import * as m0008 from './0008-custom-domains.ts';
 import * as m0009 from './0009-volumes.ts';
 import * as m0010 from './0010-browser.ts';
 import * as m0011 from './0011-computer-use.ts';
+import * as m0012 from './0012-cluster-nodes.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0009-volumes': m0009,
   '0010-browser': m0010,
   '0011-computer-use': m0011,
+  '0012-cluster-nodes': m0012,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */
