@@ -30,7 +30,8 @@ const ENGINE_PACKAGES = [
  * (the OCI image tests run their own on loopback, with and without basic authentication), Chromium (the
  * browser and desktop viewer tests open pages in it) and ffmpeg (ffprobe reads desktop recordings).
  */
-const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black', 'docker-registry', 'apache2-utils', 'chromium', 'ffmpeg'];
+// The Python client's tests build a wheel and install it into venvs with the system Python (no PyPI).
+const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black', 'docker-registry', 'apache2-utils', 'chromium', 'ffmpeg', 'python3-pip', 'python3-venv', 'python3-wheel'];
 
 function step(message) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -9,6 +9,7 @@ import { registerFiles } from './commands/files.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerLogin } from './commands/login.ts';
 import { registerLogout } from './commands/logout.ts';
+import { registerMcp } from './commands/mcp.ts';
 import { registerSessionCommands } from './commands/sessions.ts';
 import { registerVmCommands } from './commands/vms.ts';
 import { registerShell } from './commands/shell.ts';
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerTemplates(program, context);
   registerBrowser(program, context);
   registerDesktop(program, context);
+  registerMcp(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

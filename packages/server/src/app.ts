@@ -17,10 +17,10 @@ import { registerApiKeyRoutes } from './api/routes/api-keys/index.ts';
 import { ApiKeyBody, ApiKeyRecord } from './api/routes/api-keys/schemas.ts';
 import { registerTokenRoute } from './api/routes/auth/token.ts';
 import { registerHealthRoutes } from './api/routes/health.ts';
-import { registerNotImplementedRoutes } from './api/routes/not-implemented.ts';
 import { registerPublicWorkerRoutes } from './api/routes/workers/public-routes.ts';
 import { DeploymentDrainRequest } from './api/routes/workers/schemas.ts';
 import { startAdminListener, type AdminListener } from './api/admin-listener.ts';
+import { agentRpcUpgradeHandler } from './api/internal/agent-rpc-upgrade.ts';
 import { registerAuditRoutes } from './api/routes/audit/index.ts';
 import { AUDIT_SCHEMAS } from './api/routes/audit/schemas.ts';
 import { registerEventRoutes } from './api/routes/events/index.ts';
@@ -64,6 +64,7 @@ import { PTY_SCHEMAS } from './api/routes/pty/schemas.ts';
 import { registerBrowserRoutes } from './api/routes/browser/index.ts';
 import { COMPUTER_USE_SCHEMAS, registerComputerUseRoutes, vncRelayHandler } from './api/routes/computer-use/index.ts';
 import { BROWSER_SCHEMAS } from './api/routes/browser/schemas.ts';
+import { registerMcpRoutes } from './api/routes/mcp/index.ts';
 
 export interface BuildAppOptions {
   config: Config;
@@ -146,9 +147,11 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerCustomDomainRoutes(app, context);
   registerBrowserRoutes(app, context);
   registerComputerUseRoutes(app, context);
+  registerMcpRoutes(app, context);
   registerPublicWorkerRoutes(app);
-  registerNotImplementedRoutes(app, context);
-  registerUpgradeRouter(app, [vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
+  const agentRpc = agentRpcUpgradeHandler(services);
+  app.addHook('preClose', async () => agentRpc.closeAll());
+  registerUpgradeRouter(app, [agentRpc, vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
 
   const admin = runClusterNode(app, services);
   runWebhookDispatcher(app, services);

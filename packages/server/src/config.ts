@@ -310,6 +310,15 @@ const settings = {
     parse: (raw: string) => new URL(raw).toString().replace(/\/$/, ''),
     fallback: () => '',
   },
+  clusterSecret: {
+    env: 'SANDBOXD_CLUSTER_SECRET',
+    description: 'Key that signs requests between the nodes of a cluster (at least 32 characters); unset = generated once and shared through the store',
+    parse: (raw: string) => {
+      if (raw.length < 32) throw new Error('must be at least 32 characters');
+      return raw;
+    },
+    fallback: () => null as string | null,
+  },
   nodeHeartbeatSeconds: {
     env: 'SANDBOXD_NODE_HEARTBEAT_SECONDS',
     description: 'How often this node records its heartbeat and load in the store, and looks for dead nodes',

@@ -44,6 +44,8 @@ import { BUILTIN_SOURCE_NAMES, VmSources } from './core/vm-sources.ts';
 import { ComputerUseService } from './core/computer-use/computer-use-service.ts';
 import { DESKTOP_TEMPLATE_ID } from './core/model.ts';
 import { NodeRegistry } from './core/cluster/node-registry.ts';
+import { InternalAuth } from './core/cluster/internal-auth.ts';
+import { RemoteAgents } from './core/cluster/remote-agents.ts';
 import { API_VERSION } from './api/openapi.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import { createViewerTokens, type ViewerTokens } from './core/computer-use/viewer-tokens.ts';
@@ -84,6 +86,8 @@ export interface CoreServices {
   customDomainHosts: CustomDomainHosts;
   /** Seals secrets at rest with a key derived from the server's secret (webhook secrets, browser credentials). */
   secretBox: SecretBox;
+  /** Signs and checks requests between the nodes of the cluster. */
+  internalAuth: InternalAuth;
 }
 
 /** The token signing secret: from configuration, or generated once and shared through the store. */
@@ -115,7 +119,9 @@ export async function createServices(config: Config, database: Database, clock: 
     concurrency: config.webhookConcurrency,
   });
   const apiKeys = new ApiKeyService(database, clock, events);
+  const clusterSecret = config.clusterSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
   return {
+    internalAuth: new InternalAuth(clusterSecret, config.nodeId),
     config,
     database,
     clock,
@@ -204,7 +210,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   const sources = new VmSources(database, () => engine.nodeId, {
     [DESKTOP_TEMPLATE_ID]: { load: dependencies.loadDesktopTemplate, shape: { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb } },
   });
-  const vms = new VmService(database, engine, limiter, clock, events, sources);
+  const vms = new VmService(database, engine, limiter, clock, events, sources, new RemoteAgents(database, core.internalAuth));
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
   const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
   const templates = new TemplateService(database, clock, events, engine, sources, fetcher, {

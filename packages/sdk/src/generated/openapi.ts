@@ -787,6 +787,287 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * MCP server-to-client stream: not offered (stateless)
+         * @description Answers 405: this MCP endpoint is stateless, so only POST carries messages.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This endpoint is stateless: only POST carries messages (no server-to-client stream, no sessions to end) */
+                405: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: number;
+                                data?: unknown;
+                                message: string;
+                            };
+                            id: string | number | null;
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                        };
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Model Context Protocol (streamable HTTP)
+         * @description Model Context Protocol endpoint (streamable HTTP transport, stateless): an MCP client (an agent host, the official SDKs) sends JSON-RPC messages here with `Accept: application/json, text/event-stream` and gets the responses as an event stream, with progress notifications while long tools run. Tools: create_sandbox, list_sandboxes, kill_sandbox, get_preview_url, run_python (stateful), run_command, get_execution, read_file, write_file, list_files, browser_open/navigate/click/type/press_key/content/extract/screenshot/close, computer_screenshot, computer_action; resources: sandbox://{session_id}/files/{path}. Tools act as the caller: each is a call of this API with the request's own credential, so its errors (NOT_FOUND for another user's sandbox, QUOTA_EXCEEDED…) come back as MCP tool errors carrying the API's code.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description A JSON-RPC 2.0 message of the Model Context Protocol, or a batch of them */
+            requestBody: {
+                content: {
+                    "application/json": ({
+                        /** @description Always "2.0" */
+                        jsonrpc?: string;
+                        /** @description initialize, tools/list, tools/call, resources/list, resources/templates/list, resources/read, ping, notifications/… */
+                        method?: string;
+                        /** @description The method's parameters, as the MCP specification defines them */
+                        params?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    }) | ({
+                        /** @description Always "2.0" */
+                        jsonrpc?: string;
+                        /** @description initialize, tools/list, tools/call, resources/list, resources/templates/list, resources/read, ping, notifications/… */
+                        method?: string;
+                        /** @description The method's parameters, as the MCP specification defines them */
+                        params?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            responses: {
+                /** @description An event stream (text/event-stream) of JSON-RPC messages: progress notifications while a tool runs, then the response to each request of the body */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Accepted: the body held only notifications or responses, which have no answer */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body is not a JSON-RPC message (JSON-RPC error -32700 or -32600), or an unsupported MCP-Protocol-Version header */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"] | {
+                            error: {
+                                code: number;
+                                data?: unknown;
+                                message: string;
+                            };
+                            id: string | number | null;
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Accept header must list both application/json and text/event-stream */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: number;
+                                data?: unknown;
+                                message: string;
+                            };
+                            id: string | number | null;
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                        };
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type must be application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"] | {
+                            error: {
+                                code: number;
+                                data?: unknown;
+                                message: string;
+                            };
+                            id: string | number | null;
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                        };
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        /**
+         * End an MCP session: there are none (stateless)
+         * @description Answers 405: this MCP endpoint is stateless, so only POST carries messages.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description This endpoint is stateless: only POST carries messages (no server-to-client stream, no sessions to end) */
+                405: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: number;
+                                data?: unknown;
+                                message: string;
+                            };
+                            id: string | number | null;
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                        };
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;

@@ -19,9 +19,7 @@ it (413 beyond).
 beyond, before parsing).
 
 **Errors.** Invalid input answers 422 with \`{"detail":[{"loc":[...],"msg":"...","type":"..."}]}\`; every other error
-is \`{"detail":"...","code":"..."}\` with a stable code (see docs/errors.md in the repository).
-
-Operations marked "Not implemented yet" answer 501 with code \`NOT_IMPLEMENTED\` until the feature lands.`;
+is \`{"detail":"...","code":"..."}\` with a stable code (see docs/errors.md in the repository).`;
 
 /** Methods whose bodies Fastify reads (and can refuse before any handler runs). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);

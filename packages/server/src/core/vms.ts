@@ -13,6 +13,7 @@ import type { PlanLimiter } from './limits.ts';
 import { DEFAULT_TEMPLATE_ID, LIVE_VM_STATUSES, type Session, type SessionSpec, type Snapshot, type Vm, type VmEndReason, type VmStatus } from './model.ts';
 import type { AcquireEstimate, CaptureOutcome, GuestAgent, VmEngine } from './vm-engine.ts';
 import type { ResolvedSource, VmSources } from './vm-sources.ts';
+import type { RemoteAgents } from './cluster/remote-agents.ts';
 import type { Database } from '../store/database.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
 import { completeSnapshot, deleteSnapshotRow, findSnapshot, insertSnapshot, listCreatingSnapshotsOfNode } from '../store/snapshots-store.ts';
@@ -68,6 +69,8 @@ export class VmService {
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
     private readonly sources: VmSources,
+    /** Agents of VMs on other nodes of the cluster (absent: every VM is expected on this node). */
+    private readonly remote: RemoteAgents | null = null,
   ) {
     engine.onVmEnded((vmId, reason) => {
       this.trackEnd(vmId, this.recordEnd(vmId, reason)).catch(() => {});
@@ -178,7 +181,9 @@ export class VmService {
 
   /** The live agent of a VM row, or null. */
   agentOf(vm: Vm): GuestAgent | null {
-    return vm.status === 'active' ? this.engine.agent(vm.id) : null;
+    if (vm.status !== 'active') return null;
+    if (vm.nodeId !== this.engine.nodeId && this.remote) return this.remote.agentOf(vm);
+    return this.engine.agent(vm.id);
   }
 
   /**
@@ -273,6 +278,11 @@ export class VmService {
     const vm = vmId ? await findVm(this.database.db, vmId) : undefined;
     // A paused VM is not live, and not to be replaced either: the callers that could start one check for it first.
     if (!vm || vm.status === 'killed' || vm.status === 'paused') return null;
+    if (vm.nodeId !== this.engine.nodeId && this.remote) {
+      // Its node runs it, enforces its lifetime and records its end; this one reaches it through that node.
+      if (vm.status === 'starting') throw new AppError('VM_UNAVAILABLE', `the session's VM ${vm.id} is still starting on node ${vm.nodeId}: retry`);
+      return { vm, agent: this.remote.agentOf(vm) };
+    }
     if (vm.nodeId !== this.engine.nodeId) {
       throw new AppError('VM_UNAVAILABLE', `the session's VM ${vm.id} runs on node ${vm.nodeId}, not on this one (${this.engine.nodeId}): send the session's requests to that node`);
     }

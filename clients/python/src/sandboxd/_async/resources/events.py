@@ -1,0 +1,31 @@
+"""GET /v1/events/stream: your events live, as Server-Sent Events."""
+
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from .._streams import AsyncEventStream
+from ..transport import AsyncTransport
+
+
+class Events:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def stream(self, *, last_event_id: Optional[Union[str, int]] = None, all: bool = False) -> AsyncEventStream:
+        """Opens the stream: iterate it for events until the server ends it or you close it.
+
+        ``last_event_id``: resume after this event (the stream first replays what came after it); without it the
+        stream starts with the next event. ``all=True``: every user's events (administrators only).
+        """
+        headers = {"accept": "text/event-stream"}
+        if last_event_id is not None:
+            headers["last-event-id"] = str(last_event_id)
+        response = await self._transport.request(
+            "GET",
+            "/v1/events/stream",
+            query={"all": True if all else None},
+            headers=headers,
+            response_type="stream",
+        )
+        return AsyncEventStream(response, self._transport)

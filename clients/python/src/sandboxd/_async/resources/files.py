@@ -1,0 +1,85 @@
+"""POST /upload and /download: files into and out of a session's VM."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Optional, Union
+
+from ...types import UploadResult
+from ..._multipart import UploadData, multipart_body
+from ..transport import AsyncTransport
+
+
+class Files:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def upload(
+        self,
+        session_id: str,
+        data: UploadData,
+        remote_path: str,
+        *,
+        recursive: bool = False,
+        filename: Optional[str] = None,
+    ) -> UploadResult:
+        """Writes ``data`` to ``remote_path`` in the session's VM (absolute, or relative to /root; a trailing "/"
+        keeps ``filename``).
+
+        ``data``: bytes, text (a ``str`` is the content, sent as UTF-8, not a path), a ``pathlib.Path`` (the
+        file's bytes, streamed from disk) or a binary file object. ``recursive=True``: ``data`` is a tar archive
+        (gzip allowed) unpacked at ``remote_path``.
+        """
+        name = filename or ([part for part in remote_path.split("/") if part] or ["file"])[-1]
+        # Fields before the file, so the server can stream the file straight into the VM.
+        body = multipart_body(
+            [("session_id", session_id), ("remote_path", remote_path), ("recursive", "true" if recursive else "false")],
+            "file",
+            name,
+            data,
+        )
+        # Writing the same bytes to the same path twice changes nothing: safe to retry.
+        return await self._transport.request("POST", "/upload", body=body, kind="session", idempotent=True)
+
+    async def upload_file(
+        self, session_id: str, local_path: Union[str, "os.PathLike[str]"], remote_path: str
+    ) -> UploadResult:
+        """Copies a local file into the VM, streamed from disk (``remote_path`` ending in "/": same name)."""
+        path = pathlib.Path(os.fspath(local_path))
+        return await self.upload(session_id, path, remote_path, filename=path.name or "file")
+
+    async def download(self, session_id: str, remote_path: str) -> bytes:
+        """The bytes of ``remote_path`` in the session's VM (asked for raw, not base64, for any size)."""
+        return await self._transport.request(
+            "POST",
+            "/download",
+            # No `kind`: a 404 here is usually a missing file, so it is a NotFoundError (the message says which).
+            json={"filename": remote_path, "session_id": session_id},
+            headers={"accept": "application/octet-stream"},
+            idempotent=True,
+            response_type="bytes",
+        )
+
+    async def download_file(self, session_id: str, remote_path: str, local_path: Union[str, "os.PathLike[str]"]) -> int:
+        """Copies ``remote_path`` of the VM to ``local_path`` (streamed; the file is replaced only when the
+        download completes); answers the number of bytes."""
+        target = os.fspath(local_path)
+        partial = f"{target}.part"
+        with open(partial, "wb") as sink:
+            try:
+                size = await self._transport.request(
+                    "POST",
+                    "/download",
+                    json={"filename": remote_path, "session_id": session_id},
+                    headers={"accept": "application/octet-stream"},
+                    idempotent=False,  # a retry would append to what the first attempt wrote
+                    response_type="bytes",
+                    sink=sink,
+                )
+            except BaseException:
+                sink.close()
+                os.unlink(partial)
+                raise
+        os.replace(partial, target)
+        return size

@@ -1,0 +1,94 @@
+"""Sessions: create one (a Session object), or act on one by id."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+from ...models import SessionStatus, SessionUsage
+from ...types import AppUrl, KillResult, SessionDetails
+from ..session import AsyncSession
+from ..transport import AsyncTransport
+
+if TYPE_CHECKING:
+    from ..client import AsyncSandboxd
+
+
+def defined(**values: Any) -> Dict[str, Any]:
+    """The values that were given (absent options are left to the server's defaults)."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+class Sessions:
+    def __init__(self, transport: AsyncTransport, client: "AsyncSandboxd") -> None:
+        self._transport = transport
+        self._client = client
+
+    async def create(
+        self,
+        *,
+        vcpu_count: Optional[int] = None,
+        memory_mb: Optional[int] = None,
+        vm_lifetime_seconds: Optional[int] = None,
+        metadata: Optional[Dict[str, str]] = None,
+        env: Optional[Dict[str, str]] = None,
+        prewarm: Optional[bool] = None,
+        snapshot: Optional[str] = None,
+        template: Optional[str] = None,
+    ) -> AsyncSession:
+        """A new session. Its VM starts on the first execute (or now, in the background, with ``prewarm=True``).
+
+        ``vcpu_count``: 1, 2 (default), 4, 6 or 8; ``memory_mb``: 128 to 8192 (default: the server's);
+        ``vm_lifetime_seconds``: 20 to 2592000 (default 300); ``metadata``: your key/value pairs (the sandbox
+        list filters on them); ``env``: the environment of every execution; ``snapshot``/``template``: start its
+        VMs from your snapshot or template of this name.
+        """
+        info = await self._transport.request(
+            "POST",
+            "/v1/sessions/session",
+            json=defined(
+                vcpu_count=vcpu_count,
+                memory_mb=memory_mb,
+                vm_lifetime_seconds=vm_lifetime_seconds,
+                metadata=metadata,
+                env=env,
+                prewarm=prewarm,
+                snapshot=snapshot,
+                template=template,
+            ),
+        )
+        return AsyncSession(self._client, info["session_id"], info)
+
+    def connect(self, session_id: str) -> AsyncSession:
+        """A Session object for an existing session id (no request is made)."""
+        return AsyncSession(self._client, session_id)
+
+    async def status(self, session_id: str) -> SessionStatus:
+        return await self._transport.request(
+            "GET", "/v1/sessions/status/{session_id}", params={"session_id": session_id}, kind="session"
+        )
+
+    async def info(self, session_id: str) -> SessionDetails:
+        """Settings, metadata, env names and the current VM."""
+        return await self._transport.request(
+            "GET", "/v1/sessions/session/{session_id}", params={"session_id": session_id}, kind="session"
+        )
+
+    async def usage(self, session_id: str) -> SessionUsage:
+        return await self._transport.request(
+            "GET", "/v1/sessions/usage/{session_id}", params={"session_id": session_id}, kind="session"
+        )
+
+    async def kill(self, session_id: str) -> KillResult:
+        """Kills the session's VM: SessionError (404) when there is none, AuthenticationError (403) for someone
+        else's session."""
+        return await self._transport.request("POST", "/kill", json={"session_id": session_id}, kind="kill")
+
+    async def app_url(self, session_id: str, port: int = 80) -> AppUrl:
+        """The public URL of a port inside the VM."""
+        return await self._transport.request(
+            "GET",
+            "/v1/sessions/app-url/{session_id}",
+            params={"session_id": session_id},
+            query={"port": port},
+            kind="session",
+        )

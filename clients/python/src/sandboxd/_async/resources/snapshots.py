@@ -1,0 +1,60 @@
+"""Snapshots of your VMs: list, get, delete (start VMs from them with ``vms.create(snapshot=…)`` or
+``vms.clone``), and ``create``: a snapshot built from an OCI image (a template build)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+from ...models import SnapshotRecord, TemplateRecord
+from ...types import SnapshotDeleteResult
+from ..transport import AsyncTransport
+from .templates import template_body
+
+
+class Snapshots:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def create(
+        self,
+        *,
+        name: str,
+        oci_image: str,
+        git_clone_url: Optional[str] = None,
+        git_clone_branch: Optional[str] = None,
+        post_build_cmd: Optional[str] = None,
+        envs: Optional[Dict[str, str]] = None,
+        registry_auth: Optional[Dict[str, str]] = None,
+        vcpu_count: Optional[int] = None,
+        memory_mb: Optional[int] = None,
+    ) -> TemplateRecord:
+        """POST /v1/snapshots: the same build as ``templates.create`` (the answer is the template, ``building``;
+        follow it with ``templates.wait_until_ready``)."""
+        return await self._transport.request(
+            "POST",
+            "/v1/snapshots",
+            json=template_body(
+                name,
+                oci_image,
+                git_clone_url,
+                git_clone_branch,
+                post_build_cmd,
+                envs,
+                registry_auth,
+                vcpu_count,
+                memory_mb,
+            ),
+        )
+
+    async def list(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> List[SnapshotRecord]:
+        """Your snapshots, newest first."""
+        return await self._transport.request("GET", "/v1/snapshots", query={"limit": limit, "offset": offset})
+
+    async def get(self, snapshot_id: str) -> SnapshotRecord:
+        return await self._transport.request("GET", "/v1/snapshots/{snapshot_id}", params={"snapshot_id": snapshot_id})
+
+    async def delete(self, snapshot_id: str) -> SnapshotDeleteResult:
+        """Deletes the snapshot and its files; refused (409) while a VM or another snapshot builds on it."""
+        return await self._transport.request(
+            "DELETE", "/v1/snapshots/{snapshot_id}", params={"snapshot_id": snapshot_id}
+        )

@@ -1,0 +1,146 @@
+"""A session as an object: ``await client.sessions.create()`` gives one; its methods act on that session."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+
+from ..errors import SessionError
+from ..models import PtySession, SessionCreateResponse, SessionStatus, SessionUsage
+from ..types import (
+    AppUrl,
+    ExecuteResult,
+    ExecutionRecord,
+    KillResult,
+    Language,
+    SessionDetails,
+    UploadResult,
+)
+from .._multipart import UploadData
+from ._terminal import AsyncTerminalConnection, OnData
+from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
+from .resources.executions import AsyncExecutionRun
+
+if TYPE_CHECKING:
+    import os
+
+    from .client import AsyncSandboxd
+
+
+class AsyncSession:
+    """One session: run code in its VM, move files, watch it, open terminals, kill its VM.
+
+    Used as a context manager (``async with await client.sessions.create() as session``), it kills the session's
+    VM at the end.
+    """
+
+    def __init__(self, client: "AsyncSandboxd", id: str, created: Optional[SessionCreateResponse] = None) -> None:
+        self._client = client
+        #: The session id (a UUID).
+        self.id = id
+        #: What creating it answered (None for ``client.sessions.connect(id)``).
+        self.created = created
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.id!r})"
+
+    async def execute(
+        self,
+        code: str,
+        *,
+        language: Language = "python",
+        timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+        raise_on_error: bool = False,
+    ) -> ExecuteResult:
+        """Runs code (Python by default: state survives between calls) or a command (``language="bash"``) and
+        waits for the result. The first call starts the session's VM.
+
+        ``timeout``: seconds the server waits (1 to 600); a longer run raises ExecutionError with
+        ``execution_id`` and goes on. ``raise_on_error``: raise ExecutionError for a failed run too.
+        """
+        return await self._client.execute(
+            code, session_id=self.id, language=language, timeout=timeout, raise_on_error=raise_on_error
+        )
+
+    async def execute_async(
+        self, code: str, *, language: Language = "python", timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS
+    ) -> AsyncExecutionRun:
+        """Starts a run and returns at once; ``await run.wait()`` polls its record once a second."""
+        return await self._client.execute_async(code, session_id=self.id, language=language, timeout=timeout)
+
+    async def upload(
+        self, data: UploadData, remote_path: str, *, recursive: bool = False, filename: Optional[str] = None
+    ) -> UploadResult:
+        """Writes ``data`` (bytes, text, a ``pathlib.Path`` or a binary file) to ``remote_path`` in the VM;
+        ``recursive=True`` unpacks a tar archive (gzip allowed) there."""
+        return await self._client.files.upload(self.id, data, remote_path, recursive=recursive, filename=filename)
+
+    async def upload_file(self, local_path: Union[str, "os.PathLike[str]"], remote_path: str) -> UploadResult:
+        """Copies a local file into the VM (streamed from disk)."""
+        return await self._client.files.upload_file(self.id, local_path, remote_path)
+
+    async def download(self, remote_path: str) -> bytes:
+        """The bytes of a file in the VM."""
+        return await self._client.files.download(self.id, remote_path)
+
+    async def download_file(self, remote_path: str, local_path: Union[str, "os.PathLike[str]"]) -> int:
+        """Copies a file of the VM to ``local_path`` (streamed to disk); answers its size."""
+        return await self._client.files.download_file(self.id, remote_path, local_path)
+
+    async def status(self) -> SessionStatus:
+        """Session and VM status: ``vm_alive``, ``vm_status``, ``expires_in_seconds``…"""
+        return await self._client.sessions.status(self.id)
+
+    async def details(self) -> SessionDetails:
+        """Settings, metadata, env names and the current VM."""
+        return await self._client.sessions.info(self.id)
+
+    async def usage(self) -> SessionUsage:
+        return await self._client.sessions.usage(self.id)
+
+    async def kill(self) -> KillResult:
+        """Kills the session's VM (the session stays; the next execute starts a new VM)."""
+        return await self._client.sessions.kill(self.id)
+
+    async def app_url(self, port: int = 80) -> AppUrl:
+        """The public URL of a port inside the VM."""
+        return await self._client.sessions.app_url(self.id, port)
+
+    async def create_terminal(
+        self,
+        *,
+        cols: int = 80,
+        rows: int = 24,
+        command: Optional[str] = None,
+        shell: Optional[str] = None,
+        env: Optional[Dict[str, str]] = None,
+        cwd: Optional[str] = None,
+        scrollback_bytes: Optional[int] = None,
+    ) -> PtySession:
+        """Starts a terminal in the session's VM (starting the VM if needed); ``attach_terminal`` connects to it."""
+        return await self._client.terminals.create(
+            session_id=self.id,
+            cols=cols,
+            rows=rows,
+            command=command,
+            shell=shell,
+            env=env,
+            cwd=cwd,
+            scrollback_bytes=scrollback_bytes,
+        )
+
+    async def attach_terminal(self, pty_id: str, *, on_data: Optional[OnData] = None) -> AsyncTerminalConnection:
+        """Attaches to one of the session's terminals over a WebSocket."""
+        return await self._client.terminals.attach(pty_id, session_id=self.id, on_data=on_data)
+
+    async def executions(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> List[ExecutionRecord]:
+        """This session's execution records, newest first."""
+        return await self._client.executions.list(session_id=self.id, limit=limit, offset=offset)
+
+    async def __aenter__(self) -> "AsyncSession":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        try:
+            await self.kill()
+        except SessionError:
+            pass  # no VM to kill

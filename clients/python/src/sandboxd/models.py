@@ -1,0 +1,2223 @@
+"""Types of the sandboxd REST API: TypedDicts generated from the OpenAPI document the server serves.
+
+Do not edit: run ``python3 clients/python/scripts/generate_types.py <server>/openapi.json`` after changing a
+route (a test regenerates this module from the live server's document and fails while it differs).
+Document: sandboxd 0.1.0 (OpenAPI 3.1.0).
+"""
+# fmt: off
+from __future__ import annotations
+
+from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
+
+class ErrorResponse(TypedDict):
+    # What went wrong and what to change
+    detail: str
+    # Stable error code, listed in docs/errors.md
+    code: str
+
+
+class ValidationError(TypedDict):
+    loc: List[Union[str, int]]
+    msg: str
+    type: str
+
+
+class HTTPValidationError(TypedDict):
+    detail: List[ValidationError]
+
+
+class _ApiKeyRecordRequired(TypedDict):
+    id: int
+    # The first characters of the key, to recognise it
+    key_prefix: str
+    user_id: int
+    status: Optional[Literal["active", "expired"]]
+    created_at: Optional[str]
+    expires_at: Optional[str]
+    description: Optional[str]
+
+
+class ApiKeyRecord(_ApiKeyRecordRequired, total=False):
+    last_used_at: Optional[str]
+    # The complete key: only in the response of POST /v1/api-keys/, never again
+    full_key: Optional[str]
+
+
+class ApiKeyBody(TypedDict, total=False):
+    # When the key stops working; null = never
+    expires_at: Optional[str]
+    description: Optional[str]
+
+
+class _WebhookEndpointRequired(TypedDict):
+    # we_…
+    id: str
+    user_id: int
+    url: str
+    description: Optional[str]
+    event_patterns: List[str]
+    enabled: bool
+    # When POST …/verify last got a 2xx answer
+    verified_at: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class WebhookEndpoint(_WebhookEndpointRequired, total=False):
+    # The signing secret (whsec_…, Standard Webhooks): only in the response of the create operation; see
+    # rotate-secret
+    secret: str
+
+
+class WebhookDelivery(TypedDict):
+    # wd_…
+    id: str
+    endpoint_id: str
+    user_id: int
+    # The event id: also the webhook-id header, the same on every retry and replay
+    event_id: Optional[str]
+    event_type: str
+    # The event family: the part of event_type before the first dot
+    event_group: Optional[str]
+    status: Literal["pending", "delivering", "succeeded", "failed"]
+    # The attempt due next while pending; the last attempt made once succeeded or failed
+    scheduled_attempt: int
+    # When the scheduled attempt is due; null once final
+    next_retry_at: Optional[str]
+    last_attempt_at: Optional[str]
+    delivered_at: Optional[str]
+    # The receiver's status in the last attempt; null when it did not answer
+    final_http_status: Optional[int]
+    error_message: Optional[str]
+    # Set when the delivery replays another delivery
+    replay_of_delivery_id: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class _WebhookDeliveryListRequired(TypedDict):
+    items: List[WebhookDelivery]
+
+
+class WebhookDeliveryList(_WebhookDeliveryListRequired, total=False):
+    # Pass as cursor for the next (older) page; null on the last page
+    next_cursor: Optional[str]
+
+
+class WebhookSecretRotation(TypedDict):
+    endpoint_id: str
+    # The new signing secret (whsec_…); the old one keeps signing for the grace period
+    secret: str
+
+
+class AuditEvent(TypedDict):
+    id: int
+    created_at: str
+    # e.g. auth.sign_in, api_key.create, api_key.delete, webhook_endpoint.create,
+    # webhook_endpoint.rotate_secret
+    action: str
+    # The status filter
+    outcome: Literal["success", "failure"]
+    # The acting user; null for a failed sign-in with an unknown username
+    user_id: Optional[int]
+    # The acting user's name, or the username a sign-in attempted
+    username: Optional[str]
+    # system: the server or the admin command
+    via: Literal["password", "api_key", "access_token", "system"]
+    # The key used, when via is api_key
+    api_key_id: Optional[int]
+    target_type: Optional[str]
+    target_id: Optional[str]
+    source_ip: Optional[str]
+    user_agent: Optional[str]
+    detail: Optional[Dict[str, Any]]
+
+
+class AuditEventList(TypedDict):
+    items: List[AuditEvent]
+    # Pass as cursor for the next (older) page; null on the last page
+    next_cursor: Optional[str]
+
+
+class SessionCreateRequest(TypedDict, total=False):
+    # The API key, for clients that send it in the body
+    api_key: str
+    # Seconds from spawn until the VM is killed; 20 to 2592000, default
+    # SANDBOXD_DEFAULT_VM_LIFETIME_SECONDS (300)
+    vm_lifetime_seconds: int
+    # Guest memory in MiB, 128 to 8192; default SANDBOXD_DEFAULT_MEMORY_MB (512)
+    memory_mb: int
+    # vCPUs: 1, 2, 4, 6 or 8, default SANDBOXD_DEFAULT_VCPUS (2) (selects the snapshot variant
+    # snap1…snap8)
+    vcpu_count: Literal[1, 2, 4, 6, 8]
+    # User-defined key/value pairs, for filtering sandboxes
+    metadata: Dict[str, str]
+    # Environment of every execution of the session
+    env: Dict[str, str]
+    # Acquire a standard VM at once, in the background (default false)
+    prewarm: bool
+    # Start VMs from your snapshot (or template) of this name; a snapshot fixes vCPUs and memory
+    snapshot: str
+    # Start VMs from the template (or snapshot) of this name; "default" is the built-in image
+    template: str
+    # Desktop sessions (`"template": "desktop"`) only: screen width in pixels, default 1280
+    screen_width: int
+    # Desktop sessions only: screen height in pixels, default 800
+    screen_height: int
+
+
+class SessionCreateResponseSource(TypedDict):
+    """What VMs start from: a template (`default` is the built-in image) or a snapshot"""
+    kind: Literal["template", "snapshot"]
+    id: str
+    name: str
+
+
+class SessionCreateResponse(TypedDict):
+    session_id: str
+    # "created" (no VM yet), "starting" (prewarm under way) or "active"
+    status: Literal["created", "starting", "active"]
+    created_at: str
+    vm_id: Optional[str]
+    vm_lifetime_seconds: int
+    memory_mb: int
+    vcpu_count: int
+    metadata: Dict[str, str]
+    prewarm: bool
+    # What VMs start from: a template (`default` is the built-in image) or a snapshot
+    source: SessionCreateResponseSource
+
+
+class SessionStatus(TypedDict):
+    session_id: str
+    exists: bool
+    vm_assigned: bool
+    vm_alive: bool
+    vm_status: Optional[Literal["starting", "active", "paused", "killed"]]
+    vm_id: Optional[str]
+    uptime_seconds: Optional[float]
+    expires_in_seconds: Optional[float]
+    created_at: str
+
+
+class SandboxInfo(TypedDict):
+    sandbox_id: str
+    template_id: str
+    name: str
+    metadata: Dict[str, str]
+    started_at: str
+    end_at: Optional[str]
+    status: Literal["starting", "active", "paused", "killed"]
+    session_id: Optional[str]
+    vcpu_count: int
+    memory_mb: int
+
+
+class VmRecord(TypedDict):
+    vm_id: str
+    session_id: Optional[str]
+    # A killed VM ended for the reason in end_reason
+    status: Literal["starting", "active", "paused", "killed"]
+    end_reason: Optional[Literal["killed", "expired", "crashed", "failed", "server_restart", "server_shutdown", "agent_lost", "node_lost"]]
+    vcpu_count: int
+    memory_mb: int
+    vm_lifetime_seconds: int
+    template_id: str
+    node_id: str
+    vm_ip: Optional[str]
+    created_at: str
+    started_at: Optional[str]
+    expires_at: str
+    ended_at: Optional[str]
+    # Seconds until it is killed; 0 once ended; while paused, the lifetime it has left (it stops counting)
+    expires_in_seconds: float
+    name: Optional[str]
+    metadata: Dict[str, str]
+    # The snapshot its disk builds on (it was cloned from it or snapshotted into it): kept while the VM
+    # lives
+    base_snapshot_id: Optional[str]
+    paused_at: Optional[str]
+
+
+class SessionUsageVm(TypedDict):
+    """The live VM's own figures while it runs"""
+    # Guest CPU seconds since boot
+    cpu_seconds: float
+    memory_total_mb: int
+    memory_used_mb: int
+    uptime_seconds: float
+    # 1, 5 and 15 minutes
+    load_average: List[float]
+
+
+class _SessionUsageRequired(TypedDict):
+    session_id: str
+    # Executions of the session so far
+    executions: int
+    # CPU seconds of its executions
+    cpu_seconds: float
+    # Wall-clock seconds of its executions
+    execution_seconds: float
+    vcpu_count: int
+    memory_mb: int
+    vm: Optional[SessionUsageVm]
+
+
+class SessionUsage(_SessionUsageRequired, total=False):
+    # Only with credentials
+    vm_id: Optional[str]
+    # Only with credentials
+    vm_status: Optional[str]
+
+
+class _ExecuteCommandRequestRequired(TypedDict):
+    # python runs in the session's stateful interpreter (variables survive between calls); bash and node
+    # run a fresh process
+    language: Literal["python", "bash", "node"]
+    # How long the HTTP call waits, seconds (not the VM lifetime); the command goes on after a 408
+    timeout: int
+
+
+class ExecuteCommandRequest(_ExecuteCommandRequestRequired, total=False):
+    # A command (bash) or code; `code` is the same field for code
+    command: str
+    code: str
+    # Omit to run in a new session (its id is in the answer)
+    session_id: Optional[str]
+    api_key: str
+
+
+class ExecuteResponse(TypedDict):
+    stdout: str
+    stderr: str
+    exit_code: Optional[int]
+    # Seconds
+    execution_time: Optional[float]
+    # CPU seconds used by the code
+    cpu_time: Optional[float]
+    execution_id: int
+    session_id: str
+    vm_id: Optional[str]
+    # completed, failed or timeout (queued and running only in task records)
+    status: Literal["queued", "running", "completed", "failed", "timeout"]
+    stdout_truncated: bool
+    stderr_truncated: bool
+
+
+class TaskRecord(TypedDict):
+    id: int
+    # Same as id (the async answer calls it task_id)
+    task_id: int
+    session_id: str
+    vm_id: Optional[str]
+    mode: Literal["sync", "async"]
+    language: Literal["python", "bash", "node"]
+    # The code or command (first 64 KiB)
+    code: str
+    status: Literal["queued", "running", "completed", "failed", "timeout"]
+    is_complete: bool
+    exit_code: Optional[int]
+    error: Optional[str]
+    serialized_stdout: str
+    serialized_stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    execution_time: Optional[float]
+    cpu_time: Optional[float]
+    created_at: str
+    started_at: Optional[str]
+    completed_at: Optional[str]
+
+
+class _CLIAuthStartRequestRequired(TypedDict):
+    # Name of the machine logging in; the key is described "CLI - <hostname>"
+    hostname: str
+    # base64url(SHA-256(code_verifier)), no padding (PKCE S256)
+    code_challenge: str
+
+
+class CLIAuthStartRequest(_CLIAuthStartRequestRequired, total=False):
+    # Only S256
+    code_challenge_method: Literal["S256"]
+
+
+class CLIAuthStartResponse(TypedDict):
+    # Secret of the command line: send it to /api/cli-auth/exchange with the code_verifier
+    device_code: str
+    # Short code the user confirms in the browser, e.g. BCDF-GHJK
+    user_code: str
+    # Page where the user signs in and approves
+    verification_uri: str
+    # The same page with the user code filled in
+    verification_uri_complete: str
+    # Seconds until the device code expires
+    expires_in: int
+    # Seconds to wait between two polls of the exchange
+    interval: int
+
+
+class _CLIAuthApproveRequestRequired(TypedDict):
+    # The code the command line shows (any case; the dash is optional)
+    user_code: str
+
+
+class CLIAuthApproveRequest(_CLIAuthApproveRequestRequired, total=False):
+    # true denies the login instead of approving it
+    deny: bool
+
+
+class CLIAuthApproveResponse(TypedDict):
+    # "approved" or "denied"
+    status: str
+    user_code: str
+    hostname: str
+    expires_at: str
+
+
+class _CLIAuthExchangeRequestRequired(TypedDict):
+    device_code: str
+    # The PKCE verifier whose S256 challenge started the login
+    code_verifier: str
+
+
+class CLIAuthExchangeRequest(_CLIAuthExchangeRequestRequired, total=False):
+    # Ignored; accepted for RFC 8628 clients
+    grant_type: str
+
+
+class CLIAuthExchangeResponse(TypedDict):
+    # The new API key: shown here once, never again
+    api_key: str
+    api_key_id: int
+    key_prefix: str
+    user_id: int
+    username: str
+    # "CLI - <hostname>"
+    description: str
+    created_at: str
+
+
+class AppUrlResponse(TypedDict):
+    # The port through the API: {public URL}/v1/app/{session_id}/{port}/
+    url: str
+    # The port at / of its own host name: {vm_id}-{port}.{SANDBOXD_APP_DOMAIN} (needs wildcard DNS, and
+    # wildcard TLS for https)
+    direct_url: str
+    # The guest's address on its private network, for debugging (nothing routes to it from outside)
+    vm_ip: str
+    port: int
+    vm_id: str
+    session_id: str
+    # VM status (killed also after expiry)
+    status: Literal["active", "killed"]
+    # Seconds until the VM is killed; 0 when it is no longer running
+    expires_in_seconds: float
+
+
+class _ShareCreateRequestRequired(TypedDict):
+    # A session of yours
+    session_id: str
+    # TCP port inside the VM, 1 to 65535
+    port: int
+    # true: anyone may open it; false: only holders of the signed link it hands out (and you)
+    is_public: bool
+
+
+class ShareCreateRequest(_ShareCreateRequestRequired, total=False):
+    # Revoke it by itself after this many seconds (60 to 2592000); null or absent: until deleted
+    expires_in_seconds: Optional[int]
+
+
+class Share(TypedDict):
+    share_id: str
+    session_id: str
+    port: int
+    is_public: bool
+    # Address to hand out. For a private share a signed link (…?sandboxd_token=…), freshly signed on every
+    # read
+    url: str
+    # The same by host name; null while the session has no VM
+    direct_url: Optional[str]
+    # When the link in url (and the cookie it sets) stops working; null for public shares
+    link_expires_at: Optional[str]
+    # When the share ends by itself; null: until deleted
+    expires_at: Optional[str]
+    created_at: str
+
+
+class ShareList(TypedDict):
+    shares: List[Share]
+
+
+class PtyCreateRequest(TypedDict, total=False):
+    # Terminal columns, 1 to 1000 (default 80)
+    cols: int
+    # Terminal rows, 1 to 1000 (default 24)
+    rows: int
+    # Command line to run instead of an interactive shell (run with `<shell> -lc`); the terminal exits
+    # with it
+    command: str
+    # Absolute path of the shell (default /bin/bash), started as a login shell: a path in the VM
+    # (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes,
+    # without NUL bytes
+    shell: str
+    # Environment on top of the session's env (TERM is xterm-256color unless set here)
+    env: Dict[str, str]
+    # Working directory (default /root): a path in the VM (absolute, or relative to /root) of at most 4095
+    # bytes once resolved, each name at most 255 bytes, without NUL bytes
+    cwd: str
+    # Recent output replayed to each new attachment (default 65536)
+    scrollback_bytes: int
+
+
+class PtyResizeRequest(TypedDict):
+    cols: int
+    rows: int
+
+
+class PtySession(TypedDict):
+    pty_id: str
+    session_id: Optional[str]
+    vm_id: str
+    cols: int
+    rows: int
+    # The program and its arguments
+    command: List[str]
+    cwd: str
+    pid: int
+    status: Literal["running", "exited"]
+    exit_code: Optional[int]
+    # The signal that ended it, e.g. SIGKILL
+    signal: Optional[str]
+    created_at: str
+    exited_at: Optional[str]
+    # WebSocket connections attached right now
+    attachments: int
+    # Where to attach (WebSocket): send X-API-Key/Authorization, or append ?token=<connect_token>
+    websocket_url: str
+    # Single-use attach token for clients that cannot set headers (browsers); a fresh one on every read
+    connect_token: str
+    # Seconds the connect token works
+    connect_token_expires_in: int
+
+
+class PtySessionState(TypedDict):
+    pty_id: str
+    session_id: Optional[str]
+    vm_id: str
+    cols: int
+    rows: int
+    # The program and its arguments
+    command: List[str]
+    cwd: str
+    pid: int
+    status: Literal["running", "exited"]
+    exit_code: Optional[int]
+    # The signal that ended it, e.g. SIGKILL
+    signal: Optional[str]
+    created_at: str
+    exited_at: Optional[str]
+    # WebSocket connections attached right now
+    attachments: int
+
+
+class PtySessionList(TypedDict):
+    sessions: List[PtySessionState]
+
+
+class _CustomDomainCreateRequestRequired(TypedDict):
+    # The fully qualified domain name to serve, e.g. app.example.com (stored in lower case;
+    # internationalized names in their xn-- form). Not an IP address, not this server's own host name, not
+    # SANDBOXD_APP_DOMAIN or a name under it. Point it (CNAME or A/AAAA) at this server or its reverse
+    # proxy.
+    domain: str
+
+
+class CustomDomainCreateRequest(_CustomDomainCreateRequestRequired, total=False):
+    # A share of yours: the domain is served like it (public, or private with its signed link and cookie).
+    # Deleting the share deletes the domain
+    share_id: str
+    # Without share_id: a session of yours whose port the domain serves, to you only (like a private
+    # preview, or as a share of that port allows). With share_id: optional, must be the share's
+    session_id: str
+    # The port inside the VM, with session_id. With share_id: optional, must be the share's
+    port: int
+    # Who creates the TXT record: manual (you, at your DNS host; the only supported value)
+    dns_provider: Literal["manual"]
+    # Credentials for a DNS provider that sandboxd would drive itself. None is supported yet, so a
+    # non-empty object is refused (422); never stored, logged or shown
+    dns_credentials: Optional[Dict[str, str]]
+
+
+class CustomDomainVerification(TypedDict):
+    """The DNS record that proves the claim: create it at your DNS host, then POST …/verify"""
+    # _sandboxd-challenge.<domain>
+    name: str
+    type: Literal["TXT"]
+    # This claim's token: the record's value, exactly
+    value: str
+
+
+class CustomDomain(TypedDict):
+    # cd_…
+    id: str
+    # Lower case, without a trailing dot
+    domain: str
+    # pending: waiting for the TXT record (checked by POST …/verify and every
+    # SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served, until
+    # the claim is deleted; failed: final, see failure_reason and last_error
+    status: Literal["pending", "verified", "failed"]
+    # Why a claim failed: expired (not verified in time) or verified_elsewhere (another account verified
+    # the domain first); null unless failed
+    failure_reason: Optional[Literal["expired", "verified_elsewhere"]]
+    # The share it is served like; null when it maps session_id and port directly
+    share_id: Optional[str]
+    session_id: str
+    port: int
+    dns_provider: Literal["manual"]
+    # The DNS record that proves the claim: create it at your DNS host, then POST …/verify
+    verification: CustomDomainVerification
+    # Where the domain serves the port once verified: {scheme}://{domain}[:port]/ with the scheme and port
+    # of the public URL
+    url: str
+    # For a verified domain of a private share: url with a freshly signed share link (?sandboxd_token=…),
+    # which sets the preview cookie on first use; else null
+    link: Optional[str]
+    # When link (and the cookie it sets) stops working
+    link_expires_at: Optional[str]
+    created_at: str
+    # A pending claim not verified by then fails (expired); null once verified or failed
+    expires_at: Optional[str]
+    verified_at: Optional[str]
+    # When DNS was last asked for the record
+    last_checked_at: Optional[str]
+    # What the last check found wrong (or why the claim failed); null after a successful check
+    last_error: Optional[str]
+    # When the background checker looks next; null unless pending
+    next_check_at: Optional[str]
+
+
+class CustomDomainList(TypedDict):
+    custom_domains: List[CustomDomain]
+
+
+class CustomDomainTlsCheck(TypedDict):
+    domain: str
+    verified: Literal[True]
+
+
+class SnapshotRecord(TypedDict):
+    snapshot_id: str
+    name: str
+    # "creating" while the VM is being captured, then "ready"
+    status: Literal["creating", "ready"]
+    # The owner
+    user_id: int
+    # The VM it was taken of
+    source_vm_id: Optional[str]
+    # The snapshot its disk layer builds on (null: its template)
+    parent_id: Optional[str]
+    # The template the chain starts from (`default` is the built-in image)
+    template_id: str
+    # The node that holds its files
+    node_id: str
+    # A VM started from it has these vCPUs
+    vcpu_count: int
+    # and this memory
+    memory_mb: int
+    # Size of its root disk as the guest sees it
+    disk_size_mb: int
+    # Bytes its memory file takes on disk (what the VM held in RAM)
+    memory_bytes: int
+    # Bytes its disk layer takes: only what the VM wrote since its parent
+    disk_bytes: int
+    # Bytes of device state
+    state_bytes: int
+    # All of the above together
+    size_bytes: int
+    # How long the VM was stopped while it was taken
+    pause_ms: int
+    # How long taking it took
+    duration_ms: int
+    metadata: Dict[str, str]
+    created_at: str
+
+
+class VolumeRecordAttachmentsItem(TypedDict):
+    vm_id: str
+    mount_path: str
+    read_only: bool
+
+
+class VolumeRecord(TypedDict):
+    volume_id: str
+    name: str
+    size_mb: int
+    # The owner
+    user_id: int
+    # The node whose disk holds it: VMs that mount it run there
+    node_id: str
+    created_at: str
+    # The VMs that have it mounted and have not ended
+    attachments: List[VolumeRecordAttachmentsItem]
+
+
+class TemplateCreateRequestBuildArgs(TypedDict, total=False):
+    # A repository (http, https or git URL, no credentials) cloned into `/workspace/<repository name>`;
+    # the image needs git
+    git_clone_url: str
+    # The branch to clone (default: the remote's default branch)
+    git_clone_branch: str
+    # The environment of `post_build_cmd` (values are never stored or shown)
+    envs: Dict[str, str]
+    # A shell command run in the build VM (bash -lc, else sh -lc) in the clone (else /root); a non-zero
+    # exit fails the build
+    post_build_cmd: str
+
+
+class TemplateCreateRequestRegistryAuth(TypedDict):
+    """Credentials for the pull only: never stored, logged or shown"""
+    username: str
+    password: str
+
+
+class _TemplateCreateRequestRequired(TypedDict):
+    # Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit
+    name: str
+    # An OCI image reference `[registry/]repository[:tag][@digest]`, e.g.
+    # `registry.example.com/team/python:3.12` (no scheme); linux/amd64 is pulled
+    oci_image: str
+
+
+class TemplateCreateRequest(_TemplateCreateRequestRequired, total=False):
+    build_args: TemplateCreateRequestBuildArgs
+    # Credentials for the pull only: never stored, logged or shown
+    registry_auth: TemplateCreateRequestRegistryAuth
+    # vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)
+    vcpu_count: Literal[1, 2, 4, 6, 8]
+    # Memory of the build VM, MiB (default: the server's default VM memory)
+    memory_mb: int
+
+
+class TemplateRecordBuildArgs(TypedDict):
+    git_clone_url: Optional[str]
+    git_clone_branch: Optional[str]
+    # The names of `envs` (their values are not kept)
+    env_names: List[str]
+    post_build_cmd: Optional[str]
+
+
+class TemplateRecordProgress(TypedDict):
+    """How far the build got"""
+    # The step under way (building), the one it failed in (failed), null when ready
+    step: Optional[Literal["resolve", "pull", "unpack", "runtime", "mkfs", "boot", "git_clone", "post_build_cmd", "snapshot"]]
+    # 1-based position of `step` among the steps; all of them once ready
+    step_index: int
+    # How many steps a build has (resolve, pull, unpack, runtime, mkfs, boot, git_clone, post_build_cmd,
+    # snapshot; git_clone and post_build_cmd are passed over when not asked for)
+    step_count: int
+
+
+class TemplateRecord(TypedDict):
+    # `tpl_…`, or `default` for the built-in image
+    template_id: str
+    name: str
+    # "building" until the build ends "ready" (VMs can start from it) or "failed" (see `error`)
+    status: Literal["building", "ready", "failed"]
+    # The built-in image (listed, never deleted)
+    builtin: bool
+    # The image reference it was built from, normalised
+    oci_image: Optional[str]
+    # The manifest digest that was pulled
+    image_digest: Optional[str]
+    build_args: Optional[TemplateRecordBuildArgs]
+    # The build VM's vCPUs: its snapshot of this shape is made at the end (other shapes on first use)
+    vcpu_count: Optional[int]
+    memory_mb: Optional[int]
+    # Size of its root disk, once ready
+    disk_size_mb: Optional[int]
+    # The node that holds its files
+    node_id: Optional[str]
+    # How far the build got
+    progress: TemplateRecordProgress
+    # Why the build failed: the step, what happened and the last lines that step printed
+    error: Optional[str]
+    created_at: Optional[str]
+    updated_at: Optional[str]
+    ready_at: Optional[str]
+
+
+class TemplateLogResponseProgress(TypedDict):
+    """How far the build got"""
+    # The step under way (building), the one it failed in (failed), null when ready
+    step: Optional[Literal["resolve", "pull", "unpack", "runtime", "mkfs", "boot", "git_clone", "post_build_cmd", "snapshot"]]
+    # 1-based position of `step` among the steps; all of them once ready
+    step_index: int
+    # How many steps a build has (resolve, pull, unpack, runtime, mkfs, boot, git_clone, post_build_cmd,
+    # snapshot; git_clone and post_build_cmd are passed over when not asked for)
+    step_count: int
+
+
+class TemplateLogResponseLinesItem(TypedDict):
+    # Pass the last one as `after` to read on
+    id: int
+    line: str
+    created_at: str
+
+
+class TemplateLogResponse(TypedDict):
+    template_id: str
+    status: Literal["building", "ready", "failed"]
+    # How far the build got
+    progress: TemplateLogResponseProgress
+    error: Optional[str]
+    lines: List[TemplateLogResponseLinesItem]
+    # The `after` of the next page (the last line's id, or the request's `after` when there was none)
+    next_after: int
+
+
+class BrowserSessionCreateRequest(TypedDict, total=False):
+    # Viewport width, pixels (100 to 3840, default 1280)
+    viewport_width: int
+    # Viewport height, pixels (100 to 2160, default 720)
+    viewport_height: int
+    # The User-Agent header and navigator.userAgent (default: the browser's own)
+    user_agent: Optional[str]
+    # Seconds without an interaction after which the session is closed; the default and the largest value
+    # allowed are the server's (see `GET /v1/browser/capabilities`)
+    idle_timeout_seconds: int
+    # The API key, for clients that send it in the body (a header works too)
+    api_key: str
+
+
+class BrowserSessionResponse(TypedDict):
+    session_id: str
+    # `active` until it is closed (DELETE), idle past its idle timeout, past its lifetime, or its VM ends
+    # (`failed`)
+    status: Literal["active", "closed", "expired", "failed"]
+    viewport_width: int
+    viewport_height: int
+    user_agent: Optional[str]
+    created_at: str
+    last_activity: str
+    # When the session closes unless used again (idle timeout), never later than its lifetime allows
+    expires_at: str
+    idle_timeout_seconds: int
+    # The page the session shows now (about:blank at first)
+    url: str
+    pages_visited: int
+    screenshots_taken: int
+    closed_at: Optional[str]
+    # Why it ended: `closed` (DELETE), `idle`, `lifetime`, `vm_ended` or `server_shutdown`; null while
+    # active
+    end_reason: Optional[str]
+
+
+class BrowserSessionListResponse(TypedDict):
+    sessions: List[BrowserSessionResponse]
+
+
+class BrowserSessionCloseResponse(TypedDict):
+    success: Literal[True]
+    session_id: str
+    message: str
+
+
+class BrowserInteractionResponse(TypedDict):
+    success: bool
+    message: str
+    # Seconds the interaction took
+    execution_time: float
+    session_id: str
+    # What the interaction found or did, e.g. `{url, title}` after navigate, `{x, y}` after scroll
+    data: Optional[Dict[str, Any]]
+
+
+class _BrowserNavigateRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+    # Where to go: http, https, data or about URLs
+    url: str
+
+
+class BrowserNavigateRequest(_BrowserNavigateRequestRequired, total=False):
+    # Milliseconds to wait for the page to load (0 to 120000, default 30000); past it, 408 BROWSER_TIMEOUT
+    wait_timeout: int
+    # When a page counts as loaded: `load` (default), `domcontentloaded`, `networkidle` (no requests for
+    # 500 ms) or `commit` (the response arrived)
+    wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"]
+
+
+class _BrowserClickRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+    # CSS selector (or a Playwright selector such as `text=Sign in`) of the element to click
+    selector: str
+
+
+class BrowserClickRequest(_BrowserClickRequestRequired, total=False):
+    # Click even if the element is covered, hidden or disabled (default false)
+    force: bool
+    # Milliseconds to wait for the element to be clickable (0 to 120000, default 30000)
+    timeout: int
+    # Mouse button (default left)
+    button: Literal["left", "right", "middle"]
+    # 1 (default), 2 for a double click, 3 for a triple click
+    click_count: int
+
+
+class _BrowserTypeRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+    # The element to type into (it is focused first)
+    selector: str
+    # Typed key by key, as a user would (at most 100000 characters); `fill` sets a value at once
+    text: str
+
+
+class BrowserTypeRequest(_BrowserTypeRequestRequired, total=False):
+    # Milliseconds between key presses (0 to 1000, default 100)
+    delay: int
+    # Milliseconds to wait for the element (0 to 120000, default 30000)
+    timeout: int
+
+
+class _BrowserFillRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+    # An input, textarea, select or contenteditable element
+    selector: str
+    # The value it gets, replacing what it had (at most 100000 characters)
+    value: str
+
+
+class BrowserFillRequest(_BrowserFillRequestRequired, total=False):
+    # Milliseconds to wait for the element (0 to 120000, default 30000)
+    timeout: int
+
+
+class _BrowserScrollRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+
+
+class BrowserScrollRequest(_BrowserScrollRequestRequired, total=False):
+    """Give `selector`, or `x` and/or `y`: a body with neither is a 422"""
+    selector: Optional[str]
+    # Scroll the page to this horizontal position, pixels (absolute)
+    x: Optional[int]
+    # Scroll the page to this vertical position, pixels (absolute)
+    y: Optional[int]
+
+
+class _BrowserWaitRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+    # `selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs
+    # `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or
+    # `timeout` (just wait `timeout` milliseconds)
+    condition: Literal["selector", "hidden", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]
+
+
+class BrowserWaitRequest(_BrowserWaitRequestRequired, total=False):
+    selector: Optional[str]
+    # Milliseconds to wait for the condition (for `timeout`: how long to wait) (0 to 120000, default
+    # 30000)
+    timeout: int
+
+
+class _BrowserTargetRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+    # The element
+    selector: str
+
+
+class BrowserTargetRequest(_BrowserTargetRequestRequired, total=False):
+    # Milliseconds to wait for the element (0 to 120000, default 30000)
+    timeout: int
+
+
+class _BrowserKeyPressRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+    # A key name as Playwright names them: `Enter`, `Tab`, `ArrowDown`, `a`, or a chord such as
+    # `Control+A`
+    key: str
+
+
+class BrowserKeyPressRequest(_BrowserKeyPressRequestRequired, total=False):
+    selector: Optional[str]
+    # Milliseconds to wait for the element (0 to 120000, default 30000)
+    timeout: int
+
+
+class BrowserScreenshotRequestClip(TypedDict):
+    """The part of the page to capture, pixels from the top left of the page"""
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+class _BrowserScreenshotRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+
+
+class BrowserScreenshotRequest(_BrowserScreenshotRequestRequired, total=False):
+    # The whole scrollable page instead of the viewport (default false)
+    full_page: bool
+    # Image format: `png` (default) or `jpeg`
+    format: Literal["png", "jpeg"]
+    clip: Optional[BrowserScreenshotRequestClip]
+    # JPEG quality, 0 to 100 (jpeg only; the browser's default when absent)
+    quality: Optional[int]
+
+
+class BrowserScreenshotResponseUsageInfo(TypedDict):
+    """What the session has used so far"""
+    # Navigations of the session so far
+    pages_visited: int
+    screenshots_taken: int
+    # Seconds since the session was created
+    session_seconds: float
+
+
+class BrowserScreenshotResponse(TypedDict):
+    # The image, base64
+    screenshot: str
+    format: Literal["png", "jpeg"]
+    # Image width, pixels
+    width: int
+    # Image height, pixels
+    height: int
+    # Seconds
+    execution_time: float
+    session_id: str
+    # What the session has used so far
+    usage_info: BrowserScreenshotResponseUsageInfo
+
+
+class _BrowserExtractRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+
+
+class BrowserExtractRequest(_BrowserExtractRequestRequired, total=False):
+    selector: Optional[str]
+    # Attributes to read from each element besides its text and tag, e.g. `["href", "class"]` (at most 50)
+    attributes: List[str]
+    # At most this many elements, in document order (1 to 1000, default 100)
+    max_elements: int
+
+
+class BrowserExtractResponseElementsItem(TypedDict):
+    tag: str
+    text: str
+    # The attributes asked for; null where the element has none of that name
+    attributes: Dict[str, Optional[str]]
+    # A CSS selector that finds this element again
+    selector: str
+    visible: bool
+    # The value of a form control (input, textarea, select), else null
+    value: Optional[str]
+
+
+class BrowserExtractResponse(TypedDict):
+    elements: List[BrowserExtractResponseElementsItem]
+    count: int
+    # Seconds
+    execution_time: float
+    session_id: str
+
+
+class _BrowserContentRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+
+
+class BrowserContentRequest(_BrowserContentRequestRequired, total=False):
+    # List the links, buttons and form fields (default true)
+    include_interactive: bool
+    # List text anchors with selectors to reach them (default true)
+    include_anchors: bool
+    # At most this many anchors (0 to 1000, default 50)
+    max_anchors: int
+
+
+class BrowserContentResponseReadableContent(TypedDict):
+    """The page's readable text (scripts, styles and hidden elements left out), and its title"""
+    content: str
+    title: str
+    # Characters of content
+    length: int
+
+
+class BrowserContentResponseInteractiveElementsItem(TypedDict):
+    # `link`, `button`, `input`, `textarea`, `select`, …
+    type: str
+    text: str
+    selector: str
+    # For inputs: name, type, placeholder, value; for links: href
+    attributes: Dict[str, str]
+
+
+class BrowserContentResponseContentAnchorsItem(TypedDict):
+    text: str
+    selector: str
+    href: Optional[str]
+
+
+class BrowserContentResponseUsageInfo(TypedDict):
+    """What the session has used so far"""
+    # Navigations of the session so far
+    pages_visited: int
+    screenshots_taken: int
+    # Seconds since the session was created
+    session_seconds: float
+
+
+class BrowserContentResponse(TypedDict):
+    # The page's readable text (scripts, styles and hidden elements left out), and its title
+    readable_content: BrowserContentResponseReadableContent
+    interactive_elements: List[BrowserContentResponseInteractiveElementsItem]
+    content_anchors: List[BrowserContentResponseContentAnchorsItem]
+    # Seconds
+    execution_time: float
+    session_id: str
+    url: str
+    # What the session has used so far
+    usage_info: BrowserContentResponseUsageInfo
+
+
+class _BrowserFillCredentialRequestRequired(TypedDict):
+    # The browser session (from `POST /v1/browser/sessions/`)
+    session_id: str
+    # A stored credential (`POST /v1/browser/credentials`) allowed on the page's host
+    credential_id: str
+
+
+class BrowserFillCredentialRequest(_BrowserFillCredentialRequestRequired, total=False):
+    username_selector: Optional[str]
+    password_selector: Optional[str]
+    # Press Enter in the password field after filling (default false)
+    submit: bool
+    # Milliseconds to wait for the fields (0 to 120000, default 30000)
+    timeout: int
+
+
+class BrowserRenderRequestClip(TypedDict):
+    """The part of the page to capture, pixels from the top left of the page"""
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+class BrowserRenderRequestActionsItem(TypedDict):
+    """An interaction run after the page loaded: `type` and the fields of that interaction's request
+    without `session_id`, e.g. `{"type":"click","selector":"#accept"}`,
+    `{"type":"fill","selector":"#q","value":"otters"}`, `{"type":"wait","condition":"networkidle"}`
+    """
+    # The interaction
+    type: Literal["click", "fill", "type", "scroll", "wait", "hover", "keypress"]
+
+
+class BrowserRenderRequest(TypedDict, total=False):
+    """Give exactly one of `url` and `html`"""
+    url: Optional[str]
+    html: Optional[str]
+    # Viewport width, pixels (100 to 3840, default 1280)
+    width: int
+    # Viewport height, pixels (100 to 2160, default 720)
+    height: int
+    # The User-Agent header and navigator.userAgent (default: the browser's own)
+    user_agent: Optional[str]
+    # When a page counts as loaded: `load` (default), `domcontentloaded`, `networkidle` (no requests for
+    # 500 ms) or `commit` (the response arrived)
+    wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"]
+    wait_for_selector: Optional[str]
+    # Milliseconds for loading and `wait_for_selector` together (0 to 120000, default 30000)
+    wait_timeout: int
+    # The whole scrollable page instead of the viewport (default false)
+    full_page: bool
+    clip: Optional[BrowserRenderRequestClip]
+    # Image format: `png` (default) or `jpeg`
+    format: Literal["png", "jpeg"]
+    # JPEG quality, 0 to 100 (jpeg only; the browser's default when absent)
+    quality: Optional[int]
+    # Answer the page's HTML after the actions ran (default false)
+    return_html: bool
+    # Answer the page's readable text (default false)
+    return_text: bool
+    # Answer a screenshot, base64 (default true); it is stored either way while retention keeps it
+    return_screenshot: bool
+    # Interactions run in order after loading (at most 50)
+    actions: List[BrowserRenderRequestActionsItem]
+    # The API key, for clients that send it in the body (a header works too)
+    api_key: str
+
+
+class BrowserRenderResponse(TypedDict):
+    success: bool
+    # The usage record of this render (`GET /v1/browser/screenshot/{usage_id}`)
+    usage_id: int
+    # The final URL, after redirects
+    url: str
+    title: str
+    # The main document's HTTP status; null for inline HTML
+    status_code: Optional[int]
+    # The image, base64; null when `return_screenshot` was false
+    screenshot: Optional[str]
+    format: Optional[Literal["png", "jpeg"]]
+    # Image width, pixels
+    width: int
+    # Image height, pixels
+    height: int
+    html: Optional[str]
+    text: Optional[str]
+    # Seconds
+    execution_time: float
+    # Where the stored screenshot can be fetched again while retention keeps it
+    screenshot_url: Optional[str]
+
+
+class BrowserUsageSummaryLast30Days(TypedDict):
+    renders: int
+    sessions: int
+    pages: int
+    screenshots: int
+    # Seconds of browser time
+    total_seconds: float
+
+
+class BrowserUsageSummary(TypedDict):
+    user_id: int
+    renders: int
+    sessions: int
+    pages: int
+    screenshots: int
+    # Seconds of browser time
+    total_seconds: float
+    active_sessions: int
+    # The plan's limit of open sessions
+    max_sessions: int
+    last_30_days: BrowserUsageSummaryLast30Days
+
+
+class BrowserUsageRecord(TypedDict):
+    """One per render and per browser session"""
+    usage_id: int
+    kind: Literal["render", "session"]
+    session_id: Optional[str]
+    url: Optional[str]
+    status: Literal["ok", "failed", "active"]
+    error: Optional[str]
+    pages: int
+    screenshots: int
+    duration_seconds: float
+    # A screenshot is stored (`GET /v1/browser/screenshot/{usage_id}`)
+    has_screenshot: bool
+    created_at: str
+
+
+class BrowserUsageHistory(TypedDict):
+    items: List[BrowserUsageRecord]
+    total: int
+    limit: int
+    offset: int
+
+
+class BrowserStoredScreenshot(TypedDict):
+    usage_id: int
+    format: Literal["png", "jpeg"]
+    # `image/png` or `image/jpeg`
+    content_type: str
+    # The image, base64
+    screenshot: str
+    # Size of the image
+    bytes: int
+    created_at: str
+    # When retention deletes it; null: kept
+    expires_at: Optional[str]
+
+
+class BrowserCapabilitiesMaxViewport(TypedDict):
+    width: int
+    height: int
+
+
+class BrowserCapabilitiesDefaultViewport(TypedDict):
+    width: int
+    height: int
+
+
+class BrowserCapabilities(TypedDict):
+    engine: Literal["chromium"]
+    # The browser's version
+    version: str
+    # The interaction operations served
+    interactions: List[str]
+    screenshot_formats: List[Literal["png", "jpeg"]]
+    wait_conditions: List[Literal["selector", "hidden", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]]
+    wait_until: List[Literal["load", "domcontentloaded", "networkidle", "commit"]]
+    max_viewport: BrowserCapabilitiesMaxViewport
+    default_viewport: BrowserCapabilitiesDefaultViewport
+    # The default idle timeout of a session
+    idle_timeout_seconds: int
+    # The longest a session lives, used or not
+    max_session_seconds: int
+    # Open sessions your plan allows
+    max_sessions: int
+    # Browsers kept started ahead of need
+    warm_pool_size: int
+
+
+class BrowserAuthTestRequest(TypedDict, total=False):
+    """Optional: the key may come in a header instead"""
+    # The API key, for clients that send it in the body (a header works too)
+    api_key: str
+
+
+class BrowserAuthTestResponse(TypedDict):
+    success: Literal[True]
+    authenticated: Literal[True]
+    user_id: int
+    username: str
+    plan: str
+    # A browser can be started now
+    browser_available: bool
+    message: str
+
+
+class BrowserCredentialRecord(TypedDict):
+    """A stored login: never its password"""
+    credential_id: str
+    name: str
+    username: str
+    allowed_hosts: List[str]
+    created_at: str
+    updated_at: str
+    last_used_at: Optional[str]
+
+
+class BrowserCredentialList(TypedDict):
+    credentials: List[BrowserCredentialRecord]
+
+
+class BrowserCredentialCreateRequest(TypedDict):
+    # Unique among your credentials
+    name: str
+    username: str
+    # Never shown again: no answer or list has it
+    password: str
+    # The hosts it may be filled on (1 to 50): the page must be on one of them
+    allowed_hosts: List[str]
+
+
+class BrowserCredentialUpdateRequest(TypedDict, total=False):
+    """Absent fields are kept"""
+    username: str
+    # Never shown again: no answer or list has it
+    password: str
+    # The hosts it may be filled on (1 to 50): the page must be on one of them
+    allowed_hosts: List[str]
+
+
+class ViewerUrlResponse(TypedDict):
+    session_id: str
+    # The noVNC page of the desktop, served from the VM through the preview proxy; opens in any browser
+    # without other credentials while it is valid
+    viewer_url: str
+    # The VNC WebSocket (RFB over binary frames) the page connects to, for other VNC clients
+    websocket_url: str
+    # Input from this viewer is dropped by the server (not only hidden by the page)
+    view_only: bool
+    # Both URLs stop working then; a viewer connected by then stays connected
+    expires_at: str
+
+
+class DesktopRecording(TypedDict):
+    # The id the desktop service gave it (`rec_…`)
+    recording_id: str
+    session_id: str
+    vm_id: str
+    # "saving" while the MP4 is copied from the VM into the object store, then "ready" (downloadable) or
+    # "failed"
+    status: Literal["saving", "ready", "failed"]
+    duration_seconds: Optional[float]
+    size_bytes: Optional[int]
+    width: int
+    height: int
+    error: Optional[str]
+    started_at: str
+    stopped_at: str
+    saved_at: Optional[str]
+    # Where the MP4 downloads from once ready (same credentials as this API)
+    download_url: Optional[str]
+
+
+class DesktopRecordingList(TypedDict):
+    recordings: List[DesktopRecording]
+    count: int
+
+
+class DeploymentDrainRequest(TypedDict, total=False):
+    # Why (kept in the log)
+    reason: str
+
+
+class GetHealthzResponse(TypedDict):
+    status: Literal["ok"]
+
+
+class GetReadyzResponse(TypedDict):
+    status: Literal["ready"]
+    store: str
+
+
+class _PostV1AuthTokenRequestRequired(TypedDict):
+    username: str
+    password: str
+
+
+class PostV1AuthTokenRequest(_PostV1AuthTokenRequestRequired, total=False):
+    # Only "password" is supported
+    grant_type: str
+    scope: str
+    client_id: str
+    client_secret: str
+
+
+class PostV1AuthTokenResponse(TypedDict):
+    access_token: str
+    token_type: Literal["bearer"]
+    # Seconds until the token expires
+    expires_in: int
+
+
+GetV1ApiKeysResponse = List[ApiKeyRecord]
+
+
+PostV1ApiKeysRequest = Optional[ApiKeyBody]
+
+
+PostV1ApiKeysResponse = ApiKeyRecord
+
+
+GetV1ApiKeysItemIdResponse = ApiKeyRecord
+
+
+class DeleteV1ApiKeysItemIdResponse(TypedDict):
+    id: int
+    deleted: Literal[True]
+    message: str
+
+
+PatchV1ApiKeysItemIdRequest = ApiKeyBody
+
+
+PatchV1ApiKeysItemIdResponse = ApiKeyRecord
+
+
+GetV1WebhooksEndpointsResponse = List[WebhookEndpoint]
+
+
+class _PostV1WebhooksEndpointsRequestRequired(TypedDict):
+    # http(s) URL that receives the events (POST)
+    url: str
+
+
+class PostV1WebhooksEndpointsRequest(_PostV1WebhooksEndpointsRequestRequired, total=False):
+    # Default ["*"]: every event
+    event_patterns: List[str]
+    description: Optional[str]
+    # Default true
+    enabled: bool
+
+
+PostV1WebhooksEndpointsResponse = WebhookEndpoint
+
+
+GetV1WebhooksEndpointsEndpointIdResponse = WebhookEndpoint
+
+
+class DeleteV1WebhooksEndpointsEndpointIdResponse(TypedDict):
+    id: str
+    deleted: Literal[True]
+    message: str
+
+
+class PatchV1WebhooksEndpointsEndpointIdRequest(TypedDict, total=False):
+    # http(s) URL that receives the events (POST)
+    url: str
+    # Default ["*"]: every event
+    event_patterns: List[str]
+    description: Optional[str]
+    # Default true
+    enabled: bool
+
+
+PatchV1WebhooksEndpointsEndpointIdResponse = WebhookEndpoint
+
+
+PostV1WebhooksEndpointsEndpointIdRotateSecretResponse = WebhookSecretRotation
+
+
+PostV1WebhooksEndpointsEndpointIdTestResponse = WebhookDelivery
+
+
+class PostV1WebhooksEndpointsEndpointIdVerifyResponse(TypedDict):
+    endpoint_id: str
+    # The receiver answered 2xx to the signed webhook.verify challenge
+    verified: bool
+    # The receiver's answer contained data.challenge
+    challenge_echoed: bool
+    http_status: Optional[int]
+    error: Optional[str]
+    duration_ms: int
+
+
+GetV1WebhooksDeliveriesResponse = WebhookDeliveryList
+
+
+class GetV1WebhooksDeliveriesDeliveryIdResponseAttemptsItem(TypedDict):
+    attempt: int
+    started_at: str
+    duration_ms: int
+    http_status: Optional[int]
+    error: Optional[str]
+    succeeded: bool
+
+
+class GetV1WebhooksDeliveriesDeliveryIdResponse(TypedDict):
+    # wd_…
+    id: str
+    endpoint_id: str
+    user_id: int
+    # The event id: also the webhook-id header, the same on every retry and replay
+    event_id: Optional[str]
+    event_type: str
+    # The event family: the part of event_type before the first dot
+    event_group: Optional[str]
+    status: Literal["pending", "delivering", "succeeded", "failed"]
+    # The attempt due next while pending; the last attempt made once succeeded or failed
+    scheduled_attempt: int
+    # When the scheduled attempt is due; null once final
+    next_retry_at: Optional[str]
+    last_attempt_at: Optional[str]
+    delivered_at: Optional[str]
+    # The receiver's status in the last attempt; null when it did not answer
+    final_http_status: Optional[int]
+    error_message: Optional[str]
+    # Set when the delivery replays another delivery
+    replay_of_delivery_id: Optional[str]
+    created_at: str
+    updated_at: str
+    # Every attempt made so far, oldest first
+    attempts: List[GetV1WebhooksDeliveriesDeliveryIdResponseAttemptsItem]
+
+
+PostV1WebhooksDeliveriesDeliveryIdReplayResponse = WebhookDelivery
+
+
+GetV1AuditEventsResponse = AuditEventList
+
+
+PostV1SessionsSessionRequest = Optional[SessionCreateRequest]
+
+
+PostV1SessionsSessionResponse = SessionCreateResponse
+
+
+GetV1SessionsSessionSessionIdResponse = Dict[str, Any]
+
+
+GetV1SessionsStatusSessionIdResponse = SessionStatus
+
+
+GetV1SessionsUsageSessionIdResponse = SessionUsage
+
+
+GetV1SessionsSandboxesResponse = List[SandboxInfo]
+
+
+GetV1VmsResponse = List[VmRecord]
+
+
+class PostV1VmsRequestVolumesItem(TypedDict):
+    volume_id: str
+    # Where the guest mounts it: absolute and normalized, of letters, digits, ".", "_" and "-"; not /,
+    # /opt, /root, /tmp, /var, nor at or below /bin, /boot, /dev, /etc, /lib, /lib32, /lib64,
+    # /opt/sandboxd, /proc, /run, /sbin, /sys, /usr
+    mount_path: str
+    # Mount it read-only: writes fail, and other VMs may mount it read-only at the same time
+    read_only: bool
+
+
+class PostV1VmsRequest(TypedDict, total=False):
+    # Bind the VM to this session of yours (it must have no running VM); default: a new session
+    session_id: str
+    # Seconds from spawn until the VM is killed
+    vm_lifetime_seconds: int
+    # Guest memory in MiB; the guest sees exactly this much
+    memory_mb: int
+    # vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)
+    vcpu_count: Literal[1, 2, 4, 6, 8]
+    # Start VMs from your snapshot (or template) of this name; a snapshot fixes vCPUs and memory
+    snapshot: str
+    # Start VMs from the template (or snapshot) of this name; "default" is the built-in image
+    template: str
+    # Older name of `snapshot`
+    snapshot_name: Any
+    # A name for the VM (not unique)
+    name: str
+    # User-defined key/value pairs of the VM (and of the new session, when one is made)
+    metadata: Dict[str, str]
+    # Alternate image: build a template from it (POST /v1/templates) and pass `template`
+    image: Any
+    # Persistent volumes to mount (at most 4, at distinct paths). A volume mounted read-write by a VM that
+    # has not ended cannot be mounted by another (409); a VM with volumes cannot be snapshotted, cloned or
+    # paused.
+    volumes: List[PostV1VmsRequestVolumesItem]
+    api_key: str
+
+
+PostV1VmsResponse = VmRecord
+
+
+GetV1VmsVmIdResponse = VmRecord
+
+
+class DeleteV1VmsVmIdResponse(TypedDict):
+    success: bool
+    # Names the killed VM
+    message: str
+    vm_id: str
+    session_id: Optional[str]
+
+
+class _PostV1VmsVmIdSnapshotRequestRequired(TypedDict):
+    # Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit
+    name: str
+
+
+class PostV1VmsVmIdSnapshotRequest(_PostV1VmsVmIdSnapshotRequestRequired, total=False):
+    # Key/value pairs of the snapshot
+    metadata: Dict[str, str]
+
+
+PostV1VmsVmIdSnapshotResponse = SnapshotRecord
+
+
+class PostV1VmsVmIdCloneRequest(TypedDict, total=False):
+    # Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit
+    snapshot_name: str
+    # How many clones (default 1)
+    count: int
+
+
+class PostV1VmsVmIdCloneResponse(TypedDict):
+    snapshot: SnapshotRecord
+    clones: List[VmRecord]
+
+
+class PostV1VmsVmIdPauseResponsePause(TypedDict):
+    # How long pausing took (the VM was stopped from its start)
+    duration_ms: int
+    # Bytes its saved memory takes on disk
+    memory_bytes: int
+    # Bytes its disk layer takes
+    disk_bytes: int
+
+
+class PostV1VmsVmIdPauseResponse(VmRecord):
+    pause: PostV1VmsVmIdPauseResponsePause
+
+
+PostV1VmsVmIdResumeResponse = VmRecord
+
+
+GetV1SnapshotsResponse = List[SnapshotRecord]
+
+
+PostV1SnapshotsRequest = TemplateCreateRequest
+
+
+PostV1SnapshotsResponse = TemplateRecord
+
+
+GetV1SnapshotsSnapshotIdResponse = SnapshotRecord
+
+
+class DeleteV1SnapshotsSnapshotIdResponse(TypedDict):
+    deleted: bool
+    snapshot_id: str
+    name: str
+
+
+GetV1VolumesResponse = List[VolumeRecord]
+
+
+class _PostV1VolumesRequestRequired(TypedDict):
+    # Unique among your volumes: letters, digits, ".", "_" and "-", at most 63, starting with a letter or
+    # digit
+    name: str
+
+
+class PostV1VolumesRequest(_PostV1VolumesRequestRequired, total=False):
+    # Size, GiB
+    size_gb: int
+    # Size, MiB
+    size_mb: int
+
+
+PostV1VolumesResponse = VolumeRecord
+
+
+GetV1VolumesVolumeIdResponse = VolumeRecord
+
+
+GetV1TemplatesResponse = List[TemplateRecord]
+
+
+PostV1TemplatesRequest = TemplateCreateRequest
+
+
+PostV1TemplatesResponse = TemplateRecord
+
+
+GetV1TemplatesTemplateIdResponse = TemplateRecord
+
+
+GetV1TemplatesTemplateIdLogsResponse = TemplateLogResponse
+
+
+PostExecuteRequest = ExecuteCommandRequest
+
+
+PostExecuteResponse = ExecuteResponse
+
+
+PostExecuteAsyncRequest = ExecuteCommandRequest
+
+
+class PostExecuteAsyncResponse(TypedDict):
+    # Poll GET /v1/executions/{task_id} until is_complete
+    task_id: int
+    execution_id: int
+    session_id: str
+    status: Literal["queued", "running", "completed", "failed", "timeout"]
+    # When the run waits for a new VM while the host restores others: VM starts ahead of it; null when its
+    # VM is ready (or came from the warm pool)
+    queue_position: Optional[int]
+    # Expected wait for that VM, seconds; null with queue_position
+    estimated_start_seconds: Optional[int]
+
+
+PostV1ExecuteAsyncRequest = ExecuteCommandRequest
+
+
+class PostV1ExecuteAsyncResponse(TypedDict):
+    # Poll GET /v1/executions/{task_id} until is_complete
+    task_id: int
+    execution_id: int
+    session_id: str
+    status: Literal["queued", "running", "completed", "failed", "timeout"]
+    # When the run waits for a new VM while the host restores others: VM starts ahead of it; null when its
+    # VM is ready (or came from the warm pool)
+    queue_position: Optional[int]
+    # Expected wait for that VM, seconds; null with queue_position
+    estimated_start_seconds: Optional[int]
+
+
+class _PostKillRequestRequired(TypedDict):
+    session_id: str
+
+
+class PostKillRequest(_PostKillRequestRequired, total=False):
+    api_key: str
+
+
+class PostKillResponse(TypedDict):
+    success: bool
+    # Names the killed VM
+    message: str
+    vm_id: str
+    session_id: Optional[str]
+
+
+GetV1ExecutionsResponse = List[TaskRecord]
+
+
+GetV1ExecutionsItemIdResponse = TaskRecord
+
+
+class _PostDownloadRequestRequired(TypedDict):
+    # The file to read: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once
+    # resolved, each name at most 255 bytes, without NUL bytes
+    filename: str
+    session_id: str
+
+
+class PostDownloadRequest(_PostDownloadRequestRequired, total=False):
+    api_key: str
+
+
+class PostDownloadResponse(TypedDict):
+    # The file, base64
+    content: str
+    filename: str
+    path: str
+    size: int
+
+
+PostApiCliAuthStartRequest = CLIAuthStartRequest
+
+
+PostApiCliAuthStartResponse = CLIAuthStartResponse
+
+
+PostApiCliAuthApproveRequest = CLIAuthApproveRequest
+
+
+PostApiCliAuthApproveResponse = CLIAuthApproveResponse
+
+
+PostApiCliAuthExchangeRequest = CLIAuthExchangeRequest
+
+
+PostApiCliAuthExchangeResponse = CLIAuthExchangeResponse
+
+
+GetV1SessionsAppUrlSessionIdResponse = AppUrlResponse
+
+
+GetV1SharesResponse = ShareList
+
+
+PostV1SharesRequest = ShareCreateRequest
+
+
+PostV1SharesResponse = Share
+
+
+GetV1SharesShareIdResponse = Share
+
+
+DeleteV1SharesShareIdResponse = Share
+
+
+GetV1SessionsSessionIdPtySessionsResponse = PtySessionList
+
+
+PostV1SessionsSessionIdPtySessionsRequest = PtyCreateRequest
+
+
+PostV1SessionsSessionIdPtySessionsResponse = PtySession
+
+
+GetV1SessionsSessionIdPtySessionsPtyIdResponse = PtySession
+
+
+DeleteV1SessionsSessionIdPtySessionsPtyIdResponse = PtySessionState
+
+
+PostV1SessionsSessionIdPtySessionsPtyIdResizeRequest = PtyResizeRequest
+
+
+PostV1SessionsSessionIdPtySessionsPtyIdResizeResponse = PtySessionState
+
+
+GetV1VmsVmIdPtySessionsResponse = PtySessionList
+
+
+PostV1VmsVmIdPtySessionsRequest = PtyCreateRequest
+
+
+PostV1VmsVmIdPtySessionsResponse = PtySession
+
+
+GetV1VmsVmIdPtySessionsPtyIdResponse = PtySession
+
+
+DeleteV1VmsVmIdPtySessionsPtyIdResponse = PtySessionState
+
+
+PostV1VmsVmIdPtySessionsPtyIdResizeRequest = PtyResizeRequest
+
+
+PostV1VmsVmIdPtySessionsPtyIdResizeResponse = PtySessionState
+
+
+GetV1CustomDomainsResponse = CustomDomainList
+
+
+PostV1CustomDomainsRequest = CustomDomainCreateRequest
+
+
+PostV1CustomDomainsResponse = CustomDomain
+
+
+GetV1CustomDomainsTlsCheckResponse = CustomDomainTlsCheck
+
+
+GetV1CustomDomainsDomainIdResponse = CustomDomain
+
+
+DeleteV1CustomDomainsDomainIdResponse = CustomDomain
+
+
+PostV1CustomDomainsDomainIdVerifyResponse = CustomDomain
+
+
+GetV1BrowserSessionsResponse = BrowserSessionListResponse
+
+
+PostV1BrowserSessionsRequest = BrowserSessionCreateRequest
+
+
+PostV1BrowserSessionsResponse = BrowserSessionResponse
+
+
+GetV1BrowserSessionsSessionIdResponse = BrowserSessionResponse
+
+
+DeleteV1BrowserSessionsSessionIdResponse = BrowserSessionCloseResponse
+
+
+GetV1BrowserCapabilitiesResponse = BrowserCapabilities
+
+
+PostV1BrowserInteractionsNavigateRequest = BrowserNavigateRequest
+
+
+PostV1BrowserInteractionsNavigateResponse = BrowserInteractionResponse
+
+
+PostV1BrowserInteractionsClickRequest = BrowserClickRequest
+
+
+PostV1BrowserInteractionsClickResponse = BrowserInteractionResponse
+
+
+PostV1BrowserInteractionsTypeRequest = BrowserTypeRequest
+
+
+PostV1BrowserInteractionsTypeResponse = BrowserInteractionResponse
+
+
+PostV1BrowserInteractionsFillRequest = BrowserFillRequest
+
+
+PostV1BrowserInteractionsFillResponse = BrowserInteractionResponse
+
+
+PostV1BrowserInteractionsScrollRequest = BrowserScrollRequest
+
+
+PostV1BrowserInteractionsScrollResponse = BrowserInteractionResponse
+
+
+PostV1BrowserInteractionsWaitRequest = BrowserWaitRequest
+
+
+PostV1BrowserInteractionsWaitResponse = BrowserInteractionResponse
+
+
+PostV1BrowserInteractionsHoverRequest = BrowserTargetRequest
+
+
+PostV1BrowserInteractionsHoverResponse = BrowserInteractionResponse
+
+
+PostV1BrowserInteractionsKeypressRequest = BrowserKeyPressRequest
+
+
+PostV1BrowserInteractionsKeypressResponse = BrowserInteractionResponse
+
+
+PostV1BrowserInteractionsScreenshotRequest = BrowserScreenshotRequest
+
+
+PostV1BrowserInteractionsScreenshotResponse = BrowserScreenshotResponse
+
+
+PostV1BrowserInteractionsExtractRequest = BrowserExtractRequest
+
+
+PostV1BrowserInteractionsExtractResponse = BrowserExtractResponse
+
+
+PostV1BrowserInteractionsContentRequest = BrowserContentRequest
+
+
+PostV1BrowserInteractionsContentResponse = BrowserContentResponse
+
+
+PostV1BrowserInteractionsFillCredentialRequest = BrowserFillCredentialRequest
+
+
+PostV1BrowserInteractionsFillCredentialResponse = BrowserInteractionResponse
+
+
+PostV1BrowserRenderRequest = BrowserRenderRequest
+
+
+PostV1BrowserRenderResponse = BrowserRenderResponse
+
+
+GetV1BrowserUsageResponse = BrowserUsageSummary
+
+
+GetV1BrowserUsageHistoryResponse = BrowserUsageHistory
+
+
+GetV1BrowserScreenshotUsageIdResponse = BrowserStoredScreenshot
+
+
+PostV1BrowserAuthTestRequest = Optional[BrowserAuthTestRequest]
+
+
+PostV1BrowserAuthTestResponse = BrowserAuthTestResponse
+
+
+GetV1BrowserCredentialsResponse = BrowserCredentialList
+
+
+PostV1BrowserCredentialsRequest = BrowserCredentialCreateRequest
+
+
+PostV1BrowserCredentialsResponse = BrowserCredentialRecord
+
+
+GetV1BrowserCredentialsCredentialIdResponse = BrowserCredentialRecord
+
+
+PatchV1BrowserCredentialsCredentialIdRequest = BrowserCredentialUpdateRequest
+
+
+PatchV1BrowserCredentialsCredentialIdResponse = BrowserCredentialRecord
+
+
+GetV1ComputeruseSessionIdViewerUrlResponse = ViewerUrlResponse
+
+
+GetV1SessionsSessionIdRecordingsResponse = DesktopRecordingList
+
+
+GetV1SessionsSessionIdRecordingsRecordingIdResponse = DesktopRecording
+
+
+DeleteV1SessionsSessionIdRecordingsRecordingIdResponse = DesktopRecording
+
+
+class PostMcpRequestVariant1(TypedDict, total=False):
+    """A JSON-RPC 2.0 request (with its "id") or notification"""
+    # Always "2.0"
+    jsonrpc: str
+    # initialize, tools/list, tools/call, resources/list, resources/templates/list, resources/read, ping,
+    # notifications/…
+    method: str
+    # The method's parameters, as the MCP specification defines them
+    params: Dict[str, Any]
+
+
+class PostMcpRequestVariant2Item(TypedDict, total=False):
+    """A JSON-RPC 2.0 request (with its "id") or notification"""
+    # Always "2.0"
+    jsonrpc: str
+    # initialize, tools/list, tools/call, resources/list, resources/templates/list, resources/read, ping,
+    # notifications/…
+    method: str
+    # The method's parameters, as the MCP specification defines them
+    params: Dict[str, Any]
+
+
+PostMcpRequest = Union[PostMcpRequestVariant1, List[PostMcpRequestVariant2Item]]
+
+
+PostWorkersWorkerIdDrainResponse = Dict[str, Any]
+
+
+PostWorkersWorkerIdUndrainResponse = Dict[str, Any]
+
+
+PostWorkersWorkerIdDeploymentDrainActionRequest = DeploymentDrainRequest
+
+
+PostWorkersWorkerIdDeploymentDrainActionResponse = Dict[str, Any]
+
+
+class PostUploadResponse(TypedDict):
+    success: bool
+    message: str
+    # Absolute path in the VM
+    path: str
+    # Bytes written (null for an unpacked archive)
+    size: Optional[int]
+    recursive: bool
+    session_id: str
+    vm_id: str
+
+
+class PostV1UploadResponse(TypedDict):
+    success: bool
+    message: str
+    # Absolute path in the VM
+    path: str
+    # Bytes written (null for an unpacked archive)
+    size: Optional[int]
+    recursive: bool
+    session_id: str
+    vm_id: str
+
+
+# Every operation of the document: (JSON request body type, JSON answer type), by name.
+OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
+    "GET /healthz": (None, "GetHealthzResponse"),
+    "GET /readyz": (None, "GetReadyzResponse"),
+    "POST /v1/auth/token": ("PostV1AuthTokenRequest", "PostV1AuthTokenResponse"),
+    "GET /v1/api-keys/": (None, "GetV1ApiKeysResponse"),
+    "POST /v1/api-keys/": ("PostV1ApiKeysRequest", "PostV1ApiKeysResponse"),
+    "HEAD /v1/api-keys/": (None, None),
+    "GET /v1/api-keys/{item_id}": (None, "GetV1ApiKeysItemIdResponse"),
+    "DELETE /v1/api-keys/{item_id}": (None, "DeleteV1ApiKeysItemIdResponse"),
+    "PATCH /v1/api-keys/{item_id}": ("PatchV1ApiKeysItemIdRequest", "PatchV1ApiKeysItemIdResponse"),
+    "GET /v1/webhooks/endpoints": (None, "GetV1WebhooksEndpointsResponse"),
+    "POST /v1/webhooks/endpoints": ("PostV1WebhooksEndpointsRequest", "PostV1WebhooksEndpointsResponse"),
+    "GET /v1/webhooks/endpoints/{endpoint_id}": (None, "GetV1WebhooksEndpointsEndpointIdResponse"),
+    "DELETE /v1/webhooks/endpoints/{endpoint_id}": (None, "DeleteV1WebhooksEndpointsEndpointIdResponse"),
+    "PATCH /v1/webhooks/endpoints/{endpoint_id}": ("PatchV1WebhooksEndpointsEndpointIdRequest", "PatchV1WebhooksEndpointsEndpointIdResponse"),
+    "POST /v1/webhooks/endpoints/{endpoint_id}/rotate-secret": (None, "PostV1WebhooksEndpointsEndpointIdRotateSecretResponse"),
+    "POST /v1/webhooks/endpoints/{endpoint_id}/test": (None, "PostV1WebhooksEndpointsEndpointIdTestResponse"),
+    "POST /v1/webhooks/endpoints/{endpoint_id}/verify": (None, "PostV1WebhooksEndpointsEndpointIdVerifyResponse"),
+    "GET /v1/webhooks/deliveries": (None, "GetV1WebhooksDeliveriesResponse"),
+    "GET /v1/webhooks/deliveries/{delivery_id}": (None, "GetV1WebhooksDeliveriesDeliveryIdResponse"),
+    "POST /v1/webhooks/deliveries/{delivery_id}/replay": (None, "PostV1WebhooksDeliveriesDeliveryIdReplayResponse"),
+    "GET /v1/audit/events": (None, "GetV1AuditEventsResponse"),
+    "GET /v1/events/stream": (None, None),
+    "POST /v1/sessions/session": ("PostV1SessionsSessionRequest", "PostV1SessionsSessionResponse"),
+    "GET /v1/sessions/session/{session_id}": (None, "GetV1SessionsSessionSessionIdResponse"),
+    "GET /v1/sessions/status/{session_id}": (None, "GetV1SessionsStatusSessionIdResponse"),
+    "GET /v1/sessions/usage/{session_id}": (None, "GetV1SessionsUsageSessionIdResponse"),
+    "GET /v1/sessions/sandboxes": (None, "GetV1SessionsSandboxesResponse"),
+    "GET /v1/vms": (None, "GetV1VmsResponse"),
+    "POST /v1/vms": ("PostV1VmsRequest", "PostV1VmsResponse"),
+    "GET /v1/vms/{vm_id}": (None, "GetV1VmsVmIdResponse"),
+    "DELETE /v1/vms/{vm_id}": (None, "DeleteV1VmsVmIdResponse"),
+    "POST /v1/vms/{vm_id}/snapshot": ("PostV1VmsVmIdSnapshotRequest", "PostV1VmsVmIdSnapshotResponse"),
+    "POST /v1/vms/{vm_id}/clone": ("PostV1VmsVmIdCloneRequest", "PostV1VmsVmIdCloneResponse"),
+    "POST /v1/vms/{vm_id}/pause": (None, "PostV1VmsVmIdPauseResponse"),
+    "POST /v1/vms/{vm_id}/resume": (None, "PostV1VmsVmIdResumeResponse"),
+    "GET /v1/snapshots": (None, "GetV1SnapshotsResponse"),
+    "POST /v1/snapshots": ("PostV1SnapshotsRequest", "PostV1SnapshotsResponse"),
+    "GET /v1/snapshots/{snapshot_id}": (None, "GetV1SnapshotsSnapshotIdResponse"),
+    "DELETE /v1/snapshots/{snapshot_id}": (None, "DeleteV1SnapshotsSnapshotIdResponse"),
+    "GET /v1/volumes": (None, "GetV1VolumesResponse"),
+    "POST /v1/volumes": ("PostV1VolumesRequest", "PostV1VolumesResponse"),
+    "GET /v1/volumes/{volume_id}": (None, "GetV1VolumesVolumeIdResponse"),
+    "DELETE /v1/volumes/{volume_id}": (None, None),
+    "GET /v1/templates": (None, "GetV1TemplatesResponse"),
+    "POST /v1/templates": ("PostV1TemplatesRequest", "PostV1TemplatesResponse"),
+    "GET /v1/templates/{template_id}": (None, "GetV1TemplatesTemplateIdResponse"),
+    "DELETE /v1/templates/{template_id}": (None, None),
+    "GET /v1/templates/{template_id}/logs": (None, "GetV1TemplatesTemplateIdLogsResponse"),
+    "POST /execute": ("PostExecuteRequest", "PostExecuteResponse"),
+    "POST /execute_async": ("PostExecuteAsyncRequest", "PostExecuteAsyncResponse"),
+    "POST /v1/execute_async": ("PostV1ExecuteAsyncRequest", "PostV1ExecuteAsyncResponse"),
+    "POST /kill": ("PostKillRequest", "PostKillResponse"),
+    "GET /v1/executions/": (None, "GetV1ExecutionsResponse"),
+    "HEAD /v1/executions/": (None, None),
+    "GET /v1/executions/{item_id}": (None, "GetV1ExecutionsItemIdResponse"),
+    "POST /download": ("PostDownloadRequest", "PostDownloadResponse"),
+    "POST /api/cli-auth/start": ("PostApiCliAuthStartRequest", "PostApiCliAuthStartResponse"),
+    "POST /api/cli-auth/approve": ("PostApiCliAuthApproveRequest", "PostApiCliAuthApproveResponse"),
+    "POST /api/cli-auth/exchange": ("PostApiCliAuthExchangeRequest", "PostApiCliAuthExchangeResponse"),
+    "GET /v1/sessions/app-url/{session_id}": (None, "GetV1SessionsAppUrlSessionIdResponse"),
+    "GET /v1/shares": (None, "GetV1SharesResponse"),
+    "POST /v1/shares": ("PostV1SharesRequest", "PostV1SharesResponse"),
+    "GET /v1/shares/{share_id}": (None, "GetV1SharesShareIdResponse"),
+    "DELETE /v1/shares/{share_id}": (None, "DeleteV1SharesShareIdResponse"),
+    "GET /v1/sessions/{session_id}/pty/sessions": (None, "GetV1SessionsSessionIdPtySessionsResponse"),
+    "POST /v1/sessions/{session_id}/pty/sessions": ("PostV1SessionsSessionIdPtySessionsRequest", "PostV1SessionsSessionIdPtySessionsResponse"),
+    "GET /v1/sessions/{session_id}/pty/sessions/{pty_id}": (None, "GetV1SessionsSessionIdPtySessionsPtyIdResponse"),
+    "DELETE /v1/sessions/{session_id}/pty/sessions/{pty_id}": (None, "DeleteV1SessionsSessionIdPtySessionsPtyIdResponse"),
+    "GET /v1/sessions/{session_id}/pty/sessions/{pty_id}/connect": (None, None),
+    "POST /v1/sessions/{session_id}/pty/sessions/{pty_id}/resize": ("PostV1SessionsSessionIdPtySessionsPtyIdResizeRequest", "PostV1SessionsSessionIdPtySessionsPtyIdResizeResponse"),
+    "GET /v1/vms/{vm_id}/pty/sessions": (None, "GetV1VmsVmIdPtySessionsResponse"),
+    "POST /v1/vms/{vm_id}/pty/sessions": ("PostV1VmsVmIdPtySessionsRequest", "PostV1VmsVmIdPtySessionsResponse"),
+    "GET /v1/vms/{vm_id}/pty/sessions/{pty_id}": (None, "GetV1VmsVmIdPtySessionsPtyIdResponse"),
+    "DELETE /v1/vms/{vm_id}/pty/sessions/{pty_id}": (None, "DeleteV1VmsVmIdPtySessionsPtyIdResponse"),
+    "GET /v1/vms/{vm_id}/pty/sessions/{pty_id}/connect": (None, None),
+    "POST /v1/vms/{vm_id}/pty/sessions/{pty_id}/resize": ("PostV1VmsVmIdPtySessionsPtyIdResizeRequest", "PostV1VmsVmIdPtySessionsPtyIdResizeResponse"),
+    "GET /v1/custom-domains": (None, "GetV1CustomDomainsResponse"),
+    "POST /v1/custom-domains": ("PostV1CustomDomainsRequest", "PostV1CustomDomainsResponse"),
+    "GET /v1/custom-domains/tls-check": (None, "GetV1CustomDomainsTlsCheckResponse"),
+    "GET /v1/custom-domains/{domain_id}": (None, "GetV1CustomDomainsDomainIdResponse"),
+    "DELETE /v1/custom-domains/{domain_id}": (None, "DeleteV1CustomDomainsDomainIdResponse"),
+    "POST /v1/custom-domains/{domain_id}/verify": (None, "PostV1CustomDomainsDomainIdVerifyResponse"),
+    "GET /v1/browser/sessions/": (None, "GetV1BrowserSessionsResponse"),
+    "POST /v1/browser/sessions/": ("PostV1BrowserSessionsRequest", "PostV1BrowserSessionsResponse"),
+    "GET /v1/browser/sessions/{session_id}": (None, "GetV1BrowserSessionsSessionIdResponse"),
+    "DELETE /v1/browser/sessions/{session_id}": (None, "DeleteV1BrowserSessionsSessionIdResponse"),
+    "GET /v1/browser/capabilities": (None, "GetV1BrowserCapabilitiesResponse"),
+    "POST /v1/browser/interactions/navigate": ("PostV1BrowserInteractionsNavigateRequest", "PostV1BrowserInteractionsNavigateResponse"),
+    "POST /v1/browser/interactions/click": ("PostV1BrowserInteractionsClickRequest", "PostV1BrowserInteractionsClickResponse"),
+    "POST /v1/browser/interactions/type": ("PostV1BrowserInteractionsTypeRequest", "PostV1BrowserInteractionsTypeResponse"),
+    "POST /v1/browser/interactions/fill": ("PostV1BrowserInteractionsFillRequest", "PostV1BrowserInteractionsFillResponse"),
+    "POST /v1/browser/interactions/scroll": ("PostV1BrowserInteractionsScrollRequest", "PostV1BrowserInteractionsScrollResponse"),
+    "POST /v1/browser/interactions/wait": ("PostV1BrowserInteractionsWaitRequest", "PostV1BrowserInteractionsWaitResponse"),
+    "POST /v1/browser/interactions/hover": ("PostV1BrowserInteractionsHoverRequest", "PostV1BrowserInteractionsHoverResponse"),
+    "POST /v1/browser/interactions/keypress": ("PostV1BrowserInteractionsKeypressRequest", "PostV1BrowserInteractionsKeypressResponse"),
+    "POST /v1/browser/interactions/screenshot": ("PostV1BrowserInteractionsScreenshotRequest", "PostV1BrowserInteractionsScreenshotResponse"),
+    "POST /v1/browser/interactions/extract": ("PostV1BrowserInteractionsExtractRequest", "PostV1BrowserInteractionsExtractResponse"),
+    "POST /v1/browser/interactions/content": ("PostV1BrowserInteractionsContentRequest", "PostV1BrowserInteractionsContentResponse"),
+    "POST /v1/browser/interactions/fill-credential": ("PostV1BrowserInteractionsFillCredentialRequest", "PostV1BrowserInteractionsFillCredentialResponse"),
+    "POST /v1/browser/render": ("PostV1BrowserRenderRequest", "PostV1BrowserRenderResponse"),
+    "GET /v1/browser/usage": (None, "GetV1BrowserUsageResponse"),
+    "GET /v1/browser/usage/history": (None, "GetV1BrowserUsageHistoryResponse"),
+    "GET /v1/browser/screenshot/{usage_id}": (None, "GetV1BrowserScreenshotUsageIdResponse"),
+    "POST /v1/browser/auth/test": ("PostV1BrowserAuthTestRequest", "PostV1BrowserAuthTestResponse"),
+    "GET /v1/browser/credentials": (None, "GetV1BrowserCredentialsResponse"),
+    "POST /v1/browser/credentials": ("PostV1BrowserCredentialsRequest", "PostV1BrowserCredentialsResponse"),
+    "GET /v1/browser/credentials/{credential_id}": (None, "GetV1BrowserCredentialsCredentialIdResponse"),
+    "DELETE /v1/browser/credentials/{credential_id}": (None, None),
+    "PATCH /v1/browser/credentials/{credential_id}": ("PatchV1BrowserCredentialsCredentialIdRequest", "PatchV1BrowserCredentialsCredentialIdResponse"),
+    "GET /v1/computeruse/{session_id}/viewer-url": (None, "GetV1ComputeruseSessionIdViewerUrlResponse"),
+    "GET /v1/computeruse/{session_id}/vnc/websockify": (None, None),
+    "GET /v1/sessions/{session_id}/recordings": (None, "GetV1SessionsSessionIdRecordingsResponse"),
+    "GET /v1/sessions/{session_id}/recordings/{recording_id}": (None, "GetV1SessionsSessionIdRecordingsRecordingIdResponse"),
+    "DELETE /v1/sessions/{session_id}/recordings/{recording_id}": (None, "DeleteV1SessionsSessionIdRecordingsRecordingIdResponse"),
+    "GET /v1/sessions/{session_id}/recordings/{recording_id}/download": (None, None),
+    "GET /mcp": (None, None),
+    "POST /mcp": ("PostMcpRequest", None),
+    "DELETE /mcp": (None, None),
+    "POST /workers/{worker_id}/drain": (None, "PostWorkersWorkerIdDrainResponse"),
+    "POST /workers/{worker_id}/undrain": (None, "PostWorkersWorkerIdUndrainResponse"),
+    "POST /workers/{worker_id}/deployment-drain/{action}": ("PostWorkersWorkerIdDeploymentDrainActionRequest", "PostWorkersWorkerIdDeploymentDrainActionResponse"),
+    "POST /upload": (None, "PostUploadResponse"),
+    "POST /v1/upload": (None, "PostV1UploadResponse"),
+    "GET /v1/app/{session_id}/{port}": (None, None),
+    "PUT /v1/app/{session_id}/{port}": (None, None),
+    "POST /v1/app/{session_id}/{port}": (None, None),
+    "DELETE /v1/app/{session_id}/{port}": (None, None),
+    "PATCH /v1/app/{session_id}/{port}": (None, None),
+    "HEAD /v1/app/{session_id}/{port}": (None, None),
+    "OPTIONS /v1/app/{session_id}/{port}": (None, None),
+    "GET /v1/app/{session_id}/{port}/{path}": (None, None),
+    "PUT /v1/app/{session_id}/{port}/{path}": (None, None),
+    "POST /v1/app/{session_id}/{port}/{path}": (None, None),
+    "DELETE /v1/app/{session_id}/{port}/{path}": (None, None),
+    "PATCH /v1/app/{session_id}/{port}/{path}": (None, None),
+    "HEAD /v1/app/{session_id}/{port}/{path}": (None, None),
+    "OPTIONS /v1/app/{session_id}/{port}/{path}": (None, None),
+    "GET /v1/computeruse/{session_id}/{path}": (None, None),
+    "PUT /v1/computeruse/{session_id}/{path}": (None, None),
+    "POST /v1/computeruse/{session_id}/{path}": (None, None),
+    "DELETE /v1/computeruse/{session_id}/{path}": (None, None),
+    "PATCH /v1/computeruse/{session_id}/{path}": (None, None),
+    "HEAD /v1/computeruse/{session_id}/{path}": (None, None),
+    "OPTIONS /v1/computeruse/{session_id}/{path}": (None, None),
+}

@@ -1,0 +1,103 @@
+"""The walk-through with ``AsyncSandboxd`` on real VMs: the same surface, awaited. Runs overlap (gather),
+an async run is polled with asyncio sleeps, a terminal is read over its asyncio WebSocket, the event stream
+is followed, and the error classes are the same."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+import unittest
+import uuid
+
+from _support import FIRST_CALL_TIMEOUT, ShapeAssertions, async_client, live, models, sandboxd
+
+
+@live
+class AsyncWalkThrough(ShapeAssertions, unittest.IsolatedAsyncioTestCase):
+    async def test_the_walk_through_with_the_asyncio_client(self) -> None:
+        async with async_client() as client:
+            async with await client.sessions.create(vcpu_count=1, metadata={"suite": "python-async"}) as session:
+                self.assertIsInstance(session, sandboxd.AsyncSession)
+                first = await session.execute("x = 21", timeout=FIRST_CALL_TIMEOUT)
+                self.assertEqual(first["exit_code"], 0)
+
+                # Several requests at once: each runs in one of the client's threads, none blocks the loop.
+                result, status, health = await asyncio.gather(
+                    session.execute("print(x * 2)"), session.status(), client.health()
+                )
+                self.assertEqual(result["stdout"], "42\n")
+                self.assertShape(status, models.SessionStatus)
+                self.assertEqual(health, {"status": "ok"})
+
+                bash = await session.execute("echo out; exit 3", language="bash")
+                self.assertEqual((bash["exit_code"], bash["stdout"]), (3, "out\n"))
+
+                data = os.urandom(100_000)
+                await session.upload(data, "/tmp/async.bin")
+                self.assertEqual(await session.download("/tmp/async.bin"), data)
+                digest = await session.execute("sha256sum /tmp/async.bin | cut -d' ' -f1", language="bash")
+                self.assertEqual(digest["stdout"].strip(), hashlib.sha256(data).hexdigest())
+
+                run = await session.execute_async("import time\ntime.sleep(1)\nprint('done', x)")
+                self.assertIsInstance(run, sandboxd.AsyncExecutionRun)
+                ticks = 0
+
+                async def tick() -> None:
+                    nonlocal ticks
+                    while True:
+                        await asyncio.sleep(0.05)
+                        ticks += 1
+
+                ticker = asyncio.ensure_future(tick())
+                record = await run.wait(poll_interval=0.25)
+                ticker.cancel()
+                self.assertShape(record, models.TaskRecord)
+                self.assertEqual(record["serialized_stdout"], "done 21\n")
+                self.assertGreater(ticks, 5, "the loop ran while the run was polled")
+
+                pty = await session.create_terminal(cols=100, rows=30, command="stty size; read x; echo got-$x")
+                terminal = await session.attach_terminal(pty["pty_id"])
+                self.assertIsInstance(terminal, sandboxd.AsyncTerminalConnection)
+                await terminal.read_until("30 100", timeout=30)
+                await terminal.write("xyz\r")
+                await terminal.read_until("got-xyz", timeout=30)
+                self.assertEqual(await terminal.wait(timeout=30), sandboxd.TerminalExit(0, None))
+
+                with self.assertRaises(sandboxd.NotFoundError):
+                    await session.download("/tmp/missing")
+                with self.assertRaises(sandboxd.SessionError):
+                    await client.sessions.connect(str(uuid.uuid4())).status()
+                with self.assertRaises(sandboxd.ValidationError):
+                    await session.execute("print(1)", timeout=601)
+            # Leaving the block killed the VM.
+            self.assertEqual((await session.status())["vm_status"], "killed")
+
+    async def test_the_event_stream_replays_and_follows(self) -> None:
+        async with async_client() as client:
+            stream = await client.events.stream(last_event_id=0)
+            seen = []
+            async with stream:
+                async for event in stream:
+                    self.assertIsInstance(event, sandboxd.StreamedEvent)
+                    seen.append(event)
+                    if len(seen) == 2:
+                        break
+            self.assertTrue(all(e.id for e in seen))
+            self.assertTrue(all(isinstance(e.data, dict) and e.data.get("type") == e.event for e in seen), seen)
+
+    async def test_cancelling_a_request_ends_it(self) -> None:
+        async with async_client() as client:
+            session = await client.sessions.create(vcpu_count=1)
+            started = time.monotonic()
+            task = asyncio.ensure_future(session.execute("import time; time.sleep(30)", timeout=60))
+            await asyncio.sleep(1.0)
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+            self.assertLess(time.monotonic() - started, 10)
+            try:
+                await session.kill()
+            except sandboxd.SessionError:
+                pass

@@ -1,0 +1,287 @@
+"""The README walk-through with the sync client, on a real server with real VMs: Python state between calls,
+bash exit codes, files in and out byte for byte, an async run polled to completion, a terminal driven over
+its WebSocket, status and lists, a share, API keys, the error classes of 404/422/429/401/403, and kill.
+
+Every answer is also checked against the TypedDicts of ``sandboxd.models`` (``assertShape``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import typing
+import time
+import unittest
+import urllib.request
+import uuid
+
+from _support import (
+    FIRST_CALL_TIMEOUT,
+    OTHER_API_KEY,
+    TINY_API_KEY,
+    URL,
+    ShapeAssertions,
+    client,
+    live,
+    models,
+    sandboxd,
+)
+
+
+@live
+class WalkThrough(ShapeAssertions):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.client = client()
+        cls.suite = f"python-walkthrough-{uuid.uuid4().hex[:8]}"  # unique: the server may have older runs' sandboxes
+        cls.session = cls.client.sessions.create(vcpu_count=2, metadata={"suite": cls.suite})
+        first = cls.session.execute("x = 21\nprint('set')", timeout=FIRST_CALL_TIMEOUT)
+        assert first["exit_code"] == 0, first
+        cls.vm_id = first["vm_id"]
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        try:
+            cls.session.kill()
+        except sandboxd.SandboxdError:
+            pass
+
+    def test_the_created_session_matches_the_model(self) -> None:
+        self.assertShape(self.session.created, models.SessionCreateResponse)
+        self.assertEqual(self.session.created["metadata"], {"suite": self.suite})
+
+    def test_python_keeps_its_state_between_executions(self) -> None:
+        result = self.session.execute("print(x * 2)")
+        self.assertShape(result, models.ExecuteResponse)
+        self.assertEqual(result["stdout"], "42\n")
+        self.assertEqual(result["status"], "completed")
+        self.assertEqual(result["session_id"], self.session.id)
+        self.assertEqual(result["vm_id"], self.vm_id, "the same VM")
+
+    def test_bash_passes_its_exit_code_through(self) -> None:
+        result = self.session.execute("echo out; echo err >&2; exit 3", language="bash")
+        self.assertEqual((result["exit_code"], result["stdout"], result["stderr"]), (3, "out\n", "err\n"))
+        with self.assertRaises(sandboxd.ExecutionError) as caught:
+            self.session.execute("exit 5", language="bash", raise_on_error=True)
+        self.assertEqual(caught.exception.exit_code, 5)
+        self.assertIsInstance(caught.exception.execution_id, int)
+
+    def test_upload_and_download_are_byte_exact(self) -> None:
+        data = bytes(range(256)) + os.urandom(300_000)
+        uploaded = self.session.upload(data, "/tmp/blob.bin")
+        self.assertShape(uploaded, models.PostUploadResponse)
+        self.assertEqual(uploaded["size"], len(data))
+        digest = self.session.execute("sha256sum /tmp/blob.bin | cut -d' ' -f1", language="bash")
+        self.assertEqual(digest["stdout"].strip(), hashlib.sha256(data).hexdigest())
+        self.assertEqual(self.session.download("/tmp/blob.bin"), data)
+        self.session.upload("hello from python\n", "notes/hello.txt")
+        self.assertEqual(self.session.download("/root/notes/hello.txt"), b"hello from python\n")
+
+    def test_files_stream_from_and_to_disk(self) -> None:
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as folder:
+            source = Path(folder) / "source.bin"
+            source.write_bytes(os.urandom(200_000))
+            self.session.upload_file(source, "/tmp/")
+            target = Path(folder) / "copy.bin"
+            size = self.session.download_file("/tmp/source.bin", target)
+            self.assertEqual(size, 200_000)
+            self.assertEqual(target.read_bytes(), source.read_bytes())
+            with open(source, "rb") as handle:
+                self.session.upload(handle, "/tmp/from-handle.bin")
+            self.assertEqual(self.session.download("/tmp/from-handle.bin"), source.read_bytes())
+
+    def test_an_async_run_is_polled_to_completion(self) -> None:
+        run = self.session.execute_async("import time\ntime.sleep(1.5)\nprint('done')")
+        self.assertIsInstance(run, sandboxd.ExecutionRun)
+        self.assertEqual(run.session_id, self.session.id)
+        started = time.monotonic()
+        record = run.wait()
+        self.assertGreaterEqual(time.monotonic() - started, 1.0)
+        self.assertShape(record, models.TaskRecord)
+        self.assertTrue(record["is_complete"])
+        self.assertEqual(record["status"], "completed")
+        self.assertEqual(record["serialized_stdout"], "done\n")
+        self.assertEqual(self.client.executions.get(run.id)["id"], run.id)
+        mine = self.session.executions()
+        self.assertShape(mine, models.GetV1ExecutionsResponse)
+        self.assertIn(run.id, [e["id"] for e in mine])
+
+    def test_status_vms_and_sandboxes_show_the_running_vm(self) -> None:
+        status = self.session.status()
+        self.assertShape(status, models.SessionStatus)
+        self.assertTrue(status["vm_alive"])
+        self.assertEqual(status["vm_status"], "active")
+        self.assertGreater(status["expires_in_seconds"] or 0, 0)
+        vms = self.client.vms.list(status="active")
+        self.assertShape(vms, models.GetV1VmsResponse)
+        self.assertIn(status["vm_id"], [vm["vm_id"] for vm in vms])
+        matching = self.client.sandboxes.list(metadata={"suite": self.suite})
+        self.assertShape(matching, models.GetV1SessionsSandboxesResponse)
+        self.assertEqual([s["sandbox_id"] for s in matching], [status["vm_id"]])
+        self.assertEqual(self.client.sandboxes.list(metadata={"suite": "other"}), [])
+        self.assertShape(self.session.usage(), models.SessionUsage)
+        self.assertShape(self.session.app_url(8000), models.AppUrlResponse)
+
+    def test_a_terminal_over_its_websocket(self) -> None:
+        created = self.session.create_terminal(cols=90, rows=20, command="stty size; read x; echo got-$x; exit 4")
+        self.assertShape(created, models.PtySession)
+        self.assertTrue(created["pty_id"].startswith("pty-"))
+        with self.session.attach_terminal(created["pty_id"]) as terminal:
+            self.assertIn(b"20 90", terminal.read_until("20 90", timeout=30))
+            terminal.write("abc\r")
+            terminal.read_until("got-abc", timeout=30)
+            self.assertEqual(terminal.wait(timeout=30), sandboxd.TerminalExit(exit_code=4, signal=None))
+        listed = self.client.terminals.list(session_id=self.session.id)
+        self.assertShape(listed, typing.List[models.PtySessionState])
+        self.assertEqual([t["exit_code"] for t in listed if t["pty_id"] == created["pty_id"]], [4])
+        self.client.terminals.delete(created["pty_id"], session_id=self.session.id)
+        with self.assertRaises(sandboxd.NotFoundError):
+            self.client.terminals.get(created["pty_id"], session_id=self.session.id)
+
+    def test_an_interactive_shell_with_resize_and_a_callback(self) -> None:
+        created = self.session.create_terminal(cols=80, rows=24)
+        seen = []
+        arrived = threading.Event()
+
+        def on_data(chunk: bytes) -> None:
+            seen.append(chunk)
+            if b"size-40-120" in b"".join(seen):
+                arrived.set()
+
+        terminal = self.session.attach_terminal(created["pty_id"], on_data=on_data)
+        try:
+            terminal.resize(120, 40)
+            time.sleep(0.3)
+            terminal.write("echo size-$(stty size | tr ' ' '-')\r")
+            self.assertTrue(arrived.wait(30), b"".join(seen)[-500:])
+        finally:
+            terminal.close()
+        self.assertIsNone(terminal.exit, "detaching leaves the shell running")
+        self.assertEqual(self.client.terminals.get(created["pty_id"], session_id=self.session.id)["status"], "running")
+        final = self.client.terminals.delete(created["pty_id"], session_id=self.session.id)
+        self.assertShape(final, models.PtySessionState)
+
+    def test_a_public_share_serves_a_port_until_deleted(self) -> None:
+        self.session.execute(
+            "cd /tmp && mkdir -p site && echo shared-page > site/index.html && "
+            "(nohup python3 -m http.server 8700 -d site >/dev/null 2>&1 &)",
+            language="bash",
+        )
+        share = self.client.shares.create(session_id=self.session.id, port=8700, is_public=True)
+        self.assertShape(share, models.Share)
+        body = b""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(share["url"], timeout=10) as page:
+                    body = page.read()
+                    break
+            except OSError:
+                time.sleep(0.2)
+        self.assertEqual(body, b"shared-page\n")
+        self.assertIn(share["share_id"], [s["share_id"] for s in self.client.shares.list(session_id=self.session.id)])
+        self.client.shares.delete(share["share_id"])
+        with self.assertRaises(sandboxd.NotFoundError):
+            self.client.shares.get(share["share_id"])
+
+    def test_api_keys_are_created_listed_and_deleted(self) -> None:
+        self.assertTrue(self.client.api_keys.check())
+        key = self.client.api_keys.create(description="python test")
+        self.assertShape(key, models.ApiKeyRecord)
+        self.assertTrue(key["full_key"].startswith(key["key_prefix"]))
+        other = sandboxd.Sandboxd(api_key=key["full_key"], base_url=URL)
+        self.assertEqual(other.api_keys.get(key["id"])["description"], "python test")
+        updated = self.client.api_keys.update(key["id"], description=None)
+        self.assertIsNone(updated["description"])
+        self.assertShape(self.client.api_keys.list(), models.GetV1ApiKeysResponse)
+        self.assertShape(self.client.api_keys.delete(key["id"]), models.DeleteV1ApiKeysItemIdResponse)
+        with self.assertRaises(sandboxd.AuthenticationError) as caught:
+            other.api_keys.check()
+        self.assertEqual(caught.exception.status, 401)
+
+    def test_404_and_422_map_to_their_classes(self) -> None:
+        with self.assertRaises(sandboxd.NotFoundError) as missing_file:
+            self.session.download("/tmp/does-not-exist")
+        self.assertEqual((missing_file.exception.status, missing_file.exception.code), (404, "NOT_FOUND"))
+        self.assertTrue(missing_file.exception.request_id)
+        unknown = self.client.sessions.connect(str(uuid.uuid4()))
+        for call in (unknown.status, unknown.kill, lambda: unknown.execute("print(1)")):
+            with self.assertRaises(sandboxd.SessionError):
+                call()
+        with self.assertRaises(sandboxd.NotFoundError):
+            self.client.executions.get(2_000_000_000)
+        with self.assertRaises(sandboxd.ValidationError) as invalid:
+            self.session.execute("print(1)", timeout=0)
+        self.assertEqual(invalid.exception.status, 422)
+        self.assertEqual(invalid.exception.detail[0]["loc"], ["body", "timeout"])
+        with self.assertRaises(sandboxd.ValidationError):
+            self.client.sessions.create(vcpu_count=3)
+
+    def test_401_and_403_are_authentication_errors(self) -> None:
+        with self.assertRaises(sandboxd.AuthenticationError) as wrong:
+            sandboxd.Sandboxd(api_key="sbx_sk_wrong", base_url=URL, max_retries=0).sessions.create()
+        self.assertEqual(wrong.exception.code, "INVALID_CREDENTIALS")
+        if OTHER_API_KEY:
+            intruder = sandboxd.Sandboxd(api_key=OTHER_API_KEY, base_url=URL)
+            with self.assertRaises(sandboxd.AuthenticationError) as forbidden:
+                intruder.sessions.kill(self.session.id)  # 403 on kill, as the original clients read it
+            self.assertEqual(forbidden.exception.status, 403)
+            with self.assertRaises(sandboxd.SessionError):
+                intruder.sessions.status(self.session.id)  # others' sessions are not found
+
+    def test_the_event_stream_replays_the_users_events(self) -> None:
+        with self.client.events.stream(last_event_id=0) as stream:
+            self.assertIsInstance(stream, sandboxd.EventStream)
+            events = [next(stream), next(stream)]
+        self.assertTrue(all(isinstance(e, sandboxd.StreamedEvent) and e.id for e in events), events)
+        self.assertTrue(all(isinstance(e.data, dict) and e.data.get("type") == e.event for e in events), events)
+        self.assertEqual(stream.last_event_id, events[-1].id)
+        with self.assertRaises(StopIteration):
+            next(stream)  # closed
+
+    def test_zz_kill_ends_the_vm_and_a_second_kill_is_a_session_error(self) -> None:
+        killed = self.session.kill()
+        self.assertShape(killed, models.PostKillResponse)
+        self.assertTrue(killed["success"])
+        status = self.session.status()
+        self.assertEqual((status["vm_status"], status["vm_alive"], status["expires_in_seconds"]), ("killed", False, 0))
+        with self.assertRaises(sandboxd.SessionError):
+            self.session.kill()
+
+
+@live
+@unittest.skipUnless(TINY_API_KEY, "set SANDBOXD_TEST_TINY_API_KEY: a user on a plan of 3 executions a minute, 1 VM")
+class Limits(ShapeAssertions):
+    """429s of a plan with 3 executions a minute and 1 VM. ``max_retries=0``: the client would otherwise wait out
+    ``Retry-After`` (when it is at most a minute) and try again, as it should for RATE_LIMITED."""
+
+    def test_429_rate_limited_and_quota_exceeded_map_to_their_classes(self) -> None:
+        tiny = client(api_key=TINY_API_KEY, max_retries=0)
+        for leftover in tiny.vms.list(status="active"):  # of an earlier run against the same server
+            tiny.vms.delete(leftover["vm_id"])
+        first = tiny.sessions.create(vcpu_count=1)
+        second = tiny.sessions.create(vcpu_count=1)
+        try:
+            vm = tiny.vms.create(session_id=first.id)  # the plan's one VM (starting a VM is not an execution)
+            self.assertShape(vm, models.VmRecord)
+            with self.assertRaises(sandboxd.QuotaExceededError) as quota:
+                tiny.vms.create(session_id=second.id)
+            self.assertEqual((quota.exception.status, quota.exception.code), (429, "QUOTA_EXCEEDED"))
+            self.assertNotIsInstance(quota.exception, sandboxd.RateLimitError)
+            with self.assertRaises(sandboxd.RateLimitError) as limited:
+                for _ in range(6):
+                    first.execute_async("print(1)")
+            error = limited.exception
+            self.assertEqual((error.status, error.code), (429, "RATE_LIMITED"))
+            self.assertIsNotNone(error.retry_after)
+            self.assertTrue(1 <= error.retry_after <= 60, error.retry_after)
+        finally:
+            for session in (first, second):
+                try:
+                    session.kill()
+                except sandboxd.SessionError:
+                    pass  # no VM

@@ -1,0 +1,142 @@
+/**
+ * Requests for a VM on another node, on real VMs: two nodes on one PostgreSQL (own ports, data directories,
+ * engines), a session whose VM runs on node B, and everything a client does with it sent to node A: Python and
+ * bash executes, upload and download byte-exact, an app preview, a terminal over its WebSocket. Node A reaches
+ * the VM through B's internal endpoint (signed with the cluster secret); a request to that endpoint without the
+ * signature, or with a user's key, is refused.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { WebSocket } from 'ws';
+import { AGENT_RPC_PATH } from '../../src/core/cluster/agent-rpc.ts';
+import { startPostgres, type PostgresServer } from '../helpers/postgres.ts';
+import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { waitUntil } from '../helpers/wait.ts';
+
+const APP_PORT = 8123;
+const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+describe('cluster routing: a VM on node B used through node A (real VMs, PostgreSQL)', () => {
+  let postgres: PostgresServer;
+  let a: TestServer;
+  let b: TestServer;
+  let alice: string;
+  let bob: string;
+  let sessionId: string;
+  let vmId: string;
+
+  before(async () => {
+    postgres = await startPostgres();
+    // Only B runs VMs in this test; A's engine is never asked for one.
+    b = await startTestServer({ config: { databaseUrl: postgres.url, nodeId: 'node-b' } });
+    a = await startTestServer({ config: { databaseUrl: postgres.url, nodeId: 'node-a' } });
+    alice = (await b.createUserWithKey('alice', 'pro')).apiKey;
+    bob = (await b.createUserWithKey('bob', 'pro')).apiKey;
+    const created = await call(b, 'POST', '/v1/sessions/session', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 600 } });
+    assert.equal(created.status, 200, created.text);
+    sessionId = created.body.session_id;
+    const first = await call(b, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, command: 'x = 6' } });
+    assert.equal(first.status, 200, first.text);
+    const vms = await a.services.database.db.selectFrom('vms').select(['id', 'node_id']).where('session_id', '=', sessionId).execute();
+    assert.equal(vms.length, 1);
+    assert.equal(vms[0]!.node_id, 'node-b');
+    vmId = vms[0]!.id;
+  });
+  after(async () => {
+    await a?.close();
+    await b?.close();
+    await postgres?.stop();
+  });
+
+  test('both nodes are registered live in the shared node table', async () => {
+    const rows = await a.services.sandbox.nodes.list();
+    assert.deepEqual(rows.map((n) => [n.id, n.state]), [['node-a', 'live'], ['node-b', 'live']]);
+    assert.equal(rows.find((n) => n.id === 'node-b')!.internalUrl, b.baseUrl);
+  });
+
+  test('Python state and bash exit codes through node A', async () => {
+    const python = await call(a, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, command: 'print(x * 7)' } });
+    assert.equal(python.status, 200, python.text);
+    assert.equal(python.body.stdout.trim(), '42');
+    const bash = await call(a, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, language: 'bash', command: 'hostname; echo err >&2; exit 3' } });
+    assert.equal(bash.status, 200, bash.text);
+    assert.equal(bash.body.exit_code, 3);
+    assert.equal(bash.body.stdout.trim(), vmId);
+    assert.equal(bash.body.stderr.trim(), 'err');
+    const record = await call(a, 'GET', `/v1/executions/${bash.body.execution_id}`, { apiKey: alice });
+    assert.equal(record.status, 200, record.text);
+  });
+
+  test('upload and download through node A are byte-exact', async () => {
+    const data = randomBytes(3 * 1024 * 1024 + 17);
+    const form = new FormData();
+    form.append('session_id', sessionId);
+    form.append('remote_path', '/root/blob.bin');
+    form.append('file', new Blob([data]), 'blob.bin');
+    const uploaded = await fetch(`${a.baseUrl}/v1/upload`, { method: 'POST', headers: { 'x-api-key': alice }, body: form });
+    assert.equal(uploaded.status, 200, await uploaded.text());
+    const checked = await call(b, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, language: 'bash', command: 'sha256sum /root/blob.bin' } });
+    assert.equal(checked.body.stdout.split(' ')[0], sha(data), 'the file landed in the VM on node B');
+    const downloaded = await fetch(`${a.baseUrl}/download`, {
+      method: 'POST',
+      headers: { 'x-api-key': alice, 'content-type': 'application/json' },
+      body: JSON.stringify({ session_id: sessionId, filename: '/root/blob.bin' }),
+    });
+    assert.equal(downloaded.status, 200);
+    const body = Buffer.from(await downloaded.arrayBuffer());
+    const bytes = downloaded.headers.get('content-type')?.includes('json') ? Buffer.from((JSON.parse(body.toString()) as { content: string }).content, 'base64') : body;
+    assert.equal(sha(bytes), sha(data));
+  });
+
+  test('an app in the VM is previewed through node A', async () => {
+    const started = await call(a, 'POST', '/execute', {
+      apiKey: alice,
+      json: {
+        session_id: sessionId,
+        language: 'bash',
+        command: `mkdir -p /tmp/site && echo cluster-page-ok > /tmp/site/index.html && cd /tmp/site && (nohup python3 -m http.server ${APP_PORT} >/tmp/site.log 2>&1 &) ; for i in $(seq 100); do curl -s -o /dev/null localhost:${APP_PORT}/ && break; sleep 0.2; done; curl -s localhost:${APP_PORT}/`,
+      },
+    });
+    assert.match(started.body.stdout, /cluster-page-ok/, started.text);
+    const page = await fetch(`${a.baseUrl}/v1/app/${sessionId}/${APP_PORT}/`, { headers: { 'x-api-key': alice } });
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /cluster-page-ok/);
+    const stranger = await fetch(`${a.baseUrl}/v1/app/${sessionId}/${APP_PORT}/`, { headers: { 'x-api-key': bob } });
+    assert.equal(stranger.status, 404);
+  });
+
+  test('a terminal created and attached through node A runs in the VM on node B', async () => {
+    const created = await call(a, 'POST', `/v1/sessions/${sessionId}/pty/sessions`, { apiKey: alice, json: { cols: 80, rows: 24 } });
+    assert.equal(created.status, 200, created.text);
+    assert.ok(created.body.websocket_url.startsWith(a.baseUrl.replace('http', 'ws')), created.body.websocket_url);
+    const socket = new WebSocket(created.body.websocket_url, { headers: { 'x-api-key': alice } });
+    let text = '';
+    socket.on('message', (data, isBinary) => isBinary && (text += data.toString()));
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    socket.send(Buffer.from('echo "cluster-$((40+2))"; hostname\r'), { binary: true });
+    await waitUntil('terminal output', async () => /cluster-42/.test(text) && text.includes(vmId), 20_000, 50);
+    socket.close();
+    const listed = await call(a, 'GET', `/v1/sessions/${sessionId}/pty/sessions`, { apiKey: alice });
+    assert.equal(listed.status, 200, listed.text);
+  });
+
+  test("the internal endpoint refuses unsigned requests and users' keys", async () => {
+    for (const headers of [{}, { 'x-api-key': alice }, { 'x-sandboxd-node': 'node-a', 'x-sandboxd-time': String(Date.now()), 'x-sandboxd-signature': 'forged' }]) {
+      const status = await new Promise<number>((resolve) => {
+        const socket = new WebSocket(`${b.baseUrl.replace('http', 'ws')}${AGENT_RPC_PATH}/${vmId}/exec`, { headers });
+        socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+        socket.once('open', () => (socket.close(), resolve(101)));
+        socket.once('error', () => resolve(-1));
+      });
+      assert.equal(status, 401, JSON.stringify(headers));
+    }
+  });
+
+  test('another user gets 404 through either node', async () => {
+    for (const node of [a, b]) {
+      const other = await call(node, 'POST', '/execute', { apiKey: bob, json: { session_id: sessionId, command: 'print(1)' } });
+      assert.equal(other.status, 404, other.text);
+    }
+  });
+});
