@@ -45,7 +45,9 @@ import { ComputerUseService } from './core/computer-use/computer-use-service.ts'
 import { DESKTOP_TEMPLATE_ID } from './core/model.ts';
 import { NodeRegistry } from './core/cluster/node-registry.ts';
 import { InternalAuth } from './core/cluster/internal-auth.ts';
-import { RemoteAgents } from './core/cluster/remote-agents.ts';
+import { RemoteNodes } from './core/cluster/remote-nodes.ts';
+import { Placement } from './core/cluster/placement.ts';
+import type { KillQueue } from './core/cluster/kill-queue.ts';
 import { API_VERSION } from './api/openapi.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import { createViewerTokens, type ViewerTokens } from './core/computer-use/viewer-tokens.ts';
@@ -182,6 +184,8 @@ export interface SandboxServices {
   computerUse: ComputerUseService;
   /** This node in the deployment's node table: registration, heartbeats, dead nodes, drain state. */
   nodes: NodeRegistry;
+  /** Kills of VMs on other nodes, through their pg-boss queues (cluster mode; null with the embedded store). */
+  killQueue: KillQueue | null;
 }
 
 /** Everything the HTTP app uses. */
@@ -210,7 +214,8 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   const sources = new VmSources(database, () => engine.nodeId, {
     [DESKTOP_TEMPLATE_ID]: { load: dependencies.loadDesktopTemplate, shape: { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb } },
   });
-  const vms = new VmService(database, engine, limiter, clock, events, sources, new RemoteAgents(database, core.internalAuth));
+  const placement = new Placement(database, clock, engine.nodeId, config.nodeDeadAfterSeconds * 1000);
+  const vms = new VmService(database, engine, limiter, clock, events, sources, new RemoteNodes(database, core.internalAuth), placement);
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
   const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
   const templates = new TemplateService(database, clock, events, engine, sources, fetcher, {
@@ -268,6 +273,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   );
   return {
     nodes,
+    killQueue: null,
     engine,
     limiter,
     sessions,

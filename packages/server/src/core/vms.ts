@@ -13,7 +13,12 @@ import type { PlanLimiter } from './limits.ts';
 import { DEFAULT_TEMPLATE_ID, LIVE_VM_STATUSES, type Session, type SessionSpec, type Snapshot, type Vm, type VmEndReason, type VmStatus } from './model.ts';
 import type { AcquireEstimate, CaptureOutcome, GuestAgent, VmEngine } from './vm-engine.ts';
 import type { ResolvedSource, VmSources } from './vm-sources.ts';
-import type { RemoteAgents } from './cluster/remote-agents.ts';
+import type { RemoteNodes } from './cluster/remote-nodes.ts';
+import type { Placement } from './cluster/placement.ts';
+import type { KillQueue } from './cluster/kill-queue.ts';
+import { findNode } from '../store/nodes-store.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import type { Database } from '../store/database.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
 import { completeSnapshot, deleteSnapshotRow, findSnapshot, insertSnapshot, listCreatingSnapshotsOfNode } from '../store/snapshots-store.ts';
@@ -22,6 +27,9 @@ import { findVm, insertVm, listLiveVmsOfNode, listVms, transitionVm } from '../s
 import { vmHasVolumes } from '../store/volumes-store.ts';
 import { lockUser } from './user-lock.ts';
 import { attachVolumes, type VolumeRequest } from './volumes.ts';
+
+/** How long POST /kill waits for the owner of a VM on another node to record its end. */
+const REMOTE_KILL_WAIT_MS = 30_000;
 
 export interface VmSpec {
   vcpuCount: number;
@@ -69,8 +77,11 @@ export class VmService {
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
     private readonly sources: VmSources,
-    /** Agents of VMs on other nodes of the cluster (absent: every VM is expected on this node). */
-    private readonly remote: RemoteAgents | null = null,
+    /** Agents of VMs on other nodes of the cluster, and VMs started there (absent: every VM is on this node). */
+    private readonly remote: RemoteNodes | null = null,
+    /** Where new VMs go (absent: always this node). */
+    private readonly placement: Placement | null = null,
+    private killQueue: KillQueue | null = null,
   ) {
     engine.onVmEnded((vmId, reason) => {
       this.trackEnd(vmId, this.recordEnd(vmId, reason)).catch(() => {});
@@ -200,8 +211,36 @@ export class VmService {
       return ended ?? (await findVm(this.database.db, vm.id))!;
     }
     if (!(LIVE_VM_STATUSES as readonly VmStatus[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
+    if (vm.nodeId !== this.engine.nodeId && this.killQueue) return this.killElsewhere(vm);
     const ended = await this.end(vm.id, 'killed');
     return ended ?? (await findVm(this.database.db, vm.id))!;
+  }
+
+  /** Kills a VM of this node and records its end (the kill queue's work for kills dispatched here). */
+  async killHere(vmId: string): Promise<void> {
+    await this.end(vmId, 'killed');
+  }
+
+  /** Where kills of VMs on other nodes go (cluster mode); set once the queue has started. */
+  useKillQueue(queue: KillQueue | null): void {
+    this.killQueue = queue;
+  }
+
+  /**
+   * A VM of another node: its kill goes to the owner's queue (the owner kills it and records the end), and the
+   * answer waits for that record. A VM whose node is not live cannot be killed there: it is recorded lost.
+   */
+  private async killElsewhere(vm: Vm): Promise<Vm> {
+    const node = await findNode(this.database.db, vm.nodeId);
+    if (!node || node.state !== 'live') return (await this.recordEnd(vm.id, 'node_lost')) ?? (await findVm(this.database.db, vm.id))!;
+    await this.killQueue!.dispatch(vm.nodeId, { vmId: vm.id, from: this.engine.nodeId });
+    const deadline = Date.now() + REMOTE_KILL_WAIT_MS;
+    for (;;) {
+      const row = await findVm(this.database.db, vm.id);
+      if (!row || row.status === 'killed') return row ?? vm;
+      if (Date.now() > deadline) throw new AppError('VM_UNAVAILABLE', `the kill of VM ${vm.id} was dispatched to node ${vm.nodeId}'s queue but not confirmed within ${REMOTE_KILL_WAIT_MS / 1000} s; it will be carried out when that node works its queue`);
+      await sleep(100);
+    }
   }
 
   /**
@@ -334,7 +373,31 @@ export class VmService {
     return work;
   }
 
-  private async acquireFor(principal: Principal, session: Session, requested: VmSpec): Promise<LiveVm> {
+  /** A VM another node placed here for `session` (internal route): acquired as a local one, never placed again. */
+  startPlacedHere(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
+    return this.joinAcquisition(session.id, () => this.acquireFor(principal, session, spec, true));
+  }
+
+  /**
+   * Where a new VM of the session goes (placement.ts): another node when this one is drained or full. VMs that
+   * start from something on this node's disk (a resolved snapshot or template, volumes) stay here.
+   */
+  private async placeElsewhere(session: Session, requested: VmSpec): Promise<string | null> {
+    if (!this.placement || !this.remote || requested.source || (requested.volumes?.length ?? 0) > 0 || session.source.kind !== 'template') return null;
+    const nodeId = await this.placement.choose({ vcpuCount: requested.vcpuCount, memoryMb: requested.memoryMb, templateId: session.source.id });
+    return nodeId === this.engine.nodeId ? null : nodeId;
+  }
+
+  private async acquireFor(principal: Principal, session: Session, requested: VmSpec, placedHere = false): Promise<LiveVm> {
+    const elsewhere = placedHere ? null : await this.placeElsewhere(session, requested);
+    if (elsewhere && this.remote) {
+      const { vcpuCount, memoryMb, lifetimeSeconds, name, metadata } = requested;
+      const vmId = await this.remote.startVm(elsewhere, principal, session.id, { vcpuCount, memoryMb, lifetimeSeconds, name: name ?? null, metadata: metadata ?? {} });
+      const vm = await findVm(this.database.db, vmId);
+      if (!vm || vm.status !== 'active') throw new AppError('VM_UNAVAILABLE', `VM ${vmId} ended while it was starting on node ${elsewhere}`);
+      requested.onReserved?.(vm);
+      return { vm, agent: this.remote.agentOf(vm) };
+    }
     await this.ensureStarted();
     const source = requested.source ?? (await this.sources.resolve(session.userId, session.source));
     // A snapshot fixes the VM's shape.

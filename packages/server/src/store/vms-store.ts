@@ -128,3 +128,19 @@ export async function listLiveVmsOfNode(db: Executor, nodeId: string): Promise<V
   const rows = await db.selectFrom('vms').selectAll().where('node_id', '=', nodeId).where('status', 'in', [...LIVE_VM_STATUSES]).execute();
   return rows.map(toVm);
 }
+
+/** What each node runs now (live VMs: count, vCPUs, memory), from the VM rows: fresher than any heartbeat. */
+export async function liveLoadByNode(db: Executor): Promise<Map<string, { vms: number; vcpus: number; memoryMb: number }>> {
+  const rows = await db
+    .selectFrom('vms')
+    .select((eb) => [
+      'node_id',
+      eb.fn.countAll<number>().as('vms'),
+      eb.fn.coalesce(eb.fn.sum<number>('vcpu_count'), eb.lit(0)).as('vcpus'),
+      eb.fn.coalesce(eb.fn.sum<number>('memory_mb'), eb.lit(0)).as('memory'),
+    ])
+    .where('status', 'in', [...LIVE_VM_STATUSES])
+    .groupBy('node_id')
+    .execute();
+  return new Map(rows.map((row) => [row.node_id, { vms: Number(row.vms), vcpus: Number(row.vcpus), memoryMb: Number(row.memory) }]));
+}

@@ -3,10 +3,14 @@
  * engines), a session whose VM runs on node B, and everything a client does with it sent to node A: Python and
  * bash executes, upload and download byte-exact, an app preview, a terminal over its WebSocket. Node A reaches
  * the VM through B's internal endpoint (signed with the cluster secret); a request to that endpoint without the
- * signature, or with a user's key, is refused.
+ * signature, or with a user's key, is refused. Then placement (a drained node's new VMs start on the other
+ * node; undrained, they come back) and kills (through the owner's pg-boss queue; a kill in the wrong queue is
+ * re-dispatched once to the owner under strict ownership).
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { AGENT_RPC_PATH } from '../../src/core/cluster/agent-rpc.ts';
@@ -29,8 +33,8 @@ describe('cluster routing: a VM on node B used through node A (real VMs, Postgre
   before(async () => {
     postgres = await startPostgres();
     // Only B runs VMs in this test; A's engine is never asked for one.
-    b = await startTestServer({ config: { databaseUrl: postgres.url, nodeId: 'node-b' } });
-    a = await startTestServer({ config: { databaseUrl: postgres.url, nodeId: 'node-a' } });
+    b = await startTestServer({ config: { databaseUrl: postgres.url, nodeId: 'node-b', strictKillOwnership: true } });
+    a = await startTestServer({ config: { databaseUrl: postgres.url, nodeId: 'node-a', strictKillOwnership: true } });
     alice = (await b.createUserWithKey('alice', 'pro')).apiKey;
     bob = (await b.createUserWithKey('bob', 'pro')).apiKey;
     const created = await call(b, 'POST', '/v1/sessions/session', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 600 } });
@@ -138,5 +142,47 @@ describe('cluster routing: a VM on node B used through node A (real VMs, Postgre
       const other = await call(node, 'POST', '/execute', { apiKey: bob, json: { session_id: sessionId, command: 'print(1)' } });
       assert.equal(other.status, 404, other.text);
     }
+  });
+
+  /** Where a new session's VM runs when it is created and first used through node B. */
+  async function newSessionVia(node: TestServer): Promise<{ sessionId: string; vmId: string; nodeId: string }> {
+    const created = await call(node, 'POST', '/v1/sessions/session', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 600 } });
+    assert.equal(created.status, 200, created.text);
+    const ran = await call(node, 'POST', '/execute', { apiKey: alice, json: { session_id: created.body.session_id, language: 'bash', command: 'hostname' } });
+    assert.equal(ran.status, 200, ran.text);
+    const row = await node.services.database.db.selectFrom('vms').select(['id', 'node_id']).where('session_id', '=', created.body.session_id).executeTakeFirstOrThrow();
+    assert.equal(ran.body.stdout.trim(), row.id, 'the command ran in the VM the store records');
+    return { sessionId: created.body.session_id, vmId: row.id, nodeId: row.node_id };
+  }
+
+  test('draining node B sends its new VMs to node A; undrained, they start on B again', async () => {
+    const token = fs.readFileSync(path.join(b.dataDir, 'admin-token'), 'utf8').trim();
+    const admin = { baseUrl: b.adminUrl! };
+    assert.equal((await call(admin, 'POST', '/workers/node-b/drain', { bearer: token })).status, 200);
+    const placed = await newSessionVia(b);
+    assert.equal(placed.nodeId, 'node-a', 'drained B placed the VM on A');
+    assert.equal((await call(admin, 'POST', '/workers/node-b/undrain', { bearer: token })).status, 200);
+    const back = await newSessionVia(b);
+    assert.equal(back.nodeId, 'node-b');
+    for (const id of [placed.sessionId, back.sessionId]) assert.equal((await call(b, 'POST', '/kill', { apiKey: alice, json: { session_id: id } })).status, 200);
+  });
+
+  test("a kill through node A of B's VM goes through B's queue: B kills it and records the end", async () => {
+    const killed = await call(a, 'POST', '/kill', { apiKey: alice, json: { session_id: sessionId } });
+    assert.equal(killed.status, 200, killed.text);
+    const row = await a.services.database.db.selectFrom('vms').select(['status', 'end_reason']).where('id', '=', vmId).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'killed', end_reason: 'killed' });
+    assert.ok(!b.services.sandbox.engine.liveVmIds().includes(vmId), 'the VM is gone from node B');
+  });
+
+  test('a kill that lands in the wrong queue is re-dispatched once to the owner (strict ownership)', async () => {
+    const target = await newSessionVia(b);
+    assert.equal(target.nodeId, 'node-b');
+    const queue = a.services.sandbox.killQueue!;
+    const jobId = await queue.dispatch('node-a', { vmId: target.vmId, from: 'test' });
+    await waitUntil('the VM killed by its owner', async () => (await a.services.database.db.selectFrom('vms').select('status').where('id', '=', target.vmId).executeTakeFirstOrThrow()).status === 'killed', 30_000, 100);
+    assert.ok(!b.services.sandbox.engine.liveVmIds().includes(target.vmId));
+    await waitUntil('the job settled', async () => (await queue.job('node-a', jobId))?.state === 'completed', 10_000, 100);
+    assert.deepEqual((await queue.job('node-a', jobId))!.output, { outcome: 'redispatched', to: 'node-b' });
   });
 });
