@@ -287,7 +287,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     appUrls,
     shares,
     previews,
-    terminals: new TerminalService(sessions, vms, clock),
+    terminals: new TerminalService(database, sessions, vms, clock),
     customDomains,
     customDomainChecker,
     browser: browserService,

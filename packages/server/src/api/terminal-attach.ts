@@ -119,7 +119,7 @@ export function terminalAttachHandler(terminals: TerminalService, authenticator:
       const credential = credentialOf(request);
       let principal: Principal | null = null;
       if (credential) principal = await authenticator.authenticate(credential.value, credential.source);
-      const grant = !principal && claim.token ? terminals.redeemAttachToken(claim.token) : null;
+      const grant = !principal && claim.token ? await terminals.redeemAttachToken(claim.token) : null;
       if (!principal && claim.token && !grant) {
         throw new AppError('INVALID_CREDENTIALS', 'This connect token is unknown, used or expired: read the terminal again (GET …/pty/sessions/{pty_id}) for a fresh one', { 'WWW-Authenticate': 'Bearer' });
       }

@@ -12,6 +12,8 @@ import type { SessionService } from './sessions.ts';
 import type { GuestAgent, PtyInfo } from './vm-engine.ts';
 import type { VmService } from './vms.ts';
 import type { Session, Vm } from './model.ts';
+import type { Database } from '../store/database.ts';
+import { deleteExpiredAttachTokens, insertAttachToken, takeAttachToken } from '../store/pty-tokens-store.ts';
 
 /** How long an attach token works (it is also single-use). */
 export const ATTACH_TOKEN_TTL_SECONDS = 60;
@@ -65,10 +67,9 @@ interface TerminalVm {
 }
 
 export class TerminalService {
-  /** SHA-256 of a token → what it grants; in memory: a terminal is attached on the node that runs its VM. */
-  private readonly tokens = new Map<string, AttachGrant & { expiresAt: number }>();
-
   constructor(
+    /** Attach tokens live in the store (by hash), so one minted by any node attaches through any other. */
+    private readonly database: Database,
     private readonly sessions: SessionService,
     private readonly vms: VmService,
     private readonly clock: Clock,
@@ -113,21 +114,20 @@ export class TerminalService {
   }
 
   /** A single-use token that attaches one WebSocket to the terminal within {@link ATTACH_TOKEN_TTL_SECONDS}. */
-  issueAttachToken(principal: Principal, terminal: TerminalView): { token: string; expiresInSeconds: number } {
-    const now = this.clock.now().getTime();
-    for (const [hash, grant] of this.tokens) if (grant.expiresAt <= now) this.tokens.delete(hash);
+  async issueAttachToken(principal: Principal, terminal: TerminalView): Promise<{ token: string; expiresInSeconds: number }> {
+    const now = this.clock.now();
+    await deleteExpiredAttachTokens(this.database.db, now.toISOString());
     const token = `pty_${randomBytes(32).toString('base64url')}`;
-    this.tokens.set(hashToken(token), { userId: principal.userId, vmId: terminal.vm_id, ptyId: terminal.pty_id, expiresAt: now + ATTACH_TOKEN_TTL_SECONDS * 1000 });
+    const expiresAt = new Date(now.getTime() + ATTACH_TOKEN_TTL_SECONDS * 1000).toISOString();
+    await insertAttachToken(this.database.db, { token_hash: hashToken(token), user_id: principal.userId, vm_id: terminal.vm_id, pty_id: terminal.pty_id, expires_at: expiresAt });
     return { token, expiresInSeconds: ATTACH_TOKEN_TTL_SECONDS };
   }
 
   /** Spends an attach token: what it grants, or null when it is unknown, used or expired. */
-  redeemAttachToken(token: string): AttachGrant | null {
-    const hash = hashToken(token);
-    const grant = this.tokens.get(hash);
-    this.tokens.delete(hash);
-    if (!grant || grant.expiresAt <= this.clock.now().getTime()) return null;
-    return { userId: grant.userId, vmId: grant.vmId, ptyId: grant.ptyId };
+  async redeemAttachToken(token: string): Promise<AttachGrant | null> {
+    const grant = await takeAttachToken(this.database.db, hashToken(token));
+    if (!grant || Date.parse(grant.expires_at) <= this.clock.now().getTime()) return null;
+    return { userId: grant.user_id, vmId: grant.vm_id, ptyId: grant.pty_id };
   }
 
   /** The agent of a terminal's VM for attaching, checked against the principal or a redeemed token. */

@@ -382,6 +382,7 @@ export interface Tables {
   browser_credentials: BrowserCredentialsTable;
   volume_attachments: VolumeAttachmentsTable;
   cluster_nodes: ClusterNodesTable;
+  pty_attach_tokens: PtyAttachTokensTable;
 }
 
 export type VolumeRow = Selectable<VolumesTable>;
@@ -519,3 +520,13 @@ export interface ClusterNodesTable {
   dead_at: string | null;
 }
 export type ClusterNodeRow = Selectable<ClusterNodesTable>;
+
+/** A single-use terminal attach token (its SHA-256), valid on every node until `expires_at`. */
+export interface PtyAttachTokensTable {
+  token_hash: string;
+  user_id: number;
+  vm_id: string;
+  pty_id: string;
+  expires_at: string;
+}
+export type PtyAttachTokenRow = Selectable<PtyAttachTokensTable>;

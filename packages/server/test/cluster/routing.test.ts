@@ -1,9 +1,9 @@
 /**
- * Requests for a VM on another node, on real VMs: two nodes on one PostgreSQL (own ports, data directories,
- * engines), a session whose VM runs on node B, and everything a client does with it sent to node A: Python and
- * bash executes, upload and download byte-exact, an app preview, a terminal over its WebSocket. Node A reaches
- * the VM through B's internal endpoint (signed with the cluster secret); a request to that endpoint without the
- * signature, or with a user's key, is refused. Then placement (a drained node's new VMs start on the other
+ * Requests for a VM on another node, on real VMs: three nodes on one PostgreSQL (own ports, data directories,
+ * engines), a session created through node A while A is drained, so placed on node B, and everything a client
+ * does with it sent to A and to C: Python and bash executes, upload and download byte-exact, an app preview, a
+ * terminal over its WebSocket. A and C reach the VM through B's internal endpoint (signed with the cluster
+ * secret); a request to that endpoint without the signature, or with a user's key, is refused. Then placement (a drained node's new VMs start on the other
  * node; undrained, they come back) and kills (through the owner's pg-boss queue; a kill in the wrong queue is
  * re-dispatched once to the owner under strict ownership).
  */
@@ -21,10 +21,11 @@ import { waitUntil } from '../helpers/wait.ts';
 const APP_PORT = 8123;
 const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
-describe('cluster routing: a VM on node B used through node A (real VMs, PostgreSQL)', () => {
+describe('cluster routing: a VM placed on node B used through nodes A and C (real VMs, PostgreSQL)', () => {
   let postgres: PostgresServer;
   let a: TestServer;
   let b: TestServer;
+  let c: TestServer;
   let alice: string;
   let bob: string;
   let sessionId: string;
@@ -32,16 +33,21 @@ describe('cluster routing: a VM on node B used through node A (real VMs, Postgre
 
   before(async () => {
     postgres = await startPostgres();
-    // Only B runs VMs in this test; A's engine is never asked for one.
-    b = await startTestServer({ config: { databaseUrl: postgres.url, nodeId: 'node-b', strictKillOwnership: true } });
-    a = await startTestServer({ config: { databaseUrl: postgres.url, nodeId: 'node-a', strictKillOwnership: true } });
+    const node = (nodeId: string) => startTestServer({ config: { databaseUrl: postgres.url, nodeId, strictKillOwnership: true } });
+    b = await node('node-b');
+    a = await node('node-a');
+    c = await node('node-c');
     alice = (await b.createUserWithKey('alice', 'pro')).apiKey;
     bob = (await b.createUserWithKey('bob', 'pro')).apiKey;
-    const created = await call(b, 'POST', '/v1/sessions/session', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 600 } });
+    // C is drained for the whole test (it only routes); A only while the session's VM is placed.
+    await c.services.sandbox.nodes.setDrained('node-c', true);
+    await a.services.sandbox.nodes.setDrained('node-a', true);
+    const created = await call(a, 'POST', '/v1/sessions/session', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 600 } });
     assert.equal(created.status, 200, created.text);
     sessionId = created.body.session_id;
-    const first = await call(b, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, command: 'x = 6' } });
+    const first = await call(a, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, command: 'x = 6' } });
     assert.equal(first.status, 200, first.text);
+    await a.services.sandbox.nodes.setDrained('node-a', false);
     const vms = await a.services.database.db.selectFrom('vms').select(['id', 'node_id']).where('session_id', '=', sessionId).execute();
     assert.equal(vms.length, 1);
     assert.equal(vms[0]!.node_id, 'node-b');
@@ -49,40 +55,52 @@ describe('cluster routing: a VM on node B used through node A (real VMs, Postgre
   });
   after(async () => {
     await a?.close();
+    await c?.close();
     await b?.close();
     await postgres?.stop();
   });
 
-  test('both nodes are registered live in the shared node table', async () => {
+  test('the three nodes are registered live in the shared node table', async () => {
     const rows = await a.services.sandbox.nodes.list();
-    assert.deepEqual(rows.map((n) => [n.id, n.state]), [['node-a', 'live'], ['node-b', 'live']]);
+    assert.deepEqual(rows.map((n) => [n.id, n.state]), [['node-a', 'live'], ['node-b', 'live'], ['node-c', 'live']]);
     assert.equal(rows.find((n) => n.id === 'node-b')!.internalUrl, b.baseUrl);
   });
 
-  test('Python state and bash exit codes through node A', async () => {
-    const python = await call(a, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, command: 'print(x * 7)' } });
-    assert.equal(python.status, 200, python.text);
-    assert.equal(python.body.stdout.trim(), '42');
-    const bash = await call(a, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, language: 'bash', command: 'hostname; echo err >&2; exit 3' } });
-    assert.equal(bash.status, 200, bash.text);
-    assert.equal(bash.body.exit_code, 3);
-    assert.equal(bash.body.stdout.trim(), vmId);
-    assert.equal(bash.body.stderr.trim(), 'err');
-    const record = await call(a, 'GET', `/v1/executions/${bash.body.execution_id}`, { apiKey: alice });
-    assert.equal(record.status, 200, record.text);
+  test('Python state and bash exit codes through nodes A and C', async () => {
+    for (const node of [a, c]) {
+      const python = await call(node, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, command: 'print(x * 7)' } });
+      assert.equal(python.status, 200, python.text);
+      assert.equal(python.body.stdout.trim(), '42');
+      const bash = await call(node, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, language: 'bash', command: 'hostname; echo err >&2; exit 3' } });
+      assert.equal(bash.status, 200, bash.text);
+      assert.equal(bash.body.exit_code, 3);
+      assert.equal(bash.body.stdout.trim(), vmId);
+      assert.equal(bash.body.stderr.trim(), 'err');
+      const record = await call(node === a ? c : a, 'GET', `/v1/executions/${bash.body.execution_id}`, { apiKey: alice });
+      assert.equal(record.status, 200, record.text);
+    }
+    const vms = await a.services.database.db.selectFrom('vms').select('id').where('session_id', '=', sessionId).execute();
+    assert.equal(vms.length, 1, 'every request reached the one VM on B');
   });
 
-  test('upload and download through node A are byte-exact', async () => {
+  for (const via of ['A', 'C'] as const) {
+    test(`upload and download through node ${via} are byte-exact`, async () => {
+      const node = via === 'A' ? a : c;
+      await uploadDownload(node);
+    });
+  }
+
+  async function uploadDownload(node: TestServer): Promise<void> {
     const data = randomBytes(3 * 1024 * 1024 + 17);
     const form = new FormData();
     form.append('session_id', sessionId);
     form.append('remote_path', '/root/blob.bin');
     form.append('file', new Blob([data]), 'blob.bin');
-    const uploaded = await fetch(`${a.baseUrl}/v1/upload`, { method: 'POST', headers: { 'x-api-key': alice }, body: form });
+    const uploaded = await fetch(`${node.baseUrl}/v1/upload`, { method: 'POST', headers: { 'x-api-key': alice }, body: form });
     assert.equal(uploaded.status, 200, await uploaded.text());
     const checked = await call(b, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, language: 'bash', command: 'sha256sum /root/blob.bin' } });
     assert.equal(checked.body.stdout.split(' ')[0], sha(data), 'the file landed in the VM on node B');
-    const downloaded = await fetch(`${a.baseUrl}/download`, {
+    const downloaded = await fetch(`${node.baseUrl}/download`, {
       method: 'POST',
       headers: { 'x-api-key': alice, 'content-type': 'application/json' },
       body: JSON.stringify({ session_id: sessionId, filename: '/root/blob.bin' }),
@@ -91,9 +109,9 @@ describe('cluster routing: a VM on node B used through node A (real VMs, Postgre
     const body = Buffer.from(await downloaded.arrayBuffer());
     const bytes = downloaded.headers.get('content-type')?.includes('json') ? Buffer.from((JSON.parse(body.toString()) as { content: string }).content, 'base64') : body;
     assert.equal(sha(bytes), sha(data));
-  });
+  }
 
-  test('an app in the VM is previewed through node A', async () => {
+  test('an app in the VM is previewed through nodes A and C', async () => {
     const started = await call(a, 'POST', '/execute', {
       apiKey: alice,
       json: {
@@ -103,25 +121,28 @@ describe('cluster routing: a VM on node B used through node A (real VMs, Postgre
       },
     });
     assert.match(started.body.stdout, /cluster-page-ok/, started.text);
-    const page = await fetch(`${a.baseUrl}/v1/app/${sessionId}/${APP_PORT}/`, { headers: { 'x-api-key': alice } });
-    assert.equal(page.status, 200);
-    assert.match(await page.text(), /cluster-page-ok/);
+    for (const node of [a, c]) {
+      const page = await fetch(`${node.baseUrl}/v1/app/${sessionId}/${APP_PORT}/`, { headers: { 'x-api-key': alice } });
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /cluster-page-ok/);
+    }
     const stranger = await fetch(`${a.baseUrl}/v1/app/${sessionId}/${APP_PORT}/`, { headers: { 'x-api-key': bob } });
     assert.equal(stranger.status, 404);
   });
 
-  test('a terminal created and attached through node A runs in the VM on node B', async () => {
+  test('a terminal created through node A and attached through node C runs in the VM on node B', async () => {
     const created = await call(a, 'POST', `/v1/sessions/${sessionId}/pty/sessions`, { apiKey: alice, json: { cols: 80, rows: 24 } });
     assert.equal(created.status, 200, created.text);
     assert.ok(created.body.websocket_url.startsWith(a.baseUrl.replace('http', 'ws')), created.body.websocket_url);
-    const socket = new WebSocket(created.body.websocket_url, { headers: { 'x-api-key': alice } });
+    // Its connect token is valid cluster-wide: the attach goes to another node than the create.
+    const socket = new WebSocket(`${created.body.websocket_url.replace(a.baseUrl.replace('http', 'ws'), c.baseUrl.replace('http', 'ws'))}?token=${created.body.connect_token}`);
     let text = '';
     socket.on('message', (data, isBinary) => isBinary && (text += data.toString()));
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
     socket.send(Buffer.from('echo "cluster-$((40+2))"; hostname\r'), { binary: true });
     await waitUntil('terminal output', async () => /cluster-42/.test(text) && text.includes(vmId), 20_000, 50);
     socket.close();
-    const listed = await call(a, 'GET', `/v1/sessions/${sessionId}/pty/sessions`, { apiKey: alice });
+    const listed = await call(c, 'GET', `/v1/sessions/${sessionId}/pty/sessions`, { apiKey: alice });
     assert.equal(listed.status, 200, listed.text);
   });
 
@@ -137,8 +158,8 @@ describe('cluster routing: a VM on node B used through node A (real VMs, Postgre
     }
   });
 
-  test('another user gets 404 through either node', async () => {
-    for (const node of [a, b]) {
+  test('another user gets 404 through any node', async () => {
+    for (const node of [a, b, c]) {
       const other = await call(node, 'POST', '/execute', { apiKey: bob, json: { session_id: sessionId, command: 'print(1)' } });
       assert.equal(other.status, 404, other.text);
     }
@@ -167,8 +188,8 @@ describe('cluster routing: a VM on node B used through node A (real VMs, Postgre
     for (const id of [placed.sessionId, back.sessionId]) assert.equal((await call(b, 'POST', '/kill', { apiKey: alice, json: { session_id: id } })).status, 200);
   });
 
-  test("a kill through node A of B's VM goes through B's queue: B kills it and records the end", async () => {
-    const killed = await call(a, 'POST', '/kill', { apiKey: alice, json: { session_id: sessionId } });
+  test("a kill through node C of B's VM goes through B's queue: B kills it and records the end", async () => {
+    const killed = await call(c, 'POST', '/kill', { apiKey: alice, json: { session_id: sessionId } });
     assert.equal(killed.status, 200, killed.text);
     const row = await a.services.database.db.selectFrom('vms').select(['status', 'end_reason']).where('id', '=', vmId).executeTakeFirstOrThrow();
     assert.deepEqual(row, { status: 'killed', end_reason: 'killed' });

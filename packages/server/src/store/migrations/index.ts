@@ -16,6 +16,7 @@ import * as m0009 from './0009-volumes.ts';
 import * as m0010 from './0010-browser.ts';
 import * as m0011 from './0011-computer-use.ts';
 import * as m0012 from './0012-cluster-nodes.ts';
+import * as m0013 from './0013-pty-attach-tokens.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0010-browser': m0010,
   '0011-computer-use': m0011,
   '0012-cluster-nodes': m0012,
+  '0013-pty-attach-tokens': m0013,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */
