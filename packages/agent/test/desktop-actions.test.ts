@@ -4,6 +4,8 @@ import { PNG } from 'pngjs';
 import { InvalidAction, planAction } from '../src/desktop/actions.ts';
 import { encodePng, scaleImage } from '../src/desktop/png.ts';
 import { parseXwd } from '../src/desktop/xwd.ts';
+import { DESKTOP_ACTIONS } from '../src/protocol/desktop.ts';
+import { COMPUTER_ACTIONS } from '../../sdk/src/resources/computer-use.ts';
 
 const screen = { width: 1280, height: 800 };
 
@@ -12,6 +14,10 @@ function invalid(body: unknown, loc: string[]): void {
 }
 
 describe('computer-use actions → xdotool', () => {
+  it('the client library offers exactly the actions the desktop service takes (its copy: it has no dependencies)', () => {
+    assert.deepEqual([...COMPUTER_ACTIONS], [...DESKTOP_ACTIONS]);
+  });
+
   it("turns Anthropic's actions into one xdotool command line each", () => {
     assert.deepEqual(planAction({ action: 'left_click', coordinate: [10, 20] }, screen), { kind: 'xdotool', args: ['mousemove', '10', '20', 'click', '--repeat', '1', '--delay', '80', '1'] });
     assert.deepEqual(planAction({ action: 'triple_click' }, screen), { kind: 'xdotool', args: ['click', '--repeat', '3', '--delay', '80', '1'] });

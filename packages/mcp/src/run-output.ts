@@ -1,47 +1,14 @@
 /** A run's answer (the execute answer, or an execution record polled later) as a tool result for a model. */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ExecuteResult, ExecutionRecord } from '@sandboxd/sdk';
+import type { RunResult } from '@sandboxd/sdk';
 import { capText, textResult } from './results.ts';
-
-/** One shape for both answers. */
-export interface RunOutcome {
-  execution_id: number;
-  session_id: string;
-  status: string;
-  exit_code: number | null;
-  stdout: string;
-  stderr: string;
-  stdout_truncated: boolean;
-  stderr_truncated: boolean;
-  execution_time: number | null;
-  error?: string | null;
-}
-
-export function fromExecuteResult(result: ExecuteResult): RunOutcome {
-  return result;
-}
-
-export function fromRecord(record: ExecutionRecord): RunOutcome {
-  return {
-    execution_id: record.id,
-    session_id: record.session_id,
-    status: record.status,
-    exit_code: record.exit_code,
-    stdout: record.serialized_stdout,
-    stderr: record.serialized_stderr,
-    stdout_truncated: record.stdout_truncated,
-    stderr_truncated: record.stderr_truncated,
-    execution_time: record.execution_time,
-    error: record.error,
-  };
-}
 
 /**
  * The outcome as text: a first line with the exit code and status, then stdout and stderr, each cut to
  * `maxChars` (half each when both are long) with a note saying so. A failed run (an exception, a non-zero exit)
  * is a successful tool call that reports the failure: the model reads the traceback and fixes its code.
  */
-export function runResult(outcome: RunOutcome, maxChars: number): CallToolResult {
+export function runResult(outcome: RunResult, maxChars: number): CallToolResult {
   const budget = outcome.stdout && outcome.stderr ? Math.floor(maxChars / 2) : maxChars;
   const stdout = capText(outcome.stdout, budget);
   const stderr = capText(outcome.stderr, budget);

@@ -7,7 +7,7 @@
  */
 export { Sandboxd, DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, type SandboxdOptions } from './client.ts';
 export { Session } from './session.ts';
-export { AsyncExecution, type WaitOptions } from './resources/executions.ts';
+export { AsyncExecution, recordAsResult, type RunResult, type WaitOptions } from './resources/executions.ts';
 export { DEFAULT_EXECUTE_TIMEOUT_SECONDS, type ExecuteOptions, type Language } from './resources/execution.ts';
 export type { UploadData, UploadOptions } from './resources/files.ts';
 export type { SessionCreateOptions } from './resources/sessions.ts';
@@ -42,6 +42,7 @@ export {
   type WaitUntil,
 } from './resources/browser.ts';
 export {
+  COMPUTER_ACTIONS,
   ComputerUse,
   Desktop,
   type ComputerAction,

@@ -3,6 +3,7 @@
  * scroll_direction, scroll_amount, duration, start_coordinate}`), checked and turned into one xdotool command
  * line each: a whole action (move, press, release) is one process, so it cannot be half done by a second request.
  */
+import { DESKTOP_ACTIONS, type DesktopActionName } from '../protocol/desktop.ts';
 
 /** A request that cannot be carried out as given (422, with where and what). */
 export class InvalidAction extends Error {
@@ -15,25 +16,8 @@ export class InvalidAction extends Error {
   }
 }
 
-export const ACTIONS = [
-  'screenshot',
-  'mouse_move',
-  'left_click',
-  'right_click',
-  'middle_click',
-  'double_click',
-  'triple_click',
-  'left_click_drag',
-  'left_mouse_down',
-  'left_mouse_up',
-  'scroll',
-  'type',
-  'key',
-  'hold_key',
-  'cursor_position',
-  'wait',
-] as const;
-export type ActionName = (typeof ACTIONS)[number];
+export const ACTIONS = DESKTOP_ACTIONS;
+export type ActionName = DesktopActionName;
 
 export const SCROLL_DIRECTIONS = ['up', 'down', 'left', 'right'] as const;
 /** X buttons 4–7 are the wheel's. */

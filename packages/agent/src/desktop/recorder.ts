@@ -9,20 +9,9 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runTool } from './run.ts';
 import type { ScreenSize } from './actions.ts';
+import type { DesktopRecording } from '../protocol/desktop.ts';
 
-export interface Recording {
-  id: string;
-  status: 'recording' | 'ready' | 'failed';
-  started_at: string;
-  stopped_at: string | null;
-  /** What ffprobe reads from the finished file; null while recording. */
-  duration_seconds: number | null;
-  size_bytes: number | null;
-  framerate: number;
-  width: number;
-  height: number;
-  error: string | null;
-}
+export type Recording = DesktopRecording;
 
 /** A conflict the caller can fix (409): a recording already runs, or none does. */
 export class RecordingConflict extends Error {

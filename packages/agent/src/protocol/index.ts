@@ -8,3 +8,4 @@ export * from './messages.ts';
 export * from './errors.ts';
 export * from './frames.ts';
 export * from './link-sync.ts';
+export * from './desktop.ts';

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ExecutionError, type ExecuteResult, type ExecutionRecord, type Language } from '@sandboxd/sdk';
+import { ExecutionError, recordAsResult, type Language, type RunResult } from '@sandboxd/sdk';
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -20,33 +20,8 @@ interface RunOptions {
   timeout: number;
 }
 
-/** One shape for both answers: the sync result and the polled record. */
-interface Outcome {
-  execution_id: number;
-  session_id: string;
-  status: string;
-  exit_code: number | null;
-  stdout: string;
-  stderr: string;
-  execution_time: number | null;
-  error?: string | null;
-}
-
-function fromRecord(record: ExecutionRecord): Outcome {
-  return {
-    execution_id: record.id,
-    session_id: record.session_id,
-    status: record.status,
-    exit_code: record.exit_code,
-    stdout: record.serialized_stdout,
-    stderr: record.serialized_stderr,
-    execution_time: record.execution_time,
-    error: record.error,
-  };
-}
-
 /** The exit code of `sandbox exec`: the command's, else 124 for a run killed at its deadline (as timeout(1)), else 1 for a failure. */
-function exitCodeOf(outcome: Outcome): number {
+function exitCodeOf(outcome: RunResult): number {
   if (outcome.exit_code !== null) return outcome.exit_code;
   if (outcome.status === 'timeout') return 124;
   return outcome.status === 'completed' ? 0 : 1;
@@ -55,16 +30,15 @@ function exitCodeOf(outcome: Outcome): number {
 async function runCode(ctx: Context, code: string, options: RunOptions): Promise<void> {
   const sessionId = ctx.sessionOr(options.session);
   const spinner = ctx.out.spinner(sessionId ? 'Running…' : 'Starting a new session…');
-  let outcome: Outcome;
+  let outcome: RunResult;
   try {
     try {
-      const result: ExecuteResult = await ctx.client.execute(code, { sessionId, language: options.language, timeout: options.timeout });
-      outcome = result;
+      outcome = await ctx.client.execute(code, { sessionId, language: options.language, timeout: options.timeout });
     } catch (error) {
       if (!(error instanceof ExecutionError && error.executionId !== undefined && error.status === 408)) throw error;
       // Still running: it goes on in the VM; follow its record.
       spinner.update(`Still running (execution ${error.executionId})…`);
-      outcome = fromRecord(await ctx.client.executions.wait(error.executionId));
+      outcome = recordAsResult(await ctx.client.executions.wait(error.executionId));
     }
   } finally {
     spinner.stop();

@@ -3,31 +3,12 @@
  * computer_action runs one action of Anthropic's computer-use tool as it is (the API takes that input unchanged).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { ComputerAction } from '@sandboxd/sdk';
+import { COMPUTER_ACTIONS, type ComputerAction } from '@sandboxd/sdk';
 import { z } from 'zod';
 import type { ToolContext } from '../context.ts';
 import { withProgress } from '../progress.ts';
 import { guarded, imageResult, textResult } from '../results.ts';
 import { desktopSessionId } from '../schemas.ts';
-
-const ACTIONS = [
-  'screenshot',
-  'mouse_move',
-  'left_click',
-  'right_click',
-  'middle_click',
-  'double_click',
-  'triple_click',
-  'left_click_drag',
-  'left_mouse_down',
-  'left_mouse_up',
-  'scroll',
-  'type',
-  'key',
-  'hold_key',
-  'cursor_position',
-  'wait',
-] as const;
 
 const point = z.tuple([z.number().int().min(0).max(10_000), z.number().int().min(0).max(10_000)]);
 
@@ -64,7 +45,7 @@ export function registerComputerTools(server: McpServer, ctx: ToolContext): void
         'wait and hold_key take duration in seconds. screenshot returns the screen as an image; set screenshot_after to see the screen after any other action.',
       inputSchema: {
         session_id: desktopSessionId,
-        action: z.enum(ACTIONS).describe('The action'),
+        action: z.enum(COMPUTER_ACTIONS).describe('The action'),
         coordinate: point.optional().describe('[x, y] in screen pixels'),
         start_coordinate: point.optional().describe('[x, y] where a left_click_drag starts'),
         text: z.string().max(10_000).optional().describe('Text to type, keys to press, or modifier keys held during a click or scroll'),

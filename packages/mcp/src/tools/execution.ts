@@ -1,11 +1,11 @@
 /** Running code: run_python (stateful), run_command (bash), get_execution (a run that outlived its wait). */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ExecutionError, type Language } from '@sandboxd/sdk';
+import { ExecutionError, recordAsResult, type Language } from '@sandboxd/sdk';
 import { z } from 'zod';
 import type { ToolContext } from '../context.ts';
 import { withProgress, type ToolExtra } from '../progress.ts';
 import { guarded } from '../results.ts';
-import { fromExecuteResult, fromRecord, runResult, stillRunningResult } from '../run-output.ts';
+import { runResult, stillRunningResult } from '../run-output.ts';
 import { sessionId, timeoutSeconds } from '../schemas.ts';
 
 /** Runs and formats; a run longer than the wait (408 EXECUTION_TIMEOUT) is reported as still running, not as an error. */
@@ -13,7 +13,7 @@ async function run(ctx: ToolContext, extra: ToolExtra, session: string, source: 
   try {
     const label = language === 'python' ? 'running Python' : 'running the command';
     const result = await withProgress(extra, label, ctx.progressIntervalMs, () => ctx.client.execute(source, { sessionId: session, language, timeout, signal: extra.signal }), timeout);
-    return runResult(fromExecuteResult(result), ctx.maxOutputChars);
+    return runResult(result, ctx.maxOutputChars);
   } catch (error) {
     if (error instanceof ExecutionError && error.status === 408 && error.executionId !== undefined) return stillRunningResult(error.executionId, error.sessionId ?? session, timeout);
     throw error;
@@ -85,7 +85,7 @@ export function registerExecutionTools(server: McpServer, ctx: ToolContext): voi
           args.wait_seconds,
         );
         if (!record.is_complete) return stillRunningResult(record.id, record.session_id, args.wait_seconds);
-        return runResult(fromRecord(record), ctx.maxOutputChars);
+        return runResult(recordAsResult(record), ctx.maxOutputChars);
       }),
   );
 }

@@ -15,25 +15,29 @@
 import type { Transport } from '../transport.ts';
 import type { Sessions, SessionCreateOptions } from './sessions.ts';
 
+/** The actions of Anthropic's computer-use tool, as the desktop service takes them. */
+export const COMPUTER_ACTIONS = [
+  'screenshot',
+  'mouse_move',
+  'left_click',
+  'right_click',
+  'middle_click',
+  'double_click',
+  'triple_click',
+  'left_click_drag',
+  'left_mouse_down',
+  'left_mouse_up',
+  'scroll',
+  'type',
+  'key',
+  'hold_key',
+  'cursor_position',
+  'wait',
+] as const;
+
 /** Anthropic's computer-use tool input (the fields each action needs; see the server's OpenAPI). */
 export interface ComputerAction {
-  action:
-    | 'screenshot'
-    | 'mouse_move'
-    | 'left_click'
-    | 'right_click'
-    | 'middle_click'
-    | 'double_click'
-    | 'triple_click'
-    | 'left_click_drag'
-    | 'left_mouse_down'
-    | 'left_mouse_up'
-    | 'scroll'
-    | 'type'
-    | 'key'
-    | 'hold_key'
-    | 'cursor_position'
-    | 'wait';
+  action: (typeof COMPUTER_ACTIONS)[number];
   coordinate?: [number, number];
   start_coordinate?: [number, number];
   text?: string;

@@ -1,5 +1,5 @@
 /** Execution (task) records: get, list, and waiting for an asynchronous run to complete. */
-import type { ExecutionRecord } from '../api-types.ts';
+import type { ExecuteResult, ExecutionRecord } from '../api-types.ts';
 import { ExecutionError } from '../errors.ts';
 import type { Transport } from '../transport.ts';
 
@@ -19,6 +19,27 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
   });
+
+/** What a run answered, whether from the execute call or from its record polled later (a run that outlived its wait). */
+export type RunResult = ExecuteResult & { error?: string | null };
+
+/** An execution record in the shape of the execute answer, so callers handle both answers one way. */
+export function recordAsResult(record: ExecutionRecord): RunResult {
+  return {
+    execution_id: record.id,
+    session_id: record.session_id,
+    vm_id: record.vm_id,
+    status: record.status,
+    exit_code: record.exit_code,
+    stdout: record.serialized_stdout,
+    stderr: record.serialized_stderr,
+    stdout_truncated: record.stdout_truncated,
+    stderr_truncated: record.stderr_truncated,
+    execution_time: record.execution_time,
+    cpu_time: record.cpu_time,
+    error: record.error,
+  };
+}
 
 /** Throws ExecutionError for a record that completed badly, when asked to. */
 export function assertSucceeded(record: ExecutionRecord): ExecutionRecord {

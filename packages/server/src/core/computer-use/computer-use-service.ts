@@ -7,6 +7,7 @@
  * Every entry point checks that the session is the caller's (404 otherwise, never a hint that it exists).
  */
 import type { IncomingMessage } from 'node:http';
+import type { DesktopRecording } from '@sandboxd/agent/protocol';
 import type { Duplex } from 'node:stream';
 import type { Principal } from '../authenticator.ts';
 import type { Clock } from '../clock.ts';
@@ -34,17 +35,7 @@ import { guestJson, guestRequest } from './guest-http.ts';
 import type { ViewerGrant, ViewerTokens } from './viewer-tokens.ts';
 
 /** A recording as the desktop service reports it (`POST /recording/stop`). */
-export interface GuestRecording {
-  id: string;
-  status: 'recording' | 'ready' | 'failed';
-  started_at: string;
-  stopped_at: string | null;
-  duration_seconds: number | null;
-  size_bytes: number | null;
-  width: number;
-  height: number;
-  error: string | null;
-}
+export type GuestRecording = DesktopRecording;
 
 export interface ComputerUseOptions {
   /** How long a viewer URL (and its WebSocket token) works, seconds. */
