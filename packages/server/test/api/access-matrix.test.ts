@@ -15,7 +15,6 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { VIOLATION_STATUS } from '../helpers/openapi-conformance.ts';
 import {
-  isNotImplemented,
   operationsOf,
   parametersOf,
   requestBodyOf,
@@ -290,7 +289,6 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     });
 
   const expectedFor = (operation: Operation): number[] => {
-    if (isNotImplemented(operation)) return [501]; // nothing to own yet; a real implementation must come here with a fixture
     if (operation.path === '/kill') return [403]; // the spec's answer for another user's session
     return [404];
   };
@@ -304,7 +302,7 @@ describe('access matrix: a second user with the first user\'s ids', () => {
       if (inputs.length === 0) continue;
       const name = `${operation.method} ${operation.path}`;
       const unknown = inputs.filter((input) => fixtureFor(input, operation) === undefined);
-      if (unknown.length > 0 && !isNotImplemented(operation)) {
+      if (unknown.length > 0) {
         missing.push(`${name}: no fixture for ${unknown.join(', ')}`);
         continue;
       }
@@ -338,7 +336,7 @@ describe('access matrix: a second user with the first user\'s ids', () => {
   test("controls: the first user's own requests with the same ids are not 404 or 422, so the fixtures are right", async () => {
     const wrong: string[] = [];
     for (const operation of operationsOf(doc)) {
-      if (idInputs(operation).length === 0 || isNotImplemented(operation)) continue;
+      if (idInputs(operation).length === 0) continue;
       // Destructive operations name the same ids as the reads that are controlled here.
       if (operation.method === 'DELETE' || operation.path === '/kill' || operation.path.startsWith('/v1/app/')) continue;
       // These suspend or multiply the owner's VM (the other user's 404 is checked above all the same).

@@ -63,10 +63,6 @@ export function urlOf(path: string, params: Record<string, string>, query: Recor
   return search ? `${filled}?${search}` : filled;
 }
 
-export function isNotImplemented(operation: Operation): boolean {
-  return /^Not implemented yet/.test(operation.spec.description ?? '');
-}
-
 /** How {@link validValue} chooses where a schema allows several values. */
 export interface Choices {
   pick<T>(items: readonly T[]): T;
