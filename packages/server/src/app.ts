@@ -22,7 +22,6 @@ import { DeploymentDrainRequest } from './api/routes/workers/schemas.ts';
 import { startAdminListener, type AdminListener } from './api/admin-listener.ts';
 import { agentRpcUpgradeHandler } from './api/internal/agent-rpc-upgrade.ts';
 import { registerInternalVmStartRoute } from './api/internal/vm-start-route.ts';
-import { KillQueue } from './core/cluster/kill-queue.ts';
 import { registerAuditRoutes } from './api/routes/audit/index.ts';
 import { AUDIT_SCHEMAS } from './api/routes/audit/schemas.ts';
 import { registerEventRoutes } from './api/routes/events/index.ts';
@@ -211,25 +210,16 @@ function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { c
  */
 function runClusterNode(app: App, services: Services): AdminListener {
   const admin: AdminListener = { url: null, close: async () => {} };
-  const { config } = services;
-  // Kills of other nodes' VMs go through their queues: only a cluster (PostgreSQL) has other nodes.
-  const killQueue = config.databaseUrl
-    ? new KillQueue(services.database, { connectionString: config.databaseUrl, nodeId: config.nodeId, strictOwnership: config.strictKillOwnership, killLocal: (vmId) => services.sandbox.vms.killHere(vmId) }, app.log)
-    : null;
-  services.sandbox.killQueue = killQueue;
+  const { killQueue } = services.sandbox;
   app.addHook('onReady', async () => {
     await services.sandbox.nodes.start();
-    if (killQueue) {
-      await killQueue.start();
-      services.sandbox.vms.useKillQueue(killQueue);
-    }
+    await killQueue?.start();
     const listener = await startAdminListener(services.config, services.sandbox.nodes, services.sandbox.vms, app.log);
     admin.url = listener.url;
     admin.close = listener.close;
   });
   app.addHook('preClose', async () => {
     await admin.close();
-    services.sandbox.vms.useKillQueue(null);
     await killQueue?.stop();
   });
   return admin;

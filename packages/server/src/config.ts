@@ -810,6 +810,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   // Snapshots of users' VMs belong to this server's store, like its run directories.
   if (!result.vmSnapshotDir) result.vmSnapshotDir = path.join('/var/lib/sandboxd/vm-snapshots', dataDirKey);
   if (!result.publicUrl) result.publicUrl = `http://${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port}`;
+  if (!result.internalUrl) result.internalUrl = result.publicUrl;
   if (!result.adminListen) result.adminListen = `127.0.0.1:${result.port === 0 ? 0 : result.port + 1}`;
   if (result.nodeDeadAfterSeconds <= 2 * result.nodeHeartbeatSeconds) {
     throw new ConfigError(`SANDBOXD_NODE_DEAD_AFTER_SECONDS (${result.nodeDeadAfterSeconds}) must be more than twice SANDBOXD_NODE_HEARTBEAT_SECONDS (${result.nodeHeartbeatSeconds})`);

@@ -47,7 +47,7 @@ import { NodeRegistry } from './core/cluster/node-registry.ts';
 import { InternalAuth } from './core/cluster/internal-auth.ts';
 import { RemoteNodes } from './core/cluster/remote-nodes.ts';
 import { Placement } from './core/cluster/placement.ts';
-import type { KillQueue } from './core/cluster/kill-queue.ts';
+import { KillQueue } from './core/cluster/kill-queue.ts';
 import { API_VERSION } from './api/openapi.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import { createViewerTokens, type ViewerTokens } from './core/computer-use/viewer-tokens.ts';
@@ -184,7 +184,7 @@ export interface SandboxServices {
   computerUse: ComputerUseService;
   /** This node in the deployment's node table: registration, heartbeats, dead nodes, drain state. */
   nodes: NodeRegistry;
-  /** Kills of VMs on other nodes, through their pg-boss queues (cluster mode; null with the embedded store). */
+  /** Kills of VMs on other nodes, through their pg-boss queues (cluster mode; null with the embedded store). Started by the HTTP app. */
   killQueue: KillQueue | null;
 }
 
@@ -215,7 +215,15 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     [DESKTOP_TEMPLATE_ID]: { load: dependencies.loadDesktopTemplate, shape: { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb } },
   });
   const placement = new Placement(database, clock, engine.nodeId, config.nodeDeadAfterSeconds * 1000);
-  const vms = new VmService(database, engine, limiter, clock, events, sources, new RemoteNodes(database, core.internalAuth), placement);
+  // Kills of other nodes' VMs go through their queues: only a cluster (a PostgreSQL store) has other nodes.
+  const killQueue: KillQueue | null = config.databaseUrl
+    ? new KillQueue(
+        database,
+        { connectionString: config.databaseUrl, nodeId: engine.nodeId, strictOwnership: config.strictKillOwnership, killLocal: (vmId): Promise<void> => vms.killHere(vmId) },
+        dependencies.log,
+      )
+    : null;
+  const vms = new VmService(database, engine, limiter, clock, events, sources, new RemoteNodes(database, core.internalAuth), placement, killQueue);
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
   const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
   const templates = new TemplateService(database, clock, events, engine, sources, fetcher, {
@@ -259,21 +267,21 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     clock,
     {
       nodeId: engine.nodeId,
-      internalUrl: config.internalUrl || config.publicUrl,
+      internalUrl: config.internalUrl,
       capacity: { vcpus: config.nodeVcpus, memoryMb: config.nodeMemoryMb, vmSlots: config.nodeVmSlots },
       version: API_VERSION,
       heartbeatMs: config.nodeHeartbeatSeconds * 1000,
       deadAfterMs: config.nodeDeadAfterSeconds * 1000,
       load: () => vms.nodeLoad(),
       templates: () => [...BUILTIN_SOURCE_NAMES],
-      onNodeDead: async (nodeId) => void (await vms.markNodeLost(nodeId)),
+      recordLostVms: () => vms.recordLostVms(),
       onSelfDeclaredDead: async () => void (await vms.killForsaken()),
     },
     dependencies.log,
   );
   return {
     nodes,
-    killQueue: null,
+    killQueue,
     engine,
     limiter,
     sessions,

@@ -23,7 +23,7 @@ import type { Database } from '../store/database.ts';
 import { findSession, updateSession } from '../store/sessions-store.ts';
 import { completeSnapshot, deleteSnapshotRow, findSnapshot, insertSnapshot, listCreatingSnapshotsOfNode } from '../store/snapshots-store.ts';
 import { isUniqueViolation } from '../store/users-store.ts';
-import { findVm, insertVm, listLiveVmsOfNode, listVms, transitionVm } from '../store/vms-store.ts';
+import { findVm, insertVm, listLiveVmsOfNode, listLiveVmsOnDeadNodes, listVms, liveLoadByNode, transitionVm } from '../store/vms-store.ts';
 import { vmHasVolumes } from '../store/volumes-store.ts';
 import { lockUser } from './user-lock.ts';
 import { attachVolumes, type VolumeRequest } from './volumes.ts';
@@ -81,7 +81,8 @@ export class VmService {
     private readonly remote: RemoteNodes | null = null,
     /** Where new VMs go (absent: always this node). */
     private readonly placement: Placement | null = null,
-    private killQueue: KillQueue | null = null,
+    /** Where kills of VMs on other nodes go (cluster mode). */
+    private readonly killQueue: KillQueue | null = null,
   ) {
     engine.onVmEnded((vmId, reason) => {
       this.trackEnd(vmId, this.recordEnd(vmId, reason)).catch(() => {});
@@ -221,11 +222,6 @@ export class VmService {
     await this.end(vmId, 'killed');
   }
 
-  /** Where kills of VMs on other nodes go (cluster mode); set once the queue has started. */
-  useKillQueue(queue: KillQueue | null): void {
-    this.killQueue = queue;
-  }
-
   /**
    * A VM of another node: its kill goes to the owner's queue (the owner kills it and records the end), and the
    * answer waits for that record. A VM whose node is not live cannot be killed there: it is recorded lost.
@@ -257,20 +253,17 @@ export class VmService {
 
   /** What a node (default this one) runs now, by the store (a node's heartbeat reports its own). */
   async nodeLoad(nodeId: string = this.engine.nodeId): Promise<{ runningVms: number; usedVcpus: number; usedMemoryMb: number }> {
-    const rows = await listLiveVmsOfNode(this.database.db, nodeId);
-    return {
-      runningVms: rows.length,
-      usedVcpus: rows.reduce((sum, vm) => sum + vm.vcpuCount, 0),
-      usedMemoryMb: rows.reduce((sum, vm) => sum + vm.memoryMb, 0),
-    };
+    const load = (await liveLoadByNode(this.database.db, nodeId)).get(nodeId);
+    return { runningVms: load?.vms ?? 0, usedVcpus: load?.vcpus ?? 0, usedMemoryMb: load?.memoryMb ?? 0 };
   }
 
   /**
-   * Another node was declared dead: its live VMs are recorded ended (`node_lost`, event `vm.lost`), so their
-   * sessions start new VMs elsewhere and quotas free up. Answers how many this call recorded.
+   * VMs recorded live on nodes the cluster declared dead are recorded ended (`node_lost`, event `vm.lost`), so
+   * their sessions start new VMs elsewhere and quotas free up. Idempotent (each end is recorded once, by
+   * whichever node gets there first). Answers how many this call recorded.
    */
-  async markNodeLost(nodeId: string): Promise<number> {
-    const rows = await listLiveVmsOfNode(this.database.db, nodeId);
+  async recordLostVms(): Promise<number> {
+    const rows = await listLiveVmsOnDeadNodes(this.database.db);
     const ended = await Promise.all(rows.map((row) => this.recordEnd(row.id, 'node_lost')));
     return ended.filter(Boolean).length;
   }

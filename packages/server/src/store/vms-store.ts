@@ -123,15 +123,29 @@ export async function templateInUseByVm(db: Executor, templateId: string): Promi
   return row && toVm(row);
 }
 
+/** Live VMs recorded on nodes the cluster declared dead (they are lost: nothing runs them any more). */
+export async function listLiveVmsOnDeadNodes(db: Executor): Promise<Vm[]> {
+  const rows = await db
+    .selectFrom('vms')
+    .selectAll()
+    .where('status', 'in', [...LIVE_VM_STATUSES])
+    .where('node_id', 'in', (eb) => eb.selectFrom('cluster_nodes').select('id').where('state', '=', 'dead'))
+    .execute();
+  return rows.map(toVm);
+}
+
 /** Live VMs this node is responsible for (to reconcile with the engine after a restart). */
 export async function listLiveVmsOfNode(db: Executor, nodeId: string): Promise<Vm[]> {
   const rows = await db.selectFrom('vms').selectAll().where('node_id', '=', nodeId).where('status', 'in', [...LIVE_VM_STATUSES]).execute();
   return rows.map(toVm);
 }
 
-/** What each node runs now (live VMs: count, vCPUs, memory), from the VM rows: fresher than any heartbeat. */
-export async function liveLoadByNode(db: Executor): Promise<Map<string, { vms: number; vcpus: number; memoryMb: number }>> {
-  const rows = await db
+/**
+ * What each node (or only `nodeId`) runs now (live VMs: count, vCPUs, memory), from the VM rows: fresher than
+ * any heartbeat. One aggregate query: placement reads every node's, a heartbeat its own.
+ */
+export async function liveLoadByNode(db: Executor, nodeId?: string): Promise<Map<string, { vms: number; vcpus: number; memoryMb: number }>> {
+  let query = db
     .selectFrom('vms')
     .select((eb) => [
       'node_id',
@@ -139,8 +153,8 @@ export async function liveLoadByNode(db: Executor): Promise<Map<string, { vms: n
       eb.fn.coalesce(eb.fn.sum<number>('vcpu_count'), eb.lit(0)).as('vcpus'),
       eb.fn.coalesce(eb.fn.sum<number>('memory_mb'), eb.lit(0)).as('memory'),
     ])
-    .where('status', 'in', [...LIVE_VM_STATUSES])
-    .groupBy('node_id')
-    .execute();
+    .where('status', 'in', [...LIVE_VM_STATUSES]);
+  if (nodeId !== undefined) query = query.where('node_id', '=', nodeId);
+  const rows = await query.groupBy('node_id').execute();
   return new Map(rows.map((row) => [row.node_id, { vms: Number(row.vms), vcpus: Number(row.vcpus), memoryMb: Number(row.memory) }]));
 }

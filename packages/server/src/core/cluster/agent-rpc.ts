@@ -16,7 +16,7 @@ import WebSocket, { createWebSocketStream } from 'ws';
 import type { ExecRequest, ExecResult, PtyExit } from '@sandboxd/agent/protocol';
 import { AppError, type ErrorCode } from '../errors.ts';
 import type { ExecOutput, GuestAgent, PtyAttachment, PtyCreateOptions, PtyOutput } from '../vm-engine.ts';
-import { INTERNAL_HEADERS, type InternalAuth } from './internal-auth.ts';
+import type { InternalAuth } from './internal-auth.ts';
 
 export const AGENT_RPC_PATH = '/internal/v1/agent';
 
@@ -379,4 +379,3 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
   }
 }
 
-export { INTERNAL_HEADERS };

@@ -10,6 +10,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import PgBoss from 'pg-boss';
+import { AppError } from '../errors.ts';
 import type { Database } from '../../store/database.ts';
 import { findVm } from '../../store/vms-store.ts';
 
@@ -67,7 +68,7 @@ export class KillQueue {
 
   /** Puts a kill of `vmId` on node `nodeId`'s queue; answers the job id. */
   async dispatch(nodeId: string, job: KillJob): Promise<string> {
-    if (!this.boss) throw new Error('the kill queue is not started');
+    if (!this.boss) throw new AppError('SERVICE_UNAVAILABLE', `the kill queue of node ${this.options.nodeId} is not running (the node is starting or stopping): retry`);
     const queue = killQueueOf(nodeId);
     await this.ensureQueue(queue);
     const id = await this.boss.send(queue, job, { retryLimit: 3, retryDelay: 1, expireInSeconds: 120 });

@@ -58,8 +58,8 @@ export interface NodeRegistryOptions {
   load(): Promise<NodeLoad>;
   /** Template ids whose files this node has (placement prefers them). */
   templates(): string[];
-  /** Another node was declared dead by this one: record its VMs lost. */
-  onNodeDead(nodeId: string): Promise<void>;
+  /** Records the VMs of every dead node lost (idempotent). */
+  recordLostVms(): Promise<number>;
   /** This node was declared dead while it ran: kill what the store no longer counts. */
   onSelfDeclaredDead(): Promise<void>;
 }
@@ -131,17 +131,19 @@ export class NodeRegistry {
   }
 
   /** Drain mode on or off: a drained node takes no new VMs; the ones it runs go on until they end. */
-  async setDrained(nodeId: string, drained: boolean): Promise<ClusterNode> {
-    await this.get(nodeId);
-    const row = await updateNodeDrain(this.database.db, nodeId, { drained: drained ? 1 : 0, ...(drained ? {} : { deployment_drain: null }) });
-    return toClusterNode(row!);
+  setDrained(nodeId: string, drained: boolean): Promise<ClusterNode> {
+    return this.updateDrain(nodeId, { drained: drained ? 1 : 0, ...(drained ? {} : { deployment_drain: null }) });
   }
 
   /** Sets a node's deployment-drain state (the deployment drain's own logic decides when). */
-  async setDeploymentDrain(nodeId: string, state: DeploymentDrainState | null, drained: boolean): Promise<ClusterNode> {
-    await this.get(nodeId);
-    const row = await updateNodeDrain(this.database.db, nodeId, { deployment_drain: state, drained: drained ? 1 : 0 });
-    return toClusterNode(row!);
+  setDeploymentDrain(nodeId: string, state: DeploymentDrainState | null, drained: boolean): Promise<ClusterNode> {
+    return this.updateDrain(nodeId, { deployment_drain: state, drained: drained ? 1 : 0 });
+  }
+
+  private async updateDrain(nodeId: string, changes: Parameters<typeof updateNodeDrain>[2]): Promise<ClusterNode> {
+    const row = await updateNodeDrain(this.database.db, nodeId, changes);
+    if (!row) throw new AppError('NOT_FOUND', `no node ${nodeId} in this cluster`);
+    return toClusterNode(row);
   }
 
   private async register(): Promise<void> {
@@ -186,10 +188,9 @@ export class NodeRegistry {
     for (const nodeId of await declareDeadNodes(this.database.db, cutoff, now.toISOString())) {
       this.log.warn({ node: nodeId, silentForMs: this.options.deadAfterMs }, 'node declared dead: its VMs are recorded lost');
     }
-    // Every dead node, not only those declared just now: recording a node's VMs lost is idempotent, and a node
-    // that crashed between declaring and recording must not leave them counted live.
-    for (const node of await listNodes(this.database.db)) {
-      if (node.state === 'dead') await this.options.onNodeDead(node.id);
-    }
+    // The VMs of every dead node, not only of those declared just now (one query; recording an end is
+    // idempotent): a node that crashed between declaring and recording must not leave them counted live.
+    const lost = await this.options.recordLostVms();
+    if (lost > 0) this.log.warn({ vms: lost }, 'VMs of dead nodes recorded lost');
   }
 }

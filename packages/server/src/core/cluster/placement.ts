@@ -29,15 +29,21 @@ export class Placement {
 
   /** The node to start the VM on (this one when it can), or SERVICE_UNAVAILABLE when no node can. */
   async choose(request: PlacementRequest): Promise<string> {
-    const [nodes, load] = await Promise.all([listNodes(this.database.db), liveLoadByNode(this.database.db)]);
+    const nodes = await listNodes(this.database.db);
     const freshSince = this.clock.now().getTime() - this.deadAfterMs;
+    const open = (node: ClusterNodeRow) => node.state === 'live' && node.drained === 0 && Date.parse(node.heartbeat_at) >= freshSince;
+    const self = nodes.find((node) => node.id === this.selfId);
+    // No other node could take it (a single node, or the others closed): no need to weigh loads.
+    if (!nodes.some((node) => node.id !== this.selfId && open(node))) {
+      if (!self || open(self)) return this.selfId;
+      throw this.nowhere(self, request);
+    }
+    const load = await liveLoadByNode(this.database.db);
     const usage = (node: ClusterNodeRow) => load.get(node.id) ?? { vms: 0, vcpus: 0, memoryMb: 0 };
     const fits = (node: ClusterNodeRow) => {
       const used = usage(node);
       return used.vms + 1 <= node.vm_slots && used.vcpus + request.vcpuCount <= node.vcpus && used.memoryMb + request.memoryMb <= node.memory_mb;
     };
-    const open = (node: ClusterNodeRow) => node.state === 'live' && node.drained === 0 && Date.parse(node.heartbeat_at) >= freshSince;
-    const self = nodes.find((node) => node.id === this.selfId);
     // This node has the template whenever it can build or load it (the engine makes its snapshot on first use).
     if (!self || (open(self) && fits(self))) return this.selfId;
     const candidates = nodes
@@ -47,7 +53,11 @@ export class Placement {
     // Full everywhere: this node takes it anyway and its engine queues the restore, as a single node does
     // (capacity steers placement; it is not a hard limit, VMs' vCPUs are overcommitted).
     if (open(self)) return this.selfId;
-    throw new AppError(
+    throw this.nowhere(self, request);
+  }
+
+  private nowhere(self: ClusterNodeRow, request: PlacementRequest): AppError {
+    return new AppError(
       'SERVICE_UNAVAILABLE',
       `no node can start a VM now: this node (${this.selfId}) is ${self.drained ? 'drained' : self.state}, and no other live node that is not drained has room for ${request.vcpuCount} vCPUs and ${request.memoryMb} MiB of template ${request.templateId}; retry later`,
     );

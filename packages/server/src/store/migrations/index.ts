@@ -17,6 +17,7 @@ import * as m0010 from './0010-browser.ts';
 import * as m0011 from './0011-computer-use.ts';
 import * as m0012 from './0012-cluster-nodes.ts';
 import * as m0013 from './0013-pty-attach-tokens.ts';
+import * as m0014 from './0014-vms-node-status.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0011-computer-use': m0011,
   '0012-cluster-nodes': m0012,
   '0013-pty-attach-tokens': m0013,
+  '0014-vms-node-status': m0014,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */
