@@ -251,6 +251,36 @@ describe('MCP server over HTTP and stdio, on real VMs', () => {
     }
   });
 
+  test('the browser tools drive a real Chromium in its VM: open, type, click, read, screenshot, close', async () => {
+    const page = `data:text/html,${encodeURIComponent(
+      '<title>MCP form</title><input id="name"><button id="go" onclick="document.getElementById(\'out\').textContent = \'hello \' + document.getElementById(\'name\').value">Greet</button><p id="out">nobody yet</p>',
+    )}`;
+    const opened = await call(overHttp, 'browser_open', { url: page, viewport_width: 800, viewport_height: 600 });
+    assert.notEqual(opened.isError, true, textOf(opened));
+    const browserSessionId = (opened.structuredContent as { browser_session_id: string }).browser_session_id;
+    try {
+      assert.match(textOf(opened), /MCP form/);
+      const typed = await call(overStdio, 'browser_type', { browser_session_id: browserSessionId, selector: '#name', text: 'agent' });
+      assert.notEqual(typed.isError, true, textOf(typed));
+      const clicked = await call(overStdio, 'browser_click', { browser_session_id: browserSessionId, selector: '#go' });
+      assert.notEqual(clicked.isError, true, textOf(clicked));
+      const content = await call(overHttp, 'browser_content', { browser_session_id: browserSessionId });
+      assert.match(textOf(content), /hello agent/);
+      assert.match(textOf(content), /#go/, 'the button is listed with its selector');
+      const shot = await call(overHttp, 'browser_screenshot', { browser_session_id: browserSessionId });
+      const image = shot.content.find((block) => block.type === 'image');
+      assert.ok(image && image.type === 'image', textOf(shot));
+      const png = Buffer.from(image.data, 'base64');
+      assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [800, 600], 'the viewport asked for');
+      const missing = await call(overHttp, 'browser_click', { browser_session_id: browserSessionId, selector: '#nowhere', timeout_ms: 500 });
+      assert.equal(missing.isError, true);
+      assert.match(textOf(missing), /ELEMENT_NOT_FOUND/);
+    } finally {
+      const closed = await call(overHttp, 'browser_close', { browser_session_id: browserSessionId });
+      assert.match(textOf(closed), /Closed browser session/);
+    }
+  });
+
   test('kill_sandbox kills the VM; the stdio server wrote nothing but JSON-RPC to stdout', async () => {
     const killed = await call(overStdio, 'kill_sandbox', { session_id: sessionId });
     assert.notEqual(killed.isError, true, textOf(killed));
