@@ -21,6 +21,7 @@ import { registerPublicWorkerRoutes } from './api/routes/workers/public-routes.t
 import { DeploymentDrainRequest } from './api/routes/workers/schemas.ts';
 import { startAdminListener, type AdminListener } from './api/admin-listener.ts';
 import { agentRpcUpgradeHandler } from './api/internal/agent-rpc-upgrade.ts';
+import { registerInternalBrowserCallRoute } from './api/internal/browser-call-route.ts';
 import { registerInternalVmStartRoute } from './api/internal/vm-start-route.ts';
 import { registerAuditRoutes } from './api/routes/audit/index.ts';
 import { AUDIT_SCHEMAS } from './api/routes/audit/schemas.ts';
@@ -151,6 +152,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerMcpRoutes(app, context);
   registerPublicWorkerRoutes(app);
   registerInternalVmStartRoute(app, context);
+  registerInternalBrowserCallRoute(app, context);
   const agentRpc = agentRpcUpgradeHandler(services);
   app.addHook('preClose', async () => agentRpc.closeAll());
   registerUpgradeRouter(app, [agentRpc, vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);

@@ -4,6 +4,7 @@
  * a message naming the variable.
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -789,7 +790,24 @@ export class ConfigError extends Error {
  * Builds the configuration from environment variables (default: this process's), applying defaults.
  * `overrides` wins over the environment; tests use it instead of mutating `process.env`.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+/** Cluster settings `sandboxd node join` wrote into the data directory (core/cluster/join.ts). */
+export const JOINED_SETTINGS_FILE = 'cluster.json';
+
+/** The settings of the data directory's JOINED_SETTINGS_FILE, if there is one: the environment wins over them. */
+function joinedSettings(dataDir: string): Record<string, string> {
+  const file = path.join(dataDir, JOINED_SETTINGS_FILE);
+  if (!fs.existsSync(file)) return {};
+  try {
+    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[0].startsWith('SANDBOXD_')));
+  } catch (error) {
+    throw new ConfigError(`${file}: not the JSON \`sandboxd node join\` writes (${(error as Error).message}); join again or delete it`);
+  }
+}
+
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const dataDir = overrides.dataDir ?? (environment[settings.dataDir.env] ? settings.dataDir.parse(environment[settings.dataDir.env]!) : settings.dataDir.fallback());
+  const env = { ...joinedSettings(dataDir), ...environment };
   const config: Record<string, unknown> = {};
   for (const [key, setting] of Object.entries(settings) as [string, Setting<unknown>][]) {
     const raw = env[setting.env];

@@ -45,6 +45,7 @@ import { ComputerUseService } from './core/computer-use/computer-use-service.ts'
 import { DESKTOP_TEMPLATE_ID } from './core/model.ts';
 import { NodeRegistry } from './core/cluster/node-registry.ts';
 import { InternalAuth } from './core/cluster/internal-auth.ts';
+import { ClusterBrowserRouter } from './core/cluster/browser-router.ts';
 import { RemoteNodes } from './core/cluster/remote-nodes.ts';
 import { Placement } from './core/cluster/placement.ts';
 import { KillQueue } from './core/cluster/kill-queue.ts';
@@ -223,7 +224,8 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
         dependencies.log,
       )
     : null;
-  const vms = new VmService(database, engine, limiter, clock, events, sources, new RemoteNodes(database, core.internalAuth), placement, killQueue);
+  const remoteNodes = new RemoteNodes(database, core.internalAuth);
+  const vms = new VmService(database, engine, limiter, clock, events, sources, remoteNodes, placement, killQueue);
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
   const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
   const templates = new TemplateService(database, clock, events, engine, sources, fetcher, {
@@ -298,7 +300,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     terminals: new TerminalService(database, sessions, vms, clock),
     customDomains,
     customDomainChecker,
-    browser: browserService,
+    browser: new ClusterBrowserRouter(browserService, database, remoteNodes, engine.nodeId),
     browserService,
     computerUse: new ComputerUseService(database, clock, events, sessions, vms, core.viewerTokens, objects, engine, sources, {
       viewerTokenTtlSeconds: config.viewerTokenTtlSeconds,

@@ -7,11 +7,14 @@
  *   sandboxd user passwd <username> [--password P | --password-stdin]
  *   sandboxd user plan <username> <plan>
  *   sandboxd key create <username> [--description TEXT] [--expires-at ISO]
+ *   sandboxd cluster token
+ *   sandboxd node join <token> [--internal-url URL] [--node-id ID]
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError, describeSettings, loadConfig } from '../config.ts';
 import { AppError } from '../core/errors.ts';
+import { clusterTokenOf, decodeClusterToken, joinCluster } from '../core/cluster/join.ts';
 import { createServices, type CoreServices } from '../services.ts';
 import { openDatabase } from '../store/database.ts';
 
@@ -21,12 +24,25 @@ const USAGE = `usage:
   sandboxd user passwd <username> [--password P | --password-stdin]
   sandboxd user plan <username> <plan>
   sandboxd key create <username> [--description TEXT] [--expires-at ISO-8601]
+  sandboxd cluster token                           print the token that joins a machine to this cluster (a credential:
+                                                   it holds the database URL and the cluster secret)
+  sandboxd node join <token> [--internal-url URL] [--node-id ID]
+                                                   make this machine a node of that cluster: checks the database, then
+                                                   writes the settings to <data dir>/cluster.json (the environment
+                                                   still wins); start it with npm start
 
 Options may also be given as --json to print machine-readable output.
 Configuration (environment):
 ${describeSettings()
   .map((s) => `  ${s.env.padEnd(34)} ${s.description}`)
   .join('\n')}`;
+
+/** A database URL without its password, to show. */
+function redactedUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -59,6 +75,8 @@ async function main(argv: string[]): Promise<number> {
       admin: { type: 'boolean' },
       description: { type: 'string' },
       'expires-at': { type: 'string' },
+      'internal-url': { type: 'string' },
+      'node-id': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -108,6 +126,39 @@ async function main(argv: string[]): Promise<number> {
       return s.apiKeys.create(user.id, { description: values.description ?? 'created with sandboxd key create', expiresAt: values['expires-at'] ?? null });
     });
     print(json, { id: key.id, key_prefix: key.keyPrefix, user_id: key.userId, full_key: key.fullKey, expires_at: key.expiresAt }, key.fullKey);
+    return 0;
+  }
+  if (group === 'cluster' && action === 'token' && !name) {
+    const config = loadConfig();
+    // Checked before a store is opened: the embedded one would be created for nothing.
+    if (!config.databaseUrl) throw new AppError('BAD_REQUEST', 'this node runs on the embedded SQLite store: cluster mode needs SANDBOXD_DATABASE_URL (PostgreSQL) on every node');
+    const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    try {
+      const token = await clusterTokenOf(database, config.databaseUrl, config.clusterSecret);
+      print(json, { token }, token);
+    } finally {
+      await database.close();
+    }
+    return 0;
+  }
+  if (group === 'node' && action === 'join' && name && !extra) {
+    const token = decodeClusterToken(name);
+    // The settings are checked like the server would check them before anything is written.
+    const config = loadConfig({ ...process.env, SANDBOXD_DATABASE_URL: token.databaseUrl, SANDBOXD_CLUSTER_SECRET: token.clusterSecret, ...(values['internal-url'] ? { SANDBOXD_INTERNAL_URL: values['internal-url'] } : {}), ...(values['node-id'] ? { SANDBOXD_NODE_ID: values['node-id'] } : {}) });
+    process.stderr.write(`checking the cluster's database at ${redactedUrl(token.databaseUrl)}…\n`);
+    const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: token.databaseUrl });
+    try {
+      const joined = await joinCluster(database, token, { dataDir: config.dataDir, ...(values['internal-url'] ? { internalUrl: config.internalUrl } : {}), ...(values['node-id'] ? { nodeId: config.nodeId } : {}) });
+      const live = joined.nodes.filter((n) => n.state === 'live').map((n) => n.id);
+      print(
+        json,
+        { settings_file: joined.file, node_id: config.nodeId, internal_url: config.internalUrl, live_nodes: live },
+        `joined: ${joined.file} holds the cluster settings (${live.length} live node${live.length === 1 ? '' : 's'}: ${live.join(', ') || 'none yet'}).\n` +
+          `This machine is node ${config.nodeId}, reached by the others at ${config.internalUrl}. Start it with \`npm start\` (or \`sandboxd serve\`).`,
+      );
+    } finally {
+      await database.close();
+    }
     return 0;
   }
   process.stderr.write(`sandboxd: unknown command "${positionals.join(' ')}"\n${USAGE}\n`);

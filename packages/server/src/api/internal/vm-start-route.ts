@@ -10,16 +10,10 @@ import { AppError } from '../../core/errors.ts';
 import { REMOTE_START_PATH } from '../../core/cluster/remote-nodes.ts';
 import { findSession } from '../../store/sessions-store.ts';
 import type { App, RouteContext } from '../types.ts';
+import { SignedPrincipal } from './signed-principal.ts';
 
 const Body = Type.Object({
-  principal: Type.Object({
-    userId: Type.Integer(),
-    username: Type.String(),
-    plan: Type.String(),
-    isAdmin: Type.Boolean(),
-    via: Type.Union([Type.Literal('api_key'), Type.Literal('access_token')]),
-    apiKeyId: Type.Union([Type.Integer(), Type.Null()]),
-  }),
+  principal: SignedPrincipal,
   session_id: Type.String({ minLength: 1, maxLength: 100 }),
   spec: Type.Object({
     vcpuCount: Type.Integer({ minimum: 1, maximum: 64 }),

@@ -239,6 +239,11 @@ export class BrowserService implements Api.BrowserApi {
     return { sessions: rows.map((row) => this.toResponse(row, this.live.get(row.id))) };
   }
 
+  /** Whether this process drives the session's page (cluster routing sends its calls here, not elsewhere). */
+  holds(sessionId: string): boolean {
+    return this.live.has(sessionId);
+  }
+
   async getSession(principal: Principal, sessionId: string): Promise<Api.BrowserSessionResponse> {
     const row = await this.ownedRow(principal, sessionId);
     return this.toResponse(row, this.live.get(row.id));

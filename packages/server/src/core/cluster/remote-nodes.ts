@@ -5,7 +5,7 @@
  * request starts a new VM.
  */
 import type { Principal } from '../authenticator.ts';
-import { AppError, type ErrorCode } from '../errors.ts';
+import { AppError, ERROR_CODES, InputError, type ErrorCode, type InputProblem } from '../errors.ts';
 import type { Vm } from '../model.ts';
 import type { GuestAgent } from '../vm-engine.ts';
 import type { Database } from '../../store/database.ts';
@@ -43,22 +43,33 @@ export class RemoteNodes {
    * one (quota, reservation, restore, events) and answers the VM's id once it is active.
    */
   async startVm(nodeId: string, principal: Principal, sessionId: string, spec: RemoteVmSpec): Promise<string> {
-    const baseUrl = await this.internalUrlOf(nodeId, `a new VM was placed on node ${nodeId}`);
-    const body = JSON.stringify({ principal, session_id: sessionId, spec });
+    const answer = await this.post<{ vm_id?: string }>(nodeId, REMOTE_START_PATH, { principal, session_id: sessionId, spec }, START_TIMEOUT_MS, 'a new VM was placed on');
+    if (!answer.vm_id) throw new AppError('VM_UNAVAILABLE', `node ${nodeId} answered a VM start without a VM id`);
+    return answer.vm_id;
+  }
+
+  /**
+   * A signed JSON request to an internal route of node `nodeId`; its answer, or its error rebuilt as the same
+   * AppError (or InputError: a 422's problems) so the caller's client sees what a local call would have given.
+   */
+  async post<T>(nodeId: string, internalPath: string, body: unknown, timeoutMs: number, what: string): Promise<T> {
+    const baseUrl = await this.internalUrlOf(nodeId, `${what} node ${nodeId}`);
     let response: Response;
     try {
-      response = await fetch(new URL(REMOTE_START_PATH, baseUrl), {
+      response = await fetch(new URL(internalPath, baseUrl), {
         method: 'POST',
-        headers: { ...this.auth.sign('POST', REMOTE_START_PATH), 'content-type': 'application/json' },
-        body,
-        signal: AbortSignal.timeout(START_TIMEOUT_MS),
+        headers: { ...this.auth.sign('POST', internalPath), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      throw new AppError('VM_UNAVAILABLE', `node ${nodeId} could not be reached to start a VM: ${(error as Error).message}`);
+      throw new AppError('VM_UNAVAILABLE', `node ${nodeId} could not be reached (${what} it): ${(error as Error).message}`);
     }
-    const answer = (await response.json().catch(() => ({}))) as { vm_id?: string; code?: string; detail?: string };
-    if (response.ok && answer.vm_id) return answer.vm_id;
-    throw new AppError((answer.code ?? 'VM_UNAVAILABLE') as ErrorCode, answer.detail ?? `node ${nodeId} answered ${response.status} to a VM start`);
+    const answer = (await response.json().catch(() => ({}))) as T & { code?: string; detail?: unknown };
+    if (response.ok) return answer;
+    if (response.status === 422 && Array.isArray(answer.detail)) throw new InputError(answer.detail as InputProblem[]);
+    const code = answer.code && answer.code in ERROR_CODES ? (answer.code as ErrorCode) : 'VM_UNAVAILABLE';
+    throw new AppError(code, typeof answer.detail === 'string' ? answer.detail : `node ${nodeId} answered ${response.status} (${what} it)`);
   }
 
   private async internalUrlOf(nodeId: string, what: string): Promise<string> {

@@ -1,0 +1,78 @@
+/**
+ * Joining a machine to a cluster with one token: `sandboxd cluster token` on a node of the cluster prints it,
+ * `sandboxd node join <token>` on the new machine checks it against the shared database and writes the cluster
+ * settings into that machine's data directory (`cluster.json`, which `loadConfig` reads under the environment),
+ * so `npm start` there starts a node of the cluster. The token carries what a node needs and nothing else: the
+ * PostgreSQL URL (with its password) and the cluster secret that signs traffic between nodes, so it is a
+ * credential: pass it like a password (it is printed once, never logged, and the file is 0600).
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { JOINED_SETTINGS_FILE } from '../../config.ts';
+import { AppError } from '../errors.ts';
+import type { Database } from '../../store/database.ts';
+import { listNodes } from '../../store/nodes-store.ts';
+import { readOrInitSetting } from '../../store/settings-store.ts';
+
+const TOKEN_PREFIX = 'sbxd-cluster-v1.';
+
+export interface ClusterToken {
+  databaseUrl: string;
+  clusterSecret: string;
+}
+
+export function encodeClusterToken(token: ClusterToken): string {
+  return TOKEN_PREFIX + Buffer.from(JSON.stringify({ database_url: token.databaseUrl, cluster_secret: token.clusterSecret })).toString('base64url');
+}
+
+export function decodeClusterToken(raw: string): ClusterToken {
+  const text = raw.trim();
+  if (!text.startsWith(TOKEN_PREFIX)) throw new AppError('BAD_REQUEST', `not a sandboxd cluster token (it starts with "${TOKEN_PREFIX}"; print one with \`sandboxd cluster token\` on a node of the cluster)`);
+  let fields: { database_url?: unknown; cluster_secret?: unknown };
+  try {
+    fields = JSON.parse(Buffer.from(text.slice(TOKEN_PREFIX.length), 'base64url').toString('utf8')) as typeof fields;
+  } catch {
+    throw new AppError('BAD_REQUEST', 'the cluster token is damaged (copy it whole)');
+  }
+  const { database_url: databaseUrl, cluster_secret: clusterSecret } = fields;
+  if (typeof databaseUrl !== 'string' || !/^postgres(ql)?:\/\//.test(databaseUrl) || typeof clusterSecret !== 'string' || clusterSecret.length < 32) {
+    throw new AppError('BAD_REQUEST', 'the cluster token is damaged (copy it whole)');
+  }
+  return { databaseUrl, clusterSecret };
+}
+
+/** The token of the cluster whose database this is: its URL and the secret its nodes sign with. */
+export async function clusterTokenOf(database: Database, databaseUrl: string | null, configuredSecret: string | null): Promise<string> {
+  if (!databaseUrl) throw new AppError('BAD_REQUEST', 'this node runs on the embedded SQLite store: cluster mode needs SANDBOXD_DATABASE_URL (PostgreSQL) on every node');
+  // The same secret the running nodes use: the configured one, else the one generated into the store.
+  const clusterSecret = configuredSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
+  return encodeClusterToken({ databaseUrl, clusterSecret });
+}
+
+export interface JoinOptions {
+  dataDir: string;
+  /** Where the other nodes reach this one (SANDBOXD_INTERNAL_URL); default its public URL. */
+  internalUrl?: string;
+  nodeId?: string;
+}
+
+/**
+ * Writes the cluster settings for this machine after the database answered (opened and migrated by the caller
+ * with the token's URL); returns the nodes already there. Settings already in the file are replaced.
+ */
+export async function joinCluster(database: Database, token: ClusterToken, options: JoinOptions): Promise<{ file: string; nodes: { id: string; state: string }[] }> {
+  const nodes = (await listNodes(database.db)).map((n) => ({ id: n.id, state: n.state }));
+  const settings: Record<string, string> = { SANDBOXD_DATABASE_URL: token.databaseUrl, SANDBOXD_CLUSTER_SECRET: token.clusterSecret };
+  if (options.internalUrl) settings.SANDBOXD_INTERNAL_URL = options.internalUrl;
+  if (options.nodeId) {
+    if (nodes.some((n) => n.id === options.nodeId && n.state === 'live')) throw new AppError('CONFLICT', `a live node is already called ${options.nodeId}: pick another --node-id`);
+    settings.SANDBOXD_NODE_ID = options.nodeId;
+  }
+  fs.mkdirSync(options.dataDir, { recursive: true });
+  const file = path.join(options.dataDir, JOINED_SETTINGS_FILE);
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(temporary, file);
+  return { file, nodes };
+}
