@@ -2,7 +2,7 @@
 // Set-up shared by `npm start` and `npm test`: installs what is missing on a fresh Debian machine, then
 // returns. Plain JavaScript with no dependencies, because it runs before `npm install` has.
 //
-//   node scripts/setup.mjs --for=start   npm deps, the client library's dist/, Debian packages for VMs, guest
+//   node scripts/setup.mjs --for=start   npm deps, the client library's and the web console's dist/, Debian packages for VMs, guest
 //                                        image, `sandbox` on PATH
 //   node scripts/setup.mjs --for=test    the same, plus PostgreSQL (for the store's contract tests)
 import { spawnSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureSdkBuilt } from './build-sdk.mjs';
+import { ensureDashboardBuilt } from './build-dashboard.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const purpose = (process.argv.find((a) => a.startsWith('--for=')) ?? '--for=start').slice('--for='.length);
@@ -31,7 +32,8 @@ const ENGINE_PACKAGES = [
  * browser and desktop viewer tests open pages in it) and ffmpeg (ffprobe reads desktop recordings).
  */
 // The Python client's tests build a wheel and install it into venvs with the system Python (no PyPI).
-const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black', 'docker-registry', 'apache2-utils', 'chromium', 'ffmpeg', 'python3-pip', 'python3-venv', 'python3-wheel'];
+// The egress tests make a test CA with openssl and fetch through the host firewall with curl.
+const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black', 'docker-registry', 'apache2-utils', 'chromium', 'ffmpeg', 'python3-pip', 'python3-venv', 'python3-wheel', 'openssl', 'curl', 'openssh-client'];
 
 function step(message) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
@@ -173,6 +175,7 @@ try {
   checkNode();
   ensureNpmDependencies();
   ensureSdkBuilt(step);
+  ensureDashboardBuilt(step);
   ensureDebianPackages(purpose === 'test' ? [...ENGINE_PACKAGES, ...TEST_PACKAGES] : ENGINE_PACKAGES);
   bundleAgent();
   ensureGuestImage();

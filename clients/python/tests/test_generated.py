@@ -30,6 +30,9 @@ NOT_CALLED_BY_NAME = {
     "POST /workers/{worker_id}/drain": "worker control for operators, not API users (as in the TypeScript client)",
     "POST /workers/{worker_id}/undrain": "worker control for operators",
     "POST /workers/{worker_id}/deployment-drain/{action}": "worker control for operators",
+    "POST /v1/auth/session": "the web console's cookie sign-in, for browsers (the library sends a key or a token)",
+    "GET /v1/auth/session": "the web console's cookie session, for browsers",
+    "DELETE /v1/auth/session": "the web console's sign-out, for browsers",
 }
 
 

@@ -91,7 +91,7 @@ describe('sandbox (command-line tool)', () => {
     before(async () => {
       const running = startCli(['login', '--no-browser', '--json', '--hostname', 'cli-test-host'], home.env());
       const [, userCode] = await waitFor(running.stderrSoFar, USER_CODE);
-      assert.match(running.stderrSoFar(), new RegExp(`${server.baseUrl}/cli-auth\\?user_code=${userCode}`));
+      assert.match(running.stderrSoFar(), new RegExp(`${server.baseUrl}/cli-login\\?user_code=${userCode}`));
       await new Promise((r) => setTimeout(r, 1500)); // let it poll while pending at least once
       await approveAsDave(userCode!);
       const result = await running.done;
@@ -152,6 +152,16 @@ describe('sandbox (command-line tool)', () => {
       assert.equal(status.json.vm_assigned, false);
       const bad = await runCli(['create', '--vcpus', '3'], home.env());
       assert.equal(bad.code, 2);
+    });
+
+    test('create --pre-stop gives the session a pre-stop hook its VMs inherit', async () => {
+      const json = await runCli(['--json', 'create', '--vcpus', '1', '--pre-stop', 'sync; echo "bye $HOSTNAME"', '--pre-stop-timeout', '5'], home.env());
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(json.json.lifecycle_hooks, { pre_stop: { command: 'sync; echo "bye $HOSTNAME"', timeout_seconds: 5 } });
+      const defaults = await runCli(['--json', 'create', '--vcpus', '1', '--pre-stop', 'sync'], home.env());
+      assert.equal(defaults.json.lifecycle_hooks.pre_stop.timeout_seconds, 30);
+      assert.equal((await runCli(['create', '--pre-stop-timeout', '5'], home.env())).code, 2, '--pre-stop-timeout needs --pre-stop');
+      assert.equal((await runCli(['create', '--pre-stop', 'sync', '--pre-stop-timeout', '121'], home.env())).code, 2);
     });
 
     test('ls lists sandboxes with a metadata filter (none without a VM)', async () => {

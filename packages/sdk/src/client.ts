@@ -2,7 +2,11 @@
 import type { ExecuteResult } from './api-types.ts';
 import { readEnv } from './env.ts';
 import { ApiKeys } from './resources/api-keys.ts';
+import { SshKeys } from './resources/ssh-keys.ts';
 import { Audit } from './resources/audit.ts';
+import { Egress } from './resources/egress.ts';
+import { Admin } from './resources/admin.ts';
+import { Usage } from './resources/usage.ts';
 import { Browser } from './resources/browser.ts';
 import { ComputerUse } from './resources/computer-use.ts';
 import { Auth } from './resources/auth.ts';
@@ -70,10 +74,18 @@ export class Sandboxd {
   /** Persistent volumes. */
   readonly volumes: Volumes;
   readonly apiKeys: ApiKeys;
+  /** SSH public keys (logins through the SSH gateway) and the gateway's address. */
+  readonly sshKeys: SshKeys;
   readonly auth: Auth;
   readonly cliAuth: CliAuth;
   readonly webhooks: Webhooks;
   readonly audit: Audit;
+  /** Egress policies of VMs and sessions, and VMs' egress logs. */
+  readonly egress: Egress;
+  /** Your usage per day. */
+  readonly usage: Usage;
+  /** Users, plans and nodes (administrators only). */
+  readonly admin: Admin;
   readonly events: Events;
   readonly shares: Shares;
   readonly customDomains: CustomDomains;
@@ -118,13 +130,17 @@ export class Sandboxd {
     this.sessions = new Sessions(this.transport, this);
     this.sandboxes = new Sandboxes(this.transport);
     this.vms = new Vms(this.transport);
+    this.egress = new Egress(this.transport);
     this.snapshots = new Snapshots(this.transport);
     this.volumes = new Volumes(this.transport);
     this.apiKeys = new ApiKeys(this.transport);
+    this.sshKeys = new SshKeys(this.transport);
     this.auth = new Auth(this.transport);
     this.cliAuth = new CliAuth(this.transport);
     this.webhooks = new Webhooks(this.transport);
     this.audit = new Audit(this.transport);
+    this.usage = new Usage(this.transport);
+    this.admin = new Admin(this.transport);
     this.events = new Events(this.transport);
     this.shares = new Shares(this.transport);
     this.customDomains = new CustomDomains(this.transport);

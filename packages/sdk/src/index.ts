@@ -11,7 +11,8 @@ export { AsyncExecution, recordAsResult, type RunResult, type WaitOptions } from
 export { DEFAULT_EXECUTE_TIMEOUT_SECONDS, type ExecuteOptions, type Language } from './resources/execution.ts';
 export type { UploadData, UploadOptions } from './resources/files.ts';
 export type { SessionCreateOptions } from './resources/sessions.ts';
-export type { VmCreateOptions, VmVolumeMount } from './resources/vms.ts';
+export type { LifecycleHooksOptions, VmCreateOptions, VmVolumeMount } from './resources/vms.ts';
+export { egressPolicyBody, type EgressLogOptions, type EgressPolicyOptions } from './resources/egress.ts';
 export type { VolumeCreateOptions } from './resources/volumes.ts';
 export type { TemplateCreateOptions, TemplateWaitOptions } from './resources/templates.ts';
 export {
@@ -58,6 +59,7 @@ export type { ShareCreateOptions } from './resources/shares.ts';
 export type { CustomDomainCreateOptions } from './resources/custom-domains.ts';
 export { TerminalConnection, type TerminalAttachOptions, type TerminalCreateOptions, type TerminalExit, type TerminalOwner, type WebSocketConstructor, type WebSocketLike } from './resources/terminals.ts';
 export type { ApiKeyChanges } from './resources/api-keys.ts';
+export { SshKeys } from './resources/ssh-keys.ts';
 export type { CliAuthPollOptions } from './resources/cli-auth.ts';
 export type { StreamedEvent } from './resources/events.ts';
 export {

@@ -16,6 +16,8 @@ import { partAwareSchemaController } from './api/validator-compiler.ts';
 import { registerApiKeyRoutes } from './api/routes/api-keys/index.ts';
 import { ApiKeyBody, ApiKeyRecord } from './api/routes/api-keys/schemas.ts';
 import { registerTokenRoute } from './api/routes/auth/token.ts';
+import { registerSessionSignInRoutes } from './api/routes/auth/session.ts';
+import { registerDashboard } from './api/dashboard/serve.ts';
 import { registerHealthRoutes } from './api/routes/health.ts';
 import { registerPublicWorkerRoutes } from './api/routes/workers/public-routes.ts';
 import { DeploymentDrainRequest } from './api/routes/workers/schemas.ts';
@@ -39,9 +41,14 @@ import { createEngine, loadBrowserTemplate, loadDesktopTemplate } from './engine
 import { registerExecutionRoutes } from './api/routes/execution/index.ts';
 import { EXECUTION_SCHEMAS } from './api/routes/execution/schemas.ts';
 import { registerFileRoutes } from './api/routes/files/index.ts';
+import { FileListing } from './api/routes/files/list.ts';
+import { DailyUsageList, registerDailyUsage } from './api/routes/usage/daily.ts';
+import { ADMIN_SCHEMAS, registerAdminRoutes } from './api/routes/admin/index.ts';
 import { registerSessionRoutes } from './api/routes/sessions/index.ts';
 import { SESSION_SCHEMAS } from './api/routes/sessions/schemas.ts';
 import { registerVmRoutes } from './api/routes/vms/index.ts';
+import { registerEgressRoutes } from './api/routes/egress/index.ts';
+import { EGRESS_SCHEMAS } from './api/routes/egress/schemas.ts';
 import { registerSnapshotRoutes } from './api/routes/snapshots/index.ts';
 import { SNAPSHOT_SCHEMAS } from './api/routes/snapshots/schemas.ts';
 import { registerVolumeRoutes } from './api/routes/volumes/index.ts';
@@ -67,6 +74,9 @@ import { registerBrowserRoutes } from './api/routes/browser/index.ts';
 import { COMPUTER_USE_SCHEMAS, registerComputerUseRoutes, vncRelayHandler } from './api/routes/computer-use/index.ts';
 import { BROWSER_SCHEMAS } from './api/routes/browser/schemas.ts';
 import { registerMcpRoutes } from './api/routes/mcp/index.ts';
+import { registerSshKeyRoutes } from './api/routes/ssh-keys/index.ts';
+import { SSH_KEY_SCHEMAS } from './api/routes/ssh-keys/schemas.ts';
+import { SshGateway, type SshGatewayAddress } from './ssh/ssh-gateway.ts';
 
 export interface BuildAppOptions {
   config: Config;
@@ -89,6 +99,8 @@ export interface BuiltApp {
   services: Services;
   /** The admin listener's address (worker control), null when `SANDBOXD_ADMIN_LISTEN=off`. */
   adminUrl: string | null;
+  /** The SSH gateway's bound address, null when `SANDBOXD_SSH_LISTEN=off`. */
+  sshGateway: SshGatewayAddress | null;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -125,23 +137,27 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS, ...COMPUTER_USE_SCHEMAS, DeploymentDrainRequest]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS, ...COMPUTER_USE_SCHEMAS, FileListing, DailyUsageList, ...ADMIN_SCHEMAS, ...SSH_KEY_SCHEMAS, ...EGRESS_SCHEMAS, DeploymentDrainRequest]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
   registerHealthRoutes(app, context);
   registerTokenRoute(app, context);
+  registerSessionSignInRoutes(app, context);
   registerApiKeyRoutes(app, context);
   registerWebhookRoutes(app, context);
   registerAuditRoutes(app, context);
   registerEventRoutes(app, context);
   registerSessionRoutes(app, context);
   registerVmRoutes(app, context);
+  registerEgressRoutes(app, context);
   registerSnapshotRoutes(app, context);
   registerVolumeRoutes(app, context);
   registerTemplateRoutes(app, context);
   registerExecutionRoutes(app, context);
   registerFileRoutes(app, context);
+  registerDailyUsage(app, context);
+  registerAdminRoutes(app, context);
   registerCliAuthRoutes(app, context);
   registerAppRoutes(app, context);
   registerPreviewRoutes(app, context);
@@ -150,8 +166,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerBrowserRoutes(app, context);
   registerComputerUseRoutes(app, context);
   registerMcpRoutes(app, context);
+  const sshGateway = runSshGateway(app, services);
+  registerSshKeyRoutes(app, context, () => sshGateway.address());
   registerPublicWorkerRoutes(app);
   registerInternalVmStartRoute(app, context);
+  const notFoundHint = customDomainHint(services);
+  await registerDashboard(app, { notHere: async (request) => (await notFoundHint(request)) !== null });
   registerInternalBrowserCallRoute(app, context);
   const agentRpc = agentRpcUpgradeHandler(services);
   app.addHook('preClose', async () => agentRpc.closeAll());
@@ -160,10 +180,11 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const admin = runClusterNode(app, services);
   runWebhookDispatcher(app, services);
   runCustomDomains(app, services);
+  runEgress(app, services);
 
   options.instrument?.(app);
   await app.ready();
-  return { app, services, adminUrl: admin.url };
+  return { app, services, adminUrl: admin.url, sshGateway: sshGateway.address() };
 }
 
 /**
@@ -228,6 +249,20 @@ function runClusterNode(app: App, services: Services): AdminListener {
 }
 
 /**
+ * The SSH gateway for as long as the app: it listens once the app is ready and stops (its connections closed)
+ * before the server waits for open requests.
+ */
+function runSshGateway(app: App, services: Services): SshGateway {
+  const { sessions, vms } = services.sandbox;
+  const gateway = new SshGateway(services.config, { ...services, sessions, vms }, app.log.child({ component: 'ssh' }));
+  app.addHook('onReady', async () => {
+    await gateway.start();
+  });
+  app.addHook('preClose', async () => gateway.close());
+  return gateway;
+}
+
+/**
  * Runs webhook delivery for as long as the app: it stops before the server waits for open requests
  * (attempts in flight are handed back to the queue), so the store is still open while it settles.
  */
@@ -257,6 +292,21 @@ function runCustomDomains(app: App, services: Services): void {
   app.addHook('preClose', async () => {
     hosts.stop();
     await checker.stop();
+  });
+}
+
+/**
+ * Egress policies for as long as the app: started once the server is ready (after the engine re-adopted its
+ * VMs, whose policies it re-applies); stopped after the VMs, so their rules are dropped with them unless they
+ * are kept running, in which case the rules stay and fail closed until the next start.
+ */
+function runEgress(app: App, services: Services): void {
+  const egress = services.sandbox.egress;
+  app.addHook('onReady', async () => {
+    void egress.start().catch((error: unknown) => app.log.error({ err: error }, 'egress policies could not be started; restricted policies are refused'));
+  });
+  app.addHook('onClose', async () => {
+    await egress.stop({ vmsKept: services.config.keepVmsOnShutdown }).catch((error: unknown) => app.log.error({ err: error }, 'stopping egress enforcement failed'));
   });
 }
 

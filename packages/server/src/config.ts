@@ -11,6 +11,8 @@ import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { assertObjectKey } from './storage/object-validation.ts';
+import { normalizeEgressPolicy, OPEN_EGRESS_POLICY, type EgressPolicy } from './core/egress-policy.ts';
+import { parseUpstream } from './net/egress/policy-resolver.ts';
 
 /** Limits attached to a subscription plan; later features (rate limits, quotas) read them. */
 export const PlanLimitsSchema = Type.Object({
@@ -98,6 +100,32 @@ function durationList(raw: string): number[] {
     if (ms < 1 || ms > 7 * 86_400_000) throw new Error(`each delay must be from 1ms to 7d, got "${part.trim()}"`);
     return ms;
   });
+}
+
+/** `open`, or a JSON egress policy with the API's field names. */
+function egressPolicySetting(raw: string): EgressPolicy {
+  if (raw.trim() === 'open') return OPEN_EGRESS_POLICY;
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    throw new Error('expected `open` or a JSON object');
+  }
+  const flag = (name: string) => {
+    if (value[name] === undefined) return true;
+    if (typeof value[name] !== 'boolean') throw new Error(`${name} must be true or false`);
+    return value[name] as boolean;
+  };
+  const list = (name: string) => {
+    const entries = value[name] ?? [];
+    if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'string')) throw new Error(`${name} must be an array of strings`);
+    return entries as string[];
+  };
+  try {
+    return normalizeEgressPolicy({ allowPackageManagers: flag('allow_package_managers'), allowHttp: flag('allow_http'), allowHttps: flag('allow_https'), allowedDomains: list('allowed_domains'), allowedCidrs: list('allowed_cidrs') });
+  } catch (error) {
+    throw new Error((error as Error).message);
+  }
 }
 
 /** Parses `1.1.1.1, 127.0.0.1:5353, ::1, [2001:db8::1]:53` into what `dns.Resolver#setServers` takes. */
@@ -371,6 +399,24 @@ const settings = {
     },
     fallback: () => null as string | null,
   },
+  sshListen: {
+    env: 'SANDBOXD_SSH_LISTEN',
+    description:
+      'HOST:PORT of the SSH gateway (`ssh <vm_id or session_id>@host` with a key registered at /v1/ssh-keys: shell, commands, scp/sftp, -L forwarding into the VM), or `off`; default the API host on port 2222',
+    parse: (raw: string) => {
+      if (raw === 'off') return 'off';
+      const match = /^(.+):(\d{1,5})$/.exec(raw);
+      if (!match || Number(match[2]) > 65_535) throw new Error(`expected HOST:PORT or off, got "${raw}"`);
+      return raw;
+    },
+    fallback: () => '',
+  },
+  sshHostKeyFile: {
+    env: 'SANDBOXD_SSH_HOST_KEY_FILE',
+    description: "The SSH gateway's host key (an OpenSSH private key file); unset = an ed25519 key generated at the first start and kept in DATA_DIR/ssh-host-key (mode 0600)",
+    parse: (raw: string) => raw,
+    fallback: () => null as string | null,
+  },
   strictKillOwnership: {
     env: 'SANDBOXD_STRICT_KILL_OWNERSHIP',
     description: "A kill that a node's queue worker picks up for a VM another node owns is re-dispatched once to the owner's queue (else it is dropped as stale)",
@@ -488,7 +534,7 @@ const settings = {
   agentReconnectSeconds: {
     env: 'SANDBOXD_AGENT_RECONNECT_SECONDS',
     description:
-      "How long the server keeps trying to reconnect to a live VM's agent after the link dropped; a VM whose agent is not back by then is killed and recorded with end_reason agent_lost",
+      "How long the server keeps trying to reconnect to a live VM's agent after the link dropped; a VM whose agent is not back by then is killed and recorded with end_reason error (end_detail agent_lost)",
     parse: integer(1, 3600),
     fallback: () => 30,
   },
@@ -769,6 +815,31 @@ const settings = {
     parse: booleanFlag,
     fallback: () => true,
   },
+  egressDefault: {
+    env: 'SANDBOXD_EGRESS_DEFAULT',
+    description:
+      'The egress policy of VMs and sessions created without one: `open` (every public destination, the default) or a JSON policy like {"allow_package_managers":true,"allow_http":true,"allow_https":true,"allowed_domains":["example.com"],"allowed_cidrs":[]}',
+    parse: egressPolicySetting,
+    fallback: () => OPEN_EGRESS_POLICY,
+  },
+  egressDnsServers: {
+    env: 'SANDBOXD_EGRESS_DNS_SERVERS',
+    description: 'DNS servers the egress resolver of restricted VMs forwards allowed names to, comma-separated IPv4 addresses with an optional port; default: the system resolvers (/etc/resolv.conf)',
+    parse: (raw: string) => raw.split(',').map((entry) => `${parseUpstream(entry).host}:${parseUpstream(entry).port}`),
+    fallback: () => null as string[] | null,
+  },
+  egressLogRetentionDays: {
+    env: 'SANDBOXD_EGRESS_LOG_RETENTION_DAYS',
+    description: 'Days the egress log (GET /v1/vms/{vm_id}/egress/log) keeps connection attempts',
+    parse: integer(1, 3650),
+    fallback: () => 7,
+  },
+  egressRefusedEventSeconds: {
+    env: 'SANDBOXD_EGRESS_REFUSED_EVENT_SECONDS',
+    description: 'At most one egress.refused event per VM in this many seconds (the next one counts the refusals in between)',
+    parse: integer(0, 86_400),
+    fallback: () => 60,
+  },
   screenshotRetentionDays: {
     env: 'SANDBOXD_SCREENSHOT_RETENTION_DAYS',
     description: 'Days stored browser screenshots are kept in the object store before they are removed; 0 keeps them forever',
@@ -830,6 +901,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   if (!result.publicUrl) result.publicUrl = `http://${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port}`;
   if (!result.internalUrl) result.internalUrl = result.publicUrl;
   if (!result.adminListen) result.adminListen = `127.0.0.1:${result.port === 0 ? 0 : result.port + 1}`;
+  if (!result.sshListen) result.sshListen = `${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port === 0 ? 0 : 2222}`;
   if (result.nodeDeadAfterSeconds <= 2 * result.nodeHeartbeatSeconds) {
     throw new ConfigError(`SANDBOXD_NODE_DEAD_AFTER_SECONDS (${result.nodeDeadAfterSeconds}) must be more than twice SANDBOXD_NODE_HEARTBEAT_SECONDS (${result.nodeHeartbeatSeconds})`);
   }

@@ -57,7 +57,11 @@ async function main(): Promise<void> {
   app.log.info({ url: config.publicUrl, store: services.database.dialect }, 'sandboxd is serving');
   // Warm up in the background: the first start on a machine builds snapshots (tens of seconds under TCG).
   services.sandbox.vms.start().then(
-    ({ adopted, ended }) => app.log.info({ adopted, ended }, 'VMs reconciled with the store'),
+    async ({ adopted, ended }) => {
+      app.log.info({ adopted, ended }, 'VMs reconciled with the store');
+      // The re-adopted VMs get their egress policies back; rules of VMs that are gone are reaped.
+      await services.sandbox.egress.recover().catch((error: unknown) => app.log.error({ err: error }, 'egress policies of re-adopted VMs could not be re-applied; the reconcile loop retries'));
+    },
     (error: unknown) => app.log.error({ err: error }, 'the VM engine could not start; VM requests answer 503 until it can'),
   );
   // Ends browser sessions a previous process left, and fills the browser pool when it has a size.

@@ -3,9 +3,10 @@
  * both act on the store the same way.
  */
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import type { Config } from './config.ts';
 import { ApiKeyService } from './core/api-keys.ts';
+import { SshKeyService } from './core/ssh-keys.ts';
 import { createAccessTokenIssuer, type AccessTokenIssuer } from './core/auth/access-tokens.ts';
 import { createPreviewTokens, type PreviewTokens } from './core/auth/preview-tokens.ts';
 import { AppUrls } from './core/app-urls.ts';
@@ -56,6 +57,11 @@ import type { BrowserApi } from './core/browser/browser-api.ts';
 import { BrowserService } from './core/browser/browser-service.ts';
 import { PlaywrightDriver } from './browser/playwright-driver.ts';
 import { createObjectStore } from './storage/index.ts';
+import { EgressService } from './core/egress.ts';
+import { EgressEnforcer } from './net/egress/egress-enforcer.ts';
+import { parseUpstream } from './net/egress/policy-resolver.ts';
+import { egressTableName } from './net/egress/ruleset.ts';
+import { hostDnsServers } from './vm/qemu/network-guard.ts';
 import type { Database } from './store/database.ts';
 import { readOrInitSetting } from './store/settings-store.ts';
 
@@ -67,6 +73,8 @@ export interface CoreServices {
   events: EventNotifier;
   users: UserService;
   apiKeys: ApiKeyService;
+  /** Users' SSH public keys (the SSH gateway's logins). */
+  sshKeys: SshKeyService;
   tokens: AccessTokenIssuer;
   /** Signs private share links and the preview cookies they set. */
   previewTokens: PreviewTokens;
@@ -131,6 +139,7 @@ export async function createServices(config: Config, database: Database, clock: 
     events,
     users,
     apiKeys,
+    sshKeys: new SshKeyService(database, clock, events),
     tokens,
     previewTokens: createPreviewTokens(authSecret),
     viewerTokens: createViewerTokens(authSecret),
@@ -187,6 +196,8 @@ export interface SandboxServices {
   nodes: NodeRegistry;
   /** Kills of VMs on other nodes, through their pg-boss queues (cluster mode; null with the embedded store). Started by the HTTP app. */
   killQueue: KillQueue | null;
+  /** Egress policies of VMs and sessions, their enforcement on this host and the egress log. Started by the HTTP app. */
+  egress: EgressService;
 }
 
 /** Everything the HTTP app uses. */
@@ -226,6 +237,21 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     : null;
   const remoteNodes = new RemoteNodes(database, core.internalAuth);
   const vms = new VmService(database, engine, limiter, clock, events, sources, remoteNodes, placement, killQueue);
+  // Enforcing restricted egress policies needs root (nftables, listeners the firewall redirects to).
+  const egressEnforcer =
+    process.getuid?.() === 0
+      ? new EgressEnforcer({
+          table: egressTableName(`${engine.nodeId}:${config.dataDir}`),
+          upstreams: async () => (config.egressDnsServers ?? (await hostDnsServers()).filter((address) => isIPv4(address))).map(parseUpstream),
+          onAttempt: (attempt) => egress.record(attempt),
+        })
+      : null;
+  const egress: EgressService = new EgressService(database, clock, events, sessions, vms, engine, egressEnforcer, {
+    defaultPolicy: config.egressDefault,
+    retentionDays: config.egressLogRetentionDays,
+    refusedEventIntervalMs: config.egressRefusedEventSeconds * 1000,
+    reconcileIntervalMs: 2000,
+  });
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
   const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
   const templates = new TemplateService(database, clock, events, engine, sources, fetcher, {
@@ -284,6 +310,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   return {
     nodes,
     killQueue,
+    egress,
     engine,
     limiter,
     sessions,

@@ -123,7 +123,7 @@ class AuditEvent(TypedDict):
     # The acting user's name, or the username a sign-in attempted
     username: Optional[str]
     # system: the server or the admin command
-    via: Literal["password", "api_key", "access_token", "system"]
+    via: Literal["password", "api_key", "access_token", "ssh_key", "system"]
     # The key used, when via is api_key
     api_key_id: Optional[int]
     target_type: Optional[str]
@@ -137,6 +137,29 @@ class AuditEventList(TypedDict):
     items: List[AuditEvent]
     # Pass as cursor for the next (older) page; null on the last page
     next_cursor: Optional[str]
+
+
+class LifecycleHooksPreStop(TypedDict):
+    """Run in the VM before it is stopped on purpose: killed (DELETE /v1/vms/{vm_id}, POST /kill, a session
+    kill), paused, or at the end of its lifetime. It runs like a bash execute and is kept as an
+    execution record with `trigger: "pre_stop"` (GET /v1/executions); the stop waits for it up to
+    `timeout_seconds`, and a `vm.pre_stop_hook` event says how it ended. It does not run when the VM is
+    already gone (it crashed, its agent or its node was lost) nor when the server shuts down.
+    """
+    # A bash command (`bash -c`, in /root, with the session's env), e.g. `pg_dump app > /data/app.sql`
+    command: str
+    # How long it may run, 1 to 120 seconds (default 30); then it is killed and the stop goes on
+    timeout_seconds: int
+
+
+class LifecycleHooks(TypedDict, total=False):
+    """Commands the VM runs at points of its life"""
+    # Run in the VM before it is stopped on purpose: killed (DELETE /v1/vms/{vm_id}, POST /kill, a session
+    # kill), paused, or at the end of its lifetime. It runs like a bash execute and is kept as an
+    # execution record with `trigger: "pre_stop"` (GET /v1/executions); the stop waits for it up to
+    # `timeout_seconds`, and a `vm.pre_stop_hook` event says how it ended. It does not run when the VM is
+    # already gone (it crashed, its agent or its node was lost) nor when the server shuts down.
+    pre_stop: LifecycleHooksPreStop
 
 
 class SessionCreateRequest(TypedDict, total=False):
@@ -164,6 +187,8 @@ class SessionCreateRequest(TypedDict, total=False):
     screen_width: int
     # Desktop sessions only: screen height in pixels, default 800
     screen_height: int
+    lifecycle_hooks: LifecycleHooks
+    egress_policy: EgressPolicyInput
 
 
 class SessionCreateResponseSource(TypedDict):
@@ -186,6 +211,8 @@ class SessionCreateResponse(TypedDict):
     prewarm: bool
     # What VMs start from: a template (`default` is the built-in image) or a snapshot
     source: SessionCreateResponseSource
+    # Its lifecycle hooks (null: none)
+    lifecycle_hooks: Optional[LifecycleHooks]
 
 
 class SessionStatus(TypedDict):
@@ -218,7 +245,8 @@ class VmRecord(TypedDict):
     session_id: Optional[str]
     # A killed VM ended for the reason in end_reason
     status: Literal["starting", "active", "paused", "killed"]
-    end_reason: Optional[Literal["killed", "expired", "crashed", "failed", "server_restart", "server_shutdown", "agent_lost", "node_lost"]]
+    end_reason: Optional[Literal["user_kill", "lifetime", "node_lost", "server_stop", "error"]]
+    end_detail: Optional[Literal["killed", "expired", "crashed", "failed", "server_restart", "server_shutdown", "agent_lost", "node_lost"]]
     vcpu_count: int
     memory_mb: int
     vm_lifetime_seconds: int
@@ -237,6 +265,8 @@ class VmRecord(TypedDict):
     # lives
     base_snapshot_id: Optional[str]
     paused_at: Optional[str]
+    # Its lifecycle hooks (null: none)
+    lifecycle_hooks: Optional[LifecycleHooks]
 
 
 class SessionUsageVm(TypedDict):
@@ -311,6 +341,9 @@ class TaskRecord(TypedDict):
     session_id: str
     vm_id: Optional[str]
     mode: Literal["sync", "async"]
+    # `request` (an execute call) or `pre_stop` (the VM's pre-stop lifecycle hook ran it before a kill,
+    # pause or the end of its lifetime; `status` timeout means the hook was cut and the stop went on)
+    trigger: Literal["request", "pre_stop"]
     language: Literal["python", "bash", "node"]
     # The code or command (first 64 KiB)
     code: str
@@ -1363,6 +1396,175 @@ class DesktopRecordingList(TypedDict):
     count: int
 
 
+class FileListingEntriesItem(TypedDict):
+    name: str
+    # Absolute path in the VM
+    path: str
+    type: Literal["file", "directory", "symlink", "other"]
+    # Bytes
+    size: int
+    # Permission bits (0o644 = 420)
+    mode: int
+    modified_at: str
+    symlink_target: Optional[str]
+
+
+class FileListing(TypedDict):
+    # The directory, absolute
+    path: str
+    # Sorted by name; symlinks are not followed
+    entries: List[FileListingEntriesItem]
+
+
+class DailyUsageListDaysItem(TypedDict):
+    # The UTC day, YYYY-MM-DD
+    date: str
+    # Executions started that day
+    executions: int
+    # Seconds your VMs ran that day
+    vm_seconds: float
+    # CPU seconds your code used in executions started that day
+    cpu_seconds: float
+
+
+class DailyUsageList(TypedDict):
+    # Oldest first, today last; days without use are zeros
+    days: List[DailyUsageListDaysItem]
+
+
+class AdminUserListUsersItem(TypedDict):
+    id: int
+    username: str
+    plan: str
+    is_admin: bool
+    created_at: str
+
+
+class AdminUserList(TypedDict):
+    users: List[AdminUserListUsersItem]
+    # The plan names the server knows (SANDBOXD_PLANS and the built-in ones)
+    plans: List[str]
+    default_plan: str
+
+
+class AdminNodeListNodesItem(TypedDict):
+    id: str
+    state: Literal["live", "dead", "left"]
+    drained: bool
+    deployment_drain: Optional[str]
+    vcpus: int
+    memory_mb: int
+    vm_slots: int
+    running_vms: int
+    used_vcpus: int
+    used_memory_mb: int
+    version: str
+    started_at: str
+    heartbeat_at: str
+    dead_at: Optional[str]
+
+
+class AdminNodeList(TypedDict):
+    nodes: List[AdminNodeListNodesItem]
+
+
+class SshKeyRecord(TypedDict):
+    id: int
+    user_id: int
+    # Your label for the key (default: the key's comment)
+    name: str
+    # e.g. ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa
+    key_type: str
+    # The key as one authorized_keys line, without the comment
+    public_key: str
+    # `SHA256:…`, as `ssh-keygen -l -E sha256 -f key.pub` prints it
+    fingerprint: str
+    created_at: str
+    # Last login through the SSH gateway (minute precision)
+    last_used_at: Optional[str]
+
+
+class _SshKeyCreateBodyRequired(TypedDict):
+    # One line of a .pub file: ed25519, ECDSA or RSA (at least 2048 bits)
+    public_key: str
+
+
+class SshKeyCreateBody(_SshKeyCreateBodyRequired, total=False):
+    # A label; default the key's comment
+    name: Optional[str]
+
+
+class SshGatewayInfo(TypedDict):
+    # False when the server runs without its SSH gateway (SANDBOXD_SSH_LISTEN=off)
+    enabled: bool
+    # The host name to connect to
+    host: Optional[str]
+    port: Optional[int]
+    # The gateway's host key, `SHA256:…`: compare it with what ssh shows at the first connection
+    host_key_fingerprint: Optional[str]
+    # How to log in
+    usage: str
+
+
+class EgressPolicyInput(TypedDict, total=False):
+    # Open the Debian, PyPI and npm registries (deb.debian.org, security.debian.org, pypi.org,
+    # files.pythonhosted.org, registry.npmjs.org, …) over HTTP and HTTPS
+    allow_package_managers: bool
+    # Port 80 at all (to allowed names and CIDRs); false refuses every port-80 connection
+    allow_http: bool
+    # Port 443 at all (to allowed names and CIDRs)
+    allow_https: bool
+    # Names the guest may resolve and reach (matched on its DNS question, TLS SNI and HTTP Host):
+    # `example.com`, `*.example.com` (its subdomains) or `*` (every name)
+    allowed_domains: List[str]
+    # IPv4 addresses or CIDRs the guest may reach on any port, and by raw address over HTTP (`0.0.0.0/0`:
+    # every public address)
+    allowed_cidrs: List[str]
+
+
+class _EgressPolicyRequired(TypedDict):
+    allow_package_managers: bool
+    allow_http: bool
+    allow_https: bool
+    allowed_domains: List[str]
+    allowed_cidrs: List[str]
+    # Whose policy it is: the VM's own, its session's, or the deployment's default
+    source: Literal["vm", "session", "default"]
+    # The host enforces it on the running VM now (false for an open policy, or a VM that is not running)
+    enforced: bool
+
+
+class EgressPolicy(_EgressPolicyRequired, total=False):
+    # A session's PUT: the running VMs that follow the new policy
+    updated_vm_ids: List[str]
+
+
+class EgressLogEntry(TypedDict):
+    id: int
+    at: str
+    vm_id: str
+    # `dns`: a name lookup the policy refused
+    protocol: Literal["tcp", "udp", "icmp", "dns", "other"]
+    # Set when the proxy handled the connection (ports 80 and 443)
+    scheme: Optional[Literal["http", "https"]]
+    # The name asked for (DNS question, SNI, Host), or the one whose DNS answer gave the address
+    name: Optional[str]
+    address: Optional[str]
+    port: Optional[int]
+    # Guest to destination (proxied connections only)
+    bytes_sent: Optional[int]
+    bytes_received: Optional[int]
+    verdict: Literal["allowed", "refused"]
+    # Why it was refused
+    reason: Optional[str]
+
+
+class EgressLogList(TypedDict):
+    items: List[EgressLogEntry]
+    # Pass as cursor for the next (older) page; null on the last page
+    next_cursor: Optional[str]
+
+
 class DeploymentDrainRequest(TypedDict, total=False):
     # Why (kept in the log)
     reason: str
@@ -1394,6 +1596,40 @@ class PostV1AuthTokenResponse(TypedDict):
     access_token: str
     token_type: Literal["bearer"]
     # Seconds until the token expires
+    expires_in: int
+
+
+class _GetV1AuthSessionResponseRequired(TypedDict):
+    user_id: int
+    username: str
+    is_admin: bool
+
+
+class GetV1AuthSessionResponse(_GetV1AuthSessionResponseRequired, total=False):
+    # Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie)
+    csrf_token: str
+    # Seconds until the session ends
+    expires_in: int
+
+
+class PostV1AuthSessionRequest(TypedDict, total=False):
+    """A username and password, or an API key"""
+    username: str
+    password: str
+    # Instead of username and password
+    api_key: str
+
+
+class _PostV1AuthSessionResponseRequired(TypedDict):
+    user_id: int
+    username: str
+    is_admin: bool
+
+
+class PostV1AuthSessionResponse(_PostV1AuthSessionResponseRequired, total=False):
+    # Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie)
+    csrf_token: str
+    # Seconds until the session ends
     expires_in: int
 
 
@@ -1581,6 +1817,8 @@ class PostV1VmsRequest(TypedDict, total=False):
     # has not ended cannot be mounted by another (409); a VM with volumes cannot be snapshotted, cloned or
     # paused.
     volumes: List[PostV1VmsRequestVolumesItem]
+    lifecycle_hooks: LifecycleHooks
+    egress_policy: EgressPolicyInput
     api_key: str
 
 
@@ -1637,6 +1875,27 @@ class PostV1VmsVmIdPauseResponse(VmRecord):
 
 
 PostV1VmsVmIdResumeResponse = VmRecord
+
+
+GetV1VmsVmIdEgressResponse = EgressPolicy
+
+
+PutV1VmsVmIdEgressRequest = EgressPolicyInput
+
+
+PutV1VmsVmIdEgressResponse = EgressPolicy
+
+
+GetV1SessionsSessionIdEgressResponse = EgressPolicy
+
+
+PutV1SessionsSessionIdEgressRequest = EgressPolicyInput
+
+
+PutV1SessionsSessionIdEgressResponse = EgressPolicy
+
+
+GetV1VmsVmIdEgressLogResponse = EgressLogList
 
 
 GetV1SnapshotsResponse = List[SnapshotRecord]
@@ -1771,6 +2030,18 @@ class PostDownloadResponse(TypedDict):
     filename: str
     path: str
     size: int
+
+
+GetV1SessionsSessionIdFilesResponse = FileListing
+
+
+GetV1UsageResponse = DailyUsageList
+
+
+GetV1AdminUsersResponse = AdminUserList
+
+
+GetV1AdminNodesResponse = AdminNodeList
 
 
 PostApiCliAuthStartRequest = CLIAuthStartRequest
@@ -2038,6 +2309,28 @@ class PostMcpRequestVariant2Item(TypedDict, total=False):
 PostMcpRequest = Union[PostMcpRequestVariant1, List[PostMcpRequestVariant2Item]]
 
 
+GetV1SshKeysResponse = List[SshKeyRecord]
+
+
+class _PostV1SshKeysRequestRequired(TypedDict):
+    # One line of a .pub file: ed25519, ECDSA or RSA (at least 2048 bits)
+    public_key: str
+
+
+class PostV1SshKeysRequest(_PostV1SshKeysRequestRequired, total=False):
+    # A label; default the key's comment
+    name: Optional[str]
+
+
+PostV1SshKeysResponse = SshKeyRecord
+
+
+GetV1SshKeysKeyIdResponse = SshKeyRecord
+
+
+GetV1SshInfoResponse = SshGatewayInfo
+
+
 PostWorkersWorkerIdDrainResponse = Dict[str, Any]
 
 
@@ -2079,6 +2372,9 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /healthz": (None, "GetHealthzResponse"),
     "GET /readyz": (None, "GetReadyzResponse"),
     "POST /v1/auth/token": ("PostV1AuthTokenRequest", "PostV1AuthTokenResponse"),
+    "GET /v1/auth/session": (None, "GetV1AuthSessionResponse"),
+    "POST /v1/auth/session": ("PostV1AuthSessionRequest", "PostV1AuthSessionResponse"),
+    "DELETE /v1/auth/session": (None, None),
     "GET /v1/api-keys/": (None, "GetV1ApiKeysResponse"),
     "POST /v1/api-keys/": ("PostV1ApiKeysRequest", "PostV1ApiKeysResponse"),
     "HEAD /v1/api-keys/": (None, None),
@@ -2111,6 +2407,11 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "POST /v1/vms/{vm_id}/clone": ("PostV1VmsVmIdCloneRequest", "PostV1VmsVmIdCloneResponse"),
     "POST /v1/vms/{vm_id}/pause": (None, "PostV1VmsVmIdPauseResponse"),
     "POST /v1/vms/{vm_id}/resume": (None, "PostV1VmsVmIdResumeResponse"),
+    "GET /v1/vms/{vm_id}/egress": (None, "GetV1VmsVmIdEgressResponse"),
+    "PUT /v1/vms/{vm_id}/egress": ("PutV1VmsVmIdEgressRequest", "PutV1VmsVmIdEgressResponse"),
+    "GET /v1/sessions/{session_id}/egress": (None, "GetV1SessionsSessionIdEgressResponse"),
+    "PUT /v1/sessions/{session_id}/egress": ("PutV1SessionsSessionIdEgressRequest", "PutV1SessionsSessionIdEgressResponse"),
+    "GET /v1/vms/{vm_id}/egress/log": (None, "GetV1VmsVmIdEgressLogResponse"),
     "GET /v1/snapshots": (None, "GetV1SnapshotsResponse"),
     "POST /v1/snapshots": ("PostV1SnapshotsRequest", "PostV1SnapshotsResponse"),
     "GET /v1/snapshots/{snapshot_id}": (None, "GetV1SnapshotsSnapshotIdResponse"),
@@ -2132,6 +2433,10 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "HEAD /v1/executions/": (None, None),
     "GET /v1/executions/{item_id}": (None, "GetV1ExecutionsItemIdResponse"),
     "POST /download": ("PostDownloadRequest", "PostDownloadResponse"),
+    "GET /v1/sessions/{session_id}/files": (None, "GetV1SessionsSessionIdFilesResponse"),
+    "GET /v1/usage": (None, "GetV1UsageResponse"),
+    "GET /v1/admin/users": (None, "GetV1AdminUsersResponse"),
+    "GET /v1/admin/nodes": (None, "GetV1AdminNodesResponse"),
     "POST /api/cli-auth/start": ("PostApiCliAuthStartRequest", "PostApiCliAuthStartResponse"),
     "POST /api/cli-auth/approve": ("PostApiCliAuthApproveRequest", "PostApiCliAuthApproveResponse"),
     "POST /api/cli-auth/exchange": ("PostApiCliAuthExchangeRequest", "PostApiCliAuthExchangeResponse"),
@@ -2194,6 +2499,11 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /mcp": (None, None),
     "POST /mcp": ("PostMcpRequest", None),
     "DELETE /mcp": (None, None),
+    "GET /v1/ssh-keys": (None, "GetV1SshKeysResponse"),
+    "POST /v1/ssh-keys": ("PostV1SshKeysRequest", "PostV1SshKeysResponse"),
+    "GET /v1/ssh-keys/{key_id}": (None, "GetV1SshKeysKeyIdResponse"),
+    "DELETE /v1/ssh-keys/{key_id}": (None, None),
+    "GET /v1/ssh/info": (None, "GetV1SshInfoResponse"),
     "POST /workers/{worker_id}/drain": (None, "PostWorkersWorkerIdDrainResponse"),
     "POST /workers/{worker_id}/undrain": (None, "PostWorkersWorkerIdUndrainResponse"),
     "POST /workers/{worker_id}/deployment-drain/{action}": ("PostWorkersWorkerIdDeploymentDrainActionRequest", "PostWorkersWorkerIdDeploymentDrainActionResponse"),

@@ -1,4 +1,5 @@
 /** sandbox create: a new session, which becomes the current one. */
+import type { LifecycleHooksOptions } from '@sandboxd/sdk';
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -17,9 +18,12 @@ export function registerCreate(program: Command, context: (options: GlobalOption
     .option('--prewarm', 'start the VM now, in the background')
     .option('--volume <id:/path[:ro]>', 'start the VM now with this volume mounted at /path (read-only with :ro); repeatable, up to 4', volumeMount('--volume'))
     .option('--template <name>', 'start its VMs from your template (`sandbox template ls`) or snapshot of this name')
+    .option('--pre-stop <command>', 'a bash command its VMs run before they are killed, paused or reach the end of their lifetime (output kept in `sandbox executions`)')
+    .option('--pre-stop-timeout <seconds>', 'how long --pre-stop may run, 1 to 120 (default 30)', integer('--pre-stop-timeout', 1, 120))
     .action(async (options: CreateOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus)) throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
+      if (options.preStopTimeout !== undefined && options.preStop === undefined) throw new UsageError('--pre-stop-timeout needs --pre-stop');
       if (options.volume) return createWithVolumes(ctx, options, options.volume);
       const session = await ctx.client.sessions.create({
         ...(options.vcpus !== undefined ? { vcpuCount: options.vcpus as 1 | 2 | 4 | 6 | 8 } : {}),
@@ -29,6 +33,7 @@ export function registerCreate(program: Command, context: (options: GlobalOption
         ...(options.env ? { env: options.env } : {}),
         ...(options.prewarm ? { prewarm: true } : {}),
         ...(options.template !== undefined ? { template: options.template } : {}),
+        ...lifecycleHooksOf(options),
       });
       ctx.remember(session.id);
       const info = session.created!;
@@ -48,6 +53,14 @@ interface CreateOptions {
   prewarm?: boolean;
   volume?: VolumeMountOption[];
   template?: string;
+  preStop?: string;
+  preStopTimeout?: number;
+}
+
+/** `lifecycleHooks` of the SDK's create options from --pre-stop and --pre-stop-timeout. */
+function lifecycleHooksOf(options: CreateOptions): { lifecycleHooks?: LifecycleHooksOptions } {
+  if (options.preStop === undefined) return {};
+  return { lifecycleHooks: { preStop: { command: options.preStop, ...(options.preStopTimeout !== undefined ? { timeoutSeconds: options.preStopTimeout } : {}) } } };
 }
 
 /** Volumes are mounted by a VM, not a session: start the VM now (in a new session, which becomes the current one). */
@@ -59,6 +72,7 @@ async function createWithVolumes(ctx: Context, options: CreateOptions, volumes: 
     ...(options.lifetime !== undefined ? { vmLifetimeSeconds: options.lifetime } : {}),
     ...(options.metadata ? { metadata: options.metadata } : {}),
     ...(options.template !== undefined ? { template: options.template } : {}),
+    ...lifecycleHooksOf(options),
     volumes,
   });
   const sessionId = vm.session_id!;

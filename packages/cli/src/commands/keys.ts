@@ -1,4 +1,5 @@
-/** sandbox keys ls | create | rm: your API keys. */
+/** sandbox keys ls | create | rm: your API keys; sandbox keys ssh add | ls | rm: your SSH public keys. */
+import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -47,5 +48,56 @@ export function registerKeys(program: Command, context: (options: GlobalOptions)
       const result = await ctx.client.apiKeys.delete(id);
       ctx.out.result(result, () => result.message);
       if (ctx.login?.api_key_id === id) ctx.out.info('That was the key of your login here: run `sandbox login` again.');
+    });
+
+  registerSshKeys(keys, context);
+}
+
+/** sandbox keys ssh add <file> | ls | rm <id>: the public keys that log in through the SSH gateway (`sandbox ssh`). */
+function registerSshKeys(keys: Command, context: (options: GlobalOptions) => Context): void {
+  const ssh = keys.command('ssh').description('manage your SSH public keys (they log in with `sandbox ssh`)');
+
+  ssh
+    .command('add')
+    .description('register an SSH public key (a .pub file; - reads standard input)')
+    .argument('<file>', 'the public key file, e.g. ~/.ssh/id_ed25519.pub')
+    .option('-n, --name <name>', "a label (default: the key's comment)")
+    .action(async (file: string, options: { name?: string }, command: Command) => {
+      const ctx = context(command.optsWithGlobals());
+      if (!file.endsWith('.pub') && file !== '-' && fs.existsSync(`${file}.pub`)) {
+        throw new UsageError(`${file} looks like a private key: give its public half, ${file}.pub`);
+      }
+      let text: string;
+      try {
+        text = fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+      } catch (error) {
+        throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+      }
+      const key = await ctx.client.sshKeys.create(text.trim(), options.name !== undefined ? { name: options.name } : {});
+      ctx.out.result(key, () => `SSH key ${key.id} added: ${key.fingerprint} (${key.name})`);
+    });
+
+  ssh
+    .command('ls')
+    .description('list your SSH public keys')
+    .action(async (_options: unknown, command: Command) => {
+      const ctx = context(command.optsWithGlobals());
+      const list = await ctx.client.sshKeys.list();
+      ctx.out.result(list, () =>
+        table(
+          ['ID', 'NAME', 'TYPE', 'FINGERPRINT', 'CREATED', 'LAST USED'],
+          list.map((k) => [String(k.id), k.name, k.key_type, k.fingerprint, k.created_at, k.last_used_at ?? '-']),
+        ) || 'No SSH keys. Add one with `sandbox keys ssh add ~/.ssh/id_ed25519.pub`.',
+      );
+    });
+
+  ssh
+    .command('rm')
+    .description('delete an SSH public key (it stops logging in at once)')
+    .argument('<id>', 'key id (from `sandbox keys ssh ls`)', integer('ID', 1, Number.MAX_SAFE_INTEGER))
+    .action(async (id: number, _options: unknown, command: Command) => {
+      const ctx = context(command.optsWithGlobals());
+      await ctx.client.sshKeys.delete(id);
+      ctx.out.result({ id, deleted: true }, () => `SSH key ${id} deleted`);
     });
 }

@@ -1231,6 +1231,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the nodes of the deployment (administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminNodeList"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not an administrator */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List users and plans (administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminUserList"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not an administrator */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys/": {
         parameters: {
             query?: never;
@@ -2098,6 +2224,223 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in
+         * @description The caller of any credential; the web console asks at start whether its cookie still works.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie) */
+                            csrf_token?: string;
+                            /** @description Seconds until the session ends */
+                            expires_in?: number;
+                            is_admin: boolean;
+                            user_id: number;
+                            username: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Sign in to the web console (session cookie)
+         * @description For browsers: sets an HttpOnly, SameSite=Strict session cookie (a bearer token, not the key) and a CSRF cookie. Requests authenticated by the cookie must send the CSRF token in X-CSRF-Token, except GET and HEAD.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description A username and password, or an API key */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Instead of username and password */
+                        api_key?: string;
+                        password?: string;
+                        username?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie) */
+                            csrf_token?: string;
+                            /** @description Seconds until the session ends */
+                            expires_in?: number;
+                            is_admin: boolean;
+                            user_id: number;
+                            username: string;
+                        };
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Wrong username or password, or an invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Sent by a page of another origin */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        /**
+         * Sign out of the web console
+         * @description Expires the session and CSRF cookies. Needs no credential, so a stale cookie can always be cleared.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -5903,6 +6246,246 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/egress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A session's egress policy
+         * @description The policy the session's new VMs start with: its own (`source: session`) or the deployment's default.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EgressPolicy"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a session's egress policy
+         * @description Replaces the policy of the session's future VMs, and of its running VM now (`updated_vm_ids`), which follows it from its next connection.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EgressPolicyInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EgressPolicy"];
+                    };
+                };
+                /** @description A domain or CIDR that is not one */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description This server cannot enforce egress policies (not root, no nftables or cgroup v2) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a directory in the VM
+         * @description Starts the session's VM if it has none (like upload and download). A relative path is resolved against /root.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The directory (default /root): a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes */
+                    path?: string;
+                };
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FileListing"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours, or no such directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The path is not a directory */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/pty/sessions": {
         parameters: {
             query?: never;
@@ -6856,7 +7439,7 @@ export interface paths {
         /**
          * Create a session
          * @deprecated
-         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
+         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. `lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
          */
         post: {
             parameters: {
@@ -6970,7 +7553,7 @@ export interface paths {
         /**
          * Current session information
          * @deprecated
-         * @description Settings, metadata, the names (never the values) of its env variables, and its current VM.
+         * @description Settings, metadata, the names (never the values) of its env variables, its lifecycle hooks, and its current VM.
          */
         get: {
             parameters: {
@@ -7771,6 +8354,348 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ssh-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List your SSH keys */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SshKeyRecord"][];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Register an SSH public key
+         * @description The key then logs in to your VMs and sessions: `ssh <vm_id or session_id>@<host> -p <port>` (see GET /v1/ssh/info).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A label; default the key's comment */
+                        name?: string | null;
+                        /** @description One line of a .pub file: ed25519, ECDSA or RSA (at least 2048 bits) */
+                        public_key: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SshKeyRecord"];
+                    };
+                };
+                /** @description Name too long */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description You have registered this key already */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description You have the most SSH keys an account may have */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ssh-keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one of your SSH keys */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SshKeyRecord"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such key among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete one of your SSH keys */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such key among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ssh/info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The SSH gateway's address */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SshGatewayInfo"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates": {
         parameters: {
             query?: never;
@@ -8281,6 +9206,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your usage per day
+         * @description Executions, VM seconds and CPU seconds per UTC day, for the last `days` days (today included, at most 90).
+         */
+        get: {
+            parameters: {
+                query: {
+                    days: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DailyUsageList"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/vms": {
         parameters: {
             query?: never;
@@ -8333,7 +9317,7 @@ export interface paths {
         put?: never;
         /**
          * Start a VM
-         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`.
+         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. `egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. `lifecycle_hooks.pre_stop` (default: the session's) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.
          */
         post: {
             parameters: {
@@ -8349,8 +9333,10 @@ export interface paths {
                 content: {
                     "application/json": {
                         api_key?: string;
+                        egress_policy?: components["schemas"]["EgressPolicyInput"];
                         /** @description Alternate image: build a template from it (POST /v1/templates) and pass `template` */
                         image?: unknown;
+                        lifecycle_hooks?: components["schemas"]["LifecycleHooks"];
                         /** @description Guest memory in MiB; the guest sees exactly this much */
                         memory_mb?: number;
                         /** @description User-defined key/value pairs of the VM (and of the new session, when one is made) */
@@ -8780,6 +9766,262 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vms/{vm_id}/egress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A VM's egress policy
+         * @description The policy the VM runs under: its own, else its session's when it started, else the deployment's default (`source`). `enforced` says whether the host enforces it on the running VM now.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EgressPolicy"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a VM's egress policy
+         * @description Replaces the policy; a running VM follows it from its next connection and DNS lookup (within a second). Enforced on the host, where a root user in the guest cannot change it. Omitted fields: `allow_http` and `allow_https` true, the rest empty or false. A policy of `allowed_domains: ["*"]` and `allowed_cidrs: ["0.0.0.0/0"]` is open (no enforcement).
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EgressPolicyInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EgressPolicy"];
+                    };
+                };
+                /** @description A domain or CIDR that is not one */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The VM has ended */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the VM runs on another node */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vms/{vm_id}/egress/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A VM's egress log
+         * @description Every connection attempt of the VM while a restricted egress policy applied to it: DNS names refused, HTTP and HTTPS connections (with the name asked for and the bytes each way), other connections (first packet). Kept for SANDBOXD_EGRESS_LOG_RETENTION_DAYS. Newest first; pass next_cursor as cursor for older entries.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    /** @description Only attempts to this name or address */
+                    destination?: string;
+                    limit?: number;
+                    /** @description Only attempts at or after this time */
+                    since?: string;
+                    /** @description Only attempts at or before this time */
+                    until?: string;
+                    verdict?: "allowed" | "refused";
+                };
+                header?: never;
+                path: {
+                    vm_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EgressLogList"];
+                    };
+                };
+                /** @description A cursor this server did not return */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such VM among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -11218,6 +12460,42 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AdminNodeList */
+        AdminNodeList: {
+            nodes: {
+                dead_at: string | null;
+                deployment_drain: string | null;
+                drained: boolean;
+                /** Format: date-time */
+                heartbeat_at: string;
+                id: string;
+                memory_mb: number;
+                running_vms: number;
+                /** Format: date-time */
+                started_at: string;
+                /** @enum {string} */
+                state: "live" | "dead" | "left";
+                used_memory_mb: number;
+                used_vcpus: number;
+                vcpus: number;
+                version: string;
+                vm_slots: number;
+            }[];
+        };
+        /** AdminUserList */
+        AdminUserList: {
+            default_plan: string;
+            /** @description The plan names the server knows (SANDBOXD_PLANS and the built-in ones) */
+            plans: string[];
+            users: {
+                /** Format: date-time */
+                created_at: string;
+                id: number;
+                is_admin: boolean;
+                plan: string;
+                username: string;
+            }[];
+        };
         /** ApiKeyCreateUpdate */
         ApiKeyBody: {
             description?: string | null;
@@ -11286,7 +12564,7 @@ export interface components {
              * @description system: the server or the admin command
              * @enum {string}
              */
-            via: "password" | "api_key" | "access_token" | "system";
+            via: "password" | "api_key" | "access_token" | "ssh_key" | "system";
         };
         /** AuditEventList */
         AuditEventList: {
@@ -12050,6 +13328,23 @@ export interface components {
             /** @enum {boolean} */
             verified: true;
         };
+        /** DailyUsageList */
+        DailyUsageList: {
+            /** @description Oldest first, today last; days without use are zeros */
+            days: {
+                /** @description CPU seconds your code used in executions started that day */
+                cpu_seconds: number;
+                /**
+                 * Format: date
+                 * @description The UTC day, YYYY-MM-DD
+                 */
+                date: string;
+                /** @description Executions started that day */
+                executions: number;
+                /** @description Seconds your VMs ran that day */
+                vm_seconds: number;
+            }[];
+        };
         DeploymentDrainRequest: {
             /** @description Why (kept in the log) */
             reason?: string;
@@ -12082,6 +13377,82 @@ export interface components {
         DesktopRecordingList: {
             count: number;
             recordings: components["schemas"]["DesktopRecording"][];
+        };
+        /** EgressLogEntry */
+        EgressLogEntry: {
+            address: string | null;
+            /** Format: date-time */
+            at: string;
+            bytes_received: number | null;
+            /** @description Guest to destination (proxied connections only) */
+            bytes_sent: number | null;
+            id: number;
+            /** @description The name asked for (DNS question, SNI, Host), or the one whose DNS answer gave the address */
+            name: string | null;
+            port: number | null;
+            /**
+             * @description `dns`: a name lookup the policy refused
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp" | "icmp" | "dns" | "other";
+            /** @description Why it was refused */
+            reason: string | null;
+            /** @description Set when the proxy handled the connection (ports 80 and 443) */
+            scheme: ("http" | "https") | null;
+            /** @enum {string} */
+            verdict: "allowed" | "refused";
+            vm_id: string;
+        };
+        /** EgressLogList */
+        EgressLogList: {
+            items: components["schemas"]["EgressLogEntry"][];
+            /** @description Pass as cursor for the next (older) page; null on the last page */
+            next_cursor: string | null;
+        };
+        /** EgressPolicy */
+        EgressPolicy: {
+            allow_http: boolean;
+            allow_https: boolean;
+            allow_package_managers: boolean;
+            allowed_cidrs: string[];
+            allowed_domains: string[];
+            /** @description The host enforces it on the running VM now (false for an open policy, or a VM that is not running) */
+            enforced: boolean;
+            /**
+             * @description Whose policy it is: the VM's own, its session's, or the deployment's default
+             * @enum {string}
+             */
+            source: "vm" | "session" | "default";
+            /** @description A session's PUT: the running VMs that follow the new policy */
+            updated_vm_ids?: string[];
+        };
+        /** EgressPolicyInput */
+        EgressPolicyInput: {
+            /**
+             * @description Port 80 at all (to allowed names and CIDRs); false refuses every port-80 connection
+             * @default true
+             */
+            allow_http: boolean;
+            /**
+             * @description Port 443 at all (to allowed names and CIDRs)
+             * @default true
+             */
+            allow_https: boolean;
+            /**
+             * @description Open the Debian, PyPI and npm registries (deb.debian.org, security.debian.org, pypi.org, files.pythonhosted.org, registry.npmjs.org, …) over HTTP and HTTPS
+             * @default false
+             */
+            allow_package_managers: boolean;
+            /**
+             * @description IPv4 addresses or CIDRs the guest may reach on any port, and by raw address over HTTP (`0.0.0.0/0`: every public address)
+             * @default []
+             */
+            allowed_cidrs: string[];
+            /**
+             * @description Names the guest may resolve and reach (matched on its DNS question, TLS SNI and HTTP Host): `example.com`, `*.example.com` (its subdomains) or `*` (every name)
+             * @default []
+             */
+            allowed_domains: string[];
         };
         /** ErrorResponse */
         ErrorResponse: {
@@ -12132,9 +13503,45 @@ export interface components {
             stdout_truncated: boolean;
             vm_id: string | null;
         };
+        /** FileListing */
+        FileListing: {
+            /** @description Sorted by name; symlinks are not followed */
+            entries: {
+                /** @description Permission bits (0o644 = 420) */
+                mode: number;
+                /** Format: date-time */
+                modified_at: string;
+                name: string;
+                /** @description Absolute path in the VM */
+                path: string;
+                /** @description Bytes */
+                size: number;
+                symlink_target: string | null;
+                /** @enum {string} */
+                type: "file" | "directory" | "symlink" | "other";
+            }[];
+            /** @description The directory, absolute */
+            path: string;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             detail: components["schemas"]["ValidationError"][];
+        };
+        /**
+         * LifecycleHooks
+         * @description Commands the VM runs at points of its life
+         */
+        LifecycleHooks: {
+            /** @description Run in the VM before it is stopped on purpose: killed (DELETE /v1/vms/{vm_id}, POST /kill, a session kill), paused, or at the end of its lifetime. It runs like a bash execute and is kept as an execution record with `trigger: "pre_stop"` (GET /v1/executions); the stop waits for it up to `timeout_seconds`, and a `vm.pre_stop_hook` event says how it ended. It does not run when the VM is already gone (it crashed, its agent or its node was lost) nor when the server shuts down. */
+            pre_stop?: {
+                /** @description A bash command (`bash -c`, in /root, with the session's env), e.g. `pg_dump app > /data/app.sql` */
+                command: string;
+                /**
+                 * @description How long it may run, 1 to 120 seconds (default 30); then it is killed and the stop goes on
+                 * @default 30
+                 */
+                timeout_seconds: number;
+            };
         };
         /** PtyCreateRequest */
         PtyCreateRequest: {
@@ -12245,10 +13652,12 @@ export interface components {
         SessionCreateRequest: {
             /** @description The API key, for clients that send it in the body */
             api_key?: string;
+            egress_policy?: components["schemas"]["EgressPolicyInput"];
             /** @description Environment of every execution of the session */
             env?: {
                 [key: string]: string;
             };
+            lifecycle_hooks?: components["schemas"]["LifecycleHooks"];
             /** @description Guest memory in MiB, 128 to 8192; default SANDBOXD_DEFAULT_MEMORY_MB (512) */
             memory_mb?: number;
             /** @description User-defined key/value pairs, for filtering sandboxes */
@@ -12277,6 +13686,8 @@ export interface components {
         SessionCreateResponse: {
             /** Format: date-time */
             created_at: string;
+            /** @description Its lifecycle hooks (null: none) */
+            lifecycle_hooks: components["schemas"]["LifecycleHooks"] | null;
             memory_mb: number;
             metadata: {
                 [key: string]: string;
@@ -12413,6 +13824,42 @@ export interface components {
             /** @description A VM started from it has these vCPUs */
             vcpu_count: number;
         };
+        /** SshGatewayInfo */
+        SshGatewayInfo: {
+            /** @description False when the server runs without its SSH gateway (SANDBOXD_SSH_LISTEN=off) */
+            enabled: boolean;
+            /** @description The host name to connect to */
+            host: string | null;
+            /** @description The gateway's host key, `SHA256:…`: compare it with what ssh shows at the first connection */
+            host_key_fingerprint: string | null;
+            port: number | null;
+            /** @description How to log in */
+            usage: string;
+        };
+        /** SshKeyCreate */
+        SshKeyCreateBody: {
+            /** @description A label; default the key's comment */
+            name?: string | null;
+            /** @description One line of a .pub file: ed25519, ECDSA or RSA (at least 2048 bits) */
+            public_key: string;
+        };
+        /** SshKeyRecord */
+        SshKeyRecord: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description `SHA256:…`, as `ssh-keygen -l -E sha256 -f key.pub` prints it */
+            fingerprint: string;
+            id: number;
+            /** @description e.g. ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa */
+            key_type: string;
+            /** @description Last login through the SSH gateway (minute precision) */
+            last_used_at: string | null;
+            /** @description Your label for the key (default: the key's comment) */
+            name: string;
+            /** @description The key as one authorized_keys line, without the comment */
+            public_key: string;
+            user_id: number;
+        };
         /** TaskRecord */
         TaskRecord: {
             /** @description The code or command (first 64 KiB) */
@@ -12440,6 +13887,11 @@ export interface components {
             stdout_truncated: boolean;
             /** @description Same as id (the async answer calls it task_id) */
             task_id: number;
+            /**
+             * @description `request` (an execute call) or `pre_stop` (the VM's pre-stop lifecycle hook ran it before a kill, pause or the end of its lifetime; `status` timeout means the hook was cut and the stop went on)
+             * @enum {string}
+             */
+            trigger: "request" | "pre_stop";
             vm_id: string | null;
         };
         /** TemplateCreateRequest */
@@ -12570,12 +14022,15 @@ export interface components {
             base_snapshot_id: string | null;
             /** Format: date-time */
             created_at: string;
-            end_reason: ("killed" | "expired" | "crashed" | "failed" | "server_restart" | "server_shutdown" | "agent_lost" | "node_lost") | null;
+            end_detail: ("killed" | "expired" | "crashed" | "failed" | "server_restart" | "server_shutdown" | "agent_lost" | "node_lost") | null;
+            end_reason: ("user_kill" | "lifetime" | "node_lost" | "server_stop" | "error") | null;
             ended_at: string | null;
             /** Format: date-time */
             expires_at: string;
             /** @description Seconds until it is killed; 0 once ended; while paused, the lifetime it has left (it stops counting) */
             expires_in_seconds: number;
+            /** @description Its lifecycle hooks (null: none) */
+            lifecycle_hooks: components["schemas"]["LifecycleHooks"] | null;
             memory_mb: number;
             metadata: {
                 [key: string]: string;

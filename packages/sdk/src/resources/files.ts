@@ -1,5 +1,5 @@
-/** POST /upload and /download: files into and out of a session's VM. */
-import type { UploadResult } from '../api-types.ts';
+/** POST /upload and /download: files into and out of a session's VM; GET …/files lists a directory. */
+import type { FileListing, UploadResult } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
 
 /** What can be uploaded: bytes, a Blob (in Node.js, `fs.openAsBlob(path)` streams a file), or text (UTF-8). */
@@ -46,5 +46,10 @@ export class Files {
       { json: { filename: remotePath, session_id: sessionId }, headers: { accept: 'application/octet-stream' }, idempotent: true, ...options },
       'bytes',
     )) as Uint8Array;
+  }
+
+  /** The entries of directory `remotePath` in the session's VM (absolute, or relative to /root; default /root), sorted by name. */
+  async list(sessionId: string, remotePath = '/root', options: { signal?: AbortSignal } = {}): Promise<FileListing> {
+    return this.transport.call('/v1/sessions/{session_id}/files', 'get', { params: { session_id: sessionId }, query: { path: remotePath }, ...options });
   }
 }

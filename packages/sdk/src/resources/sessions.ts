@@ -3,6 +3,8 @@ import type { AppUrl, KillResult, SessionDetails, SessionStatus, SessionUsage } 
 import type { Transport } from '../transport.ts';
 import type { SessionContext } from '../session.ts';
 import { Session } from '../session.ts';
+import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
+import { lifecycleHooksBody, type LifecycleHooksOptions } from './vms.ts';
 
 export interface SessionCreateOptions {
   /** vCPUs: 1, 2 (default), 4, 6 or 8. */
@@ -21,6 +23,10 @@ export interface SessionCreateOptions {
   snapshot?: string;
   /** Start its VMs from your template of this name (`default` is the built-in image). */
   template?: string;
+  /** Hooks every VM of the session inherits, e.g. `{ preStop: { command: 'sync', timeoutSeconds: 10 } }` (see `VmCreateOptions.lifecycleHooks`). */
+  lifecycleHooks?: LifecycleHooksOptions;
+  /** What the session's VMs may reach, enforced on the host (default: the server's); see `client.egress`. */
+  egressPolicy?: EgressPolicyOptions;
 }
 
 export class Sessions {
@@ -40,6 +46,8 @@ export class Sessions {
         ...(options.prewarm !== undefined ? { prewarm: options.prewarm } : {}),
         ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}),
         ...(options.template !== undefined ? { template: options.template } : {}),
+        ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
+        ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
       },
     });
     return new Session(this.context, info.session_id, info);

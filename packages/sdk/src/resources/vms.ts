@@ -1,5 +1,6 @@
 /** VMs: start one (from the built-in image, a template or a snapshot, with volumes), list, get, kill, snapshot, clone, pause, resume. */
-import type { CloneResult, SnapshotRecord, VmPauseResult, VmRecord } from '../api-types.ts';
+import type { CloneResult, LifecycleHooks, SnapshotRecord, VmPauseResult, VmRecord } from '../api-types.ts';
+import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
 import type { Transport } from '../transport.ts';
 
 /** A persistent volume for a new VM to mount at `mountPath` (absolute). */
@@ -26,6 +27,27 @@ export interface VmCreateOptions {
   wait?: boolean;
   /** Persistent volumes to mount (at most 4). A VM with volumes cannot be snapshotted, cloned or paused. */
   volumes?: VmVolumeMount[];
+  /**
+   * Commands the VM runs at points of its life (default: its session's). `preStop` runs before a kill, a pause
+   * or the end of its lifetime, bounded by `timeoutSeconds` (1 to 120, default 30); its output is kept as an
+   * execution record with `trigger: 'pre_stop'`.
+   */
+  lifecycleHooks?: LifecycleHooksOptions;
+  /** What the VM may reach, enforced on the host (default: its session's); see `client.egress`. */
+  egressPolicy?: EgressPolicyOptions;
+}
+
+/** Lifecycle hooks of a new VM or session (the request's `lifecycle_hooks`). */
+export interface LifecycleHooksOptions {
+  preStop?: { command: string; timeoutSeconds?: number };
+}
+
+/** The request's `lifecycle_hooks` from the options' camelCase form. */
+export function lifecycleHooksBody(hooks: LifecycleHooksOptions): LifecycleHooks {
+  if (!hooks.preStop) return {};
+  const { command, timeoutSeconds } = hooks.preStop;
+  // The schema's type lists timeout_seconds as always there (answers have it); a request may leave it out for the default, 30.
+  return { pre_stop: { command, ...(timeoutSeconds !== undefined ? { timeout_seconds: timeoutSeconds } : {}) } } as LifecycleHooks;
 }
 
 export class Vms {
@@ -45,6 +67,8 @@ export class Vms {
         ...(options.name !== undefined ? { name: options.name } : {}),
         ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
         ...(options.volumes ? { volumes: options.volumes.map((v) => ({ volume_id: v.volumeId, mount_path: v.mountPath, read_only: v.readOnly ?? false })) } : {}),
+        ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
+        ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
       },
     });
   }

@@ -1,7 +1,8 @@
 /**
- * Request authentication. Credentials are read, in order, from `X-API-Key`, `Authorization: Bearer`,
- * and (only for the operations whose bodies have one) the `api_key` body or form field, as the original
- * service's clients send them. The first credential present decides.
+ * Request authentication. Credentials are read, in order, from `X-API-Key`, `Authorization: Bearer`, the
+ * web console's session cookie (with a CSRF header for anything but reads), and (only for the operations whose
+ * bodies have one) the `api_key` body or form field, as the original service's clients send them. The first
+ * credential present decides.
  *
  * Header credentials are checked in `onRequest`, before a byte of the body is read: a caller without
  * them is refused at once, whatever it is still sending. Operations that also take the key in the body
@@ -13,6 +14,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preParsingAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { notAuthenticated, type Authenticator, type CredentialSource, type Principal } from '../core/authenticator.ts';
 import { AppError } from '../core/errors.ts';
+import { hasCsrfProof, isSafeMethod, readCookie, SESSION_COOKIE } from './dashboard/session-cookies.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,6 +37,20 @@ export interface AuthHooks {
   requireAuthOrBodyKey: BodyKeyAuthHooks;
   /** onRequest hook: authenticates a header credential when there is one (multipart uploads check the rest). */
   headerAuthIfPresent: onRequestAsyncHookHandler;
+}
+
+/**
+ * The web console's session cookie (api/dashboard/session-cookies.ts), when no header credential is present: a
+ * bearer token. Any method but GET and HEAD needs the CSRF header too: without it the cookie is no credential
+ * (401, which every authenticated operation declares), so the cookie alone may only read.
+ */
+function sessionCookieCredential(request: FastifyRequest): { credential: string; source: CredentialSource } | null {
+  const token = readCookie(request, SESSION_COOKIE);
+  if (!token) return null;
+  if (!isSafeMethod(request.method) && !hasCsrfProof(request)) {
+    throw new AppError('NOT_AUTHENTICATED', 'Not authenticated: a request with the console\'s session cookie must send its CSRF token (the sandboxd_csrf cookie) in the X-CSRF-Token header');
+  }
+  return { credential: token, source: 'bearer' };
 }
 
 /** The credential in `X-API-Key` or `Authorization: Bearer`, if any. */
@@ -76,7 +92,7 @@ function anonymousBodyLimiter(request: FastifyRequest, limitBytes: number): Tran
 export function createAuthHooks(app: FastifyInstance, authenticator: Authenticator, anonymousBodyLimitBytes: number): AuthHooks {
   app.decorateRequest('principal', null);
   const authenticateHeader = async (request: FastifyRequest): Promise<boolean> => {
-    const found = headerCredential(request.headers);
+    const found = headerCredential(request.headers) ?? sessionCookieCredential(request);
     if (!found) return false;
     request.principal = await authenticator.authenticate(found.credential, found.source);
     return true;

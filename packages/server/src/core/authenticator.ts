@@ -16,7 +16,8 @@ export interface Principal {
   username: string;
   plan: string;
   isAdmin: boolean;
-  via: 'api_key' | 'access_token';
+  /** How the caller authenticated: an API key, an access token, or (the SSH gateway) an SSH key. */
+  via: 'api_key' | 'access_token' | 'ssh_key';
   /** The key used, when `via` is 'api_key'. */
   apiKeyId: number | null;
 }

@@ -5,16 +5,19 @@
  * in the doc together. Payload fields may be added over time; none is removed or changes meaning.
  */
 import { Type, type Static, type TSchema } from 'typebox';
-import { CUSTOM_DOMAIN_DELETE_REASONS, CUSTOM_DOMAIN_FAILURE_REASONS, CUSTOM_DOMAIN_STATUSES, LANGUAGES } from './model.ts';
+import { CUSTOM_DOMAIN_DELETE_REASONS, CUSTOM_DOMAIN_FAILURE_REASONS, CUSTOM_DOMAIN_STATUSES, LANGUAGES, PRE_STOP_TRIGGERS, type VmEndCause, type VmEndReason } from './model.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });
 /** A string from a fixed list (the doc lists the values after "one of"). */
 const OneOf = <const T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
 
-/** The fields every "a VM ended" event carries; `reason` is the VM record's `end_reason`. */
-const vmEnded = <const R extends string>(reasons: readonly R[]) =>
-  Type.Object({ vm_id: Type.String(), session_id: Nullable(Type.String()), reason: OneOf(reasons), ended_at: DateTime });
+/**
+ * The fields every "a VM ended" event carries: `reason` from the one documented set (`VM_END_CAUSES`, the VM
+ * record's `end_reason`), `detail` the specific reason (the VM record's `end_detail`; what `reason` said before the set was introduced).
+ */
+const vmEnded = <const C extends VmEndCause, const R extends VmEndReason>(causes: readonly C[], details: readonly R[]) =>
+  Type.Object({ vm_id: Type.String(), session_id: Nullable(Type.String()), reason: OneOf(causes), detail: OneOf(details), ended_at: DateTime });
 
 const executionOutcome = <const S extends string>(statuses: readonly S[]) =>
   Type.Object({
@@ -46,12 +49,32 @@ export const EVENT_CATALOGUE = {
     started_at: DateTime,
     expires_at: DateTime,
   }),
-  'vm.failed': Type.Object({ vm_id: Type.String(), session_id: Type.String(), error: Type.String() }),
-  'vm.killed': vmEnded(['killed', 'server_restart', 'server_shutdown']),
-  'vm.expired': vmEnded(['expired']),
-  'vm.crashed': vmEnded(['crashed']),
-  'vm.agent_lost': vmEnded(['agent_lost']),
-  'vm.lost': vmEnded(['node_lost']),
+  'vm.failed': Type.Object({ vm_id: Type.String(), session_id: Type.String(), reason: OneOf(['error'] as const), error: Type.String() }),
+  'egress.refused': Type.Object({
+    vm_id: Type.String(),
+    session_id: Nullable(Type.String()),
+    at: DateTime,
+    protocol: OneOf(['tcp', 'udp', 'icmp', 'dns', 'other'] as const),
+    name: Nullable(Type.String()),
+    address: Nullable(Type.String()),
+    port: Nullable(Type.Integer()),
+    reason: Nullable(Type.String()),
+    refusals_not_reported: Type.Integer(),
+  }),
+  'vm.killed': vmEnded(['user_kill', 'server_stop'], ['killed', 'server_restart', 'server_shutdown']),
+  'vm.expired': vmEnded(['lifetime'], ['expired']),
+  'vm.crashed': vmEnded(['error'], ['crashed']),
+  'vm.agent_lost': vmEnded(['error'], ['agent_lost']),
+  'vm.lost': vmEnded(['node_lost'], ['node_lost']),
+  'vm.pre_stop_hook': Type.Object({
+    vm_id: Type.String(),
+    session_id: Type.String(),
+    execution_id: Type.Integer(),
+    stop: OneOf(PRE_STOP_TRIGGERS),
+    status: OneOf(['completed', 'failed', 'timeout'] as const),
+    exit_code: Nullable(Type.Integer()),
+    timed_out: Type.Boolean(),
+  }),
   'vm.snapshotted': Type.Object({
     vm_id: Type.String(),
     session_id: Nullable(Type.String()),
@@ -127,6 +150,8 @@ export const EVENT_CATALOGUE = {
   'custom_domain.deleted': Type.Object({ domain_id: Type.String(), domain: Type.String(), reason: OneOf(CUSTOM_DOMAIN_DELETE_REASONS), status: OneOf(CUSTOM_DOMAIN_STATUSES) }),
   'api_key.created': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String(), description: Nullable(Type.String()), expires_at: Nullable(DateTime) }),
   'api_key.deleted': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String() }),
+  'ssh_key.created': Type.Object({ ssh_key_id: Type.Integer(), name: Type.String(), fingerprint: Type.String() }),
+  'ssh_key.deleted': Type.Object({ ssh_key_id: Type.Integer(), name: Type.String(), fingerprint: Type.String() }),
   'webhook.test': Type.Object({ endpoint_id: Type.String(), message: Type.String() }),
 } as const;
 

@@ -10,12 +10,13 @@ import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { PlanLimiter } from './limits.ts';
-import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionMode, type Language, type Session } from './model.ts';
+import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionMode, type Language, type PreStopHook, type PreStopTrigger, type Session, type Vm } from './model.ts';
 import type { SessionService } from './sessions.ts';
 import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
 import { pythonContextOf, type LiveVm, type VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
 import { failInFlightExecutions, findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
+import { findSession } from '../store/sessions-store.ts';
 import type { Executor } from '../store/users-store.ts';
 
 export type { Language };
@@ -54,6 +55,8 @@ interface RunOutcome {
 }
 
 const SOURCE_LIMIT = 64 * 1024;
+/** How long past its timeout a pre-stop hook's agent may take to answer before the stop goes on without it. */
+const PRE_STOP_GRACE_MS = 5_000;
 /** Why an execution ended without its result when its server stopped: crashed or killed, or shut down. */
 const RESTARTED_ERROR = 'the server stopped (it crashed or was killed) before the execution finished; its output is lost';
 export const SHUT_DOWN_ERROR = 'the server was shut down before the execution finished; its output is lost';
@@ -74,6 +77,7 @@ export class ExecutionService {
   ) {
     // Python runs in the session's interpreter (context: the session id, or for a clone its snapshot's), which a new VM starts without the
     // session's env: it gets it once per VM, before any code runs. Commands get the env on every call.
+    vms.setPreStopRunner((vm, agent, hook, stop) => this.runPreStopHook(vm, agent, hook, stop));
     vms.onVmReady(async (session, live) => {
       if (Object.keys(session.env).length === 0) return;
       const env = JSON.stringify(JSON.stringify(session.env));
@@ -106,6 +110,7 @@ export class ExecutionService {
       vmId: null,
       nodeId: this.vms.nodeId,
       mode,
+      trigger: 'request',
       language: request.language,
       source: request.source.slice(0, SOURCE_LIMIT),
       status: 'queued',
@@ -203,7 +208,7 @@ export class ExecutionService {
       stderr.pushText(message);
       outcome = { status: 'failed', exitCode: null, error: message, stdout, stderr, executionTime: (this.clock.now().getTime() - started.getTime()) / 1000, cpuTime: null };
     }
-    return { execution: await this.finish(principal, record, vmId, outcome), agentError };
+    return { execution: await this.finish(principal.userId, record, vmId, outcome), agentError };
   }
 
   private async runPython(agent: GuestAgent, contextId: string, code: string, deadlineMs: number): Promise<RunOutcome> {
@@ -249,10 +254,97 @@ export class ExecutionService {
   }
 
   /**
+   * Runs a VM's pre-stop hook (bash, with the session's env, like an execute) and keeps it as an ordinary
+   * execution record with `trigger: pre_stop`, then records `vm.pre_stop_hook`. Bounded by the hook's
+   * timeout: the agent kills the command then; an agent that does not answer within a grace period after it
+   * leaves the record ended as timed out, with the output received so far. Never throws: the stop goes on.
+   */
+  async runPreStopHook(vm: Vm, agent: GuestAgent, hook: PreStopHook, stop: PreStopTrigger): Promise<Execution | null> {
+    const sessionId = vm.sessionId;
+    if (!sessionId) return null; // records belong to a session; every VM started by a request has one
+    const session = await findSession(this.database.db, sessionId);
+    const record = await insertExecution(this.database.db, {
+      userId: vm.userId,
+      sessionId,
+      vmId: vm.id,
+      nodeId: this.vms.nodeId,
+      mode: 'sync',
+      trigger: 'pre_stop',
+      language: 'bash',
+      source: hook.command.slice(0, SOURCE_LIMIT),
+      status: 'running',
+      exitCode: null,
+      error: null,
+      stdout: '',
+      stderr: '',
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      createdAt: this.clock.now().toISOString(),
+      startedAt: this.clock.now().toISOString(),
+      completedAt: null,
+      executionTime: null,
+      cpuTime: null,
+    });
+    const started = Date.now();
+    const stdout = new BoundedOutput(this.settings.outputLimitBytes);
+    const stderr = new BoundedOutput(this.settings.outputLimitBytes);
+    const timeoutMs = hook.timeoutSeconds * 1000;
+    let outcome: RunOutcome;
+    try {
+      const run = agent.exec(
+        { command: hook.command, shell: ['/bin/bash', '-c'], env: session?.env ?? {}, cwd: '/root', timeoutMs },
+        { onStdout: (c) => stdout.push(c), onStderr: (c) => stderr.push(c) },
+      );
+      run.catch(() => {}); // observed below, or abandoned after the grace period
+      let timer: NodeJS.Timeout | undefined;
+      const abandoned = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), timeoutMs + PRE_STOP_GRACE_MS);
+      });
+      const result = await Promise.race([run, abandoned]).finally(() => clearTimeout(timer));
+      if (!result) {
+        outcome = { status: 'timeout', exitCode: null, error: `the pre-stop hook did not end within ${hook.timeoutSeconds} s; the VM was stopped anyway`, stdout, stderr, executionTime: (Date.now() - started) / 1000, cpuTime: null };
+      } else {
+        const exitCode = result.exitCode ?? 128 + (SIGNALS[result.signal ?? ''] ?? 0);
+        outcome = {
+          status: result.timedOut ? 'timeout' : exitCode === 0 ? 'completed' : 'failed',
+          exitCode,
+          error: result.timedOut ? `the pre-stop hook was killed after its timeout of ${hook.timeoutSeconds} s; the VM was stopped anyway` : result.signal ? `killed by ${result.signal}` : null,
+          stdout,
+          stderr,
+          executionTime: result.durationMs / 1000,
+          cpuTime: result.cpu ? result.cpu.totalMs / 1000 : null,
+        };
+      }
+    } catch (error) {
+      const message = error instanceof AppError ? error.message : `the pre-stop hook could not run: ${(error as Error).message}`;
+      stderr.pushText(message);
+      outcome = { status: 'failed', exitCode: null, error: message, stdout, stderr, executionTime: (Date.now() - started) / 1000, cpuTime: null };
+    }
+    const execution = await this.finish(vm.userId, record, vm.id, outcome);
+    await recordEvent(this.database.db, this.clock, {
+      type: 'vm.pre_stop_hook',
+      userId: vm.userId,
+      subjectId: vm.id,
+      data: {
+        vm_id: vm.id,
+        session_id: sessionId,
+        execution_id: execution.id,
+        stop,
+        // Always final here: finish wrote it, or found it ended meanwhile (its VM ended first).
+        status: execution.status === 'completed' || execution.status === 'timeout' ? execution.status : 'failed',
+        exit_code: execution.exitCode,
+        timed_out: execution.status === 'timeout',
+      },
+    });
+    this.notifier.committed();
+    return execution;
+  }
+
+  /**
    * Writes the run's outcome and its event, unless the record was ended meanwhile (its VM ended, or the
    * server reconciled it): that record stands and is returned as it is.
    */
-  private async finish(principal: Principal, record: Execution, vmId: string | null, outcome: RunOutcome): Promise<Execution> {
+  private async finish(userId: number, record: Execution, vmId: string | null, outcome: RunOutcome): Promise<Execution> {
     if (this.stopping) return { ...record, vmId, status: 'failed', error: SHUT_DOWN_ERROR };
     const row = await this.database.db.transaction().execute(async (trx) => {
       const updated = await updateExecution(
@@ -273,7 +365,7 @@ export class ExecutionService {
         },
         IN_FLIGHT_EXECUTION_STATUSES,
       );
-      if (!updated) return (await findExecution(trx, principal.userId, record.id))!;
+      if (!updated) return (await findExecution(trx, userId, record.id))!;
       await recordExecutionEnd(trx, this.clock, updated);
       return updated;
     });

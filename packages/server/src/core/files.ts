@@ -11,6 +11,7 @@ import { recordEvent, type EventNotifier } from './events.ts';
 import type { SessionService } from './sessions.ts';
 import type { VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
+import type { FileStat } from '@sandboxd/agent/protocol';
 
 /** Where relative guest paths are resolved: the guest user's home. */
 export const GUEST_HOME = '/root';
@@ -56,6 +57,14 @@ export class FileService {
     });
     this.notifier.committed();
     return { path: target, size, recursive: input.recursive, vmId: vm.id };
+  }
+
+  /** The entries of directory `dirPath` in the session's VM, sorted by name (symlinks not followed). */
+  async list(principal: Principal, sessionId: string, dirPath: string): Promise<{ path: string; entries: FileStat[] }> {
+    const session = await this.sessions.getOwned(principal, sessionId);
+    const target = resolveGuestPath(dirPath);
+    const { agent } = await this.vms.ensureVm(principal, session);
+    return { path: target, entries: await agent.listDir(target) };
   }
 
   /** Opens `filename` in the session's VM for reading. */

@@ -25,6 +25,54 @@ export const LIVE_VM_STATUSES = ['starting', 'active'] as const satisfies readon
 export const VM_END_REASONS = ['killed', 'expired', 'crashed', 'failed', 'server_restart', 'server_shutdown', 'agent_lost', 'node_lost'] as const;
 export type VmEndReason = (typeof VM_END_REASONS)[number];
 
+/**
+ * Why a VM ended, in the words users and webhook receivers read (`reason` of every `vm.*` ending event, and
+ * the VM record's `end_reason`): `user_kill` (DELETE, POST /kill, a session's kill), `lifetime` (its
+ * `vm_lifetime_seconds` ran out), `node_lost` (its cluster node was declared dead), `server_stop` (its server
+ * shut down or restarted without it), `error` (it crashed, its agent was lost, or it never started). The
+ * specific `VmEndReason` stays beside it as `detail` / `end_detail`.
+ */
+export const VM_END_CAUSES = ['user_kill', 'lifetime', 'node_lost', 'server_stop', 'error'] as const;
+export type VmEndCause = (typeof VM_END_CAUSES)[number];
+
+/** The documented cause of a specific end reason (see `VM_END_CAUSES`). */
+export function endCauseOf(reason: VmEndReason): VmEndCause {
+  switch (reason) {
+    case 'killed':
+      return 'user_kill';
+    case 'expired':
+      return 'lifetime';
+    case 'node_lost':
+      return 'node_lost';
+    case 'server_restart':
+    case 'server_shutdown':
+      return 'server_stop';
+    case 'crashed':
+    case 'agent_lost':
+    case 'failed':
+      return 'error';
+  }
+}
+
+/**
+ * A bash command run in the VM before it is stopped on purpose (killed on request, paused, or at the end of
+ * its lifetime), bounded by `timeoutSeconds`; the stop goes on when it ends or times out. Never run when the
+ * VM is already gone (crashed, agent lost, node lost).
+ */
+export interface PreStopHook {
+  command: string;
+  timeoutSeconds: number;
+}
+
+/** Commands a session or VM asks to run at points of its VM's life (today: before a stop). */
+export interface LifecycleHooks {
+  preStop: PreStopHook | null;
+}
+
+/** What stopped a VM whose pre-stop hook runs. */
+export const PRE_STOP_TRIGGERS = ['user_kill', 'lifetime', 'pause'] as const;
+export type PreStopTrigger = (typeof PRE_STOP_TRIGGERS)[number];
+
 /** Lifecycle of an execution record; the first two are in flight, the rest final. */
 export const EXECUTION_STATUSES = ['queued', 'running', 'completed', 'failed', 'timeout'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
@@ -34,6 +82,10 @@ export const IN_FLIGHT_EXECUTION_STATUSES = ['queued', 'running'] as const satis
 /** `sync`: the caller waited (POST /execute); `async`: it got a task id at once. */
 export const EXECUTION_MODES = ['sync', 'async'] as const;
 export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+
+/** Who started an execution: a `request` (execute, execute_async, MCP…) or the VM's `pre_stop` hook. */
+export const EXECUTION_TRIGGERS = ['request', 'pre_stop'] as const;
+export type ExecutionTrigger = (typeof EXECUTION_TRIGGERS)[number];
 
 /** python runs in the session's stateful interpreter; bash and node run a fresh process. */
 export const LANGUAGES = ['python', 'bash', 'node'] as const;
@@ -66,6 +118,8 @@ export interface SessionSpec {
   source: VmSourceRef;
   /** A desktop session's screen size (null: the desktop's default, 1280×800). */
   screen: { width: number; height: number } | null;
+  /** Hooks every VM of the session inherits (null: none). */
+  lifecycleHooks: LifecycleHooks | null;
 }
 
 /** A user's handle on "a sandbox over time", bound to at most one VM at a time. */
@@ -113,6 +167,8 @@ export interface Vm {
    * clone (whose memory holds the interpreter of the VM it was taken of). Null in older records: the session's id.
    */
   pythonContext: string | null;
+  /** Its own hooks, or those it inherited from its session when it started (null: none). */
+  lifecycleHooks: LifecycleHooks | null;
 }
 
 /** `creating`: its name is reserved and the VM is being captured; `ready`: VMs may start from it. */
@@ -248,6 +304,8 @@ export interface Execution {
    */
   nodeId: string | null;
   mode: ExecutionMode;
+  /** `pre_stop`: the VM's pre-stop hook ran it, not a request. */
+  trigger: ExecutionTrigger;
   language: Language;
   /** The code or command, cut to a bounded length. */
   source: string;
@@ -285,7 +343,7 @@ export const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed'
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** How an audited actor proved who they are: a password sign-in, an API key, a bearer token, or none (the server itself, the admin CLI). */
-export const AUDIT_VIAS = ['password', 'api_key', 'access_token', 'system'] as const;
+export const AUDIT_VIAS = ['password', 'api_key', 'access_token', 'ssh_key', 'system'] as const;
 export type AuditVia = (typeof AUDIT_VIAS)[number];
 
 export const AUDIT_OUTCOMES = ['success', 'failure'] as const;

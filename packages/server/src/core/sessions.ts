@@ -71,6 +71,7 @@ export class SessionService {
       prewarm: request.prewarm ?? false,
       source: request.source ?? { kind: 'template', id: DEFAULT_TEMPLATE_ID },
       screen: request.screen ?? null,
+      lifecycleHooks: request.lifecycleHooks ?? null,
     };
   }
 

@@ -146,13 +146,20 @@ export interface ExecOutput {
 
 /** A live VM's guest agent. */
 export interface GuestAgent {
-  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal): Promise<ExecResult>;
+  /** `stdin`: bytes for the program's standard input (it ends when the stream does); without it, /dev/null. */
+  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable): Promise<ExecResult>;
   runPython(request: PythonRunRequest): Promise<PythonRunResult>;
   writeFile(path: string, body: Readable, options?: { mode?: number }): Promise<FileWriteResponse>;
   extractTar(directory: string, body: Readable, options?: { gzip?: boolean }): Promise<ExtractResponse>;
   /** Opens a file for reading: its size and a stream of its bytes. */
   readFile(path: string): Promise<{ size: number; mode: number; stream: Readable }>;
   stat(path: string): Promise<FileStat>;
+  /** A directory's entries, sorted by name. */
+  listDir(path: string): Promise<FileStat[]>;
+  /** Makes a directory (`parents`: and its missing parents, accepting one that exists). */
+  mkdir(path: string, options?: { parents?: boolean; mode?: number }): Promise<void>;
+  /** Removes a file or an empty directory (`recursive`: a whole tree); false when nothing was there. */
+  remove(path: string, options?: { recursive?: boolean }): Promise<boolean>;
   usage(): Promise<UsageResponse>;
   /**
    * A TCP connection to `port` on the guest's loopback (through the agent, no host networking). Rejects with
@@ -271,6 +278,12 @@ export interface WarmPoolRequest {
   warmUp?: (agent: GuestAgent) => Promise<void>;
 }
 
+/** How the host's egress firewall recognises one VM's hypervisor: its cgroup v2 (path below /sys/fs/cgroup, depth). */
+export interface EgressTarget {
+  cgroupPath: string;
+  level: number;
+}
+
 export interface VmEngine {
   /** The node this engine runs VMs on (recorded with each VM). */
   readonly nodeId: string;
@@ -338,8 +351,18 @@ export interface VmEngine {
   /** Ids of the VMs running on this node (after a restart: those re-adopted). */
   liveVmIds(): string[];
   /**
+   * How the egress firewall recognises a live VM of this node, or null when it cannot here (no cgroup v2
+   * under /sys/fs/cgroup, cgroups off) or the VM is not live: then no egress policy can be enforced on it.
+   */
+  egressTarget(vmId: string): Promise<EgressTarget | null>;
+  /**
    * Called when a VM ends without being asked to (deadline reached, QEMU died, agent lost), before the engine
    * lets go of it: from the moment `agent()` answers null for such a VM, its listeners have been called.
    */
   onVmEnded(listener: (vmId: string, reason: EngineEndReason) => void): void;
+  /**
+   * Called when a VM reaches its deadline, while it still runs; the engine ends it (`onVmEnded`, `expired`)
+   * once every listener settled, so a listener bounds its own time (the VM's pre-stop hook runs here).
+   */
+  onBeforeExpiry(listener: (vmId: string) => Promise<void>): void;
 }

@@ -10,7 +10,7 @@ import { recordEvent, type EventNotifier } from './events.ts';
 import { endInFlightExecutions, SHUT_DOWN_ERROR } from './executions.ts';
 import { newSnapshotId, newVmId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
-import { DEFAULT_TEMPLATE_ID, LIVE_VM_STATUSES, type Session, type SessionSpec, type Snapshot, type Vm, type VmEndReason, type VmStatus } from './model.ts';
+import { DEFAULT_TEMPLATE_ID, LIVE_VM_STATUSES, type LifecycleHooks, type PreStopHook, type PreStopTrigger, type Session, type SessionSpec, type Snapshot, type Vm, type VmEndReason, type VmStatus } from './model.ts';
 import type { AcquireEstimate, CaptureOutcome, GuestAgent, VmEngine } from './vm-engine.ts';
 import type { ResolvedSource, VmSources } from './vm-sources.ts';
 import type { RemoteNodes } from './cluster/remote-nodes.ts';
@@ -41,6 +41,8 @@ export interface VmSpec {
   metadata?: Record<string, string>;
   /** Volumes to mount (checked and recorded with the reservation). */
   volumes?: VolumeRequest[];
+  /** Its lifecycle hooks; default: its session's. */
+  lifecycleHooks?: LifecycleHooks | null;
   /** Called once the VM is reserved in the store ('starting'), before the engine starts it. */
   onReserved?: (vm: Vm) => void;
 }
@@ -57,6 +59,9 @@ export interface LiveVm {
 /** Hooks run right after a session gets a new VM (e.g. apply the session's env to its Python context). */
 export type VmReadyHook = (session: Session, live: LiveVm) => Promise<void>;
 
+/** Runs a VM's pre-stop hook in it and records the run (ExecutionService); bounded by the hook's timeout, never throws. */
+export type PreStopRunner = (vm: Vm, agent: GuestAgent, hook: PreStopHook, stop: PreStopTrigger) => Promise<unknown>;
+
 export class VmService {
   /** One acquisition at a time per session, so concurrent executes share one new VM. */
   private readonly acquiring = new Map<string, Promise<LiveVm>>();
@@ -69,6 +74,9 @@ export class VmService {
    * longer live waits for its record instead of starting a second VM beside one that is still recorded live.
    */
   private readonly ending = new Map<string, Promise<unknown>>();
+  /** Pre-stop hooks running, by VM: a second stop while one runs waits for it instead of running it again. */
+  private readonly preStopping = new Map<string, Promise<void>>();
+  private preStopRunner: PreStopRunner | null = null;
 
   constructor(
     private readonly database: Database,
@@ -86,6 +94,10 @@ export class VmService {
   ) {
     engine.onVmEnded((vmId, reason) => {
       this.trackEnd(vmId, this.recordEnd(vmId, reason)).catch(() => {});
+    });
+    engine.onBeforeExpiry(async (vmId) => {
+      const vm = await findVm(this.database.db, vmId);
+      if (vm?.status === 'active') await this.preStop(vm, 'lifetime');
     });
   }
 
@@ -124,6 +136,32 @@ export class VmService {
 
   onVmReady(hook: VmReadyHook): void {
     this.readyHooks.push(hook);
+  }
+
+  /** Who runs pre-stop hooks (the execution service, so each run is an execution record); until set, none run. */
+  setPreStopRunner(runner: PreStopRunner): void {
+    this.preStopRunner = runner;
+  }
+
+  /**
+   * Runs the VM's pre-stop hook, if it has one and its agent is here to run it, before a stop that was asked
+   * for (`stop`): once per stop, a concurrent stop of the same VM waits for the same run. Resolves when the
+   * hook ended or timed out (the runner bounds it); never rejects, so the stop always goes on.
+   */
+  private preStop(vm: Vm, stop: PreStopTrigger): Promise<void> {
+    const hook = vm.lifecycleHooks?.preStop;
+    if (!hook || !this.preStopRunner) return Promise.resolve();
+    const running = this.preStopping.get(vm.id);
+    if (running) return running;
+    const agent = this.agentOf(vm);
+    if (!agent) return Promise.resolve();
+    const work = this.preStopRunner(vm, agent, hook, stop).then(
+      () => {},
+      () => {},
+    );
+    this.preStopping.set(vm.id, work);
+    void work.then(() => this.preStopping.delete(vm.id));
+    return work;
   }
 
   /**
@@ -213,13 +251,13 @@ export class VmService {
     }
     if (!(LIVE_VM_STATUSES as readonly VmStatus[]).includes(vm.status)) throw new AppError('NOT_FOUND', `VM ${vm.id} is not running (status ${vm.status})`);
     if (vm.nodeId !== this.engine.nodeId && this.killQueue) return this.killElsewhere(vm);
-    const ended = await this.end(vm.id, 'killed');
+    const ended = await this.end(vm.id, 'killed', vm);
     return ended ?? (await findVm(this.database.db, vm.id))!;
   }
 
   /** Kills a VM of this node and records its end (the kill queue's work for kills dispatched here). */
   async killHere(vmId: string): Promise<void> {
-    await this.end(vmId, 'killed');
+    await this.end(vmId, 'killed', await findVm(this.database.db, vmId));
   }
 
   /**
@@ -322,8 +360,9 @@ export class VmService {
     // was ended when this one started.
     if (vm.status === 'starting') throw new AppError('VM_UNAVAILABLE', `the session's VM ${vm.id} is still starting: retry`);
     if (Date.parse(vm.expiresAt) <= this.clock.now().getTime()) {
-      // Its deadline is due (the engine's timer fires about now): end it here rather than run code in it.
-      await this.end(vm.id, 'expired');
+      // Its deadline is due (the engine's timer fires about now, or its pre-stop hook runs): end it here rather
+      // than run code in it; a hook already running is waited for, not run again.
+      await this.end(vm.id, 'expired', vm);
       return null;
     }
     const agent = this.engine.agent(vm.id);
@@ -345,11 +384,21 @@ export class VmService {
     }
   }
 
-  /** Kills a VM and records its end (see `recordEnd`), registered in `ending` from the moment the kill starts. */
-  private end(vmId: string, reason: Exclude<VmEndReason, 'failed'>): Promise<Vm | undefined> {
+  /**
+   * Kills a VM and records its end (see `recordEnd`), registered in `ending` from the moment the kill starts.
+   * With `vm` (a stop that was asked for: a kill, the end of its lifetime) its pre-stop hook runs first. An
+   * end already under way is joined, not repeated (answers undefined, like an end recorded by another).
+   */
+  private async end(vmId: string, reason: Exclude<VmEndReason, 'failed'>, vm?: Vm): Promise<Vm | undefined> {
+    const under = this.ending.get(vmId);
+    if (under) {
+      await under.catch(() => {});
+      return undefined;
+    }
     return this.trackEnd(
       vmId,
       (async () => {
+        if (vm) await this.preStop(vm, reason === 'expired' ? 'lifetime' : 'user_kill');
         await this.engine.kill(vmId);
         return this.recordEnd(vmId, reason);
       })(),
@@ -385,7 +434,14 @@ export class VmService {
     const elsewhere = placedHere ? null : await this.placeElsewhere(session, requested);
     if (elsewhere && this.remote) {
       const { vcpuCount, memoryMb, lifetimeSeconds, name, metadata } = requested;
-      const vmId = await this.remote.startVm(elsewhere, principal, session.id, { vcpuCount, memoryMb, lifetimeSeconds, name: name ?? null, metadata: metadata ?? {} });
+      const vmId = await this.remote.startVm(elsewhere, principal, session.id, {
+        vcpuCount,
+        memoryMb,
+        lifetimeSeconds,
+        name: name ?? null,
+        metadata: metadata ?? {},
+        ...(requested.lifecycleHooks !== undefined ? { lifecycleHooks: requested.lifecycleHooks } : {}),
+      });
       const vm = await findVm(this.database.db, vmId);
       if (!vm || vm.status !== 'active') throw new AppError('VM_UNAVAILABLE', `VM ${vmId} ended while it was starting on node ${elsewhere}`);
       requested.onReserved?.(vm);
@@ -424,6 +480,7 @@ export class VmService {
         pausedAt: null,
         remainingSeconds: null,
         pythonContext: source.pythonContext ?? session.id,
+        lifecycleHooks: spec.lifecycleHooks !== undefined ? spec.lifecycleHooks : session.lifecycleHooks,
       });
       await updateSession(trx, session.id, { currentVmId: vmId });
       return attachVolumes(trx, this.clock, principal.userId, vmId, this.engine.nodeId, spec.volumes ?? []);
@@ -449,7 +506,7 @@ export class VmService {
           type: 'vm.failed',
           userId: principal.userId,
           subjectId: vmId,
-          data: { vm_id: vmId, session_id: session.id, error: (error as Error).message },
+          data: { vm_id: vmId, session_id: session.id, reason: 'error', error: (error as Error).message },
         });
       });
       this.notifier.committed();
@@ -580,6 +637,7 @@ export class VmService {
     this.assertRunning(vm, 'paused');
     this.localOrThrow(vm);
     await this.assertNoVolumes(vm, 'paused');
+    await this.preStop(vm, 'pause');
     const remainingSeconds = Math.max(1, Math.round((Date.parse(vm.expiresAt) - this.clock.now().getTime()) / 1000));
     let outcome: CaptureOutcome;
     try {
@@ -710,11 +768,11 @@ export class VmService {
       await endInFlightExecutions(trx, this.clock, { vmId }, endedExecutionError(reason));
       const event = { userId: ended.userId, subjectId: vmId };
       const data = { vm_id: vmId, session_id: ended.sessionId, ended_at: at };
-      if (reason === 'expired') await recordEvent(trx, this.clock, { ...event, type: 'vm.expired', data: { ...data, reason } });
-      else if (reason === 'crashed') await recordEvent(trx, this.clock, { ...event, type: 'vm.crashed', data: { ...data, reason } });
-      else if (reason === 'agent_lost') await recordEvent(trx, this.clock, { ...event, type: 'vm.agent_lost', data: { ...data, reason } });
-      else if (reason === 'node_lost') await recordEvent(trx, this.clock, { ...event, type: 'vm.lost', data: { ...data, reason } });
-      else await recordEvent(trx, this.clock, { ...event, type: 'vm.killed', data: { ...data, reason } });
+      if (reason === 'expired') await recordEvent(trx, this.clock, { ...event, type: 'vm.expired', data: { ...data, reason: 'lifetime', detail: reason } });
+      else if (reason === 'crashed') await recordEvent(trx, this.clock, { ...event, type: 'vm.crashed', data: { ...data, reason: 'error', detail: reason } });
+      else if (reason === 'agent_lost') await recordEvent(trx, this.clock, { ...event, type: 'vm.agent_lost', data: { ...data, reason: 'error', detail: reason } });
+      else if (reason === 'node_lost') await recordEvent(trx, this.clock, { ...event, type: 'vm.lost', data: { ...data, reason: 'node_lost', detail: reason } });
+      else await recordEvent(trx, this.clock, { ...event, type: 'vm.killed', data: { ...data, reason: reason === 'killed' ? 'user_kill' : 'server_stop', detail: reason } });
       return ended;
     });
     if (row) this.notifier.committed();

@@ -85,14 +85,23 @@ export class ClientGuestAgent implements GuestAgent {
     return translated((async () => operation(client))());
   }
 
-  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal) {
+  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable) {
     const { stdin: _stdin, ...options } = request;
     return this.gated(async (client) => {
-      const handle = client.exec({ ...options, ...(signal ? { signal } : {}) });
+      const handle = client.exec({ ...options, ...(signal ? { signal } : {}), ...(stdin ? { stdin: true } : {}) });
       const pump = (async () => {
         for await (const event of handle.output) (event.type === 'stdout' ? output.onStdout : output.onStderr)(event.data);
       })();
+      // Input is fed as the program takes it (writeStdin waits for the agent); a program that exits first ends it.
+      const feed = stdin
+        ? (async () => {
+            for await (const chunk of stdin) await handle.writeStdin(chunk as Buffer);
+            handle.endStdin();
+          })().catch(() => undefined)
+        : undefined;
       const [result] = await Promise.all([handle.result, pump]);
+      if (stdin && !stdin.destroyed) stdin.destroy();
+      await feed;
       return result;
     });
   }
@@ -125,6 +134,18 @@ export class ClientGuestAgent implements GuestAgent {
 
   stat(path: string) {
     return this.gated((client) => client.stat(path));
+  }
+
+  listDir(path: string) {
+    return this.gated((client) => client.listDir(path));
+  }
+
+  async mkdir(path: string, options: { parents?: boolean; mode?: number } = {}) {
+    await this.gated((client) => client.mkdir(path, options));
+  }
+
+  async remove(path: string, options: { recursive?: boolean } = {}) {
+    return (await this.gated((client) => client.remove(path, options))).removed;
   }
 
   usage() {

@@ -29,7 +29,9 @@ import {
   type VmEngine,
   type VolumeMount,
   type WarmPoolRequest,
+  type EgressTarget,
 } from '../core/vm-engine.ts';
+import { cgroup2Mounts, classifierOf } from '../net/egress/cgroup-classifier.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
 import { VCPU_COUNTS, VOLUME_SLOT_COUNT, type Accelerator, type CaptureResult, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo, type VolumeAttachment } from '../vm/vm-driver.ts';
 import { AgentLink } from './agent-link.ts';
@@ -148,6 +150,7 @@ export class SandboxEngine implements VmEngine {
   private readonly deadlines = new DeadlineScheduler();
   private readonly states: VmStateStore;
   private readonly endedListeners: ((vmId: string, reason: EngineEndReason) => void)[] = [];
+  private readonly expiryListeners: ((vmId: string) => Promise<void>)[] = [];
   private readonly pool: WarmPool<string, RestoredVm>;
   /** The templates of the pool's keys and their warm-ups (only those kept warm are taken from the pool). */
   private readonly poolTemplates = new Map<string, { template: TemplateImage; warmUp?: WarmPoolRequest['warmUp'] }>();
@@ -388,8 +391,30 @@ export class SandboxEngine implements VmEngine {
     void this.kill(vmId).catch((error: Error) => this.events.emit('warning', { code: 'VM_KILL_FAILED', message: `VM ${vmId}: ${error.message}`, vmId }));
   }
 
+  /** A VM's deadline: its before-expiry listeners run (each bounds its own time), then it ends `expired`. */
+  private async expire(vmId: string): Promise<void> {
+    await Promise.allSettled(this.expiryListeners.map(async (listener) => listener(vmId)));
+    this.end(vmId, 'expired');
+  }
+
+  onBeforeExpiry(listener: (vmId: string) => Promise<void>): void {
+    this.expiryListeners.push(listener);
+  }
+
   liveVmIds(): string[] {
     return [...this.live.keys()];
+  }
+
+  async egressTarget(vmId: string): Promise<EgressTarget | null> {
+    const entry = this.live.get(vmId);
+    const info = entry ? this.options.driver.get(entry.state.driverId) : undefined;
+    if (!info) return null;
+    const mounts = await cgroup2Mounts();
+    for (const dir of info.cgroupPaths) {
+      const target = classifierOf(dir, mounts);
+      if (target) return target;
+    }
+    return null;
   }
 
   onVmEnded(listener: (vmId: string, reason: EngineEndReason) => void): void {
@@ -841,7 +866,7 @@ export class SandboxEngine implements VmEngine {
     });
     this.live.set(vmId, { state, link, agent: new ClientGuestAgent(link, ready), ready });
     this.byDriverId.set(state.driverId, vmId);
-    this.deadlines.schedule(vmId, new Date(state.expiresAtMs), () => this.end(vmId, 'expired'));
+    this.deadlines.schedule(vmId, new Date(state.expiresAtMs), () => void this.expire(vmId));
   }
 
   private forget(vmId: string): void {

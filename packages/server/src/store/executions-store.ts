@@ -6,7 +6,7 @@ import type { Executor } from './users-store.ts';
 export type NewExecution = Omit<Execution, 'id'>;
 
 /** What running and finishing an execution may write. */
-export type ExecutionChanges = Partial<Omit<Execution, 'id' | 'userId' | 'sessionId' | 'nodeId' | 'mode' | 'language' | 'source' | 'createdAt'>>;
+export type ExecutionChanges = Partial<Omit<Execution, 'id' | 'userId' | 'sessionId' | 'nodeId' | 'mode' | 'trigger' | 'language' | 'source' | 'createdAt'>>;
 
 function toExecution(row: ExecutionRow): Execution {
   return {
@@ -16,6 +16,7 @@ function toExecution(row: ExecutionRow): Execution {
     vmId: row.vm_id,
     nodeId: row.node_id,
     mode: row.mode,
+    trigger: row.triggered_by,
     language: row.language,
     source: row.source,
     status: row.status,
@@ -58,6 +59,7 @@ export async function insertExecution(db: Executor, execution: NewExecution): Pr
       user_id: execution.userId,
       session_id: execution.sessionId,
       mode: execution.mode,
+      triggered_by: execution.trigger,
       language: execution.language,
       source: execution.source,
       created_at: execution.createdAt,

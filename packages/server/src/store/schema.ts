@@ -15,6 +15,7 @@ import type {
   DnsProvider,
   ExecutionMode,
   ExecutionStatus,
+  ExecutionTrigger,
   Language,
   SnapshotStatus,
   TemplateBuildStep,
@@ -46,6 +47,21 @@ export interface ApiKeysTable {
   deleted_at: string | null;
 }
 
+export interface SshKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  /** The user's label for the key (default: the key's comment). */
+  name: string;
+  /** e.g. 'ssh-ed25519', 'ecdsa-sha2-nistp256', 'ssh-rsa'. */
+  key_type: string;
+  /** The key in OpenSSH's one-line form without its comment: `<type> <base64 blob>`. */
+  public_key: string;
+  /** `SHA256:` + unpadded base64 of the blob's SHA-256, as `ssh-keygen -l` prints it. */
+  fingerprint: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
 export interface SettingsTable {
   name: string;
   value: string;
@@ -72,6 +88,8 @@ export interface SessionsTable {
   /** A desktop session's screen size; null: the desktop's default. */
   screen_width: number | null;
   screen_height: number | null;
+  /** JSON `{"pre_stop": {"command", "timeout_seconds"}}` its VMs inherit; null: none (lifecycle-hooks-column.ts). */
+  lifecycle_hooks: string | null;
 }
 
 export interface VmsTable {
@@ -100,6 +118,8 @@ export interface VmsTable {
   paused_at: string | null;
   remaining_seconds: number | null;
   python_context: string | null;
+  /** JSON like sessions.lifecycle_hooks: the hooks it started with; null: none. */
+  lifecycle_hooks: string | null;
 }
 
 export interface SnapshotsTable {
@@ -162,6 +182,8 @@ export interface ExecutionsTable {
   /** The node whose process runs it; null for records older than this column that never got a VM. */
   node_id: string | null;
   mode: ExecutionMode;
+  /** `request`, or `pre_stop` for a run of the VM's pre-stop hook. */
+  triggered_by: Generated<ExecutionTrigger>;
   language: Language;
   /** The code or command, cut to a bounded length. */
   source: string;
@@ -383,6 +405,36 @@ export interface Tables {
   volume_attachments: VolumeAttachmentsTable;
   cluster_nodes: ClusterNodesTable;
   pty_attach_tokens: PtyAttachTokensTable;
+  ssh_keys: SshKeysTable;
+  egress_policies: EgressPoliciesTable;
+  egress_log: EgressLogTable;
+}
+
+/** A VM's or a session's egress policy (migration 0017); no row: the deployment's default. */
+export interface EgressPoliciesTable {
+  subject_kind: 'vm' | 'session';
+  subject_id: string;
+  user_id: number;
+  /** JSON of `EgressPolicy` (core/egress-policy.ts). */
+  policy: string;
+  updated_at: string;
+}
+
+/** One connection attempt of a VM under a restricted egress policy. */
+export interface EgressLogTable {
+  id: Generated<number>;
+  vm_id: string;
+  user_id: number;
+  at: string;
+  protocol: string;
+  scheme: string | null;
+  name: string | null;
+  address: string | null;
+  port: number | null;
+  bytes_sent: number | null;
+  bytes_received: number | null;
+  verdict: 'allowed' | 'refused';
+  reason: string | null;
 }
 
 export type VolumeRow = Selectable<VolumesTable>;
@@ -397,6 +449,8 @@ export type NewUserRow = Insertable<UsersTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKeyRow = Insertable<ApiKeysTable>;
 export type ApiKeyUpdate = Updateable<ApiKeysTable>;
+export type SshKeyRow = Selectable<SshKeysTable>;
+export type NewSshKeyRow = Insertable<SshKeysTable>;
 
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

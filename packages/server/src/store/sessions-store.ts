@@ -1,5 +1,6 @@
 /** Persistence of sessions. Reads a user triggers are scoped by `user_id`. metadata and env are JSON text. */
 import type { Session } from '../core/model.ts';
+import { hooksFromColumn, hooksToColumn } from './lifecycle-hooks-column.ts';
 import type { SessionRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
@@ -21,6 +22,7 @@ function toSession(row: SessionRow): Session {
     lastActivityAt: row.last_activity_at,
     source: { kind: row.source_kind, id: row.source_id },
     screen: row.screen_width !== null && row.screen_height !== null ? { width: row.screen_width, height: row.screen_height } : null,
+    lifecycleHooks: hooksFromColumn(row.lifecycle_hooks),
   };
 }
 
@@ -43,6 +45,7 @@ export async function insertSession(db: Executor, session: Session): Promise<Ses
       source_id: session.source.id,
       screen_width: session.screen?.width ?? null,
       screen_height: session.screen?.height ?? null,
+      lifecycle_hooks: hooksToColumn(session.lifecycleHooks),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

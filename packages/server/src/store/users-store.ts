@@ -54,3 +54,8 @@ export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(e?.message ?? '');
 }
+
+/** Every user, by id (the administrators' user list). */
+export async function listUsers(db: Executor): Promise<User[]> {
+  return (await db.selectFrom('users').select(['id', 'username', 'plan', 'is_admin', 'created_at']).orderBy('id').execute()).map((row) => toUser({ ...row, password_hash: '' }));
+}

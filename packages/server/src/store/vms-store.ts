@@ -1,5 +1,6 @@
 /** Persistence of VM records (the engine keeps the running processes; this is their history and state). */
 import { LIVE_VM_STATUSES, type Vm, type VmStatus } from '../core/model.ts';
+import { hooksFromColumn, hooksToColumn } from './lifecycle-hooks-column.ts';
 import type { VmRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
@@ -29,6 +30,7 @@ function toVm(row: VmRow): Vm {
     pausedAt: row.paused_at,
     remainingSeconds: row.remaining_seconds,
     pythonContext: row.python_context,
+    lifecycleHooks: hooksFromColumn(row.lifecycle_hooks),
   };
 }
 
@@ -57,6 +59,7 @@ export async function insertVm(db: Executor, vm: Vm): Promise<Vm> {
       paused_at: vm.pausedAt,
       remaining_seconds: vm.remainingSeconds,
       python_context: vm.pythonContext,
+      lifecycle_hooks: hooksToColumn(vm.lifecycleHooks),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -90,6 +90,8 @@ export interface VmInfo extends VmPaths {
   snapshotCapable: boolean;
   /** The volumes in its slots (empty slots are not listed). */
   volumes: VolumeAttachment[];
+  /** The cgroup directories its process runs in (empty without cgroups); the egress firewall matches one of them. */
+  cgroupPaths: string[];
 }
 
 /** Common options of operations that may take long. */

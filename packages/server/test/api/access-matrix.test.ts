@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import ssh2 from 'ssh2';
 import WebSocket from 'ws';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
@@ -123,6 +124,9 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     // A key of alice's to be named by id (not the one the test signs in with: a control may delete it).
     const spare = await call(server, 'POST', '/v1/api-keys/', { ...as, json: { description: 'spare key of alice' } });
     ids.api_key_id = String(spare.body.id);
+    const sshKey = await call(server, 'POST', '/v1/ssh-keys', { ...as, json: { public_key: ssh2.utils.generateKeyPairSync('ed25519').public, name: 'alice ssh key' } });
+    assert.equal(sshKey.status, 201, sshKey.text);
+    ids.key_id = String(sshKey.body.id);
     // A browser session on a page of alice's, a render (a usage record with a stored screenshot), a credential.
     const browser = await call(server, 'POST', '/v1/browser/sessions/', { ...as, json: {} });
     assert.equal(browser.status, 200, browser.text);
@@ -151,7 +155,7 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     await server.services.sandbox.computerUse.settled();
 
     secrets.push(
-      ...Object.entries(ids).filter(([name]) => !['execution_id', 'api_key_id', 'usage_id'].includes(name)).map(([, value]) => value),
+      ...Object.entries(ids).filter(([name]) => !['execution_id', 'api_key_id', 'usage_id', 'key_id'].includes(name)).map(([, value]) => value),
       endpoint.body.secret,
       domain.body.verification.value,
       'alice-app.example.com',

@@ -48,8 +48,8 @@ describe('command-line login (device authorization with PKCE)', () => {
     const login = await start();
     assert.match(login.user_code, /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
     assert.ok(login.device_code.length >= 43);
-    assert.equal(login.verification_uri, `${server.baseUrl}/cli-auth`);
-    assert.equal(login.verification_uri_complete, `${server.baseUrl}/cli-auth?user_code=${login.user_code}`);
+    assert.equal(login.verification_uri, `${server.baseUrl}/cli-login`, 'the approval page of the web console');
+    assert.equal(login.verification_uri_complete, `${server.baseUrl}/cli-login?user_code=${login.user_code}`);
     assert.equal(login.expires_in, 120);
     assert.equal(login.interval, 1);
     assert.ok(!login.verification_uri_complete.includes(login.device_code), 'the secret never goes into a URL');

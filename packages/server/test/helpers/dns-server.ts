@@ -1,6 +1,6 @@
 /**
- * A small authoritative DNS server on loopback (UDP, dns-packet), for custom domain verification tests:
- * it answers TXT questions from a zone the test edits, NXDOMAIN for names it does not hold, and an empty
+ * A small authoritative DNS server on loopback (UDP, dns-packet), for custom domain verification tests and the
+ * egress tests: it answers TXT and A questions from a zone the test edits, NXDOMAIN for names it does not hold, and an empty
  * answer (NODATA) for other types of a name it holds. `mode` makes it fail like real servers do: `servfail`
  * answers SERVFAIL, `silent` drops every query (the resolver times out).
  */
@@ -16,6 +16,8 @@ export interface DnsServer {
   address: string;
   /** Sets the TXT records of a name (each value one record). */
   setTxt(name: string, values: string[]): void;
+  /** Sets the A records of a name (IPv4 addresses; TTL 1 s). */
+  setA(name: string, addresses: string[]): void;
   /** Removes a name from the zone. */
   remove(name: string): void;
   mode: 'answer' | 'servfail' | 'silent';
@@ -26,12 +28,17 @@ export interface DnsServer {
 
 export async function startDnsServer(): Promise<DnsServer> {
   const zone = new Map<string, string[]>();
+  const aZone = new Map<string, string[]>();
   const queries: string[] = [];
   const socket = dgram.createSocket('udp4');
   const server: DnsServer = {
     address: '',
     setTxt: (name, values) => zone.set(name.toLowerCase(), values),
-    remove: (name) => zone.delete(name.toLowerCase()),
+    setA: (name, addresses) => aZone.set(name.toLowerCase(), addresses),
+    remove: (name) => {
+      zone.delete(name.toLowerCase());
+      aZone.delete(name.toLowerCase());
+    },
     mode: 'answer',
     queries,
     close: async () => {
@@ -52,11 +59,13 @@ export async function startDnsServer(): Promise<DnsServer> {
     queries.push(name);
     if (server.mode === 'silent') return;
     const records = zone.get(name);
+    const addresses = aZone.get(name);
     let rcode = 0;
     let answers: dnsPacket.Answer[] = [];
     if (server.mode === 'servfail') rcode = SERVFAIL;
-    else if (!records) rcode = NXDOMAIN;
-    else if (question.type === 'TXT') answers = records.map((value) => ({ type: 'TXT', name: question.name, ttl: 1, class: 'IN', data: [value] }));
+    else if (!records && !addresses) rcode = NXDOMAIN;
+    else if (question.type === 'A' && addresses) answers = addresses.map((address) => ({ type: 'A', name: question.name, ttl: 1, class: 'IN', data: address }));
+    else if (question.type === 'TXT' && records) answers = records.map((value) => ({ type: 'TXT', name: question.name, ttl: 1, class: 'IN', data: [value] }));
     const response = dnsPacket.encode({
       type: 'response',
       id: query.id ?? 0,

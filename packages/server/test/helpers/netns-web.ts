@@ -60,6 +60,8 @@ export interface NetnsWebOptions {
   /** The server's TCP port (default 80). */
   port?: number;
   startTimeoutMs?: number;
+  /** Also serve the pages over HTTPS with this certificate and key (PEM files), on `tls.port` (default 443). */
+  tls?: { certPath: string; keyPath: string; port?: number };
 }
 
 interface Resources {
@@ -212,6 +214,7 @@ export async function startNetnsWebServer(pages: Record<string, NetnsPage> = {},
     await ip('-n', namespace, 'link', 'set', peerInterface, 'up');
 
     const args = [FIXTURE, '--host', serverAddress, '--port', String(port), '--exit-with-stdin'];
+    if (options.tls) args.push('--tls-cert', options.tls.certPath, '--tls-key', options.tls.keyPath, '--tls-port', String(options.tls.port ?? 443));
     if (Object.keys(pages).length > 0) {
       resources.pagesFile = path.join(os.tmpdir(), `${namespace}-pages.json`);
       fs.writeFileSync(resources.pagesFile, JSON.stringify(pages), { mode: 0o600 });

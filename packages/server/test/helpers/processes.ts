@@ -31,7 +31,8 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: SERVER_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', SANDBOXD_PORT: String(port), ...env },
+    // The SSH gateway on a port of its own choosing: its default (2222) may be taken by another server here.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', SANDBOXD_PORT: String(port), SANDBOXD_SSH_LISTEN: '127.0.0.1:0', ...env },
   });
   let output = '';
   child.stdout.on('data', (d) => (output += d));

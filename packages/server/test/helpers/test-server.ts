@@ -28,7 +28,7 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
   // The admin listener on a port of its own choosing (the default, the public port + 1, may be taken here).
   // DNS lookups (custom domain verification) never leave the machine: a loopback port nobody serves, unless
   // the test runs its own DNS server (helpers/dns-server.ts).
-  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, adminListen: '127.0.0.1:0', ...options.config });
+  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, adminListen: '127.0.0.1:0', sshListen: '127.0.0.1:0', ...options.config });
   let conformance: (() => OpenApiConformance) | undefined;
   const built = await buildApp({
     config,

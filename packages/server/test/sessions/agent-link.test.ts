@@ -117,11 +117,11 @@ describe('a dropped agent link', () => {
       }
     }
     const vm = (await call(server, 'GET', `/v1/vms/${vmId}`, { apiKey })).body;
-    assert.deepEqual([vm.status, vm.end_reason], ['killed', 'agent_lost']);
+    assert.deepEqual([vm.status, vm.end_reason, vm.end_detail], ['killed', 'error', 'agent_lost']);
     const events = await listEventsAfter(server.services.database.db, seqBefore, 100);
     const lost = events.filter((e) => e.type === 'vm.agent_lost');
     assert.equal(lost.length, 1, `one vm.agent_lost event: ${JSON.stringify(events.map((e) => e.type))}`);
-    assert.deepEqual([lost[0]!.data.vm_id, lost[0]!.data.session_id, lost[0]!.data.reason], [vmId, sessionId, 'agent_lost']);
+    assert.deepEqual([lost[0]!.data.vm_id, lost[0]!.data.session_id, lost[0]!.data.reason, lost[0]!.data.detail], [vmId, sessionId, 'error', 'agent_lost']);
     await waitUntil('its QEMU to be gone', async () => !isAlive(pid), 10_000);
 
     const next = await execute(sessionId, 'print("y" in globals())');

@@ -90,8 +90,8 @@ test('a crash fails the executions it cut off at the next start; a stop records 
       const events = await listEventsAfter(db, 0, 1000);
       const killed = events.filter((e) => e.type === 'vm.killed' && e.data.vm_id === vmId);
       assert.deepEqual(
-        killed.map((e) => e.data.reason),
-        ['server_shutdown'],
+        killed.map((e) => [e.data.reason, e.data.detail]),
+        [['server_stop', 'server_shutdown']],
       );
       const failed = events.filter((e) => e.type === 'execution.failed').map((e) => e.data.execution_id);
       assert.deepEqual(failed, [cutOff.id, running.id, again.id], 'each ended execution has its event');

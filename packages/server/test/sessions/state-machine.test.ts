@@ -155,7 +155,7 @@ describe('sessions and execution on real VMs', () => {
     assert.equal(view.uptime_seconds, null);
     assert.equal(view.expires_in_seconds, 0);
     const vm = await call(server, 'GET', `/v1/vms/${firstVmId}`, { apiKey });
-    assert.equal(vm.body.end_reason, 'killed');
+    assert.deepEqual([vm.body.end_reason, vm.body.end_detail], ['user_kill', 'killed']);
     const again = await call(server, 'POST', '/kill', { apiKey, json: { session_id: sessionId } });
     assert.equal(again.status, 404, 'a killed VM cannot be killed again');
   });
@@ -181,7 +181,8 @@ describe('sessions and execution on real VMs', () => {
       40_000,
     );
     assert.equal(expired.expires_in_seconds, 0);
-    assert.equal((await call(server, 'GET', `/v1/vms/${vmId}`, { apiKey })).body.end_reason, 'expired');
+    const ended = (await call(server, 'GET', `/v1/vms/${vmId}`, { apiKey })).body;
+    assert.deepEqual([ended.end_reason, ended.end_detail], ['lifetime', 'expired']);
     const next = await call(server, 'POST', '/execute', { apiKey, json: { session_id: shortId, language: 'bash', command: 'echo again' } });
     assert.equal(next.status, 200);
     assert.notEqual(next.body.vm_id, vmId);

@@ -242,6 +242,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         id: '00000000-0000-4000-8000-000000000001', userId: ann.id, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1,
         metadata: { team: 'search', 'with "quotes"': 'ü' }, env: { A: '1' }, prewarm: true, currentVmId: null, createdAt: iso(), lastActivityAt: iso(),
         source: { kind: 'snapshot', id: 'snap_abc' }, screen: { width: 1024, height: 768 },
+        lifecycleHooks: { preStop: { command: "echo 'bye'", timeoutSeconds: 7 } },
       });
       assert.deepEqual(await findSession(database.db, session.id), session);
       assert.deepEqual([session.metadata, session.env, session.prewarm], [{ team: 'search', 'with "quotes"': 'ü' }, { A: '1' }, true]);
@@ -251,9 +252,12 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
           id, userId: ann.id, sessionId: session.id, nodeId, status: 'active', endReason: null, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300,
           templateId: 'snap1', ip: null, createdAt: iso(), startedAt: iso(), expiresAt: iso(300_000), endedAt: null,
           name: `name of ${id}`, metadata: { k: 'v' }, baseSnapshotId: null, pausedAt: null, remainingSeconds: null, pythonContext: 'ctx-1',
+          lifecycleHooks: nodeId === 'node-a' ? { preStop: { command: 'sync', timeoutSeconds: 30 } } : null,
         });
       await vm('vm-a', 'node-a');
       await vm('vm-b', 'node-b');
+      assert.deepEqual((await findVm(database.db, 'vm-a'))?.lifecycleHooks, { preStop: { command: 'sync', timeoutSeconds: 30 } }, 'hooks come back as written');
+      assert.equal((await findVm(database.db, 'vm-b'))?.lifecycleHooks, null);
       await updateSession(database.db, session.id, { currentVmId: 'vm-a' });
       assert.equal((await findSession(database.db, session.id))?.currentVmId, 'vm-a');
       assert.deepEqual((await listLiveVmsOfNode(database.db, 'node-a')).map((v) => v.id), ['vm-a']);
@@ -269,7 +273,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
       const run = (vmId: string | null, nodeId: string | null, status: NewExecution['status']) =>
         insertExecution(database.db, {
-          userId: ann.id, sessionId: session.id, vmId, nodeId, mode: 'async', language: 'python', source: 'x', status, exitCode: null, error: null,
+          userId: ann.id, sessionId: session.id, vmId, nodeId, mode: 'async', trigger: 'request', language: 'python', source: 'x', status, exitCode: null, error: null,
           stdout: '', stderr: '', stdoutTruncated: false, stderrTruncated: true, createdAt: iso(), startedAt: null, completedAt: null, executionTime: null, cpuTime: null,
         });
       const queuedA = await run(null, 'node-a', 'queued');
@@ -319,7 +323,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const bea = await insertUser(database.db, { username: 'bea', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() });
       const sessionOf = async (id: string, userId: number) =>
         insertSession(database.db, {
-          id, userId, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1, metadata: {}, env: {}, prewarm: false, currentVmId: null, createdAt: iso(), lastActivityAt: iso(), source: { kind: 'template', id: 'default' }, screen: null,
+          id, userId, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1, metadata: {}, env: {}, prewarm: false, currentVmId: null, createdAt: iso(), lastActivityAt: iso(), source: { kind: 'template', id: 'default' }, screen: null, lifecycleHooks: null,
         });
       await sessionOf('00000000-0000-4000-8000-00000000000a', ann.id);
       await sessionOf('00000000-0000-4000-8000-00000000000b', bea.id);

@@ -119,7 +119,7 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     let status = '';
     while (Date.now() < deadline) {
       const record = (await call(server, 'GET', `/v1/vms/${vm.body.vm_id}`, as(alice))).body;
-      status = `${record.status}/${record.end_reason}`;
+      status = `${record.status}/${record.end_detail}`;
       if (record.status === 'killed') break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }

@@ -11,7 +11,9 @@ from urllib.parse import urlsplit
 from ..types import ExecuteResult, HealthStatus, Language
 from .._http import Settings
 from .resources.api_keys import ApiKeys
+from .resources.admin import Admin
 from .resources.audit import Audit
+from .resources.egress import Egress
 from .resources.auth import Auth
 from .resources.browser import Browser
 from .resources.cli_auth import CliAuth
@@ -25,7 +27,9 @@ from .resources.sandboxes import Sandboxes
 from .resources.sessions import Sessions
 from .resources.shares import Shares
 from .resources.snapshots import Snapshots
+from .resources.ssh_keys import SshKeys
 from .resources.templates import Templates
+from .resources.usage import Usage
 from .resources.terminals import Terminals
 from .resources.vms import Vms
 from .resources.volumes import Volumes
@@ -110,10 +114,15 @@ class Sandboxd:
         #: Persistent volumes.
         self.volumes = Volumes(transport)
         self.api_keys = ApiKeys(transport)
+        #: SSH public keys (logins through the SSH gateway) and the gateway's address.
+        self.ssh_keys = SshKeys(transport)
         self.auth = Auth(transport)
         self.cli_auth = CliAuth(transport)
         self.webhooks = Webhooks(transport)
         self.audit = Audit(transport)
+        self.egress = Egress(transport)
+        self.usage = Usage(transport)
+        self.admin = Admin(transport)
         self.events = Events(transport)
         self.shares = Shares(transport)
         self.custom_domains = CustomDomains(transport)

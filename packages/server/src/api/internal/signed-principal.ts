@@ -9,6 +9,6 @@ export const SignedPrincipal = Type.Object({
   username: Type.String(),
   plan: Type.String(),
   isAdmin: Type.Boolean(),
-  via: Type.Union([Type.Literal('api_key'), Type.Literal('access_token')]),
+  via: Type.Union([Type.Literal('api_key'), Type.Literal('access_token'), Type.Literal('ssh_key')]),
   apiKeyId: Type.Union([Type.Integer(), Type.Null()]),
 });

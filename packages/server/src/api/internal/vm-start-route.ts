@@ -21,6 +21,9 @@ const Body = Type.Object({
     lifetimeSeconds: Type.Integer({ minimum: 1 }),
     name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+    lifecycleHooks: Type.Optional(
+      Type.Union([Type.Object({ preStop: Type.Union([Type.Object({ command: Type.String({ minLength: 1 }), timeoutSeconds: Type.Integer({ minimum: 1, maximum: 120 }) }), Type.Null()]) }), Type.Null()]),
+    ),
   }),
 });
 

@@ -27,6 +27,9 @@ export const AGENT_OPS = [
   'extractTar',
   'readFile',
   'stat',
+  'listDir',
+  'mkdir',
+  'remove',
   'usage',
   'openTunnel',
   'createPty',
@@ -48,7 +51,7 @@ type Message =
   | { type: 'exit'; exit: PtyExit }
   | { type: 'resize'; cols: number; rows: number };
 
-/** Exec output channels: the first byte of each binary message. */
+/** Exec output channels: the first byte of each binary message (stdin goes the other way, as plain binary messages). */
 const STDOUT = 1;
 const STDERR = 2;
 
@@ -142,15 +145,22 @@ export class RemoteGuestAgent implements GuestAgent {
     return this.settle<T>(socket);
   }
 
-  async exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal): Promise<ExecResult> {
-    const socket = await this.open('exec', request);
+  async exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable): Promise<ExecResult> {
+    const socket = await this.open('exec', { ...request, stdin: stdin !== undefined });
     // Aborting closes the socket: the owner aborts the run (its own signal), as a local abort would.
     const abort = () => socket.close();
     signal?.addEventListener('abort', abort, { once: true });
     try {
-      return await this.settle<ExecResult>(socket, undefined, (data) => (data[0] === STDOUT ? output.onStdout : output.onStderr)(data.subarray(1)));
+      const result = this.settle<ExecResult>(socket, undefined, (data) => (data[0] === STDOUT ? output.onStdout : output.onStderr)(data.subarray(1)));
+      if (stdin) {
+        void pump(stdin, socket)
+          .then(() => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify({ type: 'end' } satisfies Message)))
+          .catch(() => undefined);
+      }
+      return await result;
     } finally {
       signal?.removeEventListener('abort', abort);
+      if (stdin && !stdin.destroyed) stdin.destroy();
     }
   }
 
@@ -207,6 +217,18 @@ export class RemoteGuestAgent implements GuestAgent {
 
   stat(path: string) {
     return this.unary<Awaited<ReturnType<GuestAgent['stat']>>>('stat', { path });
+  }
+
+  listDir(path: string) {
+    return this.unary<Awaited<ReturnType<GuestAgent['listDir']>>>('listDir', { path });
+  }
+
+  async mkdir(path: string, options: { parents?: boolean; mode?: number } = {}) {
+    await this.unary('mkdir', { path, options });
+  }
+
+  remove(path: string, options: { recursive?: boolean } = {}) {
+    return this.unary<boolean>('remove', { path, options });
   }
 
   usage() {
@@ -279,7 +301,7 @@ export class RemoteGuestAgent implements GuestAgent {
 interface OpArgs {
   path: string;
   directory: string;
-  options: { mode?: number; gzip?: boolean };
+  options: { mode?: number; gzip?: boolean; parents?: boolean; recursive?: boolean };
   port: number;
   id: string;
   cols: number;
@@ -301,7 +323,14 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
       const aborted = new AbortController();
       socket.once('close', () => aborted.abort());
       const channel = (kind: number) => (chunk: Buffer) => socket.readyState === WebSocket.OPEN && socket.send(Buffer.concat([Buffer.from([kind]), chunk]), { binary: true });
-      return answer(() => agent.exec(input as ExecRequest, { onStdout: channel(STDOUT), onStderr: channel(STDERR) }, aborted.signal));
+      const request = input as ExecRequest;
+      let stdin: Readable | undefined;
+      if (request.stdin) {
+        stdin = binaryReadable(socket);
+        const body = stdin;
+        socket.on('message', (data: Buffer, isBinary) => !isBinary && (JSON.parse(data.toString()) as Message).type === 'end' && body.push(null));
+      }
+      return answer(() => agent.exec(request, { onStdout: channel(STDOUT), onStderr: channel(STDERR) }, aborted.signal, stdin));
     }
     case 'runPython':
       return answer(() => agent.runPython(input as Parameters<GuestAgent['runPython']>[0]));
@@ -325,6 +354,12 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
     }
     case 'stat':
       return answer(() => agent.stat(args.path));
+    case 'listDir':
+      return answer(() => agent.listDir(args.path));
+    case 'mkdir':
+      return answer(() => agent.mkdir(args.path, args.options));
+    case 'remove':
+      return answer(() => agent.remove(args.path, args.options));
     case 'usage':
       return answer(() => agent.usage());
     case 'openTunnel': {

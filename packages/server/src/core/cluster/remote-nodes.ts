@@ -6,7 +6,7 @@
  */
 import type { Principal } from '../authenticator.ts';
 import { AppError, ERROR_CODES, InputError, type ErrorCode, type InputProblem } from '../errors.ts';
-import type { Vm } from '../model.ts';
+import type { LifecycleHooks, Vm } from '../model.ts';
 import type { GuestAgent } from '../vm-engine.ts';
 import type { Database } from '../../store/database.ts';
 import { findNode } from '../../store/nodes-store.ts';
@@ -26,6 +26,8 @@ export interface RemoteVmSpec {
   lifetimeSeconds: number;
   name?: string | null;
   metadata?: Record<string, string>;
+  /** The VM's own lifecycle hooks (absent: its session's). */
+  lifecycleHooks?: LifecycleHooks | null;
 }
 
 export class RemoteNodes {

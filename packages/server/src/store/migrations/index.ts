@@ -18,6 +18,9 @@ import * as m0011 from './0011-computer-use.ts';
 import * as m0012 from './0012-cluster-nodes.ts';
 import * as m0013 from './0013-pty-attach-tokens.ts';
 import * as m0014 from './0014-vms-node-status.ts';
+import * as m0015 from './0015-ssh-keys.ts';
+import * as m0016 from './0016-lifecycle-hooks.ts';
+import * as m0017 from './0017-egress.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -39,6 +42,9 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0012-cluster-nodes': m0012,
   '0013-pty-attach-tokens': m0013,
   '0014-vms-node-status': m0014,
+  '0015-ssh-keys': m0015,
+  '0016-lifecycle-hooks': m0016,
+  '0017-egress': m0017,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

@@ -86,11 +86,15 @@ class CgroupV2 implements CgroupManager {
   }
 }
 
-/** cgroup v1: one directory per controller hierarchy (cpu, memory, pids). */
+/**
+ * cgroup v1: one directory per controller hierarchy (cpu, memory, pids), plus one in the cgroup2 hierarchy of a
+ * hybrid host when it has one (`unified`: no controllers, no limits), because the egress firewall matches a VM's
+ * sockets by their cgroup v2 (`net/egress/cgroup-classifier.ts`).
+ */
 class CgroupV1 implements CgroupManager {
   readonly detail: string;
-  constructor(private readonly parents: { cpu: string; memory: string; pids: string }) {
-    this.detail = `cgroup v1 under ${parents.cpu}, ${parents.memory}, ${parents.pids}`;
+  constructor(private readonly parents: { cpu: string; memory: string; pids: string; unified: string | null }) {
+    this.detail = `cgroup v1 under ${parents.cpu}, ${parents.memory}, ${parents.pids}${parents.unified ? ` (and ${parents.unified} for the egress firewall)` : ''}`;
   }
 
   async create(vmId: string, limits: CgroupLimits): Promise<string[]> {
@@ -99,7 +103,7 @@ class CgroupV1 implements CgroupManager {
     const pids = join(this.parents.pids, vmId);
     const created: string[] = [];
     try {
-      for (const dir of [cpu, memory, pids]) {
+      for (const dir of [cpu, memory, pids, ...(this.parents.unified ? [join(this.parents.unified, vmId)] : [])]) {
         await mkdir(dir);
         created.push(dir);
       }
@@ -158,7 +162,8 @@ export async function detectCgroups(options: DetectCgroupsOptions = {}): Promise
     const cpu = v1Mount('cpu');
     const memory = v1Mount('memory');
     const pids = v1Mount('pids');
-    if (cpu && memory && pids) return await prepareV1({ cpu, memory, pids }, parent, options.cpuWeight);
+    const unified = entries.find(([, mountPoint, type]) => type === 'cgroup2' && mountPoint!.startsWith('/sys/fs/cgroup/'))?.[1] ?? null;
+    if (cpu && memory && pids) return await prepareV1({ cpu, memory, pids, unified }, parent, options.cpuWeight);
     return { manager: null, reason: 'no cgroup v2 at /sys/fs/cgroup and no cgroup v1 cpu, memory and pids hierarchies mounted' };
   } catch (error) {
     return { manager: null, reason: `cgroups are present but not usable: ${(error as Error).message}` };
@@ -181,16 +186,20 @@ async function prepareV2(root: string, parent: string, cpuWeight: number | undef
   return { manager: new CgroupV2(dir) };
 }
 
-async function prepareV1(mounts: { cpu: string; memory: string; pids: string }, parent: string, cpuWeight: number | undefined): Promise<CgroupDetection> {
+async function prepareV1(mounts: { cpu: string; memory: string; pids: string; unified: string | null }, parent: string, cpuWeight: number | undefined): Promise<CgroupDetection> {
   const own = await ownV1Cgroups();
   const resolve = (controller: 'cpu' | 'memory' | 'pids') => join(mounts[controller], own.get(controller) ?? '/', parent);
+  // The server's own cgroup v2 is the `0::<path>` line (an empty controller list).
+  let unified = mounts.unified ? join(mounts.unified, own.get('') ?? '/', parent) : null;
   const parents = { cpu: resolve('cpu'), memory: resolve('memory'), pids: resolve('pids') };
   for (const dir of Object.values(parents)) {
     await mkdir(dir, { recursive: true });
     await access(join(dir, 'cgroup.procs'));
   }
+  // Without it only egress policies are lost (VMs stay open; the host report says so), so a failure is no reason to run without limits.
+  if (unified) unified = await mkdir(unified, { recursive: true }).then(() => unified, () => null);
   if (cpuWeight !== undefined) await writeFile(join(parents.cpu, 'cpu.shares'), String(sharesOfWeight(cpuWeight)));
-  return { manager: new CgroupV1(parents) };
+  return { manager: new CgroupV1({ ...parents, unified }) };
 }
 
 /** The server's own cgroup per v1 controller, from /proc/self/cgroup (`4:memory:/some/path`). */

@@ -7,9 +7,11 @@
  * user's traffic to the host itself (anything routed via `lo`: 127/8, ::1 and the host's own addresses) and
  * to private, link-local and multicast ranges. DNS to the host's resolvers stays allowed (slirp forwards the
  * guest's DNS to them, and they are often on a private address). Public destinations stay reachable.
+ * A VM under a restricted egress policy (`net/egress/`) is narrowed further by a table of its own.
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { EGRESS_REDIRECT_MARK } from '../../net/egress/ruleset.ts';
 import { runProgram } from './exec-file.ts';
 
 /** The nftables table the guard owns (inet: IPv4 and IPv6). Nothing else of the host's ruleset is touched. */
@@ -62,6 +64,9 @@ export function guardRuleset(options: Required<Pick<NetworkGuardOptions, 'uid' |
     `    meta skuid ${options.uid} jump vm_egress`,
     '  }',
     '  chain vm_egress {',
+    // What a VM's egress policy redirected to its resolver or proxy on the host's loopback (only the egress
+    // table, `net/egress/ruleset.ts`, sets this mark; those listeners apply the same guard themselves).
+    `    ct mark ${EGRESS_REDIRECT_MARK} accept`,
     ...(dns4.length ? [`    ip daddr { ${dns4.join(', ')} } meta l4proto { tcp, udp } th dport 53 accept`] : []),
     ...(dns6.length ? [`    ip6 daddr { ${dns6.join(', ')} } meta l4proto { tcp, udp } th dport 53 accept`] : []),
     // Every destination that is the host itself is routed through lo, whatever its address.

@@ -111,6 +111,7 @@ async function adopt<C>(ctx: DriverContext<C>, state: VmStateFile, paths: RunPat
       startedAtMs: state.startedAtMs,
       snapshotCapable: false, // the migration socket and device state plumbing belonged to the old process
       volumes: state.volumes ?? [],
+      cgroupPaths: state.cgroupPaths,
     },
     paths,
     identity,

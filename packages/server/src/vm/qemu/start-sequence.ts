@@ -185,6 +185,7 @@ export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Pro
       startedAtMs,
       snapshotCapable: params.snapshotDir !== null,
       volumes: params.volumes.map((volume) => ({ ...volume })),
+      cgroupPaths,
     },
     paths,
     identity: { pid: child.pid ?? 0, startTimeTicks: 0, bootId: '' },

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from ...models import SessionStatus, SessionUsage
+from ...models import EgressPolicyInput, LifecycleHooks, SessionStatus, SessionUsage
 from ...types import AppUrl, KillResult, SessionDetails
 from ..session import AsyncSession
 from ..transport import AsyncTransport
@@ -34,13 +34,18 @@ class Sessions:
         prewarm: Optional[bool] = None,
         snapshot: Optional[str] = None,
         template: Optional[str] = None,
+        lifecycle_hooks: Optional[LifecycleHooks] = None,
+        egress_policy: Optional[EgressPolicyInput] = None,
     ) -> AsyncSession:
         """A new session. Its VM starts on the first execute (or now, in the background, with ``prewarm=True``).
 
         ``vcpu_count``: 1, 2 (default), 4, 6 or 8; ``memory_mb``: 128 to 8192 (default: the server's);
         ``vm_lifetime_seconds``: 20 to 2592000 (default 300); ``metadata``: your key/value pairs (the sandbox
         list filters on them); ``env``: the environment of every execution; ``snapshot``/``template``: start its
-        VMs from your snapshot or template of this name.
+        VMs from your snapshot or template of this name; ``lifecycle_hooks``: hooks every VM of the session
+        inherits, e.g. ``{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`` (run before a kill, a pause or
+        the end of the VM's lifetime; 1 to 120 s, default 30); ``egress_policy``: what its VMs may reach, e.g.
+        ``{"allowed_domains": ["pypi.org"]}`` (enforced on the host; see ``client.egress``).
         """
         info = await self._transport.request(
             "POST",
@@ -54,6 +59,8 @@ class Sessions:
                 prewarm=prewarm,
                 snapshot=snapshot,
                 template=template,
+                lifecycle_hooks=lifecycle_hooks,
+                egress_policy=egress_policy,
             ),
         )
         return AsyncSession(self._client, info["session_id"], info)

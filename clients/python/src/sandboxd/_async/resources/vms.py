@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ...models import SnapshotRecord, VmRecord
+from ...models import EgressPolicyInput, LifecycleHooks, SnapshotRecord, VmRecord
 from ...types import CloneResult, VmDeleteResult, VmPauseResult
 from ..transport import AsyncTransport
 from .sessions import defined
@@ -36,13 +36,17 @@ class Vms:
         metadata: Optional[Dict[str, str]] = None,
         wait: bool = True,
         volumes: Optional[Sequence[Mapping[str, Any]]] = None,
+        lifecycle_hooks: Optional[LifecycleHooks] = None,
+        egress_policy: Optional[EgressPolicyInput] = None,
     ) -> VmRecord:
         """Starts a VM (defaults: the session's settings, or the server's for a new session).
 
         ``session_id``: a session of yours with no running VM (default: a new session); ``snapshot``/``template``:
         start from your snapshot or template of this name; ``wait=False``: answer at once with the VM
         ``starting``; ``volumes``: ``[{"volume_id", "mount_path", "read_only"}]`` (at most 4; a VM with volumes
-        cannot be snapshotted, cloned or paused).
+        cannot be snapshotted, cloned or paused); ``lifecycle_hooks``: ``{"pre_stop": {"command": "sync",
+        "timeout_seconds": 10}}`` runs the command in the VM before it is killed, paused or reaches the end of its
+        lifetime (default: the session's hooks; its output is an execution record with ``trigger`` ``pre_stop``).
         """
         return await self._transport.request(
             "POST",
@@ -58,6 +62,8 @@ class Vms:
                 name=name,
                 metadata=metadata,
                 volumes=[_volume(v) for v in volumes] if volumes else None,
+                lifecycle_hooks=lifecycle_hooks,
+                egress_policy=egress_policy,
             ),
         )
 

@@ -1,5 +1,5 @@
 # Generated from sandboxd/_async/resources/files.py by scripts/unasync.py: do not edit.
-"""POST /upload and /download: files into and out of a session's VM."""
+"""POST /upload and /download: files into and out of a session's VM; GET .../files lists a directory."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import pathlib
 from typing import Optional, Union
 
+from ...models import FileListing
 from ...types import UploadResult
 from ..._multipart import UploadData, multipart_body
 from ..transport import Transport
@@ -49,6 +50,12 @@ class Files:
         """Copies a local file into the VM, streamed from disk (``remote_path`` ending in "/": same name)."""
         path = pathlib.Path(os.fspath(local_path))
         return self.upload(session_id, path, remote_path, filename=path.name or "file")
+
+    def list(self, session_id: str, remote_path: str = "/root") -> FileListing:
+        """The entries of directory ``remote_path`` in the session's VM (relative to /root), sorted by name."""
+        return self._transport.request(
+            "GET", "/v1/sessions/{session_id}/files", params={"session_id": session_id}, query={"path": remote_path}
+        )
 
     def download(self, session_id: str, remote_path: str) -> bytes:
         """The bytes of ``remote_path`` in the session's VM (asked for raw, not base64, for any size)."""

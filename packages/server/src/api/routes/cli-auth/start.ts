@@ -4,6 +4,7 @@ import { clientInfoOf } from '../../audit-context.ts';
 import { PUBLIC_BODY_LIMIT_BYTES, publicResponses } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import type { CliAuthStartRequest } from './schemas.ts';
+import { CLI_LOGIN_PATH } from '../../dashboard/serve.ts';
 import { approvalPageBase } from './verification-url.ts';
 
 export function registerCliAuthStart(app: App, { services }: RouteContext): void {
@@ -23,7 +24,8 @@ export function registerCliAuthStart(app: App, { services }: RouteContext): void
     },
     async (request) => {
       const started = await services.cliAuth.start({ hostname: request.body.hostname, codeChallenge: request.body.code_challenge }, clientInfoOf(request));
-      const page = `${approvalPageBase(request, services.config.publicUrl)}/cli-auth`;
+      // The web console's approval page (it falls back to the server-rendered /cli-auth when the console is not built).
+      const page = `${approvalPageBase(request, services.config.publicUrl)}${CLI_LOGIN_PATH}`;
       return {
         device_code: started.deviceCode,
         user_code: started.userCode,

@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { InputError } from '../../../core/errors.ts';
 import type { ExecuteRequest } from '../../../core/executions.ts';
-import { EXECUTION_MODES, EXECUTION_STATUSES, LANGUAGES, type Execution } from '../../../core/model.ts';
+import { EXECUTION_MODES, EXECUTION_STATUSES, EXECUTION_TRIGGERS, LANGUAGES, type Execution } from '../../../core/model.ts';
 import { StringEnum } from '../../schemas/common.ts';
 
 export const ExecuteCommandRequest = Type.Object(
@@ -44,6 +44,7 @@ export const TaskRecord = Type.Object(
     session_id: Type.String(),
     vm_id: Type.Union([Type.String(), Type.Null()]),
     mode: StringEnum(EXECUTION_MODES),
+    trigger: StringEnum(EXECUTION_TRIGGERS, { description: '`request` (an execute call) or `pre_stop` (the VM\'s pre-stop lifecycle hook ran it before a kill, pause or the end of its lifetime; `status` timeout means the hook was cut and the stop went on)' }),
     language: StringEnum(LANGUAGES),
     code: Type.String({ description: 'The code or command (first 64 KiB)' }),
     status: StringEnum(EXECUTION_STATUSES),
@@ -99,6 +100,7 @@ export function toTaskRecord(execution: Execution): Static<typeof TaskRecord> {
     session_id: execution.sessionId,
     vm_id: execution.vmId,
     mode: execution.mode,
+    trigger: execution.trigger,
     language: execution.language,
     code: execution.source,
     status: execution.status,

@@ -1,4 +1,5 @@
 /** POST /v1/sessions/session (deprecated but fully working): create a session; with prewarm, start its VM now. */
+import { toEgressPolicy } from '../egress/schemas.ts';
 import { Type } from 'typebox';
 import { DESKTOP_DEFAULT_SCREEN } from '../../../core/computer-use/desktop.ts';
 import { badRequest } from '../../../core/errors.ts';
@@ -7,7 +8,7 @@ import { VmSources } from '../../../core/vm-sources.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { toSessionCreateResponse, type SessionCreateBody, type SessionCreateRequest } from './schemas.ts';
+import { toLifecycleHooks, toSessionCreateResponse, type SessionCreateBody, type SessionCreateRequest } from './schemas.ts';
 
 export function registerCreateSession(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(
@@ -21,6 +22,8 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
           'Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. ' +
           '`env` applies to every execution of the session. The body is optional: every field has a default. ' +
           '`snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). ' +
+          '`egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. ' +
+          '`lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). ' +
           '`"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.',
         security: BEARER_OR_API_KEY,
         body: Type.Union([Type.Ref('SessionCreateRequest'), Type.Null()]) as unknown as typeof SessionCreateRequest,
@@ -39,6 +42,7 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
         throw badRequest(`screen_width and screen_height apply to desktop sessions only: add "template": "${DESKTOP_TEMPLATE_ID}"`);
       }
       const resolved = source && (await services.sandbox.sources.resolve(principal.userId, source));
+      const egressPolicy = body.egress_policy ? services.sandbox.egress.normalize(toEgressPolicy(body.egress_policy)) : undefined;
       const session = await services.sandbox.sessions.create(principal, {
         ...(source ? { source } : {}),
         ...(resolved?.shape ?? {}),
@@ -47,10 +51,13 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
         metadata: body.metadata,
         env: body.env,
         prewarm: body.prewarm,
+        lifecycleHooks: toLifecycleHooks(body.lifecycle_hooks),
         ...(desktop
           ? { screen: { width: body.screen_width ?? DESKTOP_DEFAULT_SCREEN.width, height: body.screen_height ?? DESKTOP_DEFAULT_SCREEN.height } }
           : {}),
       });
+      // Before any VM of the session can start (prewarm below).
+      if (egressPolicy) await services.sandbox.egress.setInitialSessionPolicy(session, egressPolicy);
       if (session.prewarm) {
         services.sandbox.vms.ensureVm(principal, session).catch((error: unknown) => {
           request.log.warn({ err: error, 'session.id': session.id }, 'prewarm failed; the first execute will try again');

@@ -2,7 +2,7 @@
 import { principalOf } from '../../authentication.ts';
 import { AnyObject, authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { SessionIdParams } from './schemas.ts';
+import { fromLifecycleHooks, SessionIdParams } from './schemas.ts';
 
 export function registerGetSession(app: App, { services, requireAuth }: RouteContext): void {
   app.get(
@@ -11,7 +11,7 @@ export function registerGetSession(app: App, { services, requireAuth }: RouteCon
       schema: {
         tags: ['sessions'],
         summary: 'Current session information',
-        description: 'Settings, metadata, the names (never the values) of its env variables, and its current VM.',
+        description: 'Settings, metadata, the names (never the values) of its env variables, its lifecycle hooks, and its current VM.',
         deprecated: true,
         security: BEARER_OR_API_KEY,
         params: SessionIdParams,
@@ -33,6 +33,7 @@ export function registerGetSession(app: App, { services, requireAuth }: RouteCon
         metadata: session.metadata,
         env_keys: Object.keys(session.env),
         prewarm: session.prewarm,
+        lifecycle_hooks: fromLifecycleHooks(session.lifecycleHooks),
         vm_id: vm?.id ?? null,
         vm_status: vm?.status ?? null,
         vm_alive: alive,

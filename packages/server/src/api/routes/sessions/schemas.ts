@@ -1,6 +1,7 @@
 /** Schemas of sessions, VMs and sandboxes (the spec's fields, plus a few documented extras). */
+import { EgressPolicyRef } from '../egress/schemas.ts';
 import { Type, type Static } from 'typebox';
-import { VM_END_REASONS, VM_SOURCE_KINDS, VM_STATUSES, type Session, type Vm } from '../../../core/model.ts';
+import { endCauseOf, VM_END_CAUSES, VM_END_REASONS, VM_SOURCE_KINDS, VM_STATUSES, type LifecycleHooks, type Session, type Vm } from '../../../core/model.ts';
 import type { SessionStatus } from '../../../core/sessions.ts';
 import { StringEnum } from '../../schemas/common.ts';
 
@@ -35,6 +36,44 @@ export const SourceSummarySchema = Type.Object(
   { description: 'What VMs start from: a template (`default` is the built-in image) or a snapshot' },
 );
 
+/** Hooks as requested and answered: `{"pre_stop": {"command", "timeout_seconds"}}`. */
+export const LifecycleHooksSchema = Type.Object(
+  {
+    pre_stop: Type.Optional(
+      Type.Object(
+        {
+          command: Type.String({ minLength: 1, maxLength: 65_536, description: 'A bash command (`bash -c`, in /root, with the session\'s env), e.g. `pg_dump app > /data/app.sql`' }),
+          timeout_seconds: Type.Integer({ minimum: 1, maximum: 120, default: 30, description: 'How long it may run, 1 to 120 seconds (default 30); then it is killed and the stop goes on' }),
+        },
+        {
+          description:
+            'Run in the VM before it is stopped on purpose: killed (DELETE /v1/vms/{vm_id}, POST /kill, a session kill), paused, or at the end of its lifetime. ' +
+            'It runs like a bash execute and is kept as an execution record with `trigger: "pre_stop"` (GET /v1/executions); the stop waits for it up to `timeout_seconds`, and a `vm.pre_stop_hook` event says how it ended. ' +
+            'It does not run when the VM is already gone (it crashed, its agent or its node was lost) nor when the server shuts down.',
+        },
+      ),
+    ),
+  },
+  { $id: 'LifecycleHooks', title: 'LifecycleHooks', description: 'Commands the VM runs at points of its life' },
+);
+export type LifecycleHooksBody = Static<typeof LifecycleHooksSchema>;
+
+/** The core's hooks from a request's `lifecycle_hooks` (absent: undefined, so a default applies). */
+export function toLifecycleHooks(body: LifecycleHooksBody | undefined): LifecycleHooks | null | undefined {
+  if (body === undefined) return undefined;
+  return body.pre_stop ? { preStop: { command: body.pre_stop.command, timeoutSeconds: body.pre_stop.timeout_seconds } } : null;
+}
+
+/** The answer's `lifecycle_hooks` (null: none). */
+export function fromLifecycleHooks(hooks: LifecycleHooks | null): LifecycleHooksBody | null {
+  return hooks?.preStop ? { pre_stop: { command: hooks.preStop.command, timeout_seconds: hooks.preStop.timeoutSeconds } } : null;
+}
+
+/** `lifecycle_hooks` of a request body (by reference; typed as the schema it names). */
+export const LifecycleHooksRef = Type.Ref('LifecycleHooks') as unknown as typeof LifecycleHooksSchema;
+
+const LifecycleHooksAnswer = Type.Union([Type.Ref('LifecycleHooks'), Type.Null()], { description: 'Its lifecycle hooks (null: none)' });
+
 export const SessionCreateRequest = Type.Object(
   {
     api_key: Type.Optional(Type.String({ description: 'The API key, for clients that send it in the body' })),
@@ -47,6 +86,10 @@ export const SessionCreateRequest = Type.Object(
     ...SourceFields,
     screen_width: Type.Optional(Type.Integer({ minimum: 320, maximum: 3840, description: 'Desktop sessions (`"template": "desktop"`) only: screen width in pixels, default 1280' })),
     screen_height: Type.Optional(Type.Integer({ minimum: 320, maximum: 2160, description: 'Desktop sessions only: screen height in pixels, default 800' })),
+    // Every VM of the session inherits them (see the route's description).
+    lifecycle_hooks: Type.Optional(LifecycleHooksRef),
+    // Every VM of the session starts with it (GET/PUT /v1/sessions/{session_id}/egress).
+    egress_policy: Type.Optional(EgressPolicyRef),
   },
   { $id: 'SessionCreateRequest', title: 'SessionCreateRequest' },
 );
@@ -64,6 +107,7 @@ export const SessionCreateResponse = Type.Object(
     metadata: Type.Record(Type.String(), Type.String()),
     prewarm: Type.Boolean(),
     source: SourceSummarySchema,
+    lifecycle_hooks: LifecycleHooksAnswer,
   },
   { $id: 'SessionCreateResponse', title: 'SessionCreateResponse' },
 );
@@ -104,7 +148,14 @@ export const VmRecord = Type.Object(
     vm_id: Type.String(),
     session_id: Type.Union([Type.String(), Type.Null()]),
     status: StringEnum(VM_STATUSES, { description: 'A killed VM ended for the reason in end_reason' }),
-    end_reason: Type.Union([StringEnum(VM_END_REASONS, { description: 'Why the VM ended (null while it runs)' }), Type.Null()]),
+    end_reason: Type.Union([
+      StringEnum(VM_END_CAUSES, {
+        description:
+          'Why the VM ended (null while it runs): `user_kill` (a kill request), `lifetime` (its lifetime ran out), `node_lost` (its cluster node was declared dead), `server_stop` (its server stopped or restarted without it) or `error` (it crashed, its agent was lost, or it never started); the same `reason` as its ending event',
+      }),
+      Type.Null(),
+    ]),
+    end_detail: Type.Union([StringEnum(VM_END_REASONS, { description: 'The specific reason behind end_reason (null while it runs): killed, expired, crashed, failed, server_restart, server_shutdown, agent_lost or node_lost; the `detail` of its ending event' }), Type.Null()]),
     vcpu_count: Type.Integer(),
     memory_mb: Type.Integer(),
     vm_lifetime_seconds: Type.Integer(),
@@ -120,6 +171,7 @@ export const VmRecord = Type.Object(
     metadata: Type.Record(Type.String(), Type.String()),
     base_snapshot_id: Type.Union([Type.String(), Type.Null()], { description: 'The snapshot its disk builds on (it was cloned from it or snapshotted into it): kept while the VM lives' }),
     paused_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    lifecycle_hooks: LifecycleHooksAnswer,
   },
   { $id: 'VmRecord', title: 'VmRecord' },
 );
@@ -152,14 +204,15 @@ export const SessionUsage = Type.Object(
 
 export const SessionIdParams = Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const SESSION_SCHEMAS = [SessionCreateRequest, SessionCreateResponse, SessionStatusResponse, SandboxInfoSchema, VmRecord, SessionUsage];
+export const SESSION_SCHEMAS = [LifecycleHooksSchema, SessionCreateRequest, SessionCreateResponse, SessionStatusResponse, SandboxInfoSchema, VmRecord, SessionUsage];
 
 export function toVmRecord(vm: Vm, now: Date): Static<typeof VmRecord> {
   return {
     vm_id: vm.id,
     session_id: vm.sessionId,
     status: vm.status,
-    end_reason: vm.endReason,
+    end_reason: vm.endReason && endCauseOf(vm.endReason),
+    end_detail: vm.endReason,
     vcpu_count: vm.vcpuCount,
     memory_mb: vm.memoryMb,
     vm_lifetime_seconds: vm.lifetimeSeconds,
@@ -176,6 +229,7 @@ export function toVmRecord(vm: Vm, now: Date): Static<typeof VmRecord> {
     metadata: vm.metadata,
     base_snapshot_id: vm.baseSnapshotId,
     paused_at: vm.pausedAt,
+    lifecycle_hooks: fromLifecycleHooks(vm.lifecycleHooks),
   };
 }
 
@@ -205,5 +259,6 @@ export function toSessionCreateResponse(session: Session, starting: boolean, sou
     metadata: session.metadata,
     prewarm: session.prewarm,
     source,
+    lifecycle_hooks: fromLifecycleHooks(session.lifecycleHooks),
   };
 }

@@ -2,13 +2,14 @@
  * POST /v1/vms: start a VM, from the built-in image, a template or a snapshot, bound to a session (a new one
  * when none is given). With `?wait=false` it answers 202 as soon as the VM is reserved ('starting').
  */
+import { EgressPolicyRef, toEgressPolicy } from '../egress/schemas.ts';
 import { Type } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
 import type { Vm } from '../../../core/model.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { LifetimeSeconds, MemoryMb, Metadata, SourceFields, toVmRecord, VcpuCount } from '../sessions/schemas.ts';
+import { LifecycleHooksRef, LifetimeSeconds, MemoryMb, Metadata, SourceFields, toLifecycleHooks, toVmRecord, VcpuCount } from '../sessions/schemas.ts';
 import { VolumeMounts } from '../volumes/schemas.ts';
 
 const VmCreateRequest = Type.Object({
@@ -22,6 +23,8 @@ const VmCreateRequest = Type.Object({
   metadata: Type.Optional(Metadata('User-defined key/value pairs of the VM (and of the new session, when one is made)')),
   image: Type.Optional(Type.Unknown({ description: 'Alternate image: build a template from it (POST /v1/templates) and pass `template`' })),
   volumes: Type.Optional(VolumeMounts),
+  lifecycle_hooks: Type.Optional(LifecycleHooksRef),
+  egress_policy: Type.Optional(EgressPolicyRef),
   api_key: Type.Optional(Type.String()),
 });
 
@@ -34,7 +37,9 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         summary: 'Start a VM',
         description:
           'Starts a VM with the given lifetime, memory and vCPUs (defaults: the session\'s), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). ' +
-          'It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM\'s metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`.',
+          'It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM\'s metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. ' +
+          '`egress_policy` (default: the session\'s, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. ' +
+          '`lifecycle_hooks.pre_stop` (default: the session\'s) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.',
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({ wait: Type.Boolean({ default: true, description: 'Answer once the VM runs (default); false: at once, with the VM starting' }) }),
         body: VmCreateRequest,
@@ -56,6 +61,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
       if (body.image !== undefined && body.image !== null) throw new AppError('BAD_REQUEST', 'build a template from the image first (POST /v1/templates), then pass its name as "template"');
       const principal = principalOf(request);
       const { sandbox } = services;
+      const egressPolicy = body.egress_policy ? sandbox.egress.normalize(toEgressPolicy(body.egress_policy)) : undefined;
       const name = body.snapshot ?? body.template ?? (typeof body.snapshot_name === 'string' ? body.snapshot_name : undefined);
       const resolved = name === undefined ? undefined : await sandbox.sources.resolve(principal.userId, await sandbox.sources.byName(principal.userId, name));
       const session = body.session_id
@@ -77,7 +83,12 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         name: body.name ?? null,
         metadata: body.metadata ?? {},
         volumes: (body.volumes ?? []).map((volume) => ({ volumeId: volume.volume_id, mountPath: volume.mount_path, readOnly: volume.read_only })),
-        onReserved: (vm) => reserved(vm),
+        ...(body.lifecycle_hooks !== undefined ? { lifecycleHooks: toLifecycleHooks(body.lifecycle_hooks) } : {}),
+        onReserved: (vm) => {
+          // Enforced from the VM's first moment (its default would be the session's policy).
+          if (egressPolicy) sandbox.egress.reserve(vm.id, egressPolicy);
+          reserved(vm);
+        },
       });
       if (request.query.wait) return toVmRecord((await started).vm, services.clock.now());
       // Answer once reserved (or at the refusal); the start goes on and records its outcome.

@@ -1,0 +1,112 @@
+"""Egress policies of VMs and sessions (what a guest may reach, enforced on the host) and a VM's egress log.
+
+``target`` of ``get`` and ``set`` is a VM id (``vm-…``) or a session id.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ...models import EgressLogList, EgressPolicy
+from ..transport import AsyncTransport
+
+
+def egress_policy_body(
+    *,
+    allow_package_managers: Optional[bool] = None,
+    allow_http: Optional[bool] = None,
+    allow_https: Optional[bool] = None,
+    allowed_domains: Optional[List[str]] = None,
+    allowed_cidrs: Optional[List[str]] = None,
+) -> Dict[str, Any]:
+    """The request body; omitted fields: ``allow_http``/``allow_https`` true, the rest false or empty."""
+    body: Dict[str, Any] = {}
+    for key, value in (
+        ("allow_package_managers", allow_package_managers),
+        ("allow_http", allow_http),
+        ("allow_https", allow_https),
+        ("allowed_domains", allowed_domains),
+        ("allowed_cidrs", allowed_cidrs),
+    ):
+        if value is not None:
+            body[key] = value
+    return body
+
+
+class Egress:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def get_vm(self, vm_id: str) -> EgressPolicy:
+        """A VM's policy: its own, its session's, or the default (``source``); ``enforced`` while it runs restricted."""
+        return await self._transport.request("GET", "/v1/vms/{vm_id}/egress", params={"vm_id": vm_id})
+
+    async def set_vm(
+        self,
+        vm_id: str,
+        *,
+        allow_package_managers: Optional[bool] = None,
+        allow_http: Optional[bool] = None,
+        allow_https: Optional[bool] = None,
+        allowed_domains: Optional[List[str]] = None,
+        allowed_cidrs: Optional[List[str]] = None,
+    ) -> EgressPolicy:
+        """Replaces a VM's policy; the running VM follows it within a second."""
+        return await self._transport.request(
+            "PUT",
+            "/v1/vms/{vm_id}/egress",
+            params={"vm_id": vm_id},
+            json=egress_policy_body(
+                allow_package_managers=allow_package_managers,
+                allow_http=allow_http,
+                allow_https=allow_https,
+                allowed_domains=allowed_domains,
+                allowed_cidrs=allowed_cidrs,
+            ),
+        )
+
+    async def get_session(self, session_id: str) -> EgressPolicy:
+        return await self._transport.request("GET", "/v1/sessions/{session_id}/egress", params={"session_id": session_id})
+
+    async def set_session(
+        self,
+        session_id: str,
+        *,
+        allow_package_managers: Optional[bool] = None,
+        allow_http: Optional[bool] = None,
+        allow_https: Optional[bool] = None,
+        allowed_domains: Optional[List[str]] = None,
+        allowed_cidrs: Optional[List[str]] = None,
+    ) -> EgressPolicy:
+        """Replaces a session's policy: its running VM follows it (``updated_vm_ids``), its next VMs start with it."""
+        return await self._transport.request(
+            "PUT",
+            "/v1/sessions/{session_id}/egress",
+            params={"session_id": session_id},
+            json=egress_policy_body(
+                allow_package_managers=allow_package_managers,
+                allow_http=allow_http,
+                allow_https=allow_https,
+                allowed_domains=allowed_domains,
+                allowed_cidrs=allowed_cidrs,
+            ),
+        )
+
+    async def log(
+        self,
+        vm_id: str,
+        *,
+        verdict: Optional[str] = None,
+        since: Optional[str] = None,
+        until: Optional[str] = None,
+        destination: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> EgressLogList:
+        """A VM's connection attempts, newest first (``verdict``: "allowed" or "refused"); pass ``next_cursor`` as ``cursor``."""
+        return await self._transport.request(
+            "GET",
+            "/v1/vms/{vm_id}/egress/log",
+            params={"vm_id": vm_id},
+            query={"verdict": verdict, "since": since, "until": until, "destination": destination, "limit": limit, "cursor": cursor},
+        )

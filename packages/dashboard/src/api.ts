@@ -1,0 +1,98 @@
+/**
+ * The console's one way to call the API: same-origin fetch with the session cookie, the CSRF token (read from
+ * its cookie) on every request but GET/HEAD, and API errors turned into ApiError with the server's
+ * {detail, code}. Types come from the same generated OpenAPI types as the client library.
+ */
+import type { components, paths } from '../../sdk/src/generated/openapi.ts';
+
+export type { paths };
+
+export type Schemas = components['schemas'];
+export type SandboxInfo = Schemas['SandboxInfo'];
+export type ExecuteResponse = Schemas['ExecuteResponse'];
+export type TaskRecord = Schemas['TaskRecord'];
+export type ApiKeyRecord = Schemas['ApiKeyRecord'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type AuditEvent = Schemas['AuditEvent'];
+export type SessionStatus = Schemas['SessionStatus'];
+export type PtySession = Schemas['PtySession'];
+export type AppUrlResponse = Schemas['AppUrlResponse'];
+
+/** Who is signed in (GET/POST /v1/auth/session). */
+export interface ConsoleUser {
+  user_id: number;
+  username: string;
+  is_admin: boolean;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CSRF_COOKIE = 'sandboxd_csrf';
+
+function csrfToken(): string | null {
+  for (const part of document.cookie.split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === CSRF_COOKIE) return decodeURIComponent(rest.join('='));
+  }
+  return null;
+}
+
+/** Called when any request answers 401: the console goes back to the sign-in page. */
+let onUnauthenticated: () => void = () => {};
+export function setUnauthenticatedHandler(handler: () => void): void {
+  onUnauthenticated = handler;
+}
+
+function describe(body: unknown, status: number): { code: string; message: string } {
+  if (body && typeof body === 'object') {
+    const { detail, code } = body as { detail?: unknown; code?: unknown };
+    const message = typeof detail === 'string' ? detail : Array.isArray(detail) ? detail.map((d: { msg?: string }) => d.msg ?? '').join('; ') : `HTTP ${status}`;
+    return { code: typeof code === 'string' ? code : `HTTP_${status}`, message };
+  }
+  return { code: `HTTP_${status}`, message: `HTTP ${status}` };
+}
+
+/** A raw request: JSON bodies are encoded, FormData goes as multipart; the Response when it is 2xx. */
+export async function send(method: string, path: string, body?: unknown): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method !== 'GET' && method !== 'HEAD') {
+    const csrf = csrfToken();
+    if (csrf) headers['x-csrf-token'] = csrf;
+  }
+  let payload: BodyInit | undefined;
+  if (body instanceof FormData) payload = body;
+  else if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const response = await fetch(path, { method, headers, body: payload, credentials: 'same-origin' });
+  if (response.ok) return response;
+  const parsed: unknown = await response.json().catch(() => null);
+  const { code, message } = describe(parsed, response.status);
+  if (response.status === 401 && !path.startsWith('/v1/auth/session')) onUnauthenticated();
+  throw new ApiError(response.status, code, message);
+}
+
+/** A JSON request; resolves to the parsed body (undefined for 204). */
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await send(method, path, body);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+/** `path?k=v…` without the undefined or empty values. */
+export function withQuery(path: string, query: Record<string, string | number | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(key, String(value));
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}

@@ -1,0 +1,383 @@
+/**
+ * The web console in a real browser (Debian's Chromium through playwright-core) against a real server with
+ * real VMs: sign in, create a sandbox, run code, a terminal, files both ways, API keys, a webhook's test
+ * delivery, approving `sandbox login`, and never seeing another user's sandbox. One server, one browser and
+ * one sandbox for the whole file (VMs are slow under TCG). Screenshots of the main pages go to
+ * docs/screenshots/ for the README.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { makeHome, startCli, waitFor, type CliHome } from '../../cli/test/run-cli.ts';
+import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
+import { startReceiver, type Receiver } from '../../server/test/helpers/webhook-receiver.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const SCREENSHOTS = path.join(root, 'docs', 'screenshots');
+const DIST = path.join(root, 'packages', 'dashboard', 'dist');
+const VIEWPORT = { width: 1280, height: 800 };
+const FIRST_LOAD_LIMIT_BYTES = 300 * 1024;
+const VM_TIMEOUT_MS = 240_000;
+
+describe('the web console in Chromium', { timeout: 900_000 }, () => {
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let receiver: Receiver;
+  let alice: { userId: number; apiKey: string; password: string };
+  let bob: { userId: number; apiKey: string; password: string };
+  let bobSession: string;
+  let sessionId: string;
+  let home: CliHome;
+
+  async function screenshot(name: string): Promise<void> {
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+  }
+
+  before(async () => {
+    assert.ok(fs.existsSync(path.join(DIST, 'index.html')), 'the console is built (node scripts/build-dashboard.mjs; setup does it)');
+    server = await startTestServer({ config: { webhookAllowPrivate: true } });
+    alice = await server.createUserWithKey('alice');
+    bob = await server.createUserWithKey('bob');
+    await server.services.users.create({ username: 'root-admin', password: 'root-admin-password', isAdmin: true });
+    receiver = await startReceiver();
+    home = makeHome(server.baseUrl);
+    // Bob's sandbox, which Alice must never see.
+    const created = await call(server, 'POST', '/v1/sessions/session', { apiKey: bob.apiKey, json: { metadata: { owner: 'bob' } } });
+    assert.equal(created.status, 200, created.text);
+    bobSession = created.body.session_id;
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    context = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: true });
+    page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await receiver?.close();
+    home?.remove();
+    await server?.close();
+  });
+
+  test('the server serves the console under a strict CSP; the first load is under 300 KiB gzip', async () => {
+    const index = await fetch(`${server.baseUrl}/sandboxes`, { headers: { accept: 'text/html' } });
+    assert.equal(index.status, 200);
+    assert.match(index.headers.get('content-security-policy') ?? '', /script-src 'self'(;|$)/);
+    assert.equal(index.headers.get('cache-control'), 'no-cache');
+    const html = await index.text();
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+    // What the first load fetches: index.html, its module script and its stylesheets (xterm.js is lazy).
+    const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(assets.some((a) => a.endsWith('.js')));
+    let gzipped = gzipSync(html).length;
+    for (const asset of assets) {
+      const res = await fetch(server.baseUrl + asset);
+      assert.equal(res.status, 200, asset);
+      assert.match(res.headers.get('cache-control') ?? '', /max-age=31536000.*immutable|immutable.*max-age=31536000/);
+      gzipped += gzipSync(Buffer.from(await res.arrayBuffer())).length;
+    }
+    console.log(`first load: ${(gzipped / 1024).toFixed(1)} KiB gzip (${assets.length + 1} files)`);
+    assert.ok(gzipped <= FIRST_LOAD_LIMIT_BYTES, `first load is ${gzipped} bytes gzip`);
+    // The API keeps its paths; unknown paths are still the API's 404.
+    assert.equal((await call(server, 'GET', '/healthz')).status, 200);
+    assert.equal((await fetch(`${server.baseUrl}/no-such-page`)).status, 404);
+  });
+
+  test('sign in with username and password; the session cookie is HttpOnly and needs the CSRF header to change anything', async () => {
+    await page.goto(`${server.baseUrl}/keys`);
+    await page.waitForURL(/\/sign-in\?next=%2Fkeys/);
+    await screenshot('sign-in');
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill('wrong-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Incorrect username or password' }).waitFor();
+    await page.getByLabel('Password').fill(alice.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/keys$/);
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+
+    const cookies = await context.cookies(server.baseUrl);
+    const session = cookies.find((c) => c.name === 'sandboxd_session')!;
+    const csrf = cookies.find((c) => c.name === 'sandboxd_csrf')!;
+    assert.ok(session.httpOnly && session.sameSite === 'Strict', 'the session cookie is HttpOnly, SameSite=Strict');
+    assert.ok(!csrf.httpOnly);
+    assert.ok(!session.value.startsWith('sbx_'), 'the cookie holds a token, not an API key');
+    const cookieHeader = `sandboxd_session=${session.value}; sandboxd_csrf=${csrf.value}`;
+    // Reads work with the cookie alone; a change without the CSRF header is refused, with it accepted.
+    assert.equal((await call(server, 'GET', '/v1/api-keys/', { headers: { cookie: cookieHeader } })).status, 200);
+    const forged = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie: cookieHeader }, json: { description: 'forged' } });
+    assert.equal(forged.status, 401, forged.text);
+    const wrongToken = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie: cookieHeader, 'x-csrf-token': 'x'.repeat(43) }, json: { description: 'forged' } });
+    assert.equal(wrongToken.status, 401);
+    const listed = await call(server, 'GET', '/v1/api-keys/', { apiKey: alice.apiKey });
+    assert.ok(!listed.body.some((k: any) => k.description === 'forged'), 'nothing was created');
+  });
+
+  test('create a sandbox: it appears live in the list with its lifetime counting down', async () => {
+    await page.getByRole('link', { name: 'Sandboxes' }).click();
+    await page.getByRole('heading', { name: 'Sandboxes', exact: true }).waitFor();
+    await page.getByLabel('vCPUs').selectOption('1');
+    await page.getByLabel('Memory (MiB)').fill('512');
+    await page.getByLabel('Metadata', { exact: true }).fill('owner=alice, purpose=console-test');
+    await page.getByRole('button', { name: 'Create sandbox' }).click();
+    await page.waitForURL(/\/sandboxes\/[0-9a-f-]{36}$/);
+    sessionId = page.url().split('/').pop()!;
+    await page.getByTestId('vm-status').filter({ hasText: 'active' }).waitFor({ timeout: VM_TIMEOUT_MS });
+
+    await page.getByRole('link', { name: '← Sandboxes' }).click();
+    const row = page.locator(`tr[data-session-id="${sessionId}"]`);
+    await row.waitFor();
+    assert.match(await row.innerText(), /active/);
+    assert.match(await row.innerText(), /owner=alice/);
+    assert.match(await row.innerText(), /\d+m \d+s/, 'a countdown');
+    // The metadata filter: a value nobody has hides it, the right one shows it.
+    await page.getByLabel('Filter by metadata').fill('owner=nobody');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No running sandboxes match this filter').waitFor();
+    await page.getByLabel('Filter by metadata').fill('purpose=console-test');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await row.waitFor();
+    await screenshot('sandboxes');
+  });
+
+  test("another user's sandbox never appears", async () => {
+    await page.getByLabel('Filter by metadata').fill('');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator(`tr[data-session-id="${sessionId}"]`).waitFor();
+    assert.equal(await page.locator(`tr[data-session-id="${bobSession}"]`).count(), 0);
+    assert.ok(!(await page.content()).includes(bobSession));
+    // Opening it by its id is the API's 404, not Bob's data.
+    await page.goto(`${server.baseUrl}/sandboxes/${bobSession}`);
+    await page.getByRole('alert').filter({ hasText: 'NOT_FOUND' }).first().waitFor();
+    assert.ok(!(await page.content()).includes('owner=bob'));
+  });
+
+  test('a sandbox started elsewhere appears live (event stream), and Kill ends it', async () => {
+    await page.goto(`${server.baseUrl}/sandboxes`);
+    await page.locator(`tr[data-session-id="${sessionId}"]`).waitFor();
+    const started = await call(server, 'POST', '/v1/sessions/session', { apiKey: alice.apiKey, json: { prewarm: true, vcpu_count: 1, metadata: { started: 'by-api' } } });
+    assert.equal(started.status, 200, started.text);
+    const row = page.locator(`tr[data-session-id="${started.body.session_id}"]`);
+    // No reload: the list follows vm.started from GET /v1/events/stream (authenticated by the cookie).
+    await row.filter({ hasText: 'active' }).waitFor({ timeout: VM_TIMEOUT_MS });
+    await row.getByRole('button', { name: /^Kill / }).click();
+    await row.waitFor({ state: 'detached', timeout: 60_000 });
+    // Ended sandboxes are one click away.
+    await page.getByLabel('Show ended sandboxes').check();
+    await row.filter({ hasText: 'killed' }).waitFor();
+    await page.getByLabel('Show ended sandboxes').uncheck();
+    const status = await call(server, 'GET', `/v1/sessions/status/${started.body.session_id}`, { apiKey: alice.apiKey });
+    assert.equal(status.body.vm_alive, false);
+  });
+
+  test('run print(6*7) and see 42', async () => {
+    await page.goto(`${server.baseUrl}/sandboxes/${sessionId}`);
+    await page.getByLabel('Code', { exact: true }).fill('print(6*7)');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByTestId('stdout').filter({ hasText: /^42\s*$/ }).waitFor({ timeout: VM_TIMEOUT_MS });
+    // The executions history has it.
+    await page.locator('section[aria-labelledby="executions-heading"] tr', { hasText: 'print(6*7)' }).first().waitFor();
+    await screenshot('session');
+  });
+
+  test('open the terminal, type `echo hi`, see hi; re-attach shows the scrollback', async () => {
+    await page.getByRole('button', { name: 'New terminal' }).click();
+    const terminal = page.getByTestId('terminal');
+    await page.getByRole('status').filter({ hasText: /: attached/ }).waitFor({ timeout: 60_000 });
+    await terminal.click();
+    await page.keyboard.type('echo hi\n', { delay: 20 });
+    const rows = terminal.locator('.xterm-rows');
+    // (Locators, not page functions: the console's CSP allows no eval, which waitForFunction would need.)
+    await rows.locator('> div').filter({ hasText: /^\s*hi\s*$/ }).first().waitFor({ timeout: 60_000 });
+    await screenshot('terminal');
+    const attach = page.getByRole('button', { name: /^Detach / });
+    await attach.click();
+    await page.getByRole('button', { name: /^Attach / }).first().click();
+    await rows.locator('> div').filter({ hasText: 'echo hi' }).first().waitFor({ timeout: 30_000 });
+    assert.ok((await rows.innerText()).includes('echo hi'));
+  });
+
+  test('upload a file and download it back', async () => {
+    const content = `hello from the console ${Date.now()}\n`;
+    await page.getByLabel('Upload to this directory').setInputFiles({ name: 'console-upload.txt', mimeType: 'text/plain', buffer: Buffer.from(content) });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Uploaded console-upload.txt' }).waitFor({ timeout: 60_000 });
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download console-upload.txt' }).click();
+    const file = await download;
+    assert.equal(file.suggestedFilename(), 'console-upload.txt');
+    assert.equal(fs.readFileSync(await file.path(), 'utf8'), content);
+  });
+
+  test('snapshot the VM, pause it, resume it and clone it', async () => {
+    await page.getByLabel('Snapshot name').fill('console-snap');
+    await page.getByRole('button', { name: 'Snapshot', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Snapshot console-snap saved' }).waitFor({ timeout: 120_000 });
+    const snapshots = await call(server, 'GET', '/v1/snapshots', { apiKey: alice.apiKey });
+    assert.ok(JSON.stringify(snapshots.body).includes('console-snap'), snapshots.text);
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await page.getByTestId('vm-status').filter({ hasText: 'paused' }).waitFor({ timeout: 120_000 });
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await page.getByTestId('vm-status').filter({ hasText: 'active' }).waitFor({ timeout: 120_000 });
+    // The same VM, with its files: the upload is still there.
+    await page.getByLabel('Code', { exact: true }).fill("print(open('/root/console-upload.txt').read().startswith('hello from the console'))");
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByTestId('stdout').filter({ hasText: /^True\s*$/ }).waitFor({ timeout: VM_TIMEOUT_MS });
+    // A clone: a new session of its own, started from a live snapshot of this VM.
+    await page.getByRole('button', { name: 'Clone', exact: true }).click();
+    const cloneLink = page.getByRole('list', { name: 'Clones' }).getByRole('link');
+    await cloneLink.first().waitFor({ timeout: VM_TIMEOUT_MS });
+    const cloneSession = (await cloneLink.first().getAttribute('href'))!.split('/').pop()!;
+    assert.notEqual(cloneSession, sessionId);
+    const clone = await call(server, 'GET', `/v1/sessions/status/${cloneSession}`, { apiKey: alice.apiKey });
+    assert.equal(clone.body.vm_alive, true, clone.text);
+    await call(server, 'POST', '/kill', { apiKey: alice.apiKey, json: { session_id: cloneSession } });
+  });
+
+  test('app URL and shares of a port; a session without a desktop says so', async () => {
+    await page.getByLabel('Port', { exact: true }).fill('8000');
+    await page.getByRole('button', { name: 'Get URL' }).click();
+    await page.locator('section[aria-labelledby="apps-heading"] a', { hasText: /\/v1\/app\/|8000/ }).waitFor();
+    await page.getByLabel('Expires in (minutes)').fill('30');
+    await page.getByLabel('Public').check();
+    await page.getByRole('button', { name: 'Share', exact: true }).click();
+    const share = page.locator('section[aria-labelledby="shares-heading"] li', { hasText: 'Port 8000 (public)' });
+    await share.waitFor();
+    const listed = await call(server, 'GET', `/v1/shares?session_id=${sessionId}`, { apiKey: alice.apiKey });
+    assert.equal(listed.body.shares.length, 1, listed.text);
+    await share.getByRole('button', { name: 'Revoke' }).click();
+    await share.waitFor({ state: 'detached' });
+    assert.equal((await call(server, 'GET', `/v1/shares?session_id=${sessionId}`, { apiKey: alice.apiKey })).body.shares.length, 0);
+    await page.getByRole('button', { name: 'Get desktop link' }).click();
+    await page.locator('section[aria-labelledby="desktop-heading"] [role=alert]').waitFor();
+  });
+
+  test('create an API key (shown once) and revoke it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Description', { exact: true }).fill('made in the console');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.getByTestId('new-key').innerText()).trim();
+    assert.match(key, /^sbx_/);
+    assert.equal((await call(server, 'GET', '/v1/api-keys/', { apiKey: key })).status, 200, 'the new key works');
+    await screenshot('api-keys');
+    const row = page.locator('tr', { hasText: 'made in the console' });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row.getByRole('button', { name: /^Revoke / }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await call(server, 'GET', '/v1/api-keys/', { apiKey: key })).status, 401, 'the revoked key no longer works');
+    await page.reload();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    assert.equal(await page.getByTestId('new-key').count(), 0, 'the key is not shown again');
+  });
+
+  test('add a webhook endpoint and see its test delivery', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('URL', { exact: true }).fill(`${receiver.url}/hooks`);
+    await page.getByLabel('Events', { exact: true }).fill('execution.*');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByText(/Signing secret of we_/).waitFor();
+    const endpointRow = page.locator('tr[data-endpoint-id]', { hasText: `${receiver.url}/hooks` });
+    await endpointRow.getByRole('button', { name: 'Send test' }).click();
+    const [received] = await receiver.waitForRequests(1, 30_000);
+    assert.ok(received!.headers['webhook-signature'], 'signed');
+    const delivery = page.locator('tr[data-status="succeeded"]');
+    for (let i = 0; i < 40 && (await delivery.count()) === 0; i++) {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForTimeout(500);
+    }
+    await delivery.first().getByRole('button', { name: 'Attempts' }).click();
+    await page.locator('.attempts li', { hasText: /Attempt 1: delivered · HTTP 204/ }).waitFor();
+    await screenshot('webhooks');
+  });
+
+  test('approve a CLI login started by `sandbox login`', async () => {
+    const running = startCli(['login', '--no-browser', '--json', '--hostname', 'console-test-host'], home.env());
+    const [url, userCode] = await waitFor(running.stderrSoFar, /(http:\/\/\S+\/cli-login\?user_code=([A-Z]{4}-[A-Z]{4}))/).then((m) => [m[1]!, m[2]!]);
+    await page.goto(url!);
+    await page.getByRole('heading', { name: 'Approve a command-line login' }).waitFor();
+    assert.equal(await page.getByLabel('Code shown by your terminal').inputValue(), userCode);
+    await screenshot('cli-login');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('heading', { name: 'Login approved' }).waitFor();
+    assert.match(await page.getByRole('status').innerText(), /console-test-host/);
+    const result = await running.done;
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.json.logged_in, true);
+    assert.equal(result.json.username, 'alice');
+  });
+
+  test('the audit log shows what was done', async () => {
+    await page.goto(`${server.baseUrl}/audit`);
+    await page.locator('tr', { hasText: 'api_key.create' }).first().waitFor();
+    await page.locator('tr', { hasText: 'cli_auth.approve' }).first().waitFor();
+    await screenshot('audit');
+  });
+
+  test("usage: today's executions in the charts", async () => {
+    await page.getByRole('link', { name: 'Usage' }).click();
+    const executions = page.getByRole('figure').filter({ has: page.getByRole('heading', { name: 'Executions' }) });
+    await executions.getByText(/^[1-9]\d* executions in 14 days$/).waitFor();
+    assert.equal(await executions.locator('rect').count(), 14);
+    await screenshot('usage');
+  });
+
+  test('administrators see users, plans and nodes; other users do not', async () => {
+    assert.equal(await page.getByRole('link', { name: 'Users' }).count(), 0, 'no admin links for alice');
+    await page.goto(`${server.baseUrl}/admin/users`);
+    await page.getByRole('alert').filter({ hasText: 'FORBIDDEN' }).waitFor();
+    const admin = await browser.newContext({ viewport: VIEWPORT });
+    try {
+      const adminPage = await admin.newPage();
+      await adminPage.goto(`${server.baseUrl}/admin/users`);
+      await adminPage.getByLabel('Username').fill('root-admin');
+      await adminPage.getByLabel('Password').fill('root-admin-password');
+      await adminPage.getByRole('button', { name: 'Sign in' }).click();
+      await adminPage.getByRole('heading', { name: 'Users and plans' }).waitFor();
+      for (const name of ['alice', 'bob', 'root-admin']) await adminPage.getByRole('cell', { name, exact: true }).waitFor();
+      await adminPage.getByRole('link', { name: 'Nodes' }).click();
+      await adminPage.getByRole('cell', { name: 'live' }).waitFor();
+      await adminPage.screenshot({ path: path.join(SCREENSHOTS, 'admin-nodes.png') });
+    } finally {
+      await admin.close();
+    }
+  });
+
+  test('works in a narrow window: no sideways scrolling of the page', async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      for (const url of ['/sandboxes', '/webhooks', `/sandboxes/${sessionId}`]) {
+        await page.goto(server.baseUrl + url);
+        await page.getByRole('heading', { level: 1 }).waitFor();
+        // Wide tables scroll inside their own box; the page itself fits.
+        const [scrollWidth, clientWidth] = (await page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]')) as number[];
+        assert.ok(scrollWidth! <= clientWidth!, `${url}: ${scrollWidth} > ${clientWidth}`);
+      }
+      await screenshot('narrow-session');
+    } finally {
+      await page.setViewportSize(VIEWPORT);
+    }
+  });
+
+  test('sign out ends the session; an API key signs in too', async () => {
+    await page.goto(`${server.baseUrl}/audit`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/);
+    assert.equal((await context.cookies(server.baseUrl)).find((c) => c.name === 'sandboxd_session'), undefined);
+    await page.getByRole('tab', { name: 'API key' }).click();
+    await page.getByLabel('API key', { exact: true }).fill(alice.apiKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Back where the sign-out happened.
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const session = (await context.cookies(server.baseUrl)).find((c) => c.name === 'sandboxd_session')!;
+    assert.ok(!session.value.includes(alice.apiKey), 'the key is not kept in the cookie');
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * Egress policies of VMs and sessions (what a guest may reach, enforced on the host) and a VM's egress log.
+ * `target` of `get`/`set` is a VM id (`vm-…`) or a session id.
+ */
+import type { EgressLogList, EgressPolicy, EgressPolicyInput } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+/** A policy in camelCase; omitted fields: `allowHttp`/`allowHttps` true, the rest false or empty. */
+export interface EgressPolicyOptions {
+  /** Open the Debian, PyPI and npm registries (the server's named list). */
+  allowPackageManagers?: boolean;
+  allowHttp?: boolean;
+  allowHttps?: boolean;
+  /** `example.com`, `*.example.com` (subdomains) or `*` (every name). */
+  allowedDomains?: string[];
+  /** IPv4 addresses or CIDRs, reachable on any port (`0.0.0.0/0`: every public address). */
+  allowedCidrs?: string[];
+}
+
+/** The request body from the options' camelCase form. */
+export function egressPolicyBody(policy: EgressPolicyOptions): EgressPolicyInput {
+  return {
+    ...(policy.allowPackageManagers !== undefined ? { allow_package_managers: policy.allowPackageManagers } : {}),
+    ...(policy.allowHttp !== undefined ? { allow_http: policy.allowHttp } : {}),
+    ...(policy.allowHttps !== undefined ? { allow_https: policy.allowHttps } : {}),
+    ...(policy.allowedDomains !== undefined ? { allowed_domains: policy.allowedDomains } : {}),
+    ...(policy.allowedCidrs !== undefined ? { allowed_cidrs: policy.allowedCidrs } : {}),
+  } as EgressPolicyInput;
+}
+
+export interface EgressLogOptions {
+  verdict?: 'allowed' | 'refused';
+  /** ISO date-times, inclusive. */
+  since?: string;
+  until?: string;
+  /** A name or an address. */
+  destination?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** Whether an id names a VM (`vm-…`) rather than a session. */
+function isVmId(target: string): boolean {
+  return target.startsWith('vm-');
+}
+
+export class Egress {
+  constructor(private readonly transport: Transport) {}
+
+  /** A VM's policy (its own, its session's, or the default: `source`). */
+  getVm(vmId: string): Promise<EgressPolicy> {
+    return this.transport.call('/v1/vms/{vm_id}/egress', 'get', { params: { vm_id: vmId } });
+  }
+
+  /** Replaces a VM's policy; the running VM follows it within a second. */
+  setVm(vmId: string, policy: EgressPolicyOptions): Promise<EgressPolicy> {
+    return this.transport.call('/v1/vms/{vm_id}/egress', 'put', { params: { vm_id: vmId }, json: egressPolicyBody(policy) });
+  }
+
+  getSession(sessionId: string): Promise<EgressPolicy> {
+    return this.transport.call('/v1/sessions/{session_id}/egress', 'get', { params: { session_id: sessionId } });
+  }
+
+  /** Replaces a session's policy: its running VM follows it (`updated_vm_ids`), its next VMs start with it. */
+  setSession(sessionId: string, policy: EgressPolicyOptions): Promise<EgressPolicy> {
+    return this.transport.call('/v1/sessions/{session_id}/egress', 'put', { params: { session_id: sessionId }, json: egressPolicyBody(policy) });
+  }
+
+  /** The policy of a VM or a session, by id. */
+  get(target: string): Promise<EgressPolicy> {
+    return isVmId(target) ? this.getVm(target) : this.getSession(target);
+  }
+
+  /** Replaces the policy of a VM or a session, by id. */
+  set(target: string, policy: EgressPolicyOptions): Promise<EgressPolicy> {
+    return isVmId(target) ? this.setVm(target, policy) : this.setSession(target, policy);
+  }
+
+  /** A VM's connection attempts, newest first (pass `next_cursor` as `cursor` for older ones). */
+  log(vmId: string, options: EgressLogOptions = {}): Promise<EgressLogList> {
+    return this.transport.call('/v1/vms/{vm_id}/egress/log', 'get', {
+      params: { vm_id: vmId },
+      query: { verdict: options.verdict, since: options.since, until: options.until, destination: options.destination, limit: options.limit, cursor: options.cursor },
+    });
+  }
+}

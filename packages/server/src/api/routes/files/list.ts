@@ -1,0 +1,54 @@
+/** GET /v1/sessions/{session_id}/files?path=: the entries of a directory in the session's VM (the console's file browser). */
+import { Type } from 'typebox';
+import { principalOf } from '../../authentication.ts';
+import { authedResponses, BEARER_OR_API_KEY, StringEnum } from '../../schemas/common.ts';
+import { GuestPath } from '../../schemas/guest-path.ts';
+import type { App, RouteContext } from '../../types.ts';
+
+const FileEntry = Type.Object({
+  name: Type.String(),
+  path: Type.String({ description: 'Absolute path in the VM' }),
+  type: StringEnum(['file', 'directory', 'symlink', 'other']),
+  size: Type.Integer({ description: 'Bytes' }),
+  mode: Type.Integer({ description: 'Permission bits (0o644 = 420)' }),
+  modified_at: Type.String({ format: 'date-time' }),
+  symlink_target: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const FileListing = Type.Object(
+  { path: Type.String({ description: 'The directory, absolute' }), entries: Type.Array(FileEntry, { description: 'Sorted by name; symlinks are not followed' }) },
+  { $id: 'FileListing', title: 'FileListing' },
+);
+
+export function registerFileList(app: App, { services, requireAuth }: RouteContext): void {
+  app.get(
+    '/v1/sessions/:session_id/files',
+    {
+      schema: {
+        tags: ['files'],
+        summary: 'List a directory in the VM',
+        description: 'Starts the session\'s VM if it has none (like upload and download). A relative path is resolved against /root.',
+        security: BEARER_OR_API_KEY,
+        params: Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        querystring: Type.Object({ path: Type.Optional({ ...GuestPath('The directory (default /root)') }) }),
+        response: authedResponses({ 200: Type.Ref('FileListing') }, { 404: 'No such session among yours, or no such directory', 409: 'The path is not a directory' }),
+      },
+      onRequest: requireAuth,
+    },
+    async (request) => {
+      const listing = await services.sandbox.files.list(principalOf(request), request.params.session_id, request.query.path ?? '/root');
+      return {
+        path: listing.path,
+        entries: listing.entries.map((entry) => ({
+          name: entry.name,
+          path: entry.path,
+          type: entry.type,
+          size: entry.size,
+          mode: entry.mode,
+          modified_at: new Date(entry.mtimeMs).toISOString(),
+          symlink_target: entry.symlinkTarget ?? null,
+        })),
+      };
+    },
+  );
+}

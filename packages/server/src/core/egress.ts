@@ -1,0 +1,374 @@
+/**
+ * Egress policies of VMs and sessions, and the egress audit log. A VM's policy is, in order: its own (set at
+ * create or by PUT), its session's when it started, or the deployment's default. Where the policy is
+ * restricted it is enforced on the host by the `EgressEnforcement` port (`net/egress/`), which reports every
+ * connection attempt; those are logged per VM, and refusals become `egress.refused`
+ * events, at most one per VM per `refusedEventIntervalMs` (each with the count of refusals since the last),
+ * so a guest in a refusing loop cannot flood webhooks.
+ */
+import type { Principal } from './authenticator.ts';
+import type { Clock } from './clock.ts';
+import { decodeCursor, pageOf } from './cursor.ts';
+import { isOpenEgressPolicy, normalizeEgressPolicy, type EgressPolicy } from './egress-policy.ts';
+import { AppError } from './errors.ts';
+import { recordEvent, type EventNotifier } from './events.ts';
+import type { Session, Vm } from './model.ts';
+import type { SessionService } from './sessions.ts';
+import type { EgressTarget, VmEngine } from './vm-engine.ts';
+import type { VmService } from './vms.ts';
+import type { Database } from '../store/database.ts';
+import {
+  findEgressPolicy,
+  findVmEgressPolicies,
+  insertEgressLog,
+  listEgressLog,
+  pruneEgressLog,
+  upsertEgressPolicy,
+  type EgressLogEntry,
+  type EgressLogRow,
+} from '../store/egress-store.ts';
+import { findVm } from '../store/vms-store.ts';
+
+/** One connection attempt, as the enforcement reports it. */
+export interface EgressAttemptReport {
+  vmId: string;
+  at: Date;
+  protocol: 'tcp' | 'udp' | 'icmp' | 'dns' | 'other';
+  scheme: 'http' | 'https' | null;
+  name: string | null;
+  address: string | null;
+  port: number | null;
+  bytesSent: number | null;
+  bytesReceived: number | null;
+  verdict: 'allowed' | 'refused';
+  reason: string | null;
+}
+
+/** What enforces policies on this node's VMs (the host firewall, resolver and proxy). */
+export interface EgressEnforcement {
+  start(): Promise<void>;
+  apply(vmId: string, target: EgressTarget, policy: EgressPolicy): Promise<void>;
+  remove(vmId: string): Promise<void>;
+  /** VMs it enforces a policy on now. */
+  vmIds(): string[];
+  /** Removes rules it holds for VMs it does not enforce (after re-applying the live ones at start). */
+  reap(): Promise<unknown>;
+  /** Closes the listeners; `dropRules` also removes every rule (no VM of this server lives on). */
+  close(options: { dropRules: boolean }): Promise<void>;
+}
+
+export type EgressPolicySource = 'vm' | 'session' | 'default';
+
+export interface EgressPolicyView {
+  policy: EgressPolicy;
+  source: EgressPolicySource;
+  /** Whether the host enforces it on the VM now (a restricted policy on a running VM of this node). */
+  enforced: boolean;
+}
+
+export interface EgressOptions {
+  defaultPolicy: EgressPolicy;
+  retentionDays: number;
+  refusedEventIntervalMs: number;
+  /** How often live VMs are reconciled with their policies (resumed and re-adopted VMs, ended ones). */
+  reconcileIntervalMs: number;
+}
+
+interface EnforcedVm {
+  userId: number;
+  sessionId: string | null;
+  policy: EgressPolicy;
+  target: EgressTarget;
+}
+
+export class EgressService {
+  /** Live VMs of this node whose policy is known: the enforced ones and the open ones. */
+  private readonly known = new Map<string, EnforcedVm | { userId: number; sessionId: string | null; policy: EgressPolicy; target: null }>();
+  /** Policies given at create, for the VM's first apply (before its row may be read). */
+  private readonly reserved = new Map<string, EgressPolicy>();
+  private readonly pendingLog: EgressLogEntry[] = [];
+  private readonly refusals = new Map<string, { lastEventMs: number; suppressed: number }>();
+  private timers: NodeJS.Timeout[] = [];
+  private reconciling: Promise<void> | null = null;
+  private started: Promise<void> | null = null;
+
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+    private readonly events: EventNotifier,
+    private readonly sessions: SessionService,
+    private readonly vms: VmService,
+    private readonly engine: VmEngine,
+    private readonly enforcement: EgressEnforcement | null,
+    private readonly options: EgressOptions,
+  ) {
+    vms.onVmReady(async (session, live) => {
+      await this.enforceNew(live.vm, session);
+    });
+    engine.onVmEnded((vmId) => void this.forget(vmId));
+  }
+
+  /** The default of the deployment (for session and VM creation). */
+  get defaultPolicy(): EgressPolicy {
+    return this.options.defaultPolicy;
+  }
+
+  /**
+   * Validates a policy from a create request (canonical lists; `AppError('BAD_REQUEST')` on a bad entry), and
+   * refuses a restricted one up front where this server cannot enforce it (503), before any VM starts.
+   */
+  normalize(policy: EgressPolicy): EgressPolicy {
+    const normalized = normalizeEgressPolicy(policy);
+    if (!this.enforcement && !isOpenEgressPolicy(normalized)) throw this.notEnforceable();
+    return normalized;
+  }
+
+  private notEnforceable(): AppError {
+    return new AppError('SERVICE_UNAVAILABLE', 'egress policies are not enforced on this server (needs root, nftables and cgroup v2): only the open policy is possible');
+  }
+
+  /**
+   * Re-applies the policies of the VMs the engine re-adopted after a restart and reaps the rules of VMs that
+   * are gone: call once the engine has recovered (main.ts, after `vms.start()`). Never starts the engine itself.
+   */
+  async recover(): Promise<void> {
+    if (!this.enforcement) return;
+    await this.enforcement.start();
+    await this.reconcile();
+    await this.enforcement.reap();
+  }
+
+  /**
+   * Runs the timers: log writes, retention, and the reconcile loop that follows VMs started, resumed or
+   * re-adopted without a ready hook, and drops ended ones (it reads the engine, never starts it).
+   */
+  start(): Promise<void> {
+    this.started ??= (async () => {
+      const every = (ms: number, run: () => Promise<unknown>) => {
+        const timer = setInterval(() => void run().catch(() => undefined), ms);
+        timer.unref();
+        this.timers.push(timer);
+      };
+      every(250, () => this.flushLog());
+      if (this.enforcement) every(this.options.reconcileIntervalMs, () => this.reconcile());
+      every(3600_000, () => this.prune());
+      await this.prune();
+    })();
+    return this.started;
+  }
+
+  /** Stops the timers and the listeners; `vmsKept`: the VMs live on, so their rules stay (failing closed). */
+  async stop({ vmsKept }: { vmsKept: boolean }): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.flushLog().catch(() => undefined);
+    await this.enforcement?.close({ dropRules: !vmsKept });
+  }
+
+  /** Records the policy a VM is created with; it applies from its first moment (`onReserved`). */
+  reserve(vmId: string, policy: EgressPolicy): void {
+    this.reserved.set(vmId, policy);
+  }
+
+  /** Records a new session's policy (its VMs copy it when they start). */
+  async setInitialSessionPolicy(session: Session, policy: EgressPolicy): Promise<void> {
+    await upsertEgressPolicy(this.database.db, 'session', session.id, session.userId, JSON.stringify(policy), this.clock.now().toISOString());
+  }
+
+  private async storedPolicy(kind: 'vm' | 'session', id: string): Promise<EgressPolicy | undefined> {
+    const json = await findEgressPolicy(this.database.db, kind, id);
+    return json ? (JSON.parse(json) as EgressPolicy) : undefined;
+  }
+
+  private async policyOfVmRecord(vm: Vm): Promise<{ policy: EgressPolicy; source: EgressPolicySource }> {
+    const own = this.reserved.get(vm.id) ?? (await this.storedPolicy('vm', vm.id));
+    if (own) return { policy: own, source: 'vm' };
+    return { policy: this.options.defaultPolicy, source: 'default' };
+  }
+
+  /** A VM just became ready: its policy is its reserved one, else its session's, else the default. */
+  private async enforceNew(vm: Vm, session: Session): Promise<void> {
+    let policy = this.reserved.get(vm.id);
+    this.reserved.delete(vm.id);
+    policy ??= (await this.storedPolicy('session', session.id)) ?? undefined;
+    if (policy) await upsertEgressPolicy(this.database.db, 'vm', vm.id, vm.userId, JSON.stringify(policy), this.clock.now().toISOString());
+    try {
+      await this.enforce(vm.id, vm.userId, vm.sessionId, policy ?? this.options.defaultPolicy);
+    } catch (error) {
+      // Fail closed: a VM whose policy cannot be enforced must not run open (its session records the end).
+      await this.engine.kill(vm.id).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Enforces `policy` on a live VM of this node (or lifts enforcement when it is open). */
+  private async enforce(vmId: string, userId: number, sessionId: string | null, policy: EgressPolicy): Promise<boolean> {
+    if (isOpenEgressPolicy(policy)) {
+      this.known.set(vmId, { userId, sessionId, policy, target: null });
+      await this.enforcement?.remove(vmId);
+      return false;
+    }
+    if (!this.enforcement) throw this.notEnforceable();
+    const target = await this.engine.egressTarget(vmId);
+    if (!target) {
+      if (!this.engine.liveVmIds().includes(vmId)) return false; // not running here: applied when it runs again
+      throw new AppError('SERVICE_UNAVAILABLE', `the egress policy cannot be enforced on VM ${vmId}: its hypervisor has no cgroup v2 the firewall can match`);
+    }
+    await this.enforcement.apply(vmId, target, policy);
+    this.known.set(vmId, { userId, sessionId, policy, target });
+    return true;
+  }
+
+  private async forget(vmId: string): Promise<void> {
+    this.known.delete(vmId);
+    this.reserved.delete(vmId);
+    this.refusals.delete(vmId);
+    await this.enforcement?.remove(vmId);
+  }
+
+  /**
+   * Brings enforcement in line with the live VMs: VMs that ended lose their rules, and VMs running without them
+   * (resumed, re-adopted after a restart) get their policy applied.
+   */
+  private reconcile(): Promise<void> {
+    this.reconciling ??= (async () => {
+      const live = new Set(this.engine.liveVmIds());
+      for (const vmId of [...this.known.keys(), ...(this.enforcement?.vmIds() ?? [])]) if (!live.has(vmId)) await this.forget(vmId);
+      const unknown = [...live].filter((id) => !this.known.has(id) && !this.reserved.has(id));
+      const stored = await findVmEgressPolicies(this.database.db, unknown);
+      for (const vmId of unknown) {
+        const vm = await findVm(this.database.db, vmId);
+        if (!vm) continue; // a pooled VM nobody owns yet: its policy comes with its owner
+        const json = stored.get(vmId);
+        await this.enforce(vmId, vm.userId, vm.sessionId, json ? (JSON.parse(json) as EgressPolicy) : this.options.defaultPolicy).catch(() => undefined); // retried on the next pass
+      }
+      // A VM whose hypervisor changed (resumed from pause) has a new cgroup: follow it.
+      for (const [vmId, entry] of this.known) {
+        if (!entry.target) continue;
+        const target = await this.engine.egressTarget(vmId);
+        if (target && target.cgroupPath !== entry.target.cgroupPath) await this.enforce(vmId, entry.userId, entry.sessionId, entry.policy).catch(() => undefined);
+      }
+    })().finally(() => (this.reconciling = null));
+    return this.reconciling;
+  }
+
+  async getVmPolicy(principal: Principal, vmId: string): Promise<EgressPolicyView> {
+    const vm = await this.vms.getOwned(principal, vmId);
+    const { policy, source } = await this.policyOfVmRecord(vm);
+    return { policy, source, enforced: this.enforcement?.vmIds().includes(vm.id) ?? false };
+  }
+
+  /** Replaces a VM's policy; a running VM of this node follows it for its next connection. */
+  async setVmPolicy(principal: Principal, vmId: string, requested: EgressPolicy): Promise<EgressPolicyView> {
+    const vm = await this.vms.getOwned(principal, vmId);
+    const policy = this.normalize(requested);
+    if (vm.status === 'killed') throw new AppError('CONFLICT', `VM ${vm.id} has ended: its egress policy can no longer change`);
+    if (vm.nodeId !== this.engine.nodeId) throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} runs on node ${vm.nodeId}: send the request to that node`);
+    const live = this.engine.liveVmIds().includes(vm.id);
+    const enforced = live ? await this.enforce(vm.id, vm.userId, vm.sessionId, policy) : false;
+    await upsertEgressPolicy(this.database.db, 'vm', vm.id, vm.userId, JSON.stringify(policy), this.clock.now().toISOString());
+    return { policy, source: 'vm', enforced };
+  }
+
+  async getSessionPolicy(principal: Principal, sessionId: string): Promise<{ policy: EgressPolicy; source: EgressPolicySource }> {
+    const session = await this.sessions.getOwned(principal, sessionId);
+    const own = await this.storedPolicy('session', session.id);
+    return own ? { policy: own, source: 'session' } : { policy: this.options.defaultPolicy, source: 'default' };
+  }
+
+  /** Replaces a session's policy: its future VMs start with it, and its running VM follows it now. */
+  async setSessionPolicy(principal: Principal, sessionId: string, requested: EgressPolicy): Promise<{ policy: EgressPolicy; source: EgressPolicySource; updatedVmIds: string[] }> {
+    const session = await this.sessions.getOwned(principal, sessionId);
+    const policy = this.normalize(requested);
+    await upsertEgressPolicy(this.database.db, 'session', session.id, session.userId, JSON.stringify(policy), this.clock.now().toISOString());
+    const updatedVmIds: string[] = [];
+    const vm = session.currentVmId ? await findVm(this.database.db, session.currentVmId) : undefined;
+    if (vm && vm.status !== 'killed' && vm.nodeId === this.engine.nodeId) {
+      await this.setVmPolicy(principal, vm.id, policy);
+      updatedVmIds.push(vm.id);
+    }
+    return { policy, source: 'session', updatedVmIds };
+  }
+
+  /** Receives one attempt from the enforcement (buffered; written in batches). */
+  record(attempt: EgressAttemptReport): void {
+    const vm = this.known.get(attempt.vmId);
+    if (!vm) return;
+    this.pendingLog.push({
+      vm_id: attempt.vmId,
+      user_id: vm.userId,
+      at: attempt.at.toISOString(),
+      protocol: attempt.protocol,
+      scheme: attempt.scheme,
+      name: attempt.name,
+      address: attempt.address,
+      port: attempt.port,
+      bytes_sent: attempt.bytesSent,
+      bytes_received: attempt.bytesReceived,
+      verdict: attempt.verdict,
+      reason: attempt.reason,
+    });
+    if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
+    if (attempt.verdict === 'refused') void this.refused(attempt, vm.userId, vm.sessionId).catch(() => undefined);
+  }
+
+  private async refused(attempt: EgressAttemptReport, userId: number, sessionId: string | null): Promise<void> {
+    const nowMs = this.clock.now().getTime();
+    const state = this.refusals.get(attempt.vmId) ?? { lastEventMs: -Infinity, suppressed: 0 };
+    this.refusals.set(attempt.vmId, state);
+    if (nowMs - state.lastEventMs < this.options.refusedEventIntervalMs) {
+      state.suppressed += 1;
+      return;
+    }
+    const suppressed = state.suppressed;
+    state.lastEventMs = nowMs;
+    state.suppressed = 0;
+    await recordEvent(this.database.db, this.clock, {
+      type: 'egress.refused',
+      userId,
+      subjectId: attempt.vmId,
+      data: {
+        vm_id: attempt.vmId,
+        session_id: sessionId,
+        at: attempt.at.toISOString(),
+        protocol: attempt.protocol,
+        name: attempt.name,
+        address: attempt.address,
+        port: attempt.port,
+        reason: attempt.reason,
+        refusals_not_reported: suppressed,
+      },
+    });
+    this.events.committed();
+  }
+
+  /** Writes the buffered attempts. */
+  async flushLog(): Promise<void> {
+    if (this.pendingLog.length === 0) return;
+    const batch = this.pendingLog.splice(0, 500);
+    await insertEgressLog(this.database.db, batch);
+  }
+
+  async prune(): Promise<number> {
+    return pruneEgressLog(this.database.db, new Date(this.clock.now().getTime() - this.options.retentionDays * 86_400_000).toISOString());
+  }
+
+  async listLog(
+    principal: Principal,
+    vmId: string,
+    query: { verdict?: 'allowed' | 'refused'; since?: string; until?: string; destination?: string; cursor?: string; limit: number },
+  ): Promise<{ items: EgressLogRow[]; nextCursor: string | null }> {
+    const vm = await this.vms.getOwned(principal, vmId);
+    await this.flushLog();
+    const rows = await listEgressLog(this.database.db, {
+      vmId: vm.id,
+      ...(query.verdict ? { verdict: query.verdict } : {}),
+      ...(query.since ? { since: query.since } : {}),
+      ...(query.until ? { until: query.until } : {}),
+      ...(query.destination ? { destination: query.destination.toLowerCase() } : {}),
+      ...(query.cursor ? { beforeId: decodeCursor(query.cursor) } : {}),
+      limit: query.limit + 1,
+    });
+    return pageOf(rows, query.limit, (row) => row.id);
+  }
+}
