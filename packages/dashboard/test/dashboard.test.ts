@@ -15,6 +15,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { makeHome, startCli, waitFor, type CliHome } from '../../cli/test/run-cli.ts';
 import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import { startReceiver, type Receiver } from '../../server/test/helpers/webhook-receiver.ts';
+import { waitUntil } from '../../server/test/helpers/wait.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const SCREENSHOTS = path.join(root, 'docs', 'screenshots');
@@ -257,8 +258,73 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     await share.getByRole('button', { name: 'Revoke' }).click();
     await share.waitFor({ state: 'detached' });
     assert.equal((await call(server, 'GET', `/v1/shares?session_id=${sessionId}`, { apiKey: alice.apiKey })).body.shares.length, 0);
-    await page.getByRole('button', { name: 'Get desktop link' }).click();
+    await page.getByRole('button', { name: 'Show the desktop' }).click();
     await page.locator('section[aria-labelledby="desktop-heading"] [role=alert]').waitFor();
+  });
+
+  test('a desktop session shows its screen in the console (noVNC on the VNC relay)', async () => {
+    const created = await call(server, 'POST', '/v1/sessions/session', { apiKey: alice.apiKey, json: { template: 'desktop', screen_width: 1024, screen_height: 640, vm_lifetime_seconds: 600, metadata: { purpose: 'console-desktop' } } });
+    assert.equal(created.status, 200, created.text);
+    const desktopSession = created.body.session_id as string;
+    try {
+      await page.goto(`${server.baseUrl}/sandboxes/${desktopSession}`);
+      await page.getByRole('button', { name: 'Show the desktop' }).click();
+      await page.locator('[data-desktop-state="connected"]').waitFor({ timeout: VM_TIMEOUT_MS });
+      // The remote screen is drawn: the canvas has the session's size and is not one flat colour.
+      await waitUntil(
+        'the desktop drawn',
+        async () =>
+          // A string: this file is compiled without the DOM's types.
+          page.evaluate<boolean>(`(() => {
+            const canvas = document.querySelector('.desktop-screen canvas');
+            if (!canvas || canvas.width !== 1024 || canvas.height !== 640) return false;
+            const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+            const colours = new Set();
+            for (let i = 0; i < data.length && colours.size < 3; i += 4 * 97) colours.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+            return colours.size >= 3;
+          })()`),
+        60_000,
+        500,
+      );
+      await screenshot('desktop');
+    } finally {
+      await call(server, 'POST', '/kill', { apiKey: alice.apiKey, json: { session_id: desktopSession } });
+    }
+  });
+
+  test("a page another user's VM serves through a path preview cannot use the console's cookie", async () => {
+    // Bob serves a page that tries what a hostile page on the API's origin would: read the CSRF cookie and
+    // create an API key with the visitor's session, then shares it publicly; Alice, signed in, opens it.
+    const evil = `<!doctype html><title>hello</title><pre id="out">running</pre><script>
+(async () => {
+  let cookie;
+  try { cookie = 'cookie:' + document.cookie; } catch (e) { cookie = 'cookie-blocked:' + e.name; }
+  let created;
+  try {
+    const csrf = (/sandboxd_csrf=([^;]+)/.exec(cookie) || [])[1] || 'none';
+    const r = await fetch('/v1/api-keys/', { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: '{"description":"stolen"}' });
+    created = 'status:' + r.status + ':' + (await r.text()).slice(0, 80);
+  } catch (e) { created = 'fetch-blocked:' + e.name; }
+  document.getElementById('out').textContent = 'done ' + cookie + ' ' + created;
+})();
+</script>`;
+    const served = await call(server, 'POST', '/execute', {
+      apiKey: bob.apiKey,
+      json: { session_id: bobSession, language: 'bash', command: `mkdir -p /tmp/evil && cat > /tmp/evil/index.html <<'HTML'\n${evil}\nHTML\ncd /tmp/evil && (nohup python3 -m http.server 8765 >/dev/null 2>&1 &); for i in $(seq 50); do curl -s -o /dev/null localhost:8765/ && break; sleep 0.2; done` },
+    });
+    assert.equal(served.status, 200, served.text);
+    const share = await call(server, 'POST', '/v1/shares', { apiKey: bob.apiKey, json: { session_id: bobSession, port: 8765, is_public: true } });
+    assert.equal(share.status, 200, share.text);
+    const keysBefore = (await call(server, 'GET', '/v1/api-keys/', { apiKey: alice.apiKey })).body.length;
+    const visit = await context.newPage();
+    const response = await visit.goto(share.body.url);
+    assert.match(response!.headers()['content-security-policy'] ?? '', /sandbox/, 'path previews are sandboxed');
+    await visit.locator('#out', { hasText: /^done / }).waitFor({ timeout: 30_000 });
+    const report = await visit.locator('#out').textContent();
+    await visit.close();
+    assert.match(report!, /cookie-blocked:SecurityError/, report!);
+    assert.doesNotMatch(report!, /status:2\d\d/, report!);
+    assert.equal((await call(server, 'GET', '/v1/api-keys/', { apiKey: alice.apiKey })).body.length, keysBefore, 'no key was created for Alice');
   });
 
   test('create an API key (shown once) and revoke it', async () => {
@@ -343,6 +409,14 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       await adminPage.getByRole('button', { name: 'Sign in' }).click();
       await adminPage.getByRole('heading', { name: 'Users and plans' }).waitFor();
       for (const name of ['alice', 'bob', 'root-admin']) await adminPage.getByRole('cell', { name, exact: true }).waitFor();
+      // An administrator moves bob to another plan; the server has it, and the audit log says who did.
+      const before = (await server.services.users.getByUsername('bob'))!.plan;
+      const other = before === 'pro' ? 'free' : 'pro';
+      await adminPage.getByLabel('Plan of bob').selectOption(other);
+      await waitUntil('bob on the new plan', async () => (await server.services.users.getByUsername('bob'))!.plan === other, 10_000, 100);
+      await adminPage.getByLabel('Plan of bob').selectOption(before);
+      await waitUntil('bob back on his plan', async () => (await server.services.users.getByUsername('bob'))!.plan === before, 10_000, 100);
+      assert.equal((await call(server, 'PATCH', `/v1/admin/users/${bob.userId}`, { apiKey: alice.apiKey, json: { plan: 'pro' } })).status, 403, 'not for other users');
       await adminPage.getByRole('link', { name: 'Nodes' }).click();
       await adminPage.getByRole('cell', { name: 'live' }).waitFor();
       await adminPage.screenshot({ path: path.join(SCREENSHOTS, 'admin-nodes.png') });

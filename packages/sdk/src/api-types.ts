@@ -72,6 +72,7 @@ export type FileListing = Schemas['FileListing'];
 export type DailyUsageList = Schemas['DailyUsageList'];
 export type AdminUserList = Schemas['AdminUserList'];
 export type AdminNodeList = Schemas['AdminNodeList'];
+export type AdminUser = Schemas['AdminUser'];
 export type AsyncExecuteResponse = JsonResponse<'/v1/execute_async', 'post'>;
 export type SessionUsage = JsonResponse<'/v1/sessions/usage/{session_id}', 'get'>;
 export type SessionDetails = JsonResponse<'/v1/sessions/session/{session_id}', 'get'>;

@@ -1432,7 +1432,7 @@ class DailyUsageList(TypedDict):
     days: List[DailyUsageListDaysItem]
 
 
-class AdminUserListUsersItem(TypedDict):
+class AdminUser(TypedDict):
     id: int
     username: str
     plan: str
@@ -1441,7 +1441,7 @@ class AdminUserListUsersItem(TypedDict):
 
 
 class AdminUserList(TypedDict):
-    users: List[AdminUserListUsersItem]
+    users: List[AdminUser]
     # The plan names the server knows (SANDBOXD_PLANS and the built-in ones)
     plans: List[str]
     default_plan: str
@@ -2041,6 +2041,14 @@ GetV1UsageResponse = DailyUsageList
 GetV1AdminUsersResponse = AdminUserList
 
 
+class PatchV1AdminUsersUserIdRequest(TypedDict):
+    # One of the plans GET /v1/admin/users lists
+    plan: str
+
+
+PatchV1AdminUsersUserIdResponse = AdminUser
+
+
 GetV1AdminNodesResponse = AdminNodeList
 
 
@@ -2436,6 +2444,7 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /v1/sessions/{session_id}/files": (None, "GetV1SessionsSessionIdFilesResponse"),
     "GET /v1/usage": (None, "GetV1UsageResponse"),
     "GET /v1/admin/users": (None, "GetV1AdminUsersResponse"),
+    "PATCH /v1/admin/users/{user_id}": ("PatchV1AdminUsersUserIdRequest", "PatchV1AdminUsersUserIdResponse"),
     "GET /v1/admin/nodes": (None, "GetV1AdminNodesResponse"),
     "POST /api/cli-auth/start": ("PostApiCliAuthStartRequest", "PostApiCliAuthStartResponse"),
     "POST /api/cli-auth/approve": ("PostApiCliAuthApproveRequest", "PostApiCliAuthApproveResponse"),

@@ -1,6 +1,37 @@
 /** Administrators only: the users with their plans, and the nodes of the deployment. */
+import { useState } from 'react';
 import { api, type Schemas } from '../api.ts';
 import { ErrorBanner, formatTime, useLoad } from '../ui.tsx';
+
+/** A user's plan, changed in place (PATCH /v1/admin/users/{id}); the list reloads after a change. */
+function PlanPicker({ user, plans, onChanged }: { user: Schemas['AdminUser']; plans: string[]; onChanged: () => void }) {
+  const [error, setError] = useState<unknown>(null);
+  const [saving, setSaving] = useState(false);
+  const change = async (plan: string) => {
+    setError(null);
+    setSaving(true);
+    try {
+      await api('PATCH', `/v1/admin/users/${user.id}`, { plan });
+      onChanged();
+    } catch (reason) {
+      setError(reason);
+    } finally {
+      setSaving(false);
+    }
+  };
+  return (
+    <>
+      <select aria-label={`Plan of ${user.username}`} value={user.plan} disabled={saving} onChange={(event) => void change(event.target.value)}>
+        {(plans.includes(user.plan) ? plans : [user.plan, ...plans]).map((plan) => (
+          <option key={plan} value={plan}>
+            {plan}
+          </option>
+        ))}
+      </select>
+      <ErrorBanner error={error} />
+    </>
+  );
+}
 
 export function AdminUsersPage() {
   const list = useLoad(() => api<Schemas['AdminUserList']>('GET', '/v1/admin/users'), []);
@@ -29,7 +60,9 @@ export function AdminUsersPage() {
               <tr key={user.id}>
                 <td>{user.id}</td>
                 <td>{user.username}</td>
-                <td>{user.plan}</td>
+                <td>
+                  <PlanPicker user={user} plans={list.data!.plans} onChanged={list.reload} />
+                </td>
                 <td>{user.is_admin ? 'administrator' : 'user'}</td>
                 <td>{formatTime(user.created_at)}</td>
               </tr>

@@ -9,6 +9,7 @@ import { navigate } from '../router.ts';
 import { ErrorBanner, formatBytes, formatDuration, formatTime, Link, useLoad, useNow } from '../ui.tsx';
 
 const TerminalView = lazy(() => import('../components/terminal.tsx'));
+const DesktopView = lazy(() => import('../components/desktop.tsx'));
 
 type FileListing = Schemas['FileListing'];
 type PtyState = Schemas['PtySessionState'];
@@ -447,8 +448,8 @@ function Shares({ sessionId }: { sessionId: string }) {
 }
 
 /**
- * The desktop of a desktop session, in noVNC: the server hands out a short-lived viewer link (the noVNC page
- * the VM serves, with its token), opened in its own tab so the console's strict CSP does not have to allow it.
+ * The desktop of a desktop session, in noVNC inside the console (components/desktop.tsx, on the server's VNC
+ * relay), and the viewer link the server hands out (the noVNC page the VM serves) to open it elsewhere.
  */
 function Desktop({ sessionId }: { sessionId: string }) {
   const [viewer, setViewer] = useState<Schemas['ViewerUrlResponse'] | null>(null);
@@ -467,20 +468,25 @@ function Desktop({ sessionId }: { sessionId: string }) {
       <p className="muted">Sessions created with the template "desktop" have a screen you can watch and control.</p>
       <div className="row">
         <button type="button" onClick={() => void open(false)}>
-          Get desktop link
+          Show the desktop
         </button>
         <button type="button" onClick={() => void open(true)}>
-          Get view-only link
+          Watch only
         </button>
       </div>
       <ErrorBanner error={error} />
       {viewer ? (
-        <p>
-          <a href={viewer.viewer_url} target="_blank" rel="noreferrer">
-            Open the desktop{viewer.view_only ? ' (view only)' : ''} in noVNC
-          </a>{' '}
-          <span className="muted">(the link works until {formatTime(viewer.expires_at)}; treat it as a secret)</span>
-        </p>
+        <>
+          <Suspense fallback={<p className="muted">Loading the viewer…</p>}>
+            <DesktopView key={viewer.websocket_url} websocketUrl={viewer.websocket_url} viewOnly={viewer.view_only} />
+          </Suspense>
+          <p>
+            <a href={viewer.viewer_url} target="_blank" rel="noreferrer">
+              Open the desktop{viewer.view_only ? ' (view only)' : ''} in a tab of its own
+            </a>{' '}
+            <span className="muted">(the link works until {formatTime(viewer.expires_at)}; treat it as a secret)</span>
+          </p>
+        </>
       ) : null}
     </section>
   );

@@ -1,5 +1,5 @@
 /**
- * A short soak in `npm test` (the long one is `npm run soak`): 50 create → execute → upload → terminal → kill
+ * A short soak in `npm test` (the long one is `npm run soak`): 30 create → execute → upload → terminal → kill
  * cycles against a real server process with real VMs, the server SIGKILLed once mid-load and started again,
  * then stopped gracefully; nothing may be left behind and every failure must be explained by the kill.
  */
@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runSoak } from './soak-runner.ts';
 
-test('50 cycles with a SIGKILL of the server mid-load leave no process, file, mount, cgroup, live VM or open execution behind', { timeout: 20 * 60_000 }, async () => {
-  const report = await runSoak({ cycles: 50, kills: 1, concurrency: 2, log: (m) => process.stderr.write(`[soak] ${m}\n`) });
+test('30 cycles with a SIGKILL of the server mid-load leave no process, file, mount, cgroup, live VM or open execution behind', { timeout: 20 * 60_000 }, async () => {
+  const report = await runSoak({ cycles: 30, kills: 1, concurrency: 2, log: (m) => process.stderr.write(`[soak] ${m}\n`) });
   assert.deepEqual(report.failures, [], 'every failed cycle overlapped the kill');
   assert.equal(report.kills, 1);
   // The kill cuts off at most the cycles in flight; the rest completed.

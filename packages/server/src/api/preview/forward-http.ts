@@ -10,13 +10,26 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.ts';
 import { hopByHopNames } from './preview-request.ts';
 
-/** Sends `request` (body streamed from the client) to `path` in the VM and answers with the app's response. */
+/**
+ * The Content-Security-Policy that makes a page of a path-based preview run in an opaque origin: it is served on
+ * the API's own origin, where the web console's session cookie lives, so without it any page of any VM (a
+ * share link another user sends you, or a page an agent planted in your own VM) could read the console's CSRF
+ * cookie and act as you. Scripts, forms, pop-ups and downloads still work; the page's own storage and
+ * same-origin requests do not (use the app's `direct_url`, its own origin, for full apps).
+ */
+export const PATH_PREVIEW_SANDBOX = 'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads allow-pointer-lock allow-presentation';
+
+/**
+ * Sends `request` (body streamed from the client) to `path` in the VM and answers with the app's response.
+ * `contentSecurityPolicy`: a policy sent besides any the app sends (browsers enforce both).
+ */
 export function forwardHttp(
   request: FastifyRequest,
   reply: FastifyReply,
   tunnel: Duplex,
   path: string,
   headers: [string, string][],
+  contentSecurityPolicy: string | null = null,
 ): Promise<FastifyReply> {
   return new Promise((resolve, reject) => {
     const upstream = httpRequest({
@@ -33,6 +46,10 @@ export function forwardHttp(
       reply.code(response.statusCode ?? 502);
       for (const [name, value] of Object.entries(response.headers)) {
         if (value !== undefined && !drop.has(name)) reply.header(name, value);
+      }
+      if (contentSecurityPolicy) {
+        const own = response.headers['content-security-policy'];
+        reply.header('content-security-policy', own === undefined ? contentSecurityPolicy : [...(Array.isArray(own) ? own : [own]), contentSecurityPolicy]);
       }
       resolve(reply.send(response));
     });

@@ -17,7 +17,7 @@ import { PREVIEW_COOKIE, type PreviewAccess, type PreviewTarget } from '../../co
 import { BEARER_OR_API_KEY, byMediaType } from '../schemas/common.ts';
 import type { App, RouteContext } from '../types.ts';
 import type { UpgradeHandler } from '../upgrade-router.ts';
-import { forwardHttp } from './forward-http.ts';
+import { forwardHttp, PATH_PREVIEW_SANDBOX } from './forward-http.ts';
 import { forwardUpgrade } from './forward-upgrade.ts';
 import { forwardedHeaders, previewCredentials, withoutLinkToken } from './preview-request.ts';
 
@@ -109,7 +109,11 @@ async function servePreview(
   }
   const tunnel = await previews.connect(grant);
   const headers = forwardedHeaders(request.raw, { grant, remoteAddress: request.ip, protocol: request.protocol, prefix, upgrade: false });
-  return forwardHttp(request, reply, tunnel, withoutLinkToken(upstreamPath), headers);
+  // Pages under /v1/app/… share the API's origin with the web console: they run sandboxed (forward-http.ts).
+  // The desktop viewer (noVNC, which needs its origin's storage) is the exception: only its owner gets its link,
+  // but its page comes from the VM (known gap: a viewer bundled with the console would not trust it).
+  const sandbox = prefix !== null && grant.via !== 'viewer' ? PATH_PREVIEW_SANDBOX : null;
+  return forwardHttp(request, reply, tunnel, withoutLinkToken(upstreamPath), headers, sandbox);
 }
 
 export function registerPreviewRoutes(app: App, { services }: RouteContext): void {

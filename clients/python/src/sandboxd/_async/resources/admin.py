@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...models import AdminNodeList, AdminUserList
+from ...models import AdminNodeList, AdminUser, AdminUserList
 from ..transport import AsyncTransport
 
 
@@ -13,6 +13,10 @@ class Admin:
     async def users(self) -> AdminUserList:
         """Every user with plan and role, and the plans the server knows."""
         return await self._transport.request("GET", "/v1/admin/users")
+
+    async def set_user_plan(self, user_id: int, plan: str) -> AdminUser:
+        """Moves a user to another plan (one of ``users()["plans"]``); its limits apply from the user's next request."""
+        return await self._transport.request("PATCH", f"/v1/admin/users/{user_id}", json={"plan": plan})
 
     async def nodes(self) -> AdminNodeList:
         """The nodes of the deployment with state, capacity and load."""

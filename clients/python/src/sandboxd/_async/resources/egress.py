@@ -66,7 +66,9 @@ class Egress:
         )
 
     async def get_session(self, session_id: str) -> EgressPolicy:
-        return await self._transport.request("GET", "/v1/sessions/{session_id}/egress", params={"session_id": session_id})
+        return await self._transport.request(
+            "GET", "/v1/sessions/{session_id}/egress", params={"session_id": session_id}
+        )
 
     async def set_session(
         self,
@@ -108,5 +110,12 @@ class Egress:
             "GET",
             "/v1/vms/{vm_id}/egress/log",
             params={"vm_id": vm_id},
-            query={"verdict": verdict, "since": since, "until": until, "destination": destination, "limit": limit, "cursor": cursor},
+            query={
+                "verdict": verdict,
+                "since": since,
+                "until": until,
+                "destination": destination,
+                "limit": limit,
+                "cursor": cursor,
+            },
         )

@@ -67,7 +67,9 @@ class Egress:
         )
 
     def get_session(self, session_id: str) -> EgressPolicy:
-        return self._transport.request("GET", "/v1/sessions/{session_id}/egress", params={"session_id": session_id})
+        return self._transport.request(
+            "GET", "/v1/sessions/{session_id}/egress", params={"session_id": session_id}
+        )
 
     def set_session(
         self,
@@ -109,5 +111,12 @@ class Egress:
             "GET",
             "/v1/vms/{vm_id}/egress/log",
             params={"vm_id": vm_id},
-            query={"verdict": verdict, "since": since, "until": until, "destination": destination, "limit": limit, "cursor": cursor},
+            query={
+                "verdict": verdict,
+                "since": since,
+                "until": until,
+                "destination": destination,
+                "limit": limit,
+                "cursor": cursor,
+            },
         )

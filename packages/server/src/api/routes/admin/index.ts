@@ -1,10 +1,12 @@
 import type { App, RouteContext } from '../../types.ts';
 import { AdminNodeList, registerAdminNodes } from './nodes.ts';
-import { AdminUserList, registerAdminUsers } from './users.ts';
+import { registerAdminUserPlan } from './user-plan.ts';
+import { AdminUser, AdminUserList, registerAdminUsers } from './users.ts';
 
-export const ADMIN_SCHEMAS = [AdminUserList, AdminNodeList];
+export const ADMIN_SCHEMAS = [AdminUser, AdminUserList, AdminNodeList];
 
 export function registerAdminRoutes(app: App, context: RouteContext): void {
   registerAdminUsers(app, context);
+  registerAdminUserPlan(app, context);
   registerAdminNodes(app, context);
 }

@@ -1,15 +1,23 @@
 /** GET /v1/admin/users (administrators): every user with plan and role, and the plans the server knows. */
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import type { User } from '../../../core/model.ts';
 import { listUsers } from '../../../store/users-store.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { adminOnly } from './require-admin.ts';
 
+export const AdminUser = Type.Object(
+  { id: Type.Integer(), username: Type.String(), plan: Type.String(), is_admin: Type.Boolean(), created_at: Type.String({ format: 'date-time' }) },
+  { $id: 'AdminUser', title: 'AdminUser' },
+);
+
+export function toAdminUser(user: User): Static<typeof AdminUser> {
+  return { id: user.id, username: user.username, plan: user.plan, is_admin: user.isAdmin, created_at: user.createdAt };
+}
+
 export const AdminUserList = Type.Object(
   {
-    users: Type.Array(
-      Type.Object({ id: Type.Integer(), username: Type.String(), plan: Type.String(), is_admin: Type.Boolean(), created_at: Type.String({ format: 'date-time' }) }),
-    ),
+    users: Type.Array(Type.Ref('AdminUser')),
     plans: Type.Array(Type.String(), { description: 'The plan names the server knows (SANDBOXD_PLANS and the built-in ones)' }),
     default_plan: Type.String(),
   },
@@ -31,7 +39,7 @@ export function registerAdminUsers(app: App, { services, requireAuth }: RouteCon
     async () => {
       const users = await listUsers(services.database.db);
       return {
-        users: users.map((user) => ({ id: user.id, username: user.username, plan: user.plan, is_admin: user.isAdmin, created_at: user.createdAt })),
+        users: users.map(toAdminUser),
         plans: Object.keys(services.config.plans).sort(),
         default_plan: services.config.defaultPlan,
       };

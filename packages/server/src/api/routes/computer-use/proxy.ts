@@ -14,6 +14,7 @@ import { AppError } from '../../../core/errors.ts';
 import { principalOf } from '../../authentication.ts';
 import { BEARER_OR_API_KEY, byMediaType } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
+import { PATH_PREVIEW_SANDBOX } from '../../preview/forward-http.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** Request headers the desktop service reads; nothing else (credentials, cookies) goes into the VM. */
@@ -89,6 +90,8 @@ export function registerComputerUseProxy(app: App, { services, requireAuth }: Ro
           const value = response.headers[name];
           if (value !== undefined) reply.header(name, value);
         }
+        // What the VM answers is never a page of the API's origin (where the console's cookie lives).
+        reply.header('content-security-policy', PATH_PREVIEW_SANDBOX);
         if (isStreamed(response) || request.method === 'HEAD') return reply.send(response);
 
         const chunks: Buffer[] = [];
