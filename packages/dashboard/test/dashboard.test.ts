@@ -263,6 +263,8 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
   });
 
   test('a desktop session shows its screen in the console (noVNC on the VNC relay)', async () => {
+    // Room for a desktop VM beside the sandbox, whatever the free plan's limits are.
+    await server.services.users.setPlan('alice', 'pro');
     const created = await call(server, 'POST', '/v1/sessions/session', { apiKey: alice.apiKey, json: { template: 'desktop', screen_width: 1024, screen_height: 640, vm_lifetime_seconds: 600, metadata: { purpose: 'console-desktop' } } });
     assert.equal(created.status, 200, created.text);
     const desktopSession = created.body.session_id as string;
@@ -286,9 +288,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
         60_000,
         500,
       );
-      await screenshot('desktop');
+      await page.locator('section[aria-labelledby="desktop-heading"]').screenshot({ path: path.join(SCREENSHOTS, 'desktop.png') });
     } finally {
       await call(server, 'POST', '/kill', { apiKey: alice.apiKey, json: { session_id: desktopSession } });
+      await server.services.users.setPlan('alice', 'free');
     }
   });
 
@@ -314,7 +317,7 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     });
     assert.equal(served.status, 200, served.text);
     const share = await call(server, 'POST', '/v1/shares', { apiKey: bob.apiKey, json: { session_id: bobSession, port: 8765, is_public: true } });
-    assert.equal(share.status, 200, share.text);
+    assert.equal(share.status, 201, share.text);
     const keysBefore = (await call(server, 'GET', '/v1/api-keys/', { apiKey: alice.apiKey })).body.length;
     const visit = await context.newPage();
     const response = await visit.goto(share.body.url);

@@ -16,7 +16,9 @@ class Admin:
 
     async def set_user_plan(self, user_id: int, plan: str) -> AdminUser:
         """Moves a user to another plan (one of ``users()["plans"]``); its limits apply from the user's next request."""
-        return await self._transport.request("PATCH", f"/v1/admin/users/{user_id}", json={"plan": plan})
+        return await self._transport.request(
+            "PATCH", "/v1/admin/users/{user_id}", params={"user_id": user_id}, json={"plan": plan}
+        )
 
     async def nodes(self) -> AdminNodeList:
         """The nodes of the deployment with state, capacity and load."""

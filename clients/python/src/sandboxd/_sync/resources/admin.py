@@ -17,7 +17,9 @@ class Admin:
 
     def set_user_plan(self, user_id: int, plan: str) -> AdminUser:
         """Moves a user to another plan (one of ``users()["plans"]``); its limits apply from the user's next request."""
-        return self._transport.request("PATCH", f"/v1/admin/users/{user_id}", json={"plan": plan})
+        return self._transport.request(
+            "PATCH", "/v1/admin/users/{user_id}", params={"user_id": user_id}, json={"plan": plan}
+        )
 
     def nodes(self) -> AdminNodeList:
         """The nodes of the deployment with state, capacity and load."""
