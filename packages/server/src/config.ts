@@ -78,6 +78,20 @@ function oneOf<T extends string>(...values: T[]) {
   };
 }
 
+/** `HOST:PORT` of a listener of its own (`[v6]:port` too), or `off`. */
+function listenAddress(raw: string): string {
+  if (raw === 'off') return 'off';
+  const match = /^(.+):(\d{1,5})$/.exec(raw);
+  if (!match || Number(match[2]) > 65_535) throw new Error(`expected HOST:PORT or off, got "${raw}"`);
+  return raw;
+}
+
+/** A listener address `listenAddress` accepted, as host (brackets of an IPv6 address removed) and port. */
+export function splitListenAddress(listen: string): { host: string; port: number } {
+  const at = listen.lastIndexOf(':');
+  return { host: listen.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(listen.slice(at + 1)) };
+}
+
 function text(raw: string): string {
   if (raw.trim() === '') throw new Error('must not be empty');
   return raw;
@@ -382,12 +396,7 @@ const settings = {
     env: 'SANDBOXD_ADMIN_LISTEN',
     description:
       'HOST:PORT of the admin listener (worker control: GET /workers, drain, undrain, deployment drain; needs the admin token), or `off`; default 127.0.0.1 on the public port + 1',
-    parse: (raw: string) => {
-      if (raw === 'off') return 'off';
-      const match = /^(.+):(\d{1,5})$/.exec(raw);
-      if (!match || Number(match[2]) > 65_535) throw new Error(`expected HOST:PORT or off, got "${raw}"`);
-      return raw;
-    },
+    parse: listenAddress,
     fallback: () => '',
   },
   adminToken: {
@@ -403,12 +412,7 @@ const settings = {
     env: 'SANDBOXD_SSH_LISTEN',
     description:
       'HOST:PORT of the SSH gateway (`ssh <vm_id or session_id>@host` with a key registered at /v1/ssh-keys: shell, commands, scp/sftp, -L forwarding into the VM), or `off`; default the API host on port 2222',
-    parse: (raw: string) => {
-      if (raw === 'off') return 'off';
-      const match = /^(.+):(\d{1,5})$/.exec(raw);
-      if (!match || Number(match[2]) > 65_535) throw new Error(`expected HOST:PORT or off, got "${raw}"`);
-      return raw;
-    },
+    parse: listenAddress,
     fallback: () => '',
   },
   sshHostKeyFile: {

@@ -1447,25 +1447,39 @@ class AdminUserList(TypedDict):
     default_plan: str
 
 
-class AdminNodeListNodesItem(TypedDict):
-    id: str
-    state: Literal["live", "dead", "left"]
-    drained: bool
-    deployment_drain: Optional[str]
+class WorkerRecordCapacity(TypedDict):
     vcpus: int
     memory_mb: int
     vm_slots: int
+
+
+class WorkerRecordLoad(TypedDict):
     running_vms: int
     used_vcpus: int
     used_memory_mb: int
+
+
+class WorkerRecord(TypedDict):
+    worker_id: str
+    # `dead`: it missed its heartbeats; `left`: it shut down cleanly
+    state: Literal["live", "dead", "left"]
+    # No new VMs are placed on it
+    drained: bool
+    deployment_drain: Optional[Literal["draining", "done", "cancelled"]]
+    internal_url: str
+    capacity: WorkerRecordCapacity
+    load: WorkerRecordLoad
+    templates: List[str]
     version: str
     started_at: str
     heartbeat_at: str
     dead_at: Optional[str]
+    # The node whose admin listener answered
+    this_node: bool
 
 
 class AdminNodeList(TypedDict):
-    nodes: List[AdminNodeListNodesItem]
+    nodes: List[WorkerRecord]
 
 
 class SshKeyRecord(TypedDict):

@@ -95,22 +95,22 @@ export function AdminNodesPage() {
           </thead>
           <tbody>
             {(list.data?.nodes ?? []).map((node) => (
-              <tr key={node.id}>
+              <tr key={node.worker_id}>
                 <td>
-                  <code>{node.id}</code>
+                  <code>{node.worker_id}</code>
                 </td>
                 <td>
                   <span className={`status ${node.state === 'live' ? 'active' : 'killed'}`}>{node.state}</span>
                   {node.drained ? ' (drained)' : ''}
                 </td>
                 <td>
-                  {node.running_vms} / {node.vm_slots}
+                  {node.load.running_vms} / {node.capacity.vm_slots}
                 </td>
                 <td>
-                  {node.used_vcpus} / {node.vcpus}
+                  {node.load.used_vcpus} / {node.capacity.vcpus}
                 </td>
                 <td>
-                  {node.used_memory_mb} / {node.memory_mb} MiB
+                  {node.load.used_memory_mb} / {node.capacity.memory_mb} MiB
                 </td>
                 <td>{node.version}</td>
                 <td>{formatTime(node.heartbeat_at)}</td>

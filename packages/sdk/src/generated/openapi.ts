@@ -12570,25 +12570,7 @@ export interface components {
     schemas: {
         /** AdminNodeList */
         AdminNodeList: {
-            nodes: {
-                dead_at: string | null;
-                deployment_drain: string | null;
-                drained: boolean;
-                /** Format: date-time */
-                heartbeat_at: string;
-                id: string;
-                memory_mb: number;
-                running_vms: number;
-                /** Format: date-time */
-                started_at: string;
-                /** @enum {string} */
-                state: "live" | "dead" | "left";
-                used_memory_mb: number;
-                used_vcpus: number;
-                vcpus: number;
-                version: string;
-                vm_slots: number;
-            }[];
+            nodes: components["schemas"]["WorkerRecord"][];
         };
         /** AdminUser */
         AdminUser: {
@@ -14237,6 +14219,35 @@ export interface components {
             endpoint_id: string;
             /** @description The new signing secret (whsec_…); the old one keeps signing for the grace period */
             secret: string;
+        };
+        /** WorkerRecord */
+        WorkerRecord: {
+            capacity: {
+                memory_mb: number;
+                vcpus: number;
+                vm_slots: number;
+            };
+            dead_at: string | null;
+            deployment_drain: "draining" | "done" | "cancelled" | null;
+            /** @description No new VMs are placed on it */
+            drained: boolean;
+            /** Format: date-time */
+            heartbeat_at: string;
+            internal_url: string;
+            load: {
+                running_vms: number;
+                used_memory_mb: number;
+                used_vcpus: number;
+            };
+            /** Format: date-time */
+            started_at: string;
+            /** @description `dead`: it missed its heartbeats; `left`: it shut down cleanly */
+            state: "live" | "dead" | "left";
+            templates: string[];
+            /** @description The node whose admin listener answered */
+            this_node: boolean;
+            version: string;
+            worker_id: string;
         };
     };
     responses: never;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { Type } from 'typebox';
-import type { Config } from '../config.ts';
+import { splitListenAddress, type Config } from '../config.ts';
 import type { NodeRegistry } from '../core/cluster/node-registry.ts';
 import { AppError } from '../core/errors.ts';
 import type { VmService } from '../core/vms.ts';
@@ -102,11 +102,11 @@ export async function startAdminListener(config: Config, nodes: NodeRegistry, vm
     },
   );
 
-  const match = /^(.+):(\d+)$/.exec(config.adminListen)!;
-  const host = match[1]!.replace(/^\[(.*)\]$/, '$1');
-  await app.listen({ host, port: Number(match[2]) });
+  const listen = splitListenAddress(config.adminListen);
+  const host = listen.host;
+  await app.listen(listen);
   const address = app.server.address();
-  const port = address && typeof address === 'object' ? address.port : Number(match[2]);
+  const port = address && typeof address === 'object' ? address.port : listen.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   log.info({ url }, 'admin listener (worker control) is serving');
   return { url, close: () => app.close() };

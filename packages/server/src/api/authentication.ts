@@ -14,7 +14,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preParsingAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { notAuthenticated, type Authenticator, type CredentialSource, type Principal } from '../core/authenticator.ts';
 import { AppError } from '../core/errors.ts';
-import { hasCsrfProof, isSafeMethod, readCookie, SESSION_COOKIE } from './dashboard/session-cookies.ts';
+import { readCookie } from './browser-guards.ts';
+import { hasCsrfProof, isSafeMethod, SESSION_COOKIE } from './dashboard/session-cookies.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

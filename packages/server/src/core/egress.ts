@@ -27,7 +27,7 @@ import {
   type EgressLogEntry,
   type EgressLogRow,
 } from '../store/egress-store.ts';
-import { findVm } from '../store/vms-store.ts';
+import { findVm, findVms } from '../store/vms-store.ts';
 
 /** One connection attempt, as the enforcement reports it. */
 export interface EgressAttemptReport {
@@ -70,7 +70,7 @@ export interface EgressOptions {
   defaultPolicy: EgressPolicy;
   retentionDays: number;
   refusedEventIntervalMs: number;
-  /** How often live VMs are reconciled with their policies (resumed and re-adopted VMs, ended ones). */
+  /** How often live VMs are reconciled with their policies (re-adopted VMs, ended ones). */
   reconcileIntervalMs: number;
 }
 
@@ -104,6 +104,12 @@ export class EgressService {
   ) {
     vms.onVmReady(async (session, live) => {
       await this.enforceNew(live.vm, session);
+    });
+    // A resumed VM runs in a new hypervisor, in a new cgroup: its policy is applied again before it is handed
+    // back (a failure kills it: it must not run open).
+    vms.onVmResumed(async (vm) => {
+      const { policy } = await this.policyOfVmRecord(vm);
+      await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
     });
     engine.onVmEnded((vmId) => void this.forget(vmId));
   }
@@ -139,8 +145,8 @@ export class EgressService {
   }
 
   /**
-   * Runs the timers: log writes, retention, and the reconcile loop that follows VMs started, resumed or
-   * re-adopted without a ready hook, and drops ended ones (it reads the engine, never starts it).
+   * Runs the timers: log writes, retention, and the reconcile loop that follows VMs re-adopted without a ready
+   * hook and drops ended ones (it reads the engine, never starts it).
    */
   start(): Promise<void> {
     this.started ??= (async () => {
@@ -228,25 +234,20 @@ export class EgressService {
 
   /**
    * Brings enforcement in line with the live VMs: VMs that ended lose their rules, and VMs running without them
-   * (resumed, re-adopted after a restart) get their policy applied.
+   * (re-adopted after a restart) get their policy applied. Two queries a pass, whatever the number of VMs.
    */
   private reconcile(): Promise<void> {
     this.reconciling ??= (async () => {
       const live = new Set(this.engine.liveVmIds());
       for (const vmId of [...this.known.keys(), ...(this.enforcement?.vmIds() ?? [])]) if (!live.has(vmId)) await this.forget(vmId);
       const unknown = [...live].filter((id) => !this.known.has(id) && !this.reserved.has(id));
-      const stored = await findVmEgressPolicies(this.database.db, unknown);
+      if (unknown.length === 0) return;
+      const [stored, records] = await Promise.all([findVmEgressPolicies(this.database.db, unknown), findVms(this.database.db, unknown)]);
       for (const vmId of unknown) {
-        const vm = await findVm(this.database.db, vmId);
+        const vm = records.get(vmId);
         if (!vm) continue; // a pooled VM nobody owns yet: its policy comes with its owner
         const json = stored.get(vmId);
         await this.enforce(vmId, vm.userId, vm.sessionId, json ? (JSON.parse(json) as EgressPolicy) : this.options.defaultPolicy).catch(() => undefined); // retried on the next pass
-      }
-      // A VM whose hypervisor changed (resumed from pause) has a new cgroup: follow it.
-      for (const [vmId, entry] of this.known) {
-        if (!entry.target) continue;
-        const target = await this.engine.egressTarget(vmId);
-        if (target && target.cgroupPath !== entry.target.cgroupPath) await this.enforce(vmId, entry.userId, entry.sessionId, entry.policy).catch(() => undefined);
       }
     })().finally(() => (this.reconciling = null));
     return this.reconciling;

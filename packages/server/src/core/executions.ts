@@ -12,10 +12,11 @@ import { recordEvent, type EventNotifier } from './events.ts';
 import type { PlanLimiter } from './limits.ts';
 import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionMode, type Language, type PreStopHook, type PreStopTrigger, type Session, type Vm } from './model.ts';
 import type { SessionService } from './sessions.ts';
+import type { ExecResult } from '@sandboxd/agent/protocol';
 import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
 import { pythonContextOf, type LiveVm, type VmService } from './vms.ts';
 import type { Database } from '../store/database.ts';
-import { failInFlightExecutions, findExecution, insertExecution, listExecutions, updateExecution } from '../store/executions-store.ts';
+import { failInFlightExecutions, findExecution, insertExecution, listExecutions, updateExecution, type NewExecution } from '../store/executions-store.ts';
 import { findSession } from '../store/sessions-store.ts';
 import type { Executor } from '../store/users-store.ts';
 
@@ -104,28 +105,10 @@ export class ExecutionService {
     const estimate = await this.vms.admission(existing ?? this.sessions.specFor());
     if (mode === 'sync') assertReadyInTime(estimate, request.timeoutSeconds);
     const session = existing ?? (await this.sessions.create(principal));
-    const record = await insertExecution(this.database.db, {
-      userId: principal.userId,
-      sessionId: session.id,
-      vmId: null,
-      nodeId: this.vms.nodeId,
-      mode,
-      trigger: 'request',
-      language: request.language,
-      source: request.source.slice(0, SOURCE_LIMIT),
-      status: 'queued',
-      exitCode: null,
-      error: null,
-      stdout: '',
-      stderr: '',
-      stdoutTruncated: false,
-      stderrTruncated: false,
-      createdAt: this.clock.now().toISOString(),
-      startedAt: null,
-      completedAt: null,
-      executionTime: null,
-      cpuTime: null,
-    });
+    const record = await insertExecution(
+      this.database.db,
+      this.newRecord({ userId: principal.userId, sessionId: session.id, vmId: null, mode, trigger: 'request', language: request.language, source: request.source, status: 'queued' }),
+    );
     void this.sessions.touch(session.id).catch(() => {});
     const vmReady = this.vms.ensureVm(principal, session);
     vmReady.catch(() => {}); // observed by run(); a sync caller also awaits it
@@ -241,15 +224,27 @@ export class ExecutionService {
       { ...(argv ? { argv } : { command: request.source, shell: ['/bin/bash', '-c'] }), env, cwd: '/root', timeoutMs: deadlineMs },
       { onStdout: (c) => stdout.push(c), onStderr: (c) => stderr.push(c) },
     );
-    const exitCode = result.exitCode ?? 128 + (SIGNALS[result.signal ?? ''] ?? 0);
+    return commandOutcome(result, stdout, stderr, `killed after ${Math.round(deadlineMs / 1000)} s`);
+  }
+
+  /** A record about to run (queued) or running: nothing out yet, the source cut to what is kept. */
+  private newRecord(fields: Pick<NewExecution, 'userId' | 'sessionId' | 'vmId' | 'mode' | 'trigger' | 'language' | 'source' | 'status'>): NewExecution {
+    const now = this.clock.now().toISOString();
     return {
-      status: result.timedOut ? 'timeout' : exitCode === 0 ? 'completed' : 'failed',
-      exitCode,
-      error: result.timedOut ? `killed after ${Math.round(deadlineMs / 1000)} s` : result.signal ? `killed by ${result.signal}` : null,
-      stdout,
-      stderr,
-      executionTime: result.durationMs / 1000,
-      cpuTime: result.cpu ? result.cpu.totalMs / 1000 : null,
+      ...fields,
+      nodeId: this.vms.nodeId,
+      source: fields.source.slice(0, SOURCE_LIMIT),
+      exitCode: null,
+      error: null,
+      stdout: '',
+      stderr: '',
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      createdAt: now,
+      startedAt: fields.status === 'running' ? now : null,
+      completedAt: null,
+      executionTime: null,
+      cpuTime: null,
     };
   }
 
@@ -263,28 +258,10 @@ export class ExecutionService {
     const sessionId = vm.sessionId;
     if (!sessionId) return null; // records belong to a session; every VM started by a request has one
     const session = await findSession(this.database.db, sessionId);
-    const record = await insertExecution(this.database.db, {
-      userId: vm.userId,
-      sessionId,
-      vmId: vm.id,
-      nodeId: this.vms.nodeId,
-      mode: 'sync',
-      trigger: 'pre_stop',
-      language: 'bash',
-      source: hook.command.slice(0, SOURCE_LIMIT),
-      status: 'running',
-      exitCode: null,
-      error: null,
-      stdout: '',
-      stderr: '',
-      stdoutTruncated: false,
-      stderrTruncated: false,
-      createdAt: this.clock.now().toISOString(),
-      startedAt: this.clock.now().toISOString(),
-      completedAt: null,
-      executionTime: null,
-      cpuTime: null,
-    });
+    const record = await insertExecution(
+      this.database.db,
+      this.newRecord({ userId: vm.userId, sessionId, vmId: vm.id, mode: 'sync', trigger: 'pre_stop', language: 'bash', source: hook.command, status: 'running' }),
+    );
     const started = Date.now();
     const stdout = new BoundedOutput(this.settings.outputLimitBytes);
     const stderr = new BoundedOutput(this.settings.outputLimitBytes);
@@ -304,16 +281,7 @@ export class ExecutionService {
       if (!result) {
         outcome = { status: 'timeout', exitCode: null, error: `the pre-stop hook did not end within ${hook.timeoutSeconds} s; the VM was stopped anyway`, stdout, stderr, executionTime: (Date.now() - started) / 1000, cpuTime: null };
       } else {
-        const exitCode = result.exitCode ?? 128 + (SIGNALS[result.signal ?? ''] ?? 0);
-        outcome = {
-          status: result.timedOut ? 'timeout' : exitCode === 0 ? 'completed' : 'failed',
-          exitCode,
-          error: result.timedOut ? `the pre-stop hook was killed after its timeout of ${hook.timeoutSeconds} s; the VM was stopped anyway` : result.signal ? `killed by ${result.signal}` : null,
-          stdout,
-          stderr,
-          executionTime: result.durationMs / 1000,
-          cpuTime: result.cpu ? result.cpu.totalMs / 1000 : null,
-        };
+        outcome = commandOutcome(result, stdout, stderr, `the pre-stop hook was killed after its timeout of ${hook.timeoutSeconds} s; the VM was stopped anyway`);
       }
     } catch (error) {
       const message = error instanceof AppError ? error.message : `the pre-stop hook could not run: ${(error as Error).message}`;
@@ -422,4 +390,18 @@ function assertReadyInTime(estimate: AcquireEstimate | null, timeoutSeconds: num
     { 'Retry-After': String(retryAfter) },
     { retry_after: retryAfter, queue_position: estimate.position, estimated_wait_seconds: retryAfter },
   );
+}
+
+/** What a command's result is as a record: its exit code (128 + the signal's number when killed), status and error. */
+function commandOutcome(result: ExecResult, stdout: BoundedOutput, stderr: BoundedOutput, timedOutError: string): RunOutcome {
+  const exitCode = result.exitCode ?? 128 + (SIGNALS[result.signal ?? ''] ?? 0);
+  return {
+    status: result.timedOut ? 'timeout' : exitCode === 0 ? 'completed' : 'failed',
+    exitCode,
+    error: result.timedOut ? timedOutError : result.signal ? `killed by ${result.signal}` : null,
+    stdout,
+    stderr,
+    executionTime: result.durationMs / 1000,
+    cpuTime: result.cpu ? result.cpu.totalMs / 1000 : null,
+  };
 }

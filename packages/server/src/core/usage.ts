@@ -1,11 +1,12 @@
 /**
  * Daily usage of one user, for the console's charts: per UTC day, the executions started, the seconds their
  * VMs ran (a VM running across midnight counts in both days; one still running counts up to now) and the CPU
- * seconds their code used. Summed from the store's rows, so it is the same on every node.
+ * seconds their code used. Executions are counted per day by the store (one row per day, however many ran);
+ * VM runs are cut at midnight here. The same on every node.
  */
 import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
-import { executionTimesSince, vmRunsSince } from '../store/usage-store.ts';
+import { executionsPerDaySince, vmRunsSince } from '../store/usage-store.ts';
 import type { Database } from '../store/database.ts';
 
 export const MAX_USAGE_DAYS = 90;
@@ -27,11 +28,12 @@ export async function dailyUsage(database: Database, clock: Clock, principal: Pr
   const result: DailyUsage[] = Array.from({ length: days }, (_, i) => ({ date: new Date(firstDay + i * DAY_MS).toISOString().slice(0, 10), executions: 0, vmSeconds: 0, cpuSeconds: 0 }));
   const dayOf = (ms: number) => Math.floor((ms - firstDay) / DAY_MS);
 
-  for (const execution of await executionTimesSince(database.db, principal.userId, since)) {
-    const day = result[dayOf(Date.parse(execution.created_at))];
+  const byDate = new Map(result.map((day) => [day.date, day]));
+  for (const row of await executionsPerDaySince(database.db, principal.userId, since)) {
+    const day = byDate.get(row.day);
     if (!day) continue;
-    day.executions += 1;
-    day.cpuSeconds += execution.cpu_time ?? 0;
+    day.executions = row.executions;
+    day.cpuSeconds = row.cpu_seconds;
   }
   for (const vm of await vmRunsSince(database.db, principal.userId, since)) {
     let start = Math.max(Date.parse(vm.started_at!), firstDay);

@@ -66,6 +66,7 @@ export class VmService {
   /** One acquisition at a time per session, so concurrent executes share one new VM. */
   private readonly acquiring = new Map<string, Promise<LiveVm>>();
   private readyHooks: VmReadyHook[] = [];
+  private resumedHooks: ((vm: Vm) => Promise<void>)[] = [];
   private started: Promise<{ adopted: number; ended: number }> | undefined;
   /** The store reconciled with what the engine re-adopted after a restart (see `reconciled`). */
   private reconciling: Promise<{ adopted: number; ended: number }> | undefined;
@@ -136,6 +137,14 @@ export class VmService {
 
   onVmReady(hook: VmReadyHook): void {
     this.readyHooks.push(hook);
+  }
+
+  /**
+   * Hooks run right after a paused VM runs again, before its caller gets it (its hypervisor is a new process:
+   * what was bound to the old one, like egress rules, is bound again). A hook that throws kills the VM.
+   */
+  onVmResumed(hook: (vm: Vm) => Promise<void>): void {
+    this.resumedHooks.push(hook);
   }
 
   /** Who runs pre-stop hooks (the execution service, so each run is an execution record); until set, none run. */
@@ -715,6 +724,12 @@ export class VmService {
     if (!resumed || !agent) {
       await this.engine.kill(vm.id);
       throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} ended while it was resuming`);
+    }
+    try {
+      for (const hook of this.resumedHooks) await hook(resumed);
+    } catch (error) {
+      await this.engine.kill(vm.id);
+      throw error;
     }
     return { vm: resumed, agent };
   }

@@ -10,7 +10,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import ssh2, { type AuthContext, type Connection, type ServerChannel, type Session } from 'ssh2';
-import type { Config } from '../config.ts';
+import { splitListenAddress, type Config } from '../config.ts';
 import type { AuditLog } from '../core/audit.ts';
 import type { GuestAgent } from '../core/vm-engine.ts';
 import { channelVm, resolveLogin, type Login, type LoginServices, type LoginVm } from './login.ts';
@@ -37,12 +37,6 @@ export interface SshGatewayServices extends LoginServices {
 
 /** Environment names a client may pass with `SendEnv`/`SetEnv` (LANG, LC_*, and the like; never PATH or LD_*). */
 const ACCEPTED_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|COLORTERM|TERM_PROGRAM)$/;
-
-/** Splits `host:port` (`[v6]:port` too). */
-function parseListen(listen: string): { host: string; port: number } {
-  const at = listen.lastIndexOf(':');
-  return { host: listen.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(listen.slice(at + 1)) };
-}
 
 /** A GuestAgent whose every operation first waits for the real one. */
 function deferredAgent(agent: Promise<GuestAgent>): GuestAgent {
@@ -75,7 +69,7 @@ export class SshGateway {
     const hostKey = loadHostKey(this.config);
     const server = new Server({ hostKeys: [hostKey.privateKey], ident: 'sandboxd' }, (client, info) => this.accept(client, info.ip));
     this.server = server;
-    const { host, port } = parseListen(this.config.sshListen);
+    const { host, port } = splitListenAddress(this.config.sshListen);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {

@@ -1,9 +1,26 @@
-/** The rows daily usage is summed from (core/usage.ts): one user's executions and VMs in a time window. */
+/** What daily usage is summed from (core/usage.ts): one user's executions per day, and VMs in a time window. */
+import { sql } from 'kysely';
 import type { Executor } from './users-store.ts';
 
-/** The user's executions created at or after `sinceIso`, oldest first: when, run time and CPU time. */
-export async function executionTimesSince(db: Executor, userId: number, sinceIso: string): Promise<{ created_at: string; cpu_time: number | null }[]> {
-  return db.selectFrom('executions').select(['created_at', 'cpu_time']).where('user_id', '=', userId).where('created_at', '>=', sinceIso).orderBy('created_at').execute();
+/**
+ * The user's executions created at or after `sinceIso`, counted and their CPU time summed per UTC day (the
+ * first ten characters of the ISO time, which SQLite and PostgreSQL both cut with substr): one row per day
+ * with use, however many executions there were.
+ */
+export async function executionsPerDaySince(db: Executor, userId: number, sinceIso: string): Promise<{ day: string; executions: number; cpu_seconds: number }[]> {
+  const rows = await db
+    .selectFrom('executions')
+    .select((eb) => [
+      sql<string>`substr(created_at, 1, 10)`.as('day'),
+      eb.fn.countAll<number | string>().as('executions'),
+      eb.fn.sum<number | string | null>('cpu_time').as('cpu_seconds'),
+    ])
+    .where('user_id', '=', userId)
+    .where('created_at', '>=', sinceIso)
+    .groupBy(sql`substr(created_at, 1, 10)`)
+    .execute();
+  // PostgreSQL answers counts and sums as strings (bigint, numeric).
+  return rows.map((row) => ({ day: row.day, executions: Number(row.executions), cpu_seconds: Number(row.cpu_seconds ?? 0) }));
 }
 
 /** The user's VMs that ran at some time after `sinceIso`: started, and not ended before it. */

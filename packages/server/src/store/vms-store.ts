@@ -71,6 +71,13 @@ export async function findVm(db: Executor, id: string): Promise<Vm | undefined> 
   return row && toVm(row);
 }
 
+/** The VMs among `ids` that have a record, by id (one query, whatever the number of ids). */
+export async function findVms(db: Executor, ids: readonly string[]): Promise<Map<string, Vm>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('vms').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, toVm(row)]));
+}
+
 /** Updates a VM only while it is in one of `fromStatuses`; returns the new record, or undefined if it was not. */
 export async function transitionVm(db: Executor, id: string, fromStatuses: readonly VmStatus[], changes: VmChanges): Promise<Vm | undefined> {
   const row = await db

@@ -117,6 +117,7 @@ describe('the web console API', () => {
     assert.equal(nodes.status, 200, nodes.text);
     assert.equal(nodes.body.nodes.length, 1);
     assert.equal(nodes.body.nodes[0].state, 'live');
+    assert.equal(nodes.body.nodes[0].this_node, true, "the admin listener's own record: GET /workers");
   });
 
   test("the console's pages answer with its index.html (or how to build it); API paths are unchanged", async () => {

@@ -138,6 +138,19 @@ describe('egress policies of running VMs', { skip }, () => {
     assert.deepEqual(results.get('https://a.test/hello'), { exit: 0, status: '200', body: 'hello from a' });
   });
 
+  test('a paused VM, resumed, runs under its policy from its first moment (its new hypervisor is bound again)', async () => {
+    assert.equal((await call(server, 'POST', `/v1/vms/${vmId}/pause`, { apiKey })).status, 200);
+    const resumed = await call(server, 'POST', `/v1/vms/${vmId}/resume`, { apiKey });
+    assert.equal(resumed.status, 200, resumed.text);
+    // At once, not after a reconcile pass: the first request after the resume already meets the policy.
+    const results = await fetchAll('https://b.test/hello', `https://${b.serverAddress}/hello`, 'https://a.test/hello');
+    assert.equal(results.get('https://b.test/hello')!.exit, 6, 'b.test does not resolve');
+    assert.notEqual(results.get(`https://${b.serverAddress}/hello`)!.exit, 0);
+    assert.deepEqual(results.get('https://a.test/hello'), { exit: 0, status: '200', body: 'hello from a' });
+    const policy = await call(server, 'GET', `/v1/vms/${vmId}/egress`, { apiKey });
+    assert.equal(policy.body.enforced, true);
+  });
+
   test('the egress log lists the attempts with their verdicts, with filters and paging; refusals are events', async () => {
     // The firewall's own verdicts (ports other than 53, 80 and 443 when proxied) arrive a moment after the packet.
     const all = await waitUntil('the port-80 refusal is in the log', async () => {

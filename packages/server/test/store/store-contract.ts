@@ -36,6 +36,7 @@ import {
 } from '../../src/store/templates-store.ts';
 import { failInFlightExecutions, findExecution, insertExecution, updateExecution } from '../../src/store/executions-store.ts';
 import type { NewExecution } from '../../src/store/executions-store.ts';
+import { executionsPerDaySince } from '../../src/store/usage-store.ts';
 import {
   claimCheck,
   failPendingClaims,
@@ -293,6 +294,28 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         'a late result does not overwrite a record that was ended',
       );
       assert.equal((await findExecution(database.db, ann.id, runningA.id))?.status, 'failed');
+    });
+
+    test('daily usage: executions counted and their CPU time summed per UTC day by the store', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const at = (time: string, cpuTime: number | null) =>
+        insertExecution(database.db, {
+          userId: ann.id, sessionId: '00000000-0000-4000-8000-000000000001', vmId: null, nodeId: null, mode: 'sync', trigger: 'request', language: 'bash', source: 'x', status: 'completed',
+          exitCode: 0, error: null, stdout: '', stderr: '', stdoutTruncated: false, stderrTruncated: false, createdAt: time, startedAt: null, completedAt: null, executionTime: null, cpuTime,
+        });
+      await at('2030-01-01T23:59:59.000Z', 0.25);
+      await at('2030-01-02T00:00:00.000Z', 1.5);
+      await at('2030-01-02T12:00:00.000Z', null);
+      await at('2030-01-02T13:00:00.000Z', 0.75);
+      const days = await executionsPerDaySince(database.db, ann.id, '2030-01-01T12:00:00.000Z');
+      assert.deepEqual(
+        [...days].sort((a, b) => a.day.localeCompare(b.day)),
+        [
+          { day: '2030-01-01', executions: 1, cpu_seconds: 0.25 },
+          { day: '2030-01-02', executions: 3, cpu_seconds: 2.25 },
+        ],
+      );
+      assert.deepEqual(await executionsPerDaySince(database.db, ann.id + 1000, '2030-01-01T00:00:00.000Z'), []);
     });
 
     test('volumes: names unique per user, sizes summed, attachments open while their VM has not ended and gone with their volume', async () => {

@@ -43,8 +43,7 @@ export function decodeClusterToken(raw: string): ClusterToken {
 }
 
 /** The token of the cluster whose database this is: its URL and the secret its nodes sign with. */
-export async function clusterTokenOf(database: Database, databaseUrl: string | null, configuredSecret: string | null): Promise<string> {
-  if (!databaseUrl) throw new AppError('BAD_REQUEST', 'this node runs on the embedded SQLite store: cluster mode needs SANDBOXD_DATABASE_URL (PostgreSQL) on every node');
+export async function clusterTokenOf(database: Database, databaseUrl: string, configuredSecret: string | null): Promise<string> {
   // The same secret the running nodes use: the configured one, else the one generated into the store.
   const clusterSecret = configuredSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
   return encodeClusterToken({ databaseUrl, clusterSecret });

@@ -10,15 +10,21 @@ import type { EgressClassifier } from './ruleset.ts';
 
 const NFT_CGROUP_ROOT = '/sys/fs/cgroup';
 
-/** The mount points of cgroup2 file systems, longest first. */
-export async function cgroup2Mounts(): Promise<string[]> {
-  const mounts = await readFile('/proc/self/mounts', 'utf8').catch(() => '');
-  return mounts
-    .split('\n')
-    .map((line) => line.split(' '))
-    .filter((fields) => fields[2] === 'cgroup2' && fields[1])
-    .map((fields) => fields[1]!)
-    .sort((a, b) => b.length - a.length);
+let mounts: Promise<string[]> | undefined;
+
+/** The mount points of cgroup2 file systems, longest first (read once: they do not move under a running server). */
+export function cgroup2Mounts(): Promise<string[]> {
+  mounts ??= readFile('/proc/self/mounts', 'utf8')
+    .catch(() => '')
+    .then((text) =>
+      text
+        .split('\n')
+        .map((line) => line.split(' '))
+        .filter((fields) => fields[2] === 'cgroup2' && fields[1])
+        .map((fields) => fields[1]!)
+        .sort((a, b) => b.length - a.length),
+    );
+  return mounts;
 }
 
 /** The classifier of a cgroup directory, or null when nft cannot match it (not a v2 cgroup under /sys/fs/cgroup). */

@@ -1,7 +1,4 @@
-"""Egress policies of VMs and sessions (what a guest may reach, enforced on the host) and a VM's egress log.
-
-``target`` of ``get`` and ``set`` is a VM id (``vm-…``) or a session id.
-"""
+"""Egress policies of VMs and sessions (what a guest may reach, enforced on the host) and a VM's egress log."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 import type { App, RouteContext } from '../../types.ts';
+import { WorkerRecord } from '../workers/schemas.ts';
 import { AdminNodeList, registerAdminNodes } from './nodes.ts';
 import { registerAdminUserPlan } from './user-plan.ts';
 import { AdminUser, AdminUserList, registerAdminUsers } from './users.ts';
 
-export const ADMIN_SCHEMAS = [AdminUser, AdminUserList, AdminNodeList];
+export const ADMIN_SCHEMAS = [AdminUser, AdminUserList, WorkerRecord, AdminNodeList];
 
 export function registerAdminRoutes(app: App, context: RouteContext): void {
   registerAdminUsers(app, context);

@@ -8,7 +8,8 @@ import { Type } from 'typebox';
 import { forbidden, InputError } from '../../../core/errors.ts';
 import { clientInfoOf } from '../../audit-context.ts';
 import { principalOf } from '../../authentication.ts';
-import { clearSessionCookies, isSameOriginOrNotBrowser, setSessionCookies } from '../../dashboard/session-cookies.ts';
+import { isSameOriginOrNotBrowser } from '../../browser-guards.ts';
+import { clearSessionCookies, setSessionCookies } from '../../dashboard/session-cookies.ts';
 import { authedResponses, BEARER_OR_API_KEY, PUBLIC_BODY_LIMIT_BYTES, publicResponses } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 

@@ -9,12 +9,13 @@
  * could not approve on its own; the token keeps it that way for sign-in methods that do not.
  * The page cannot be framed (clickjacking) and is never cached. No key ever appears in a URL.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
 import type { CliAuthDescription } from '../../../core/cli-auth.ts';
 import { clientInfoOf } from '../../audit-context.ts';
+import { isSameOriginOrNotBrowser, readCookie, sameSecret } from '../../browser-guards.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { renderApprovalPage, type PageState } from './page-html.ts';
 import { PUBLIC_BODY_LIMIT_BYTES } from '../../schemas/common.ts';
@@ -30,35 +31,6 @@ const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 };
-
-function readCookie(request: FastifyRequest, name: string): string | null {
-  const header = request.headers.cookie;
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
-  }
-  return null;
-}
-
-function sameValue(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-/** A browser that says where the post came from must say "this origin". */
-function isSameOrigin(request: FastifyRequest): boolean {
-  const site = request.headers['sec-fetch-site'];
-  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return false;
-  const origin = request.headers.origin;
-  if (origin === undefined) return true;
-  try {
-    return new URL(origin).host === request.host;
-  } catch {
-    return false; // includes the opaque origin "null"
-  }
-}
 
 /** Renders the page with a fresh CSRF token in the form and in the cookie. */
 function sendPage(request: FastifyRequest, reply: FastifyReply, status: number, state: Omit<PageState, 'csrfToken'>): FastifyReply {
@@ -104,7 +76,7 @@ export function registerCliAuthPage(app: App, { services }: RouteContext): void 
     const username = field('username').slice(0, 200);
 
     const cookie = readCookie(request, CSRF_COOKIE);
-    if (!cookie || !field('csrf_token') || !sameValue(cookie, field('csrf_token')) || !isSameOrigin(request)) {
+    if (!cookie || !field('csrf_token') || !sameSecret(cookie, field('csrf_token')) || !isSameOriginOrNotBrowser(request)) {
       return sendPage(request, reply, 403, { userCode, login: null, username, error: 'This form expired or did not come from this page. It has been reloaded: please try again.' });
     }
 

@@ -38,7 +38,7 @@ export const WorkerRecord = Type.Object(
     dead_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     this_node: Type.Boolean({ description: 'The node whose admin listener answered' }),
   },
-  { $id: 'WorkerRecord' },
+  { $id: 'WorkerRecord', title: 'WorkerRecord' },
 );
 
 export function toWorkerRecord(node: ClusterNode, selfId: string) {
