@@ -1,6 +1,7 @@
 """The rest of the surface that needs no VM, on the live server, every answer checked against
 ``sandboxd.models``: webhooks, audit, volumes, templates and snapshots, the browser's account operations and
-stored credentials, shares and custom domains, the command-line login (PKCE), bearer tokens."""
+stored credentials, shares and custom domains, vaults (no answer carries a secret's value), the command-line login
+(PKCE), bearer tokens."""
 
 from __future__ import annotations
 
@@ -108,6 +109,64 @@ class Platform(ShapeAssertions):
         self.assertShape(
             self.client.sessions.connect(session.id).details(), models.GetV1SessionsSessionSessionIdResponse
         )
+
+    def test_vaults_and_their_secrets_without_a_vm(self) -> None:
+        vaults = self.client.vaults
+        value, rotated = f"sk-py-{uuid.uuid4().hex}", f"sk-py-rotated-{uuid.uuid4().hex}"
+        name = f"py-{uuid.uuid4().hex[:8]}"
+        vault = vaults.create(
+            name,
+            description="py",
+            secrets=[{"name": "API_TOKEN", "value": value, "allowed_hosts": ["api.example.com"]}],
+        )
+        self.assertShape(vault, models.Vault)
+        self.assertTrue(vault["id"].startswith("vlt_"))
+        self.assertEqual(
+            [(s["name"], s["allowed_hosts"]) for s in vault["secrets"]], [("API_TOKEN", ["api.example.com"])]
+        )
+        answers = [vault]
+        try:
+            listed = vaults.list()
+            self.assertShape(listed, typing.List[models.Vault])
+            self.assertIn(vault["id"], [v["id"] for v in listed])
+            self.assertShape(vaults.get(vault["id"]), models.Vault)
+            changed = vaults.update(vault["id"], name=f"{name}-2", description=None)
+            self.assertEqual((changed["name"], changed["description"]), (f"{name}-2", None))
+            secret = vaults.set_secret(
+                vault["id"], "API_TOKEN", value=rotated, allowed_hosts=["api.example.com", "*.example.org"]
+            )
+            self.assertShape(secret, models.VaultSecret)
+            self.assertEqual(secret["allowed_hosts"], ["api.example.com", "*.example.org"])
+            self.assertShape(
+                vaults.set_secret(vault["id"], "EXTRA", value=value, allowed_hosts=["x.example.com"]),
+                models.VaultSecret,
+            )
+            self.assertIsNone(vaults.delete_secret(vault["id"], "EXTRA"))
+            with self.assertRaises(sandboxd.NotFoundError):
+                vaults.delete_secret(vault["id"], "EXTRA")
+            with self.assertRaises(sandboxd.ValidationError):
+                vaults.set_secret(vault["id"], "BAD-NAME", value=value, allowed_hosts=["x.example.com"])
+            page = vaults.request_logs(vault["id"], outcome="flagged", vm_id="vm-nothing", limit=5)
+            self.assertShape(page, models.VaultRequestLogList)
+            self.assertEqual(page, {"items": [], "next_cursor": None})
+            shown = vaults.get(vault["id"])
+            self.assertEqual([s["name"] for s in shown["secrets"]], ["API_TOKEN"])
+            answers += [listed, changed, secret, page, shown]
+            try:
+                session = self.client.sessions.create(vault_ids=[vault["id"]])
+            except sandboxd.SandboxdError as error:  # a server without egress enforcement refuses vault_ids
+                self.assertEqual(error.status, 503)
+            else:
+                details = self.client.sessions.info(session.id)
+                self.assertIn("API_TOKEN", details["env_keys"])
+                answers.append(details)
+        finally:
+            self.assertIsNone(vaults.delete(vault["id"]))
+        with self.assertRaises(sandboxd.NotFoundError):
+            vaults.get(vault["id"])
+        for answer in answers:
+            self.assertNotIn(value, repr(answer))
+            self.assertNotIn(rotated, repr(answer))
 
     def test_the_command_line_login_hands_out_a_key_once(self) -> None:
         pair = sandboxd.create_pkce_pair()

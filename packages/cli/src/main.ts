@@ -15,6 +15,7 @@ import { registerSessionCommands } from './commands/sessions.ts';
 import { registerVmCommands } from './commands/vms.ts';
 import { registerShell } from './commands/shell.ts';
 import { registerSsh } from './commands/ssh.ts';
+import { registerVault } from './commands/vault.ts';
 import { registerVolumes } from './commands/volumes.ts';
 import { registerTemplates } from './commands/templates.ts';
 import { registerWhoami } from './commands/whoami.ts';
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerKeys(program, context);
   registerDomains(program, context);
   registerEgress(program, context);
+  registerVault(program, context);
   registerVolumes(program, context);
   registerTemplates(program, context);
   registerBrowser(program, context);

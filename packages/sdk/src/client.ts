@@ -7,6 +7,7 @@ import { Audit } from './resources/audit.ts';
 import { Egress } from './resources/egress.ts';
 import { Admin } from './resources/admin.ts';
 import { Usage } from './resources/usage.ts';
+import { Vaults } from './resources/vaults.ts';
 import { Browser } from './resources/browser.ts';
 import { ComputerUse } from './resources/computer-use.ts';
 import { Auth } from './resources/auth.ts';
@@ -82,6 +83,8 @@ export class Sandboxd {
   readonly audit: Audit;
   /** Egress policies of VMs and sessions, and VMs' egress logs. */
   readonly egress: Egress;
+  /** Vaults: secrets VMs use without holding them (swapped in on the way out to the hosts they are bound to). */
+  readonly vaults: Vaults;
   /** Your usage per day. */
   readonly usage: Usage;
   /** Users, plans and nodes (administrators only). */
@@ -131,6 +134,7 @@ export class Sandboxd {
     this.sandboxes = new Sandboxes(this.transport);
     this.vms = new Vms(this.transport);
     this.egress = new Egress(this.transport);
+    this.vaults = new Vaults(this.transport);
     this.snapshots = new Snapshots(this.transport);
     this.volumes = new Volumes(this.transport);
     this.apiKeys = new ApiKeys(this.transport);

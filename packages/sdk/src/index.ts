@@ -60,6 +60,7 @@ export type { CustomDomainCreateOptions } from './resources/custom-domains.ts';
 export { TerminalConnection, type TerminalAttachOptions, type TerminalCreateOptions, type TerminalExit, type TerminalOwner, type WebSocketConstructor, type WebSocketLike } from './resources/terminals.ts';
 export type { ApiKeyChanges } from './resources/api-keys.ts';
 export { SshKeys } from './resources/ssh-keys.ts';
+export { Vaults, type VaultChanges, type VaultCreateOptions, type VaultRequestLogOptions, type VaultSecretOptions } from './resources/vaults.ts';
 export type { CliAuthPollOptions } from './resources/cli-auth.ts';
 export type { StreamedEvent } from './resources/events.ts';
 export {

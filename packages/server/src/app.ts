@@ -76,6 +76,8 @@ import { BROWSER_SCHEMAS } from './api/routes/browser/schemas.ts';
 import { registerMcpRoutes } from './api/routes/mcp/index.ts';
 import { registerSshKeyRoutes } from './api/routes/ssh-keys/index.ts';
 import { SSH_KEY_SCHEMAS } from './api/routes/ssh-keys/schemas.ts';
+import { registerVaultRoutes } from './api/routes/vaults/index.ts';
+import { VAULT_SCHEMAS } from './api/routes/vaults/schemas.ts';
 import { SshGateway, type SshGatewayAddress } from './ssh/ssh-gateway.ts';
 
 export interface BuildAppOptions {
@@ -137,7 +139,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
-  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS, ...COMPUTER_USE_SCHEMAS, FileListing, DailyUsageList, ...ADMIN_SCHEMAS, ...SSH_KEY_SCHEMAS, ...EGRESS_SCHEMAS, DeploymentDrainRequest]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ApiKeyRecord, ApiKeyBody, ...WEBHOOK_SCHEMAS, ...AUDIT_SCHEMAS, ...SESSION_SCHEMAS, ...EXECUTION_SCHEMAS, ...CLI_AUTH_SCHEMAS, ...APP_SCHEMAS, ...PTY_SCHEMAS, ...CUSTOM_DOMAIN_SCHEMAS, ...SNAPSHOT_SCHEMAS, ...VOLUME_SCHEMAS, ...TEMPLATE_SCHEMAS, ...BROWSER_SCHEMAS, ...COMPUTER_USE_SCHEMAS, FileListing, DailyUsageList, ...ADMIN_SCHEMAS, ...SSH_KEY_SCHEMAS, ...EGRESS_SCHEMAS, ...VAULT_SCHEMAS, DeploymentDrainRequest]) app.addSchema(schema);
   await registerOpenApi(app, config.publicUrl);
 
   const context: RouteContext = { services, ...createAuthHooks(app, services.authenticator, config.unauthenticatedBodyLimitBytes) };
@@ -151,6 +153,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerSessionRoutes(app, context);
   registerVmRoutes(app, context);
   registerEgressRoutes(app, context);
+  registerVaultRoutes(app, context);
   registerSnapshotRoutes(app, context);
   registerVolumeRoutes(app, context);
   registerTemplateRoutes(app, context);
@@ -296,7 +299,7 @@ function runCustomDomains(app: App, services: Services): void {
 }
 
 /**
- * Egress policies for as long as the app: started once the server is ready (after the engine re-adopted its
+ * Egress policies (and the vault's request log) for as long as the app: started once the server is ready (after the engine re-adopted its
  * VMs, whose policies it re-applies); stopped after the VMs, so their rules are dropped with them unless they
  * are kept running, in which case the rules stay and fail closed until the next start.
  */
@@ -304,9 +307,11 @@ function runEgress(app: App, services: Services): void {
   const egress = services.sandbox.egress;
   app.addHook('onReady', async () => {
     void egress.start().catch((error: unknown) => app.log.error({ err: error }, 'egress policies could not be started; restricted policies are refused'));
+    services.sandbox.vaultGateway.start();
   });
   app.addHook('onClose', async () => {
     await egress.stop({ vmsKept: services.config.keepVmsOnShutdown }).catch((error: unknown) => app.log.error({ err: error }, 'stopping egress enforcement failed'));
+    await services.sandbox.vaultGateway.stop();
   });
 }
 

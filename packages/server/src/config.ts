@@ -844,6 +844,29 @@ const settings = {
     parse: integer(0, 86_400),
     fallback: () => 60,
   },
+  vaultKey: {
+    env: 'SANDBOXD_VAULT_KEY',
+    description:
+      'The key vault secrets are encrypted with at rest (AES-256-GCM under a key derived from it; at least 32 characters; every node of a cluster needs the same); default: derived from SANDBOXD_AUTH_SECRET (or the generated one in the store). Changing it makes stored secrets unreadable (set them again)',
+    parse: (raw: string) => {
+      if (raw.length < 32) throw new Error('must be at least 32 characters (e.g. openssl rand -base64 48)');
+      return raw;
+    },
+    fallback: () => null as string | null,
+  },
+  vaultUpstreamCaFile: {
+    env: 'SANDBOXD_VAULT_UPSTREAM_CA_FILE',
+    description:
+      "A PEM file of extra CA certificates that hosts a vault secret is bound to may present (a private API's CA); the public roots bundled with Node are always trusted",
+    parse: text,
+    fallback: () => null as string | null,
+  },
+  vaultLogRetentionDays: {
+    env: 'SANDBOXD_VAULT_LOG_RETENTION_DAYS',
+    description: 'Days the request log of vaults (GET /v1/vaults/{vault_id}/request-logs) keeps entries',
+    parse: integer(1, 3650),
+    fallback: () => 30,
+  },
   screenshotRetentionDays: {
     env: 'SANDBOXD_SCREENSHOT_RETENTION_DAYS',
     description: 'Days stored browser screenshots are kept in the object store before they are removed; 0 keeps them forever',

@@ -2,6 +2,7 @@
  * Wires the core services over one store. Used by the HTTP app and by the offline admin commands, so
  * both act on the store the same way.
  */
+import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP, isIPv4 } from 'node:net';
 import type { Config } from './config.ts';
@@ -28,7 +29,7 @@ import { EventFeed } from './core/event-feed.ts';
 import { SignInService } from './core/sign-in.ts';
 import { forbiddenAddressReason } from './core/webhooks/address-policy.ts';
 import { WebhookDispatcher } from './core/webhooks/dispatcher.ts';
-import { SecretBox } from './core/webhooks/secret-box.ts';
+import { SecretBox, VAULT_KEY_INFO } from './core/webhooks/secret-box.ts';
 import { WebhookService } from './core/webhooks/webhook-service.ts';
 import { createHttpSender } from './webhooks/http-sender.ts';
 import { ExecutionService } from './core/executions.ts';
@@ -58,6 +59,10 @@ import { BrowserService } from './core/browser/browser-service.ts';
 import { PlaywrightDriver } from './browser/playwright-driver.ts';
 import { createObjectStore } from './storage/index.ts';
 import { EgressService } from './core/egress.ts';
+import { installGuestCa, VaultCa } from './core/vault/vault-ca.ts';
+import { VaultGateway } from './core/vault/vault-gateway.ts';
+import { VaultService } from './core/vault/vault-service.ts';
+import { createCertificateAuthority, LeafCertificates } from './net/egress/certificate-authority.ts';
 import { EgressEnforcer } from './net/egress/egress-enforcer.ts';
 import { parseUpstream } from './net/egress/policy-resolver.ts';
 import { egressTableName } from './net/egress/ruleset.ts';
@@ -99,6 +104,10 @@ export interface CoreServices {
   secretBox: SecretBox;
   /** Signs and checks requests between the nodes of the cluster. */
   internalAuth: InternalAuth;
+  /** Users' vaults of secrets (never returned, never in a VM). */
+  vaults: VaultService;
+  /** Seals vault secrets and the vault CA's key (SANDBOXD_VAULT_KEY, else derived from the auth secret). */
+  vaultBox: SecretBox;
 }
 
 /** The token signing secret: from configuration, or generated once and shared through the store. */
@@ -130,6 +139,7 @@ export async function createServices(config: Config, database: Database, clock: 
     concurrency: config.webhookConcurrency,
   });
   const apiKeys = new ApiKeyService(database, clock, events);
+  const vaultBox = new SecretBox(config.vaultKey ?? authSecret, VAULT_KEY_INFO);
   const clusterSecret = config.clusterSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
   return {
     internalAuth: new InternalAuth(clusterSecret, config.nodeId),
@@ -156,6 +166,8 @@ export async function createServices(config: Config, database: Database, clock: 
     cliAuth: new CliAuthService(database, clock, apiKeys, { ttlSeconds: config.cliAuthTtlSeconds, intervalSeconds: config.cliAuthIntervalSeconds }),
     customDomainHosts: new CustomDomainHosts(database, config.customDomainRefreshSeconds * 1000, reservedNames(config)),
     secretBox: box,
+    vaults: new VaultService(database, clock, events, vaultBox, { logRetentionDays: config.vaultLogRetentionDays }),
+    vaultBox,
   };
 }
 
@@ -198,6 +210,10 @@ export interface SandboxServices {
   killQueue: KillQueue | null;
   /** Egress policies of VMs and sessions, their enforcement on this host and the egress log. Started by the HTTP app. */
   egress: EgressService;
+  /** The vault's side of egress: TLS interception for bound hosts, placeholder swaps, the request log. */
+  vaultGateway: VaultGateway;
+  /** The deployment's CA that guests of vault sessions trust. */
+  vaultCa: VaultCa;
 }
 
 /** Everything the HTTP app uses. */
@@ -237,6 +253,10 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     : null;
   const remoteNodes = new RemoteNodes(database, core.internalAuth);
   const vms = new VmService(database, engine, limiter, clock, events, sources, remoteNodes, placement, killQueue);
+  const vaultCa = new VaultCa(database, core.vaultBox, createCertificateAuthority);
+  const vaultGateway = new VaultGateway(database, clock, events, core.vaultBox, config.vaultLogRetentionDays);
+  let leafs: Promise<LeafCertificates> | null = null;
+  const upstreamCa = config.vaultUpstreamCaFile ? [fs.readFileSync(config.vaultUpstreamCaFile, 'utf8')] : [];
   // Enforcing restricted egress policies needs root (nftables, listeners the firewall redirects to).
   const egressEnforcer =
     process.getuid?.() === 0
@@ -244,6 +264,12 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
           table: egressTableName(`${engine.nodeId}:${config.dataDir}`),
           upstreams: async () => (config.egressDnsServers ?? (await hostDnsServers()).filter((address) => isIPv4(address))).map(parseUpstream),
           onAttempt: (attempt) => egress.record(attempt),
+          vault: {
+            plan: (vmId, scheme, name, address) => vaultGateway.plan(vmId, scheme, name, address),
+            rewrite: (vmId, request) => vaultGateway.rewrite(vmId, request),
+            leafs: () => (leafs ??= vaultCa.material().then((ca) => new LeafCertificates(ca))),
+            upstreamCa,
+          },
         })
       : null;
   const egress: EgressService = new EgressService(database, clock, events, sessions, vms, engine, egressEnforcer, {
@@ -251,6 +277,10 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     retentionDays: config.egressLogRetentionDays,
     refusedEventIntervalMs: config.egressRefusedEventSeconds * 1000,
     reconcileIntervalMs: 2000,
+  }, vaultGateway);
+  // A vault session's VM trusts the deployment's CA before it is handed out.
+  vms.onVmReady(async (session, live) => {
+    if (await vaultGateway.sessionHasVault(session.id)) await installGuestCa(live.agent, (await vaultCa.material()).certPem);
   });
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
   const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
@@ -311,6 +341,8 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     nodes,
     killQueue,
     egress,
+    vaultGateway,
+    vaultCa,
     engine,
     limiter,
     sessions,

@@ -189,6 +189,10 @@ class SessionCreateRequest(TypedDict, total=False):
     screen_height: int
     lifecycle_hooks: LifecycleHooks
     egress_policy: EgressPolicyInput
+    # Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment
+    # variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's
+    # allowed_hosts (see POST /v1/vaults)
+    vault_ids: List[str]
 
 
 class SessionCreateResponseSource(TypedDict):
@@ -1425,6 +1429,18 @@ class DailyUsageListDaysItem(TypedDict):
     vm_seconds: float
     # CPU seconds your code used in executions started that day
     cpu_seconds: float
+    # Connection attempts in your VMs' egress logs that day (VMs under a restricted egress policy or with
+    # a vault)
+    egress_attempts: int
+    # Of those, refused by the policy
+    egress_refused: int
+    # Bytes your VMs sent through the egress proxy (HTTP and HTTPS)
+    egress_bytes_sent: int
+    egress_bytes_received: int
+    # Requests a vault secret was swapped into
+    vault_substituted: int
+    # Vault placeholders seen going where their secret is not bound
+    vault_flagged: int
 
 
 class DailyUsageList(TypedDict):
@@ -1576,6 +1592,84 @@ class EgressLogEntry(TypedDict):
 class EgressLogList(TypedDict):
     items: List[EgressLogEntry]
     # Pass as cursor for the next (older) page; null on the last page
+    next_cursor: Optional[str]
+
+
+class VaultSecret(TypedDict):
+    """A secret of a vault: its name and hosts, never its value"""
+    name: str
+    allowed_hosts: List[str]
+    created_at: str
+    # Last change of the value or the hosts
+    updated_at: str
+
+
+class Vault(TypedDict):
+    # `vlt_…`
+    id: str
+    user_id: int
+    name: str
+    description: Optional[str]
+    secrets: List[VaultSecret]
+    created_at: str
+    updated_at: str
+
+
+class VaultSecretInput(TypedDict):
+    # The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY
+    name: str
+    # The secret; stored encrypted and never returned
+    value: str
+    # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
+    allowed_hosts: List[str]
+
+
+class _VaultCreateRequired(TypedDict):
+    # Unique among your vaults
+    name: str
+
+
+class VaultCreate(_VaultCreateRequired, total=False):
+    description: Optional[str]
+    secrets: List[VaultSecretInput]
+
+
+class VaultUpdate(TypedDict, total=False):
+    name: str
+    description: Optional[str]
+
+
+class VaultSecretSet(TypedDict):
+    # The new value; stored encrypted and never returned
+    value: str
+    # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
+    allowed_hosts: List[str]
+
+
+class VaultRequestLogEntry(TypedDict):
+    id: int
+    at: str
+    vault_id: str
+    secret_name: str
+    session_id: str
+    vm_id: str
+    # `substituted`: the value replaced the placeholder in a request to a bound host; `flagged`: the
+    # placeholder went out unchanged somewhere the secret is not bound to
+    outcome: Literal["substituted", "flagged"]
+    scheme: Literal["http", "https"]
+    # The name the VM sent the request to (SNI or Host), or its address
+    host: str
+    method: Optional[str]
+    # The request path as the VM sent it, without its query
+    path: Optional[str]
+    # The upstream's HTTP status (null: no answer, or a plain HTTP connection)
+    status: Optional[int]
+    detail: Optional[str]
+
+
+class VaultRequestLogList(TypedDict):
+    items: List[VaultRequestLogEntry]
+    # Pass as `cursor` for older entries; null on the last page
     next_cursor: Optional[str]
 
 
@@ -1833,6 +1927,10 @@ class PostV1VmsRequest(TypedDict, total=False):
     volumes: List[PostV1VmsRequestVolumesItem]
     lifecycle_hooks: LifecycleHooks
     egress_policy: EgressPolicyInput
+    # Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment
+    # variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's
+    # allowed_hosts (see POST /v1/vaults)
+    vault_ids: List[str]
     api_key: str
 
 
@@ -1910,6 +2008,46 @@ PutV1SessionsSessionIdEgressResponse = EgressPolicy
 
 
 GetV1VmsVmIdEgressLogResponse = EgressLogList
+
+
+GetV1VaultsResponse = List[Vault]
+
+
+class _PostV1VaultsRequestRequired(TypedDict):
+    # Unique among your vaults
+    name: str
+
+
+class PostV1VaultsRequest(_PostV1VaultsRequestRequired, total=False):
+    description: Optional[str]
+    secrets: List[VaultSecretInput]
+
+
+PostV1VaultsResponse = Vault
+
+
+GetV1VaultsVaultIdResponse = Vault
+
+
+class PatchV1VaultsVaultIdRequest(TypedDict, total=False):
+    name: str
+    description: Optional[str]
+
+
+PatchV1VaultsVaultIdResponse = Vault
+
+
+class PutV1VaultsVaultIdSecretsNameRequest(TypedDict):
+    # The new value; stored encrypted and never returned
+    value: str
+    # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
+    allowed_hosts: List[str]
+
+
+PutV1VaultsVaultIdSecretsNameResponse = VaultSecret
+
+
+GetV1VaultsVaultIdRequestLogsResponse = VaultRequestLogList
 
 
 GetV1SnapshotsResponse = List[SnapshotRecord]
@@ -2434,6 +2572,14 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /v1/sessions/{session_id}/egress": (None, "GetV1SessionsSessionIdEgressResponse"),
     "PUT /v1/sessions/{session_id}/egress": ("PutV1SessionsSessionIdEgressRequest", "PutV1SessionsSessionIdEgressResponse"),
     "GET /v1/vms/{vm_id}/egress/log": (None, "GetV1VmsVmIdEgressLogResponse"),
+    "GET /v1/vaults": (None, "GetV1VaultsResponse"),
+    "POST /v1/vaults": ("PostV1VaultsRequest", "PostV1VaultsResponse"),
+    "GET /v1/vaults/{vault_id}": (None, "GetV1VaultsVaultIdResponse"),
+    "DELETE /v1/vaults/{vault_id}": (None, None),
+    "PATCH /v1/vaults/{vault_id}": ("PatchV1VaultsVaultIdRequest", "PatchV1VaultsVaultIdResponse"),
+    "PUT /v1/vaults/{vault_id}/secrets/{name}": ("PutV1VaultsVaultIdSecretsNameRequest", "PutV1VaultsVaultIdSecretsNameResponse"),
+    "DELETE /v1/vaults/{vault_id}/secrets/{name}": (None, None),
+    "GET /v1/vaults/{vault_id}/request-logs": (None, "GetV1VaultsVaultIdRequestLogsResponse"),
     "GET /v1/snapshots": (None, "GetV1SnapshotsResponse"),
     "POST /v1/snapshots": ("PostV1SnapshotsRequest", "PostV1SnapshotsResponse"),
     "GET /v1/snapshots/{snapshot_id}": (None, "GetV1SnapshotsSnapshotIdResponse"),

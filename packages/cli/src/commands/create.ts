@@ -20,6 +20,7 @@ export function registerCreate(program: Command, context: (options: GlobalOption
     .option('--template <name>', 'start its VMs from your template (`sandbox template ls`) or snapshot of this name')
     .option('--pre-stop <command>', 'a bash command its VMs run before they are killed, paused or reach the end of their lifetime (output kept in `sandbox executions`)')
     .option('--pre-stop-timeout <seconds>', 'how long --pre-stop may run, 1 to 120 (default 30)', integer('--pre-stop-timeout', 1, 120))
+    .option('--vault <id>', 'attach your vault (`sandbox vault ls`): its secrets are environment variables holding placeholders, swapped for the values only in HTTPS requests to their hosts; repeatable', collect)
     .action(async (options: CreateOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus)) throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
@@ -34,6 +35,7 @@ export function registerCreate(program: Command, context: (options: GlobalOption
         ...(options.prewarm ? { prewarm: true } : {}),
         ...(options.template !== undefined ? { template: options.template } : {}),
         ...lifecycleHooksOf(options),
+        ...(options.vault ? { vaultIds: options.vault } : {}),
       });
       ctx.remember(session.id);
       const info = session.created!;
@@ -55,7 +57,11 @@ interface CreateOptions {
   template?: string;
   preStop?: string;
   preStopTimeout?: number;
+  vault?: string[];
 }
+
+/** Repeatable options collect into a list. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** `lifecycleHooks` of the SDK's create options from --pre-stop and --pre-stop-timeout. */
 function lifecycleHooksOf(options: CreateOptions): { lifecycleHooks?: LifecycleHooksOptions } {
@@ -73,6 +79,7 @@ async function createWithVolumes(ctx: Context, options: CreateOptions, volumes: 
     ...(options.metadata ? { metadata: options.metadata } : {}),
     ...(options.template !== undefined ? { template: options.template } : {}),
     ...lifecycleHooksOf(options),
+    ...(options.vault ? { vaultIds: options.vault } : {}),
     volumes,
   });
   const sessionId = vm.session_id!;

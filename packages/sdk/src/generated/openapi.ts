@@ -7547,7 +7547,7 @@ export interface paths {
         /**
          * Create a session
          * @deprecated
-         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. `lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
+         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. `vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only in HTTPS requests to the secret's hosts (see POST /v1/vaults). `lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
          */
         post: {
             parameters: {
@@ -7571,7 +7571,7 @@ export interface paths {
                         "application/json": components["schemas"]["SessionCreateResponse"];
                     };
                 };
-                /** @description A screen size for a session that is not a desktop session */
+                /** @description A screen size for a session that is not a desktop session, or two attached vaults (or env) naming one variable */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7589,7 +7589,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description No snapshot or template of that name among yours */
+                /** @description No snapshot, template or vault of that name or id among yours */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7634,7 +7634,7 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description The snapshot or template is on another node */
+                /** @description The snapshot or template is on another node, or vault_ids on a server without egress enforcement */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9323,7 +9323,7 @@ export interface paths {
         };
         /**
          * Your usage per day
-         * @description Executions, VM seconds and CPU seconds per UTC day, for the last `days` days (today included, at most 90).
+         * @description Executions, VM seconds, CPU seconds, egress (attempts, refusals, bytes) and vault use per UTC day, for the last `days` days (today included, at most 90).
          */
         get: {
             parameters: {
@@ -9368,6 +9368,659 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List your vaults */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Vault"][];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a vault
+         * @description A vault holds secrets that VMs use without ever holding them. Each secret is bound to `allowed_hosts`. Start a session or VM with `vault_ids: [<id>]`: it sees each secret as an environment variable of the same name holding a placeholder (`sbxv_…`), and sandboxd swaps the placeholder for the value in HTTPS requests to the bound hosts (request target and headers, also inside `Authorization: Basic`; not bodies), terminating that TLS with the deployment CA the VM trusts. A placeholder sent anywhere else goes out unchanged and is flagged. Every use is in `GET /v1/vaults/{vault_id}/request-logs`. Values are encrypted at rest (SANDBOXD_VAULT_KEY) and never returned.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string | null;
+                        /** @description Unique among your vaults */
+                        name: string;
+                        secrets?: components["schemas"]["VaultSecretInput"][];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Vault"];
+                    };
+                };
+                /** @description A bad secret name, value or host */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description You have a vault of that name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description You have the most vaults an account may have */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A vault, with its secrets (names and hosts) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vault_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Vault"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such vault among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a vault and its secrets
+         * @description Placeholders that running VMs hold stop being swapped at once: they go out unchanged (and are flagged). The request log stays until its retention ends.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vault_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such vault among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Rename a vault or change its description */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    vault_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string | null;
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Vault"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such vault among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description You have a vault of that name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}/request-logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A vault's request log
+         * @description One entry per secret per request: `substituted` when a VM's request to a bound host had the placeholder swapped for the value, `flagged` when a placeholder went out unchanged to a host the secret is not bound to (or over plain HTTP). Kept for SANDBOXD_VAULT_LOG_RETENTION_DAYS. Newest first; pass next_cursor as cursor for older entries.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                    outcome?: "substituted" | "flagged";
+                    secret_name?: string;
+                    since?: string;
+                    until?: string;
+                    vm_id?: string;
+                };
+                header?: never;
+                path: {
+                    vault_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VaultRequestLogList"];
+                    };
+                };
+                /** @description A cursor this server did not return */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such vault among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a secret
+         * @description Sets the value and the hosts of a secret (created when the vault has none of that name). A new value reaches running VMs at their next request; a secret added now is seen by sessions that attach the vault from now on (sessions attached earlier keep the placeholders they got).
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY */
+                    name: string;
+                    vault_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains) */
+                        allowed_hosts: string[];
+                        /** @description The new value; stored encrypted and never returned */
+                        value: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description A secret of a vault: its name and hosts, never its value */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VaultSecret"];
+                    };
+                };
+                /** @description A bad value or host, or the vault is full */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such vault among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a secret
+         * @description Its placeholder stops being swapped at once.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY */
+                    name: string;
+                    vault_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such vault among yours, or no such secret in it */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -9425,7 +10078,7 @@ export interface paths {
         put?: never;
         /**
          * Start a VM
-         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. `egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. `lifecycle_hooks.pre_stop` (default: the session's) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.
+         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. `egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. `vault_ids` attaches your vaults to the VM's session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's hosts (see POST /v1/vaults). `lifecycle_hooks.pre_stop` (default: the session's) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.
          */
         post: {
             parameters: {
@@ -9461,6 +10114,8 @@ export interface paths {
                         snapshot_name?: unknown;
                         /** @description Start VMs from the template (or snapshot) of this name; "default" is the built-in image */
                         template?: string;
+                        /** @description Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's allowed_hosts (see POST /v1/vaults) */
+                        vault_ids?: string[];
                         /**
                          * @description vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)
                          * @enum {integer}
@@ -9501,7 +10156,7 @@ export interface paths {
                         "application/json": components["schemas"]["VmRecord"];
                     };
                 };
-                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                /** @description Two attached vaults naming one variable, or the session env setting it */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9519,7 +10174,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description No such session, snapshot, template or volume among yours */
+                /** @description No such session, snapshot, template, volume or vault among yours */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -13431,8 +14086,19 @@ export interface components {
                  * @description The UTC day, YYYY-MM-DD
                  */
                 date: string;
+                /** @description Connection attempts in your VMs' egress logs that day (VMs under a restricted egress policy or with a vault) */
+                egress_attempts: number;
+                egress_bytes_received: number;
+                /** @description Bytes your VMs sent through the egress proxy (HTTP and HTTPS) */
+                egress_bytes_sent: number;
+                /** @description Of those, refused by the policy */
+                egress_refused: number;
                 /** @description Executions started that day */
                 executions: number;
+                /** @description Vault placeholders seen going where their secret is not bound */
+                vault_flagged: number;
+                /** @description Requests a vault secret was swapped into */
+                vault_substituted: number;
                 /** @description Seconds your VMs ran that day */
                 vm_seconds: number;
             }[];
@@ -13766,6 +14432,8 @@ export interface components {
             snapshot?: string;
             /** @description Start VMs from the template (or snapshot) of this name; "default" is the built-in image */
             template?: string;
+            /** @description Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's allowed_hosts (see POST /v1/vaults) */
+            vault_ids?: string[];
             /**
              * @description vCPUs: 1, 2, 4, 6 or 8, default SANDBOXD_DEFAULT_VCPUS (2) (selects the snapshot variant snap1…snap8)
              * @enum {integer}
@@ -14092,6 +14760,93 @@ export interface components {
             loc: (string | number)[];
             msg: string;
             type: string;
+        };
+        /** Vault */
+        Vault: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** @description `vlt_…` */
+            id: string;
+            name: string;
+            secrets: components["schemas"]["VaultSecret"][];
+            /** Format: date-time */
+            updated_at: string;
+            user_id: number;
+        };
+        /** VaultCreate */
+        VaultCreate: {
+            description?: string | null;
+            /** @description Unique among your vaults */
+            name: string;
+            secrets?: components["schemas"]["VaultSecretInput"][];
+        };
+        /** VaultRequestLogEntry */
+        VaultRequestLogEntry: {
+            /** Format: date-time */
+            at: string;
+            detail: string | null;
+            /** @description The name the VM sent the request to (SNI or Host), or its address */
+            host: string;
+            id: number;
+            method: string | null;
+            /**
+             * @description `substituted`: the value replaced the placeholder in a request to a bound host; `flagged`: the placeholder went out unchanged somewhere the secret is not bound to
+             * @enum {string}
+             */
+            outcome: "substituted" | "flagged";
+            /** @description The request path as the VM sent it, without its query */
+            path: string | null;
+            /** @enum {string} */
+            scheme: "http" | "https";
+            secret_name: string;
+            session_id: string;
+            /** @description The upstream's HTTP status (null: no answer, or a plain HTTP connection) */
+            status: number | null;
+            vault_id: string;
+            vm_id: string;
+        };
+        /** VaultRequestLogList */
+        VaultRequestLogList: {
+            items: components["schemas"]["VaultRequestLogEntry"][];
+            /** @description Pass as `cursor` for older entries; null on the last page */
+            next_cursor: string | null;
+        };
+        /**
+         * VaultSecret
+         * @description A secret of a vault: its name and hosts, never its value
+         */
+        VaultSecret: {
+            allowed_hosts: string[];
+            /** Format: date-time */
+            created_at: string;
+            name: string;
+            /**
+             * Format: date-time
+             * @description Last change of the value or the hosts
+             */
+            updated_at: string;
+        };
+        /** VaultSecretInput */
+        VaultSecretInput: {
+            /** @description Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains) */
+            allowed_hosts: string[];
+            /** @description The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY */
+            name: string;
+            /** @description The secret; stored encrypted and never returned */
+            value: string;
+        };
+        /** VaultSecretSet */
+        VaultSecretSet: {
+            /** @description Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains) */
+            allowed_hosts: string[];
+            /** @description The new value; stored encrypted and never returned */
+            value: string;
+        };
+        /** VaultUpdate */
+        VaultUpdate: {
+            description?: string | null;
+            name?: string;
         };
         /** ViewerUrlResponse */
         ViewerUrlResponse: {

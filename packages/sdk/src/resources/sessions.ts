@@ -27,6 +27,8 @@ export interface SessionCreateOptions {
   lifecycleHooks?: LifecycleHooksOptions;
   /** What the session's VMs may reach, enforced on the host (default: the server's); see `client.egress`. */
   egressPolicy?: EgressPolicyOptions;
+  /** Your vaults (ids) whose secrets its VMs use without holding them: each is an environment variable holding a placeholder; see `client.vaults`. */
+  vaultIds?: string[];
 }
 
 export class Sessions {
@@ -48,6 +50,7 @@ export class Sessions {
         ...(options.template !== undefined ? { template: options.template } : {}),
         ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
+        ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),
       },
     });
     return new Session(this.context, info.session_id, info);

@@ -35,6 +35,8 @@ export interface VmCreateOptions {
   lifecycleHooks?: LifecycleHooksOptions;
   /** What the VM may reach, enforced on the host (default: its session's); see `client.egress`. */
   egressPolicy?: EgressPolicyOptions;
+  /** Your vaults (ids) to attach to its session (added to those it has): each secret is an environment variable holding a placeholder; see `client.vaults`. */
+  vaultIds?: string[];
 }
 
 /** Lifecycle hooks of a new VM or session (the request's `lifecycle_hooks`). */
@@ -69,6 +71,7 @@ export class Vms {
         ...(options.volumes ? { volumes: options.volumes.map((v) => ({ volume_id: v.volumeId, mount_path: v.mountPath, read_only: v.readOnly ?? false })) } : {}),
         ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
+        ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),
       },
     });
   }

@@ -74,6 +74,12 @@ export interface EgressOptions {
   reconcileIntervalMs: number;
 }
 
+/** The vault, as egress sees it: a VM whose session holds placeholders goes through the proxy whatever its policy. */
+export interface EgressVaultSessions {
+  sessionHasVault(sessionId: string): Promise<boolean>;
+  forget(vmId: string): void;
+}
+
 interface EnforcedVm {
   userId: number;
   sessionId: string | null;
@@ -101,6 +107,7 @@ export class EgressService {
     private readonly engine: VmEngine,
     private readonly enforcement: EgressEnforcement | null,
     private readonly options: EgressOptions,
+    private readonly vault: EgressVaultSessions | null = null,
   ) {
     vms.onVmReady(async (session, live) => {
       await this.enforceNew(live.vm, session);
@@ -207,9 +214,18 @@ export class EgressService {
     }
   }
 
-  /** Enforces `policy` on a live VM of this node (or lifts enforcement when it is open). */
+  /** Refuses up front what this server cannot do: the vault needs the egress proxy (503 otherwise). */
+  requireEnforcement(feature: string): void {
+    if (!this.enforcement) throw new AppError('SERVICE_UNAVAILABLE', `${feature} needs egress enforcement, which this server does not have (needs root, nftables and cgroup v2)`);
+  }
+
+  /**
+   * Enforces `policy` on a live VM of this node (or lifts enforcement when it is open). A VM whose session
+   * holds vault placeholders is enforced under an open policy too: its web traffic must pass the proxy.
+   */
   private async enforce(vmId: string, userId: number, sessionId: string | null, policy: EgressPolicy): Promise<boolean> {
-    if (isOpenEgressPolicy(policy)) {
+    const vaulted = sessionId !== null && this.vault !== null && (await this.vault.sessionHasVault(sessionId));
+    if (isOpenEgressPolicy(policy) && !vaulted) {
       this.known.set(vmId, { userId, sessionId, policy, target: null });
       await this.enforcement?.remove(vmId);
       return false;
@@ -229,6 +245,7 @@ export class EgressService {
     this.known.delete(vmId);
     this.reserved.delete(vmId);
     this.refusals.delete(vmId);
+    this.vault?.forget(vmId);
     await this.enforcement?.remove(vmId);
   }
 

@@ -152,6 +152,17 @@ export const EVENT_CATALOGUE = {
   'api_key.deleted': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String() }),
   'ssh_key.created': Type.Object({ ssh_key_id: Type.Integer(), name: Type.String(), fingerprint: Type.String() }),
   'ssh_key.deleted': Type.Object({ ssh_key_id: Type.Integer(), name: Type.String(), fingerprint: Type.String() }),
+  'vault.created': Type.Object({ vault_id: Type.String(), name: Type.String(), secret_names: Type.Array(Type.String()) }),
+  'vault.deleted': Type.Object({ vault_id: Type.String(), name: Type.String() }),
+  'vault.placeholder_flagged': Type.Object({
+    vault_id: Type.String(),
+    secret_name: Type.String(),
+    session_id: Type.String(),
+    vm_id: Type.String(),
+    scheme: Type.String(),
+    host: Type.String(),
+    detail: Type.String(),
+  }),
   'webhook.test': Type.Object({ endpoint_id: Type.String(), message: Type.String() }),
 } as const;
 

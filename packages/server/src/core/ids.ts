@@ -35,6 +35,19 @@ export function newVolumeId(): string {
   return `vol_${randomBase32(16)}`;
 }
 
+/** `vlt_` + 16 base32 characters (80 bits). */
+export function newVaultId(): string {
+  return `vlt_${randomBase32(16)}`;
+}
+
+/**
+ * A vault placeholder: `sbxv_` + 26 base32 characters (130 bits). Random, so that a placeholder found anywhere
+ * names exactly one session's secret, and never occurs by chance in other traffic.
+ */
+export function newVaultPlaceholder(): string {
+  return `sbxv_${randomBase32(26)}`;
+}
+
 /** `cd_` + 20 base32 characters (100 bits): a custom domain claim. */
 export function newCustomDomainId(): string {
   return `cd_${randomBase32(20)}`;

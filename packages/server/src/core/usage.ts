@@ -1,12 +1,14 @@
 /**
  * Daily usage of one user, for the console's charts: per UTC day, the executions started, the seconds their
  * VMs ran (a VM running across midnight counts in both days; one still running counts up to now) and the CPU
- * seconds their code used. Executions are counted per day by the store (one row per day, however many ran);
- * VM runs are cut at midnight here. The same on every node.
+ * seconds their code used, and what their VMs sent out through the egress proxy (the attempts of the egress log,
+ * kept for VMs under a restricted policy or with a vault, and the vault's swaps and flags). Executions, egress and
+ * vault use are counted per day by the store (one row per day, however many there were); VM runs are cut at
+ * midnight here. The same on every node.
  */
 import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
-import { executionsPerDaySince, vmRunsSince } from '../store/usage-store.ts';
+import { egressPerDaySince, executionsPerDaySince, vaultUsePerDaySince, vmRunsSince } from '../store/usage-store.ts';
 import type { Database } from '../store/database.ts';
 
 export const MAX_USAGE_DAYS = 90;
@@ -18,6 +20,14 @@ export interface DailyUsage {
   executions: number;
   vmSeconds: number;
   cpuSeconds: number;
+  /** Connection attempts in the egress log (VMs under a restricted policy or with a vault), and how many were refused. */
+  egressAttempts: number;
+  egressRefused: number;
+  egressBytesSent: number;
+  egressBytesReceived: number;
+  /** Requests a vault secret was swapped into, and placeholders flagged. */
+  vaultSubstituted: number;
+  vaultFlagged: number;
 }
 
 /** The last `days` UTC days, today included, oldest first; days without use are zeros. */
@@ -25,7 +35,18 @@ export async function dailyUsage(database: Database, clock: Clock, principal: Pr
   const now = clock.now().getTime();
   const firstDay = Math.floor(now / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
   const since = new Date(firstDay).toISOString();
-  const result: DailyUsage[] = Array.from({ length: days }, (_, i) => ({ date: new Date(firstDay + i * DAY_MS).toISOString().slice(0, 10), executions: 0, vmSeconds: 0, cpuSeconds: 0 }));
+  const result: DailyUsage[] = Array.from({ length: days }, (_, i) => ({
+    date: new Date(firstDay + i * DAY_MS).toISOString().slice(0, 10),
+    executions: 0,
+    vmSeconds: 0,
+    cpuSeconds: 0,
+    egressAttempts: 0,
+    egressRefused: 0,
+    egressBytesSent: 0,
+    egressBytesReceived: 0,
+    vaultSubstituted: 0,
+    vaultFlagged: 0,
+  }));
   const dayOf = (ms: number) => Math.floor((ms - firstDay) / DAY_MS);
 
   const byDate = new Map(result.map((day) => [day.date, day]));
@@ -34,6 +55,15 @@ export async function dailyUsage(database: Database, clock: Clock, principal: Pr
     if (!day) continue;
     day.executions = row.executions;
     day.cpuSeconds = row.cpu_seconds;
+  }
+  for (const row of await egressPerDaySince(database.db, principal.userId, since)) {
+    const day = byDate.get(row.day);
+    if (!day) continue;
+    Object.assign(day, { egressAttempts: row.attempts, egressRefused: row.refused, egressBytesSent: row.bytes_sent, egressBytesReceived: row.bytes_received });
+  }
+  for (const row of await vaultUsePerDaySince(database.db, principal.userId, since)) {
+    const day = byDate.get(row.day);
+    if (day) Object.assign(day, { vaultSubstituted: row.substituted, vaultFlagged: row.flagged });
   }
   for (const vm of await vmRunsSince(database.db, principal.userId, since)) {
     let start = Math.max(Date.parse(vm.started_at!), firstDay);

@@ -220,11 +220,16 @@ export class VmService {
   }
 
   /** POST /v1/vms: bind a new VM to a session that has none alive. */
-  async createForSession(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
+  /** 409 unless a new VM may start for the session now (none of it is running, starting or paused). */
+  async checkCanStart(session: Session): Promise<void> {
     if (await this.pausedVmOf(session)) throw new AppError('CONFLICT', `session ${session.id} has a paused VM; resume it or kill it first`);
     if (this.acquiring.has(session.id) || (await this.liveVmOf(session))) {
       throw new AppError('CONFLICT', `session ${session.id} already has a running VM; kill it first (POST /kill)`);
     }
+  }
+
+  async createForSession(principal: Principal, session: Session, spec: VmSpec): Promise<LiveVm> {
+    await this.checkCanStart(session);
     return this.joinAcquisition(session.id, () => this.acquireFor(principal, session, spec));
   }
 

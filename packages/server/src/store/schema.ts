@@ -408,6 +408,10 @@ export interface Tables {
   ssh_keys: SshKeysTable;
   egress_policies: EgressPoliciesTable;
   egress_log: EgressLogTable;
+  vaults: VaultsTable;
+  vault_secrets: VaultSecretsTable;
+  session_vault_placeholders: SessionVaultPlaceholdersTable;
+  vault_request_logs: VaultRequestLogsTable;
 }
 
 /** A VM's or a session's egress policy (migration 0017); no row: the deployment's default. */
@@ -435,6 +439,58 @@ export interface EgressLogTable {
   bytes_received: number | null;
   verdict: 'allowed' | 'refused';
   reason: string | null;
+}
+
+/** A user's vault: a named group of secrets (migration 0018). */
+export interface VaultsTable {
+  /** `vlt_` + 16 base32 characters. */
+  id: string;
+  user_id: number;
+  name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One secret of a vault; its value only ever sealed. */
+export interface VaultSecretsTable {
+  vault_id: string;
+  /** The environment variable a VM sees its placeholder in. */
+  name: string;
+  /** `SecretBox.seal(value, "<vault_id>/<name>")`. */
+  sealed_value: string;
+  /** JSON array of host patterns (`api.example.com`, `*.example.com`). */
+  allowed_hosts: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The placeholder a session holds for one secret of an attached vault (the value of its env variable). */
+export interface SessionVaultPlaceholdersTable {
+  session_id: string;
+  user_id: number;
+  vault_id: string;
+  secret_name: string;
+  placeholder: string;
+  created_at: string;
+}
+
+/** One use of a secret by a VM (substituted), or its placeholder seen going to a host it is not bound to (flagged). */
+export interface VaultRequestLogsTable {
+  id: Generated<number>;
+  vault_id: string;
+  user_id: number;
+  secret_name: string;
+  session_id: string;
+  vm_id: string;
+  at: string;
+  outcome: 'substituted' | 'flagged';
+  scheme: string;
+  host: string;
+  method: string | null;
+  path: string | null;
+  status: number | null;
+  detail: string | null;
 }
 
 export type VolumeRow = Selectable<VolumesTable>;

@@ -5,7 +5,7 @@ import type { SessionRow } from './schema.ts';
 import type { Executor } from './users-store.ts';
 
 /** What may change on a session after it is created. */
-export type SessionChanges = Partial<Pick<Session, 'currentVmId' | 'lastActivityAt'>>;
+export type SessionChanges = Partial<Pick<Session, 'currentVmId' | 'lastActivityAt' | 'env'>>;
 
 function toSession(row: SessionRow): Session {
   return {
@@ -63,6 +63,7 @@ export async function updateSession(db: Executor, id: string, changes: SessionCh
     .set({
       ...(changes.currentVmId !== undefined ? { current_vm_id: changes.currentVmId } : {}),
       ...(changes.lastActivityAt !== undefined ? { last_activity_at: changes.lastActivityAt } : {}),
+      ...(changes.env !== undefined ? { env: JSON.stringify(changes.env) } : {}),
     })
     .where('id', '=', id)
     .execute();

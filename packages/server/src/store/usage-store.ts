@@ -33,3 +33,47 @@ export async function vmRunsSince(db: Executor, userId: number, sinceIso: string
     .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>=', sinceIso)]))
     .execute();
 }
+
+/** Per UTC day since `sinceIso`: the user's egress log (connection attempts, refusals, bytes each way). */
+export async function egressPerDaySince(
+  db: Executor,
+  userId: number,
+  sinceIso: string,
+): Promise<{ day: string; attempts: number; refused: number; bytes_sent: number; bytes_received: number }[]> {
+  const rows = await db
+    .selectFrom('egress_log')
+    .select((eb) => [
+      sql<string>`substr(at, 1, 10)`.as('day'),
+      eb.fn.countAll<number | string>().as('attempts'),
+      eb.fn.sum<number | string | null>(sql`case when verdict = 'refused' then 1 else 0 end`).as('refused'),
+      eb.fn.sum<number | string | null>('bytes_sent').as('bytes_sent'),
+      eb.fn.sum<number | string | null>('bytes_received').as('bytes_received'),
+    ])
+    .where('user_id', '=', userId)
+    .where('at', '>=', sinceIso)
+    .groupBy(sql`substr(at, 1, 10)`)
+    .execute();
+  return rows.map((row) => ({
+    day: row.day,
+    attempts: Number(row.attempts),
+    refused: Number(row.refused ?? 0),
+    bytes_sent: Number(row.bytes_sent ?? 0),
+    bytes_received: Number(row.bytes_received ?? 0),
+  }));
+}
+
+/** Per UTC day since `sinceIso`: the user's vault secrets swapped into requests, and placeholders flagged. */
+export async function vaultUsePerDaySince(db: Executor, userId: number, sinceIso: string): Promise<{ day: string; substituted: number; flagged: number }[]> {
+  const rows = await db
+    .selectFrom('vault_request_logs')
+    .select((eb) => [
+      sql<string>`substr(at, 1, 10)`.as('day'),
+      eb.fn.sum<number | string | null>(sql`case when outcome = 'substituted' then 1 else 0 end`).as('substituted'),
+      eb.fn.sum<number | string | null>(sql`case when outcome = 'flagged' then 1 else 0 end`).as('flagged'),
+    ])
+    .where('user_id', '=', userId)
+    .where('at', '>=', sinceIso)
+    .groupBy(sql`substr(at, 1, 10)`)
+    .execute();
+  return rows.map((row) => ({ day: row.day, substituted: Number(row.substituted ?? 0), flagged: Number(row.flagged ?? 0) }));
+}

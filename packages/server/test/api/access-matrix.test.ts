@@ -131,6 +131,9 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     assert.equal(sshKey.status, 201, sshKey.text);
     ids.key_id = String(sshKey.body.id);
     ids.user_id = String(alice.userId);
+    const vault = await call(server, 'POST', '/v1/vaults', { ...as, json: { name: 'alice-vault', secrets: [{ name: 'ALICE_TOKEN', value: MARK.output, allowed_hosts: ['alice.example.com'] }] } });
+    assert.equal(vault.status, 201, vault.text);
+    ids.vault_id = vault.body.id;
     // A browser session on a page of alice's, a render (a usage record with a stored screenshot), a credential.
     const browser = await call(server, 'POST', '/v1/browser/sessions/', { ...as, json: {} });
     assert.equal(browser.status, 200, browser.text);
@@ -167,6 +170,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
       'alice-volume',
       'alice-template',
       'alice-credential',
+      'alice-vault',
+      'ALICE_TOKEN',
       'alice.example.com',
       '127.0.0.1:9/alice/image:1',
       alice.apiKey,
@@ -189,6 +194,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     if (name === 'session_id' && desktop) return ids.desktop_session_id;
     // The computer-use API's own path behind the proxy: one that exists (other methods answer 405 there).
     if (name === '*' && operation.path.startsWith('/v1/computeruse/')) return 'health';
+    // A vault secret's path names it by its environment variable name.
+    if (name === 'name' && operation.path.startsWith('/v1/vaults/')) return 'ALICE_TOKEN';
     if (name === 'item_id') {
       if (operation.path.startsWith('/v1/api-keys/')) return ids.api_key_id;
       if (operation.path.startsWith('/v1/executions/')) return ids.execution_id;

@@ -98,7 +98,18 @@ describe('the web console API', () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.days.length, 7);
     assert.equal(res.body.days.at(-1).date, new Date().toISOString().slice(0, 10));
-    assert.deepEqual(res.body.days[0], { date: res.body.days[0].date, executions: 0, vm_seconds: 0, cpu_seconds: 0 });
+    assert.deepEqual(res.body.days[0], {
+      date: res.body.days[0].date,
+      executions: 0,
+      vm_seconds: 0,
+      cpu_seconds: 0,
+      egress_attempts: 0,
+      egress_refused: 0,
+      egress_bytes_sent: 0,
+      egress_bytes_received: 0,
+      vault_substituted: 0,
+      vault_flagged: 0,
+    });
     assert.equal((await call(server, 'GET', '/v1/usage?days=91', { apiKey: alice.apiKey })).status, 422);
     assert.equal((await call(server, 'GET', '/v1/usage')).status, 401);
   });

@@ -30,6 +30,7 @@ from .resources.snapshots import Snapshots
 from .resources.ssh_keys import SshKeys
 from .resources.templates import Templates
 from .resources.usage import Usage
+from .resources.vaults import Vaults
 from .resources.terminals import Terminals
 from .resources.vms import Vms
 from .resources.volumes import Volumes
@@ -121,6 +122,8 @@ class Sandboxd:
         self.webhooks = Webhooks(transport)
         self.audit = Audit(transport)
         self.egress = Egress(transport)
+        #: Vaults: secrets VMs use without holding them (swapped in on the way out to the hosts they are bound to).
+        self.vaults = Vaults(transport)
         self.usage = Usage(transport)
         self.admin = Admin(transport)
         self.events = Events(transport)

@@ -4,11 +4,14 @@
  * from the server's auth secret (`SANDBOXD_AUTH_SECRET`, or the store's generated `auth.token_secret`),
  * which every node of a cluster shares. The endpoint id is the associated data, so a ciphertext copied
  * onto another endpoint's row does not decrypt. A database dump alone therefore reveals no secret.
+ * The vault uses the same box under a key of its own (`purpose`), from SANDBOXD_VAULT_KEY when that is set.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 const KEY_INFO = 'sandboxd webhook signing secrets v1';
+/** The key derivation's info for vault secrets: a key of their own, never the webhook one. */
+export const VAULT_KEY_INFO = 'sandboxd vault secrets v1';
 const IV_BYTES = 12;
 const SECRET_BYTES = 32;
 
@@ -20,8 +23,9 @@ export function generateSigningSecret(): string {
 export class SecretBox {
   private readonly key: Buffer;
 
-  constructor(serverSecret: string) {
-    this.key = Buffer.from(hkdfSync('sha256', serverSecret, 'sandboxd', KEY_INFO, 32));
+  /** `purpose`: the HKDF info, so that each kind of secret has its own key. */
+  constructor(serverSecret: string, purpose: string = KEY_INFO) {
+    this.key = Buffer.from(hkdfSync('sha256', serverSecret, 'sandboxd', purpose, 32));
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, each base64url. */
@@ -36,7 +40,7 @@ export class SecretBox {
   /** The plaintext; throws when the value was sealed under another key or for another id. */
   open(sealed: string, associatedData: string): string {
     const [version, iv, tag, ciphertext] = sealed.split('.');
-    if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('not a sealed webhook secret');
+    if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('not a sealed secret');
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
       decipher.setAAD(Buffer.from(associatedData, 'utf8'));

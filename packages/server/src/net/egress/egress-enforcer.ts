@@ -1,8 +1,9 @@
 /**
  * Egress policies enforced on the host, per VM: the firewall rules (`ruleset.ts`), the VM's DNS resolver
  * (`policy-resolver.ts`) and its HTTP/HTTPS proxy (`egress-proxy.ts`), kept in step, and every connection
- * attempt they see reported through `onAttempt` (the audit log). Only VMs whose policy is restricted are here:
- * an open policy means no rules at all (today's path, at no cost).
+ * attempt they see reported through `onAttempt` (the audit log). Only VMs whose policy is restricted, or whose
+ * session holds vault placeholders (their HTTPS to bound hosts is intercepted), are here: an open policy
+ * otherwise means no rules at all (today's path, at no cost).
  *
  * Nothing of it is inside the guest: the rules match QEMU's cgroup, the resolver and the proxy are the
  * server's. A root user in the guest can flush its own firewall, rewrite resolv.conf or ask another DNS server;
@@ -11,7 +12,10 @@
 import os from 'node:os';
 import { allowsAddress, allowsName, allowsScheme, type EgressPolicy } from '../../core/egress-policy.ts';
 import { forbiddenAddressReason } from '../../core/webhooks/address-policy.ts';
+import type { VaultPlan } from '../../core/vault/vault-gateway.ts';
+import type { LeafCertificates } from './certificate-authority.ts';
 import { EgressProxy, type EgressDecision, type EgressRequest, type ProxiedConnection } from './egress-proxy.ts';
+import { TlsInterceptor, type InterceptedRequest, type RewrittenRequest } from './tls-interceptor.ts';
 import { lookupA, PolicyResolver, type Upstream } from './policy-resolver.ts';
 import { applyScript, ensureTableScript, pinScript, reapLeftovers, removeScript, ruleKey, runNft, type EgressClassifier, type EgressPorts } from './ruleset.ts';
 import { TraceMonitor, type TracedAttempt } from './trace-monitor.ts';
@@ -41,6 +45,15 @@ export interface EgressEnforcerOptions {
   upstreams: Upstream[] | (() => Promise<Upstream[]>);
   onAttempt(attempt: EgressAttempt): void;
   nftBinary?: string;
+  /** The vault: which allowed web connections are intercepted or inspected, and how requests are rewritten. */
+  vault?: {
+    plan(vmId: string, scheme: 'http' | 'https', name: string | null, address: string): Promise<VaultPlan | null>;
+    rewrite(vmId: string, request: InterceptedRequest): Promise<RewrittenRequest>;
+    /** Certificates of the deployment's CA for the names intercepted (loaded at the first interception). */
+    leafs(): Promise<LeafCertificates>;
+    /** Extra CAs hosts a secret is bound to may present (besides Node's roots). */
+    upstreamCa: string[];
+  };
 }
 
 interface Pin {
@@ -55,6 +68,8 @@ interface VmEntry {
   policy: EgressPolicy;
   resolver: PolicyResolver;
   proxy: EgressProxy;
+  /** Terminates the TLS of the VM's connections to hosts a vault secret is bound to (made at the first). */
+  interceptor: TlsInterceptor | null;
   ports: EgressPorts;
   /** Pinned address → the name whose answer pinned it. */
   pins: Map<string, Pin>;
@@ -165,7 +180,7 @@ export class EgressEnforcer {
 
   private async open(vmId: string, classifier: EgressClassifier, policy: EgressPolicy): Promise<VmEntry> {
     const key = ruleKey(vmId);
-    const entry: VmEntry = { vmId, key, classifier, policy, pins: new Map(), ports: { dnsUdp: 0, dnsTcp: 0, http: 0, https: 0 } } as VmEntry;
+    const entry: VmEntry = { vmId, key, classifier, policy, pins: new Map(), interceptor: null, ports: { dnsUdp: 0, dnsTcp: 0, http: 0, https: 0 } } as VmEntry;
     entry.resolver = new PolicyResolver({
       upstreams: this.upstreams,
       allows: (name) => allowsName(entry.policy, name),
@@ -175,6 +190,13 @@ export class EgressEnforcer {
     entry.proxy = new EgressProxy({
       decide: (request) => this.decide(entry, request),
       record: (connection) => this.recordProxied(entry, connection),
+      intercept: async (socket, head, request, address) => {
+        const vault = this.options.vault;
+        if (!vault || !request.name) throw new Error('nothing to intercept with');
+        const leafs = await vault.leafs();
+        entry.interceptor ??= new TlsInterceptor({ leafs, upstreamCa: vault.upstreamCa, rewrite: (intercepted) => vault.rewrite(vmId, intercepted) });
+        return entry.interceptor.handle(socket, head, request.name, address, request.port);
+      },
     });
     const dns = await entry.resolver.listen();
     const web = await entry.proxy.listen();
@@ -197,7 +219,7 @@ export class EgressEnforcer {
   private async forget(entry: VmEntry): Promise<void> {
     if (this.vms.get(entry.vmId) === entry) this.vms.delete(entry.vmId);
     this.byKey.delete(entry.key);
-    await Promise.all([entry.resolver.close(), entry.proxy.close()]);
+    await Promise.all([entry.resolver.close(), entry.proxy.close(), entry.interceptor?.close()]);
     if (this.vms.size === 0) this.trace.stop();
   }
 
@@ -238,7 +260,9 @@ export class EgressEnforcer {
     }
     const forbidden = forbiddenAddressReason(address) ?? (isHostAddress(address) ? 'host' : null);
     if (forbidden) return { allowed: false, reason: `${forbidden} address` };
-    return { allowed: true, address };
+    const plan = await this.options.vault?.plan(entry.vmId, request.scheme, request.name, address);
+    if (plan?.intercept) return { allowed: true, address, intercept: true };
+    return plan ? { allowed: true, address, inspect: plan.inspect } : { allowed: true, address };
   }
 
   private recordProxied(entry: VmEntry, connection: ProxiedConnection): void {

@@ -5,8 +5,9 @@
  * the first request, or the SNI of the TLS ClientHello. It asks `decide` (policy, pinned address, host guard),
  * then connects upstream itself and splices bytes, counting them, and reports each connection once.
  *
- * The connection goes through three steps: read the name, decide, then `splice`. A later step (secrets swapped
- * in for bound hosts) replaces the splice of an allowed connection; TLS is never terminated here.
+ * The connection goes through three steps: read the name, decide, then `splice`. For the vault, the decision
+ * may instead hand an HTTPS connection to `intercept` (TLS terminated by sandboxd, requests rewritten: see
+ * tls-interceptor.ts), or ask for the cleartext of a spliced HTTP connection (`inspect`, to flag placeholders).
  */
 import net from 'node:net';
 import { once } from 'node:events';
@@ -24,7 +25,23 @@ export interface EgressRequest {
   port: number;
 }
 
-export type EgressDecision = { allowed: true; address: string } | { allowed: false; reason: string };
+export type EgressDecision =
+  | {
+      allowed: true;
+      address: string;
+      /** Terminate TLS and hand the connection to `EgressProxyOptions.intercept`. */
+      intercept?: boolean;
+      /** Sees every byte the guest sends on a spliced connection. */
+      inspect?: (chunk: Buffer) => void;
+    }
+  | { allowed: false; reason: string };
+
+/** What an intercepted connection carried. */
+export interface InterceptOutcome {
+  bytesSent: number;
+  bytesReceived: number;
+  error: Error | null;
+}
 
 /** One finished proxied connection. */
 export interface ProxiedConnection {
@@ -41,6 +58,8 @@ export interface ProxiedConnection {
 export interface EgressProxyOptions {
   decide(request: EgressRequest): Promise<EgressDecision>;
   record(connection: ProxiedConnection): void;
+  /** Takes over an allowed connection the decision marked `intercept` (its ClientHello in `head`). */
+  intercept?(socket: net.Socket, head: Buffer, request: EgressRequest, address: string): Promise<InterceptOutcome>;
   /** How long a client has to send its first request or ClientHello. */
   firstBytesTimeoutMs?: number;
   connectTimeoutMs?: number;
@@ -143,11 +162,24 @@ export class EgressProxy {
       } else socket.resetAndDestroy();
       return;
     }
-    await this.splice(request, decision.address, first.head, socket, startedAt);
+    if (decision.intercept && this.options.intercept) {
+      const outcome = await this.options.intercept(socket, first.head, request, decision.address).catch((error: Error) => ({ bytesSent: 0, bytesReceived: 0, error }));
+      this.options.record({
+        request,
+        address: decision.address,
+        verdict: 'allowed',
+        reason: outcome.error ? `intercepted (vault): ${outcome.error.message}` : 'intercepted (vault)',
+        bytesSent: outcome.bytesSent,
+        bytesReceived: outcome.bytesReceived,
+        startedAt,
+      });
+      return;
+    }
+    await this.splice(request, decision.address, first.head, socket, startedAt, decision.inspect);
   }
 
   /** Connects to `address` and copies bytes both ways until either side ends, then records the connection. */
-  private async splice(request: EgressRequest, address: string, head: Buffer, socket: net.Socket, startedAt: Date): Promise<void> {
+  private async splice(request: EgressRequest, address: string, head: Buffer, socket: net.Socket, startedAt: Date, inspect?: (chunk: Buffer) => void): Promise<void> {
     const upstream = net.connect({ host: address, port: request.port });
     this.sockets.add(upstream);
     upstream.setTimeout(this.options.connectTimeoutMs ?? 10_000, () => upstream.destroy(new Error('connect timeout')));
@@ -173,7 +205,11 @@ export class EgressProxy {
       connected = true;
       upstream.setTimeout(0);
       upstream.write(head);
-      socket.on('data', (chunk: Buffer) => (bytesSent += chunk.length));
+      inspect?.(head);
+      socket.on('data', (chunk: Buffer) => {
+        bytesSent += chunk.length;
+        inspect?.(chunk);
+      });
       upstream.on('data', (chunk: Buffer) => (bytesReceived += chunk.length));
       socket.pipe(upstream);
       upstream.pipe(socket);

@@ -21,6 +21,7 @@ import * as m0014 from './0014-vms-node-status.ts';
 import * as m0015 from './0015-ssh-keys.ts';
 import * as m0016 from './0016-lifecycle-hooks.ts';
 import * as m0017 from './0017-egress.ts';
+import * as m0018 from './0018-vaults.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0015-ssh-keys': m0015,
   '0016-lifecycle-hooks': m0016,
   '0017-egress': m0017,
+  '0018-vaults': m0018,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from ...models import EgressPolicyInput, LifecycleHooks, SessionStatus, SessionUsage
 from ...types import AppUrl, KillResult, SessionDetails
@@ -36,6 +36,7 @@ class Sessions:
         template: Optional[str] = None,
         lifecycle_hooks: Optional[LifecycleHooks] = None,
         egress_policy: Optional[EgressPolicyInput] = None,
+        vault_ids: Optional[List[str]] = None,
     ) -> AsyncSession:
         """A new session. Its VM starts on the first execute (or now, in the background, with ``prewarm=True``).
 
@@ -45,7 +46,9 @@ class Sessions:
         VMs from your snapshot or template of this name; ``lifecycle_hooks``: hooks every VM of the session
         inherits, e.g. ``{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`` (run before a kill, a pause or
         the end of the VM's lifetime; 1 to 120 s, default 30); ``egress_policy``: what its VMs may reach, e.g.
-        ``{"allowed_domains": ["pypi.org"]}`` (enforced on the host; see ``client.egress``).
+        ``{"allowed_domains": ["pypi.org"]}`` (enforced on the host; see ``client.egress``); ``vault_ids``: your
+        vaults whose secrets its VMs use without holding them (each an environment variable holding a placeholder;
+        see ``client.vaults``).
         """
         info = await self._transport.request(
             "POST",
@@ -61,6 +64,7 @@ class Sessions:
                 template=template,
                 lifecycle_hooks=lifecycle_hooks,
                 egress_policy=egress_policy,
+                vault_ids=vault_ids,
             ),
         )
         return AsyncSession(self._client, info["session_id"], info)

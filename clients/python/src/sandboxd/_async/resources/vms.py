@@ -38,6 +38,7 @@ class Vms:
         volumes: Optional[Sequence[Mapping[str, Any]]] = None,
         lifecycle_hooks: Optional[LifecycleHooks] = None,
         egress_policy: Optional[EgressPolicyInput] = None,
+        vault_ids: Optional[List[str]] = None,
     ) -> VmRecord:
         """Starts a VM (defaults: the session's settings, or the server's for a new session).
 
@@ -46,7 +47,8 @@ class Vms:
         ``starting``; ``volumes``: ``[{"volume_id", "mount_path", "read_only"}]`` (at most 4; a VM with volumes
         cannot be snapshotted, cloned or paused); ``lifecycle_hooks``: ``{"pre_stop": {"command": "sync",
         "timeout_seconds": 10}}`` runs the command in the VM before it is killed, paused or reaches the end of its
-        lifetime (default: the session's hooks; its output is an execution record with ``trigger`` ``pre_stop``).
+        lifetime (default: the session's hooks; its output is an execution record with ``trigger`` ``pre_stop``);
+        ``vault_ids``: your vaults to attach to its session (added to those it has; see ``client.vaults``).
         """
         return await self._transport.request(
             "POST",
@@ -64,6 +66,7 @@ class Vms:
                 volumes=[_volume(v) for v in volumes] if volumes else None,
                 lifecycle_hooks=lifecycle_hooks,
                 egress_policy=egress_policy,
+                vault_ids=vault_ids,
             ),
         )
 

@@ -1,4 +1,5 @@
 /** Schemas of sessions, VMs and sandboxes (the spec's fields, plus a few documented extras). */
+import { VaultIds } from '../vaults/schemas.ts';
 import { EgressPolicyRef } from '../egress/schemas.ts';
 import { Type, type Static } from 'typebox';
 import { endCauseOf, VM_END_CAUSES, VM_END_REASONS, VM_SOURCE_KINDS, VM_STATUSES, type LifecycleHooks, type Session, type Vm } from '../../../core/model.ts';
@@ -90,6 +91,7 @@ export const SessionCreateRequest = Type.Object(
     lifecycle_hooks: Type.Optional(LifecycleHooksRef),
     // Every VM of the session starts with it (GET/PUT /v1/sessions/{session_id}/egress).
     egress_policy: Type.Optional(EgressPolicyRef),
+    vault_ids: Type.Optional(VaultIds),
   },
   { $id: 'SessionCreateRequest', title: 'SessionCreateRequest' },
 );

@@ -10,6 +10,7 @@ import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { LifecycleHooksRef, LifetimeSeconds, MemoryMb, Metadata, SourceFields, toLifecycleHooks, toVmRecord, VcpuCount } from '../sessions/schemas.ts';
+import { VaultIds } from '../vaults/schemas.ts';
 import { VolumeMounts } from '../volumes/schemas.ts';
 
 const VmCreateRequest = Type.Object({
@@ -25,6 +26,7 @@ const VmCreateRequest = Type.Object({
   volumes: Type.Optional(VolumeMounts),
   lifecycle_hooks: Type.Optional(LifecycleHooksRef),
   egress_policy: Type.Optional(EgressPolicyRef),
+  vault_ids: Type.Optional(VaultIds),
   api_key: Type.Optional(Type.String()),
 });
 
@@ -39,6 +41,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
           'Starts a VM with the given lifetime, memory and vCPUs (defaults: the session\'s), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). ' +
           'It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM\'s metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. ' +
           '`egress_policy` (default: the session\'s, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. ' +
+          '`vault_ids` attaches your vaults to the VM\'s session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret\'s hosts (see POST /v1/vaults). ' +
           '`lifecycle_hooks.pre_stop` (default: the session\'s) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.',
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({ wait: Type.Boolean({ default: true, description: 'Answer once the VM runs (default); false: at once, with the VM starting' }) }),
@@ -46,7 +49,8 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         response: authedResponses(
           { 200: Type.Ref('VmRecord'), 202: Type.Ref('VmRecord') },
           {
-            404: 'No such session, snapshot, template or volume among yours',
+            400: 'Two attached vaults naming one variable, or the session env setting it',
+            404: 'No such session, snapshot, template, volume or vault among yours',
             409: 'The session already has a running or paused VM, the template is not ready, or a volume is mounted read-write by another VM (or read-only, for a read-write mount)',
             429: 'Plan quota exceeded',
             503: 'The VM could not start, or its snapshot or template is on another node',
@@ -64,15 +68,24 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
       const egressPolicy = body.egress_policy ? sandbox.egress.normalize(toEgressPolicy(body.egress_policy)) : undefined;
       const name = body.snapshot ?? body.template ?? (typeof body.snapshot_name === 'string' ? body.snapshot_name : undefined);
       const resolved = name === undefined ? undefined : await sandbox.sources.resolve(principal.userId, await sandbox.sources.byName(principal.userId, name));
-      const session = body.session_id
-        ? await sandbox.sessions.getOwned(principal, body.session_id)
+      if (body.vault_ids?.length) sandbox.egress.requireEnforcement('vault_ids');
+      const existing = body.session_id ? await sandbox.sessions.getOwned(principal, body.session_id) : undefined;
+      // A new session gets the placeholders in its env; an existing one has them added (no VM of it runs: 409 otherwise).
+      const vaults = existing ? null : await services.vaults.prepareAttachment(principal.userId, body.vault_ids ?? [], {});
+      const created = existing
+        ? existing
         : await sandbox.sessions.create(principal, {
             vmLifetimeSeconds: body.vm_lifetime_seconds,
             memoryMb: resolved?.shape?.memoryMb ?? body.memory_mb,
             vcpuCount: resolved?.shape?.vcpuCount ?? body.vcpu_count,
             metadata: body.metadata,
             ...(resolved ? { source: resolved.ref } : {}),
+            ...(vaults && body.vault_ids?.length ? { env: vaults.env } : {}),
           });
+      if (vaults) await services.vaults.recordAttachment(services.database.db, created.id, vaults);
+      // Checked before the vaults are added, so that a 409 leaves the session as it was.
+      if (existing && body.vault_ids?.length) await sandbox.vms.checkCanStart(existing);
+      const session = existing && body.vault_ids?.length ? await services.vaults.attachToSession(existing, body.vault_ids) : created;
       let reserved: (vm: Vm) => void = () => {};
       const reservation = new Promise<Vm>((resolve) => (reserved = resolve));
       const started = sandbox.vms.createForSession(principal, session, {

@@ -1,0 +1,105 @@
+/**
+ * Vaults of the caller: secrets that VMs use without ever holding them. A session or VM started with
+ * `vaultIds` sees each secret as an environment variable holding a placeholder, which the server swaps for
+ * the value only in HTTPS requests to the secret's `allowedHosts`. Values go to the server and are never
+ * returned; every use is in the vault's request log.
+ */
+import type { Vault, VaultRequestLogList, VaultSecret } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+/** A secret to store: `name` is the environment variable VMs see its placeholder in, e.g. `OPENAI_API_KEY`. */
+export interface VaultSecretOptions {
+  name: string;
+  /** The secret itself: stored encrypted, never returned. */
+  value: string;
+  /** Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains). */
+  allowedHosts: string[];
+}
+
+export interface VaultCreateOptions {
+  description?: string | null;
+  secrets?: VaultSecretOptions[];
+}
+
+export interface VaultChanges {
+  /** Unique among your vaults. */
+  name?: string;
+  description?: string | null;
+}
+
+export interface VaultRequestLogOptions {
+  /** `substituted`: the value went to a bound host; `flagged`: the placeholder went somewhere else. */
+  outcome?: 'substituted' | 'flagged';
+  vmId?: string;
+  secretName?: string;
+  /** ISO date-times, inclusive. */
+  since?: string;
+  until?: string;
+  /** 1 to 500 (default 100). */
+  limit?: number;
+  cursor?: string;
+}
+
+export class Vaults {
+  constructor(private readonly transport: Transport) {}
+
+  /** Creates a vault, with secrets or without (add them with `setSecret`). The answer lists names and hosts, never values. */
+  async create(name: string, options: VaultCreateOptions = {}): Promise<Vault> {
+    return this.transport.call('/v1/vaults', 'post', {
+      json: {
+        name,
+        ...(options.description !== undefined ? { description: options.description } : {}),
+        ...(options.secrets ? { secrets: options.secrets.map((s) => ({ name: s.name, value: s.value, allowed_hosts: s.allowedHosts })) } : {}),
+      },
+    });
+  }
+
+  async list(): Promise<Vault[]> {
+    return this.transport.call('/v1/vaults', 'get');
+  }
+
+  /** A vault, with its secrets' names and hosts. */
+  async get(vaultId: string): Promise<Vault> {
+    return this.transport.call('/v1/vaults/{vault_id}', 'get', { params: { vault_id: vaultId } });
+  }
+
+  /** Renames a vault or changes its description. */
+  async update(vaultId: string, changes: VaultChanges): Promise<Vault> {
+    return this.transport.call('/v1/vaults/{vault_id}', 'patch', {
+      params: { vault_id: vaultId },
+      json: {
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.description !== undefined ? { description: changes.description } : {}),
+      },
+    });
+  }
+
+  /** Deletes a vault and its secrets: placeholders running VMs hold stop being swapped at once. */
+  async delete(vaultId: string): Promise<void> {
+    await this.transport.call('/v1/vaults/{vault_id}', 'delete', { params: { vault_id: vaultId } });
+  }
+
+  /**
+   * Adds a secret, or replaces the value and hosts of one: a new value reaches running VMs at their next
+   * request; a new secret is seen by sessions that attach the vault from now on.
+   */
+  async setSecret(vaultId: string, name: string, secret: { value: string; allowedHosts: string[] }): Promise<VaultSecret> {
+    return this.transport.call('/v1/vaults/{vault_id}/secrets/{name}', 'put', {
+      params: { vault_id: vaultId, name },
+      json: { value: secret.value, allowed_hosts: secret.allowedHosts },
+    });
+  }
+
+  /** Deletes a secret: its placeholder stops being swapped at once. */
+  async deleteSecret(vaultId: string, name: string): Promise<void> {
+    await this.transport.call('/v1/vaults/{vault_id}/secrets/{name}', 'delete', { params: { vault_id: vaultId, name } });
+  }
+
+  /** Each use of the vault's secrets (`substituted` or `flagged`), newest first (pass `next_cursor` as `cursor` for older ones). */
+  async requestLogs(vaultId: string, options: VaultRequestLogOptions = {}): Promise<VaultRequestLogList> {
+    return this.transport.call('/v1/vaults/{vault_id}/request-logs', 'get', {
+      params: { vault_id: vaultId },
+      query: { outcome: options.outcome, vm_id: options.vmId, secret_name: options.secretName, since: options.since, until: options.until, limit: options.limit, cursor: options.cursor },
+    });
+  }
+}

@@ -1,0 +1,145 @@
+/** Vault records (never a secret's value), their request bodies, and the request log, as the API shows them. */
+import { Type, type Static } from 'typebox';
+import { MAX_HOSTS_PER_SECRET, MAX_SECRET_VALUE_BYTES, MAX_SECRETS_PER_VAULT, type VaultSecretView, type VaultView } from '../../../core/vault/vault-service.ts';
+import type { VaultRequestLogRow } from '../../../store/vaults-store.ts';
+import { StringEnum } from '../../schemas/common.ts';
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const SecretName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$', description: 'The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY' });
+const AllowedHosts = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+  minItems: 1,
+  maxItems: MAX_HOSTS_PER_SECRET,
+  description: 'Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)',
+});
+
+export const VaultSecretRecord = Type.Object(
+  {
+    name: Type.String(),
+    allowed_hosts: Type.Array(Type.String()),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time', description: 'Last change of the value or the hosts' }),
+  },
+  { $id: 'VaultSecret', title: 'VaultSecret', description: 'A secret of a vault: its name and hosts, never its value' },
+);
+
+export const VaultRecord = Type.Object(
+  {
+    id: Type.String({ description: '`vlt_…`' }),
+    user_id: Type.Integer(),
+    name: Type.String(),
+    description: NullableString,
+    secrets: Type.Array(Type.Ref('VaultSecret')),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Vault', title: 'Vault' },
+);
+
+export const VaultSecretInput = Type.Object(
+  {
+    name: SecretName,
+    value: Type.String({ minLength: 1, maxLength: MAX_SECRET_VALUE_BYTES, description: 'The secret; stored encrypted and never returned' }),
+    allowed_hosts: AllowedHosts,
+  },
+  { $id: 'VaultSecretInput', title: 'VaultSecretInput', additionalProperties: false },
+);
+
+export const VaultCreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 128, description: 'Unique among your vaults' }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
+    secrets: Type.Optional(Type.Array(Type.Ref('VaultSecretInput') as unknown as typeof VaultSecretInput, { maxItems: MAX_SECRETS_PER_VAULT })),
+  },
+  { $id: 'VaultCreate', title: 'VaultCreate', additionalProperties: false },
+);
+
+export const VaultUpdateBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
+  },
+  { $id: 'VaultUpdate', title: 'VaultUpdate', additionalProperties: false },
+);
+
+export const VaultSecretSetBody = Type.Object(
+  {
+    value: Type.String({ minLength: 1, maxLength: MAX_SECRET_VALUE_BYTES, description: 'The new value; stored encrypted and never returned' }),
+    allowed_hosts: AllowedHosts,
+  },
+  { $id: 'VaultSecretSet', title: 'VaultSecretSet', additionalProperties: false },
+);
+
+export const VaultRequestLogRecord = Type.Object(
+  {
+    id: Type.Integer(),
+    at: Type.String({ format: 'date-time' }),
+    vault_id: Type.String(),
+    secret_name: Type.String(),
+    session_id: Type.String(),
+    vm_id: Type.String(),
+    outcome: StringEnum(['substituted', 'flagged'] as const, {
+      description: '`substituted`: the value replaced the placeholder in a request to a bound host; `flagged`: the placeholder went out unchanged somewhere the secret is not bound to',
+    }),
+    scheme: StringEnum(['http', 'https'] as const),
+    host: Type.String({ description: 'The name the VM sent the request to (SNI or Host), or its address' }),
+    method: NullableString,
+    path: Type.Union([Type.String(), Type.Null()], { description: 'The request path as the VM sent it, without its query' }),
+    status: Type.Union([Type.Integer(), Type.Null()], { description: "The upstream's HTTP status (null: no answer, or a plain HTTP connection)" }),
+    detail: NullableString,
+  },
+  { $id: 'VaultRequestLogEntry', title: 'VaultRequestLogEntry' },
+);
+
+export const VaultRequestLogList = Type.Object(
+  {
+    items: Type.Array(Type.Ref('VaultRequestLogEntry')),
+    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for older entries; null on the last page' }),
+  },
+  { $id: 'VaultRequestLogList', title: 'VaultRequestLogList' },
+);
+
+export const VAULT_SCHEMAS = [VaultSecretRecord, VaultRecord, VaultSecretInput, VaultCreateBody, VaultUpdateBody, VaultSecretSetBody, VaultRequestLogRecord, VaultRequestLogList];
+
+export const VaultIdParams = Type.Object({ vault_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const VaultSecretParams = Type.Object({ vault_id: Type.String({ minLength: 1, maxLength: 64 }), name: SecretName });
+
+/** `vault_ids` of a session or VM create request. */
+export const VaultIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+  maxItems: 20,
+  description:
+    "Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's allowed_hosts (see POST /v1/vaults)",
+});
+
+export function toVaultSecretRecord(secret: VaultSecretView): Static<typeof VaultSecretRecord> {
+  return { name: secret.name, allowed_hosts: secret.allowedHosts, created_at: secret.createdAt, updated_at: secret.updatedAt };
+}
+
+export function toVaultRecord(vault: VaultView): Static<typeof VaultRecord> {
+  return {
+    id: vault.id,
+    user_id: vault.userId,
+    name: vault.name,
+    description: vault.description,
+    secrets: vault.secrets.map(toVaultSecretRecord),
+    created_at: vault.createdAt,
+    updated_at: vault.updatedAt,
+  };
+}
+
+export function toVaultRequestLogRecord(row: VaultRequestLogRow): Static<typeof VaultRequestLogRecord> {
+  return {
+    id: row.id,
+    at: row.at,
+    vault_id: row.vault_id,
+    secret_name: row.secret_name,
+    session_id: row.session_id,
+    vm_id: row.vm_id,
+    outcome: row.outcome,
+    scheme: row.scheme === 'http' ? 'http' : 'https',
+    host: row.host,
+    method: row.method,
+    path: row.path,
+    status: row.status,
+    detail: row.detail,
+  };
+}

@@ -1,0 +1,268 @@
+/**
+ * The vault's side of a VM's egress: for each connection the egress proxy allows, whether sandboxd terminates
+ * its TLS (the name is a host one of the session's secrets is bound to), and for each request on such a
+ * connection, the swap of placeholders for values. Placeholders are swapped in the request target and header
+ * values (also inside `Authorization: Basic`), not in bodies. A placeholder seen anywhere else the proxy can
+ * read (a host the secret is not bound to, plain HTTP) goes out unchanged and is flagged: a request-log entry and
+ * a `vault.placeholder_flagged` event. HTTPS to hosts no secret is bound to is not decrypted, so a placeholder
+ * inside it cannot be seen.
+ *
+ * Values are read from the store at each request, so a rotation or a deletion applies to the next request.
+ */
+import type { Clock } from '../clock.ts';
+import { recordEvent, type EventNotifier } from '../events.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+import type { InterceptedRequest, RewrittenRequest } from '../../net/egress/tls-interceptor.ts';
+import type { Database } from '../../store/database.ts';
+import { findVm } from '../../store/vms-store.ts';
+import {
+  insertVaultRequestLogs,
+  listSessionPlaceholders,
+  listVaultSecrets,
+  pruneVaultRequestLogs,
+  type PlaceholderRow,
+  type VaultRequestLogEntry,
+  type VaultSecretRow,
+} from '../../store/vaults-store.ts';
+import { hostMatches, sealingContext } from './vault-service.ts';
+
+/** What the proxy does with an allowed connection of a VM whose session holds placeholders. */
+export type VaultPlan = { intercept: true } | { intercept: false; inspect(chunk: Buffer): void };
+
+const PLACEHOLDER_PREFIX = 'sbxv_';
+/** `sbxv_` + 26 base32 characters (`newVaultPlaceholder`). */
+const PLACEHOLDER_PATTERN = /sbxv_[a-z2-7]{26}/g;
+const PLACEHOLDER_LENGTH = PLACEHOLDER_PREFIX.length + 26;
+const FLAG_EVENT_INTERVAL_MS = 60_000;
+const MAX_LOGGED_PATH = 512;
+
+interface SessionSecrets {
+  sessionId: string;
+  userId: number;
+  /** placeholder → its row. */
+  placeholders: Map<string, PlaceholderRow>;
+  /** `<vault_id>/<name>` → the secret (absent: deleted since the session got its placeholder). */
+  secrets: Map<string, VaultSecretRow>;
+}
+
+/** The placeholders in `text`. */
+export function placeholdersIn(text: string): string[] {
+  return text.includes(PLACEHOLDER_PREFIX) ? [...new Set(text.match(PLACEHOLDER_PATTERN) ?? [])] : [];
+}
+
+export class VaultGateway {
+  /** VM → session: a VM's session never changes. */
+  private readonly sessionOfVm = new Map<string, string>();
+  private readonly pendingLog: VaultRequestLogEntry[] = [];
+  private readonly lastFlagEvent = new Map<string, number>();
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+    private readonly events: EventNotifier,
+    private readonly box: SecretBox,
+    private readonly retentionDays: number,
+  ) {}
+
+  start(): void {
+    if (this.timers.length) return;
+    const every = (ms: number, run: () => Promise<unknown>) => {
+      const timer = setInterval(() => void run().catch(() => undefined), ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(250, () => this.flushLog());
+    every(3600_000, () => this.prune());
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.flushLog().catch(() => undefined);
+  }
+
+  /** Whether a session holds placeholders (its VMs' web traffic then goes through the proxy, even under an open policy). */
+  async sessionHasVault(sessionId: string): Promise<boolean> {
+    return (await listSessionPlaceholders(this.database.db, sessionId)).length > 0;
+  }
+
+  private async sessionSecrets(vmId: string): Promise<SessionSecrets | null> {
+    let sessionId = this.sessionOfVm.get(vmId);
+    let userId: number | undefined;
+    if (!sessionId) {
+      const vm = await findVm(this.database.db, vmId);
+      if (!vm?.sessionId) return null;
+      sessionId = vm.sessionId;
+      userId = vm.userId;
+      this.sessionOfVm.set(vmId, sessionId);
+    }
+    const rows = await listSessionPlaceholders(this.database.db, sessionId);
+    if (rows.length === 0) return null;
+    const secrets = await listVaultSecrets(this.database.db, [...new Set(rows.map((row) => row.vault_id))]);
+    return {
+      sessionId,
+      userId: userId ?? rows[0]!.user_id,
+      placeholders: new Map(rows.map((row) => [row.placeholder, row])),
+      secrets: new Map(secrets.map((secret) => [`${secret.vault_id}/${secret.name}`, secret])),
+    };
+  }
+
+  /** Forgets an ended VM. */
+  forget(vmId: string): void {
+    this.sessionOfVm.delete(vmId);
+  }
+
+  private boundTo(held: SessionSecrets, row: PlaceholderRow, host: string): VaultSecretRow | undefined {
+    const secret = held.secrets.get(`${row.vault_id}/${row.secret_name}`);
+    return secret && hostMatches(JSON.parse(secret.allowed_hosts) as string[], host) ? secret : undefined;
+  }
+
+  /**
+   * How an allowed connection is handled: HTTPS to a host one of the session's secrets is bound to is
+   * intercepted; plain HTTP is inspected for placeholders; null when the VM's session holds none (or HTTPS
+   * elsewhere, which is not decrypted).
+   */
+  async plan(vmId: string, scheme: 'http' | 'https', name: string | null, address: string): Promise<VaultPlan | null> {
+    const held = await this.sessionSecrets(vmId);
+    if (!held) return null;
+    if (scheme === 'https') {
+      const bound = name !== null && [...held.placeholders.values()].some((row) => this.boundTo(held, row, name));
+      return bound ? { intercept: true } : null;
+    }
+    const host = name ?? address;
+    const seen = new Set<string>();
+    let carry = '';
+    return {
+      intercept: false,
+      inspect: (chunk) => {
+        // A placeholder may straddle two chunks: the tail of the previous one is searched again.
+        const text = carry + chunk.toString('latin1');
+        carry = text.slice(-(PLACEHOLDER_LENGTH - 1));
+        for (const placeholder of placeholdersIn(text)) {
+          const row = held.placeholders.get(placeholder);
+          if (!row || seen.has(placeholder)) continue;
+          seen.add(placeholder);
+          const bound = this.boundTo(held, row, host);
+          this.flag(vmId, held, row, { scheme, host, method: null, path: null }, bound ? 'sent over plain HTTP: secrets are only swapped in over HTTPS' : `not bound to ${host}`);
+        }
+      },
+    };
+  }
+
+  /**
+   * Swaps the placeholders of secrets bound to `request.name` for their values in the request target and the
+   * header values; placeholders of other secrets stay and are flagged. Each swap and flag is logged once the
+   * upstream answered (with its status).
+   */
+  async rewrite(vmId: string, request: InterceptedRequest): Promise<RewrittenRequest> {
+    const held = await this.sessionSecrets(vmId);
+    if (!held) return { path: request.path, rawHeaders: request.rawHeaders };
+    const used = new Map<string, { row: PlaceholderRow; value: string | null; reason: string | null }>();
+    const swap = (text: string): string => {
+      let result = text;
+      for (const placeholder of placeholdersIn(text)) {
+        const row = held.placeholders.get(placeholder);
+        if (!row) continue;
+        let entry = used.get(placeholder);
+        if (!entry) {
+          const secret = this.boundTo(held, row, request.name);
+          const value = secret ? this.open(secret) : null;
+          const reason = secret
+            ? value === null
+              ? 'the secret cannot be decrypted (was SANDBOXD_VAULT_KEY changed?): set it again'
+              : null
+            : held.secrets.has(`${row.vault_id}/${row.secret_name}`)
+              ? `not bound to ${request.name}`
+              : 'the secret was deleted';
+          entry = { row, value, reason };
+          used.set(placeholder, entry);
+        }
+        if (entry.value !== null) result = result.split(placeholder).join(entry.value);
+      }
+      return result;
+    };
+    const path = swap(request.path);
+    const rawHeaders = request.rawHeaders.map((value, index) => (index % 2 === 0 ? value : swapHeader(request.rawHeaders[index - 1]!, value, swap)));
+    if (used.size === 0) return { path, rawHeaders };
+    const where = { scheme: 'https', host: request.name, method: request.method, path: loggedPath(request.path) };
+    return {
+      path,
+      rawHeaders,
+      done: (status, error) => {
+        for (const { row, value, reason } of used.values()) {
+          if (value === null) this.flag(vmId, held, row, where, reason ?? 'not bound', status);
+          else this.log(vmId, held, row, { ...where, outcome: 'substituted', status, detail: error ? `upstream failed: ${error.message}` : null });
+        }
+      },
+    };
+  }
+
+  private open(secret: VaultSecretRow): string | null {
+    try {
+      return this.box.open(secret.sealed_value, sealingContext(secret.vault_id, secret.name));
+    } catch {
+      return null; // sealed under another SANDBOXD_VAULT_KEY: the placeholder goes out as it is
+    }
+  }
+
+  private log(
+    vmId: string,
+    held: SessionSecrets,
+    row: PlaceholderRow,
+    entry: { scheme: string; host: string; method: string | null; path: string | null; outcome: 'substituted' | 'flagged'; status: number | null; detail: string | null },
+  ): void {
+    this.pendingLog.push({
+      vault_id: row.vault_id,
+      user_id: held.userId,
+      secret_name: row.secret_name,
+      session_id: held.sessionId,
+      vm_id: vmId,
+      at: this.clock.now().toISOString(),
+      ...entry,
+    });
+    if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
+  }
+
+  private flag(vmId: string, held: SessionSecrets, row: PlaceholderRow, where: { scheme: string; host: string; method: string | null; path: string | null }, detail: string, status: number | null = null): void {
+    this.log(vmId, held, row, { ...where, outcome: 'flagged', status, detail });
+    const key = `${held.sessionId}/${row.vault_id}/${row.secret_name}/${where.host}`;
+    const now = this.clock.now().getTime();
+    if (now - (this.lastFlagEvent.get(key) ?? -Infinity) < FLAG_EVENT_INTERVAL_MS) return;
+    this.lastFlagEvent.set(key, now);
+    void recordEvent(this.database.db, this.clock, {
+      type: 'vault.placeholder_flagged',
+      userId: held.userId,
+      subjectId: row.vault_id,
+      data: { vault_id: row.vault_id, secret_name: row.secret_name, session_id: held.sessionId, vm_id: vmId, scheme: where.scheme, host: where.host, detail },
+    })
+      .then(() => this.events.committed())
+      .catch(() => undefined);
+  }
+
+  /** Writes the buffered log entries. */
+  async flushLog(): Promise<void> {
+    while (this.pendingLog.length) await insertVaultRequestLogs(this.database.db, this.pendingLog.splice(0, 500));
+  }
+
+  async prune(): Promise<number> {
+    return pruneVaultRequestLogs(this.database.db, new Date(this.clock.now().getTime() - this.retentionDays * 86_400_000).toISOString());
+  }
+}
+
+/** A header value with placeholders swapped, also inside `Basic` credentials (base64 of user:password). */
+function swapHeader(name: string, value: string, swap: (text: string) => string): string {
+  const basic = name.toLowerCase() === 'authorization' || name.toLowerCase() === 'proxy-authorization' ? /^(Basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
+  if (basic) {
+    const decoded = Buffer.from(basic[2]!, 'base64').toString('utf8');
+    const swapped = swap(decoded);
+    if (swapped !== decoded) return `${basic[1]}${Buffer.from(swapped, 'utf8').toString('base64')}`;
+  }
+  return swap(value);
+}
+
+/** The path as logged: without its query (which may carry other credentials), cut to a readable length. */
+function loggedPath(path: string): string {
+  const bare = path.split('?')[0] ?? path;
+  return bare.length > MAX_LOGGED_PATH ? `${bare.slice(0, MAX_LOGGED_PATH)}…` : bare;
+}
