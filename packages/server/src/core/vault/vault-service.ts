@@ -240,8 +240,9 @@ export class VaultService {
     const at = now.toISOString();
     const created = await this.database.db.transaction().execute(async (trx) => {
       const row = await this.owned(trx, principal.userId, vaultId);
-      const existing = (await listVaultSecrets(trx, [row.id])).find((s) => s.name === secret.name);
-      if (!existing && (await listVaultSecrets(trx, [row.id])).length >= MAX_SECRETS_PER_VAULT) throw badRequest(`a vault holds at most ${MAX_SECRETS_PER_VAULT} secrets`);
+      const secrets = await listVaultSecrets(trx, [row.id]);
+      const existing = secrets.find((s) => s.name === secret.name);
+      if (!existing && secrets.length >= MAX_SECRETS_PER_VAULT) throw badRequest(`a vault holds at most ${MAX_SECRETS_PER_VAULT} secrets`);
       await upsertVaultSecret(trx, { ...this.sealedRow(row.id, secret, at), created_at: existing?.created_at ?? at });
       await updateVault(trx, row.id, { updated_at: at });
       await recordAudit(trx, { actor, action: existing ? 'vault.secret_rotate' : 'vault.secret_add', target: { type: 'vault', id: row.id }, outcome: 'success', detail: { secret_name: secret.name, allowed_hosts: secret.allowedHosts }, at: now });
