@@ -50,6 +50,22 @@ export function placeholdersIn(text: string): string[] {
   return text.includes(PLACEHOLDER_PREFIX) ? [...new Set(text.match(PLACEHOLDER_PATTERN) ?? [])] : [];
 }
 
+/** Finds placeholders in a byte stream read chunk by chunk, each reported once, also when it straddles two chunks. */
+export class PlaceholderScanner {
+  private carry = '';
+  private readonly seen = new Set<string>();
+
+  /** The placeholders first seen in this chunk. */
+  push(chunk: Buffer): string[] {
+    const text = this.carry + chunk.toString('latin1');
+    // The tail of this chunk is searched again with the next one: a placeholder may begin in it.
+    this.carry = text.slice(-(PLACEHOLDER_LENGTH - 1));
+    const found = placeholdersIn(text).filter((placeholder) => !this.seen.has(placeholder));
+    for (const placeholder of found) this.seen.add(placeholder);
+    return found;
+  }
+}
+
 export class VaultGateway {
   /** VM → session: a VM's session never changes. */
   private readonly sessionOfVm = new Map<string, string>();
@@ -131,18 +147,13 @@ export class VaultGateway {
       return bound ? { intercept: true } : null;
     }
     const host = name ?? address;
-    const seen = new Set<string>();
-    let carry = '';
+    const scanner = new PlaceholderScanner();
     return {
       intercept: false,
       inspect: (chunk) => {
-        // A placeholder may straddle two chunks: the tail of the previous one is searched again.
-        const text = carry + chunk.toString('latin1');
-        carry = text.slice(-(PLACEHOLDER_LENGTH - 1));
-        for (const placeholder of placeholdersIn(text)) {
+        for (const placeholder of scanner.push(chunk)) {
           const row = held.placeholders.get(placeholder);
-          if (!row || seen.has(placeholder)) continue;
-          seen.add(placeholder);
+          if (!row) continue;
           const bound = this.boundTo(held, row, host);
           this.flag(vmId, held, row, { scheme, host, method: null, path: null }, bound ? 'sent over plain HTTP: secrets are only swapped in over HTTPS' : `not bound to ${host}`);
         }
@@ -251,7 +262,7 @@ export class VaultGateway {
 }
 
 /** A header value with placeholders swapped, also inside `Basic` credentials (base64 of user:password). */
-function swapHeader(name: string, value: string, swap: (text: string) => string): string {
+export function swapHeader(name: string, value: string, swap: (text: string) => string): string {
   const basic = name.toLowerCase() === 'authorization' || name.toLowerCase() === 'proxy-authorization' ? /^(Basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
   if (basic) {
     const decoded = Buffer.from(basic[2]!, 'base64').toString('utf8');
