@@ -9,6 +9,7 @@ import { SignInPage } from './pages/sign-in.tsx';
 import { SandboxesPage } from './pages/sandboxes.tsx';
 import { SessionPage } from './pages/session.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
+import { VaultsPage } from './pages/vaults.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { AuditPage } from './pages/audit.tsx';
 import { CliLoginPage } from './pages/cli-login.tsx';
@@ -19,6 +20,7 @@ import './styles.css';
 const NAV: { to: string; label: string; pages: Route['page'][]; admin?: boolean }[] = [
   { to: '/sandboxes', label: 'Sandboxes', pages: ['sandboxes', 'session'] },
   { to: '/keys', label: 'API keys', pages: ['keys'] },
+  { to: '/vaults', label: 'Vaults', pages: ['vaults'] },
   { to: '/webhooks', label: 'Webhooks', pages: ['webhooks'] },
   { to: '/usage', label: 'Usage', pages: ['usage'] },
   { to: '/audit', label: 'Audit log', pages: ['audit'] },
@@ -34,6 +36,8 @@ function Page({ route, user }: { route: Route; user: ConsoleUser }) {
       return <SessionPage sessionId={route.sessionId} />;
     case 'keys':
       return <ApiKeysPage />;
+    case 'vaults':
+      return <VaultsPage />;
     case 'webhooks':
       return <WebhooksPage />;
     case 'audit':

@@ -9,6 +9,7 @@ export type Route =
   | { page: 'sandboxes' }
   | { page: 'session'; sessionId: string }
   | { page: 'keys' }
+  | { page: 'vaults' }
   | { page: 'webhooks' }
   | { page: 'audit' }
   | { page: 'usage' }
@@ -25,6 +26,7 @@ export function parseRoute(location: Location): Route {
   const session = /^\/sandboxes\/([^/]+)$/.exec(path);
   if (session) return { page: 'session', sessionId: decodeURIComponent(session[1]!) };
   if (path === '/keys') return { page: 'keys' };
+  if (path === '/vaults') return { page: 'vaults' };
   if (path === '/webhooks') return { page: 'webhooks' };
   if (path === '/audit') return { page: 'audit' };
   if (path === '/usage') return { page: 'usage' };

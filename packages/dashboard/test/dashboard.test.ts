@@ -368,6 +368,95 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     await screenshot('webhooks');
   });
 
+  test('a vault: create it with a secret, rotate the secret, delete it; its value is never in the page nor in an answer', async () => {
+    const value = `sk-console-first-${Date.now()}-value`;
+    const rotated = `sk-console-rotated-${Date.now()}-value`;
+    // Every API answer the page gets while this runs, read whole.
+    const bodies: Promise<{ url: string; text: string }>[] = [];
+    const onResponse = (response: import('playwright-core').Response) => {
+      if (new URL(response.url()).pathname.startsWith('/v1/')) bodies.push(response.text().then((text) => ({ url: response.url(), text }), () => ({ url: response.url(), text: '' })));
+    };
+    const assertNowhere = async (secret: string) => {
+      assert.ok(!(await page.content()).includes(secret), 'the value is not in the page');
+      for (const { url, text } of await Promise.all(bodies)) assert.ok(!text.includes(secret), `the value is not in the answer of ${url}`);
+    };
+    page.on('response', onResponse);
+    try {
+      await page.getByRole('link', { name: 'Vaults', exact: true }).click();
+      await page.getByRole('heading', { name: 'Vaults', level: 1 }).waitFor();
+      const create = page.getByRole('form', { name: 'Create a vault' });
+      await create.getByLabel('Name', { exact: true }).fill('console-vault');
+      await create.getByLabel('Description', { exact: true }).fill('made in the console');
+      await create.getByLabel('Secret name').fill('CONSOLE_TOKEN');
+      assert.equal(await create.getByLabel('Value', { exact: true }).getAttribute('type'), 'password');
+      await create.getByLabel('Value', { exact: true }).fill(value);
+      await create.getByLabel('Allowed hosts').fill('api.example.com,\n*.example.org');
+      await create.getByRole('button', { name: 'Create vault' }).click();
+      const row = page.locator('tr[data-vault-id]', { hasText: 'console-vault' });
+      await row.filter({ hasText: 'CONSOLE_TOKEN → api.example.com, *.example.org' }).waitFor();
+      assert.equal(await create.getByLabel('Value', { exact: true }).inputValue(), '', 'the value field is cleared');
+      const vaultId = (await row.getAttribute('data-vault-id'))!;
+      assert.match(vaultId, /^vlt_/);
+      // The new vault is open: its secret with its hosts, and an empty request log.
+      const details = page.locator(`section[data-vault-id="${vaultId}"]`);
+      const secretRow = details.locator('tr[data-secret-name="CONSOLE_TOKEN"]');
+      await secretRow.getByText('api.example.com', { exact: true }).waitFor();
+      await secretRow.getByText('*.example.org', { exact: true }).waitFor();
+      await details.getByText('No request has used this vault.').waitFor();
+      await details.getByLabel('Outcome').selectOption('flagged');
+      await details.getByText('No request has used this vault with the outcome flagged.').waitFor();
+      const stored = await call(server, 'GET', `/v1/vaults/${vaultId}`, { apiKey: alice.apiKey });
+      assert.equal(stored.status, 200, stored.text);
+      assert.deepEqual(stored.body.secrets.map((s: { name: string; allowed_hosts: string[] }) => [s.name, s.allowed_hosts]), [['CONSOLE_TOKEN', ['api.example.com', '*.example.org']]]);
+      await assertNowhere(value);
+
+      // A vault of the same name: the API's 409, shown on the form.
+      await create.getByLabel('Name', { exact: true }).fill('console-vault');
+      await create.getByRole('button', { name: 'Create vault' }).click();
+      await create.getByRole('alert').filter({ hasText: 'already' }).waitFor();
+
+      // Rotate: a new value and other hosts.
+      const set = details.getByRole('form', { name: 'Add or rotate a secret' });
+      await set.getByLabel('Secret name').fill('CONSOLE_TOKEN');
+      await set.getByLabel('Value', { exact: true }).fill(rotated);
+      await set.getByLabel('Allowed hosts').fill('api.example.net');
+      await set.getByRole('button', { name: 'Save secret' }).click();
+      await details.getByRole('status').filter({ hasText: 'Secret CONSOLE_TOKEN rotated.' }).waitFor();
+      await secretRow.getByText('api.example.net', { exact: true }).waitFor();
+      assert.equal(await set.getByLabel('Value', { exact: true }).inputValue(), '', 'the value field is cleared');
+      const afterRotation = await call(server, 'GET', `/v1/vaults/${vaultId}`, { apiKey: alice.apiKey });
+      assert.deepEqual(afterRotation.body.secrets[0].allowed_hosts, ['api.example.net']);
+      assert.ok(afterRotation.body.secrets[0].updated_at >= stored.body.secrets[0].updated_at);
+      // Rename it.
+      const rename = details.getByRole('form', { name: 'Rename the vault' });
+      await rename.getByLabel('Description', { exact: true }).fill('the console test vault');
+      await rename.getByRole('button', { name: 'Save', exact: true }).click();
+      await row.filter({ hasText: 'the console test vault' }).waitFor();
+      // The sandbox form offers it.
+      await assertNowhere(value);
+      await assertNowhere(rotated);
+      await details.getByLabel('Outcome').selectOption('');
+      await screenshot('console-vaults');
+
+      // Delete the secret, then the vault.
+      page.once('dialog', (dialog) => void dialog.accept());
+      await secretRow.getByRole('button', { name: 'Delete the secret CONSOLE_TOKEN' }).click();
+      await secretRow.waitFor({ state: 'detached' });
+      await details.getByText('No secret in this vault.').waitFor();
+      assert.deepEqual((await call(server, 'GET', `/v1/vaults/${vaultId}`, { apiKey: alice.apiKey })).body.secrets, []);
+      page.once('dialog', (dialog) => void dialog.accept());
+      await details.getByRole('button', { name: 'Delete vault' }).click();
+      await row.waitFor({ state: 'detached' });
+      await details.waitFor({ state: 'detached' });
+      assert.equal((await call(server, 'GET', `/v1/vaults/${vaultId}`, { apiKey: alice.apiKey })).status, 404);
+      await assertNowhere(value);
+      await assertNowhere(rotated);
+      assert.ok(bodies.length > 0);
+    } finally {
+      page.off('response', onResponse);
+    }
+  });
+
   test('approve a CLI login started by `sandbox login`', async () => {
     const running = startCli(['login', '--no-browser', '--json', '--hostname', 'console-test-host'], home.env());
     const [url, userCode] = await waitFor(running.stderrSoFar, /(http:\/\/\S+\/cli-login\?user_code=([A-Z]{4}-[A-Z]{4}))/).then((m) => [m[1]!, m[2]!]);

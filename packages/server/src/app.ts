@@ -24,6 +24,7 @@ import { DeploymentDrainRequest } from './api/routes/workers/schemas.ts';
 import { startAdminListener, type AdminListener } from './api/admin-listener.ts';
 import { agentRpcUpgradeHandler } from './api/internal/agent-rpc-upgrade.ts';
 import { registerInternalBrowserCallRoute } from './api/internal/browser-call-route.ts';
+import { registerInternalEgressRoute } from './api/internal/egress-policy-route.ts';
 import { registerInternalVmStartRoute } from './api/internal/vm-start-route.ts';
 import { registerAuditRoutes } from './api/routes/audit/index.ts';
 import { AUDIT_SCHEMAS } from './api/routes/audit/schemas.ts';
@@ -176,6 +177,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const notFoundHint = customDomainHint(services);
   await registerDashboard(app, { notHere: async (request) => (await notFoundHint(request)) !== null });
   registerInternalBrowserCallRoute(app, context);
+  registerInternalEgressRoute(app, context);
   const agentRpc = agentRpcUpgradeHandler(services);
   app.addHook('preClose', async () => agentRpc.closeAll());
   registerUpgradeRouter(app, [agentRpc, vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);

@@ -277,7 +277,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     retentionDays: config.egressLogRetentionDays,
     refusedEventIntervalMs: config.egressRefusedEventSeconds * 1000,
     reconcileIntervalMs: 2000,
-  }, vaultGateway);
+  }, vaultGateway, config.databaseUrl ? remoteNodes : null);
   // A vault session's VM trusts the deployment's CA before it is handed out.
   vms.onVmReady(async (session, live) => {
     if (await vaultGateway.sessionHasVault(session.id)) await installGuestCa(live.agent, (await vaultCa.material()).certPem);

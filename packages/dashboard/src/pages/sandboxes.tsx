@@ -37,6 +37,8 @@ function Countdown({ endAt }: { endAt: string | null }) {
 function CreateForm({ onCreated }: { onCreated: () => void }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // The caller's vaults to attach; the form works without them when they cannot be listed.
+  const vaults = useLoad(() => api<Schemas['Vault'][]>('GET', '/v1/vaults'), []);
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -45,6 +47,7 @@ function CreateForm({ onCreated }: { onCreated: () => void }) {
     try {
       const metadata = parsePairs(String(form.get('metadata') ?? ''));
       const template = String(form.get('template') ?? '').trim();
+      const vaultIds = form.getAll('vault_ids').map(String).filter(Boolean);
       const body: Schemas['SessionCreateRequest'] = {
         vcpu_count: Number(form.get('vcpu_count')) as Schemas['SessionCreateRequest']['vcpu_count'],
         memory_mb: Number(form.get('memory_mb')),
@@ -52,6 +55,7 @@ function CreateForm({ onCreated }: { onCreated: () => void }) {
         prewarm: true,
         ...(template ? { template } : {}),
         ...(metadata ? { metadata } : {}),
+        ...(vaultIds.length ? { vault_ids: vaultIds } : {}),
       };
       const created = await api<Schemas['SessionCreateResponse']>('POST', '/v1/sessions/session', body);
       onCreated();
@@ -81,6 +85,21 @@ function CreateForm({ onCreated }: { onCreated: () => void }) {
       <input id="template" name="template" placeholder="default" pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,62}" />
       <label htmlFor="metadata">Metadata</label>
       <input id="metadata" name="metadata" placeholder="team=ml, run=42" />
+      {vaults.data && vaults.data.length > 0 ? (
+        <>
+          <label htmlFor="vault_ids">Vaults</label>
+          <select id="vault_ids" name="vault_ids" multiple size={Math.min(4, Math.max(2, vaults.data.length))} aria-describedby="vault_ids-hint">
+            {vaults.data.map((vault) => (
+              <option key={vault.id} value={vault.id}>
+                {`${vault.name} (${vault.secrets.map((secret) => secret.name).join(', ') || 'no secrets'})`}
+              </option>
+            ))}
+          </select>
+          <p className="muted" id="vault_ids-hint">
+            Its VMs see each secret as a placeholder, swapped for the value only in requests to the secret&apos;s hosts.
+          </p>
+        </>
+      ) : null}
       <button type="submit" className="primary" disabled={busy}>
         {busy ? 'Starting…' : 'Create sandbox'}
       </button>

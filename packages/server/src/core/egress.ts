@@ -74,6 +74,14 @@ export interface EgressOptions {
   reconcileIntervalMs: number;
 }
 
+/** Where another node enforces a VM's policy (hidden from the OpenAPI document; cluster-secret signed). */
+export const REMOTE_EGRESS_PATH = '/internal/v1/egress/vm-policy';
+
+/** Another node's egress service, for a VM it runs (cluster mode; core/cluster/remote-nodes.ts). */
+export interface RemoteEgress {
+  post<T>(nodeId: string, internalPath: string, body: unknown, timeoutMs: number, what: string): Promise<T>;
+}
+
 /** The vault, as egress sees it: a VM whose session holds placeholders goes through the proxy whatever its policy. */
 export interface EgressVaultSessions {
   sessionHasVault(sessionId: string): Promise<boolean>;
@@ -108,6 +116,8 @@ export class EgressService {
     private readonly enforcement: EgressEnforcement | null,
     private readonly options: EgressOptions,
     private readonly vault: EgressVaultSessions | null = null,
+    /** Other nodes of the cluster (absent: every VM is on this node). */
+    private readonly remote: RemoteEgress | null = null,
   ) {
     vms.onVmReady(async (session, live) => {
       await this.enforceNew(live.vm, session);
@@ -272,15 +282,30 @@ export class EgressService {
 
   async getVmPolicy(principal: Principal, vmId: string): Promise<EgressPolicyView> {
     const vm = await this.vms.getOwned(principal, vmId);
+    // Whether it is enforced is known by the node that runs it.
+    if (this.onOtherNode(vm)) return this.forward(vm, principal, null);
     const { policy, source } = await this.policyOfVmRecord(vm);
     return { policy, source, enforced: this.enforcement?.vmIds().includes(vm.id) ?? false };
   }
 
-  /** Replaces a VM's policy; a running VM of this node follows it for its next connection. */
+  private onOtherNode(vm: Vm): boolean {
+    return this.remote !== null && vm.nodeId !== this.engine.nodeId && vm.status !== 'killed';
+  }
+
+  /** Runs a VM's policy read (`policy` null) or change on the node that runs it, for `principal` (checked there again). */
+  private forward(vm: Vm, principal: Principal, policy: EgressPolicy | null): Promise<EgressPolicyView> {
+    return this.remote!.post<EgressPolicyView>(vm.nodeId, REMOTE_EGRESS_PATH, { principal, vm_id: vm.id, policy }, 30_000, `VM ${vm.id} runs on`);
+  }
+
+  /**
+   * Replaces a VM's policy; a running VM follows it for its next connection. A VM on another node of the
+   * cluster is changed there (the node that runs it holds its firewall rules).
+   */
   async setVmPolicy(principal: Principal, vmId: string, requested: EgressPolicy): Promise<EgressPolicyView> {
     const vm = await this.vms.getOwned(principal, vmId);
     const policy = this.normalize(requested);
     if (vm.status === 'killed') throw new AppError('CONFLICT', `VM ${vm.id} has ended: its egress policy can no longer change`);
+    if (this.onOtherNode(vm)) return this.forward(vm, principal, policy);
     if (vm.nodeId !== this.engine.nodeId) throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} runs on node ${vm.nodeId}: send the request to that node`);
     const live = this.engine.liveVmIds().includes(vm.id);
     const enforced = live ? await this.enforce(vm.id, vm.userId, vm.sessionId, policy) : false;
@@ -301,7 +326,7 @@ export class EgressService {
     await upsertEgressPolicy(this.database.db, 'session', session.id, session.userId, JSON.stringify(policy), this.clock.now().toISOString());
     const updatedVmIds: string[] = [];
     const vm = session.currentVmId ? await findVm(this.database.db, session.currentVmId) : undefined;
-    if (vm && vm.status !== 'killed' && vm.nodeId === this.engine.nodeId) {
+    if (vm && vm.status !== 'killed' && (vm.nodeId === this.engine.nodeId || this.remote)) {
       await this.setVmPolicy(principal, vm.id, policy);
       updatedVmIds.push(vm.id);
     }

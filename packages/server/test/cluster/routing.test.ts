@@ -185,6 +185,22 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     }
   });
 
+  test("the egress policy of B's VM is changed through node A and read through node C (B enforces it)", { skip: process.getuid?.() !== 0 ? 'needs root (nftables)' : false }, async () => {
+    const put = await call(a, 'PUT', `/v1/vms/${vmId}/egress`, { apiKey: alice, json: { allowed_domains: ['allowed.test'] } });
+    assert.equal(put.status, 200, put.text);
+    assert.equal(put.body.enforced, true, 'enforced on B, where the VM runs');
+    const read = await call(c, 'GET', `/v1/vms/${vmId}/egress`, { apiKey: alice });
+    assert.deepEqual([read.body.allowed_domains, read.body.enforced], [['allowed.test'], true]);
+    // B's policy resolver now answers NXDOMAIN for any other name.
+    const lookup = await execute(c, { session_id: sessionId, language: 'bash', command: 'getent hosts blocked.test || echo refused' });
+    assert.equal(lookup.body.stdout.trim(), 'refused');
+    assert.equal((await call(a, 'PUT', `/v1/vms/${vmId}/egress`, { apiKey: bob, json: {} })).status, 404);
+    const reopened = await call(c, 'PUT', `/v1/sessions/${sessionId}/egress`, { apiKey: alice, json: { allowed_domains: ['*'], allowed_cidrs: ['0.0.0.0/0'] } });
+    assert.equal(reopened.status, 200, reopened.text);
+    assert.deepEqual(reopened.body.updated_vm_ids, [vmId]);
+    assert.equal((await call(a, 'GET', `/v1/vms/${vmId}/egress`, { apiKey: alice })).body.enforced, false, 'open again: no rules on B');
+  });
+
   test('a browser session whose page node B holds is driven and closed through nodes A and C', async () => {
     const opened = await call(b, 'POST', '/v1/browser/sessions/', { apiKey: alice, json: { viewport_width: 800, viewport_height: 600 } });
     assert.equal(opened.status, 200, opened.text);

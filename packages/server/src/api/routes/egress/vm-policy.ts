@@ -36,7 +36,7 @@ export function registerVmEgressPolicy(app: App, { services, requireAuth }: Rout
         body: EgressPolicyRef,
         response: authedResponses(
           { 200: Type.Ref('EgressPolicy') },
-          { 400: 'A domain or CIDR that is not one', 404: 'No such VM among yours', 409: 'The VM has ended', 503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the VM runs on another node' },
+          { 400: 'A domain or CIDR that is not one', 404: 'No such VM among yours', 409: 'The VM has ended', 503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the node that runs the VM cannot be reached' },
         ),
       },
       onRequest: requireAuth,
