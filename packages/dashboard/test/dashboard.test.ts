@@ -1,9 +1,9 @@
 /**
  * The web console in a real browser (Debian's Chromium through playwright-core) against a real server with
- * real VMs: sign in, create a sandbox, run code, a terminal, files both ways, API keys, a webhook's test
- * delivery, approving `sandbox login`, and never seeing another user's sandbox. One server, one browser and
- * one sandbox for the whole file (VMs are slow under TCG). Screenshots of the main pages go to
- * docs/screenshots/ for the README.
+ * real VMs: sign in, create a sandbox, run code, a terminal, files both ways, API keys, a vault's secrets (their
+ * values never shown nor sent back), a webhook's test delivery, approving `sandbox login`, and never seeing
+ * another user's sandbox. One server, one browser and one sandbox for the whole file (VMs are slow under TCG).
+ * Screenshots of the main pages go to docs/screenshots/ for the README.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
 import { makeHome, startCli, waitFor, type CliHome } from '../../cli/test/run-cli.ts';
 import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import { startReceiver, type Receiver } from '../../server/test/helpers/webhook-receiver.ts';
@@ -371,10 +371,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
   test('a vault: create it with a secret, rotate the secret, delete it; its value is never in the page nor in an answer', async () => {
     const value = `sk-console-first-${Date.now()}-value`;
     const rotated = `sk-console-rotated-${Date.now()}-value`;
-    // Every API answer the page gets while this runs, read whole.
+    // Every API answer the page gets while this runs, read whole (not the event stream, which never ends).
     const bodies: Promise<{ url: string; text: string }>[] = [];
-    const onResponse = (response: import('playwright-core').Response) => {
-      if (new URL(response.url()).pathname.startsWith('/v1/')) bodies.push(response.text().then((text) => ({ url: response.url(), text }), () => ({ url: response.url(), text: '' })));
+    const onResponse = (response: Response) => {
+      if (new URL(response.url()).pathname.startsWith('/v1/') && !(response.headers()['content-type'] ?? '').startsWith('text/event-stream')) bodies.push(response.text().then((text) => ({ url: response.url(), text }), () => ({ url: response.url(), text: '' })));
     };
     const assertNowhere = async (secret: string) => {
       assert.ok(!(await page.content()).includes(secret), 'the value is not in the page');
@@ -410,11 +410,6 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       assert.deepEqual(stored.body.secrets.map((s: { name: string; allowed_hosts: string[] }) => [s.name, s.allowed_hosts]), [['CONSOLE_TOKEN', ['api.example.com', '*.example.org']]]);
       await assertNowhere(value);
 
-      // A vault of the same name: the API's 409, shown on the form.
-      await create.getByLabel('Name', { exact: true }).fill('console-vault');
-      await create.getByRole('button', { name: 'Create vault' }).click();
-      await create.getByRole('alert').filter({ hasText: 'already' }).waitFor();
-
       // Rotate: a new value and other hosts.
       const set = details.getByRole('form', { name: 'Add or rotate a secret' });
       await set.getByLabel('Secret name').fill('CONSOLE_TOKEN');
@@ -432,11 +427,24 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       await rename.getByLabel('Description', { exact: true }).fill('the console test vault');
       await rename.getByRole('button', { name: 'Save', exact: true }).click();
       await row.filter({ hasText: 'the console test vault' }).waitFor();
-      // The sandbox form offers it.
       await assertNowhere(value);
       await assertNowhere(rotated);
       await details.getByLabel('Outcome').selectOption('');
+      await details.getByText('No request has used this vault.').waitFor();
+      await page.evaluate('window.scrollTo(0, 0)');
       await screenshot('console-vaults');
+
+      // A vault of the same name: the API's 409, shown on the form.
+      await create.getByLabel('Name', { exact: true }).fill('console-vault');
+      await create.getByRole('button', { name: 'Create vault' }).click();
+      await create.getByRole('alert').filter({ hasText: 'already' }).waitFor();
+      // The sandbox form offers the vault to attach (vault_ids).
+      await page.getByRole('link', { name: 'Sandboxes', exact: true }).click();
+      await page.getByLabel('Vaults', { exact: true }).locator('option', { hasText: 'console-vault (CONSOLE_TOKEN)' }).waitFor({ state: 'attached' });
+      assert.equal(await page.getByLabel('Vaults', { exact: true }).locator('option', { hasText: 'console-vault (CONSOLE_TOKEN)' }).getAttribute('value'), vaultId);
+      await page.getByRole('link', { name: 'Vaults', exact: true }).click();
+      await page.getByRole('button', { name: 'Manage console-vault' }).click();
+      await details.waitFor();
 
       // Delete the secret, then the vault.
       page.once('dialog', (dialog) => void dialog.accept());
@@ -520,7 +528,7 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
   test('works in a narrow window: no sideways scrolling of the page', async () => {
     await page.setViewportSize({ width: 390, height: 800 });
     try {
-      for (const url of ['/sandboxes', '/webhooks', `/sandboxes/${sessionId}`]) {
+      for (const url of ['/sandboxes', '/webhooks', '/vaults', `/sandboxes/${sessionId}`]) {
         await page.goto(server.baseUrl + url);
         await page.getByRole('heading', { level: 1 }).waitFor();
         // Wide tables scroll inside their own box; the page itself fits.
