@@ -13,7 +13,7 @@ interface FieldDoc {
   values?: string[];
 }
 
-/** How the doc writes a schema's JSON type: string, integer, number, boolean, date-time, object of string. */
+/** How the doc writes a schema's JSON type: string, integer, number, boolean, date-time, object of string, array of string. */
 function describe(schema: Record<string, any>): FieldDoc {
   const variants: Record<string, any>[] = schema.anyOf ?? [schema];
   const nonNull = variants.filter((v) => v.type !== 'null');
@@ -23,6 +23,7 @@ function describe(schema: Record<string, any>): FieldDoc {
   if (inner.enum) return { type: 'string', nullable, values: [...inner.enum] };
   if (inner.type === 'string' && inner.format === 'date-time') return { type: 'date-time', nullable };
   if (inner.type === 'object') return { type: 'object of string', nullable };
+  if (inner.type === 'array') return { type: `array of ${(inner.items as { type: string }).type}`, nullable };
   return { type: inner.type, nullable };
 }
 
@@ -32,7 +33,7 @@ function documentedCatalogue(): Record<string, Record<string, FieldDoc>> {
   const catalogue: Record<string, Record<string, FieldDoc>> = {};
   for (const row of section.matchAll(/^\| `([a-z_]+(?:\.[a-z_]+)+)` \| .*? \| (.*) \|$/gm)) {
     const fields: Record<string, FieldDoc> = {};
-    for (const field of row[2]!.matchAll(/`([a-z_]+)` (date-time|string|integer|number|boolean|object of string)(\?)?(?: \(one of ([^)]*)\))?/g)) {
+    for (const field of row[2]!.matchAll(/`([a-z_]+)` (date-time|string|integer|number|boolean|object of string|array of string)(\?)?(?: \(one of ([^)]*)\))?/g)) {
       fields[field[1]!] = {
         type: field[2]!,
         nullable: field[3] === '?',
