@@ -858,7 +858,11 @@ const settings = {
     env: 'SANDBOXD_VAULT_UPSTREAM_CA_FILE',
     description:
       "A PEM file of extra CA certificates that hosts a vault secret is bound to may present (a private API's CA); the public roots bundled with Node are always trusted",
-    parse: text,
+    parse: (raw: string) => {
+      // Read at start: a missing or wrong file is a configuration error that names the variable.
+      if (!fs.readFileSync(raw, 'utf8').includes('-----BEGIN CERTIFICATE-----')) throw new Error(`${raw} has no PEM certificate`);
+      return raw;
+    },
     fallback: () => null as string | null,
   },
   vaultLogRetentionDays: {

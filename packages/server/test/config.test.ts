@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
 test('defaults: 127.0.0.1:8080, ./.sandboxd, SQLite, the three plans', () => {
@@ -75,6 +76,9 @@ test('bad values fail with the variable named', () => {
     [{ SANDBOXD_DNS_SERVERS: '127.0.0.1:70000' }, /SANDBOXD_DNS_SERVERS/],
     [{ SANDBOXD_DNS_SERVERS: '1.1.1.1,' }, /SANDBOXD_DNS_SERVERS/],
     [{ SANDBOXD_CUSTOM_DOMAIN_PENDING_SECONDS: '10' }, /SANDBOXD_CUSTOM_DOMAIN_PENDING_SECONDS/],
+    [{ SANDBOXD_VAULT_KEY: 'too short' }, /SANDBOXD_VAULT_KEY/],
+    [{ SANDBOXD_VAULT_UPSTREAM_CA_FILE: '/nonexistent/ca.pem' }, /SANDBOXD_VAULT_UPSTREAM_CA_FILE: ENOENT/],
+    [{ SANDBOXD_VAULT_UPSTREAM_CA_FILE: fileURLToPath(import.meta.url) }, /SANDBOXD_VAULT_UPSTREAM_CA_FILE: .* has no PEM certificate/],
   ];
   for (const [env, pattern] of cases) assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
 });
