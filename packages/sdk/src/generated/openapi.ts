@@ -10686,7 +10686,7 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the VM runs on another node */
+                /** @description This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the node that runs the VM cannot be reached */
                 503: {
                     headers: {
                         [name: string]: unknown;
