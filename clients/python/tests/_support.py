@@ -5,7 +5,8 @@ The package comes from ``../src`` unless ``SANDBOXD_TEST_INSTALLED=1`` (then fro
 as in the wheel test). The live tests run when ``SANDBOXD_URL`` and ``SANDBOXD_API_KEY`` name a server
 (``packages/server/test/clients/python-client.test.ts`` starts one with real VMs); ``SANDBOXD_TEST_TINY_API_KEY``
 is a user on a plan of 3 executions a minute and 1 VM, ``SANDBOXD_TEST_OTHER_API_KEY`` another user, and
-``SANDBOXD_TEST_USERNAME``/``SANDBOXD_TEST_PASSWORD`` the main user's login (for bearer tokens).
+``SANDBOXD_TEST_USERNAME``/``SANDBOXD_TEST_PASSWORD`` the main user's login (for bearer tokens), and
+``SANDBOXD_TEST_EGRESS_ENFORCED=1`` says the server enforces egress (it then accepts ``vault_ids``; else 503).
 """
 
 from __future__ import annotations

@@ -87,7 +87,8 @@ export function isOpenEgressPolicy(policy: EgressPolicy): boolean {
   return policy.allowHttp && policy.allowHttps && policy.allowedDomains.includes('*') && policy.allowedCidrs.includes('0.0.0.0/0');
 }
 
-function matchesPattern(name: string, pattern: string): boolean {
+/** Whether a canonical name matches one `allowed_domains`-style pattern (exact, `*.suffix`, or `*`). */
+export function matchesDomainPattern(name: string, pattern: string): boolean {
   if (pattern === '*') return true;
   if (pattern.startsWith('*.')) return name.endsWith(pattern.slice(1));
   return name === pattern;
@@ -96,7 +97,7 @@ function matchesPattern(name: string, pattern: string): boolean {
 /** Whether the guest may resolve and reach `name` (a DNS question, an SNI or a Host, any case, maybe with a trailing dot). */
 export function allowsName(policy: EgressPolicy, name: string): boolean {
   const value = name.toLowerCase().replace(/\.$/, '');
-  if (policy.allowedDomains.some((pattern) => matchesPattern(value, pattern))) return true;
+  if (policy.allowedDomains.some((pattern) => matchesDomainPattern(value, pattern))) return true;
   return policy.allowPackageManagers && PACKAGE_MANAGER_DOMAINS.some(({ domain }) => value === domain || value.endsWith(`.${domain}`));
 }
 

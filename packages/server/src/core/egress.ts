@@ -7,6 +7,7 @@
  * so a guest in a refusing loop cannot flood webhooks.
  */
 import type { Principal } from './authenticator.ts';
+import { BackgroundTimers } from './background-timers.ts';
 import type { Clock } from './clock.ts';
 import { decodeCursor, pageOf } from './cursor.ts';
 import { isOpenEgressPolicy, normalizeEgressPolicy, type EgressPolicy } from './egress-policy.ts';
@@ -102,7 +103,7 @@ export class EgressService {
   private readonly reserved = new Map<string, EgressPolicy>();
   private readonly pendingLog: EgressLogEntry[] = [];
   private readonly refusals = new Map<string, { lastEventMs: number; suppressed: number }>();
-  private timers: NodeJS.Timeout[] = [];
+  private readonly timers = new BackgroundTimers();
   private reconciling: Promise<void> | null = null;
   private started: Promise<void> | null = null;
 
@@ -129,6 +130,11 @@ export class EgressService {
       await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
     });
     engine.onVmEnded((vmId) => void this.forget(vmId));
+  }
+
+  /** Whether this server enforces restricted policies (and so accepts them, and `vault_ids`). */
+  get enforces(): boolean {
+    return this.enforcement !== null;
   }
 
   /** The default of the deployment (for session and VM creation). */
@@ -167,14 +173,9 @@ export class EgressService {
    */
   start(): Promise<void> {
     this.started ??= (async () => {
-      const every = (ms: number, run: () => Promise<unknown>) => {
-        const timer = setInterval(() => void run().catch(() => undefined), ms);
-        timer.unref();
-        this.timers.push(timer);
-      };
-      every(250, () => this.flushLog());
-      if (this.enforcement) every(this.options.reconcileIntervalMs, () => this.reconcile());
-      every(3600_000, () => this.prune());
+      this.timers.every(250, () => this.flushLog());
+      if (this.enforcement) this.timers.every(this.options.reconcileIntervalMs, () => this.reconcile());
+      this.timers.every(3600_000, () => this.prune());
       await this.prune();
     })();
     return this.started;
@@ -182,8 +183,7 @@ export class EgressService {
 
   /** Stops the timers and the listeners; `vmsKept`: the VMs live on, so their rules stay (failing closed). */
   async stop({ vmsKept }: { vmsKept: boolean }): Promise<void> {
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    this.timers.clear();
     await this.flushLog().catch(() => undefined);
     await this.enforcement?.close({ dropRules: !vmsKept });
   }

@@ -87,6 +87,8 @@ describe('the Python client', () => {
       SANDBOXD_URL: server.baseUrl,
       SANDBOXD_API_KEY: main.apiKey,
       SANDBOXD_TEST_TINY_API_KEY: tiny.apiKey,
+      // Whether the server enforces egress (and so accepts vault_ids): the Python tests expect one outcome.
+      SANDBOXD_TEST_EGRESS_ENFORCED: server.services.sandbox.egress.enforces ? '1' : '0',
       SANDBOXD_TEST_OTHER_API_KEY: other.apiKey,
       SANDBOXD_TEST_USERNAME: 'python',
       SANDBOXD_TEST_PASSWORD: main.password,

@@ -36,7 +36,9 @@ import {
 } from '../../src/store/templates-store.ts';
 import { failInFlightExecutions, findExecution, insertExecution, updateExecution } from '../../src/store/executions-store.ts';
 import type { NewExecution } from '../../src/store/executions-store.ts';
-import { executionsPerDaySince } from '../../src/store/usage-store.ts';
+import { insertEgressLog } from '../../src/store/egress-store.ts';
+import { egressPerDaySince, executionsPerDaySince, vaultUsePerDaySince } from '../../src/store/usage-store.ts';
+import { insertVaultRequestLogs } from '../../src/store/vaults-store.ts';
 import {
   claimCheck,
   failPendingClaims,
@@ -316,6 +318,34 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         ],
       );
       assert.deepEqual(await executionsPerDaySince(database.db, ann.id + 1000, '2030-01-01T00:00:00.000Z'), []);
+    });
+
+    test('daily usage: egress attempts, refusals and bytes, and vault swaps and flags, per UTC day by the store', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const attempt = (at: string, verdict: 'allowed' | 'refused', sent: number | null, received: number | null) => ({
+        vm_id: 'vm-usage', user_id: ann.id, at, protocol: 'tcp', scheme: 'https', name: 'a.test', address: '203.0.113.1', port: 443,
+        bytes_sent: sent, bytes_received: received, verdict, reason: null,
+      });
+      await insertEgressLog(database.db, [
+        attempt('2031-03-01T23:59:59.000Z', 'allowed', 100, 5_000_000_000),
+        attempt('2031-03-02T00:00:00.000Z', 'refused', null, null),
+        attempt('2031-03-02T10:00:00.000Z', 'allowed', 7, 9),
+        { ...attempt('2031-03-02T11:00:00.000Z', 'allowed', 1, 1), user_id: ann.id + 1000 },
+      ]);
+      const egress = await egressPerDaySince(database.db, ann.id, '2031-03-01T00:00:00.000Z');
+      assert.deepEqual(
+        [...egress].sort((a, b) => a.day.localeCompare(b.day)),
+        [
+          { day: '2031-03-01', attempts: 1, refused: 0, bytes_sent: 100, bytes_received: 5_000_000_000 },
+          { day: '2031-03-02', attempts: 2, refused: 1, bytes_sent: 7, bytes_received: 9 },
+        ],
+      );
+      const use = (at: string, outcome: 'substituted' | 'flagged') => ({
+        vault_id: 'vlt_usage', user_id: ann.id, secret_name: 'K', session_id: 's', vm_id: 'vm-usage', at, outcome, scheme: 'https', host: 'a.test', method: 'GET', path: '/', status: 200, detail: null,
+      });
+      await insertVaultRequestLogs(database.db, [use('2031-03-01T10:00:00.000Z', 'substituted'), use('2031-03-02T10:00:00.000Z', 'substituted'), use('2031-03-02T11:00:00.000Z', 'flagged'), use('2031-03-02T12:00:00.000Z', 'substituted')]);
+      const vault = await vaultUsePerDaySince(database.db, ann.id, '2031-03-02T00:00:00.000Z');
+      assert.deepEqual(vault, [{ day: '2031-03-02', substituted: 2, flagged: 1 }]);
     });
 
     test('volumes: names unique per user, sizes summed, attachments open while their VM has not ended and gone with their volume', async () => {

@@ -9,6 +9,7 @@
  *
  * Values are read from the store at each request, so a rotation or a deletion applies to the next request.
  */
+import { BackgroundTimers } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
@@ -71,7 +72,7 @@ export class VaultGateway {
   private readonly sessionOfVm = new Map<string, string>();
   private readonly pendingLog: VaultRequestLogEntry[] = [];
   private readonly lastFlagEvent = new Map<string, number>();
-  private timers: NodeJS.Timeout[] = [];
+  private readonly timers = new BackgroundTimers();
 
   constructor(
     private readonly database: Database,
@@ -82,19 +83,13 @@ export class VaultGateway {
   ) {}
 
   start(): void {
-    if (this.timers.length) return;
-    const every = (ms: number, run: () => Promise<unknown>) => {
-      const timer = setInterval(() => void run().catch(() => undefined), ms);
-      timer.unref();
-      this.timers.push(timer);
-    };
-    every(250, () => this.flushLog());
-    every(3600_000, () => this.prune());
+    if (this.timers.running) return;
+    this.timers.every(250, () => this.flushLog());
+    this.timers.every(3600_000, () => this.prune());
   }
 
   async stop(): Promise<void> {
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    this.timers.clear();
     await this.flushLog().catch(() => undefined);
   }
 
@@ -256,7 +251,10 @@ export class VaultGateway {
     while (this.pendingLog.length) await insertVaultRequestLogs(this.database.db, this.pendingLog.splice(0, 500));
   }
 
+  /** Drops log entries past retention, and the flag-event times that no longer hold an event back. */
   async prune(): Promise<number> {
+    const now = this.clock.now().getTime();
+    for (const [key, at] of this.lastFlagEvent) if (now - at >= FLAG_EVENT_INTERVAL_MS) this.lastFlagEvent.delete(key);
     return pruneVaultRequestLogs(this.database.db, new Date(this.clock.now().getTime() - this.retentionDays * 86_400_000).toISOString());
   }
 }

@@ -9,7 +9,7 @@ import { recordAudit, systemActor, type AuditActor } from '../audit.ts';
 import type { Principal } from '../authenticator.ts';
 import type { Clock } from '../clock.ts';
 import { decodeCursor, pageOf } from '../cursor.ts';
-import { normalizeDomainPattern } from '../egress-policy.ts';
+import { matchesDomainPattern, normalizeDomainPattern } from '../egress-policy.ts';
 import { AppError, badRequest, conflict, notFound } from '../errors.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
 import { newVaultId, newVaultPlaceholder } from '../ids.ts';
@@ -111,7 +111,7 @@ export function normalizeAllowedHosts(hosts: string[]): string[] {
 /** Whether `host` (an SNI or Host name) is one of `patterns`. */
 export function hostMatches(patterns: string[], host: string): boolean {
   const name = host.toLowerCase().replace(/\.$/, '');
-  return patterns.some((pattern) => (pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) : name === pattern));
+  return patterns.some((pattern) => matchesDomainPattern(name, pattern));
 }
 
 function secretView(row: VaultSecretRow): VaultSecretView {
