@@ -31,6 +31,7 @@ export function dashboardSourcesHash() {
   const inputs = [
     ...filesUnder(path.join(dashboard, 'src')),
     path.join(dashboard, 'index.html'),
+    path.join(dashboard, 'viewer.html'),
     path.join(dashboard, 'vite.config.ts'),
     path.join(dashboard, 'package.json'),
     path.join(root, 'packages', 'sdk', 'src', 'generated', 'openapi.ts'),

@@ -14,5 +14,8 @@ export default defineConfig({
     assetsInlineLimit: 0,
     reportCompressedSize: false,
     manifest: true,
+    // Two pages: the console, and the desktop viewer the server answers viewer links with
+    // (packages/server/src/api/preview/desktop-viewer-page.ts); they share noVNC's chunk.
+    rolldownOptions: { input: { index: 'index.html', viewer: 'viewer.html' } },
   },
 });

@@ -137,10 +137,16 @@ class Platform(ShapeAssertions):
             )
             self.assertShape(secret, models.VaultSecret)
             self.assertEqual(secret["allowed_hosts"], ["api.example.com", "*.example.org"])
-            self.assertShape(
-                vaults.set_secret(vault["id"], "EXTRA", value=value, allowed_hosts=["x.example.com"]),
-                models.VaultSecret,
+            self.assertEqual(secret["inject"], {"type": "bearer"})
+            extra = vaults.set_secret(
+                vault["id"],
+                "EXTRA",
+                value=value,
+                allowed_hosts=["x.example.com"],
+                inject={"type": "header", "name": "Authorization", "prefix": "token "},
             )
+            self.assertShape(extra, models.VaultSecret)
+            self.assertEqual(extra["inject"], {"type": "header", "name": "Authorization", "prefix": "token "})
             self.assertIsNone(vaults.delete_secret(vault["id"], "EXTRA"))
             with self.assertRaises(sandboxd.NotFoundError):
                 vaults.delete_secret(vault["id"], "EXTRA")

@@ -1,6 +1,6 @@
 /**
  * `sandbox vault` as a user runs it (a child process), against the real server (no VM needed): create with
- * secrets whose values come from an environment variable and from standard input, ls, show, set, logs, unset,
+ * secrets whose values come from an environment variable and from standard input (and an injection point), ls, show, set, logs, unset,
  * rm, and `sandbox create --vault`; no output of any command ever carries a value.
  */
 import assert from 'node:assert/strict';
@@ -39,7 +39,7 @@ describe('sandbox vault', () => {
 
   test('create (values from env and stdin), ls, show, set, logs, unset, rm; no value is ever printed', async () => {
     const created = await cli(
-      ['vault', 'create', 'ci', '-d', 'CI tokens', '--secret', 'API_TOKEN', '--host', 'api.example.com', '--value-env', 'MY_TOKEN', '--secret', 'DEPLOY_KEY', '--host', 'deploy.example.com', '--host', '*.example.org', '--value-stdin'],
+      ['vault', 'create', 'ci', '-d', 'CI tokens', '--secret', 'API_TOKEN', '--host', 'api.example.com', '--value-env', 'MY_TOKEN', '--secret', 'DEPLOY_KEY', '--host', 'deploy.example.com', '--host', '*.example.org', '--inject', 'header:X-Deploy-Key', '--value-stdin'],
       { MY_TOKEN: FROM_ENV },
       `${FROM_STDIN}\n`,
     );
@@ -59,15 +59,18 @@ describe('sandbox vault', () => {
     const shown = await cli(['vault', 'show', id]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /name:\s+ci/);
-    assert.match(shown.stdout, /API_TOKEN\s+api\.example\.com/);
-    assert.match(shown.stdout, /DEPLOY_KEY\s+deploy\.example\.com, \*\.example\.org/);
+    assert.match(shown.stdout, /API_TOKEN\s+api\.example\.com\s+Authorization: Bearer/);
+    assert.match(shown.stdout, /DEPLOY_KEY\s+deploy\.example\.com, \*\.example\.org\s+X-Deploy-Key/);
 
     const rotated = await cli(['vault', 'set', id, 'API_TOKEN', '--host', 'api.example.com', '--host', 'api2.example.com', '--value-stdin'], {}, ROTATED);
     assert.equal(rotated.code, 0, rotated.stderr);
-    assert.match(rotated.stdout, /Secret API_TOKEN set in vault vlt_\S+ \(hosts: api\.example\.com, api2\.example\.com\)/);
-    const added = await cli(['--json', 'vault', 'set', id, 'EXTRA', '--host', 'x.example.com', '--value-env', 'EXTRA_VALUE'], { EXTRA_VALUE: FROM_ENV });
+    assert.match(rotated.stdout, /Secret API_TOKEN set in vault vlt_\S+ \(hosts: api\.example\.com, api2\.example\.com; injected as Authorization: Bearer\)/);
+    const added = await cli(['--json', 'vault', 'set', id, 'EXTRA', '--host', 'x.example.com', '--value-env', 'EXTRA_VALUE', '--inject', 'header:Authorization:token '], { EXTRA_VALUE: FROM_ENV });
     assert.equal(added.code, 0, added.stderr);
-    assert.deepEqual([added.json.name, added.json.allowed_hosts], ['EXTRA', ['x.example.com']]);
+    assert.deepEqual([added.json.name, added.json.allowed_hosts, added.json.inject], ['EXTRA', ['x.example.com'], { type: 'header', name: 'Authorization', prefix: 'token ' }]);
+    const badInject = await cli(['vault', 'set', id, 'EXTRA', '--host', 'x.example.com', '--value-env', 'EXTRA_VALUE', '--inject', 'cookie'], { EXTRA_VALUE: FROM_ENV });
+    assert.equal(badInject.code, 2);
+    assert.match(badInject.stderr, /--inject cookie: give bearer, basic, header:NAME or header:NAME:PREFIX/);
 
     const noValue = await cli(['vault', 'set', id, 'EXTRA', '--host', 'x.example.com']);
     assert.equal(noValue.code, 2);

@@ -36,14 +36,19 @@ export class ApiError extends Error {
   }
 }
 
-const CSRF_COOKIE = 'sandboxd_csrf';
-
-function csrfToken(): string | null {
+/**
+ * The CSRF token of this browser's session, from its cookie: `__Host-sandboxd_csrf` when the server saw HTTPS,
+ * else `sandboxd_csrf` (the server's api/dashboard/session-cookies.ts). The prefixed one wins: a bare cookie
+ * next to it was not set by the server for this session.
+ */
+export function csrfToken(): string | null {
+  const cookies = new Map<string, string>();
   for (const part of document.cookie.split(';')) {
     const [name, ...rest] = part.trim().split('=');
-    if (name === CSRF_COOKIE) return decodeURIComponent(rest.join('='));
+    // The first of a name is the one the browser ranks first (longest path); keep it.
+    if (name && !cookies.has(name)) cookies.set(name, decodeURIComponent(rest.join('=')));
   }
-  return null;
+  return cookies.get('__Host-sandboxd_csrf') ?? cookies.get('sandboxd_csrf') ?? null;
 }
 
 /** Called when any request answers 401: the console goes back to the sign-in page. */

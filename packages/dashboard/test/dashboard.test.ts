@@ -72,8 +72,9 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
   test('the server serves the console under a strict CSP; the first load is under 300 KiB gzip', async () => {
     const index = await fetch(`${server.baseUrl}/sandboxes`, { headers: { accept: 'text/html' } });
     assert.equal(index.status, 200);
-    assert.match(index.headers.get('content-security-policy') ?? '', /script-src 'self'(;|$)/);
-    assert.equal(index.headers.get('cache-control'), 'no-cache');
+    // Scripts by this response's nonce only ('self' would admit what VMs serve under /v1/app/), so never stored.
+    assert.match(index.headers.get('content-security-policy') ?? '', /script-src 'nonce-[\w-]+' 'strict-dynamic'(;|$)/);
+    assert.equal(index.headers.get('cache-control'), 'no-store');
     const html = await index.text();
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
     // What the first load fetches: index.html, its module script and its stylesheets (xterm.js is lazy).
@@ -391,6 +392,8 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       assert.equal(await create.getByLabel('Value', { exact: true }).getAttribute('type'), 'password');
       await create.getByLabel('Value', { exact: true }).fill(value);
       await create.getByLabel('Allowed hosts').fill('api.example.com,\n*.example.org');
+      await create.getByLabel('Injected as').selectOption('header');
+      await create.getByLabel('Header name').fill('X-Console-Key');
       await create.getByRole('button', { name: 'Create vault' }).click();
       const row = page.locator('tr[data-vault-id]', { hasText: 'console-vault' });
       await row.filter({ hasText: 'CONSOLE_TOKEN → api.example.com, *.example.org' }).waitFor();
@@ -402,12 +405,13 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       const secretRow = details.locator('tr[data-secret-name="CONSOLE_TOKEN"]');
       await secretRow.getByText('api.example.com', { exact: true }).waitFor();
       await secretRow.getByText('*.example.org', { exact: true }).waitFor();
+      await secretRow.getByText('X-Console-Key', { exact: true }).waitFor();
       await details.getByText('No request has used this vault.').waitFor();
       await details.getByLabel('Outcome').selectOption('flagged');
       await details.getByText('No request has used this vault with the outcome flagged.').waitFor();
       const stored = await call(server, 'GET', `/v1/vaults/${vaultId}`, { apiKey: alice.apiKey });
       assert.equal(stored.status, 200, stored.text);
-      assert.deepEqual(stored.body.secrets.map((s: { name: string; allowed_hosts: string[] }) => [s.name, s.allowed_hosts]), [['CONSOLE_TOKEN', ['api.example.com', '*.example.org']]]);
+      assert.deepEqual(stored.body.secrets.map((s: { name: string; allowed_hosts: string[]; inject: unknown }) => [s.name, s.allowed_hosts, s.inject]), [['CONSOLE_TOKEN', ['api.example.com', '*.example.org'], { type: 'header', name: 'X-Console-Key', prefix: '' }]]);
       await assertNowhere(value);
 
       // Rotate: a new value and other hosts.
@@ -421,6 +425,7 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       assert.equal(await set.getByLabel('Value', { exact: true }).inputValue(), '', 'the value field is cleared');
       const afterRotation = await call(server, 'GET', `/v1/vaults/${vaultId}`, { apiKey: alice.apiKey });
       assert.deepEqual(afterRotation.body.secrets[0].allowed_hosts, ['api.example.net']);
+      assert.deepEqual(afterRotation.body.secrets[0].inject, { type: 'header', name: 'X-Console-Key', prefix: '' }, 'a rotation keeps the injection point');
       assert.ok(afterRotation.body.secrets[0].updated_at >= stored.body.secrets[0].updated_at);
       // Rename it.
       const rename = details.getByRole('form', { name: 'Rename the vault' });

@@ -61,6 +61,7 @@ export type EgressLogEntry = Schemas['EgressLogEntry'];
 export type EgressLogList = Schemas['EgressLogList'];
 export type Vault = Schemas['Vault'];
 export type VaultSecret = Schemas['VaultSecret'];
+export type VaultSecretInjection = Schemas['VaultSecretInjection'];
 export type VaultRequestLogEntry = Schemas['VaultRequestLogEntry'];
 export type VaultRequestLogList = Schemas['VaultRequestLogList'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];

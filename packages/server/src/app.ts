@@ -22,10 +22,7 @@ import { registerHealthRoutes } from './api/routes/health.ts';
 import { registerPublicWorkerRoutes } from './api/routes/workers/public-routes.ts';
 import { DeploymentDrainRequest } from './api/routes/workers/schemas.ts';
 import { startAdminListener, type AdminListener } from './api/admin-listener.ts';
-import { agentRpcUpgradeHandler } from './api/internal/agent-rpc-upgrade.ts';
-import { registerInternalBrowserCallRoute } from './api/internal/browser-call-route.ts';
-import { registerInternalEgressRoute } from './api/internal/egress-policy-route.ts';
-import { registerInternalVmStartRoute } from './api/internal/vm-start-route.ts';
+import { startInternalListener, type InternalListener } from './api/internal-listener.ts';
 import { registerAuditRoutes } from './api/routes/audit/index.ts';
 import { AUDIT_SCHEMAS } from './api/routes/audit/schemas.ts';
 import { registerEventRoutes } from './api/routes/events/index.ts';
@@ -102,6 +99,8 @@ export interface BuiltApp {
   services: Services;
   /** The admin listener's address (worker control), null when `SANDBOXD_ADMIN_LISTEN=off`. */
   adminUrl: string | null;
+  /** Where the other nodes reach this one (the internal listener, the only one serving `/internal/*`); null when off. */
+  internalUrl: string | null;
   /** The SSH gateway's bound address, null when `SANDBOXD_SSH_LISTEN=off`. */
   sshGateway: SshGatewayAddress | null;
 }
@@ -173,23 +172,19 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const sshGateway = runSshGateway(app, services);
   registerSshKeyRoutes(app, context, () => sshGateway.address());
   registerPublicWorkerRoutes(app);
-  registerInternalVmStartRoute(app, context);
   const notFoundHint = customDomainHint(services);
   await registerDashboard(app, { notHere: async (request) => (await notFoundHint(request)) !== null });
-  registerInternalBrowserCallRoute(app, context);
-  registerInternalEgressRoute(app, context);
-  const agentRpc = agentRpcUpgradeHandler(services);
-  app.addHook('preClose', async () => agentRpc.closeAll());
-  registerUpgradeRouter(app, [agentRpc, vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
+  // No internal route here: the cluster's /internal/* is served by the internal listener alone (runClusterNode).
+  registerUpgradeRouter(app, [vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
 
-  const admin = runClusterNode(app, services);
+  const { admin, internal } = runClusterNode(app, services);
   runWebhookDispatcher(app, services);
   runCustomDomains(app, services);
   runEgress(app, services);
 
   options.instrument?.(app);
   await app.ready();
-  return { app, services, adminUrl: admin.url, sshGateway: sshGateway.address() };
+  return { app, services, adminUrl: admin.url, internalUrl: internal.url, sshGateway: sshGateway.address() };
 }
 
 /**
@@ -232,25 +227,32 @@ function recordStartAndStop(app: App, services: Services, owns: { ownEngine: { c
 }
 
 /**
- * This node in the cluster for as long as the app: registered and heartbeating once it is ready (single-node
- * too: one row), and its admin listener (worker control) serving beside it; the listener stops before the
+ * This node in the cluster for as long as the app: its internal listener (the cluster's /internal/* routes)
+ * bound first, so the node registers the address it really serves at; then registered and heartbeating (single
+ * node too: one row), and its admin listener (worker control) serving beside it. Both listeners stop before the
  * server waits for open requests, the registration last (recordStartAndStop).
  */
-function runClusterNode(app: App, services: Services): AdminListener {
+function runClusterNode(app: App, services: Services): { admin: AdminListener; internal: InternalListener } {
   const admin: AdminListener = { url: null, close: async () => {} };
-  const { killQueue } = services.sandbox;
+  const internal: InternalListener = { url: null, close: async () => {} };
+  const { killQueue, nodes } = services.sandbox;
   app.addHook('onReady', async () => {
-    await services.sandbox.nodes.start();
+    const internalListener = await startInternalListener(services.config, services, app.log);
+    internal.url = internalListener.url;
+    internal.close = internalListener.close;
+    nodes.internalUrl = internalListener.url ?? '';
+    await nodes.start();
     await killQueue?.start();
-    const listener = await startAdminListener(services.config, services.sandbox.nodes, services.sandbox.vms, app.log);
+    const listener = await startAdminListener(services.config, nodes, services.sandbox.vms, app.log);
     admin.url = listener.url;
     admin.close = listener.close;
   });
   app.addHook('preClose', async () => {
     await admin.close();
+    await internal.close();
     await killQueue?.stop();
   });
-  return admin;
+  return { admin, internal };
 }
 
 /**

@@ -295,6 +295,30 @@ const settings = {
     parse: integer(60, 30 * 86400),
     fallback: () => 3600,
   },
+  consoleSessionTtlSeconds: {
+    env: 'SANDBOXD_CONSOLE_SESSION_TTL_SECONDS',
+    description: 'Lifetime of a web console session (held by the server; signing out ends it at once); default SANDBOXD_ACCESS_TOKEN_TTL_SECONDS',
+    parse: integer(60, 30 * 86400),
+    fallback: () => null as number | null,
+  },
+  signInWindowSeconds: {
+    env: 'SANDBOXD_SIGN_IN_WINDOW_SECONDS',
+    description: 'Window in which failed sign-ins (password or API key, console, POST /v1/auth/token, the CLI login page) are counted',
+    parse: integer(10, 86_400),
+    fallback: () => 900,
+  },
+  signInMaxFailuresPerUsername: {
+    env: 'SANDBOXD_SIGN_IN_MAX_FAILURES_PER_USERNAME',
+    description: 'Failed sign-ins of one username in the window after which its password sign-ins are refused (429 RATE_LIMITED) until the window moves on',
+    parse: integer(1, 100_000),
+    fallback: () => 10,
+  },
+  signInMaxFailuresPerAddress: {
+    env: 'SANDBOXD_SIGN_IN_MAX_FAILURES_PER_ADDRESS',
+    description: 'Failed sign-ins from one source address (an IPv6 /64) in the window after which its sign-ins are refused (429 RATE_LIMITED); behind a proxy set SANDBOXD_TRUST_PROXY',
+    parse: integer(1, 1_000_000),
+    fallback: () => 50,
+  },
   cliAuthTtlSeconds: {
     env: 'SANDBOXD_CLI_AUTH_TTL_SECONDS',
     description: 'How long a command-line login (sandbox login) may wait for approval and exchange',
@@ -347,9 +371,16 @@ const settings = {
     },
     fallback: () => os.hostname(),
   },
+  internalListen: {
+    env: 'SANDBOXD_INTERNAL_LISTEN',
+    description:
+      "HOST:PORT of the internal listener, the only one that serves the cluster's internal routes (/internal/*, each request signed with the cluster secret for this node), or `off` (single node only); default 127.0.0.1 on the public port + 2. In a cluster, set this node's address on the private network",
+    parse: listenAddress,
+    fallback: () => '',
+  },
   internalUrl: {
     env: 'SANDBOXD_INTERNAL_URL',
-    description: 'Base URL the other nodes of a cluster reach this node at (internal traffic, signed with the cluster secret); default the public URL',
+    description: "Base URL the other nodes of a cluster reach this node's internal listener at; default http://<SANDBOXD_INTERNAL_LISTEN> (set it when a proxy or another name stands in front)",
     parse: (raw: string) => new URL(raw).toString().replace(/\/$/, ''),
     fallback: () => '',
   },
@@ -421,6 +452,36 @@ const settings = {
     parse: (raw: string) => raw,
     fallback: () => null as string | null,
   },
+  sshMaxConnections: {
+    env: 'SANDBOXD_SSH_MAX_CONNECTIONS',
+    description: 'Connections the SSH gateway holds at once, logged in or not; more are closed at once',
+    parse: integer(1, 1_000_000),
+    fallback: () => 1000,
+  },
+  sshMaxConnectionsPerSource: {
+    env: 'SANDBOXD_SSH_MAX_CONNECTIONS_PER_SOURCE',
+    description: 'Connections the SSH gateway holds at once from one source (an IPv4 address, or an IPv6 /64); more are closed at once',
+    parse: integer(1, 1_000_000),
+    fallback: () => 50,
+  },
+  sshLoginGraceSeconds: {
+    env: 'SANDBOXD_SSH_LOGIN_GRACE_SECONDS',
+    description: 'Seconds an SSH connection has from its TCP connect to be authenticated; it is dropped then (as OpenSSH\'s LoginGraceTime)',
+    parse: integer(1, 3600),
+    fallback: () => 30,
+  },
+  sshMaxAuthTries: {
+    env: 'SANDBOXD_SSH_MAX_AUTH_TRIES',
+    description: 'Failed authentication attempts an SSH connection may make; the last one closes it (as OpenSSH\'s MaxAuthTries)',
+    parse: integer(1, 100),
+    fallback: () => 6,
+  },
+  sshMaxChannels: {
+    env: 'SANDBOXD_SSH_MAX_CHANNELS',
+    description: 'Channels (shells, commands, sftp, -L forwardings) one SSH connection may have open at once; more are refused (as OpenSSH\'s MaxSessions)',
+    parse: integer(1, 10_000),
+    fallback: () => 10,
+  },
   strictKillOwnership: {
     env: 'SANDBOXD_STRICT_KILL_OWNERSHIP',
     description: "A kill that a node's queue worker picks up for a VM another node owns is re-dispatched once to the owner's queue (else it is dropped as stale)",
@@ -484,6 +545,13 @@ const settings = {
     description: 'Guest network: user (outbound internet through QEMU user-mode networking; host addresses blocked) or none',
     parse: oneOf<'user' | 'none'>('user', 'none'),
     fallback: (): 'user' | 'none' => 'user',
+  },
+  vmNetworkUnguarded: {
+    env: 'SANDBOXD_VM_NETWORK_UNGUARDED',
+    description:
+      "Start VMs with user networking even when the host's network guard is not active (it needs root and nftables): their guests then reach the host's loopback (this API, the database) and private networks. Default false: such VMs are refused (NETWORK_GUARD_INACTIVE)",
+    parse: booleanFlag,
+    fallback: () => false,
   },
   poolSize: {
     env: 'SANDBOXD_POOL_SIZE',
@@ -733,6 +801,18 @@ const settings = {
     parse: integer(60, 90 * 86_400),
     fallback: () => 7 * 86_400,
   },
+  customDomainReverifySeconds: {
+    env: 'SANDBOXD_CUSTOM_DOMAIN_REVERIFY_SECONDS',
+    description: "Seconds between two re-checks of a verified custom domain's TXT record (default 6 hours); see SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES",
+    parse: integer(1, 30 * 86_400),
+    fallback: () => 6 * 3600,
+  },
+  customDomainReverifyMisses: {
+    env: 'SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES',
+    description: 'Re-checks in a row that do not find a verified custom domain\'s TXT record (or cannot look it up) after which the claim fails (record_missing) and the domain stops being served (default 3)',
+    parse: integer(1, 1000),
+    fallback: () => 3,
+  },
   customDomainRefreshSeconds: {
     env: 'SANDBOXD_CUSTOM_DOMAIN_REFRESH_SECONDS',
     description:
@@ -847,7 +927,7 @@ const settings = {
   vaultKey: {
     env: 'SANDBOXD_VAULT_KEY',
     description:
-      'The key vault secrets are encrypted with at rest (AES-256-GCM under a key derived from it; at least 32 characters; every node of a cluster needs the same); default: derived from SANDBOXD_AUTH_SECRET (or the generated one in the store). Changing it makes stored secrets unreadable (set them again)',
+      'The key vault secrets and the vault CA key are encrypted with at rest (AES-256-GCM under a key derived from it; at least 32 characters). Default: a random key generated once into DATA_DIR/vault.key (mode 0600), never the database; back it up apart from database backups. Every node of a cluster needs the same: set it on each, or join nodes with a token from `sandboxd cluster token`, which carries it. A node without the deployment\'s key (checked by its fingerprint in the store) refuses vault use (503 VAULT_KEY_UNAVAILABLE). Changing it makes stored secrets unreadable (set them again); values sealed under the old default (derived from the auth secret) are re-sealed under the key in use at the first start',
     parse: (raw: string) => {
       if (raw.length < 32) throw new Error('must be at least 32 characters (e.g. openssl rand -base64 48)');
       return raw;
@@ -930,7 +1010,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   // Snapshots of users' VMs belong to this server's store, like its run directories.
   if (!result.vmSnapshotDir) result.vmSnapshotDir = path.join('/var/lib/sandboxd/vm-snapshots', dataDirKey);
   if (!result.publicUrl) result.publicUrl = `http://${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port}`;
-  if (!result.internalUrl) result.internalUrl = result.publicUrl;
+  resolveInternalListener(result);
   if (!result.adminListen) result.adminListen = `127.0.0.1:${result.port === 0 ? 0 : result.port + 1}`;
   if (!result.sshListen) result.sshListen = `${result.host.includes(':') ? `[${result.host}]` : result.host}:${result.port === 0 ? 0 : 2222}`;
   if (result.nodeDeadAfterSeconds <= 2 * result.nodeHeartbeatSeconds) {
@@ -942,6 +1022,37 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
     throw new ConfigError(`SANDBOXD_DEFAULT_PLAN: "${result.defaultPlan}" is not a plan (known: ${Object.keys(result.plans).join(', ')})`);
   }
   return result;
+}
+
+/**
+ * The internal listener's address and the URL the other nodes reach it at: the URL follows the listener unless
+ * given (with port 0 it is only known once bound, and stays empty here). Internal routes are never on the public
+ * listener, so an internal URL that names the public port with no listener of its own configured (the set-up
+ * from before they were split) is refused with what to change, rather than leaving a cluster that cannot reach
+ * its VMs.
+ */
+function resolveInternalListener(config: Config): void {
+  const listenGiven = config.internalListen !== '';
+  if (!listenGiven) config.internalListen = `127.0.0.1:${config.port === 0 ? 0 : config.port + 2}`;
+  if (config.internalListen === 'off') {
+    if (config.databaseUrl) throw new ConfigError('SANDBOXD_INTERNAL_LISTEN: cannot be off in cluster mode (SANDBOXD_DATABASE_URL set): the other nodes reach this node\u2019s VMs through it');
+    return;
+  }
+  const { host, port } = splitListenAddress(config.internalListen);
+  if (config.internalUrl) {
+    const url = new URL(config.internalUrl);
+    const urlPort = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    if (!listenGiven && urlPort === config.port) {
+      throw new ConfigError(
+        `SANDBOXD_INTERNAL_URL (${config.internalUrl}) names the public port ${config.port}, but internal routes are served only by the internal listener: set SANDBOXD_INTERNAL_LISTEN to this node's private address and port (e.g. 10.0.0.2:${config.port + 2}) and SANDBOXD_INTERNAL_URL to match (or leave it unset)`,
+      );
+    }
+    return;
+  }
+  if (['0.0.0.0', '::', ''].includes(host)) {
+    throw new ConfigError(`SANDBOXD_INTERNAL_URL: required when SANDBOXD_INTERNAL_LISTEN (${config.internalListen}) listens on every address: name the address the other nodes reach this node at`);
+  }
+  if (port !== 0) config.internalUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** An S3 object store needs a place and, if any, a whole key pair; each missing piece is named. */

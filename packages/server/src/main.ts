@@ -55,6 +55,10 @@ async function main(): Promise<void> {
 
   await app.listen({ host: config.host, port: config.port });
   app.log.info({ url: config.publicUrl, store: services.database.dialect }, 'sandboxd is serving');
+  // Which key seals vault secrets (never one kept in the store), or why the vault is refused on this node.
+  const vaultKey = services.vaultBox;
+  if (vaultKey.available) app.log.info({ source: vaultKey.source, file: vaultKey.file, resealed: vaultKey.resealed.resealed }, vaultKey.describe());
+  else app.log.warn({ source: vaultKey.source }, vaultKey.describe());
   // Warm up in the background: the first start on a machine builds snapshots (tens of seconds under TCG).
   services.sandbox.vms.start().then(
     async ({ adopted, ended }) => {

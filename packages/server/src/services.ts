@@ -9,6 +9,8 @@ import type { Config } from './config.ts';
 import { ApiKeyService } from './core/api-keys.ts';
 import { SshKeyService } from './core/ssh-keys.ts';
 import { createAccessTokenIssuer, type AccessTokenIssuer } from './core/auth/access-tokens.ts';
+import { ConsoleSessions } from './core/auth/console-sessions.ts';
+import { SignInThrottle } from './core/auth/sign-in-throttle.ts';
 import { createPreviewTokens, type PreviewTokens } from './core/auth/preview-tokens.ts';
 import { AppUrls } from './core/app-urls.ts';
 import { PreviewAccess } from './core/previews.ts';
@@ -29,7 +31,7 @@ import { EventFeed } from './core/event-feed.ts';
 import { SignInService } from './core/sign-in.ts';
 import { forbiddenAddressReason } from './core/webhooks/address-policy.ts';
 import { WebhookDispatcher } from './core/webhooks/dispatcher.ts';
-import { SecretBox, VAULT_KEY_INFO } from './core/webhooks/secret-box.ts';
+import { SecretBox } from './core/webhooks/secret-box.ts';
 import { WebhookService } from './core/webhooks/webhook-service.ts';
 import { createHttpSender } from './webhooks/http-sender.ts';
 import { ExecutionService } from './core/executions.ts';
@@ -61,6 +63,7 @@ import { createObjectStore } from './storage/index.ts';
 import { EgressService } from './core/egress.ts';
 import { installGuestCa, VaultCa } from './core/vault/vault-ca.ts';
 import { VaultGateway } from './core/vault/vault-gateway.ts';
+import { resolveVaultKey, type VaultKey } from './core/vault/vault-key.ts';
 import { VaultService } from './core/vault/vault-service.ts';
 import { createCertificateAuthority, LeafCertificates } from './net/egress/certificate-authority.ts';
 import { EgressEnforcer } from './net/egress/egress-enforcer.ts';
@@ -86,6 +89,8 @@ export interface CoreServices {
   /** Signs desktop viewer URLs, their page cookies and their VNC WebSocket tokens. */
   viewerTokens: ViewerTokens;
   authenticator: Authenticator;
+  /** The web console's server-side sessions (sign-out and key deletion end them at once). */
+  consoleSessions: ConsoleSessions;
   audit: AuditLog;
   signIn: SignInService;
   webhooks: WebhookService;
@@ -106,8 +111,8 @@ export interface CoreServices {
   internalAuth: InternalAuth;
   /** Users' vaults of secrets (never returned, never in a VM). */
   vaults: VaultService;
-  /** Seals vault secrets and the vault CA's key (SANDBOXD_VAULT_KEY, else derived from the auth secret). */
-  vaultBox: SecretBox;
+  /** Seals vault secrets and the vault CA's key: SANDBOXD_VAULT_KEY, else DATA_DIR/vault.key (never the store). */
+  vaultBox: VaultKey;
 }
 
 /** The token signing secret: from configuration, or generated once and shared through the store. */
@@ -139,7 +144,14 @@ export async function createServices(config: Config, database: Database, clock: 
     concurrency: config.webhookConcurrency,
   });
   const apiKeys = new ApiKeyService(database, clock, events);
-  const vaultBox = new SecretBox(config.vaultKey ?? authSecret, VAULT_KEY_INFO);
+  const consoleSessions = new ConsoleSessions(database, clock, authSecret, config.consoleSessionTtlSeconds ?? config.accessTokenTtlSeconds);
+  const authenticator = new Authenticator(database, tokens, clock, consoleSessions);
+  const signInThrottle = new SignInThrottle(database, clock, {
+    windowSeconds: config.signInWindowSeconds,
+    maxFailuresPerUsername: config.signInMaxFailuresPerUsername,
+    maxFailuresPerSource: config.signInMaxFailuresPerAddress,
+  });
+  const vaultBox = await resolveVaultKey({ configuredKey: config.vaultKey, dataDir: config.dataDir, legacySecret: authSecret }, database);
   const clusterSecret = config.clusterSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
   return {
     internalAuth: new InternalAuth(clusterSecret, config.nodeId),
@@ -153,9 +165,10 @@ export async function createServices(config: Config, database: Database, clock: 
     tokens,
     previewTokens: createPreviewTokens(authSecret),
     viewerTokens: createViewerTokens(authSecret),
-    authenticator: new Authenticator(database, tokens, clock),
+    authenticator,
+    consoleSessions,
     audit,
-    signIn: new SignInService(users, tokens, audit),
+    signIn: new SignInService(users, tokens, audit, signInThrottle, authenticator),
     webhooks: new WebhookService(database, clock, events, box, webhookDispatcher, sender, {
       allowPrivate: config.webhookAllowPrivate,
       secretGraceSeconds: config.webhookSecretGraceSeconds,
@@ -304,6 +317,8 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     checkIntervalSeconds: config.customDomainCheckIntervalSeconds,
     pendingSeconds: config.customDomainPendingSeconds,
     maxPerUser: MAX_CUSTOM_DOMAINS_PER_USER,
+    reverifySeconds: config.customDomainReverifySeconds,
+    reverifyMisses: config.customDomainReverifyMisses,
   });
   const customDomainChecker = new CustomDomainChecker(database, clock, customDomains, {
     intervalMs: config.customDomainCheckIntervalSeconds * 1000,

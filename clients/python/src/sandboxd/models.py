@@ -190,8 +190,8 @@ class SessionCreateRequest(TypedDict, total=False):
     lifecycle_hooks: LifecycleHooks
     egress_policy: EgressPolicyInput
     # Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment
-    # variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's
-    # allowed_hosts (see POST /v1/vaults)
+    # variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS
+    # requests to its allowed_hosts (see POST /v1/vaults)
     vault_ids: List[str]
 
 
@@ -601,12 +601,15 @@ class CustomDomain(TypedDict):
     # Lower case, without a trailing dot
     domain: str
     # pending: waiting for the TXT record (checked by POST …/verify and every
-    # SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served, until
-    # the claim is deleted; failed: final, see failure_reason and last_error
+    # SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served while
+    # the record stays (re-checked every SANDBOXD_CUSTOM_DOMAIN_REVERIFY_SECONDS), until the claim is
+    # deleted; failed: final, see failure_reason and last_error
     status: Literal["pending", "verified", "failed"]
-    # Why a claim failed: expired (not verified in time) or verified_elsewhere (another account verified
-    # the domain first); null unless failed
-    failure_reason: Optional[Literal["expired", "verified_elsewhere"]]
+    # Why a claim failed: expired (not verified in time), verified_elsewhere (another account verified the
+    # domain first) or record_missing (a verified domain's TXT record was not found at
+    # SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES re-checks in a row; it is no longer served); null unless
+    # failed
+    failure_reason: Optional[Literal["expired", "verified_elsewhere", "record_missing"]]
     # The share it is served like; null when it maps session_id and port directly
     share_id: Optional[str]
     session_id: str
@@ -628,9 +631,10 @@ class CustomDomain(TypedDict):
     verified_at: Optional[str]
     # When DNS was last asked for the record
     last_checked_at: Optional[str]
-    # What the last check found wrong (or why the claim failed); null after a successful check
+    # What the last check or re-check found wrong (or why the claim failed); null after a successful one
     last_error: Optional[str]
-    # When the background checker looks next; null unless pending
+    # When the background checker looks next: a pending claim's next check, a verified one's next re-check
+    # of its record; null once failed
     next_check_at: Optional[str]
 
 
@@ -1364,8 +1368,8 @@ class BrowserCredentialUpdateRequest(TypedDict, total=False):
 
 class ViewerUrlResponse(TypedDict):
     session_id: str
-    # The noVNC page of the desktop, served from the VM through the preview proxy; opens in any browser
-    # without other credentials while it is valid
+    # sandboxd's own noVNC viewer page for the desktop (nothing of the VM's is served to it), its VNC
+    # token in the fragment (`#token=…`); opens in any browser without other credentials while it is valid
     viewer_url: str
     # The VNC WebSocket (RFB over binary frames) the page connects to, for other VNC clients
     websocket_url: str
@@ -1542,14 +1546,22 @@ class EgressPolicyInput(TypedDict, total=False):
     allow_package_managers: bool
     # Port 80 at all (to allowed names and CIDRs); false refuses every port-80 connection
     allow_http: bool
-    # Port 443 at all (to allowed names and CIDRs)
+    # Port 443 at all (to allowed names and CIDRs); false also closes UDP/443 (QUIC) unless allowed_ports
+    # names 443/udp
     allow_https: bool
-    # Names the guest may resolve and reach (matched on its DNS question, TLS SNI and HTTP Host):
-    # `example.com`, `*.example.com` (its subdomains) or `*` (every name)
+    # Names the guest may resolve and reach over HTTP and HTTPS, through the proxy (matched on its DNS
+    # question, the TLS SNI and every HTTP request's Host): `example.com`, `*.example.com` (its
+    # subdomains) or `*` (every name). Other ports and protocols to their addresses only as allowed_ports
+    # names them: the addresses may be shared (CDNs) with any other name
     allowed_domains: List[str]
-    # IPv4 addresses or CIDRs the guest may reach on any port, and by raw address over HTTP (`0.0.0.0/0`:
-    # every public address)
+    # IPv4 addresses or CIDRs the guest may reach on any port and protocol (explicit address grants), and
+    # by raw address over HTTP (`0.0.0.0/0`: every public address)
     allowed_cidrs: List[str]
+    # Ports besides HTTP and HTTPS that the addresses of allowed names (as the VM's own DNS answers gave
+    # them) are open on, `<port>/tcp` or `<port>/udp`: e.g. `22/tcp`, `5432/tcp`, `443/udp` (QUIC). Not
+    # 80/tcp, 443/tcp (the proxy) or 53 (the policy resolver). Without it an allowed name gives HTTP and
+    # HTTPS only
+    allowed_ports: List[str]
 
 
 class _EgressPolicyRequired(TypedDict):
@@ -1558,6 +1570,8 @@ class _EgressPolicyRequired(TypedDict):
     allow_https: bool
     allowed_domains: List[str]
     allowed_cidrs: List[str]
+    # Canonical `<port>/<tcp|udp>`, tcp first, ascending
+    allowed_ports: List[str]
     # Whose policy it is: the VM's own, its session's, or the deployment's default
     source: Literal["vm", "session", "default"]
     # The host enforces it on the running VM now (false for an open policy, or a VM that is not running)
@@ -1595,12 +1609,33 @@ class EgressLogList(TypedDict):
     next_cursor: Optional[str]
 
 
+class _VaultSecretInjectionRequired(TypedDict):
+    type: Literal["bearer", "basic", "header"]
+
+
+class VaultSecretInjection(_VaultSecretInjectionRequired, total=False):
+    """Where in a request the placeholder is swapped for the value, and nowhere else (not the path, the
+    query or another header, which a server may echo back). `{"type":"bearer"}` (the default):
+    `Authorization: Bearer <placeholder>`. `{"type":"basic"}`: `Authorization: Basic
+    base64(user:password)` with the placeholder as the user or the password.
+    `{"type":"header","name":"X-Api-Key","prefix":""}`: that header, sent once, whose value is exactly
+    prefix + placeholder (GitHub's `Authorization: token …` is name `Authorization`, prefix `token `).
+    Prefixes and schemes compare case-insensitively. A placeholder found anywhere else goes out
+    unchanged and is flagged in the request log
+    """
+    # The header (type `header` only)
+    name: str
+    # What comes before the placeholder in the header value (type `header` only; default "")
+    prefix: str
+
+
 class VaultSecret(TypedDict):
     """A secret of a vault: its name and hosts, never its value"""
     name: str
     allowed_hosts: List[str]
+    inject: VaultSecretInjection
     created_at: str
-    # Last change of the value or the hosts
+    # Last change of the value, the hosts or the injection point
     updated_at: str
 
 
@@ -1615,13 +1650,17 @@ class Vault(TypedDict):
     updated_at: str
 
 
-class VaultSecretInput(TypedDict):
+class _VaultSecretInputRequired(TypedDict):
     # The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY
     name: str
     # The secret; stored encrypted and never returned
     value: str
     # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
     allowed_hosts: List[str]
+
+
+class VaultSecretInput(_VaultSecretInputRequired, total=False):
+    inject: VaultSecretInjection
 
 
 class _VaultCreateRequired(TypedDict):
@@ -1639,11 +1678,15 @@ class VaultUpdate(TypedDict, total=False):
     description: Optional[str]
 
 
-class VaultSecretSet(TypedDict):
+class _VaultSecretSetRequired(TypedDict):
     # The new value; stored encrypted and never returned
     value: str
     # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
     allowed_hosts: List[str]
+
+
+class VaultSecretSet(_VaultSecretSetRequired, total=False):
+    inject: VaultSecretInjection
 
 
 class VaultRequestLogEntry(TypedDict):
@@ -1714,7 +1757,8 @@ class _GetV1AuthSessionResponseRequired(TypedDict):
 
 
 class GetV1AuthSessionResponse(_GetV1AuthSessionResponseRequired, total=False):
-    # Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie)
+    # Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie,
+    # __Host-sandboxd_csrf over HTTPS); it is bound to this session
     csrf_token: str
     # Seconds until the session ends
     expires_in: int
@@ -1735,7 +1779,8 @@ class _PostV1AuthSessionResponseRequired(TypedDict):
 
 
 class PostV1AuthSessionResponse(_PostV1AuthSessionResponseRequired, total=False):
-    # Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie)
+    # Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie,
+    # __Host-sandboxd_csrf over HTTPS); it is bound to this session
     csrf_token: str
     # Seconds until the session ends
     expires_in: int
@@ -1928,8 +1973,8 @@ class PostV1VmsRequest(TypedDict, total=False):
     lifecycle_hooks: LifecycleHooks
     egress_policy: EgressPolicyInput
     # Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment
-    # variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's
-    # allowed_hosts (see POST /v1/vaults)
+    # variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS
+    # requests to its allowed_hosts (see POST /v1/vaults)
     vault_ids: List[str]
     api_key: str
 
@@ -2037,11 +2082,15 @@ class PatchV1VaultsVaultIdRequest(TypedDict, total=False):
 PatchV1VaultsVaultIdResponse = Vault
 
 
-class PutV1VaultsVaultIdSecretsNameRequest(TypedDict):
+class _PutV1VaultsVaultIdSecretsNameRequestRequired(TypedDict):
     # The new value; stored encrypted and never returned
     value: str
     # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
     allowed_hosts: List[str]
+
+
+class PutV1VaultsVaultIdSecretsNameRequest(_PutV1VaultsVaultIdSecretsNameRequestRequired, total=False):
+    inject: VaultSecretInjection
 
 
 PutV1VaultsVaultIdSecretsNameResponse = VaultSecret

@@ -12,12 +12,14 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 function describe(policy: EgressPolicy): string {
   const domains = policy.allowed_domains.length ? policy.allowed_domains.join(', ') : '(none)';
   const cidrs = policy.allowed_cidrs.length ? policy.allowed_cidrs.join(', ') : '(none)';
+  const ports = policy.allowed_ports?.length ? policy.allowed_ports.join(', ') : '(HTTP and HTTPS only)';
   return [
     `source:            ${policy.source}${policy.enforced ? ' (enforced now)' : ''}`,
     `http / https:      ${policy.allow_http ? 'yes' : 'no'} / ${policy.allow_https ? 'yes' : 'no'}`,
     `package managers:  ${policy.allow_package_managers ? 'yes' : 'no'}`,
     `domains:           ${domains}`,
     `cidrs:             ${cidrs}`,
+    `ports of names:    ${ports}`,
     ...(policy.updated_vm_ids?.length ? [`running VMs updated: ${policy.updated_vm_ids.join(', ')}`] : []),
   ].join('\n');
 }
@@ -41,16 +43,17 @@ export function registerEgress(program: Command, context: (options: GlobalOption
     .argument('[vm_or_session]', 'a VM id or a session id (default: the current session)')
     .option('--allow-domain <name>', 'a name the guest may reach: example.com, *.example.com or * (repeatable)', collect)
     .option('--allow-cidr <cidr>', 'an IPv4 address or CIDR the guest may reach on any port (repeatable)', collect)
+    .option('--allow-port <port/proto>', 'a port besides HTTP and HTTPS open on allowed names\' addresses: 22/tcp, 443/udp (repeatable)', collect)
     .option('--package-managers', 'open the Debian, PyPI and npm registries')
     .option('--no-http', 'refuse port 80')
     .option('--no-https', 'refuse port 443')
     .option('--open', 'every public destination (no restriction)')
-    .action(async (target: string | undefined, options: { allowDomain?: string[]; allowCidr?: string[]; packageManagers?: boolean; http: boolean; https: boolean; open?: boolean }, command: Command) => {
+    .action(async (target: string | undefined, options: { allowDomain?: string[]; allowCidr?: string[]; allowPort?: string[]; packageManagers?: boolean; http: boolean; https: boolean; open?: boolean }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
-      if (options.open && (options.allowDomain || options.allowCidr)) throw new UsageError('--open allows everything: leave out --allow-domain and --allow-cidr');
+      if (options.open && (options.allowDomain || options.allowCidr || options.allowPort)) throw new UsageError('--open allows everything: leave out --allow-domain, --allow-cidr and --allow-port');
       const policy: EgressPolicyOptions = options.open
         ? { allowPackageManagers: true, allowHttp: true, allowHttps: true, allowedDomains: ['*'], allowedCidrs: ['0.0.0.0/0'] }
-        : { allowPackageManagers: options.packageManagers ?? false, allowHttp: options.http, allowHttps: options.https, allowedDomains: options.allowDomain ?? [], allowedCidrs: options.allowCidr ?? [] };
+        : { allowPackageManagers: options.packageManagers ?? false, allowHttp: options.http, allowHttps: options.https, allowedDomains: options.allowDomain ?? [], allowedCidrs: options.allowCidr ?? [], allowedPorts: options.allowPort ?? [] };
       const updated = await ctx.client.egress.set(target ?? ctx.requireSession(undefined), policy);
       ctx.out.result(updated, () => describe(updated));
     });

@@ -5,7 +5,7 @@
  * or a prompt that does not echo it when standard input is a terminal.
  */
 import fs from 'node:fs';
-import type { Vault, VaultSecretOptions } from '@sandboxd/sdk';
+import type { Vault, VaultSecretInjection, VaultSecretOptions } from '@sandboxd/sdk';
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -21,7 +21,27 @@ The value of a secret is never an argument (other users can read arguments with 
   --value-stdin     standard input (one trailing newline is dropped), e.g.  pass show openai | sandbox vault set …
   a prompt          that does not echo, when neither is given and standard input is a terminal
 VMs see the secret as an environment variable of its name holding a placeholder; sandboxd swaps the placeholder
-for the value only in HTTPS requests to the secret's hosts (api.example.com, or *.example.com for its subdomains).`;
+for the value only in HTTPS requests to the secret's hosts (api.example.com, or *.example.com for its subdomains),
+and only at its injection point (--inject), never in the path, the query or another header:
+  --inject bearer                 Authorization: Bearer <placeholder> (the default)
+  --inject basic                  the user or the password of Basic credentials (curl -u "user:$SECRET")
+  --inject header:X-Api-Key       the header X-Api-Key, whose whole value is the placeholder
+  --inject 'header:Authorization:token '   the header Authorization, value "token <placeholder>" (GitHub)`;
+
+/** `bearer`, `basic`, `header:NAME` or `header:NAME:PREFIX` (the prefix is everything after the second colon). */
+export function parseInject(raw: string): VaultSecretInjection {
+  if (raw === 'bearer' || raw === 'basic') return { type: raw };
+  const match = /^header:([^:]+)(?::(.*))?$/s.exec(raw);
+  if (!match) throw new UsageError(`--inject ${raw}: give bearer, basic, header:NAME or header:NAME:PREFIX`);
+  return { type: 'header', name: match[1]!, ...(match[2] ? { prefix: match[2] } : {}) };
+}
+
+/** An injection point as a person reads it: `Authorization: Bearer`, `X-Api-Key`, `Authorization: token`. */
+function describeInject(inject: VaultSecretInjection): string {
+  if (inject.type === 'bearer') return 'Authorization: Bearer';
+  if (inject.type === 'basic') return 'Authorization: Basic';
+  return inject.prefix ? `${inject.name}: ${inject.prefix.trimEnd()}` : (inject.name ?? '');
+}
 
 /** Where a secret's value comes from. */
 interface ValueSource {
@@ -34,6 +54,7 @@ interface SecretSpec {
   name: string;
   hosts: string[];
   valueEnv?: string;
+  inject?: VaultSecretInjection;
 }
 
 /** Reads a line from the terminal without echoing it. */
@@ -115,6 +136,10 @@ function secretOptions() {
       last('--value-env', variable).valueEnv = variable;
       return variable;
     },
+    inject: (raw: string) => {
+      last('--inject', raw).inject = parseInject(raw);
+      return raw;
+    },
   };
 }
 
@@ -127,8 +152,8 @@ function describeVault(vault: Vault): string {
     ['updated', vault.updated_at],
   ]);
   const secrets = table(
-    ['SECRET', 'HOSTS', 'UPDATED'],
-    vault.secrets.map((s) => [s.name, s.allowed_hosts.join(', '), s.updated_at]),
+    ['SECRET', 'HOSTS', 'INJECTED AS', 'UPDATED'],
+    vault.secrets.map((s) => [s.name, s.allowed_hosts.join(', '), describeInject(s.inject), s.updated_at]),
   );
   return `${about}\n\n${secrets || 'No secrets. Add one with `sandbox vault set ' + vault.id + ' NAME --host HOST --value-env VAR`.'}`;
 }
@@ -145,9 +170,10 @@ export function registerVault(program: Command, context: (options: GlobalOptions
     .description('create a vault, with secrets or without; prints its id')
     .argument('<name>', 'a name unique among your vaults')
     .option('-d, --description <text>', 'what the vault is for')
-    .option('--secret <NAME>', 'a secret: the environment variable VMs see its placeholder in (repeatable; --host and --value-env after it are its own)', parse.secret)
+    .option('--secret <NAME>', 'a secret: the environment variable VMs see its placeholder in (repeatable; --host, --value-env and --inject after it are its own)', parse.secret)
     .option('--host <host>', 'a host the value of the --secret before it may be sent to over HTTPS (repeatable)', parse.host)
     .option('--value-env <VAR>', 'read the value of the --secret before it from the environment variable VAR', parse.valueEnv)
+    .option('--inject <WHERE>', 'where the value of the --secret before it may go: bearer (default), basic, header:NAME[:PREFIX]', parse.inject)
     .option('--value-stdin', 'read the value from standard input (one secret only)')
     .addHelpText('after', `${VALUE_HELP}\n\nExample:\n  OPENAI_API_KEY=sk-… sandbox vault create ci --secret OPENAI_API_KEY --host api.openai.com --value-env OPENAI_API_KEY`)
     .action(async (name: string, options: { description?: string; valueStdin?: boolean }, command: Command) => {
@@ -160,7 +186,8 @@ export function registerVault(program: Command, context: (options: GlobalOptions
       }
       const secrets: VaultSecretOptions[] = [];
       for (const spec of specs) {
-        secrets.push({ name: spec.name, allowedHosts: spec.hosts, value: await readValue(spec.name, { valueEnv: spec.valueEnv, valueStdin: options.valueStdin }) });
+        const value = await readValue(spec.name, { valueEnv: spec.valueEnv, valueStdin: options.valueStdin });
+        secrets.push({ name: spec.name, allowedHosts: spec.hosts, value, ...(spec.inject ? { inject: spec.inject } : {}) });
       }
       const created = await ctx.client.vaults.create(name, {
         ...(options.description !== undefined ? { description: options.description } : {}),
@@ -215,13 +242,14 @@ export function registerVault(program: Command, context: (options: GlobalOptions
     .requiredOption('--host <host>', 'a host the value may be sent to over HTTPS (repeatable)', collect)
     .option('--value-env <VAR>', 'read the value from the environment variable VAR')
     .option('--value-stdin', 'read the value from standard input')
-    .addHelpText('after', `${VALUE_HELP}\n\nExample:\n  pass show openai | sandbox vault set vlt_… OPENAI_API_KEY --host api.openai.com --value-stdin`)
-    .action(async (id: string, name: string, options: { host: string[]; valueEnv?: string; valueStdin?: boolean }, command: Command) => {
+    .option('--inject <WHERE>', 'where the value may go: bearer, basic, header:NAME[:PREFIX] (default: the secret keeps its own; a new one gets bearer)', parseInject)
+    .addHelpText('after', `${VALUE_HELP}\n\nExamples:\n  pass show openai | sandbox vault set vlt_… OPENAI_API_KEY --host api.openai.com --value-stdin\n  GH=ghp_… sandbox vault set vlt_… GITHUB_TOKEN --host api.github.com --value-env GH --inject 'header:Authorization:token '`)
+    .action(async (id: string, name: string, options: { host: string[]; valueEnv?: string; valueStdin?: boolean; inject?: VaultSecretInjection }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (options.valueEnv !== undefined && options.valueStdin) throw new UsageError('give --value-env or --value-stdin, not both');
       const value = await readValue(name, options);
-      const secret = await ctx.client.vaults.setSecret(id, name, { value, allowedHosts: options.host });
-      ctx.out.result(secret, () => `Secret ${secret.name} set in vault ${id} (hosts: ${secret.allowed_hosts.join(', ')})`);
+      const secret = await ctx.client.vaults.setSecret(id, name, { value, allowedHosts: options.host, ...(options.inject ? { inject: options.inject } : {}) });
+      ctx.out.result(secret, () => `Secret ${secret.name} set in vault ${id} (hosts: ${secret.allowed_hosts.join(', ')}; injected as ${describeInject(secret.inject)})`);
     });
 
   vault

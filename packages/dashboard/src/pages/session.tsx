@@ -3,7 +3,7 @@
  * of the VM (browse, upload, download), app URLs, and terminals (xterm.js, loaded only when one is opened).
  */
 import { lazy, Suspense, useState, type FormEvent } from 'react';
-import { api, ApiError, send, withQuery, type AppUrlResponse, type ExecuteResponse, type PtySession, type Schemas, type SessionStatus, type TaskRecord } from '../api.ts';
+import { api, ApiError, csrfToken, send, withQuery, type AppUrlResponse, type ExecuteResponse, type PtySession, type Schemas, type SessionStatus, type TaskRecord } from '../api.ts';
 import { useLiveEvents } from '../events.ts';
 import { navigate } from '../router.ts';
 import { ErrorBanner, formatBytes, formatDuration, formatTime, Link, useLoad, useNow } from '../ui.tsx';
@@ -345,10 +345,10 @@ function Files({ sessionId }: { sessionId: string }) {
 
 /** The file's bytes (Accept: application/octet-stream streams it rather than base64 in JSON). */
 async function fetchRaw(sessionId: string, filename: string): Promise<Response> {
-  const csrf = /(?:^|;\s*)sandboxd_csrf=([^;]+)/.exec(document.cookie)?.[1];
+  const csrf = csrfToken();
   const response = await fetch('/download', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/octet-stream', ...(csrf ? { 'x-csrf-token': decodeURIComponent(csrf) } : {}) },
+    headers: { 'content-type': 'application/json', accept: 'application/octet-stream', ...(csrf ? { 'x-csrf-token': csrf } : {}) },
     body: JSON.stringify({ session_id: sessionId, filename }),
     credentials: 'same-origin',
   });
@@ -449,7 +449,8 @@ function Shares({ sessionId }: { sessionId: string }) {
 
 /**
  * The desktop of a desktop session, in noVNC inside the console (components/desktop.tsx, on the server's VNC
- * relay), and the viewer link the server hands out (the noVNC page the VM serves) to open it elsewhere.
+ * relay), and the viewer link the server hands out (its own noVNC page, src/viewer/, never the VM's) to open
+ * it elsewhere.
  */
 function Desktop({ sessionId }: { sessionId: string }) {
   const [viewer, setViewer] = useState<Schemas['ViewerUrlResponse'] | null>(null);

@@ -10,6 +10,7 @@ import { ErrorBanner, formatTime, Link, useLoad } from '../ui.tsx';
 
 type Vault = Schemas['Vault'];
 type VaultSecretInput = Schemas['VaultSecretInput'];
+type Injection = Schemas['VaultSecretInjection'];
 type LogEntry = Schemas['VaultRequestLogEntry'];
 type LogList = Schemas['VaultRequestLogList'];
 
@@ -33,8 +34,19 @@ function vaultPath(vault: Pick<Vault, 'id'>): string {
   return `/v1/vaults/${encodeURIComponent(vault.id)}`;
 }
 
-/** The fields of one secret: name, value (write-only), allowed hosts. `prefix` keeps the ids unique. */
-function SecretFields({ prefix, legend, required = false, onRemove }: { prefix: string; legend?: string; required?: boolean; onRemove?: () => void }) {
+/** Where a secret may go in a request, as a person reads it: `Authorization: Bearer`, `X-Api-Key`, `Authorization: token`. */
+export function describeInjection(inject: Injection): string {
+  if (inject.type === 'bearer') return 'Authorization: Bearer';
+  if (inject.type === 'basic') return 'Authorization: Basic';
+  return inject.prefix ? `${inject.name ?? ''}: ${inject.prefix.trimEnd()}` : (inject.name ?? '');
+}
+
+/**
+ * The fields of one secret: name, value (write-only), allowed hosts, and where it is injected (`keep`: a choice to
+ * leave a rotated secret's injection point as it is). `prefix` keeps the ids unique.
+ */
+function SecretFields({ prefix, legend, required = false, keep = false, onRemove }: { prefix: string; legend?: string; required?: boolean; keep?: boolean; onRemove?: () => void }) {
+  const [type, setType] = useState<string>(keep ? '' : 'bearer');
   return (
     <fieldset className="secret-fields">
       {legend ? <legend>{legend}</legend> : null}
@@ -44,6 +56,22 @@ function SecretFields({ prefix, legend, required = false, onRemove }: { prefix: 
       <input id={`${prefix}-value`} name={`${prefix}-value`} required={required} type="password" autoComplete="off" />
       <label htmlFor={`${prefix}-hosts`}>Allowed hosts</label>
       <textarea id={`${prefix}-hosts`} name={`${prefix}-hosts`} required={required} rows={2} placeholder="api.openai.com, *.example.com" spellCheck={false} />
+      <label htmlFor={`${prefix}-inject`}>Injected as</label>
+      <select id={`${prefix}-inject`} name={`${prefix}-inject`} value={type} onChange={(event) => setType(event.target.value)}>
+        {keep ? <option value="">(as it is; Authorization: Bearer for a new secret)</option> : null}
+        <option value="bearer">Authorization: Bearer</option>
+        <option value="basic">Authorization: Basic (user or password)</option>
+        <option value="header">A header of its own</option>
+      </select>
+      {type === 'header' ? (
+        <>
+          <label htmlFor={`${prefix}-header`}>Header name</label>
+          <input id={`${prefix}-header`} name={`${prefix}-header`} required maxLength={64} placeholder="X-Api-Key" autoComplete="off" spellCheck={false} />
+          <label htmlFor={`${prefix}-header-prefix`}>Value prefix</label>
+          <input id={`${prefix}-header-prefix`} name={`${prefix}-header-prefix`} maxLength={64} placeholder='"token " for GitHub; empty for most' autoComplete="off" spellCheck={false} />
+        </>
+      ) : null}
+      <p className="muted">The value is sent only there, never in a URL or another header; what the host answers is masked.</p>
       {onRemove ? (
         <button type="button" onClick={onRemove}>
           Remove this secret
@@ -58,7 +86,14 @@ function readSecret(form: FormData, prefix: string): VaultSecretInput | null {
   const value = String(form.get(`${prefix}-value`) ?? '');
   const hosts = parseHosts(String(form.get(`${prefix}-hosts`) ?? ''));
   if (!name && !value && hosts.length === 0) return null;
-  return { name, value, allowed_hosts: hosts };
+  const type = String(form.get(`${prefix}-inject`) ?? '');
+  const inject: Injection | null =
+    type === 'bearer' || type === 'basic'
+      ? { type }
+      : type === 'header'
+        ? { type: 'header', name: String(form.get(`${prefix}-header`) ?? '').trim(), prefix: String(form.get(`${prefix}-header-prefix`) ?? '') }
+        : null;
+  return { name, value, allowed_hosts: hosts, ...(inject ? { inject } : {}) };
 }
 
 function CreateVaultForm({ onCreated }: { onCreated: (vault: Vault) => void }) {
@@ -256,7 +291,8 @@ function VaultDetails({ vault, onChanged, onDeleted }: { vault: Vault; onChanged
     if (!secret) return;
     const existed = vault.secrets.some((s) => s.name === secret.name);
     const done = await act(async () => {
-      await api<Schemas['VaultSecret']>('PUT', `${vaultPath(vault)}/secrets/${encodeURIComponent(secret.name)}`, { value: secret.value, allowed_hosts: secret.allowed_hosts } satisfies Schemas['VaultSecretSet']);
+      const body: Schemas['VaultSecretSet'] = { value: secret.value, allowed_hosts: secret.allowed_hosts, ...(secret.inject ? { inject: secret.inject } : {}) };
+      await api<Schemas['VaultSecret']>('PUT', `${vaultPath(vault)}/secrets/${encodeURIComponent(secret.name)}`, body);
       return existed ? `Secret ${secret.name} rotated.` : `Secret ${secret.name} added.`;
     });
     if (done) formElement.reset();
@@ -299,6 +335,7 @@ function VaultDetails({ vault, onChanged, onDeleted }: { vault: Vault; onChanged
             <tr>
               <th scope="col">Secret</th>
               <th scope="col">Allowed hosts</th>
+              <th scope="col">Injected as</th>
               <th scope="col">Updated</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
@@ -318,6 +355,9 @@ function VaultDetails({ vault, onChanged, onDeleted }: { vault: Vault; onChanged
                     </span>
                   ))}
                 </td>
+                <td>
+                  <code>{describeInjection(secret.inject)}</code>
+                </td>
                 <td>{formatTime(secret.updated_at)}</td>
                 <td>
                   <button type="button" className="danger" onClick={() => deleteSecret(secret.name)} aria-label={`Delete the secret ${secret.name}`}>
@@ -333,7 +373,7 @@ function VaultDetails({ vault, onChanged, onDeleted }: { vault: Vault; onChanged
       <div className="vault-forms">
         <form className="grid-form" onSubmit={(event) => void setSecret(event)} aria-label="Add or rotate a secret">
           <h3>Add or rotate a secret</h3>
-          <SecretFields prefix="set-secret" required />
+          <SecretFields prefix="set-secret" required keep />
           <button type="submit" className="primary">
             Save secret
           </button>
@@ -367,8 +407,8 @@ export function VaultsPage() {
     <section>
       <h1>Vaults</h1>
       <p className="muted">
-        Secrets a sandbox uses without holding them: its VM sees a placeholder in an environment variable of the secret&apos;s name, swapped for the value only in HTTPS requests to the
-        secret&apos;s allowed hosts.
+        Secrets a sandbox uses without holding them: its VM sees a placeholder in an environment variable of the secret&apos;s name, swapped for the value only where the secret is
+        injected (by default <code>Authorization: Bearer</code>) in HTTPS requests to the secret&apos;s allowed hosts.
       </p>
       <ErrorBanner error={vaults.error} />
       <div className="columns">

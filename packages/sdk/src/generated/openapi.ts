@@ -816,6 +816,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description Sent with an Origin header that is not this server's public URL (a web page of another site, DNS rebinding) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description This endpoint is stateless: only POST carries messages (no server-to-client stream, no sessions to end) */
                 405: {
                     headers: {
@@ -848,7 +857,7 @@ export interface paths {
         put?: never;
         /**
          * Model Context Protocol (streamable HTTP)
-         * @description Model Context Protocol endpoint (streamable HTTP transport, stateless): an MCP client (an agent host, the official SDKs) sends JSON-RPC messages here with `Accept: application/json, text/event-stream` and gets the responses as an event stream, with progress notifications while long tools run. Tools: create_sandbox, list_sandboxes, kill_sandbox, get_preview_url, run_python (stateful), run_command, get_execution, read_file, write_file, list_files, browser_open/navigate/click/type/press_key/content/extract/screenshot/close, computer_screenshot, computer_action; resources: sandbox://{session_id}/files/{path}. Tools act as the caller: each is a call of this API with the request's own credential, so its errors (NOT_FOUND for another user's sandbox, QUOTA_EXCEEDED…) come back as MCP tool errors carrying the API's code.
+         * @description Model Context Protocol endpoint (streamable HTTP transport, stateless): an MCP client (an agent host, the official SDKs) sends JSON-RPC messages here with `Accept: application/json, text/event-stream` and gets the responses as an event stream, with progress notifications while long tools run. Tools: create_sandbox, list_sandboxes, kill_sandbox, get_preview_url, run_python (stateful), run_command, get_execution, read_file, write_file, list_files, browser_open/navigate/click/type/press_key/content/extract/screenshot/close, computer_screenshot, computer_action; resources: sandbox://{session_id}/files/{path}. Tools act as the caller: each is a call of this API with the request's own credential, so its errors (NOT_FOUND for another user's sandbox, QUOTA_EXCEEDED…) come back as MCP tool errors carrying the API's code. A request whose Origin header is present and is not this server's public URL (SANDBOXD_PUBLIC_URL) is refused with 403, as the transport specification asks (DNS rebinding).
          */
         post: {
             parameters: {
@@ -922,6 +931,15 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Sent with an Origin header that is not this server's public URL (a web page of another site, DNS rebinding) */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1009,6 +1027,15 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Sent with an Origin header that is not this server's public URL (a web page of another site, DNS rebinding) */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1686,7 +1713,10 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Delete one of your API keys */
+        /**
+         * Delete one of your API keys
+         * @description The key stops working at once, and so do the web console sessions that were signed in with it.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -1865,7 +1895,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         get: {
             parameters: {
@@ -1893,7 +1923,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         put: {
             parameters: {
@@ -1921,7 +1951,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         post: {
             parameters: {
@@ -1949,7 +1979,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         delete: {
             parameters: {
@@ -1977,7 +2007,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         options: {
             parameters: {
@@ -2005,7 +2035,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         head: {
             parameters: {
@@ -2033,7 +2063,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         patch: {
             parameters: {
@@ -2070,7 +2100,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         get: {
             parameters: {
@@ -2098,7 +2128,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         put: {
             parameters: {
@@ -2126,7 +2156,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         post: {
             parameters: {
@@ -2154,7 +2184,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         delete: {
             parameters: {
@@ -2182,7 +2212,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         options: {
             parameters: {
@@ -2210,7 +2240,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         head: {
             parameters: {
@@ -2238,7 +2268,7 @@ export interface paths {
         };
         /**
          * Preview proxy to a port inside the VM
-         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
+         * @description Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.
          */
         patch: {
             parameters: {
@@ -2364,7 +2394,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie) */
+                            /** @description Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie, __Host-sandboxd_csrf over HTTPS); it is bound to this session */
                             csrf_token?: string;
                             /** @description Seconds until the session ends */
                             expires_in?: number;
@@ -2397,7 +2427,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in to the web console (session cookie)
-         * @description For browsers: sets an HttpOnly, SameSite=Strict session cookie (a bearer token, not the key) and a CSRF cookie. Requests authenticated by the cookie must send the CSRF token in X-CSRF-Token, except GET and HEAD.
+         * @description For browsers: starts a console session held by the server and sets an HttpOnly, SameSite=Strict session cookie (a random token naming it, not the key) and a CSRF cookie, both `__Host-` prefixed over HTTPS. Requests authenticated by the cookie must send the session's CSRF token in X-CSRF-Token, except GET and HEAD. Failed sign-ins are counted per username and per source address: past SANDBOXD_SIGN_IN_MAX_FAILURES_PER_USERNAME / _PER_ADDRESS in SANDBOXD_SIGN_IN_WINDOW_SECONDS, sign-ins are refused with 429 RATE_LIMITED and Retry-After, even with the right password.
          */
         post: {
             parameters: {
@@ -2425,7 +2455,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie) */
+                            /** @description Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie, __Host-sandboxd_csrf over HTTPS); it is bound to this session */
                             csrf_token?: string;
                             /** @description Seconds until the session ends */
                             expires_in?: number;
@@ -2489,11 +2519,20 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
+                /** @description Too many failed sign-ins for this username or from this address (Retry-After) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
             };
         };
         /**
          * Sign out of the web console
-         * @description Expires the session and CSRF cookies. Needs no credential, so a stale cookie can always be cleared.
+         * @description Ends the console session the cookie names, on the server (its cookie value is refused from then on), and expires the session and CSRF cookies. Needs no credential, so a stale cookie can always be cleared.
          */
         delete: {
             parameters: {
@@ -2565,7 +2604,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with a username and password (OAuth2 password flow)
-         * @description Form-encoded (application/x-www-form-urlencoded) as OAuth2 prescribes; JSON is accepted too.
+         * @description Form-encoded (application/x-www-form-urlencoded) as OAuth2 prescribes; JSON is accepted too. The token is a short-lived signed bearer token (SANDBOXD_ACCESS_TOKEN_TTL_SECONDS). Failed sign-ins are counted per username and per source address (shared with POST /v1/auth/session): past the limit this answers 429 RATE_LIMITED with Retry-After, even with the right password.
          */
         post: {
             parameters: {
@@ -2655,6 +2694,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description Too many failed sign-ins for this username or from this address (Retry-After) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5406,7 +5454,7 @@ export interface paths {
         };
         /**
          * Remote-desktop viewer URL
-         * @description A link to the desktop session's screen in noVNC (served from the VM at `/v1/app/{session_id}/6080/vnc.html`), and the VNC WebSocket it connects to. Both carry short-lived tokens (SANDBOXD_VIEWER_TOKEN_TTL_SECONDS, default 600), so the link opens in any browser without an API key: treat it as a secret. `view_only=true` makes the server drop every input the viewer sends (keys, pointer, clipboard, resize). Starts the session's VM if it has none. 409 for a session that is not a desktop session (create one with `"template": "desktop"`).
+         * @description A link to the desktop session's screen, and the VNC WebSocket it connects to. The link (`/v1/app/{session_id}/6080/vnc.html`) opens sandboxd's own viewer page (noVNC, bundled with the web console, under a strict Content-Security-Policy), never a page of the VM: a viewer link reaches nothing of the VM's port 6080. Both carry short-lived tokens (SANDBOXD_VIEWER_TOKEN_TTL_SECONDS, default 600), so the link opens in any browser without an API key: treat it as a secret. The link's VNC token is in its fragment (`#token=…`), which browsers never send to a server (so it is in no request log); its page token (`?sandboxd_token=`) is exchanged for a cookie scoped to the viewer and a redirect to the clean address. `view_only=true` makes the server drop every input the viewer sends (keys, pointer, clipboard, resize). Starts the session's VM if it has none. 409 for a session that is not a desktop session (create one with `"template": "desktop"`).
          */
         get: {
             parameters: {
@@ -5940,7 +5988,7 @@ export interface paths {
         };
         /**
          * Whether a certificate may be issued for a domain (on-demand TLS ask)
-         * @description Answers 200 when `domain` is a verified custom domain of this server, else 404. Meant for a reverse proxy that obtains certificates on demand: Caddy's `on_demand_tls { ask http://127.0.0.1:8080/v1/custom-domains/tls-check }`. Says nothing about who owns the domain.
+         * @description Answers 200 when `domain` is a verified custom domain of this server and its TXT record is still there (DNS is asked again; the answer is reused for a minute), else 404. Meant for a reverse proxy that obtains certificates on demand: Caddy's `on_demand_tls { ask http://127.0.0.1:8080/v1/custom-domains/tls-check }`. Says nothing about who owns the domain.
          */
         get: {
             parameters: {
@@ -5963,7 +6011,7 @@ export interface paths {
                         "application/json": components["schemas"]["CustomDomainTlsCheck"];
                     };
                 };
-                /** @description Not a verified custom domain: no certificate should be issued */
+                /** @description Not a verified custom domain, or its record is gone: no certificate should be issued */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6442,7 +6490,7 @@ export interface paths {
                         "application/json": components["schemas"]["EgressPolicy"];
                     };
                 };
-                /** @description A domain or CIDR that is not one */
+                /** @description A domain, CIDR or port entry that is not one (or a port the proxy or the resolver always takes: 80/tcp, 443/tcp, 53) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7547,7 +7595,7 @@ export interface paths {
         /**
          * Create a session
          * @deprecated
-         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. `vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only in HTTPS requests to the secret's hosts (see POST /v1/vaults). `lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
+         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. `vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). `lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
          */
         post: {
             parameters: {
@@ -7634,7 +7682,7 @@ export interface paths {
                         "application/json": components["schemas"]["HTTPValidationError"];
                     };
                 };
-                /** @description The snapshot or template is on another node, or vault_ids on a server without egress enforcement */
+                /** @description The snapshot or template is on another node, or vault_ids on a server without egress enforcement or on a node without the vault key (VAULT_KEY_UNAVAILABLE) */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9422,7 +9470,7 @@ export interface paths {
         put?: never;
         /**
          * Create a vault
-         * @description A vault holds secrets that VMs use without ever holding them. Each secret is bound to `allowed_hosts`. Start a session or VM with `vault_ids: [<id>]`: it sees each secret as an environment variable of the same name holding a placeholder (`sbxv_…`), and sandboxd swaps the placeholder for the value in HTTPS requests to the bound hosts (request target and headers, also inside `Authorization: Basic`; not bodies), terminating that TLS with the deployment CA the VM trusts. A placeholder sent anywhere else goes out unchanged and is flagged. Every use is in `GET /v1/vaults/{vault_id}/request-logs`. Values are encrypted at rest (SANDBOXD_VAULT_KEY) and never returned.
+         * @description A vault holds secrets that VMs use without ever holding them. Each secret is bound to `allowed_hosts` and names its injection point `inject` (default `Authorization: Bearer`; or Basic credentials, or one named header with a prefix). Start a session or VM with `vault_ids: [<id>]`: it sees each secret as an environment variable of the same name holding a placeholder (`sbxv_…`), and sandboxd swaps the placeholder for the value at that injection point only, in HTTPS requests to the bound hosts whose Host is the name the VM connected to (TLS terminated with the deployment CA the VM trusts; a request whose Host or absolute-form target names another host is answered 421 and not forwarded). A placeholder anywhere else (path, query, other headers, another host) goes out unchanged and is flagged. Every value of the session's secrets, also URL-encoded, JSON-escaped, hex or base64, is masked with `*` in what the host answers. Every use is in `GET /v1/vaults/{vault_id}/request-logs`. Values are encrypted at rest under the vault key (SANDBOXD_VAULT_KEY, or a generated DATA_DIR/vault.key; never the database) and never returned.
          */
         post: {
             parameters: {
@@ -9451,7 +9499,7 @@ export interface paths {
                         "application/json": components["schemas"]["Vault"];
                     };
                 };
-                /** @description A bad secret name, value or host */
+                /** @description A bad secret name, value, host or injection point */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9507,6 +9555,15 @@ export interface paths {
                 };
                 /** @description You have the most vaults an account may have */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Secrets given and this node has no usable vault key (VAULT_KEY_UNAVAILABLE) */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9765,7 +9822,7 @@ export interface paths {
         };
         /**
          * A vault's request log
-         * @description One entry per secret per request: `substituted` when a VM's request to a bound host had the placeholder swapped for the value, `flagged` when a placeholder went out unchanged to a host the secret is not bound to (or over plain HTTP). Kept for SANDBOXD_VAULT_LOG_RETENTION_DAYS. Newest first; pass next_cursor as cursor for older entries.
+         * @description One entry per secret per request: `substituted` when a VM's request to a bound host had the placeholder swapped for the value at its injection point, `flagged` when a placeholder went out unchanged: somewhere other than its injection point (the path, the query, another header: `detail` says where), to a host the secret is not bound to, over plain HTTP, or in a request refused because its Host was not the name the VM connected to (421). Kept for SANDBOXD_VAULT_LOG_RETENTION_DAYS. Newest first; pass next_cursor as cursor for older entries.
          */
         get: {
             parameters: {
@@ -9851,7 +9908,7 @@ export interface paths {
         get?: never;
         /**
          * Add or replace a secret
-         * @description Sets the value and the hosts of a secret (created when the vault has none of that name). A new value reaches running VMs at their next request; a secret added now is seen by sessions that attach the vault from now on (sessions attached earlier keep the placeholders they got).
+         * @description Sets the value, the hosts and the injection point (`inject`, where in a request the value may go) of a secret (created when the vault has none of that name; without `inject` an existing secret keeps its own, a new one gets `Authorization: Bearer`). A new value reaches running VMs at their next request; a secret added now is seen by sessions that attach the vault from now on (sessions attached earlier keep the placeholders they got). 503 VAULT_KEY_UNAVAILABLE when this node has no vault key.
          */
         put: {
             parameters: {
@@ -9869,6 +9926,7 @@ export interface paths {
                     "application/json": {
                         /** @description Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains) */
                         allowed_hosts: string[];
+                        inject?: components["schemas"]["VaultSecretInjection"];
                         /** @description The new value; stored encrypted and never returned */
                         value: string;
                     };
@@ -9884,7 +9942,7 @@ export interface paths {
                         "application/json": components["schemas"]["VaultSecret"];
                     };
                 };
-                /** @description A bad value or host, or the vault is full */
+                /** @description A bad value, host or injection point, or the vault is full */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9936,6 +9994,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description This node has no usable vault key (VAULT_KEY_UNAVAILABLE) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -10078,7 +10145,7 @@ export interface paths {
         put?: never;
         /**
          * Start a VM
-         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. `egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. `vault_ids` attaches your vaults to the VM's session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's hosts (see POST /v1/vaults). `lifecycle_hooks.pre_stop` (default: the session's) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.
+         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. `egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. `vault_ids` attaches your vaults to the VM's session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). `lifecycle_hooks.pre_stop` (default: the session's) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.
          */
         post: {
             parameters: {
@@ -10114,7 +10181,7 @@ export interface paths {
                         snapshot_name?: unknown;
                         /** @description Start VMs from the template (or snapshot) of this name; "default" is the built-in image */
                         template?: string;
-                        /** @description Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's allowed_hosts (see POST /v1/vaults) */
+                        /** @description Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS requests to its allowed_hosts (see POST /v1/vaults) */
                         vault_ids?: string[];
                         /**
                          * @description vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)
@@ -10228,7 +10295,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The VM could not start, or its snapshot or template is on another node */
+                /** @description The VM could not start, or its snapshot or template is on another node, or vault_ids on a node without the vault key (VAULT_KEY_UNAVAILABLE) */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10597,7 +10664,7 @@ export interface paths {
         };
         /**
          * Replace a VM's egress policy
-         * @description Replaces the policy; a running VM follows it from its next connection and DNS lookup (within a second). Enforced on the host, where a root user in the guest cannot change it. Omitted fields: `allow_http` and `allow_https` true, the rest empty or false. A policy of `allowed_domains: ["*"]` and `allowed_cidrs: ["0.0.0.0/0"]` is open (no enforcement).
+         * @description Replaces the policy; a running VM follows it from its next connection and DNS lookup (within a second), and a VM that is still starting starts with it. Enforced on the host, where a root user in the guest cannot change it. An allowed name gives HTTP and HTTPS through the proxy (every HTTP request's Host and every TLS SNI checked; a ClientHello with Encrypted Client Hello refused), and other ports of its addresses only as `allowed_ports` names them; `allowed_cidrs` are open on every port. Omitted fields: `allow_http` and `allow_https` true, the rest empty or false. A policy of `allowed_domains: ["*"]` and `allowed_cidrs: ["0.0.0.0/0"]` is open (no enforcement).
          */
         put: {
             parameters: {
@@ -10623,7 +10690,7 @@ export interface paths {
                         "application/json": components["schemas"]["EgressPolicy"];
                     };
                 };
-                /** @description A domain or CIDR that is not one */
+                /** @description A domain, CIDR or port entry that is not one (or a port the proxy or the resolver always takes: 80/tcp, 443/tcp, 53) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14008,26 +14075,26 @@ export interface components {
             domain: string;
             /** @description A pending claim not verified by then fails (expired); null once verified or failed */
             expires_at: string | null;
-            /** @description Why a claim failed: expired (not verified in time) or verified_elsewhere (another account verified the domain first); null unless failed */
-            failure_reason: ("expired" | "verified_elsewhere") | null;
+            /** @description Why a claim failed: expired (not verified in time), verified_elsewhere (another account verified the domain first) or record_missing (a verified domain's TXT record was not found at SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES re-checks in a row; it is no longer served); null unless failed */
+            failure_reason: ("expired" | "verified_elsewhere" | "record_missing") | null;
             /** @description cd_… */
             id: string;
             /** @description When DNS was last asked for the record */
             last_checked_at: string | null;
-            /** @description What the last check found wrong (or why the claim failed); null after a successful check */
+            /** @description What the last check or re-check found wrong (or why the claim failed); null after a successful one */
             last_error: string | null;
             /** @description For a verified domain of a private share: url with a freshly signed share link (?sandboxd_token=…), which sets the preview cookie on first use; else null */
             link: string | null;
             /** @description When link (and the cookie it sets) stops working */
             link_expires_at: string | null;
-            /** @description When the background checker looks next; null unless pending */
+            /** @description When the background checker looks next: a pending claim's next check, a verified one's next re-check of its record; null once failed */
             next_check_at: string | null;
             port: number;
             session_id: string;
             /** @description The share it is served like; null when it maps session_id and port directly */
             share_id: string | null;
             /**
-             * @description pending: waiting for the TXT record (checked by POST …/verify and every SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served, until the claim is deleted; failed: final, see failure_reason and last_error
+             * @description pending: waiting for the TXT record (checked by POST …/verify and every SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served while the record stays (re-checked every SANDBOXD_CUSTOM_DOMAIN_REVERIFY_SECONDS), until the claim is deleted; failed: final, see failure_reason and last_error
              * @enum {string}
              */
             status: "pending" | "verified" | "failed";
@@ -14174,6 +14241,8 @@ export interface components {
             allow_package_managers: boolean;
             allowed_cidrs: string[];
             allowed_domains: string[];
+            /** @description Canonical `<port>/<tcp|udp>`, tcp first, ascending */
+            allowed_ports: string[];
             /** @description The host enforces it on the running VM now (false for an open policy, or a VM that is not running) */
             enforced: boolean;
             /**
@@ -14192,7 +14261,7 @@ export interface components {
              */
             allow_http: boolean;
             /**
-             * @description Port 443 at all (to allowed names and CIDRs)
+             * @description Port 443 at all (to allowed names and CIDRs); false also closes UDP/443 (QUIC) unless allowed_ports names 443/udp
              * @default true
              */
             allow_https: boolean;
@@ -14202,15 +14271,20 @@ export interface components {
              */
             allow_package_managers: boolean;
             /**
-             * @description IPv4 addresses or CIDRs the guest may reach on any port, and by raw address over HTTP (`0.0.0.0/0`: every public address)
+             * @description IPv4 addresses or CIDRs the guest may reach on any port and protocol (explicit address grants), and by raw address over HTTP (`0.0.0.0/0`: every public address)
              * @default []
              */
             allowed_cidrs: string[];
             /**
-             * @description Names the guest may resolve and reach (matched on its DNS question, TLS SNI and HTTP Host): `example.com`, `*.example.com` (its subdomains) or `*` (every name)
+             * @description Names the guest may resolve and reach over HTTP and HTTPS, through the proxy (matched on its DNS question, the TLS SNI and every HTTP request's Host): `example.com`, `*.example.com` (its subdomains) or `*` (every name). Other ports and protocols to their addresses only as allowed_ports names them: the addresses may be shared (CDNs) with any other name
              * @default []
              */
             allowed_domains: string[];
+            /**
+             * @description Ports besides HTTP and HTTPS that the addresses of allowed names (as the VM's own DNS answers gave them) are open on, `<port>/tcp` or `<port>/udp`: e.g. `22/tcp`, `5432/tcp`, `443/udp` (QUIC). Not 80/tcp, 443/tcp (the proxy) or 53 (the policy resolver). Without it an allowed name gives HTTP and HTTPS only
+             * @default []
+             */
+            allowed_ports: string[];
         };
         /** ErrorResponse */
         ErrorResponse: {
@@ -14432,7 +14506,7 @@ export interface components {
             snapshot?: string;
             /** @description Start VMs from the template (or snapshot) of this name; "default" is the built-in image */
             template?: string;
-            /** @description Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's allowed_hosts (see POST /v1/vaults) */
+            /** @description Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS requests to its allowed_hosts (see POST /v1/vaults) */
             vault_ids?: string[];
             /**
              * @description vCPUs: 1, 2, 4, 6 or 8, default SANDBOXD_DEFAULT_VCPUS (2) (selects the snapshot variant snap1…snap8)
@@ -14820,17 +14894,31 @@ export interface components {
             allowed_hosts: string[];
             /** Format: date-time */
             created_at: string;
+            inject: components["schemas"]["VaultSecretInjection"];
             name: string;
             /**
              * Format: date-time
-             * @description Last change of the value or the hosts
+             * @description Last change of the value, the hosts or the injection point
              */
             updated_at: string;
+        };
+        /**
+         * VaultSecretInjection
+         * @description Where in a request the placeholder is swapped for the value, and nowhere else (not the path, the query or another header, which a server may echo back). `{"type":"bearer"}` (the default): `Authorization: Bearer <placeholder>`. `{"type":"basic"}`: `Authorization: Basic base64(user:password)` with the placeholder as the user or the password. `{"type":"header","name":"X-Api-Key","prefix":""}`: that header, sent once, whose value is exactly prefix + placeholder (GitHub's `Authorization: token …` is name `Authorization`, prefix `token `). Prefixes and schemes compare case-insensitively. A placeholder found anywhere else goes out unchanged and is flagged in the request log
+         */
+        VaultSecretInjection: {
+            /** @description The header (type `header` only) */
+            name?: string;
+            /** @description What comes before the placeholder in the header value (type `header` only; default "") */
+            prefix?: string;
+            /** @enum {string} */
+            type: "bearer" | "basic" | "header";
         };
         /** VaultSecretInput */
         VaultSecretInput: {
             /** @description Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains) */
             allowed_hosts: string[];
+            inject?: components["schemas"]["VaultSecretInjection"];
             /** @description The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY */
             name: string;
             /** @description The secret; stored encrypted and never returned */
@@ -14840,6 +14928,7 @@ export interface components {
         VaultSecretSet: {
             /** @description Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains) */
             allowed_hosts: string[];
+            inject?: components["schemas"]["VaultSecretInjection"];
             /** @description The new value; stored encrypted and never returned */
             value: string;
         };
@@ -14858,7 +14947,7 @@ export interface components {
             session_id: string;
             /** @description Input from this viewer is dropped by the server (not only hidden by the page) */
             view_only: boolean;
-            /** @description The noVNC page of the desktop, served from the VM through the preview proxy; opens in any browser without other credentials while it is valid */
+            /** @description sandboxd's own noVNC viewer page for the desktop (nothing of the VM's is served to it), its VNC token in the fragment (`#token=…`); opens in any browser without other credentials while it is valid */
             viewer_url: string;
             /** @description The VNC WebSocket (RFB over binary frames) the page connects to, for other VNC clients */
             websocket_url: string;

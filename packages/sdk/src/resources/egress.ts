@@ -15,6 +15,11 @@ export interface EgressPolicyOptions {
   allowedDomains?: string[];
   /** IPv4 addresses or CIDRs, reachable on any port (`0.0.0.0/0`: every public address). */
   allowedCidrs?: string[];
+  /**
+   * Ports besides HTTP and HTTPS open on the addresses of allowed names, `<port>/tcp` or `<port>/udp` (`22/tcp`,
+   * `443/udp` for QUIC). Without them an allowed name gives HTTP and HTTPS only, through the proxy.
+   */
+  allowedPorts?: string[];
 }
 
 /** The request body from the options' camelCase form. */
@@ -25,6 +30,7 @@ export function egressPolicyBody(policy: EgressPolicyOptions): EgressPolicyInput
     ...(policy.allowHttps !== undefined ? { allow_https: policy.allowHttps } : {}),
     ...(policy.allowedDomains !== undefined ? { allowed_domains: policy.allowedDomains } : {}),
     ...(policy.allowedCidrs !== undefined ? { allowed_cidrs: policy.allowedCidrs } : {}),
+    ...(policy.allowedPorts !== undefined ? { allowed_ports: policy.allowedPorts } : {}),
   } as EgressPolicyInput;
 }
 

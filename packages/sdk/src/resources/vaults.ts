@@ -1,10 +1,11 @@
 /**
  * Vaults of the caller: secrets that VMs use without ever holding them. A session or VM started with
  * `vaultIds` sees each secret as an environment variable holding a placeholder, which the server swaps for
- * the value only in HTTPS requests to the secret's `allowedHosts`. Values go to the server and are never
- * returned; every use is in the vault's request log.
+ * the value only at the secret's injection point (`inject`: `Authorization: Bearer` by default) in HTTPS
+ * requests to the secret's `allowedHosts`. Values go to the server and are never returned (the server masks
+ * them in what the hosts answer); every use is in the vault's request log.
  */
-import type { Vault, VaultRequestLogList, VaultSecret } from '../api-types.ts';
+import type { Vault, VaultRequestLogList, VaultSecret, VaultSecretInjection } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
 
 /** A secret to store: `name` is the environment variable VMs see its placeholder in, e.g. `OPENAI_API_KEY`. */
@@ -14,6 +15,12 @@ export interface VaultSecretOptions {
   value: string;
   /** Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains). */
   allowedHosts: string[];
+  /**
+   * Where in a request the value may go, and nowhere else: `{ type: 'bearer' }` (the default, `Authorization:
+   * Bearer`), `{ type: 'basic' }` (the user or password of Basic credentials), or `{ type: 'header', name:
+   * 'X-Api-Key', prefix: '' }` (that header's whole value after the prefix; GitHub: name `Authorization`, prefix `token `).
+   */
+  inject?: VaultSecretInjection;
 }
 
 export interface VaultCreateOptions {
@@ -49,7 +56,7 @@ export class Vaults {
       json: {
         name,
         ...(options.description !== undefined ? { description: options.description } : {}),
-        ...(options.secrets ? { secrets: options.secrets.map((s) => ({ name: s.name, value: s.value, allowed_hosts: s.allowedHosts })) } : {}),
+        ...(options.secrets ? { secrets: options.secrets.map((s) => ({ name: s.name, value: s.value, allowed_hosts: s.allowedHosts, ...(s.inject ? { inject: s.inject } : {}) })) } : {}),
       },
     });
   }
@@ -80,13 +87,14 @@ export class Vaults {
   }
 
   /**
-   * Adds a secret, or replaces the value and hosts of one: a new value reaches running VMs at their next
-   * request; a new secret is seen by sessions that attach the vault from now on.
+   * Adds a secret, or replaces the value and hosts (and, when given, the injection point) of one: a new value
+   * reaches running VMs at their next request; a new secret is seen by sessions that attach the vault from now on.
+   * Without `inject`, an existing secret keeps its injection point and a new one gets `Authorization: Bearer`.
    */
-  async setSecret(vaultId: string, name: string, secret: { value: string; allowedHosts: string[] }): Promise<VaultSecret> {
+  async setSecret(vaultId: string, name: string, secret: { value: string; allowedHosts: string[]; inject?: VaultSecretInjection }): Promise<VaultSecret> {
     return this.transport.call('/v1/vaults/{vault_id}/secrets/{name}', 'put', {
       params: { vault_id: vaultId, name },
-      json: { value: secret.value, allowed_hosts: secret.allowedHosts },
+      json: { value: secret.value, allowed_hosts: secret.allowedHosts, ...(secret.inject ? { inject: secret.inject } : {}) },
     });
   }
 

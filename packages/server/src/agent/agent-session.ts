@@ -5,7 +5,7 @@
 import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { Deadline, type CallOptions } from './deadline.ts';
-import { AgentError, AgentProtocolError, AgentUnavailableError, errorFromAgentAnswer } from './errors.ts';
+import { AgentAnswerTooLargeError, AgentError, AgentProtocolError, AgentUnavailableError, errorFromAgentAnswer } from './errors.ts';
 
 /** Defaults of the deadlines, by kind of call. */
 export const DEFAULT_TIMEOUTS_MS = {
@@ -17,6 +17,23 @@ export const DEFAULT_TIMEOUTS_MS = {
   prepare: 60_000,
   /** Added to an exec's or Python run's own guest deadline. */
   guestDeadlineMargin: 10_000,
+} as const;
+
+/**
+ * The most bytes of one answer the host reads into memory, by kind of call. The guest agent is not trusted (the
+ * user is root in the guest and can replace it), so an answer beyond its cap fails the call and is cancelled
+ * (RST_STREAM): HTTP/2 flow control then stops the guest from sending more than a window past the cap.
+ */
+export const ANSWER_MAX_BYTES = {
+  /** JSON answers of control calls (hello, ping, stat, mkdir, remove, usage, restore, terminals...) and error bodies. */
+  control: 1024 * 1024,
+  /** A directory listing: about 100 000 entries. A larger folder fails with a message that names the cap. */
+  listDir: 16 * 1024 * 1024,
+  /**
+   * A Python run's answer: the agent keeps at most 16 MiB of each of stdout and stderr, and JSON escaping of
+   * arbitrary bytes can triple them.
+   */
+  pythonRun: 96 * 1024 * 1024,
 } as const;
 
 /** An answer's status and headers. */
@@ -90,13 +107,25 @@ export class AgentSession {
     );
   }
 
-  /** Reads a whole body. */
-  async body(operation: string, stream: Readable, deadline: Deadline): Promise<Buffer> {
+  /**
+   * Reads a whole body, at most `maxBytes` of it: a longer one cancels the stream and rejects with
+   * `AgentAnswerTooLargeError` as soon as the cap is passed, without keeping what came.
+   */
+  async body(operation: string, stream: Readable, deadline: Deadline, maxBytes: number = ANSWER_MAX_BYTES.control): Promise<Buffer> {
     const chunks: Buffer[] = [];
+    let received = 0;
     try {
       await deadline.race(
         (async () => {
-          for await (const chunk of stream) chunks.push(chunk as Buffer);
+          for await (const chunk of stream) {
+            received += (chunk as Buffer).length;
+            if (received > maxBytes) {
+              chunks.length = 0;
+              cancelStream(stream);
+              throw new AgentAnswerTooLargeError(operation, maxBytes);
+            }
+            chunks.push(chunk as Buffer);
+          }
         })(),
       );
     } catch (error) {
@@ -106,8 +135,19 @@ export class AgentSession {
     return Buffer.concat(chunks);
   }
 
-  /** Sends a JSON request (or none) and returns the JSON answer; non-2xx answers throw. */
-  async json<T>(operation: string, method: 'GET' | 'POST', path: string, body: unknown, options: CallOptions | undefined, defaultTimeoutMs: number): Promise<T> {
+  /**
+   * Sends a JSON request (or none) and returns the JSON answer; non-2xx answers throw, and so does an answer
+   * longer than `maxAnswerBytes` (`AgentAnswerTooLargeError`).
+   */
+  async json<T>(
+    operation: string,
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    options: CallOptions | undefined,
+    defaultTimeoutMs: number,
+    maxAnswerBytes: number = ANSWER_MAX_BYTES.control,
+  ): Promise<T> {
     const deadline = this.deadline(operation, options, defaultTimeoutMs);
     try {
       const headers: OutgoingHttpHeaders = { ':method': method, ':path': path };
@@ -115,7 +155,7 @@ export class AgentSession {
       const stream = this.stream(operation, headers, deadline);
       stream.end(body === undefined ? undefined : JSON.stringify(body));
       const { status } = await this.response(operation, stream, deadline);
-      const payload = await this.body(operation, stream, deadline);
+      const payload = await this.body(operation, stream, deadline, status >= 200 && status <= 299 ? maxAnswerBytes : ANSWER_MAX_BYTES.control);
       if (status < 200 || status > 299) throw errorFromAgentAnswer(status, payload, { operation });
       if (!this.open && payload.length === 0) throw this.streamFailure(operation);
       return parseJson<T>(operation, payload);
@@ -129,6 +169,16 @@ export class AgentSession {
     if (!this.open) return new AgentUnavailableError(`${operation}: the agent session closed`, { cause });
     const code = (cause as NodeJS.ErrnoException | undefined)?.code;
     return new AgentProtocolError(`${operation}: the agent ended the stream early${code ? ` (${code})` : ''}`, { cause });
+  }
+}
+
+/** Stops an answer being read: RST_STREAM (CANCEL) for an HTTP/2 stream, so the agent stops sending; else destroy. */
+function cancelStream(stream: Readable): void {
+  const http2Stream = stream as Partial<ClientHttp2Stream> & Readable;
+  if (typeof http2Stream.close === 'function' && 'rstCode' in http2Stream) {
+    if (!http2Stream.closed) http2Stream.close(constants.NGHTTP2_CANCEL);
+  } else {
+    stream.destroy();
   }
 }
 

@@ -47,6 +47,25 @@ export class AgentProtocolError extends AgentError {
   }
 }
 
+/**
+ * The agent's answer was longer than the call's cap (`ANSWER_MAX_BYTES`): the call failed and the answer was
+ * cancelled unread. A real agent's answers stay far below the caps; a replaced or broken one does not.
+ */
+export class AgentAnswerTooLargeError extends AgentError {
+  override name = 'AgentAnswerTooLargeError';
+
+  constructor(
+    readonly operation: string,
+    readonly maxBytes: number,
+  ) {
+    super('AGENT_ANSWER_TOO_LARGE', `${operation}: the agent's answer is longer than ${formatBytes(maxBytes)}, the most this call reads; it was cancelled`);
+  }
+}
+
+function formatBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
 /** A guest path is invalid or the file system refused the operation; `code` is e.g. ENOENT, EISDIR, INVALID_PATH. */
 export class GuestPathError extends AgentError {
   override name = 'GuestPathError';

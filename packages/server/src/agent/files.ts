@@ -14,7 +14,7 @@ import {
   type MkdirResponse,
   type RemoveResponse,
 } from '@sandboxd/agent/protocol';
-import { DEFAULT_TIMEOUTS_MS, type AgentSession } from './agent-session.ts';
+import { ANSWER_MAX_BYTES, DEFAULT_TIMEOUTS_MS, type AgentSession } from './agent-session.ts';
 import type { CallOptions } from './deadline.ts';
 import { AgentError, AgentProtocolError, errorFromAgentAnswer } from './errors.ts';
 import { answeredThroughLane, downloadThroughLane, INLINE_MAX_BYTES, laneReadParams, uploadThroughLane, type TransferLane } from './transfer.ts';
@@ -180,7 +180,7 @@ export function statPath(session: AgentSession, path: string, options?: CallOpti
 
 /** Entries of a directory, sorted by name. */
 export async function listDir(session: AgentSession, path: string, options?: CallOptions): Promise<FileStat[]> {
-  const answer = await session.json<FileListResponse>('listDir', 'GET', `${ROUTES.fileList}${query(path)}`, undefined, options, DEFAULT_TIMEOUTS_MS.control);
+  const answer = await session.json<FileListResponse>('listDir', 'GET', `${ROUTES.fileList}${query(path)}`, undefined, options, DEFAULT_TIMEOUTS_MS.control, ANSWER_MAX_BYTES.listDir);
   return answer.entries;
 }
 

@@ -1,7 +1,9 @@
 /** Host side of the guest agent protocol: a typed client of the agent in one VM. */
 export { AgentClient, type AgentClientEvents, type AgentTarget, type ConnectOptions, type RestoreOptions } from './agent-client.ts';
 export type { CallOptions } from './deadline.ts';
+export { ANSWER_MAX_BYTES } from './agent-session.ts';
 export {
+  AgentAnswerTooLargeError,
   AgentError,
   AgentOperationError,
   AgentProtocolError,

@@ -1,6 +1,6 @@
 /** Stateful Python: runs in a per-context interpreter that keeps its variables between runs. */
 import { ROUTES, type PythonResetResponse, type PythonRunResult } from '@sandboxd/agent/protocol';
-import { DEFAULT_TIMEOUTS_MS, type AgentSession } from './agent-session.ts';
+import { ANSWER_MAX_BYTES, DEFAULT_TIMEOUTS_MS, type AgentSession } from './agent-session.ts';
 import type { CallOptions } from './deadline.ts';
 
 /** Options of {@link runPython}. */
@@ -24,7 +24,7 @@ export function runPython(session: AgentSession, options: RunPythonOptions): Pro
   const call: CallOptions = { timeoutMs: timeoutMs + DEFAULT_TIMEOUTS_MS.guestDeadlineMargin };
   if (options.signal) call.signal = options.signal;
   const body = { contextId: options.contextId, code: options.code, timeoutMs, ...(options.spare ? { spare: true } : {}) };
-  return session.json<PythonRunResult>('runPython', 'POST', ROUTES.pythonRun, body, call, 0);
+  return session.json<PythonRunResult>('runPython', 'POST', ROUTES.pythonRun, body, call, 0, ANSWER_MAX_BYTES.pythonRun);
 }
 
 /** Ends a context's interpreter (its state is lost). */

@@ -14,8 +14,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preParsingAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { notAuthenticated, type Authenticator, type CredentialSource, type Principal } from '../core/authenticator.ts';
 import { AppError } from '../core/errors.ts';
-import { readCookie } from './browser-guards.ts';
-import { hasCsrfProof, isSafeMethod, SESSION_COOKIE } from './dashboard/session-cookies.ts';
+import { consoleCookieNames, hasCsrfProof, isSafeMethod, readSessionCookie } from './dashboard/session-cookies.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,17 +40,23 @@ export interface AuthHooks {
 }
 
 /**
- * The web console's session cookie (api/dashboard/session-cookies.ts), when no header credential is present: a
- * bearer token. Any method but GET and HEAD needs the CSRF header too: without it the cookie is no credential
- * (401, which every authenticated operation declares), so the cookie alone may only read.
+ * The web console's session cookie (api/dashboard/session-cookies.ts), when no header credential is present: it
+ * names a server-side session. Any method but GET and HEAD needs that session's CSRF token in the header too:
+ * without it the cookie is no credential (401, which every authenticated operation declares), so the cookie
+ * alone may only read. Answers null when there is no session cookie.
  */
-function sessionCookieCredential(request: FastifyRequest): { credential: string; source: CredentialSource } | null {
-  const token = readCookie(request, SESSION_COOKIE);
-  if (!token) return null;
-  if (!isSafeMethod(request.method) && !hasCsrfProof(request)) {
-    throw new AppError('NOT_AUTHENTICATED', 'Not authenticated: a request with the console\'s session cookie must send its CSRF token (the sandboxd_csrf cookie) in the X-CSRF-Token header');
+async function sessionCookiePrincipal(request: FastifyRequest, authenticator: Authenticator): Promise<Principal | null> {
+  const token = readSessionCookie(request);
+  if (token === null) return null;
+  const names = consoleCookieNames(request);
+  if (token === 'ambiguous') {
+    throw new AppError('NOT_AUTHENTICATED', `Not authenticated: the request carries two different ${names.session} cookies (one set for a longer path shadows the console's); sign in again`);
   }
-  return { credential: token, source: 'bearer' };
+  const { principal, csrfToken } = await authenticator.authenticateConsoleSession(token);
+  if (!isSafeMethod(request.method) && !hasCsrfProof(request, csrfToken)) {
+    throw new AppError('NOT_AUTHENTICATED', `Not authenticated: a request with the console's session cookie must send that session's CSRF token (the ${names.csrf} cookie) in the X-CSRF-Token header`);
+  }
+  return principal;
 }
 
 /** The credential in `X-API-Key` or `Authorization: Bearer`, if any. */
@@ -93,10 +98,13 @@ function anonymousBodyLimiter(request: FastifyRequest, limitBytes: number): Tran
 export function createAuthHooks(app: FastifyInstance, authenticator: Authenticator, anonymousBodyLimitBytes: number): AuthHooks {
   app.decorateRequest('principal', null);
   const authenticateHeader = async (request: FastifyRequest): Promise<boolean> => {
-    const found = headerCredential(request.headers) ?? sessionCookieCredential(request);
-    if (!found) return false;
-    request.principal = await authenticator.authenticate(found.credential, found.source);
-    return true;
+    const found = headerCredential(request.headers);
+    if (found) {
+      request.principal = await authenticator.authenticate(found.credential, found.source);
+      return true;
+    }
+    request.principal = await sessionCookiePrincipal(request, authenticator);
+    return request.principal !== null;
   };
   return {
     requireAuth: async (request) => {

@@ -14,6 +14,23 @@ export function readCookie(request: Pick<FastifyRequest, 'headers'>, name: strin
   return parseCookie(header)[name] ?? null;
 }
 
+/**
+ * Every value of cookie `name` in the request's Cookie header, in the order the browser sent them (longest Path
+ * first): a name can appear more than once when cookies of different paths or domains share it.
+ */
+export function readCookieValues(request: Pick<FastifyRequest, 'headers'>, name: string): string[] {
+  const header = request.headers.cookie;
+  if (!header) return [];
+  const values: string[] = [];
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
+    // The `cookie` package's parse of the one pair (%-escapes undone), as readCookie reads a value.
+    values.push(parseCookie(`v=${pair.slice(eq + 1).trim()}`).v ?? '');
+  }
+  return values;
+}
+
 /** Whether two secrets are equal, in time that does not depend on where they differ. */
 export function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);

@@ -1,18 +1,34 @@
 /**
  * One log line per request (method, path, status, time, user) under the request's id. Query values that
- * may carry credentials are masked; headers and bodies are never logged here.
+ * may carry credentials are masked, and so are credentials nested in other values (a URL with `token=…` in a
+ * parameter, an API key or a JWT anywhere); headers and bodies are never logged here.
  */
 import type { FastifyInstance } from 'fastify';
 
-const SECRET_QUERY_KEYS = /^(api_key|token|access_token|key|secret|password|connect_token|sandboxd_token)$/i;
+const SECRET_NAMES = 'api_key|token|access_token|key|secret|password|connect_token|sandboxd_token';
+const SECRET_QUERY_KEYS = new RegExp(`^(${SECRET_NAMES})$`, 'i');
+/** `name=value` of a secret name inside another parameter's value (`path=…/websockify?token=…`). */
+const NESTED_SECRET = new RegExp(`(^|[^A-Za-z0-9_])(${SECRET_NAMES})=[^&;#\\s]*`, 'gi');
+/** A credential by its shape wherever it stands: an API key, or a JWT (`eyJ…` header, payload, signature). */
+const CREDENTIAL_SHAPE = /sbx_sk_[A-Za-z0-9_-]+|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 
-/** The URL with the values of credential-like query parameters replaced by `***`. */
+/** A value with every credential inside it masked: nested `token=…` pairs and API-key or JWT shapes. */
+function redactValue(value: string): string {
+  return value.replace(NESTED_SECRET, '$1$2=***').replace(CREDENTIAL_SHAPE, '***');
+}
+
+/**
+ * The URL with the values of credential-like query parameters replaced by `***`, and credentials nested in
+ * other values (a URL in a parameter that carries `token=…`, an API key or a JWT anywhere) masked too.
+ */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  if (q < 0) return url;
+  const path = (q < 0 ? url : url.slice(0, q)).replace(CREDENTIAL_SHAPE, '***');
+  if (q < 0) return path;
   const params = new URLSearchParams(url.slice(q + 1));
-  for (const key of [...params.keys()]) if (SECRET_QUERY_KEYS.test(key)) params.set(key, '***');
-  return `${url.slice(0, q)}?${params.toString()}`;
+  const redacted = new URLSearchParams();
+  for (const [key, value] of params) redacted.append(key, SECRET_QUERY_KEYS.test(key) ? '***' : redactValue(value));
+  return `${path}?${redacted.toString()}`;
 }
 
 export function registerRequestLogging(app: FastifyInstance): void {

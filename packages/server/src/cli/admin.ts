@@ -8,13 +8,14 @@
  *   sandboxd user plan <username> <plan>
  *   sandboxd key create <username> [--description TEXT] [--expires-at ISO]
  *   sandboxd cluster token
- *   sandboxd node join <token> [--internal-url URL] [--node-id ID]
+ *   sandboxd node join <token> [--internal-listen HOST:PORT] [--internal-url URL] [--node-id ID]
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError, describeSettings, loadConfig } from '../config.ts';
 import { AppError } from '../core/errors.ts';
 import { clusterTokenOf, decodeClusterToken, joinCluster } from '../core/cluster/join.ts';
+import { readVaultKeyMaterial } from '../core/vault/vault-key.ts';
 import { createServices, type CoreServices } from '../services.ts';
 import { openDatabase } from '../store/database.ts';
 
@@ -25,11 +26,14 @@ const USAGE = `usage:
   sandboxd user plan <username> <plan>
   sandboxd key create <username> [--description TEXT] [--expires-at ISO-8601]
   sandboxd cluster token                           print the token that joins a machine to this cluster (a credential:
-                                                   it holds the database URL and the cluster secret)
-  sandboxd node join <token> [--internal-url URL] [--node-id ID]
+                                                   it holds the database URL, the cluster secret and
+                                                   the vault key)
+  sandboxd node join <token> [--internal-listen HOST:PORT] [--internal-url URL] [--node-id ID]
                                                    make this machine a node of that cluster: checks the database, then
                                                    writes the settings to <data dir>/cluster.json (the environment
-                                                   still wins); start it with npm start
+                                                   still wins); start it with npm start. --internal-listen: this
+                                                   node's address on the private network, where the other nodes
+                                                   reach it (the internal URL follows unless given)
 
 Options may also be given as --json to print machine-readable output.
 Configuration (environment):
@@ -76,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
       description: { type: 'string' },
       'expires-at': { type: 'string' },
       'internal-url': { type: 'string' },
+      'internal-listen': { type: 'string' },
       'node-id': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -134,7 +139,8 @@ async function main(argv: string[]): Promise<number> {
     if (!config.databaseUrl) throw new AppError('BAD_REQUEST', 'this node runs on the embedded SQLite store: cluster mode needs SANDBOXD_DATABASE_URL (PostgreSQL) on every node');
     const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
     try {
-      const token = await clusterTokenOf(database, config.databaseUrl, config.clusterSecret);
+      // The vault key travels in the token: the store never holds it, and every node needs the same one.
+      const token = await clusterTokenOf(database, config.databaseUrl, config.clusterSecret, readVaultKeyMaterial(config));
       print(json, { token }, token);
     } finally {
       await database.close();
@@ -144,11 +150,24 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'node' && action === 'join' && name && !extra) {
     const token = decodeClusterToken(name);
     // The settings are checked like the server would check them before anything is written.
-    const config = loadConfig({ ...process.env, SANDBOXD_DATABASE_URL: token.databaseUrl, SANDBOXD_CLUSTER_SECRET: token.clusterSecret, ...(values['internal-url'] ? { SANDBOXD_INTERNAL_URL: values['internal-url'] } : {}), ...(values['node-id'] ? { SANDBOXD_NODE_ID: values['node-id'] } : {}) });
+    const config = loadConfig({
+      ...process.env,
+      SANDBOXD_DATABASE_URL: token.databaseUrl,
+      SANDBOXD_CLUSTER_SECRET: token.clusterSecret,
+      ...(token.vaultKey ? { SANDBOXD_VAULT_KEY: token.vaultKey } : {}),
+      ...(values['internal-url'] ? { SANDBOXD_INTERNAL_URL: values['internal-url'] } : {}),
+      ...(values['internal-listen'] ? { SANDBOXD_INTERNAL_LISTEN: values['internal-listen'] } : {}),
+      ...(values['node-id'] ? { SANDBOXD_NODE_ID: values['node-id'] } : {}),
+    });
     process.stderr.write(`checking the cluster's database at ${redactedUrl(token.databaseUrl)}…\n`);
     const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: token.databaseUrl });
     try {
-      const joined = await joinCluster(database, token, { dataDir: config.dataDir, ...(values['internal-url'] ? { internalUrl: config.internalUrl } : {}), ...(values['node-id'] ? { nodeId: config.nodeId } : {}) });
+      const joined = await joinCluster(database, token, {
+        dataDir: config.dataDir,
+        ...(values['internal-url'] ? { internalUrl: config.internalUrl } : {}),
+        ...(values['internal-listen'] ? { internalListen: config.internalListen } : {}),
+        ...(values['node-id'] ? { nodeId: config.nodeId } : {}),
+      });
       const live = joined.nodes.filter((n) => n.state === 'live').map((n) => n.id);
       print(
         json,
@@ -156,6 +175,9 @@ async function main(argv: string[]): Promise<number> {
         `joined: ${joined.file} holds the cluster settings (${live.length} live node${live.length === 1 ? '' : 's'}: ${live.join(', ') || 'none yet'}).\n` +
           `This machine is node ${config.nodeId}, reached by the others at ${config.internalUrl}. Start it with \`npm start\` (or \`sandboxd serve\`).`,
       );
+      if (/^https?:\/\/(127\.|localhost[:/]|\[::1\])/.test(config.internalUrl)) {
+        process.stderr.write('note: that address is loopback, which the other nodes cannot reach: join again with --internal-listen <private address>:<port>\n');
+      }
     } finally {
       await database.close();
     }

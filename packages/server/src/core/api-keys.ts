@@ -9,6 +9,7 @@ import type { Clock } from './clock.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { Database } from '../store/database.ts';
 import { findApiKey, insertApiKey, listApiKeys, updateApiKey } from '../store/api-keys-store.ts';
+import { revokeConsoleSessionsOfApiKey } from '../store/console-sessions-store.ts';
 import type { ApiKeyRow, ApiKeyUpdate } from '../store/schema.ts';
 
 export interface ApiKey {
@@ -100,12 +101,14 @@ export class ApiKeyService {
     return this.toApiKey(row);
   }
 
-  /** Deletes a key: it stops authenticating at once. */
+  /** Deletes a key: it stops authenticating at once, and so do the console sessions signed in with it. */
   async delete(userId: number, id: number, actor: AuditActor = systemActor(userId)): Promise<ApiKey> {
     const now = this.clock.now().toISOString();
     const row = await this.database.db.transaction().execute(async (trx) => {
       const deleted = await updateApiKey(trx, userId, id, { status: 'deleted', deleted_at: now });
       if (!deleted) throw notFound(`API key ${id}`);
+      // Sessions of a deleted key are refused anyway (the key's row is read at each request); mark them ended too.
+      await revokeConsoleSessionsOfApiKey(trx, deleted.id, now);
       await recordEvent(trx, this.clock, {
         type: 'api_key.deleted',
         userId,

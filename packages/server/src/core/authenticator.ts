@@ -1,10 +1,12 @@
 /**
- * Turns a credential (API key or bearer token) into the principal a request acts as. Keys that are
- * deleted or past their expiry stop working at once: every request reads the key's current row.
+ * Turns a credential (API key, bearer token, or the web console's session cookie) into the principal a request
+ * acts as. Keys that are deleted or past their expiry, and console sessions that were revoked, stop working at
+ * once: every request reads the key's or the session's current row.
  */
 import { AppError } from './errors.ts';
 import { hashApiKey, looksLikeApiKey } from './auth/api-key-secrets.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
+import type { ConsoleSessions } from './auth/console-sessions.ts';
 import type { Clock } from './clock.ts';
 import type { Database } from '../store/database.ts';
 import { findApiKeyByHash, touchApiKey } from '../store/api-keys-store.ts';
@@ -48,7 +50,22 @@ export class Authenticator {
     private readonly database: Database,
     private readonly tokens: AccessTokenIssuer,
     private readonly clock: Clock,
+    private readonly consoleSessions: ConsoleSessions,
   ) {}
+
+  /**
+   * The principal of a console session cookie's token and that session's CSRF token, or 401 for a token that
+   * names no live session. The principal is as a bearer token's was (`access_token`).
+   */
+  async authenticateConsoleSession(token: string): Promise<{ principal: Principal; csrfToken: string }> {
+    const session = await this.consoleSessions.find(token);
+    const user = session ? await findUserById(this.database.db, session.userId) : undefined;
+    if (!session || !user) throw invalidCredentials('Your console session ended (signed out, expired, or its API key was deleted): sign in again');
+    return {
+      principal: { userId: user.id, username: user.username, plan: user.plan, isAdmin: user.isAdmin, via: 'access_token', apiKeyId: null },
+      csrfToken: this.consoleSessions.csrfTokenOf(session.sessionId),
+    };
+  }
 
   /** Resolves a credential or throws 401 with a message that does not reveal which part was wrong. */
   async authenticate(credential: string, source: CredentialSource): Promise<Principal> {

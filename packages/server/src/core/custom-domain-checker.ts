@@ -1,6 +1,7 @@
 /**
- * The background checker of pending custom domain claims: each one's TXT record is looked up every
- * `SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS` until it is verified or expires (then it fails).
+ * The background checker of custom domain claims: each pending one's TXT record is looked up every
+ * `SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS` until it is verified or expires (then it fails), and each
+ * verified one's every `SANDBOXD_CUSTOM_DOMAIN_REVERIFY_SECONDS` while it stays verified (`CustomDomainService.check`).
  *
  * Like the webhook dispatcher, it keeps nothing only in memory and is safe with several nodes on one store:
  * the due time is a column (`next_check_at`), and a due claim is taken for one check with a lease (a
@@ -110,7 +111,7 @@ export class CustomDomainChecker extends EventEmitter {
     const leaseUntil = new Date(now.getTime() + this.options.lookupTimeoutMs + LEASE_MARGIN_MS).toISOString();
     if (!(await claimCheck(this.database.db, id, now.toISOString(), leaseUntil, owner))) return;
     const claim = await findCustomDomain(this.database.db, id);
-    if (!claim || claim.status !== 'pending') return;
+    if (!claim || claim.status === 'failed') return;
     try {
       const after = await this.domains.check(claim, owner);
       this.emit('check', { domainId: after.id, domain: after.domain, status: after.status, error: after.lastError } satisfies CheckReport);

@@ -6,9 +6,12 @@
  *
  * Several accounts may claim one domain while pending (nobody has proven anything yet); the first claim to
  * be verified wins, and the other pending claims of that domain fail at once (`verified_elsewhere`). The
- * store's partial unique index makes that hold across nodes. A verified claim stays verified until it is
- * deleted: sandboxd does not re-check its record (removing the TXT record afterwards changes nothing; delete
- * the claim to stop serving the domain). Deleting its share deletes it too (`custom-domain-events.ts`).
+ * store's partial unique index makes that hold across nodes. A verified claim stays verified while its record
+ * stays: the background checker looks it up again every `reverifySeconds`, and a claim whose record is missing
+ * (or cannot be looked up) at `reverifyMisses` re-checks in a row fails (`record_missing`) and stops being
+ * served, so whoever once controlled a domain's DNS (an expired domain, a dangling delegation) does not keep
+ * it. A reverse proxy's "may I get a certificate" question (`isVerified`, tls-check) asks DNS again too.
+ * Deleting its share deletes it too (`custom-domain-events.ts`).
  */
 import type { AuditActor } from './audit.ts';
 import { recordAudit } from './audit.ts';
@@ -38,8 +41,11 @@ import {
   isClaimed,
   listCustomDomains,
   listOpenClaimsOf,
+  failVerifiedClaim,
   markVerified,
   recordFailedCheck,
+  recordMissedReverify,
+  recordReverified,
 } from '../store/custom-domains-store.ts';
 import { isUniqueViolation } from '../store/users-store.ts';
 
@@ -72,7 +78,16 @@ export interface CustomDomainOptions {
   pendingSeconds: number;
   /** Claims an account may hold that are not failed. */
   maxPerUser: number;
+  /** Seconds between two re-checks of a verified claim's TXT record. */
+  reverifySeconds: number;
+  /** Re-checks in a row that do not find the record after which a verified claim fails (`record_missing`). */
+  reverifyMisses: number;
 }
+
+/** How long a tls-check's fresh DNS answer for a domain is reused (a proxy may ask for every handshake). */
+const TLS_RECHECK_REUSE_MS = 60_000;
+/** Domains whose tls-check answer is remembered at once; older answers are dropped beyond this. */
+const TLS_RECHECK_MEMORY = 1000;
 
 /** Most claims (pending or verified) one account may hold. */
 export const MAX_CUSTOM_DOMAINS_PER_USER = 100;
@@ -80,6 +95,9 @@ export const MAX_CUSTOM_DOMAINS_PER_USER = 100;
 const input = (field: string, msg: string, type = 'value_error') => new InputError([{ loc: ['body', field], msg, type }]);
 
 export class CustomDomainService {
+  /** tls-check answers by claim id, each reused until `untilMs` (a pending lookup is shared the same way). */
+  private readonly tlsRechecks = new Map<string, { untilMs: number; answer: Promise<boolean> }>();
+
   constructor(
     private readonly database: Database,
     private readonly sessions: SessionService,
@@ -137,6 +155,8 @@ export class CustomDomainService {
       lastError: null,
       // The user creates the record after reading this answer: the first background check comes one interval later.
       nextCheckAt: this.nextCheckAfter(now, expiresAt),
+      recordSeenAt: null,
+      missedChecks: 0,
     };
     let created: CustomDomain;
     try {
@@ -220,10 +240,14 @@ export class CustomDomainService {
 
   /**
    * One check of a pending claim (the verify operation, and the background checker holding the row's lease
-   * as `leaseOwner`): expire it when its time is up, else ask DNS and record the outcome. Answers the claim
-   * as it is afterwards.
+   * as `leaseOwner`): expire it when its time is up, else ask DNS and record the outcome. A verified claim
+   * (the checker only) is re-checked instead. Answers the claim as it is afterwards.
    */
   async check(claim: CustomDomain, leaseOwner?: string): Promise<CustomDomain> {
+    if (claim.status === 'verified') {
+      if (leaseOwner !== undefined) await this.reverify(claim, leaseOwner);
+      return (await findCustomDomain(this.database.db, claim.id)) ?? claim;
+    }
     if (Date.parse(claim.expiresAt) <= this.clock.now().getTime()) {
       const days = Math.round((this.options.pendingSeconds / 86_400) * 10) / 10;
       await this.fail(claim, 'expired', `not verified within ${days} days of the claim (by ${claim.expiresAt}): create a new claim`);
@@ -257,11 +281,66 @@ export class CustomDomainService {
     return { kind: 'domain', domain: hostname, sessionId: claim.sessionId, port: claim.port };
   }
 
-  /** Whether a TLS certificate may be issued for the name (a reverse proxy's on-demand "ask"): verified only. */
+  /**
+   * Whether a TLS certificate may be issued for the name (a reverse proxy's on-demand "ask"): only for a
+   * verified claim whose TXT record is there now. The answer of DNS is reused for a minute per domain, so a
+   * proxy asking at every handshake costs no more lookups than that; a record not found here answers no
+   * without counting as a miss of the claim (only the background re-checks fail a claim, at their own pace).
+   */
   async isVerified(hostname: string): Promise<boolean> {
     const domain = normalizeDomain(hostname);
     if (domainProblem(domain, this.options.reserved) !== null) return false;
-    return (await findVerifiedByDomain(this.database.db, domain)) !== undefined;
+    const claim = await findVerifiedByDomain(this.database.db, domain);
+    if (!claim) return false;
+    const nowMs = this.clock.now().getTime();
+    const remembered = this.tlsRechecks.get(claim.id);
+    if (remembered && remembered.untilMs > nowMs) return remembered.answer;
+    const answer = this.recheckForTls(claim);
+    if (this.tlsRechecks.size >= TLS_RECHECK_MEMORY) {
+      for (const [id, entry] of this.tlsRechecks) if (entry.untilMs <= nowMs) this.tlsRechecks.delete(id);
+      if (this.tlsRechecks.size >= TLS_RECHECK_MEMORY) this.tlsRechecks.clear();
+    }
+    this.tlsRechecks.set(claim.id, { untilMs: nowMs + TLS_RECHECK_REUSE_MS, answer });
+    return answer;
+  }
+
+  private async recheckForTls(claim: CustomDomain): Promise<boolean> {
+    const result = await checkChallenge(this.resolver, claim.domain, claim.verificationToken);
+    if (!result.verified) return false;
+    const at = this.clock.now();
+    await recordReverified(this.database.db, claim.id, { now: at.toISOString(), nextCheckAt: this.nextReverifyAfter(at) });
+    return true;
+  }
+
+  /**
+   * A re-check of a verified claim (the background checker, holding the row's lease as `leaseOwner`): the record
+   * found resets the count of misses; a miss (no record, another value, or a failed lookup: a dangling
+   * delegation may answer nothing forever) counts one, and the last allowed one fails the claim.
+   */
+  private async reverify(claim: CustomDomain, leaseOwner: string): Promise<void> {
+    const result = await checkChallenge(this.resolver, claim.domain, claim.verificationToken);
+    const at = this.clock.now();
+    const now = at.toISOString();
+    const nextCheckAt = this.nextReverifyAfter(at);
+    if (result.verified) {
+      await recordReverified(this.database.db, claim.id, { now, nextCheckAt }, leaseOwner);
+      return;
+    }
+    const limit = this.options.reverifyMisses;
+    const missed = claim.missedChecks + 1;
+    const error = `the TXT record that verified this domain was not found at a re-check (${missed} of ${limit} in a row before the domain stops being served): ${result.error}`;
+    const after = await recordMissedReverify(this.database.db, claim.id, { now, error, nextCheckAt }, leaseOwner);
+    if (!after || after.missedChecks < limit) return;
+    const message = `the TXT record ${challengeName(claim.domain)} was not found at ${after.missedChecks} re-checks in a row (last: ${result.error}); the domain is no longer served: put the record back and create a new claim`;
+    const failed = await this.database.db.transaction().execute(async (trx) => {
+      const row = await failVerifiedClaim(trx, claim.id, { reason: 'record_missing', message, now });
+      if (row) await recordFailure(trx, this.clock, row, 'record_missing', message);
+      return row;
+    });
+    if (!failed) return;
+    this.hosts.remove(failed.domain);
+    this.tlsRechecks.delete(failed.id);
+    this.notifier.committed();
   }
 
   /** For a 404 of the API: says when the Host is a claimed domain that is not verified, else null. */
@@ -291,7 +370,7 @@ export class CustomDomainService {
     let verified: CustomDomain | undefined;
     try {
       verified = await this.database.db.transaction().execute(async (trx) => {
-        const row = await markVerified(trx, claim.id, now);
+        const row = await markVerified(trx, claim.id, now, this.nextReverifyAfter(at));
         if (!row) return undefined; // no longer pending: deleted, expired or verified meanwhile
         await recordEvent(trx, this.clock, {
           type: 'custom_domain.verified',
@@ -321,6 +400,10 @@ export class CustomDomainService {
       return row;
     });
     if (failed) this.notifier.committed();
+  }
+
+  private nextReverifyAfter(now: Date): string {
+    return new Date(now.getTime() + this.options.reverifySeconds * 1000).toISOString();
   }
 
   private nextCheckAfter(now: Date, expiresAt: string): string {

@@ -6,8 +6,12 @@
  *
  * Names are matched on what the guest asked for (its DNS question, the TLS SNI, the HTTP Host), addresses and
  * ports on the packet. `allowed_domains` entries are exact names (`a.test`), suffix wildcards (`*.a.test`:
- * the subdomains, not `a.test` itself) or `*` (every name). `allowed_cidrs` are IPv4 CIDRs (`0.0.0.0/0`: every
- * public address).
+ * the subdomains, not `a.test` itself) or `*` (every name). An allowed name gives HTTP and HTTPS through the
+ * proxy (which checks the name of every request or TLS connection) and nothing else: its addresses are shared
+ * with other names on CDNs and front ends, so another port or protocol to them would reach any tenant there.
+ * `allowed_ports` (`22/tcp`, `443/udp`) opens more ports on the addresses the VM's own DNS answers gave for
+ * allowed names. `allowed_cidrs` are explicit address grants: IPv4 CIDRs (`0.0.0.0/0`: every public address),
+ * open on every port.
  */
 import { BlockList, isIPv4 } from 'node:net';
 import { PACKAGE_MANAGER_DOMAINS } from './egress-package-managers.ts';
@@ -22,7 +26,15 @@ export interface EgressPolicy {
   allowHttps: boolean;
   allowedDomains: string[];
   allowedCidrs: string[];
+  /**
+   * Ports besides HTTP and HTTPS the addresses of allowed names are open on, `<port>/<tcp|udp>` (canonical:
+   * ascending, tcp before udp). UDP/443 (QUIC) only when named here: there is no proxy for it.
+   */
+  allowedPorts: string[];
 }
+
+/** A policy as given (a request, a setting, a stored record older than `allowed_ports`): `allowedPorts` may be absent. */
+export type EgressPolicyInput = Omit<EgressPolicy, 'allowedPorts'> & { allowedPorts?: string[] | undefined };
 
 /** Today's behaviour: every public destination (the host guard still refuses loopback and private ranges). */
 export const OPEN_EGRESS_POLICY: EgressPolicy = Object.freeze({
@@ -31,10 +43,12 @@ export const OPEN_EGRESS_POLICY: EgressPolicy = Object.freeze({
   allowHttps: true,
   allowedDomains: ['*'],
   allowedCidrs: ['0.0.0.0/0'],
+  allowedPorts: [],
 }) as EgressPolicy;
 
 export const MAX_EGRESS_DOMAINS = 200;
 export const MAX_EGRESS_CIDRS = 200;
+export const MAX_EGRESS_PORTS = 50;
 
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 
@@ -66,17 +80,62 @@ export function normalizeCidr(entry: string): string {
   return `${[24, 16, 8, 0].map((shift) => Math.floor(network / 2 ** shift) % 256).join('.')}/${bits}`;
 }
 
+/** One `allowed_ports` entry, `<port>/<tcp|udp>`, parsed. */
+export interface EgressPort {
+  port: number;
+  protocol: 'tcp' | 'udp';
+}
+
+/**
+ * An `allowed_ports` entry in canonical form (`22/tcp`), or an `AppError('BAD_REQUEST')`. TCP 80 and 443 always go
+ * through the proxy (`allow_http`, `allow_https`) and port 53 to the VM's resolver, so naming them is an error.
+ */
+export function normalizePortEntry(entry: string): string {
+  const match = /^\s*(\d{1,5})\s*\/\s*(tcp|udp)\s*$/i.exec(entry);
+  const port = match ? Number(match[1]) : 0;
+  if (!match || port < 1 || port > 65535) throw new AppError('BAD_REQUEST', `allowed_ports: ${JSON.stringify(entry)} is not "<port>/tcp" or "<port>/udp" (e.g. "22/tcp", "443/udp")`);
+  const protocol = match[2]!.toLowerCase();
+  if (port === 53) throw new AppError('BAD_REQUEST', `allowed_ports: ${JSON.stringify(entry)}: DNS always goes to the VM's policy resolver`);
+  if (protocol === 'tcp' && (port === 80 || port === 443)) {
+    throw new AppError('BAD_REQUEST', `allowed_ports: ${JSON.stringify(entry)}: TCP ${port} always goes through the egress proxy (allow_${port === 80 ? 'http' : 'https'})`);
+  }
+  return `${port}/${protocol}`;
+}
+
+/** The parsed entries of a canonical `allowed_ports` list. */
+export function parsePorts(entries: readonly string[]): EgressPort[] {
+  return entries.map((entry) => {
+    const [port, protocol] = entry.split('/') as [string, 'tcp' | 'udp'];
+    return { port: Number(port), protocol };
+  });
+}
+
 /** A policy with canonical, de-duplicated lists; throws `AppError('BAD_REQUEST')` on a bad entry. */
-export function normalizeEgressPolicy(policy: EgressPolicy): EgressPolicy {
+export function normalizeEgressPolicy(policy: EgressPolicyInput): EgressPolicy {
+  const ports = policy.allowedPorts ?? [];
   if (policy.allowedDomains.length > MAX_EGRESS_DOMAINS) throw new AppError('BAD_REQUEST', `allowed_domains: at most ${MAX_EGRESS_DOMAINS} entries`);
   if (policy.allowedCidrs.length > MAX_EGRESS_CIDRS) throw new AppError('BAD_REQUEST', `allowed_cidrs: at most ${MAX_EGRESS_CIDRS} entries`);
+  if (ports.length > MAX_EGRESS_PORTS) throw new AppError('BAD_REQUEST', `allowed_ports: at most ${MAX_EGRESS_PORTS} entries`);
+  const canonicalPorts = parsePorts([...new Set(ports.map(normalizePortEntry))])
+    .sort((a, b) => a.protocol.localeCompare(b.protocol) || a.port - b.port)
+    .map(({ port, protocol }) => `${port}/${protocol}`);
   return {
     allowPackageManagers: policy.allowPackageManagers,
     allowHttp: policy.allowHttp,
     allowHttps: policy.allowHttps,
     allowedDomains: [...new Set(policy.allowedDomains.map(normalizeDomainPattern))],
     allowedCidrs: [...new Set(policy.allowedCidrs.map(normalizeCidr))],
+    allowedPorts: canonicalPorts,
   };
+}
+
+/**
+ * A policy read back from the store or another node: records written before `allowed_ports` existed have none
+ * (an allowed name then meant every port; it now means HTTP and HTTPS, which is what the README promised).
+ */
+export function storedEgressPolicy(json: string): EgressPolicy {
+  const value = JSON.parse(json) as EgressPolicyInput;
+  return { ...value, allowedPorts: value.allowedPorts ?? [] };
 }
 
 /**

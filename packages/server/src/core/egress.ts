@@ -1,16 +1,20 @@
 /**
  * Egress policies of VMs and sessions, and the egress audit log. A VM's policy is, in order: its own (set at
- * create or by PUT), its session's when it started, or the deployment's default. Where the policy is
- * restricted it is enforced on the host by the `EgressEnforcement` port (`net/egress/`), which reports every
- * connection attempt; those are logged per VM, and refusals become `egress.refused`
- * events, at most one per VM per `refusedEventIntervalMs` (each with the count of refusals since the last),
- * so a guest in a refusing loop cannot flood webhooks.
+ * create or by PUT, also while it starts), its session's when it started, or the deployment's default. Where the
+ * policy is restricted it is enforced on the host by the `EgressEnforcement` port (`net/egress/`), which reports
+ * every connection attempt; those are logged per VM, and refusals become `egress.refused` events, at most one
+ * per VM per `refusedEventIntervalMs` (each with the count of refusals since the last), so a guest in a refusing
+ * loop cannot flood webhooks.
+ *
+ * A VM's rules are in place before anything in it runs: the VM service's network hook applies the policy while a
+ * restored or resumed VM is still paused in its new hypervisor's cgroup (a pooled VM: before its link comes up),
+ * so a process left running in a snapshot meets the policy with its first packet.
  */
 import type { Principal } from './authenticator.ts';
 import { BackgroundTimers } from './background-timers.ts';
 import type { Clock } from './clock.ts';
 import { decodeCursor, pageOf } from './cursor.ts';
-import { isOpenEgressPolicy, normalizeEgressPolicy, type EgressPolicy } from './egress-policy.ts';
+import { isOpenEgressPolicy, normalizeEgressPolicy, storedEgressPolicy, type EgressPolicy, type EgressPolicyInput } from './egress-policy.ts';
 import { AppError } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { Session, Vm } from './model.ts';
@@ -75,6 +79,12 @@ export interface EgressOptions {
   reconcileIntervalMs: number;
 }
 
+/**
+ * How long a VM may be starting with its rules applied before the reconcile pass treats it as gone (a start that
+ * failed without telling: its rules then go). Longer than any restore (60 s under TCG) plus its ready hooks.
+ */
+const STARTING_GRACE_MS = 10 * 60_000;
+
 /** Where another node enforces a VM's policy (hidden from the OpenAPI document; cluster-secret signed). */
 export const REMOTE_EGRESS_PATH = '/internal/v1/egress/vm-policy';
 
@@ -99,8 +109,11 @@ interface EnforcedVm {
 export class EgressService {
   /** Live VMs of this node whose policy is known: the enforced ones and the open ones. */
   private readonly known = new Map<string, EnforcedVm | { userId: number; sessionId: string | null; policy: EgressPolicy; target: null }>();
-  /** Policies given at create, for the VM's first apply (before its row may be read). */
-  private readonly reserved = new Map<string, EgressPolicy>();
+  /**
+   * VMs whose rules were applied while they start (not live in the engine yet), by when: the reconcile pass must
+   * not take them for ended ones. Cleared by the ready or resumed hook, or when the start fails.
+   */
+  private readonly starting = new Map<string, { sinceMs: number; target: EgressTarget | null }>();
   private readonly pendingLog: EgressLogEntry[] = [];
   private readonly refusals = new Map<string, { lastEventMs: number; suppressed: number }>();
   private readonly timers = new BackgroundTimers();
@@ -120,14 +133,23 @@ export class EgressService {
     /** Other nodes of the cluster (absent: every VM is on this node). */
     private readonly remote: RemoteEgress | null = null,
   ) {
+    // Before the VM runs: a restored VM is still paused, a pooled one has its link down (a failure fails the start).
+    vms.onVmNetwork(async (vm, kind, target) => {
+      const { policy } = kind === 'new' ? await this.policyOfNewVm(vm) : await this.policyOfVmRecord(vm);
+      this.starting.set(vm.id, { sinceMs: Date.now(), target });
+      await this.enforce(vm.id, vm.userId, vm.sessionId, policy, { target });
+    });
+    vms.onVmStartFailed((vmId) => {
+      if (this.starting.delete(vmId) && !this.engine.liveVmIds().includes(vmId)) void this.forget(vmId).catch(() => undefined);
+    });
     vms.onVmReady(async (session, live) => {
       await this.enforceNew(live.vm, session);
     });
-    // A resumed VM runs in a new hypervisor, in a new cgroup: its policy is applied again before it is handed
-    // back (a failure kills it: it must not run open).
+    // A resumed VM got its policy while paused (network hook); a PUT during the resume is applied here.
     vms.onVmResumed(async (vm) => {
+      this.starting.delete(vm.id);
       const { policy } = await this.policyOfVmRecord(vm);
-      await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
+      if (!this.sameAsEnforced(vm.id, policy)) await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
     });
     engine.onVmEnded((vmId) => void this.forget(vmId));
   }
@@ -146,7 +168,7 @@ export class EgressService {
    * Validates a policy from a create request (canonical lists; `AppError('BAD_REQUEST')` on a bad entry), and
    * refuses a restricted one up front where this server cannot enforce it (503), before any VM starts.
    */
-  normalize(policy: EgressPolicy): EgressPolicy {
+  normalize(policy: EgressPolicyInput): EgressPolicy {
     const normalized = normalizeEgressPolicy(policy);
     if (!this.enforcement && !isOpenEgressPolicy(normalized)) throw this.notEnforceable();
     return normalized;
@@ -188,11 +210,6 @@ export class EgressService {
     await this.enforcement?.close({ dropRules: !vmsKept });
   }
 
-  /** Records the policy a VM is created with; it applies from its first moment (`onReserved`). */
-  reserve(vmId: string, policy: EgressPolicy): void {
-    this.reserved.set(vmId, policy);
-  }
-
   /** Records a new session's policy (its VMs copy it when they start). */
   async setInitialSessionPolicy(session: Session, policy: EgressPolicy): Promise<void> {
     await upsertEgressPolicy(this.database.db, 'session', session.id, session.userId, JSON.stringify(policy), this.clock.now().toISOString());
@@ -200,23 +217,43 @@ export class EgressService {
 
   private async storedPolicy(kind: 'vm' | 'session', id: string): Promise<EgressPolicy | undefined> {
     const json = await findEgressPolicy(this.database.db, kind, id);
-    return json ? (JSON.parse(json) as EgressPolicy) : undefined;
+    return json ? storedEgressPolicy(json) : undefined;
   }
 
   private async policyOfVmRecord(vm: Vm): Promise<{ policy: EgressPolicy; source: EgressPolicySource }> {
-    const own = this.reserved.get(vm.id) ?? (await this.storedPolicy('vm', vm.id));
+    const own = await this.storedPolicy('vm', vm.id);
     if (own) return { policy: own, source: 'vm' };
     return { policy: this.options.defaultPolicy, source: 'default' };
   }
 
-  /** A VM just became ready: its policy is its reserved one, else its session's, else the default. */
-  private async enforceNew(vm: Vm, session: Session): Promise<void> {
-    let policy = this.reserved.get(vm.id);
-    this.reserved.delete(vm.id);
-    policy ??= (await this.storedPolicy('session', session.id)) ?? undefined;
-    if (policy) await upsertEgressPolicy(this.database.db, 'vm', vm.id, vm.userId, JSON.stringify(policy), this.clock.now().toISOString());
+  /**
+   * The policy a new VM starts with: its own stored one (given at create, stored with the reservation, or a PUT
+   * made while it starts, which replaces it: the later wins), else its session's, else the default.
+   */
+  private async policyOfNewVm(vm: Vm): Promise<{ policy: EgressPolicy; fromVm: boolean; explicit: boolean }> {
+    const own = await this.storedPolicy('vm', vm.id);
+    if (own) return { policy: own, fromVm: true, explicit: true };
+    const given = vm.sessionId ? await this.storedPolicy('session', vm.sessionId) : undefined;
+    return given ? { policy: given, fromVm: false, explicit: true } : { policy: this.options.defaultPolicy, fromVm: false, explicit: false };
+  }
+
+  /** Whether `policy` is what this node enforces on the VM now (so applying it again would change nothing). */
+  private sameAsEnforced(vmId: string, policy: EgressPolicy): boolean {
+    const known = this.known.get(vmId);
+    return known !== undefined && JSON.stringify(known.policy) === JSON.stringify(policy);
+  }
+
+  /**
+   * A VM just became ready. Its policy was applied before it ran (`onVmNetwork`); it is recorded as the VM's own
+   * now, and applied again only when it changed meanwhile (a PUT accepted while the VM started wins: L-5).
+   */
+  private async enforceNew(vm: Vm, _session: Session): Promise<void> {
+    const { policy, fromVm, explicit } = await this.policyOfNewVm(vm);
+    this.starting.delete(vm.id);
+    if (explicit && !fromVm) await upsertEgressPolicy(this.database.db, 'vm', vm.id, vm.userId, JSON.stringify(policy), this.clock.now().toISOString());
+    if (this.sameAsEnforced(vm.id, policy)) return;
     try {
-      await this.enforce(vm.id, vm.userId, vm.sessionId, policy ?? this.options.defaultPolicy);
+      await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
     } catch (error) {
       // Fail closed: a VM whose policy cannot be enforced must not run open (its session records the end).
       await this.engine.kill(vm.id).catch(() => undefined);
@@ -233,7 +270,7 @@ export class EgressService {
    * Enforces `policy` on a live VM of this node (or lifts enforcement when it is open). A VM whose session
    * holds vault placeholders is enforced under an open policy too: its web traffic must pass the proxy.
    */
-  private async enforce(vmId: string, userId: number, sessionId: string | null, policy: EgressPolicy): Promise<boolean> {
+  private async enforce(vmId: string, userId: number, sessionId: string | null, policy: EgressPolicy, starting?: { target: EgressTarget | null }): Promise<boolean> {
     const vaulted = sessionId !== null && this.vault !== null && (await this.vault.sessionHasVault(sessionId));
     if (isOpenEgressPolicy(policy) && !vaulted) {
       this.known.set(vmId, { userId, sessionId, policy, target: null });
@@ -241,11 +278,14 @@ export class EgressService {
       return false;
     }
     if (!this.enforcement) throw this.notEnforceable();
-    const target = await this.engine.egressTarget(vmId);
-    if (!target) {
-      if (!this.engine.liveVmIds().includes(vmId)) return false; // not running here: applied when it runs again
-      throw new AppError('SERVICE_UNAVAILABLE', `the egress policy cannot be enforced on VM ${vmId}: its hypervisor has no cgroup v2 the firewall can match`);
+    let target: EgressTarget | null;
+    if (starting) target = starting.target;
+    else {
+      // A VM still starting is not live in the engine yet; its hypervisor's cgroup came with the network hook.
+      target = (await this.engine.egressTarget(vmId)) ?? this.starting.get(vmId)?.target ?? null;
+      if (!target && !this.starting.has(vmId) && !this.engine.liveVmIds().includes(vmId)) return false; // not running here: applied when it runs again
     }
+    if (!target) throw new AppError('SERVICE_UNAVAILABLE', `the egress policy cannot be enforced on VM ${vmId}: its hypervisor has no cgroup v2 the firewall can match`);
     await this.enforcement.apply(vmId, target, policy);
     this.known.set(vmId, { userId, sessionId, policy, target });
     return true;
@@ -253,7 +293,7 @@ export class EgressService {
 
   private async forget(vmId: string): Promise<void> {
     this.known.delete(vmId);
-    this.reserved.delete(vmId);
+    this.starting.delete(vmId);
     this.refusals.delete(vmId);
     this.vault?.forget(vmId);
     await this.enforcement?.remove(vmId);
@@ -266,15 +306,17 @@ export class EgressService {
   private reconcile(): Promise<void> {
     this.reconciling ??= (async () => {
       const live = new Set(this.engine.liveVmIds());
-      for (const vmId of [...this.known.keys(), ...(this.enforcement?.vmIds() ?? [])]) if (!live.has(vmId)) await this.forget(vmId);
-      const unknown = [...live].filter((id) => !this.known.has(id) && !this.reserved.has(id));
+      const now = Date.now();
+      for (const [vmId, { sinceMs }] of this.starting) if (now - sinceMs > STARTING_GRACE_MS && !live.has(vmId)) this.starting.delete(vmId);
+      for (const vmId of [...this.known.keys(), ...(this.enforcement?.vmIds() ?? [])]) if (!live.has(vmId) && !this.starting.has(vmId)) await this.forget(vmId);
+      const unknown = [...live].filter((id) => !this.known.has(id) && !this.starting.has(id));
       if (unknown.length === 0) return;
       const [stored, records] = await Promise.all([findVmEgressPolicies(this.database.db, unknown), findVms(this.database.db, unknown)]);
       for (const vmId of unknown) {
         const vm = records.get(vmId);
         if (!vm) continue; // a pooled VM nobody owns yet: its policy comes with its owner
         const json = stored.get(vmId);
-        await this.enforce(vmId, vm.userId, vm.sessionId, json ? (JSON.parse(json) as EgressPolicy) : this.options.defaultPolicy).catch(() => undefined); // retried on the next pass
+        await this.enforce(vmId, vm.userId, vm.sessionId, json ? storedEgressPolicy(json) : this.options.defaultPolicy).catch(() => undefined); // retried on the next pass
       }
     })().finally(() => (this.reconciling = null));
     return this.reconciling;
@@ -301,15 +343,22 @@ export class EgressService {
    * Replaces a VM's policy; a running VM follows it for its next connection. A VM on another node of the
    * cluster is changed there (the node that runs it holds its firewall rules).
    */
-  async setVmPolicy(principal: Principal, vmId: string, requested: EgressPolicy): Promise<EgressPolicyView> {
+  async setVmPolicy(principal: Principal, vmId: string, requested: EgressPolicyInput): Promise<EgressPolicyView> {
     const vm = await this.vms.getOwned(principal, vmId);
     const policy = this.normalize(requested);
     if (vm.status === 'killed') throw new AppError('CONFLICT', `VM ${vm.id} has ended: its egress policy can no longer change`);
     if (this.onOtherNode(vm)) return this.forward(vm, principal, policy);
     if (vm.nodeId !== this.engine.nodeId) throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} runs on node ${vm.nodeId}: send the request to that node`);
-    const live = this.engine.liveVmIds().includes(vm.id);
-    const enforced = live ? await this.enforce(vm.id, vm.userId, vm.sessionId, policy) : false;
-    await upsertEgressPolicy(this.database.db, 'vm', vm.id, vm.userId, JSON.stringify(policy), this.clock.now().toISOString());
+    const store = () => upsertEgressPolicy(this.database.db, 'vm', vm.id, vm.userId, JSON.stringify(policy), this.clock.now().toISOString());
+    if (this.engine.liveVmIds().includes(vm.id)) {
+      const enforced = await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
+      await store();
+      return { policy, source: 'vm', enforced };
+    }
+    // Not live (yet): stored first, so that a VM that is starting reads it when it becomes ready instead of the
+    // policy it was created with (L-5); one whose rules were applied before it ran follows it at once.
+    await store();
+    const enforced = this.starting.has(vm.id) ? await this.enforce(vm.id, vm.userId, vm.sessionId, policy) : false;
     return { policy, source: 'vm', enforced };
   }
 
@@ -320,7 +369,7 @@ export class EgressService {
   }
 
   /** Replaces a session's policy: its future VMs start with it, and its running VM follows it now. */
-  async setSessionPolicy(principal: Principal, sessionId: string, requested: EgressPolicy): Promise<{ policy: EgressPolicy; source: EgressPolicySource; updatedVmIds: string[] }> {
+  async setSessionPolicy(principal: Principal, sessionId: string, requested: EgressPolicyInput): Promise<{ policy: EgressPolicy; source: EgressPolicySource; updatedVmIds: string[] }> {
     const session = await this.sessions.getOwned(principal, sessionId);
     const policy = this.normalize(requested);
     await upsertEgressPolicy(this.database.db, 'session', session.id, session.userId, JSON.stringify(policy), this.clock.now().toISOString());

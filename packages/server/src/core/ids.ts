@@ -48,6 +48,11 @@ export function newVaultPlaceholder(): string {
   return `sbxv_${randomBase32(26)}`;
 }
 
+/** `cs_` + 20 base32 characters (100 bits): a web console session (its name, not its credential). */
+export function newConsoleSessionId(): string {
+  return `cs_${randomBase32(20)}`;
+}
+
 /** `cd_` + 20 base32 characters (100 bits): a custom domain claim. */
 export function newCustomDomainId(): string {
   return `cd_${randomBase32(20)}`;

@@ -433,16 +433,19 @@ export interface AuditRecord {
 
 /**
  * A custom domain claim: `pending` until its DNS TXT record is seen, then `verified` (served like its share
- * or port) until deleted; `failed` is final (see `failureReason`), and a new claim must be made.
+ * or port) while the record stays (it is re-checked); `failed` is final (see `failureReason`), and a new claim
+ * must be made.
  */
 export const CUSTOM_DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
 export type CustomDomainStatus = (typeof CUSTOM_DOMAIN_STATUSES)[number];
 
 /**
  * Why a claim failed: `expired` (not verified within its pending time), `verified_elsewhere` (another
- * account's claim of the same domain was verified first: a domain is served for one account only).
+ * account's claim of the same domain was verified first: a domain is served for one account only),
+ * `record_missing` (a verified claim's TXT record was not found at enough re-checks in a row: whoever made the
+ * claim may no longer control the domain's DNS).
  */
-export const CUSTOM_DOMAIN_FAILURE_REASONS = ['expired', 'verified_elsewhere'] as const;
+export const CUSTOM_DOMAIN_FAILURE_REASONS = ['expired', 'verified_elsewhere', 'record_missing'] as const;
 export type CustomDomainFailureReason = (typeof CUSTOM_DOMAIN_FAILURE_REASONS)[number];
 
 /** Who creates the TXT record: `manual` (the user, at their DNS host). Providers that sandboxd drives itself come later. */
@@ -479,6 +482,10 @@ export interface CustomDomain {
   lastCheckedAt: string | null;
   /** What the last check found wrong; null after a successful one. */
   lastError: string | null;
-  /** When the background checker looks next; null unless pending. */
+  /** When the background checker looks next (a pending claim's check, a verified one's re-check); null when failed. */
   nextCheckAt: string | null;
+  /** When the TXT record was last found; null while pending. */
+  recordSeenAt: string | null;
+  /** Re-checks in a row of a verified claim that did not find its record (or could not ask); 0 after one that did. */
+  missedChecks: number;
 }

@@ -1,11 +1,15 @@
 /**
  * Who may open a preview (a VM port through the preview proxy), and the connection to it. A request is let
- * in by, in this order: a private share's signed link, a public share of that port, the cookie a link set,
- * or the owner's credentials (API key or bearer token). Everyone else gets 401, or 404 when their
- * credentials name another user (the session's existence does not leak).
+ * in by, in this order: a link token (a private share's link, or a desktop viewer link), the owner's
+ * credentials (API key or bearer token), a public share of that port, the cookie a link set. Everyone else
+ * gets 401, or 404 when their credentials name another user (the session's existence does not leak).
+ * The owner comes before a public share so that an owner's request is the owner's (attributed, and never
+ * mistaken for an anonymous one); a credential that does not open the preview still passes a public share,
+ * which is open to anyone. Whatever the grant, no credential reaches the VM (api/preview/preview-request.ts).
  */
 import type { Duplex } from 'node:stream';
 import { type Authenticator, type CredentialSource, notAuthenticated, type Principal } from './authenticator.ts';
+import { looksLikeSandboxdCredential } from './auth/credential-shape.ts';
 import type { PreviewTokens } from './auth/preview-tokens.ts';
 import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
@@ -79,17 +83,13 @@ export class PreviewAccess {
       if (!matches(share)) throw new AppError('FORBIDDEN', 'This preview link is invalid, has expired, or its share was revoked: ask the owner for a new link');
       return { ...located!, port: target.port, via: 'share_link', share };
     }
-    if (located) {
-      const [publicShare] = await findPublicShares(this.database.db, located.session.id, target.port, this.clock.now().toISOString());
-      if (publicShare) return { ...located, port: target.port, via: 'public_share', share: publicShare };
+    const [publicShare] = located ? await findPublicShares(this.database.db, located.session.id, target.port, this.clock.now().toISOString()) : [];
+    // An app's own bearer token on a public port is not ours to check; one of sandboxd's shape is (the owner's).
+    if (credentials.credential && (!publicShare || looksLikeSandboxdCredential(credentials.credential.value))) {
+      const owner = await this.owner(target, located, credentials.credential, publicShare !== undefined);
+      if (owner) return { ...located!, port: target.port, via: 'owner', principal: owner };
     }
-    if (credentials.credential) {
-      const principal = await this.authenticator.authenticate(credentials.credential.value, credentials.credential.source);
-      if (!located || located.session.userId !== principal.userId) {
-        throw notFound(target.kind === 'path' ? `session ${target.sessionId}` : target.kind === 'host' ? `VM ${target.vmId}` : `custom domain ${target.domain}`);
-      }
-      return { ...located, port: target.port, via: 'owner', principal };
-    }
+    if (publicShare) return { ...located!, port: target.port, via: 'public_share', share: publicShare };
     if (credentials.cookieToken) {
       const shareId = await this.tokens.verify('cookie', credentials.cookieToken);
       const share = shareId ? await this.shares.findValid(shareId) : undefined;
@@ -99,6 +99,28 @@ export class PreviewAccess {
       throw new AppError('FORBIDDEN', 'Your preview cookie does not open this preview: it expired, its share was revoked, or it belongs to another preview. Ask the owner for a new link');
     }
     throw notAuthenticated();
+  }
+
+  /**
+   * The principal of a credential that opens this preview (its session's owner). When it does not:
+   * null if the port is public anyway (`fallback`), else 401 for a bad credential and 404 for another user's.
+   */
+  private async owner(
+    target: PreviewTarget,
+    located: { session: Session } | null,
+    credential: { value: string; source: CredentialSource },
+    fallback: boolean,
+  ): Promise<Principal | null> {
+    let principal: Principal;
+    try {
+      principal = await this.authenticator.authenticate(credential.value, credential.source);
+    } catch (error) {
+      if (fallback && error instanceof AppError && error.statusCode === 401) return null;
+      throw error;
+    }
+    if (located && located.session.userId === principal.userId) return principal;
+    if (fallback) return null;
+    throw notFound(target.kind === 'path' ? `session ${target.sessionId}` : target.kind === 'host' ? `VM ${target.vmId}` : `custom domain ${target.domain}`);
   }
 
   /** A TCP connection to the granted port inside the session's VM; 404 without a VM, 410 when it ended. */

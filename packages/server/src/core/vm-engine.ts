@@ -117,6 +117,12 @@ export interface AcquireVmRequest {
    * the purpose (the warm pool's VMs have empty slots) and cannot be snapshotted or paused.
    */
   volumes?: VolumeMount[];
+  /**
+   * Puts the VM's network in place before anything in it can send (its egress rules, for the hypervisor's cgroup
+   * `target`, null when the firewall cannot match it): a restored VM is still paused when this runs, a pooled one
+   * has its link down until it resolves. A rejection fails the acquisition (the VM is killed).
+   */
+  prepareNetwork?: (target: EgressTarget | null) => Promise<void>;
 }
 
 export interface AcquiredVm {
@@ -252,6 +258,8 @@ export interface ResumeVmRequest {
   lifetimeSeconds: number;
   /** Root disk quota, MiB (as in `AcquireVmRequest`). */
   diskMb?: number;
+  /** As in `AcquireVmRequest`: runs while the resumed VM is still paused, in its new hypervisor's cgroup. */
+  prepareNetwork?: (target: EgressTarget | null) => Promise<void>;
 }
 
 /** How soon a VM could be handed out now (see {@link VmEngine.estimateAcquire}). */

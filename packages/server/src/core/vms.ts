@@ -11,11 +11,13 @@ import { endInFlightExecutions, SHUT_DOWN_ERROR } from './executions.ts';
 import { newSnapshotId, newVmId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
 import { DEFAULT_TEMPLATE_ID, LIVE_VM_STATUSES, type LifecycleHooks, type PreStopHook, type PreStopTrigger, type Session, type SessionSpec, type Snapshot, type Vm, type VmEndReason, type VmStatus } from './model.ts';
-import type { AcquireEstimate, CaptureOutcome, GuestAgent, VmEngine } from './vm-engine.ts';
+import type { EgressPolicy } from './egress-policy.ts';
+import type { AcquireEstimate, CaptureOutcome, EgressTarget, GuestAgent, VmEngine } from './vm-engine.ts';
 import type { ResolvedSource, VmSources } from './vm-sources.ts';
 import type { RemoteNodes } from './cluster/remote-nodes.ts';
 import type { Placement } from './cluster/placement.ts';
 import type { KillQueue } from './cluster/kill-queue.ts';
+import { upsertEgressPolicy } from '../store/egress-store.ts';
 import { findNode } from '../store/nodes-store.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -43,6 +45,11 @@ export interface VmSpec {
   volumes?: VolumeRequest[];
   /** Its lifecycle hooks; default: its session's. */
   lifecycleHooks?: LifecycleHooks | null;
+  /**
+   * Its own egress policy (normalized; default: its session's). Stored with the reservation, in the same
+   * transaction, on whichever node starts the VM: the network hook reads it there before the VM runs.
+   */
+  egressPolicy?: EgressPolicy;
   /** Called once the VM is reserved in the store ('starting'), before the engine starts it. */
   onReserved?: (vm: Vm) => void;
 }
@@ -59,6 +66,13 @@ export interface LiveVm {
 /** Hooks run right after a session gets a new VM (e.g. apply the session's env to its Python context). */
 export type VmReadyHook = (session: Session, live: LiveVm) => Promise<void>;
 
+/**
+ * Hooks run before a starting VM can send anything (`AcquireVmRequest.prepareNetwork`): `new` for a VM just
+ * reserved, `resumed` for a paused VM coming back. `target` is how the firewall knows its hypervisor (null: it
+ * cannot here). A rejection fails the start.
+ */
+export type VmNetworkHook = (vm: Vm, kind: 'new' | 'resumed', target: EgressTarget | null) => Promise<void>;
+
 /** Runs a VM's pre-stop hook in it and records the run (ExecutionService); bounded by the hook's timeout, never throws. */
 export type PreStopRunner = (vm: Vm, agent: GuestAgent, hook: PreStopHook, stop: PreStopTrigger) => Promise<unknown>;
 
@@ -67,6 +81,8 @@ export class VmService {
   private readonly acquiring = new Map<string, Promise<LiveVm>>();
   private readyHooks: VmReadyHook[] = [];
   private resumedHooks: ((vm: Vm) => Promise<void>)[] = [];
+  private networkHooks: VmNetworkHook[] = [];
+  private startFailedHooks: ((vmId: string) => void)[] = [];
   private started: Promise<{ adopted: number; ended: number }> | undefined;
   /** The store reconciled with what the engine re-adopted after a restart (see `reconciled`). */
   private reconciling: Promise<{ adopted: number; ended: number }> | undefined;
@@ -137,6 +153,31 @@ export class VmService {
 
   onVmReady(hook: VmReadyHook): void {
     this.readyHooks.push(hook);
+  }
+
+  /** Runs `hook` before each VM of this node starting or resuming can send anything (see `VmNetworkHook`). */
+  onVmNetwork(hook: VmNetworkHook): void {
+    this.networkHooks.push(hook);
+  }
+
+  /** Runs `hook` when a start or resume on this node failed after its network hooks may have run. */
+  onVmStartFailed(hook: (vmId: string) => void): void {
+    this.startFailedHooks.push(hook);
+  }
+
+  private async prepareNetwork(vm: Vm | undefined, kind: 'new' | 'resumed', target: EgressTarget | null): Promise<void> {
+    if (!vm) throw new AppError('VM_UNAVAILABLE', 'the VM ended while it was starting');
+    for (const hook of this.networkHooks) await hook(vm, kind, target);
+  }
+
+  private startFailed(vmId: string): void {
+    for (const hook of this.startFailedHooks) {
+      try {
+        hook(vmId);
+      } catch {
+        // a listener's failure must not hide the start's own error
+      }
+    }
   }
 
   /**
@@ -455,6 +496,7 @@ export class VmService {
         name: name ?? null,
         metadata: metadata ?? {},
         ...(requested.lifecycleHooks !== undefined ? { lifecycleHooks: requested.lifecycleHooks } : {}),
+        ...(requested.egressPolicy ? { egressPolicy: requested.egressPolicy } : {}),
       });
       const vm = await findVm(this.database.db, vmId);
       if (!vm || vm.status !== 'active') throw new AppError('VM_UNAVAILABLE', `VM ${vmId} ended while it was starting on node ${elsewhere}`);
@@ -496,6 +538,7 @@ export class VmService {
         pythonContext: source.pythonContext ?? session.id,
         lifecycleHooks: spec.lifecycleHooks !== undefined ? spec.lifecycleHooks : session.lifecycleHooks,
       });
+      if (spec.egressPolicy) await upsertEgressPolicy(trx, 'vm', vmId, principal.userId, JSON.stringify(spec.egressPolicy), now.toISOString());
       await updateSession(trx, session.id, { currentVmId: vmId });
       return attachVolumes(trx, this.clock, principal.userId, vmId, this.engine.nodeId, spec.volumes ?? []);
     });
@@ -512,8 +555,10 @@ export class VmService {
         lifetimeSeconds: spec.lifetimeSeconds,
         diskMb: this.limiter.limitsOf(principal).diskMb,
         ...(volumes.length > 0 ? { volumes } : {}),
+        prepareNetwork: (target) => this.prepareNetwork(reserved, 'new', target),
       });
     } catch (error) {
+      this.startFailed(vmId);
       await this.database.db.transaction().execute(async (trx) => {
         await transitionVm(trx, vmId, ['starting'], { status: 'killed', endReason: 'failed', endedAt: this.clock.now().toISOString() });
         await recordEvent(trx, this.clock, {
@@ -556,6 +601,7 @@ export class VmService {
     const agent = this.engine.agent(vmId);
     if (!vm || !agent) {
       // Killed (or crashed) between restore and commit: the caller must not get a dead VM.
+      this.startFailed(vmId);
       await this.engine.kill(vmId);
       throw new AppError('VM_UNAVAILABLE', `VM ${vmId} ended while it was starting`);
     }
@@ -701,8 +747,14 @@ export class VmService {
     });
     let acquired;
     try {
-      acquired = await this.engine.resume({ vmId: vm.id, lifetimeSeconds: vm.remainingSeconds ?? vm.lifetimeSeconds, diskMb: this.limiter.limitsOf(principal).diskMb });
+      acquired = await this.engine.resume({
+        vmId: vm.id,
+        lifetimeSeconds: vm.remainingSeconds ?? vm.lifetimeSeconds,
+        diskMb: this.limiter.limitsOf(principal).diskMb,
+        prepareNetwork: (target) => this.prepareNetwork(vm, 'resumed', target),
+      });
     } catch (error) {
+      this.startFailed(vm.id);
       // Its saved state is untouched: it stays paused, to be resumed again.
       await transitionVm(this.database.db, vm.id, ['starting'], { status: 'paused' });
       throw captureError(error, `resuming VM ${vm.id}`);
@@ -727,6 +779,7 @@ export class VmService {
     this.notifier.committed();
     const agent = this.engine.agent(vm.id);
     if (!resumed || !agent) {
+      this.startFailed(vm.id);
       await this.engine.kill(vm.id);
       throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} ended while it was resuming`);
     }

@@ -6,11 +6,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
-import { TemplateBuildError, type TemplateImage } from '../core/vm-engine.ts';
+import type { TemplateImage } from '../core/vm-engine.ts';
 import { DESKTOP_DEFAULT_SCREEN, DESKTOP_PORTS } from '../core/computer-use/desktop.ts';
 import { BROWSER_START_PATH, browserFlavour, DESKTOP_START_PATH, desktopFlavour, ensureGuestImage, type ImageFlavour } from '../image/index.ts';
-import { buildOciImage, parseImageReference } from '../image/oci/index.ts';
-import { resolvePublicHost } from '../net/public-host.ts';
+import { buildOciImage } from '../image/oci/index.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
 import { agentClientHandoff } from '../vm/agent-client-probe.ts';
 import { SandboxEngine } from './sandbox-engine.ts';
@@ -35,6 +34,7 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
     accelerator: config.accel,
     agentProbe: agentClientHandoff(),
     resourceLimits: { hostCpuReserve: config.hostCpuReserve, cpuWeight: config.vmCpuWeight },
+    networkGuard: { required: !config.vmNetworkUnguarded },
   });
   const engine = new SandboxEngine({
     nodeId: config.nodeId,
@@ -49,25 +49,19 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
       }),
     snapshotRoot: config.snapshotDir,
     captureRoot: config.vmSnapshotDir,
-    loadOciImage: async ({ reference, credentials, signal, onProgress }) => {
-      const { registry } = parseImageReference(reference);
-      // The operator's insecure registries are trusted wherever they are; any other must be public (SSRF).
-      if (!config.templateInsecureRegistries.includes(registry)) {
-        const host = registry.replace(/:\d+$/, '');
-        await resolvePublicHost(host, { allowPrivate: config.templateRegistryAllowPrivate, setting: 'SANDBOXD_TEMPLATE_REGISTRY_ALLOW_PRIVATE' }).catch((error: Error) => {
-          throw new TemplateBuildError('resolve', `the registry ${registry} cannot be used: ${error.message}`, [], { cause: error });
-        });
-      }
-      return buildOciImage({
+    // The registry is checked and pinned, and skopeo runs behind the pull guard (image/oci/registry-access.ts):
+    // the operator's insecure registries are trusted wherever they are; any other must be public (SSRF).
+    loadOciImage: ({ reference, credentials, signal, onProgress }) =>
+      buildOciImage({
         reference,
         ...(credentials ? { credentials } : {}),
         insecureRegistries: config.templateInsecureRegistries,
+        allowPrivateRegistries: config.templateRegistryAllowPrivate,
         cacheDir: config.cacheDir,
         agentBundlePath: AGENT_BUNDLE_PATH,
         signal,
         onProgress,
-      });
-    },
+      }),
     stateDir: path.join(config.dataDir, 'vms'),
     runRoot: config.runDir,
     network: config.vmNetwork,

@@ -33,6 +33,7 @@ import {
 } from '../core/vm-engine.ts';
 import { cgroup2Mounts, classifierOf } from '../net/egress/cgroup-classifier.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
+import { VmError } from '../vm/vm-errors.ts';
 import { VCPU_COUNTS, VOLUME_SLOT_COUNT, type Accelerator, type CaptureResult, type HostReport, type NetworkMode, type VcpuCount, type VmDriver, type VmInfo, type VolumeAttachment } from '../vm/vm-driver.ts';
 import { AgentLink } from './agent-link.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
@@ -137,6 +138,15 @@ interface RestoredVm {
   client: AgentClient;
   vcpuCount: VcpuCount;
   memoryMb: number;
+}
+
+/**
+ * How a restore meets the network: `prepare` runs while the restored VM is still paused, in its cgroup (its egress
+ * rules), or `linkDown` keeps its link down until the VM is handed out (a pooled VM: its owner is not known yet).
+ */
+interface RestoreNetwork {
+  prepare?: (target: EgressTarget | null) => Promise<void>;
+  linkDown?: boolean;
 }
 
 /** How long a capture may keep the guest's file transfers waiting should the host not come back to thaw them. */
@@ -246,8 +256,9 @@ export class SandboxEngine implements VmEngine {
     let templateId: string;
     const volumes = request.volumes ?? [];
     const attachments = await this.prepareVolumes(volumes);
+    const network: RestoreNetwork = request.prepareNetwork ? { prepare: request.prepareNetwork } : {};
     if (source.kind === 'snapshot') {
-      vm = await this.restoreSnapshot(source.snapshotId, vcpuCount, request.memoryMb, attachments);
+      vm = await this.restoreSnapshot(source.snapshotId, vcpuCount, request.memoryMb, attachments, network);
       baseDiskMb = source.diskSizeMb;
       templateId = source.snapshotId;
     } else {
@@ -255,7 +266,8 @@ export class SandboxEngine implements VmEngine {
       // The pool's VMs have empty volume slots, filled only at restore.
       const key = volumes.length === 0 ? this.poolKeyOf(request) : undefined;
       pooled = key ? this.pool.take(key) : undefined;
-      vm = pooled && pooled.client.connected ? pooled : await this.restore(template, vcpuCount, request.memoryMb, attachments);
+      if (pooled && pooled.client.connected) pooled = (await this.releaseLink(pooled, request.prepareNetwork)) ? pooled : undefined;
+      vm = pooled && pooled.client.connected ? pooled : await this.restore(template, vcpuCount, request.memoryMb, attachments, network);
       if (pooled && vm !== pooled) void this.discard(pooled);
       baseDiskMb = template.diskSizeMb;
       templateId = variantOf(vcpuCount);
@@ -300,6 +312,36 @@ export class SandboxEngine implements VmEngine {
       expiresAt: new Date(state.expiresAtMs),
       pooled: vm === pooled,
     };
+  }
+
+  /**
+   * Hands a pooled VM's network to its owner: its egress rules first (`prepare`), then its link, which stayed down
+   * while it waited in the pool. False (the VM discarded) when the link cannot come up; a failed `prepare` throws.
+   */
+  private async releaseLink(vm: RestoredVm, prepare: RestoreNetwork['prepare']): Promise<boolean> {
+    try {
+      await prepare?.(await this.targetOf(vm.info.cgroupPaths));
+    } catch (error) {
+      await this.discard(vm);
+      throw error;
+    }
+    try {
+      await this.options.driver.setLink(vm.info.vmId, true);
+      return true;
+    } catch {
+      await this.discard(vm);
+      return false;
+    }
+  }
+
+  /** How the egress firewall recognises a hypervisor in `cgroupPaths`, or null when it cannot. */
+  private async targetOf(cgroupPaths: readonly string[]): Promise<EgressTarget | null> {
+    const mounts = await cgroup2Mounts();
+    for (const dir of cgroupPaths) {
+      const target = classifierOf(dir, mounts);
+      if (target) return target;
+    }
+    return null;
   }
 
   /**
@@ -408,13 +450,7 @@ export class SandboxEngine implements VmEngine {
   async egressTarget(vmId: string): Promise<EgressTarget | null> {
     const entry = this.live.get(vmId);
     const info = entry ? this.options.driver.get(entry.state.driverId) : undefined;
-    if (!info) return null;
-    const mounts = await cgroup2Mounts();
-    for (const dir of info.cgroupPaths) {
-      const target = classifierOf(dir, mounts);
-      if (target) return target;
-    }
-    return null;
+    return info ? this.targetOf(info.cgroupPaths) : null;
   }
 
   onVmEnded(listener: (vmId: string, reason: EngineEndReason) => void): void {
@@ -548,7 +584,8 @@ export class SandboxEngine implements VmEngine {
    */
   private async restoreForPool(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, templateWarmUp?: WarmPoolRequest['warmUp']): Promise<RestoredVm> {
     await assertHostStorage(this.runRoot, this.options.minFreeDiskMb);
-    const vm = await this.restore(template, vcpuCount, memoryMb);
+    // Its link stays down until it is handed out: a pooled VM must not reach the network before its owner's rules.
+    const vm = await this.restore(template, vcpuCount, memoryMb, [], { linkDown: true });
     try {
       await this.tracked(vm.client.restore({ hostname: vm.info.vmId, vmId: vm.info.vmId, timeoutMs: 15_000 }));
       if (templateWarmUp) {
@@ -566,19 +603,19 @@ export class SandboxEngine implements VmEngine {
     }
   }
 
-  private restore(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[] = []): Promise<RestoredVm> {
-    return this.tracked(this.restoreUntracked(template, vcpuCount, memoryMb, volumes));
+  private restore(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[] = [], network: RestoreNetwork = {}): Promise<RestoredVm> {
+    return this.tracked(this.restoreUntracked(template, vcpuCount, memoryMb, volumes, network));
   }
 
-  private async restoreUntracked(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[]): Promise<RestoredVm> {
+  private async restoreUntracked(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[], network: RestoreNetwork): Promise<RestoredVm> {
     await this.start();
     const tier = this.tierFor(memoryMb, template);
     const snapshot = await this.snapshotSet(template).ensure(vcpuCount, tier);
-    return this.restoreFrom(snapshot.dir, vcpuCount, Math.max(memoryMb, tier.minMemoryMb), memoryMb, false, volumes);
+    return this.restoreFrom(snapshot.dir, vcpuCount, Math.max(memoryMb, tier.minMemoryMb), memoryMb, false, volumes, network);
   }
 
   /** A new VM from a snapshot a user took: the vCPU count and memory are the snapshot's own. */
-  private restoreSnapshot(snapshotId: string, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[] = []): Promise<RestoredVm> {
+  private restoreSnapshot(snapshotId: string, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[] = [], network: RestoreNetwork = {}): Promise<RestoredVm> {
     return this.tracked(
       (async () => {
         const dir = this.snapshotDir(snapshotId);
@@ -587,17 +624,19 @@ export class SandboxEngine implements VmEngine {
         if (info.vcpuCount !== vcpuCount || memoryMb < info.minMemoryMb || memoryMb > info.bootMemoryMb) {
           throw new AppError('BAD_REQUEST', `snapshot ${snapshotId} is of a VM with ${info.vcpuCount} vCPUs and ${info.minMemoryMb} MiB: a VM started from it has the same`);
         }
-        return this.restoreFrom(dir, vcpuCount, memoryMb, memoryMb, false, volumes);
+        return this.restoreFrom(dir, vcpuCount, memoryMb, memoryMb, false, volumes, network);
       })(),
     );
   }
 
   /** Restores a new VM from a snapshot directory, within the host's restore slots. */
-  private async restoreFrom(snapshotDir: string, vcpuCount: VcpuCount, restoreMemoryMb: number, memoryMb: number, takeDisk = false, volumes: VolumeAttachment[] = []): Promise<RestoredVm> {
+  private async restoreFrom(snapshotDir: string, vcpuCount: VcpuCount, restoreMemoryMb: number, memoryMb: number, takeDisk = false, volumes: VolumeAttachment[] = [], network: RestoreNetwork = {}): Promise<RestoredVm> {
+    const { prepare } = network;
     const driverId = `vm-${randomBytes(8).toString('hex')}`;
     const { agent: client, ...info } = await this.restoreSlot(async () => {
       const started = Date.now();
-      const restored = await this.options.driver.restore({
+      const restored = await this.options.driver
+        .restore({
         vmId: driverId,
         runDir: path.join(this.runRoot, driverId),
         snapshotDir,
@@ -606,7 +645,14 @@ export class SandboxEngine implements VmEngine {
         timeoutMs: 60_000,
         takeDisk,
         volumes,
-      });
+        ...(prepare ? { beforeRun: async (cgroupPaths: string[]) => prepare(await this.targetOf(cgroupPaths)) } : {}),
+        ...(network.linkDown ? { linkDown: true } : {}),
+        })
+        .catch((error: unknown) => {
+          // The guard fails closed: the user is told why no VM starts, in the API's terms.
+          if (error instanceof VmError && error.code === 'VM_NETWORK_UNGUARDED') throw new AppError('NETWORK_GUARD_INACTIVE', error.message);
+          throw error;
+        });
       this.restoreMsAverage = 0.7 * this.restoreMsAverage + 0.3 * (Date.now() - started);
       return restored;
     });
@@ -741,7 +787,7 @@ export class SandboxEngine implements VmEngine {
     const info = await this.options.driver.readSnapshot(dir);
     if (!info) throw new AppError('NOT_FOUND', `VM ${request.vmId} has no paused state on node ${this.nodeId}`);
     const vcpuCount = info.vcpuCount as VcpuCount;
-    const vm = await this.restoreFrom(dir, vcpuCount, info.minMemoryMb, info.minMemoryMb, true);
+    const vm = await this.restoreFrom(dir, vcpuCount, info.minMemoryMb, info.minMemoryMb, true, [], request.prepareNetwork ? { prepare: request.prepareNetwork } : {});
     // The VM's own disk now lives in its run directory; the rest of the pause is used up (QEMU keeps the memory file mapped).
     await fs.promises.rm(dir, { recursive: true, force: true });
     const now = Date.now();

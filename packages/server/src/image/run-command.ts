@@ -13,6 +13,7 @@ const TOOL_PACKAGES: Record<string, string> = {
   busybox: 'busybox-static',
   flock: 'util-linux',
   skopeo: 'skopeo',
+  unshare: 'util-linux',
   umoci: 'umoci',
   git: 'git',
 };

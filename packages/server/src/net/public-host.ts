@@ -21,14 +21,18 @@ export class UnresolvableHostError extends Error {
 /**
  * The addresses of `host` (a name, an IPv4 address or an IPv6 address with or without brackets). Throws
  * `ForbiddenHostError` when one is forbidden and `allowPrivate` is false, `UnresolvableHostError` when there is none.
+ * `lookup` resolves a name (default: the system's resolver, every address).
  */
-export async function resolvePublicHost(host: string, options: { allowPrivate: boolean; setting: string }): Promise<string[]> {
+export async function resolvePublicHost(
+  host: string,
+  options: { allowPrivate: boolean; setting: string; lookup?: (name: string) => Promise<string[]> },
+): Promise<string[]> {
   const bare = host.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   if (net.isIP(bare) !== 0) addresses = [bare];
   else {
     try {
-      addresses = (await lookup(bare, { all: true, verbatim: true })).map((entry) => entry.address);
+      addresses = options.lookup ? await options.lookup(bare) : (await lookup(bare, { all: true, verbatim: true })).map((entry) => entry.address);
     } catch (error) {
       throw new UnresolvableHostError(`${bare} could not be resolved (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }

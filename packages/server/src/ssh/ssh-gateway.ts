@@ -4,15 +4,23 @@
  * through the guest agent: the guest runs no sshd and holds no keys.
  *
  * Only public key authentication is offered, and a key counts only with a valid signature (ssh2 hands the
- * signature over; it is checked here). One connection is one login; each of its channels resolves the login's
- * VM afresh (a session's VM may have been replaced, or started, in between).
+ * signature over; it is checked here, before anything is looked up). A key query (no signature: "would this key
+ * do?") is answered yes for any key the gateway can read, without looking at the user name or the key's owner:
+ * the answer must not tell someone who holds only a user's public key which VMs or sessions that user has.
+ * One connection is one login; each of its channels resolves the login's VM afresh (a session's VM may have
+ * been replaced, or started, in between).
+ *
+ * Limits (`connection-limits.ts`): connections at once overall and per source, a login grace time counted from
+ * the TCP accept (a client that never sends its version line is dropped too), failed attempts per connection,
+ * and channels open at once per connection.
  */
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import ssh2, { type AuthContext, type Connection, type ServerChannel, type Session } from 'ssh2';
 import { splitListenAddress, type Config } from '../config.ts';
 import type { AuditLog } from '../core/audit.ts';
 import type { GuestAgent } from '../core/vm-engine.ts';
+import { AUTH_REQUESTS_PER_TRY, connectionSource, ConnectionCounter, type SshLimits } from './connection-limits.ts';
 import { channelVm, resolveLogin, type Login, type LoginServices, type LoginVm } from './login.ts';
 import { loadHostKey } from './host-key.ts';
 import { runExecChannel } from './exec-channel.ts';
@@ -48,16 +56,38 @@ function deferredAgent(agent: Promise<GuestAgent>): GuestAgent {
   });
 }
 
+/** The gateway's part of the configuration. */
+export type SshGatewayConfig = Pick<
+  Config,
+  'sshListen' | 'sshHostKeyFile' | 'dataDir' | 'publicUrl' | 'sshMaxConnections' | 'sshMaxConnectionsPerSource' | 'sshLoginGraceSeconds' | 'sshMaxAuthTries' | 'sshMaxChannels'
+>;
+
 export class SshGateway {
   private server: InstanceType<typeof Server> | null = null;
+  /** The TCP listener: ssh2 gets each socket only after the limits admitted it. */
+  private listener: net.Server | null = null;
   private bound: SshGatewayAddress | null = null;
   private readonly connections = new Set<Connection>();
+  private readonly sockets = new Set<Socket>();
+  /** Login grace timers by `ip|port` of the socket (what ssh2's connection info names it by). */
+  private readonly graceTimers = new Map<string, NodeJS.Timeout>();
+  private readonly limits: SshLimits;
+  private readonly counter: ConnectionCounter;
 
   constructor(
-    private readonly config: Pick<Config, 'sshListen' | 'sshHostKeyFile' | 'dataDir' | 'publicUrl'>,
+    private readonly config: SshGatewayConfig,
     private readonly services: SshGatewayServices,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.limits = {
+      maxConnections: config.sshMaxConnections,
+      maxConnectionsPerSource: config.sshMaxConnectionsPerSource,
+      loginGraceMs: config.sshLoginGraceSeconds * 1000,
+      maxAuthTries: config.sshMaxAuthTries,
+      maxChannels: config.sshMaxChannels,
+    };
+    this.counter = new ConnectionCounter(this.limits);
+  }
 
   /** The bound address, null before start or when turned off. */
   address(): SshGatewayAddress | null {
@@ -67,18 +97,21 @@ export class SshGateway {
   async start(): Promise<SshGatewayAddress | null> {
     if (this.config.sshListen === 'off') return null;
     const hostKey = loadHostKey(this.config);
-    const server = new Server({ hostKeys: [hostKey.privateKey], ident: 'sandboxd' }, (client, info) => this.accept(client, info.ip));
+    const server = new Server({ hostKeys: [hostKey.privateKey], ident: 'sandboxd' }, (client, info) => this.accept(client, info.ip, info.port));
     this.server = server;
+    server.on('error', (error: Error) => this.log.error({ err: error }, 'SSH gateway error'));
+    const listener = net.createServer((socket) => this.admit(server, socket));
+    this.listener = listener;
     const { host, port } = splitListenAddress(this.config.sshListen);
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
+      listener.once('error', reject);
+      listener.listen(port, host, () => {
+        listener.off('error', reject);
         resolve();
       });
     });
-    server.on('error', (error: Error) => this.log.error({ err: error }, 'SSH gateway error'));
-    const address = server.address() as AddressInfo;
+    listener.on('error', (error: Error) => this.log.error({ err: error }, 'SSH gateway error'));
+    const address = listener.address() as AddressInfo;
     const publicHost = new URL(this.config.publicUrl).hostname.replace(/^\[(.*)\]$/, '$1');
     this.bound = { host, port: address.port, publicHost, hostKeyFingerprint: hostKey.fingerprint };
     this.log.info({ ssh: `${host}:${address.port}`, hostKey: hostKey.fingerprint }, 'SSH gateway listening');
@@ -86,31 +119,82 @@ export class SshGateway {
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
+    const listener = this.listener;
+    if (!listener) return;
     this.server = null;
+    this.listener = null;
     this.bound = null;
     for (const client of this.connections) client.end();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Connections still in their version exchange or key exchange have no client to end.
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
   }
 
-  private accept(client: Connection, sourceIp: string): void {
+  /**
+   * A new TCP connection: counted against the connection limits (refused connections are closed at once, before
+   * ssh2 spends a key exchange on them), given the login grace timer, then handed to ssh2.
+   */
+  private admit(server: InstanceType<typeof Server>, socket: Socket): void {
+    const source = connectionSource(socket.remoteAddress);
+    const refused = this.counter.admit(source);
+    if (refused) {
+      this.log.debug({ source }, `SSH connection refused: ${refused}`);
+      socket.destroy();
+      return;
+    }
+    this.sockets.add(socket);
+    const key = `${socket.remoteAddress}|${socket.remotePort}`;
+    const grace = setTimeout(() => {
+      this.log.debug({ source }, `SSH connection dropped: not authenticated within ${this.limits.loginGraceMs / 1000} s (SANDBOXD_SSH_LOGIN_GRACE_SECONDS)`);
+      socket.destroy();
+    }, this.limits.loginGraceMs);
+    grace.unref();
+    this.graceTimers.set(key, grace);
+    socket.once('close', () => {
+      clearTimeout(grace);
+      if (this.graceTimers.get(key) === grace) this.graceTimers.delete(key);
+      this.sockets.delete(socket);
+      this.counter.release(source);
+    });
+    server.injectSocket(socket);
+  }
+
+  private accept(client: Connection, sourceIp: string, sourcePort: number): void {
     this.connections.add(client);
     let login: Login | null = null;
+    let requests = 0;
+    let failures = 0;
+    const refuse = (context: AuthContext): void => {
+      context.reject(['publickey']);
+      if (context.method === 'none') return;
+      failures += 1;
+      // The last allowed failure ends the connection (as OpenSSH's MaxAuthTries): one connection cannot be used
+      // to try keys, or user names, without end.
+      if (failures >= this.limits.maxAuthTries) this.endAfterTooManyTries(client, sourceIp, failures);
+    };
     client.on('authentication', (context) => {
+      requests += 1;
+      if (requests > this.limits.maxAuthTries * AUTH_REQUESTS_PER_TRY) {
+        context.reject(['publickey']);
+        this.endAfterTooManyTries(client, sourceIp, requests);
+        return;
+      }
       void this.authenticate(context).then(
-        (accepted) => {
-          if (!accepted) return context.reject(['publickey']);
-          login = accepted;
+        (outcome) => {
+          if (outcome === null) return refuse(context);
+          if (outcome !== 'query') login = outcome;
           context.accept();
         },
         (error: unknown) => {
           this.log.error({ err: error }, 'SSH authentication failed with an error');
-          context.reject(['publickey']);
+          refuse(context);
         },
       );
     });
     client.on('ready', () => {
+      const graceKey = `${sourceIp}|${sourcePort}`;
+      clearTimeout(this.graceTimers.get(graceKey));
+      this.graceTimers.delete(graceKey);
       const current = login!;
       void this.services.audit
         .record({
@@ -122,25 +206,62 @@ export class SshGateway {
         })
         .catch((error: unknown) => this.log.error({ err: error }, 'recording an SSH login in the audit log failed'));
       void this.services.sshKeys.markUsed(current.key).catch(() => undefined);
-      client.on('session', (acceptSession) => this.serveSession(current, acceptSession()));
+      // Channels open at once on this connection: each one costs agent streams (and a session's may start a VM).
+      let channels = 0;
+      const openChannel = (): (() => void) | null => {
+        if (channels >= this.limits.maxChannels) return null;
+        channels += 1;
+        let released = false;
+        return () => {
+          if (!released) channels -= 1;
+          released = true;
+        };
+      };
+      client.on('session', (acceptSession, rejectSession) => {
+        const release = openChannel();
+        if (!release) return rejectSession();
+        const session = acceptSession();
+        session.once('close', release);
+        this.serveSession(current, session);
+      });
       client.on('tcpip', (acceptChannel, rejectChannel, info) => {
-        void this.forward(current, info.destIP, info.destPort, acceptChannel, rejectChannel);
+        const release = openChannel();
+        if (!release) return rejectChannel();
+        const accept = (): ServerChannel => {
+          const channel = acceptChannel();
+          if (channel) channel.once('close', release);
+          else release();
+          return channel;
+        };
+        const reject = (): void => {
+          release();
+          rejectChannel();
+        };
+        void this.forward(current, info.destIP, info.destPort, accept, reject);
       });
     });
     client.on('error', (error) => this.log.debug({ err: error }, 'SSH connection error'));
     client.on('close', () => this.connections.delete(client));
   }
 
-  /** The login, when the method is publickey, the key is the owner's, and (when present) the signature holds. */
-  private async authenticate(context: AuthContext): Promise<Login | null> {
+  private endAfterTooManyTries(client: Connection, sourceIp: string, attempts: number): void {
+    this.log.debug({ source: sourceIp, attempts }, `SSH connection closed: too many authentication attempts (SANDBOXD_SSH_MAX_AUTH_TRIES=${this.limits.maxAuthTries})`);
+    client.end();
+  }
+
+  /**
+   * `'query'` for a key query (publickey without a signature) of any key the gateway can read; the login for a
+   * publickey request whose signature holds and whose key is the named VM's or session's owner's; else null.
+   */
+  private async authenticate(context: AuthContext): Promise<Login | 'query' | null> {
     if (context.method !== 'publickey') return null;
-    const login = await resolveLogin(this.services, context.username, context.key.data);
-    if (!login) return null;
-    // Without a signature the client only asks whether the key would do; it signs next.
-    if (!context.signature || !context.blob) return login;
     const key = utils.parseKey(context.key.data);
     if (key instanceof Error || Array.isArray(key)) return null;
-    return key.verify(context.blob, context.signature, context.hashAlgo) === true ? login : null;
+    // Without a signature the client only asks whether the key would do; it signs next. The answer is the same
+    // whoever the user name and the key belong to: nothing is looked up until the client proves it holds the key.
+    if (!context.signature || !context.blob) return 'query';
+    if (key.verify(context.blob, context.signature, context.hashAlgo) !== true) return null;
+    return resolveLogin(this.services, context.username, context.key.data);
   }
 
   private serveSession(login: Login, session: Session): void {

@@ -25,6 +25,8 @@ function toCustomDomain(row: CustomDomainRow): CustomDomain {
     lastCheckedAt: row.last_checked_at,
     lastError: row.last_error,
     nextCheckAt: row.next_check_at,
+    recordSeenAt: row.record_seen_at,
+    missedChecks: Number(row.missed_checks),
   };
 }
 
@@ -49,6 +51,8 @@ export async function insertCustomDomain(db: Executor, domain: CustomDomain): Pr
       last_checked_at: domain.lastCheckedAt,
       last_error: domain.lastError,
       next_check_at: domain.nextCheckAt,
+      record_seen_at: domain.recordSeenAt,
+      missed_checks: domain.missedChecks,
       check_lease_owner: null,
       check_lease_until: null,
     })
@@ -104,14 +108,24 @@ export async function listVerifiedDomainNames(db: Executor): Promise<string[]> {
 }
 
 /**
- * pending → verified, only from pending. Throws the unique violation when another claim of the domain was
- * verified meanwhile (the caller's transaction then rolls back). Answers the verified row, or undefined when
- * the claim was no longer pending.
+ * pending → verified, only from pending, with its first re-check due at `nextCheckAt`. Throws the unique
+ * violation when another claim of the domain was verified meanwhile (the caller's transaction then rolls back).
+ * Answers the verified row, or undefined when the claim was no longer pending.
  */
-export async function markVerified(db: Executor, id: string, now: string): Promise<CustomDomain | undefined> {
+export async function markVerified(db: Executor, id: string, now: string, nextCheckAt: string): Promise<CustomDomain | undefined> {
   const row = await db
     .updateTable('custom_domains')
-    .set({ status: 'verified', verified_at: now, last_checked_at: now, last_error: null, next_check_at: null, check_lease_owner: null, check_lease_until: null })
+    .set({
+      status: 'verified',
+      verified_at: now,
+      last_checked_at: now,
+      last_error: null,
+      next_check_at: nextCheckAt,
+      record_seen_at: now,
+      missed_checks: 0,
+      check_lease_owner: null,
+      check_lease_until: null,
+    })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .returningAll()
@@ -153,12 +167,73 @@ export async function recordFailedCheck(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Pending claims whose check is due and that no live lease holds, oldest due first. */
+/**
+ * A re-check of a verified claim found its record: it is seen now, and looked at again at `nextCheckAt`. With
+ * `owner`, only while that checker holds the row's lease (which it drops); without, leases are left alone.
+ */
+export async function recordReverified(db: Executor, id: string, check: { now: string; nextCheckAt: string }, owner?: string): Promise<boolean> {
+  let query = db
+    .updateTable('custom_domains')
+    .set({
+      last_checked_at: check.now,
+      record_seen_at: check.now,
+      last_error: null,
+      missed_checks: 0,
+      next_check_at: check.nextCheckAt,
+      ...(owner !== undefined ? { check_lease_owner: null, check_lease_until: null } : {}),
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'verified');
+  if (owner !== undefined) query = query.where('check_lease_owner', '=', owner);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * A re-check of a verified claim did not find its record: one more miss in a row, what was wrong, and when to
+ * look next. Only while `owner` holds the row's lease (which it drops). Answers the claim afterwards (its
+ * `missedChecks` says whether the limit is reached), or undefined when it is no longer verified or ours.
+ */
+export async function recordMissedReverify(db: Executor, id: string, check: { now: string; error: string; nextCheckAt: string }, owner: string): Promise<CustomDomain | undefined> {
+  const row = await db
+    .updateTable('custom_domains')
+    .set((eb) => ({
+      last_checked_at: check.now,
+      last_error: check.error,
+      missed_checks: eb('missed_checks', '+', 1),
+      next_check_at: check.nextCheckAt,
+      check_lease_owner: null,
+      check_lease_until: null,
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'verified')
+    .where('check_lease_owner', '=', owner)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toCustomDomain(row);
+}
+
+/** verified → failed, only from verified (it stops being served); answers the failed row. */
+export async function failVerifiedClaim(db: Executor, id: string, failure: { reason: CustomDomainFailureReason; message: string; now: string }): Promise<CustomDomain | undefined> {
+  const row = await db
+    .updateTable('custom_domains')
+    .set({ status: 'failed', failure_reason: failure.reason, last_error: failure.message, last_checked_at: failure.now, next_check_at: null, check_lease_owner: null, check_lease_until: null })
+    .where('id', '=', id)
+    .where('status', '=', 'verified')
+    .returningAll()
+    .executeTakeFirst();
+  return row && toCustomDomain(row);
+}
+
+/** Claims the checker looks at: pending ones (until verified) and verified ones (re-checks). */
+const CHECKED_STATUSES = ['pending', 'verified'] as const;
+
+/** Pending claims whose check, and verified claims whose re-check, is due and that no live lease holds, oldest due first. */
 export async function listDueChecks(db: Executor, now: string, limit: number): Promise<CustomDomain[]> {
   const rows = await db
     .selectFrom('custom_domains')
     .selectAll()
-    .where('status', '=', 'pending')
+    .where('status', 'in', CHECKED_STATUSES)
     .where('next_check_at', '<=', now)
     .where((eb) => eb.or([eb('check_lease_until', 'is', null), eb('check_lease_until', '<', now)]))
     .orderBy('next_check_at')
@@ -167,12 +242,12 @@ export async function listDueChecks(db: Executor, now: string, limit: number): P
   return rows.map(toCustomDomain);
 }
 
-/** When the next pending check that no live lease holds falls due (any node's), or null when there is none. */
+/** When the next check or re-check that no live lease holds falls due (any node's), or null when there is none. */
 export async function nextCheckDue(db: Executor, now: string): Promise<string | null> {
   const row = await db
     .selectFrom('custom_domains')
     .select((eb) => eb.fn.min('next_check_at').as('due'))
-    .where('status', '=', 'pending')
+    .where('status', 'in', CHECKED_STATUSES)
     .where((eb) => eb.or([eb('check_lease_until', 'is', null), eb('check_lease_until', '<', now)]))
     .executeTakeFirst();
   return (row?.due as string | null | undefined) ?? null;
@@ -184,7 +259,7 @@ export async function claimCheck(db: Executor, id: string, now: string, leaseUnt
     .updateTable('custom_domains')
     .set({ check_lease_owner: owner, check_lease_until: leaseUntil })
     .where('id', '=', id)
-    .where('status', '=', 'pending')
+    .where('status', 'in', CHECKED_STATUSES)
     .where('next_check_at', '<=', now)
     .where((eb) => eb.or([eb('check_lease_until', 'is', null), eb('check_lease_until', '<', now)]))
     .executeTakeFirst();

@@ -353,8 +353,12 @@ export interface CustomDomainsTable {
   verified_at: string | null;
   last_checked_at: string | null;
   last_error: string | null;
-  /** When the background checker is due to look at a pending claim; null otherwise. */
+  /** When the background checker is due to look at a pending claim, or to re-check a verified one; null otherwise. */
   next_check_at: string | null;
+  /** When the TXT record was last found (verified claims; migration 0021). */
+  record_seen_at: string | null;
+  /** Checks in a row of a verified claim that did not find its record; at the limit the claim fails. */
+  missed_checks: Generated<number>;
   /** The checker instance that claimed the row for a check, and until when (a node that dies lets it lapse). */
   check_lease_owner: string | null;
   check_lease_until: string | null;
@@ -412,6 +416,31 @@ export interface Tables {
   vault_secrets: VaultSecretsTable;
   session_vault_placeholders: SessionVaultPlaceholdersTable;
   vault_request_logs: VaultRequestLogsTable;
+  console_sessions: ConsoleSessionsTable;
+  sign_in_failures: SignInFailuresTable;
+}
+
+/** A web console session (migration 0019): its cookie holds a random token, of which only the SHA-256 is kept. */
+export interface ConsoleSessionsTable {
+  /** `cs_` + 20 base32 characters: names the session (its CSRF token is derived from it), never a credential. */
+  id: string;
+  token_hash: string;
+  user_id: number;
+  /** The API key the session was signed in with (it ends with the key), or null for a password sign-in. */
+  api_key_id: number | null;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+/** One failed (or, while it runs, one pending) sign-in attempt, counted per username and per source address. */
+export interface SignInFailuresTable {
+  id: Generated<number>;
+  /** The username tried; null for an API key sign-in. */
+  username: string | null;
+  /** The source address (an IPv6 address's /64), or null when unknown. */
+  source: string | null;
+  at: string;
 }
 
 /** A VM's or a session's egress policy (migration 0017); no row: the deployment's default. */
@@ -461,6 +490,8 @@ export interface VaultSecretsTable {
   sealed_value: string;
   /** JSON array of host patterns (`api.example.com`, `*.example.com`). */
   allowed_hosts: string;
+  /** JSON of its injection point (core/vault/injection.ts `Injection`; migration 0020). */
+  inject: string;
   created_at: string;
   updated_at: string;
 }
@@ -640,3 +671,4 @@ export interface PtyAttachTokensTable {
   expires_at: string;
 }
 export type PtyAttachTokenRow = Selectable<PtyAttachTokensTable>;
+export type ConsoleSessionRow = Selectable<ConsoleSessionsTable>;

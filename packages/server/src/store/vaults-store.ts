@@ -54,7 +54,7 @@ export async function upsertVaultSecret(db: Executor, row: VaultSecretRow): Prom
   await db
     .insertInto('vault_secrets')
     .values(row)
-    .onConflict((c) => c.columns(['vault_id', 'name']).doUpdateSet({ sealed_value: row.sealed_value, allowed_hosts: row.allowed_hosts, updated_at: row.updated_at }))
+    .onConflict((c) => c.columns(['vault_id', 'name']).doUpdateSet({ sealed_value: row.sealed_value, allowed_hosts: row.allowed_hosts, inject: row.inject, updated_at: row.updated_at }))
     .execute();
 }
 

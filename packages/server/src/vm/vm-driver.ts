@@ -208,6 +208,17 @@ export interface RestoreVmRequest extends DeadlineOptions {
    * and its resume must attach the same volumes.
    */
   volumes?: VolumeAttachment[];
+  /**
+   * Runs once the hypervisor is in its cgroups (`cgroupPaths`) and before the guest can send anything: before its
+   * device state is loaded and its vCPUs run. The host's egress rules for the VM go in here, so that a process
+   * left running in the snapshot meets them with its first packet. A rejection fails the restore (stage `restore`).
+   */
+  beforeRun?: (cgroupPaths: string[]) => Promise<void>;
+  /**
+   * Leave the guest's network link down after the restore: nothing it sends leaves the VM until `setLink` brings
+   * the link up (a pooled VM, whose egress rules are known only once it is handed out).
+   */
+  linkDown?: boolean;
 }
 
 /** A VM found in a run directory when the server starts (see `recover`). */
@@ -316,6 +327,8 @@ export interface VmDriver<C = void> {
   readSnapshot(dir: string): Promise<SnapshotInfo | undefined>;
   /** Restores a new VM; resolves when its agent answers and its memory is what was asked for. */
   restore(request: RestoreVmRequest): Promise<StartedVm<C>>;
+  /** Brings a live VM's network link up or down (a VM restored with `linkDown`); no-op without a network. */
+  setLink(vmId: string, up: boolean): Promise<void>;
   /**
    * Captures a running VM's memory, device state and disk into a snapshot that `restore` accepts (see
    * `CaptureSnapshotRequest`). The caller quiesced the guest's agent first (its transfer share unmounted).

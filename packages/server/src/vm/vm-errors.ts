@@ -14,6 +14,8 @@ export type VmErrorCode =
   | 'VM_BAD_STATE'
   /** The host lacks something (QEMU binary, accelerator, permissions). */
   | 'VM_HOST_UNSUPPORTED'
+  /** A VM with user networking cannot start: the host's network guard is not active (it fails closed). */
+  | 'VM_NETWORK_UNGUARDED'
   /** The hypervisor failed while running an operation. */
   | 'VM_OPERATION_FAILED';
 

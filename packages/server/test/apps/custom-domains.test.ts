@@ -200,17 +200,21 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     assert.equal(verified.body.status, 'verified');
     assert.ok(verified.body.verified_at);
     assert.equal(verified.body.last_error, null);
-    assert.equal(verified.body.next_check_at, null);
+    // Its first re-check comes SANDBOXD_CUSTOM_DOMAIN_REVERIFY_SECONDS (6 h by default) after the verification.
+    assert.equal(Date.parse(verified.body.next_check_at) - Date.parse(verified.body.verified_at), 6 * 3600 * 1000);
     assert.equal(verified.body.expires_at, null);
     // A private share's domain hands out a signed link for the domain itself.
     assert.match(verified.body.link, new RegExp(`^http://app\\.example\\.com:${port}/\\?sandboxd_token=[\\w.-]+$`));
     assert.ok(verified.body.link_expires_at);
-    // Verified stays verified: the record may go, and verify answers without asking DNS again.
+    // Verified stays verified until its re-checks miss the record (security/custom-domains.test.ts): verify
+    // answers without asking DNS again.
     dns.remove('_sandboxd-challenge.app.example.com');
     const asked = dns.queries.length;
     const again = await verify(alice, record.id);
     assert.equal(again.body.status, 'verified');
     assert.equal(dns.queries.length, asked);
+    // The record stays where the domain is to be served: tls-check (next) looks it up again.
+    dns.setTxt('_sandboxd-challenge.app.example.com', [record.verification.value]);
     assert.deepEqual(
       (await eventsOf(record.id)).map((e) => e.type),
       ['custom_domain.created', 'custom_domain.verified'],

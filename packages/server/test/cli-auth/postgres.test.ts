@@ -1,4 +1,7 @@
-/** The command-line login on PostgreSQL: the same flow, and one key from racing exchanges. */
+/**
+ * The command-line login on PostgreSQL: the same flow, and one key from racing exchanges. Also the sign-in
+ * pieces beside it that keep state in the store (console sessions, sign-in failures), on PostgreSQL's SQL.
+ */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -12,7 +15,7 @@ describe('command-line login on PostgreSQL', () => {
 
   before(async () => {
     postgres = await startPostgres();
-    server = await startTestServer({ config: { databaseUrl: postgres.url, cliAuthIntervalSeconds: 1 } });
+    server = await startTestServer({ config: { databaseUrl: postgres.url, cliAuthIntervalSeconds: 1, signInMaxFailuresPerUsername: 2 } });
     apiKey = (await server.createUserWithKey('pat')).apiKey;
   });
   after(async () => {
@@ -33,5 +36,24 @@ describe('command-line login on PostgreSQL', () => {
     assert.equal(keys[0]!.body.description, 'CLI - pg-host');
     assert.ok(answers.filter((a) => a.status === 400).every((a) => a.body.code === 'CLI_AUTH_ALREADY_USED'));
     assert.equal((await call(server, 'GET', '/v1/api-keys/', { apiKey: keys[0]!.body.api_key })).status, 200);
+  });
+
+  test('console sessions and sign-in throttling keep their state in PostgreSQL', async () => {
+    const quinn = await server.createUserWithKey('quinn');
+    const cookieOf = (res: Awaited<ReturnType<typeof call>>) => res.headers.getSetCookie().map((l) => l.split(';')[0]).join('; ');
+    const byPassword = await call(server, 'POST', '/v1/auth/session', { json: { username: 'quinn', password: quinn.password } });
+    assert.equal(byPassword.status, 200, byPassword.text);
+    const byKey = await call(server, 'POST', '/v1/auth/session', { json: { api_key: quinn.apiKey } });
+    assert.equal((await call(server, 'GET', '/v1/auth/session', { headers: { cookie: cookieOf(byKey) } })).status, 200);
+    assert.equal((await call(server, 'DELETE', '/v1/auth/session', { headers: { cookie: cookieOf(byPassword) } })).status, 204);
+    assert.equal((await call(server, 'GET', '/v1/auth/session', { headers: { cookie: cookieOf(byPassword) } })).status, 401);
+    const keys = await call(server, 'GET', '/v1/api-keys/', { apiKey: quinn.apiKey });
+    assert.equal((await call(server, 'DELETE', `/v1/api-keys/${keys.body[0].id}`, { apiKey: quinn.apiKey })).status, 200);
+    assert.equal((await call(server, 'GET', '/v1/auth/session', { headers: { cookie: cookieOf(byKey) } })).status, 401);
+
+    for (const password of ['wrong-one', 'wrong-two']) assert.equal((await call(server, 'POST', '/v1/auth/token', { form: { username: 'quinn', password } })).status, 401);
+    const locked = await call(server, 'POST', '/v1/auth/token', { form: { username: 'quinn', password: quinn.password } });
+    assert.equal(locked.status, 429, locked.text);
+    assert.ok(Number(locked.headers.get('retry-after')) > 0);
   });
 });

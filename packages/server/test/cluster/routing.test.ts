@@ -2,8 +2,9 @@
  * Requests for a VM on another node, on real VMs: three nodes on one PostgreSQL (own ports, data directories,
  * engines), a session created through node A while A is drained, so placed on node B, and everything a client
  * does with it sent to A and to C: Python and bash executes, upload and download byte-exact, an app preview, a
- * terminal over its WebSocket. A and C reach the VM through B's internal endpoint (signed with the cluster
- * secret); a request to that endpoint without the signature, or with a user's key, is refused. Then placement (a drained node's new VMs start on the other
+ * terminal over its WebSocket. A and C reach the VM through B's internal endpoint (on B's internal listener,
+ * signed with the cluster secret); a request to that endpoint without the signature, or with a user's key, is
+ * refused, and B's public listener does not serve it. Then placement (a drained node's new VMs start on the other
  * node; undrained, they come back) and kills (through the owner's pg-boss queue; a kill in the wrong queue is
  * re-dispatched once to the owner under strict ownership), a browser session on B driven through A and C (its
  * page is a connection B holds), and at the end the books: every execute answered through any node has its one
@@ -86,7 +87,8 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
   test('the three nodes are registered live in the shared node table', async () => {
     const rows = await a.services.sandbox.nodes.list();
     assert.deepEqual(rows.map((n) => [n.id, n.state]), [['node-a', 'live'], ['node-b', 'live'], ['node-c', 'live']]);
-    assert.equal(rows.find((n) => n.id === 'node-b')!.internalUrl, b.baseUrl);
+    assert.equal(rows.find((n) => n.id === 'node-b')!.internalUrl, b.internalUrl);
+    assert.notEqual(b.internalUrl, b.baseUrl, 'internal traffic has a listener of its own');
   });
 
   test('Python state and bash exit codes through nodes A and C', async () => {
@@ -166,15 +168,21 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     assert.equal(listed.status, 200, listed.text);
   });
 
-  test("the internal endpoint refuses unsigned requests and users' keys", async () => {
-    for (const headers of [{}, { 'x-api-key': alice }, { 'x-sandboxd-node': 'node-a', 'x-sandboxd-time': String(Date.now()), 'x-sandboxd-signature': 'forged' }]) {
+  test("the internal endpoint refuses unsigned requests and users' keys; the public listener does not serve it", async () => {
+    const attempts: [string, Record<string, string>, number][] = [
+      [b.internalUrl!, {}, 401],
+      [b.internalUrl!, { 'x-api-key': alice }, 401],
+      [b.internalUrl!, { 'x-sandboxd-node': 'node-a', 'x-sandboxd-time': String(Date.now()), 'x-sandboxd-signature': 'forged' }, 401],
+      [b.baseUrl, a.services.internalAuth.sign({ method: 'GET', pathWithQuery: `${AGENT_RPC_PATH}/${vmId}/exec`, destination: 'node-b', body: '{}' }), 404],
+    ];
+    for (const [base, headers, expected] of attempts) {
       const status = await new Promise<number>((resolve) => {
-        const socket = new WebSocket(`${b.baseUrl.replace('http', 'ws')}${AGENT_RPC_PATH}/${vmId}/exec`, { headers });
+        const socket = new WebSocket(`${base.replace('http', 'ws')}${AGENT_RPC_PATH}/${vmId}/exec`, { headers });
         socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
         socket.once('open', () => (socket.close(), resolve(101)));
         socket.once('error', () => resolve(-1));
       });
-      assert.equal(status, 401, JSON.stringify(headers));
+      assert.equal(status, expected, `${base} ${JSON.stringify(headers)}`);
     }
   });
 
@@ -199,6 +207,18 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     assert.equal(reopened.status, 200, reopened.text);
     assert.deepEqual(reopened.body.updated_vm_ids, [vmId]);
     assert.equal((await call(a, 'GET', `/v1/vms/${vmId}/egress`, { apiKey: alice })).body.enforced, false, 'open again: no rules on B');
+  });
+
+  test('a VM created with an egress policy through drained node C holds that policy on the node it is placed on', { skip: process.getuid?.() !== 0 ? 'needs root (nftables)' : false }, async () => {
+    const created = await call(c, 'POST', '/v1/vms', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 300, egress_policy: { allowed_domains: ['allowed.test'] } } });
+    assert.equal(created.status, 200, created.text);
+    const placedOn = (await a.services.database.db.selectFrom('vms').select('node_id').where('id', '=', created.body.vm_id).executeTakeFirstOrThrow()).node_id;
+    assert.notEqual(placedOn, 'node-c', 'drained C placed the VM elsewhere');
+    const read = await call(c, 'GET', `/v1/vms/${created.body.vm_id}/egress`, { apiKey: alice });
+    assert.deepEqual([read.body.allowed_domains, read.body.enforced], [['allowed.test'], true]);
+    const lookup = await execute(c, { session_id: created.body.session_id, language: 'bash', command: 'getent hosts blocked.test || echo refused' });
+    assert.equal(lookup.body.stdout.trim(), 'refused', 'the placed VM resolves only what its policy allows');
+    assert.equal((await call(c, 'POST', '/kill', { apiKey: alice, json: { session_id: created.body.session_id } })).status, 200);
   });
 
   test('a browser session whose page node B holds is driven and closed through nodes A and C', async () => {

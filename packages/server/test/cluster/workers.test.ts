@@ -48,7 +48,7 @@ describe('worker control (admin listener) and the node table', () => {
     assert.equal(self.drained, false);
     assert.equal(self.capacity.vcpus, server.config.nodeVcpus);
     assert.equal(self.load.running_vms, 0);
-    assert.equal(self.internal_url, server.config.publicUrl);
+    assert.equal(self.internal_url, server.internalUrl);
     assert.ok(self.templates.includes('default'));
   });
 

@@ -18,6 +18,7 @@ import WebSocket from 'ws';
 import { Sandboxd } from '@sandboxd/sdk';
 import { makeHome, runCli } from '../../../cli/test/run-cli.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 const SCREEN = { width: 1024, height: 768 };
 
@@ -133,8 +134,9 @@ describe('computer use on a real desktop VM', { timeout: 30 * 60_000 }, () => {
     const page = await browser.newPage({ viewport: { width: SCREEN.width + 40, height: SCREEN.height + 80 } });
     await page.goto(viewer.body.viewer_url);
     // noVNC draws the remote screen on a canvas once connected.
-    // (Expressions as strings: they run in the page, where the DOM is, not in this test's Node types.)
-    await page.waitForFunction("(() => { const c = document.querySelector('#noVNC_container canvas'); return c !== null && c.width > 100; })()", undefined, { timeout: 60_000 });
+    // (Expressions as strings: they run in the page, where the DOM is, not in this test's Node types. Polled
+    // from here: the viewer page's policy forbids eval, which waitForFunction's in-page polling uses.)
+    await waitUntil('the viewer canvas', async () => ((await page.evaluate("document.querySelector('#noVNC_container canvas')?.width ?? 0")) as number) > 100, 60_000, 250);
     const reference = (await screenshot()).png;
     // The canvas pixels (the remote framebuffer at its own size), compared with the API's screenshot.
     let match = 0;

@@ -80,7 +80,7 @@ describe('egress policies of running VMs', { skip }, () => {
   test('allowed_domains ["a.test"]: a.test over HTTP and HTTPS, not b.test, not a raw address of b.test', async () => {
     const policy = await call(server, 'GET', `/v1/vms/${vmId}/egress`, { apiKey });
     assert.equal(policy.status, 200, policy.text);
-    assert.deepEqual(policy.body, { allow_package_managers: false, allow_http: true, allow_https: true, allowed_domains: ['a.test'], allowed_cidrs: [], source: 'vm', enforced: true });
+    assert.deepEqual(policy.body, { allow_package_managers: false, allow_http: true, allow_https: true, allowed_domains: ['a.test'], allowed_cidrs: [], allowed_ports: [], source: 'vm', enforced: true });
     const results = await fetchAll('http://a.test/hello', 'https://a.test/hello', 'http://b.test/hello', 'https://b.test/hello', `http://${b.serverAddress}/hello`, `https://${b.serverAddress}/hello`);
     assert.deepEqual(results.get('http://a.test/hello'), { exit: 0, status: '200', body: 'hello from a' });
     assert.deepEqual(results.get('https://a.test/hello'), { exit: 0, status: '200', body: 'hello from a' });
@@ -185,7 +185,7 @@ describe('egress policies of running VMs', { skip }, () => {
     const env = home.env({ SANDBOXD_API_KEY: apiKey });
     const set = await runCli(['--json', 'egress', 'set', vmId, '--allow-domain', 'a.test', '--allow-domain', '*.cdn.test', '--allow-cidr', `${b.serverAddress}/32`, '--no-http'], env);
     assert.equal(set.code, 0, set.stderr);
-    assert.deepEqual(JSON.parse(set.stdout), { allow_package_managers: false, allow_http: false, allow_https: true, allowed_domains: ['a.test', '*.cdn.test'], allowed_cidrs: [`${b.serverAddress}/32`], source: 'vm', enforced: true });
+    assert.deepEqual(JSON.parse(set.stdout), { allow_package_managers: false, allow_http: false, allow_https: true, allowed_domains: ['a.test', '*.cdn.test'], allowed_cidrs: [`${b.serverAddress}/32`], allowed_ports: [], source: 'vm', enforced: true });
     const get = await runCli(['egress', 'get', sessionId], env);
     assert.equal(get.code, 0, get.stderr);
     assert.match(get.stdout, /domains:\s+b\.test/, "the session's own policy (set by its PUT)");

@@ -10,11 +10,13 @@ import https from 'node:https';
 import type http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
+import zlib from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket, WebSocketServer, type ClientOptions } from 'ws';
 import { createCertificateAuthority, LeafCertificates, type CaMaterial } from '../../src/net/egress/certificate-authority.ts';
 import { parseClientHello } from '../../src/net/egress/tls-client-hello.ts';
-import { TlsInterceptor, type InterceptedConnection, type InterceptedRequest, type TlsInterceptorOptions } from '../../src/net/egress/tls-interceptor.ts';
+import { ResponseScrubber } from '../../src/core/vault/response-scrubber.ts';
+import { misdirection, TlsInterceptor, type InterceptedConnection, type InterceptedRequest, type TlsInterceptorOptions } from '../../src/net/egress/tls-interceptor.ts';
 import { createTestCa, type TestCa } from '../helpers/test-ca.ts';
 
 const NAME = 'api.test';
@@ -149,6 +151,16 @@ describe('TLS interception for the vault', () => {
     leafs = new LeafCertificates(ca);
     upstreamCa = await createTestCa([NAME]);
     upstream = https.createServer({ key: fs.readFileSync(upstreamCa.keyPath), cert: fs.readFileSync(upstreamCa.certPath) }, (req, res) => {
+      const reflect = /^\/reflect\/(gzip|br|deflate|zstd|identity)$/.exec(req.url ?? '');
+      if (reflect) {
+        // Echoes the Authorization header everywhere it can, compressed whatever the client accepts.
+        const auth = req.headers.authorization ?? '';
+        const body = Buffer.from(JSON.stringify({ auth, basic: Buffer.from(auth).toString('base64'), accept: req.headers['accept-encoding'] ?? null }));
+        const coding = reflect[1]!;
+        const encoded = coding === 'gzip' ? zlib.gzipSync(body) : coding === 'br' ? zlib.brotliCompressSync(body) : coding === 'deflate' ? zlib.deflateSync(body) : body;
+        res.writeHead(200, `OK ${auth}`, { 'content-type': 'application/json', 'x-echo': auth, 'location': `https://x.test/${encodeURIComponent(auth)}`, 'content-length': encoded.length, ...(coding === 'identity' ? {} : { 'content-encoding': coding }) });
+        return void res.end(encoded);
+      }
       if (req.url?.startsWith('/download/')) {
         // A chunked answer of the given size, written in 64 KiB pieces.
         const size = Number(req.url.slice('/download/'.length));
@@ -172,7 +184,7 @@ describe('TLS interception for the vault', () => {
     wss = new WebSocketServer({ server: upstream });
     wss.on('connection', (socket, req) => {
       upgradeHeaders.push({ ...req.headers, path: req.url });
-      socket.on('message', (data) => socket.send(`echo: ${String(data)}`));
+      socket.on('message', (data) => socket.send(`echo: ${String(data)} ${req.headers.authorization ?? ''}`));
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     upstreamPort = (upstream.address() as net.AddressInfo).port;
@@ -225,7 +237,8 @@ describe('TLS interception for the vault', () => {
       assert.equal(echo.url, `/v1/items?key=${SECRET}`);
       assert.deepEqual(headerValues(echo.rawHeaders, 'authorization'), [`Bearer ${SECRET}`]);
       assert.deepEqual(headerValues(echo.rawHeaders, 'x-kept'), ['yes']);
-      assert.deepEqual(headerValues(echo.rawHeaders, 'host'), [NAME]);
+      // Host is the connection's name (with its port, which is not 443 here), whatever the guest sent.
+      assert.deepEqual(headerValues(echo.rawHeaders, 'host'), [`${NAME}:${upstreamPort}`]);
       assert.deepEqual(headerValues(echo.rawHeaders, 'x-hop'), []);
       assert.deepEqual(headerValues(echo.rawHeaders, 'proxy-authorization'), []);
       assert.ok(!response.body.includes(PLACEHOLDER));
@@ -461,7 +474,7 @@ describe('TLS interception for the vault', () => {
         ws.send('one');
         ws.send('two');
         await waitFor(() => replies.length === 2);
-        assert.deepEqual(replies, ['echo: one', 'echo: two']);
+        assert.deepEqual(replies, [`echo: one Bearer ${SECRET}`, `echo: two Bearer ${SECRET}`]);
         const seen = upgradeHeaders[before]!;
         assert.equal(seen.authorization, `Bearer ${SECRET}`);
         assert.equal(seen.path, `/socket?token=${SECRET}`);
@@ -474,6 +487,79 @@ describe('TLS interception for the vault', () => {
       assert.equal(connection.requests, 1);
       assert.ok(connection.bytesSent > 0 && connection.bytesReceived > 0);
     });
+  });
+
+  test('a request whose Host or absolute-form target is another name is answered 421 and never forwarded', async () => {
+    assert.equal(misdirection(NAME, '/x', ['Host', 'API.test.:443']), null);
+    assert.equal(misdirection(NAME, 'https://api.test/x?y', ['Host', NAME]), null);
+    assert.match(misdirection(NAME, '/x', ['Host', 'other.test']) ?? '', /Host is not api\.test/);
+    assert.match(misdirection(NAME, '/x', ['Host', NAME, 'host', 'other.test']) ?? '', /more than one Host/);
+    assert.match(misdirection(NAME, 'https://other.test/x', ['Host', NAME]) ?? '', /target names a host other/);
+    assert.match(misdirection(NAME, 'https://api.test@other.test/x', ['Host', NAME]) ?? '', /target names a host other/);
+    await withInterceptor(async ({ front, rewriter }) => {
+      const raw = (text: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = tls.connect({ host: '127.0.0.1', port: front.port, servername: NAME, ca: [ca.certPem] }, () => socket.write(text));
+          const chunks: Buffer[] = [];
+          socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+          socket.on('end', () => resolve(Buffer.concat(chunks).toString()));
+          socket.on('error', reject);
+        });
+      const byHost = await raw(`GET /x HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer ${PLACEHOLDER}\r\nConnection: close\r\n\r\n`);
+      assert.match(byHost, /^HTTP\/1\.1 421 /);
+      const byTarget = await raw(`GET https://other.test/x HTTP/1.1\r\nHost: ${NAME}\r\nConnection: close\r\n\r\n`);
+      assert.match(byTarget, /^HTTP\/1\.1 421 /);
+      assert.deepEqual(rewriter.seen.map((r) => r.misdirected !== undefined), [true, true], 'rewrite is told, to record it');
+      assert.deepEqual(rewriter.outcomes, [{ status: 421 }, { status: 421 }]);
+      // An absolute-form target for the name itself goes upstream in origin form.
+      const ok = await raw(`GET https://api.test/abs?q=1 HTTP/1.1\r\nHost: ${NAME}\r\nConnection: close\r\n\r\n`);
+      assert.equal((JSON.parse(ok.slice(ok.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, '')) as Echo).url, '/abs?q=1');
+    });
+  });
+
+  test('answers are scrubbed of the secret: status text, headers and body, gzip, deflate and br decoded; an unknown coding is refused', async () => {
+    const scrubbing: TlsInterceptorOptions['rewrite'] = (request) => ({
+      path: request.path,
+      rawHeaders: request.rawHeaders.map((value, i) => (i % 2 === 1 ? value.replaceAll(PLACEHOLDER, SECRET) : value)),
+      scrubber: new ResponseScrubber([SECRET]),
+    });
+    await withInterceptor(
+      async ({ front }) => {
+        for (const coding of ['identity', 'gzip', 'deflate', 'br']) {
+          const response = await request(front.port, ca, { path: `/reflect/${coding}`, headers: { authorization: `Bearer ${PLACEHOLDER}`, 'accept-encoding': 'gzip, br' } });
+          assert.equal(response.status, 200, coding);
+          const everything = JSON.stringify(response.headers) + response.body.toString();
+          assert.ok(!everything.includes(SECRET) && !everything.includes(Buffer.from(`Bearer ${SECRET}`).toString('base64')), `${coding}: ${everything}`);
+          const body = JSON.parse(response.body.toString()) as { auth: string; accept: string };
+          assert.equal(body.auth, `Bearer ${'*'.repeat(SECRET.length)}`, 'masked with the same length');
+          assert.equal(body.accept, 'identity', 'the upstream is asked for an uncompressed answer');
+          assert.equal(response.headers['content-encoding'], undefined, coding);
+          if (coding === 'identity') assert.equal(Number(response.headers['content-length']), response.body.length, 'the length is kept');
+        }
+        const zstd = await request(front.port, ca, { path: '/reflect/zstd', headers: { authorization: `Bearer ${PLACEHOLDER}` } });
+        assert.equal(zstd.status, 502);
+        assert.match(zstd.body.toString(), /Content-Encoding sandboxd cannot decode/);
+        assert.ok(!zstd.body.includes(SECRET));
+
+        // A WebSocket: compression is not offered, and server messages are masked.
+        const before = upgradeHeaders.length;
+        const options: ClientOptions & Pick<tls.ConnectionOptions, 'servername'> = { servername: NAME, ca: [ca.certPem], headers: { host: NAME, authorization: `Bearer ${PLACEHOLDER}` }, perMessageDeflate: true };
+        const ws = new WebSocket(`wss://127.0.0.1:${front.port}/socket`, options);
+        try {
+          await new Promise<void>((resolve, reject) => {
+            ws.once('open', () => resolve());
+            ws.once('error', reject);
+          });
+          const reply = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
+          ws.send('hi');
+          assert.equal(await reply, `echo: hi Bearer ${'*'.repeat(SECRET.length)}`);
+          assert.equal(upgradeHeaders[before]!['sec-websocket-extensions'], undefined);
+        } finally {
+          ws.close();
+        }
+      },
+      { rewrite: scrubbing },
+    );
   });
 
   test('a guest that never finishes the handshake is dropped', async () => {

@@ -8,7 +8,8 @@ import { createEngine } from '../../src/engine/index.ts';
 import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
 
 export function engineConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
-  return loadConfig({}, { dataDir, logLevel: 'silent', warmVcpus: [1], poolSize: 0, ...overrides });
+  // Without root there is no network guard: VMs start unguarded there (as root the guard is required).
+  return loadConfig({}, { dataDir, logLevel: 'silent', warmVcpus: [1], poolSize: 0, ...(process.getuid?.() !== 0 ? { vmNetworkUnguarded: true } : {}), ...overrides });
 }
 
 export function newDataDir(): string {

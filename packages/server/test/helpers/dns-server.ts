@@ -16,12 +16,12 @@ export interface DnsServer {
   address: string;
   /** Sets the TXT records of a name (each value one record). */
   setTxt(name: string, values: string[]): void;
-  /** Sets the A records of a name (IPv4 addresses; TTL 1 s). */
+  /** Sets the A records of a name (IPv4 addresses; TTL 1 s); `*.example.test` answers every name under it. */
   setA(name: string, addresses: string[]): void;
   /** Removes a name from the zone. */
   remove(name: string): void;
   mode: 'answer' | 'servfail' | 'silent';
-  /** The names asked about, in order, lower case. */
+  /** The names asked about, in order, lower case (every question of a message). */
   readonly queries: string[];
   close(): Promise<void>;
 }
@@ -56,10 +56,12 @@ export async function startDnsServer(): Promise<DnsServer> {
     const question = query.questions?.[0];
     if (!question) return;
     const name = question.name.toLowerCase();
-    queries.push(name);
+    for (const asked of query.questions ?? []) queries.push(asked.name.toLowerCase());
+    if (queries.length > 100_000) queries.splice(0, 50_000);
     if (server.mode === 'silent') return;
     const records = zone.get(name);
-    const addresses = aZone.get(name);
+    const wildcard = name.split('.').slice(1).map((_, i, labels) => `*.${labels.slice(i).join('.')}`).find((pattern) => aZone.has(pattern));
+    const addresses = aZone.get(name) ?? (wildcard ? aZone.get(wildcard) : undefined);
     let rcode = 0;
     let answers: dnsPacket.Answer[] = [];
     if (server.mode === 'servfail') rcode = SERVFAIL;

@@ -62,6 +62,8 @@ export interface NetnsWebOptions {
   startTimeoutMs?: number;
   /** Also serve the pages over HTTPS with this certificate and key (PEM files), on `tls.port` (default 443). */
   tls?: { certPath: string; keyPath: string; port?: number };
+  /** Another fixture server to run instead of browser-pages.mjs, with the same command line (e.g. `fixtures/echo-upstream.mjs`). */
+  script?: string;
 }
 
 interface Resources {
@@ -213,7 +215,7 @@ export async function startNetnsWebServer(pages: Record<string, NetnsPage> = {},
     await ip('-n', namespace, 'addr', 'add', `${serverAddress}/30`, 'dev', peerInterface);
     await ip('-n', namespace, 'link', 'set', peerInterface, 'up');
 
-    const args = [FIXTURE, '--host', serverAddress, '--port', String(port), '--exit-with-stdin'];
+    const args = [options.script ?? FIXTURE, '--host', serverAddress, '--port', String(port), '--exit-with-stdin'];
     if (options.tls) args.push('--tls-cert', options.tls.certPath, '--tls-key', options.tls.keyPath, '--tls-port', String(options.tls.port ?? 443));
     if (Object.keys(pages).length > 0) {
       resources.pagesFile = path.join(os.tmpdir(), `${namespace}-pages.json`);

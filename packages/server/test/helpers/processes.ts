@@ -31,8 +31,18 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: SERVER_ROOT,
-    // The SSH gateway on a port of its own choosing: its default (2222) may be taken by another server here.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', SANDBOXD_PORT: String(port), SANDBOXD_SSH_LISTEN: '127.0.0.1:0', ...env },
+    // The SSH gateway and the internal listener on ports of their own choosing: their defaults (2222, the public
+    // port + 2) may be taken by another server here.
+    // Without root there is no network guard: VMs start unguarded there (as root the guard is required).
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/root',
+      SANDBOXD_PORT: String(port),
+      SANDBOXD_SSH_LISTEN: '127.0.0.1:0',
+      SANDBOXD_INTERNAL_LISTEN: '127.0.0.1:0',
+      ...(process.getuid?.() !== 0 ? { SANDBOXD_VM_NETWORK_UNGUARDED: 'true' } : {}),
+      ...env,
+    },
   });
   let output = '';
   child.stdout.on('data', (d) => (output += d));

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, type BuiltApp } from '../../src/app.ts';
 import { freePort } from './processes.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -20,19 +21,26 @@ export interface TestServer extends BuiltApp {
   close(): Promise<void>;
 }
 
-/** `dataDir`: reuse a data directory (a restart); it is then left in place on close. */
-export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock; dataDir?: string } = {}): Promise<TestServer> {
+/**
+ * `dataDir`: reuse a data directory (a restart); it is then left in place on close. `logger`: a logger to
+ * read what the server logs (none by default).
+ */
+export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock; dataDir?: string; logger?: FastifyBaseLogger } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
   // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one.
   const port = options.config?.port ?? (await freePort());
-  // The admin listener on a port of its own choosing (the default, the public port + 1, may be taken here).
+  // The admin and internal listeners on ports of their own choosing (the defaults, the public port + 1 and + 2,
+  // may be taken here).
   // DNS lookups (custom domain verification) never leave the machine: a loopback port nobody serves, unless
   // the test runs its own DNS server (helpers/dns-server.ts).
-  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, adminListen: '127.0.0.1:0', sshListen: '127.0.0.1:0', ...options.config });
+  // Without root there is no network guard (it needs QEMU's own user): VMs start unguarded there, as they did
+  // before the guard failed closed (SANDBOXD_VM_NETWORK_UNGUARDED); as root the guard is required.
+  const unguarded = process.getuid?.() !== 0 ? { vmNetworkUnguarded: true } : {};
+  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, adminListen: '127.0.0.1:0', internalListen: '127.0.0.1:0', sshListen: '127.0.0.1:0', ...unguarded, ...options.config });
   let conformance: (() => OpenApiConformance) | undefined;
   const built = await buildApp({
     config,
-    logger: false,
+    logger: options.logger ?? false,
     ...(options.clock ? { clock: options.clock } : {}),
     // Every response is checked against the served document (openapi-conformance.ts).
     instrument: (app) => (conformance = instrumentApp(app)),

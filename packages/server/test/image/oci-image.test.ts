@@ -110,7 +110,8 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
   });
 
   test('a plain-HTTP registry not listed as insecure fails as unreachable, naming the fix', async () => {
-    const error = await rejection(build(`${open.host}/sandboxd-test/busybox:${BUSYBOX_TAG}`, { insecureRegistries: [] }));
+    // Private registries allowed (it is on loopback), but not this one's plain HTTP.
+    const error = await rejection(build(`${open.host}/sandboxd-test/busybox:${BUSYBOX_TAG}`, { insecureRegistries: [], allowPrivateRegistries: true }));
     assert.equal(error.code, 'OCI_REGISTRY_UNREACHABLE');
     assert.match(error.message, /insecure registries/);
   });

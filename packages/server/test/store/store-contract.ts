@@ -46,9 +46,12 @@ import {
   insertCustomDomain,
   listDueChecks,
   listVerifiedDomainNames,
+  failVerifiedClaim,
   markVerified,
   nextCheckDue,
   recordFailedCheck,
+  recordMissedReverify,
+  recordReverified,
 } from '../../src/store/custom-domains-store.ts';
 import type { CustomDomain } from '../../src/core/model.ts';
 
@@ -382,7 +385,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       await sessionOf('00000000-0000-4000-8000-00000000000b', bea.id);
       const claim = (id: string, userId: number, sessionId: string): CustomDomain => ({
         id, userId, domain: 'contract.example.com', shareId: null, sessionId, port: 80, dnsProvider: 'manual', verificationToken: `token-${id}`,
-        status: 'pending', failureReason: null, createdAt: iso(), expiresAt: iso(86_400_000), verifiedAt: null, lastCheckedAt: null, lastError: null, nextCheckAt: iso(-1000),
+        status: 'pending', failureReason: null, createdAt: iso(), expiresAt: iso(86_400_000), verifiedAt: null, lastCheckedAt: null, lastError: null, nextCheckAt: iso(-1000), recordSeenAt: null, missedChecks: 0,
       });
       const annClaim = await insertCustomDomain(database.db, claim('cd_ann', ann.id, '00000000-0000-4000-8000-00000000000a'));
       assert.deepEqual(await findCustomDomain(database.db, 'cd_ann'), annClaim);
@@ -402,13 +405,32 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       assert.equal(await nextCheckDue(database.db, iso()), (await findCustomDomain(database.db, 'cd_bea'))?.nextCheckAt);
 
       // Both claims are pending; the first verified wins and the second cannot be verified.
-      assert.equal((await markVerified(database.db, 'cd_bea', iso()))?.status, 'verified');
-      await assert.rejects(markVerified(database.db, 'cd_ann', iso()), (error) => isUniqueViolation(error), 'one verified claim per domain');
+      const reverifyDue = iso(-500);
+      const verified = await markVerified(database.db, 'cd_bea', iso(), reverifyDue);
+      assert.deepEqual([verified?.status, verified?.nextCheckAt, verified?.missedChecks], ['verified', reverifyDue, 0]);
+      assert.equal(verified?.recordSeenAt, verified?.verifiedAt);
+      await assert.rejects(markVerified(database.db, 'cd_ann', iso(), iso(60_000)), (error) => isUniqueViolation(error), 'one verified claim per domain');
       assert.equal((await findCustomDomain(database.db, 'cd_ann'))?.status, 'pending');
-      assert.equal(await markVerified(database.db, 'cd_bea', iso()), undefined, 'only from pending');
+      assert.equal(await markVerified(database.db, 'cd_bea', iso(), iso(60_000)), undefined, 'only from pending');
       const failed = await failPendingClaims(database.db, { domain: 'contract.example.com', exceptId: 'cd_bea' }, { reason: 'verified_elsewhere', message: 'lost', now: iso() });
       assert.deepEqual(failed.map((c) => [c.id, c.status, c.failureReason, c.nextCheckAt]), [['cd_ann', 'failed', 'verified_elsewhere', null]]);
       assert.deepEqual(await listVerifiedDomainNames(database.db), ['contract.example.com']);
+
+      // A verified claim is re-checked through the same leases: misses count up, a find resets them.
+      assert.deepEqual((await listDueChecks(database.db, iso(), 10)).map((c) => c.id), ['cd_bea'], 'a verified claim falls due for its re-check');
+      assert.equal(await claimCheck(database.db, 'cd_bea', iso(), iso(60_000), 'three'), true);
+      assert.equal(await recordMissedReverify(database.db, 'cd_bea', { now: iso(), error: 'gone', nextCheckAt: iso(-100) }, 'four'), undefined, 'only by the lease holder');
+      const missed = await recordMissedReverify(database.db, 'cd_bea', { now: iso(), error: 'gone', nextCheckAt: iso(-100) }, 'three');
+      assert.deepEqual([missed?.missedChecks, missed?.lastError, missed?.status], [1, 'gone', 'verified']);
+      assert.equal(await claimCheck(database.db, 'cd_bea', iso(), iso(60_000), 'five'), true);
+      const nextReverify = iso(3_600_000);
+      assert.equal(await recordReverified(database.db, 'cd_bea', { now: iso(), nextCheckAt: nextReverify }, 'five'), true);
+      const seen = await findCustomDomain(database.db, 'cd_bea');
+      assert.deepEqual([seen?.missedChecks, seen?.lastError, seen?.nextCheckAt], [0, null, nextReverify]);
+      const lost = await failVerifiedClaim(database.db, 'cd_bea', { reason: 'record_missing', message: 'record gone', now: iso() });
+      assert.deepEqual([lost?.status, lost?.failureReason, lost?.nextCheckAt], ['failed', 'record_missing', null]);
+      assert.equal(await failVerifiedClaim(database.db, 'cd_bea', { reason: 'record_missing', message: 'again', now: iso() }), undefined, 'only from verified');
+      assert.deepEqual(await listVerifiedDomainNames(database.db), []);
       // A failed claim no longer blocks a new one of the same user.
       await insertCustomDomain(database.db, claim('cd_ann3', ann.id, '00000000-0000-4000-8000-00000000000a'));
     });

@@ -34,7 +34,9 @@ export interface RecordingDriver {
 }
 
 export function createDriver(options: Partial<QemuDriverOptions> = {}): RecordingDriver {
-  const driver = new QemuDriver({ accelerator: 'auto', agentProbe: agentClientProbe(), ...options });
+  // Without root there is no network guard (QEMU runs as the test's user): VMs start unguarded there.
+  const unguarded: Partial<QemuDriverOptions> = process.getuid?.() !== 0 ? { networkGuard: { required: false } } : {};
+  const driver = new QemuDriver({ accelerator: 'auto', agentProbe: agentClientProbe(), ...unguarded, ...options });
   const recorded: RecordingDriver = {
     driver,
     stages: [],

@@ -1,10 +1,17 @@
 /**
  * Serves the web console (packages/dashboard, built into its dist/) at `/`: the hashed assets under /assets/
- * cached for a year, index.html never cached and under a Content-Security-Policy that allows only this
- * origin's scripts. The console's client-side routes (CONSOLE_ROUTES) answer with index.html; every API path
+ * cached for a year, index.html never cached and under a Content-Security-Policy whose scripts are those the
+ * page itself names. The console's client-side routes (CONSOLE_ROUTES) answer with index.html; every API path
  * is left as it is. When the console is not built the same routes answer with a page that says how to build it
  * (the server still starts), and the CLI login link falls back to the server-rendered approval page.
+ *
+ * Why a nonce and not `script-src 'self'`: this origin also serves what VMs serve (path previews under
+ * `/v1/app/…`), so 'self' would let any HTML injection into the console load a script a tenant wrote. Each
+ * response of index.html gets a fresh random nonce on its own script and modulepreload tags (and in a
+ * `csp-nonce` meta tag, which Vite's loader copies onto the chunks it preloads later), and `'strict-dynamic'`
+ * extends the trust to the modules those scripts import. A `<script src>` that arrives any other way does not run.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,27 +29,45 @@ export const DASHBOARD_DIST = fileURLToPath(new URL('../../../../dashboard/dist'
 export const CONSOLE_ROUTES = ['/', '/sign-in', '/sandboxes', '/sandboxes/:session_id', '/keys', '/vaults', '/webhooks', '/audit', '/usage', '/admin/users', '/admin/nodes', '/cli-login'];
 export const CLI_LOGIN_PATH = '/cli-login';
 
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  // xterm.js and React set element styles at run time; no inline script is allowed.
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "object-src 'none'",
-].join('; ');
+/** The console's policy; `nonce` null: no script at all (the page that says how to build the console). */
+export function consolePolicy(nonce: string | null): string {
+  return [
+    "default-src 'self'",
+    nonce ? `script-src 'nonce-${nonce}' 'strict-dynamic'` : "script-src 'none'",
+    // xterm.js and React set element styles at run time; no inline script is allowed.
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    "worker-src 'none'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "object-src 'none'",
+  ].join('; ');
+}
 
-const HTML_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-cache',
-  'content-security-policy': CONTENT_SECURITY_POLICY,
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-};
+/**
+ * index.html with `nonce` on its script and modulepreload tags, and in the `csp-nonce` meta tag from which Vite's
+ * loader copies it onto the chunks it preloads later (the terminal's, the desktop's).
+ */
+export function withNonce(html: string, nonce: string): string {
+  return html
+    .replace(/<script\b/g, `<script nonce="${nonce}"`)
+    .replace(/<link\b(?=[^>]*\brel="modulepreload")/g, `<link nonce="${nonce}"`)
+    .replace('</head>', `  <meta property="csp-nonce" nonce="${nonce}" />\n  </head>`);
+}
+
+function htmlHeaders(nonce: string | null): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    // Never stored: a cached copy would carry another response's nonce.
+    'cache-control': 'no-store',
+    'content-security-policy': consolePolicy(nonce),
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'same-origin',
+  };
+}
 
 const NOT_BUILT_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sandboxd</title></head>
@@ -84,9 +109,10 @@ export async function registerDashboard(app: App, options: { distDir?: string; n
         const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
         return reply.redirect(`/cli-auth${query}`);
       }
-      return reply.code(200).headers(HTML_HEADERS).send(NOT_BUILT_PAGE);
+      return reply.code(200).headers(htmlHeaders(null)).send(NOT_BUILT_PAGE);
     }
-    return reply.code(200).headers(HTML_HEADERS).send(html);
+    const nonce = randomBytes(18).toString('base64url');
+    return reply.code(200).headers(htmlHeaders(nonce)).send(withNonce(html, nonce));
   };
   for (const url of CONSOLE_ROUTES) {
     app.get(url, { schema: { hide: true } }, serveIndex);

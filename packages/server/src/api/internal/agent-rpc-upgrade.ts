@@ -1,12 +1,15 @@
 /**
  * The internal endpoint other nodes reach this node's VMs through (`/internal/v1/agent/{vm_id}/{op}`, a
- * WebSocket per operation, see core/cluster/agent-rpc.ts). Only a request signed with the cluster secret gets
- * past the handshake; the VM must be live on this node. Served on the public listener's port (the internal URL
- * defaults to the public one) but never to a user: no user credential opens it.
+ * WebSocket per operation, see core/cluster/agent-rpc.ts), on the internal listener only. Only a handshake signed
+ * with the cluster secret for this node, with a nonce not seen before, gets through; the VM must be live on this
+ * node. The operation's arguments (the first message) must be the bytes whose sha256 the handshake signed, so a
+ * captured handshake cannot carry other arguments (another command to run as root in the VM): a different
+ * message closes the socket (1008) before anything runs. No user credential opens it.
  */
 import type { IncomingMessage } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { AGENT_OPS, AGENT_RPC_PATH, serveAgentRpc, type AgentOp } from '../../core/cluster/agent-rpc.ts';
+import { checkSignedBody } from '../../core/cluster/internal-auth.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Services } from '../../services.ts';
 import type { UpgradeHandler } from '../upgrade-router.ts';
@@ -26,7 +29,8 @@ export function agentRpcUpgradeHandler(services: Services): UpgradeHandler<{ vmI
       return { vmId: match?.[1] ?? '', op: (match?.[2] ?? '') as AgentOp };
     },
     async handle(request, socket, head, { vmId, op }, log) {
-      const from = services.internalAuth.verify('GET', request.url ?? '', request.headers);
+      const verified = services.internalAuth.verifyHeaders('GET', request.url ?? '', request.headers);
+      const from = verified.from;
       if (!vmId || !(AGENT_OPS as readonly string[]).includes(op)) throw new AppError('NOT_FOUND', 'no such internal operation');
       const agent = services.sandbox.engine.agent(vmId);
       if (!agent) throw new AppError('VM_UNAVAILABLE', `VM ${vmId} is not running on node ${services.sandbox.engine.nodeId}`);
@@ -35,6 +39,13 @@ export function agentRpcUpgradeHandler(services: Services): UpgradeHandler<{ vmI
           ws.on('error', (error) => log.debug({ err: error, vm: vmId, op, from }, 'internal agent connection failed'));
           // The first message is the operation's arguments; what follows belongs to the operation.
           ws.once('message', (data: Buffer) => {
+            try {
+              checkSignedBody(verified, data);
+            } catch {
+              log.warn({ vm: vmId, op, from }, 'internal agent operation refused: its arguments are not the signed ones');
+              ws.close(1008, 'the arguments are not the ones the handshake signed');
+              return;
+            }
             let args: unknown;
             try {
               args = JSON.parse(data.toString());

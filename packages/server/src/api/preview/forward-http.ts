@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.ts';
 import { hopByHopNames } from './preview-request.ts';
+import { allowedResponseHeader, type PreviewOrigin } from './response-headers.ts';
 
 /**
  * The Content-Security-Policy that makes a page of a path-based preview run in an opaque origin: it is served on
@@ -20,17 +21,12 @@ import { hopByHopNames } from './preview-request.ts';
 export const PATH_PREVIEW_SANDBOX = 'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads allow-pointer-lock allow-presentation';
 
 /**
- * Sends `request` (body streamed from the client) to `path` in the VM and answers with the app's response.
- * `contentSecurityPolicy`: a policy sent besides any the app sends (browsers enforce both).
+ * Sends `request` (body streamed from the client) to `path` in the VM and answers with the app's response,
+ * its headers filtered for the origin the preview is served on (response-headers.ts). On the shared origin
+ * every answer carries {@link PATH_PREVIEW_SANDBOX} besides any policy the app sends (browsers enforce both),
+ * with no exception: nothing a VM serves there runs with the console's origin.
  */
-export function forwardHttp(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  tunnel: Duplex,
-  path: string,
-  headers: [string, string][],
-  contentSecurityPolicy: string | null = null,
-): Promise<FastifyReply> {
+export function forwardHttp(request: FastifyRequest, reply: FastifyReply, tunnel: Duplex, path: string, headers: [string, string][], origin: PreviewOrigin): Promise<FastifyReply> {
   return new Promise((resolve, reject) => {
     const upstream = httpRequest({
       method: request.method,
@@ -45,11 +41,13 @@ export function forwardHttp(
       const drop = hopByHopNames(response.headers);
       reply.code(response.statusCode ?? 502);
       for (const [name, value] of Object.entries(response.headers)) {
-        if (value !== undefined && !drop.has(name)) reply.header(name, value);
+        if (value === undefined || drop.has(name)) continue;
+        const allowed = allowedResponseHeader(name, value, origin);
+        if (allowed !== null) reply.header(name, allowed);
       }
-      if (contentSecurityPolicy) {
+      if (origin === 'shared') {
         const own = response.headers['content-security-policy'];
-        reply.header('content-security-policy', own === undefined ? contentSecurityPolicy : [...(Array.isArray(own) ? own : [own]), contentSecurityPolicy]);
+        reply.header('content-security-policy', own === undefined ? PATH_PREVIEW_SANDBOX : [...(Array.isArray(own) ? own : [own]), PATH_PREVIEW_SANDBOX]);
       }
       resolve(reply.send(response));
     });

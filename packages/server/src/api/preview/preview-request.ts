@@ -1,13 +1,15 @@
 /**
  * What the preview proxy reads from a request (target, credentials) and what it forwards to the app in the
- * VM: the request's headers without hop-by-hop headers and without the credentials and cookie that were
- * meant for sandboxd, plus the usual X-Forwarded-* headers.
+ * VM: the request's headers without hop-by-hop headers and without anything of sandboxd's (its cookies,
+ * credentials, CSRF and internal headers: sandboxd-credentials.ts), whatever the grant, plus the usual
+ * X-Forwarded-* headers.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { parseCookie } from 'cookie';
-import type { PreviewCredentials, PreviewGrant } from '../../core/previews.ts';
+import type { PreviewCredentials } from '../../core/previews.ts';
 import { PREVIEW_COOKIE } from '../../core/previews.ts';
 import { SHARE_TOKEN_PARAM } from '../../core/shares.ts';
+import { isSandboxdAuthorization, isSandboxdHeader, withoutSandboxdCookies } from './sandboxd-credentials.ts';
 
 /** Headers that describe one hop, never forwarded (RFC 9110 §7.6.1), besides those named in `Connection`. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -56,8 +58,8 @@ export function previewCredentials(headers: IncomingHttpHeaders, query: string):
   };
 }
 
+/** How a request reached the proxy; deliberately not who it was let in as (the headers do not depend on it). */
 export interface ForwardContext {
-  grant: PreviewGrant;
   /** Who the request came from (for X-Forwarded-For). */
   remoteAddress: string | undefined;
   /** `http` or `https`, as the client sees this server. */
@@ -68,31 +70,29 @@ export interface ForwardContext {
   upgrade: boolean;
 }
 
-/** The headers to send to the app, as name/value pairs (repeated headers stay repeated). */
+/**
+ * The headers to send to the app, as name/value pairs (repeated headers stay repeated). The same for every
+ * grant: sandboxd's cookies, keys, tokens, CSRF and internal headers never reach a VM, even the owner's own
+ * (a prompt-injected agent in it is as untrusted as a stranger's code behind a share link).
+ */
 export function forwardedHeaders(request: IncomingMessage, context: ForwardContext): [string, string][] {
   const drop = context.upgrade ? new Set([...hopByHopNames(request.headers)].filter((name) => name !== 'connection' && name !== 'upgrade')) : hopByHopNames(request.headers);
-  // Credentials that sandboxd consumed belong to sandboxd; for shares the app's own headers pass untouched.
-  if (context.grant.via === 'owner') {
-    drop.add(context.grant.principal.via === 'api_key' && header(request.headers, 'x-api-key') ? 'x-api-key' : 'authorization');
-  }
   for (const name of ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-prefix', 'forwarded']) drop.add(name);
   const out: [string, string][] = [];
   const raw = request.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
+    const value = raw[i + 1]!;
     const lower = name.toLowerCase();
-    if (drop.has(lower)) continue;
+    if (drop.has(lower) || isSandboxdHeader(lower)) continue;
+    if (lower === 'authorization' && isSandboxdAuthorization(value)) continue;
     if (lower === 'cookie') {
-      // Only sandboxd's own cookie is taken out; the app's cookies pass byte for byte.
-      const rest = raw[i + 1]!
-        .split(';')
-        .filter((pair) => pair.split('=', 1)[0]!.trim() !== PREVIEW_COOKIE)
-        .join(';')
-        .trim();
+      // Only sandboxd's cookies are taken out; the app's cookies pass byte for byte.
+      const rest = withoutSandboxdCookies(value);
       if (rest !== '') out.push([name, rest]);
       continue;
     }
-    out.push([name, raw[i + 1]!]);
+    out.push([name, value]);
   }
   const earlier = header(request.headers, 'x-forwarded-for');
   const remote = context.remoteAddress ?? 'unknown';

@@ -17,7 +17,8 @@ import { PREVIEW_COOKIE, type PreviewAccess, type PreviewTarget } from '../../co
 import { BEARER_OR_API_KEY, byMediaType } from '../schemas/common.ts';
 import type { App, RouteContext } from '../types.ts';
 import type { UpgradeHandler } from '../upgrade-router.ts';
-import { forwardHttp, PATH_PREVIEW_SANDBOX } from './forward-http.ts';
+import { sendDesktopViewerPage } from './desktop-viewer-page.ts';
+import { forwardHttp } from './forward-http.ts';
 import { forwardUpgrade } from './forward-upgrade.ts';
 import { forwardedHeaders, previewCredentials, withoutLinkToken } from './preview-request.ts';
 
@@ -74,7 +75,20 @@ function queryOf(url: string): string {
   return q < 0 ? '' : url.slice(q + 1);
 }
 
-/** Serves one HTTP request of a preview: authorize, exchange a link for a cookie, forward. */
+/** The one path a viewer grant opens (the URL GET /v1/computeruse/{id}/viewer-url hands out). */
+const VIEWER_PAGE_PATH = '/vnc.html';
+
+/**
+ * A viewer grant's answer: sandboxd's own viewer page at {@link VIEWER_PAGE_PATH}, and nothing of the VM's
+ * port 6080 (its page would run on the console's origin with the owner's cookies: finding H-3).
+ */
+async function serveViewer(request: FastifyRequest, reply: FastifyReply, upstreamPath: string): Promise<FastifyReply> {
+  const path = upstreamPath.split('?', 1)[0];
+  if ((request.method === 'GET' || request.method === 'HEAD') && path === VIEWER_PAGE_PATH) return sendDesktopViewerPage(reply);
+  throw notFound(`${path} of the desktop viewer (a viewer link opens ${VIEWER_PAGE_PATH} only, which the server serves; its WebSocket is /v1/computeruse/{session_id}/vnc/websockify)`);
+}
+
+/** Serves one HTTP request of a preview: authorize, exchange a link for a cookie, forward (or the viewer page). */
 async function servePreview(
   previews: PreviewAccess,
   urls: AppUrls,
@@ -93,9 +107,11 @@ async function servePreview(
       stringifySetCookie({ name: PREVIEW_COOKIE, value: cookie.value, expires: cookie.expiresAt, path: prefix ?? '/', httpOnly: true, sameSite: 'lax', secure: urls.secure }),
     );
     if (request.method === 'GET' || request.method === 'HEAD') {
+      // The fragment (the VNC token, `#token=…`) is kept by the browser across the redirect.
       return reply.code(302).header('location', withoutLinkToken(request.originalUrl)).header('cache-control', 'no-store').send();
     }
   }
+  if (grant.via === 'viewer') return serveViewer(request, reply, upstreamPath);
   if (grant.via === 'share_link') {
     const cookie = await previews.cookieFor(grant.share);
     reply.header(
@@ -108,18 +124,20 @@ async function servePreview(
     }
   }
   const tunnel = await previews.connect(grant);
-  const headers = forwardedHeaders(request.raw, { grant, remoteAddress: request.ip, protocol: request.protocol, prefix, upgrade: false });
-  // Pages under /v1/app/… share the API's origin with the web console: they run sandboxed (forward-http.ts).
-  // The desktop viewer (noVNC, which needs its origin's storage) is the exception: only its owner gets its link,
-  // but its page comes from the VM (known gap: a viewer bundled with the console would not trust it).
-  const sandbox = prefix !== null && grant.via !== 'viewer' ? PATH_PREVIEW_SANDBOX : null;
-  return forwardHttp(request, reply, tunnel, withoutLinkToken(upstreamPath), headers, sandbox);
+  const headers = forwardedHeaders(request.raw, { remoteAddress: request.ip, protocol: request.protocol, prefix, upgrade: false });
+  // Pages under /v1/app/… share the API's origin with the web console: they run sandboxed and may set no
+  // browser state there (forward-http.ts, response-headers.ts). Host names and custom domains are the app's own.
+  return forwardHttp(request, reply, tunnel, withoutLinkToken(upstreamPath), headers, prefix !== null ? 'shared' : 'own');
 }
 
 export function registerPreviewRoutes(app: App, { services }: RouteContext): void {
   const { previews, appUrls, customDomains } = services.sandbox;
   const description =
-    'Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session\'s VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). 502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.';
+    'Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session\'s VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). ' +
+    "Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). " +
+    "These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). " +
+    'A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd\'s own viewer page at `6080/vnc.html`, never the VM\'s. ' +
+    '502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.';
   void app.register(async (scope) => {
     // Bodies are the app's business: stream them through instead of parsing (and no body limit applies).
     scope.removeAllContentTypeParsers();
@@ -214,17 +232,19 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
       if (target.port < 1 || target.port > 65535) throw notFound(`port ${target.port}`);
       // A link token is accepted as is here: a handshake cannot follow a redirect or keep a cookie.
       const grant = await previews.authorize(target, previewCredentials(request.headers, queryOf(request.url ?? '')));
+      if (grant.via === 'viewer') {
+        throw notFound('a WebSocket of the desktop viewer page (a viewer link reaches nothing in the VM; the viewer\'s WebSocket is /v1/computeruse/{session_id}/vnc/websockify)');
+      }
       const tunnel = await previews.connect(grant);
       const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
       const forwardedProto = services.config.trustProxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'] : null;
       const headers = forwardedHeaders(request, {
-        grant,
         remoteAddress: request.socket.remoteAddress,
         protocol: forwardedProto ?? (encrypted ? 'https' : 'http'),
         prefix: claim.prefix,
         upgrade: true,
       });
-      forwardUpgrade(request, socket, head, tunnel, withoutLinkToken(claim.upstreamPath), headers);
+      forwardUpgrade(request, socket, head, tunnel, withoutLinkToken(claim.upstreamPath), headers, claim.prefix !== null ? 'shared' : 'own');
     },
   };
 }

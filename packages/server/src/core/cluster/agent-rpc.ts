@@ -6,40 +6,24 @@
  * client cannot tell which node answered. (The alternative, proxying whole HTTP requests, would have to know
  * each route's way of naming its session before the body is read, multipart uploads included.)
  *
- * Each operation is one WebSocket to the owner's internal endpoint (signed with the cluster secret, see
- * internal-auth.ts): the operation's arguments as the first text message, streamed bytes as binary messages,
- * control and results as JSON text messages. WebSockets because several operations stream both ways (a tunnel,
+ * Each operation is one WebSocket to the owner's internal endpoint (on its internal listener, signed with the
+ * cluster secret for that node, see internal-auth.ts): the operation's arguments as the first text message, whose
+ * sha256 the handshake's signature covers (the owner runs only the arguments that were signed, checked against
+ * the op's schema, agent-rpc-args.ts), streamed bytes as binary messages, control and results as JSON text
+ * messages. WebSockets because several operations stream both ways (a tunnel,
  * a terminal, an upload with its answer) and `ws` is already the server's WebSocket library.
  */
 import { Readable, type Duplex } from 'node:stream';
 import WebSocket, { createWebSocketStream } from 'ws';
 import type { ExecRequest, ExecResult, PtyExit } from '@sandboxd/agent/protocol';
 import { AppError, type ErrorCode } from '../errors.ts';
+import { checkAgentArgs, type AgentOp } from './agent-rpc-args.ts';
 import type { ExecOutput, GuestAgent, PtyAttachment, PtyCreateOptions, PtyOutput } from '../vm-engine.ts';
 import type { InternalAuth } from './internal-auth.ts';
 
 export const AGENT_RPC_PATH = '/internal/v1/agent';
 
-export const AGENT_OPS = [
-  'exec',
-  'runPython',
-  'writeFile',
-  'extractTar',
-  'readFile',
-  'stat',
-  'listDir',
-  'mkdir',
-  'remove',
-  'usage',
-  'openTunnel',
-  'createPty',
-  'listPtys',
-  'getPty',
-  'resizePty',
-  'killPty',
-  'attachPty',
-] as const;
-export type AgentOp = (typeof AGENT_OPS)[number];
+export { AGENT_OPS, type AgentOp } from './agent-rpc-args.ts';
 
 /** Control messages (text frames). */
 type Message =
@@ -84,9 +68,13 @@ function binaryReadable(socket: WebSocket): Readable {
 
 /** The agent of VM `vmId` on the node at `baseUrl`, as the core's GuestAgent. */
 export class RemoteGuestAgent implements GuestAgent {
-  /** `baseUrl`: the owner's internal URL, looked up when an operation starts (a node's address may change on restart). */
+  /**
+   * `nodeId`: the owner (every request is signed for it alone); `baseUrl`: its internal URL, looked up when an
+   * operation starts (a node's address may change on restart).
+   */
   constructor(
     private readonly auth: InternalAuth,
+    private readonly nodeId: string,
     private readonly baseUrl: () => Promise<string>,
     private readonly vmId: string,
   ) {}
@@ -96,10 +84,13 @@ export class RemoteGuestAgent implements GuestAgent {
     const path = `${AGENT_RPC_PATH}/${encodeURIComponent(this.vmId)}/${op}`;
     const baseUrl = await this.baseUrl();
     const url = new URL(path, baseUrl.replace(/^http/, 'ws'));
-    const socket = new WebSocket(url, { headers: this.auth.sign('GET', path), perMessageDeflate: false, maxPayload: 64 * 2 ** 20 });
+    // The arguments are the handshake's signed body: a captured handshake cannot run other arguments.
+    const message = JSON.stringify(args ?? null);
+    const headers = this.auth.sign({ method: 'GET', pathWithQuery: path, destination: this.nodeId, body: message });
+    const socket = new WebSocket(url, { headers, perMessageDeflate: false, maxPayload: 64 * 2 ** 20 });
     return new Promise((resolve, reject) => {
       socket.once('open', () => {
-        socket.send(JSON.stringify(args ?? null));
+        socket.send(message);
         resolve(socket);
       });
       socket.once('unexpected-response', (_request, response) => {
@@ -296,8 +287,7 @@ export class RemoteGuestAgent implements GuestAgent {
 
 // ---------------------------------------------------------------------------------------------------- server
 
-/** Runs operation `op` (its arguments already read) on the owner's real agent, answering on `socket`. */
-/** The arguments the client side sends (each operation uses its own; the agent validates what it is given). */
+/** The arguments the client side sends, once checked against the op's schema (each operation uses its own). */
 interface OpArgs {
   path: string;
   directory: string;
@@ -308,9 +298,22 @@ interface OpArgs {
   rows: number;
 }
 
-export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: AgentOp, input: unknown): Promise<void> {
-  const args = input as OpArgs;
+/**
+ * Runs operation `op` on the owner's real agent, answering on `socket`. `received` is its arguments message,
+ * already checked against the handshake's signature; arguments that are not the op's shape are refused (an
+ * `error` message, then the socket closes) before the agent sees them.
+ */
+export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: AgentOp, received: unknown): Promise<void> {
   const send = (message: Message) => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify(message));
+  let input: unknown;
+  try {
+    input = checkAgentArgs(op, received);
+  } catch (error) {
+    send({ type: 'error', code: 'BAD_REQUEST', message: `on the VM's node: ${(error as Error).message}` });
+    socket.close(1008);
+    return;
+  }
+  const args = input as OpArgs;
   const answer = async (work: () => Promise<unknown>) => {
     try {
       send({ type: 'result', value: (await work()) ?? null });

@@ -2,7 +2,8 @@
  * Browser sessions in a cluster: a session's page is a connection held by the process of the node that runs its
  * VM (browser-service.ts), so its interactions and its close must run there. This wraps the local service with
  * the API's interface: a call for an active session recorded on another node goes to that node's internal
- * browser route (signed with the cluster secret, carrying the principal this node authenticated) and its answer
+ * browser route (signed with the cluster secret for that node, body included, carrying the principal this node
+ * authenticated; the owner validates the arguments again with the public route's schema) and its answer
  * or error comes back unchanged; everything else (new sessions, lists, renders, usage, credentials: store-backed
  * or node-local by design) is the local service's. The client cannot tell which node answered.
  */
@@ -13,7 +14,7 @@ import type { Database } from '../../store/database.ts';
 import { findBrowserSession } from '../../store/browser-store.ts';
 import type { RemoteNodes } from './remote-nodes.ts';
 
-/** Where another node runs a browser call for a session it holds (hidden from the OpenAPI document). */
+/** Where another node runs a browser call for a session it holds: `${REMOTE_BROWSER_PATH}/{call}` (internal listener). */
 export const REMOTE_BROWSER_PATH = '/internal/v1/browser/call';
 
 /** The calls bound to one session's page, by the name of the service's method. */
@@ -41,7 +42,7 @@ export class ClusterBrowserRouter implements BrowserApi {
     const row = typeof sessionId === 'string' && sessionId !== '' ? await findBrowserSession(this.database.db, sessionId) : undefined;
     // Not found, another user's, ended or here: the local service gives the answer (404s stay 404s).
     if (!row || row.user_id !== principal.userId || row.status !== 'active' || row.node_id === this.nodeId) return runLocally();
-    return this.remote.post<Result<K>>(row.node_id, REMOTE_BROWSER_PATH, { principal, call: name, args }, REMOTE_CALL_TIMEOUT_MS, `browser session ${sessionId} runs on`);
+    return this.remote.post<Result<K>>(row.node_id, `${REMOTE_BROWSER_PATH}/${name}`, { principal, args }, REMOTE_CALL_TIMEOUT_MS, `browser session ${sessionId} runs on`);
   }
 
   closeSession(principal: Principal, sessionId: string) {

@@ -49,6 +49,7 @@ export interface ClusterNode {
 
 export interface NodeRegistryOptions {
   nodeId: string;
+  /** Where the other nodes reach this one; empty until the internal listener is bound (see `internalUrl`). */
   internalUrl: string;
   capacity: NodeCapacity;
   version: string;
@@ -84,13 +85,20 @@ export function toClusterNode(row: ClusterNodeRow): ClusterNode {
 export class NodeRegistry {
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> | null = null;
+  /**
+   * The internal URL this node registers: the configured one, or the internal listener's own address, set once
+   * it is bound (before `start`), since its port may be chosen at bind time.
+   */
+  internalUrl: string;
 
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
     private readonly options: NodeRegistryOptions,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.internalUrl = options.internalUrl;
+  }
 
   get nodeId(): string {
     return this.options.nodeId;
@@ -152,7 +160,7 @@ export class NodeRegistry {
     const { capacity } = this.options;
     await upsertNode(this.database.db, {
       id: this.options.nodeId,
-      internal_url: this.options.internalUrl,
+      internal_url: this.internalUrl,
       state: 'live',
       drained: 0,
       deployment_drain: null,

@@ -1,11 +1,13 @@
 /**
- * What this node asks of the other nodes of the cluster, at the internal URL each registered, signed with the
- * cluster secret: the agents of VMs they run (see agent-rpc.ts), and new VMs placed on them. A node that is not
+ * What this node asks of the other nodes of the cluster, at the internal URL each registered (their internal
+ * listener), each request signed with the cluster secret for that one node, body included (internal-auth.ts):
+ * the agents of VMs they run (see agent-rpc.ts), and new VMs placed on them. A node that is not
  * live answers VM_UNAVAILABLE at once: its VMs are about to be (or were) recorded lost, and the session's next
  * request starts a new VM.
  */
 import type { Principal } from '../authenticator.ts';
 import { AppError, ERROR_CODES, InputError, type ErrorCode, type InputProblem } from '../errors.ts';
+import type { EgressPolicy } from '../egress-policy.ts';
 import type { LifecycleHooks, Vm } from '../model.ts';
 import type { GuestAgent } from '../vm-engine.ts';
 import type { Database } from '../../store/database.ts';
@@ -28,6 +30,8 @@ export interface RemoteVmSpec {
   metadata?: Record<string, string>;
   /** The VM's own lifecycle hooks (absent: its session's). */
   lifecycleHooks?: LifecycleHooks | null;
+  /** The VM's own egress policy (absent: its session's), stored with its reservation on that node. */
+  egressPolicy?: EgressPolicy;
 }
 
 export class RemoteNodes {
@@ -37,7 +41,7 @@ export class RemoteNodes {
   ) {}
 
   agentOf(vm: Pick<Vm, 'id' | 'nodeId'>): GuestAgent {
-    return new RemoteGuestAgent(this.auth, () => this.internalUrlOf(vm.nodeId, `VM ${vm.id} runs on node ${vm.nodeId}`), vm.id);
+    return new RemoteGuestAgent(this.auth, vm.nodeId, () => this.internalUrlOf(vm.nodeId, `VM ${vm.id} runs on node ${vm.nodeId}`), vm.id);
   }
 
   /**
@@ -56,12 +60,14 @@ export class RemoteNodes {
    */
   async post<T>(nodeId: string, internalPath: string, body: unknown, timeoutMs: number, what: string): Promise<T> {
     const baseUrl = await this.internalUrlOf(nodeId, `${what} node ${nodeId}`);
+    // Signed as the exact bytes sent: the receiver hashes what it got (the principal travels in it).
+    const json = JSON.stringify(body);
     let response: Response;
     try {
       response = await fetch(new URL(internalPath, baseUrl), {
         method: 'POST',
-        headers: { ...this.auth.sign('POST', internalPath), 'content-type': 'application/json' },
-        body: JSON.stringify(body),
+        headers: { ...this.auth.sign({ method: 'POST', pathWithQuery: internalPath, destination: nodeId, body: json }), 'content-type': 'application/json' },
+        body: json,
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {

@@ -1,8 +1,9 @@
 /**
  * Computer use: sessions started from the built-in `desktop` template, reached through
  * - the authenticated reverse proxy to the desktop service in their VM (`/v1/computeruse/{session_id}/{path}`),
- * - the viewer: a short-lived URL of the noVNC page (served from the VM through the preview proxy) and a
- *   WebSocket the server relays to the VM's VNC server itself, view-only or interactive,
+ * - the viewer: a short-lived URL of sandboxd's own noVNC page (api/preview/desktop-viewer-page.ts; nothing
+ *   of the VM's is served to it) and a WebSocket the server relays to the VM's VNC server itself, view-only
+ *   or interactive,
  * - recordings: stopped through the proxy, then saved into the object store in the background.
  * Every entry point checks that the session is the caller's (404 otherwise, never a hint that it exists).
  */

@@ -1,10 +1,12 @@
 /**
  * Signed tokens of the desktop viewer (HS256 JWTs, jose, the server's auth secret), each kind with its own
  * audience so none is accepted for another purpose (nor as an API bearer token):
- * - a **page token** in the viewer URL (`?sandboxd_token=`) opens the noVNC page of one session's desktop
- *   through the preview proxy, and is exchanged there, like a share link, for
- * - a **page cookie**, scoped to that preview, which the page's scripts and images are loaded with;
- * - a **VNC token** in the WebSocket URL lets one connection reach the session's VNC server, view-only or not.
+ * - a **page token** in the viewer URL (`?sandboxd_token=`) opens sandboxd's own viewer page (noVNC bundled
+ *   with the console, never a page of the VM) of one session's desktop on the preview path, and is exchanged
+ *   there, like a share link, for
+ * - a **page cookie**, scoped to that preview, with which the page reloads;
+ * - a **VNC token** lets one connection reach the session's VNC server, view-only or not: in the WebSocket
+ *   URL's query, and in the viewer URL's fragment (`#token=`), which no request carries, so no log holds it.
  * All are short-lived and name the session; the session's owner is checked again when they are used.
  */
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';

@@ -7,24 +7,26 @@
  * Guests trust it from the moment they start (`installGuestCa`): it is added to the system bundle (curl,
  * OpenSSL, Python, Debian's pip and requests) and written where NODE_EXTRA_CA_CERTS points Node.
  */
+import { AppError } from '../errors.ts';
 import type { GuestAgent } from '../vm-engine.ts';
 import type { CaMaterial } from '../../net/egress/certificate-authority.ts';
-import type { SecretBox } from '../webhooks/secret-box.ts';
 import type { Database } from '../../store/database.ts';
 import { readOrInitSetting, readSetting } from '../../store/settings-store.ts';
+import type { VaultSealer } from './vault-key.ts';
 import { GUEST_CA_PATH } from './vault-service.ts';
-
 
 const SETTING = 'vault.ca';
 const SEALING_CONTEXT = 'vault.ca';
 const SYSTEM_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+/** The guest's stderr kept for the error message: the guest is not trusted to keep it short. */
+const MAX_STDERR_BYTES = 4096;
 
 export class VaultCa {
   private loading: Promise<CaMaterial> | null = null;
 
   constructor(
     private readonly database: Database,
-    private readonly box: SecretBox,
+    private readonly box: VaultSealer,
     private readonly create: (commonName: string) => Promise<CaMaterial>,
   ) {}
 
@@ -46,8 +48,9 @@ export class VaultCa {
     const { cert_pem: certPem, sealed_key: sealedKey } = JSON.parse(stored) as { cert_pem: string; sealed_key: string };
     try {
       return { certPem, keyPem: this.box.open(sealedKey, SEALING_CONTEXT) };
-    } catch {
-      throw new Error('the vault CA key cannot be decrypted (was SANDBOXD_VAULT_KEY changed?)');
+    } catch (error) {
+      if (error instanceof AppError) throw error; // no vault key on this node: its own message says why
+      throw new Error('the vault CA key cannot be decrypted (was the vault key changed?)');
     }
   }
 }
@@ -64,10 +67,20 @@ export async function installGuestCa(agent: GuestAgent, certPem: string): Promis
     `printf '%s\\n' "$SANDBOXD_VAULT_CA" > '${GUEST_CA_PATH}'`,
     `if [ -f '${SYSTEM_BUNDLE}' ] && ! grep -qF "$(sed -n 2p '${GUEST_CA_PATH}')" '${SYSTEM_BUNDLE}'; then cat '${GUEST_CA_PATH}' >> '${SYSTEM_BUNDLE}'; fi`,
   ].join('\n');
-  let stderr = '';
+  const stderr: Buffer[] = [];
+  let stderrBytes = 0;
   const result = await agent.exec(
     { argv: ['/bin/sh', '-c', script], env: { SANDBOXD_VAULT_CA: certPem.trim() }, timeoutMs: 30_000 },
-    { onStdout: () => undefined, onStderr: (chunk) => (stderr += chunk.toString()) },
+    {
+      onStdout: () => undefined,
+      onStderr: (chunk) => {
+        // Only the first MAX_STDERR_BYTES are kept; the rest is read and dropped.
+        if (stderrBytes >= MAX_STDERR_BYTES) return;
+        const kept = chunk.subarray(0, MAX_STDERR_BYTES - stderrBytes);
+        stderr.push(kept);
+        stderrBytes += kept.length;
+      },
+    },
   );
-  if (result.exitCode !== 0) throw new Error(`the vault CA could not be installed in the guest (exit ${result.exitCode}): ${stderr.trim()}`);
+  if (result.exitCode !== 0) throw new Error(`the vault CA could not be installed in the guest (exit ${result.exitCode}): ${Buffer.concat(stderr).toString('utf8').trim()}`);
 }

@@ -1,18 +1,24 @@
 /**
  * The vault's side of a VM's egress: for each connection the egress proxy allows, whether sandboxd terminates
  * its TLS (the name is a host one of the session's secrets is bound to), and for each request on such a
- * connection, the swap of placeholders for values. Placeholders are swapped in the request target and header
- * values (also inside `Authorization: Basic`), not in bodies. A placeholder seen anywhere else the proxy can
- * read (a host the secret is not bound to, plain HTTP) goes out unchanged and is flagged: a request-log entry and
- * a `vault.placeholder_flagged` event. HTTPS to hosts no secret is bound to is not decrypted, so a placeholder
- * inside it cannot be seen.
+ * connection, the swap of placeholders for values, and the masking of values in the answer.
+ *
+ * A placeholder is swapped only at its secret's injection point (injection.ts: `Authorization: Bearer` by
+ * default, Basic credentials, or one named header with a prefix), never in the request target or another
+ * header, where a server could echo it back. Every value of the session's secrets is masked in what the
+ * upstream answers (response-scrubber.ts), in case it echoes one anyway. A request whose Host is not the
+ * connection's name is refused by the interceptor (421) and nothing is swapped in it.
+ *
+ * A placeholder seen anywhere else the proxy can read (not at its injection point, a host the secret is not
+ * bound to, plain HTTP, a misdirected request) goes out unchanged (or not at all) and is flagged: a request-log
+ * entry and a `vault.placeholder_flagged` event. HTTPS to hosts no secret is bound to is not decrypted, so a
+ * placeholder inside it cannot be seen.
  *
  * Values are read from the store at each request, so a rotation or a deletion applies to the next request.
  */
 import { BackgroundTimers } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
-import type { SecretBox } from '../webhooks/secret-box.ts';
 import type { InterceptedRequest, RewrittenRequest } from '../../net/egress/tls-interceptor.ts';
 import type { Database } from '../../store/database.ts';
 import { findVm } from '../../store/vms-store.ts';
@@ -25,6 +31,9 @@ import {
   type VaultRequestLogEntry,
   type VaultSecretRow,
 } from '../../store/vaults-store.ts';
+import { describeInjection, injectSecrets, parseInjection, type InjectableSecret } from './injection.ts';
+import { ResponseScrubber } from './response-scrubber.ts';
+import type { VaultSealer } from './vault-key.ts';
 import { hostMatches, sealingContext } from './vault-service.ts';
 
 /** What the proxy does with an allowed connection of a VM whose session holds placeholders. */
@@ -36,6 +45,7 @@ const PLACEHOLDER_PATTERN = /sbxv_[a-z2-7]{26}/g;
 const PLACEHOLDER_LENGTH = PLACEHOLDER_PREFIX.length + 26;
 const FLAG_EVENT_INTERVAL_MS = 60_000;
 const MAX_LOGGED_PATH = 512;
+const MAX_DETAIL = 500;
 
 interface SessionSecrets {
   sessionId: string;
@@ -78,7 +88,7 @@ export class VaultGateway {
     private readonly database: Database,
     private readonly clock: Clock,
     private readonly events: EventNotifier,
-    private readonly box: SecretBox,
+    private readonly box: VaultSealer,
     private readonly retentionDays: number,
   ) {}
 
@@ -157,58 +167,65 @@ export class VaultGateway {
   }
 
   /**
-   * Swaps the placeholders of secrets bound to `request.name` for their values in the request target and the
-   * header values; placeholders of other secrets stay and are flagged. Each swap and flag is logged once the
-   * upstream answered (with its status).
+   * Swaps the placeholders of secrets bound to `request.name` for their values at their injection points, and
+   * hands the interceptor a scrubber for every value of the session's secrets. Placeholders anywhere else (and
+   * all of them in a misdirected request) stay and are flagged. Each swap and flag is logged once the upstream
+   * answered (with its status).
    */
   async rewrite(vmId: string, request: InterceptedRequest): Promise<RewrittenRequest> {
     const held = await this.sessionSecrets(vmId);
     if (!held) return { path: request.path, rawHeaders: request.rawHeaders };
-    const used = new Map<string, { row: PlaceholderRow; value: string | null; reason: string | null }>();
-    const swap = (text: string): string => {
-      let result = text;
-      for (const placeholder of placeholdersIn(text)) {
-        const row = held.placeholders.get(placeholder);
-        if (!row) continue;
-        let entry = used.get(placeholder);
-        if (!entry) {
-          const secret = this.boundTo(held, row, request.name);
-          const value = secret ? this.open(secret) : null;
-          const reason = secret
-            ? value === null
-              ? 'the secret cannot be decrypted (was SANDBOXD_VAULT_KEY changed?): set it again'
-              : null
-            : held.secrets.has(`${row.vault_id}/${row.secret_name}`)
-              ? `not bound to ${request.name}`
-              : 'the secret was deleted';
-          entry = { row, value, reason };
-          used.set(placeholder, entry);
-        }
-        if (entry.value !== null) result = result.split(placeholder).join(entry.value);
-      }
-      return result;
+    const resolved = new Map<string, (InjectableSecret & { row: PlaceholderRow; reason: string | null }) | null>();
+    const lookup = (placeholder: string) => {
+      if (!resolved.has(placeholder)) resolved.set(placeholder, this.resolve(held, placeholder, request.name));
+      const found = resolved.get(placeholder);
+      // A misdirected request swaps nothing: every placeholder in it is only reported.
+      return found && request.misdirected ? { ...found, value: null } : (found ?? undefined);
     };
-    const path = swap(request.path);
-    const rawHeaders = request.rawHeaders.map((value, index) => (index % 2 === 0 ? value : swapHeader(request.rawHeaders[index - 1]!, value, swap)));
-    if (used.size === 0) return { path, rawHeaders };
+    const injected = injectSecrets(request, lookup);
+    // Every value of the session's secrets, and the header values that carry one in this request: an upstream
+    // echoing `Basic base64(user:value)` base64'd once more is then found too.
+    const values = [...held.secrets.values()].map((secret) => this.open(secret)).filter((value): value is string => value !== null);
+    const carriers = injected.rawHeaders.filter((value, index) => index % 2 === 1 && value !== request.rawHeaders[index]);
+    const scrubber = new ResponseScrubber(values, carriers);
     const where = { scheme: 'https', host: request.name, method: request.method, path: loggedPath(request.path) };
     return {
-      path,
-      rawHeaders,
+      path: request.path,
+      rawHeaders: injected.rawHeaders,
+      scrubber,
       done: (status, error) => {
-        for (const { row, value, reason } of used.values()) {
-          if (value === null) this.flag(vmId, held, row, where, reason ?? 'not bound', status);
-          else this.log(vmId, held, row, { ...where, outcome: 'substituted', status, detail: error ? `upstream failed: ${error.message}` : null });
+        for (const placeholder of injected.swapped) {
+          const { row } = resolved.get(placeholder)!;
+          this.log(vmId, held, row, { ...where, outcome: 'substituted', status, detail: error ? `upstream failed: ${error.message}` : null });
+        }
+        for (const [placeholder, places] of injected.misplaced) {
+          const { row, reason, injection } = resolved.get(placeholder)!;
+          const detail = request.misdirected
+            ? `refused (421 Misdirected Request): ${request.misdirected}; in ${places.join(', ')}`
+            : (reason ?? `not at its injection point (${describeInjection(injection)}): in ${places.join(', ')}`);
+          this.flag(vmId, held, row, where, detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail, status);
         }
       },
     };
+  }
+
+  /** What a placeholder of the session stands for in a request to `host`: its value when bound and readable, else why not. */
+  private resolve(held: SessionSecrets, placeholder: string, host: string): (InjectableSecret & { row: PlaceholderRow; reason: string | null }) | null {
+    const row = held.placeholders.get(placeholder);
+    if (!row) return null;
+    const stored = held.secrets.get(`${row.vault_id}/${row.secret_name}`);
+    const injection = parseInjection(stored?.inject);
+    if (!stored) return { row, injection, value: null, reason: 'the secret was deleted' };
+    if (!this.boundTo(held, row, host)) return { row, injection, value: null, reason: `not bound to ${host}` };
+    const value = this.open(stored);
+    return { row, injection, value, reason: value === null ? 'the secret cannot be decrypted (was the vault key changed?): set it again' : null };
   }
 
   private open(secret: VaultSecretRow): string | null {
     try {
       return this.box.open(secret.sealed_value, sealingContext(secret.vault_id, secret.name));
     } catch {
-      return null; // sealed under another SANDBOXD_VAULT_KEY: the placeholder goes out as it is
+      return null; // sealed under another vault key, or this node has none: the placeholder goes out as it is
     }
   }
 
@@ -232,7 +249,9 @@ export class VaultGateway {
 
   private flag(vmId: string, held: SessionSecrets, row: PlaceholderRow, where: { scheme: string; host: string; method: string | null; path: string | null }, detail: string, status: number | null = null): void {
     this.log(vmId, held, row, { ...where, outcome: 'flagged', status, detail });
-    const key = `${held.sessionId}/${row.vault_id}/${row.secret_name}/${where.host}`;
+    // One event a minute per session (M-7): a key with the guest-chosen host would let a guest flood events,
+    // webhooks and this map with a new name each time. Every flag is still in the request log.
+    const key = held.sessionId;
     const now = this.clock.now().getTime();
     if (now - (this.lastFlagEvent.get(key) ?? -Infinity) < FLAG_EVENT_INTERVAL_MS) return;
     this.lastFlagEvent.set(key, now);
@@ -257,17 +276,6 @@ export class VaultGateway {
     for (const [key, at] of this.lastFlagEvent) if (now - at >= FLAG_EVENT_INTERVAL_MS) this.lastFlagEvent.delete(key);
     return pruneVaultRequestLogs(this.database.db, new Date(this.clock.now().getTime() - this.retentionDays * 86_400_000).toISOString());
   }
-}
-
-/** A header value with placeholders swapped, also inside `Basic` credentials (base64 of user:password). */
-export function swapHeader(name: string, value: string, swap: (text: string) => string): string {
-  const basic = name.toLowerCase() === 'authorization' || name.toLowerCase() === 'proxy-authorization' ? /^(Basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
-  if (basic) {
-    const decoded = Buffer.from(basic[2]!, 'base64').toString('utf8');
-    const swapped = swap(decoded);
-    if (swapped !== decoded) return `${basic[1]}${Buffer.from(swapped, 'utf8').toString('base64')}`;
-  }
-  return swap(value);
 }
 
 /** The path as logged: without its query (which may carry other credentials), cut to a readable length. */

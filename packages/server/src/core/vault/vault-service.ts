@@ -1,9 +1,10 @@
 /**
  * The vault: a user's secrets, grouped in vaults, that never enter a VM. Each secret is bound to the hosts it
- * may be sent to. A session started with `vault_ids` gets one random placeholder per secret as an environment
- * variable of the same name; the egress proxy swaps the placeholder for the value on the way out to a bound host
- * (`vault-gateway.ts`). Values are sealed at rest (AES-256-GCM, `SecretBox` under SANDBOXD_VAULT_KEY) and no
- * route ever returns one: reads show names, hosts and times.
+ * may be sent to and names its injection point (`injection.ts`: where in a request it may go). A session started
+ * with `vault_ids` gets one random placeholder per secret as an environment variable of the same name; the
+ * egress proxy swaps the placeholder for the value at that point on the way out to a bound host
+ * (`vault-gateway.ts`). Values are sealed at rest (AES-256-GCM under the vault key, `vault-key.ts`, which is never
+ * in the store) and no route ever returns one: reads show names, hosts, injection points and times.
  */
 import { recordAudit, systemActor, type AuditActor } from '../audit.ts';
 import type { Principal } from '../authenticator.ts';
@@ -14,7 +15,8 @@ import { AppError, badRequest, conflict, notFound } from '../errors.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
 import { newVaultId, newVaultPlaceholder } from '../ids.ts';
 import type { Session } from '../model.ts';
-import type { SecretBox } from '../webhooks/secret-box.ts';
+import { normalizeInjection, parseInjection, type Injection } from './injection.ts';
+import type { VaultKey } from './vault-key.ts';
 import type { Database } from '../../store/database.ts';
 import { updateSession } from '../../store/sessions-store.ts';
 import type { Executor } from '../../store/users-store.ts';
@@ -54,11 +56,14 @@ export interface VaultSecretInput {
   name: string;
   value: string;
   allowedHosts: string[];
+  /** Where the secret may go in a request; absent: the secret's current one, or `Authorization: Bearer`. */
+  inject?: { type: string; name?: string | undefined; prefix?: string | undefined } | undefined;
 }
 
 export interface VaultSecretView {
   name: string;
   allowedHosts: string[];
+  inject: Injection;
   createdAt: string;
   updatedAt: string;
 }
@@ -115,7 +120,15 @@ export function hostMatches(patterns: string[], host: string): boolean {
 }
 
 function secretView(row: VaultSecretRow): VaultSecretView {
-  return { name: row.name, allowedHosts: JSON.parse(row.allowed_hosts) as string[], createdAt: row.created_at, updatedAt: row.updated_at };
+  return { name: row.name, allowedHosts: JSON.parse(row.allowed_hosts) as string[], inject: parseInjection(row.inject), createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+interface CheckedSecret {
+  name: string;
+  value: string;
+  allowedHosts: string[];
+  /** Undefined: keep the secret's current injection point (or the default for a new one). */
+  inject: Injection | undefined;
 }
 
 function vaultView(row: VaultRow, secrets: VaultSecretRow[]): VaultView {
@@ -135,7 +148,7 @@ export class VaultService {
     private readonly database: Database,
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
-    private readonly box: SecretBox,
+    private readonly box: VaultKey,
     private readonly options: VaultServiceOptions,
   ) {}
 
@@ -145,20 +158,22 @@ export class VaultService {
     return row;
   }
 
-  private checkSecret(input: VaultSecretInput): { name: string; value: string; allowedHosts: string[] } {
+  private checkSecret(input: VaultSecretInput): CheckedSecret {
     checkSecretName(input.name);
     if (input.value.length === 0) throw badRequest(`secret ${input.name}: the value is empty`);
     if (Buffer.byteLength(input.value) > MAX_SECRET_VALUE_BYTES) throw badRequest(`secret ${input.name}: the value is larger than ${MAX_SECRET_VALUE_BYTES} bytes`);
     if (/[\r\n\0]/.test(input.value)) throw badRequest(`secret ${input.name}: the value has a line break or NUL (it goes into HTTP headers)`);
-    return { name: input.name, value: input.value, allowedHosts: normalizeAllowedHosts(input.allowedHosts) };
+    const inject = input.inject === undefined ? undefined : normalizeInjection(input.inject, input.name);
+    return { name: input.name, value: input.value, allowedHosts: normalizeAllowedHosts(input.allowedHosts), inject };
   }
 
-  private sealedRow(vaultId: string, secret: { name: string; value: string; allowedHosts: string[] }, at: string): VaultSecretRow {
+  private sealedRow(vaultId: string, secret: CheckedSecret, at: string, current?: VaultSecretRow): VaultSecretRow {
     return {
       vault_id: vaultId,
       name: secret.name,
       sealed_value: this.box.seal(secret.value, sealingContext(vaultId, secret.name)),
       allowed_hosts: JSON.stringify(secret.allowedHosts),
+      inject: JSON.stringify(secret.inject ?? parseInjection(current?.inject)),
       created_at: at,
       updated_at: at,
     };
@@ -171,6 +186,7 @@ export class VaultService {
     actor: AuditActor = systemActor(principal.userId),
   ): Promise<VaultView> {
     const secrets = (input.secrets ?? []).map((secret) => this.checkSecret(secret));
+    if (secrets.length > 0) this.box.check();
     const names = new Set(secrets.map((secret) => secret.name));
     if (names.size !== secrets.length) throw badRequest('secrets: each name once');
     if (secrets.length > MAX_SECRETS_PER_VAULT) throw badRequest(`secrets: at most ${MAX_SECRETS_PER_VAULT} per vault`);
@@ -238,17 +254,26 @@ export class VaultService {
     const secret = this.checkSecret(input);
     const now = this.clock.now();
     const at = now.toISOString();
-    const created = await this.database.db.transaction().execute(async (trx) => {
+    const stored = await this.database.db.transaction().execute(async (trx) => {
       const row = await this.owned(trx, principal.userId, vaultId);
+      this.box.check();
       const secrets = await listVaultSecrets(trx, [row.id]);
       const existing = secrets.find((s) => s.name === secret.name);
       if (!existing && secrets.length >= MAX_SECRETS_PER_VAULT) throw badRequest(`a vault holds at most ${MAX_SECRETS_PER_VAULT} secrets`);
-      await upsertVaultSecret(trx, { ...this.sealedRow(row.id, secret, at), created_at: existing?.created_at ?? at });
+      const sealed = { ...this.sealedRow(row.id, secret, at, existing), created_at: existing?.created_at ?? at };
+      await upsertVaultSecret(trx, sealed);
       await updateVault(trx, row.id, { updated_at: at });
-      await recordAudit(trx, { actor, action: existing ? 'vault.secret_rotate' : 'vault.secret_add', target: { type: 'vault', id: row.id }, outcome: 'success', detail: { secret_name: secret.name, allowed_hosts: secret.allowedHosts }, at: now });
-      return existing?.created_at ?? at;
+      await recordAudit(trx, {
+        actor,
+        action: existing ? 'vault.secret_rotate' : 'vault.secret_add',
+        target: { type: 'vault', id: row.id },
+        outcome: 'success',
+        detail: { secret_name: secret.name, allowed_hosts: secret.allowedHosts, inject: parseInjection(sealed.inject) },
+        at: now,
+      });
+      return sealed;
     });
-    return { name: secret.name, allowedHosts: secret.allowedHosts, createdAt: created, updatedAt: at };
+    return secretView(stored);
   }
 
   async deleteSecret(principal: Principal, vaultId: string, name: string, actor: AuditActor = systemActor(principal.userId)): Promise<void> {
@@ -269,6 +294,8 @@ export class VaultService {
   async prepareAttachment(userId: number, vaultIds: string[], env: Record<string, string>, existing: PlaceholderRow[] = []): Promise<VaultAttachment> {
     const ids = [...new Set(vaultIds)];
     for (const id of ids) await this.owned(this.database.db, userId, id);
+    // Placeholders this node could never swap would only fail later, one request at a time.
+    if (ids.length > 0) this.box.check();
     const secrets = await listVaultSecrets(this.database.db, ids);
     const attachment: VaultAttachment = { env: {}, placeholders: [] };
     const owners = new Map(existing.map((row) => [row.secret_name, row.vault_id]));

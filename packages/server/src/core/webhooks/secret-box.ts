@@ -3,8 +3,13 @@
  * a hash like an API key; it is stored encrypted with AES-256-GCM under a key derived (HKDF-SHA256)
  * from the server's auth secret (`SANDBOXD_AUTH_SECRET`, or the store's generated `auth.token_secret`),
  * which every node of a cluster shares. The endpoint id is the associated data, so a ciphertext copied
- * onto another endpoint's row does not decrypt. A database dump alone therefore reveals no secret.
- * The vault uses the same box under a key of its own (`purpose`), from SANDBOXD_VAULT_KEY when that is set.
+ * onto another endpoint's row does not decrypt.
+ *
+ * What this protects depends on where the auth secret lives. Unless SANDBOXD_AUTH_SECRET is set, it is
+ * `auth.token_secret` in the same database, so a dump or a backup of the database opens these secrets (and the
+ * browser credentials sealed the same way) and can mint access tokens: set SANDBOXD_AUTH_SECRET outside the
+ * database to make a dump alone reveal nothing. The vault uses the same box under a key of its own
+ * (`purpose`) that is never in the database (core/vault/vault-key.ts: SANDBOXD_VAULT_KEY or DATA_DIR/vault.key).
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 

@@ -2,7 +2,8 @@
  * Command-line entry point of the OCI image build, for operators and debugging:
  *
  *   node --import tsx packages/server/src/image/oci/cli.ts build REFERENCE --agent PATH [--cache-dir DIR]
- *        [--insecure-registry HOST[:PORT]]... [--username USER --password-stdin] [--disk-size-gib N]
+ *        [--insecure-registry HOST[:PORT]]... [--allow-private-registry] [--username USER --password-stdin]
+ *        [--disk-size-gib N]
  *
  * The password is read from stdin, never from the command line. Prints progress lines to stderr and, on success,
  * the OciGuestImage as one JSON line on stdout. Exit status: 0 success, 1 build failed, 2 usage error.
@@ -14,7 +15,8 @@ import { buildOciImage } from './build-oci-image.ts';
 import { OciImageError } from './errors.ts';
 import type { OciBuildProgress } from './types.ts';
 
-const USAGE = 'usage: cli.ts build REFERENCE --agent PATH [--cache-dir DIR] [--insecure-registry HOST]... [--username USER --password-stdin] [--disk-size-gib N]';
+const USAGE =
+  'usage: cli.ts build REFERENCE --agent PATH [--cache-dir DIR] [--insecure-registry HOST]... [--allow-private-registry] [--username USER --password-stdin] [--disk-size-gib N]';
 
 /** One human-readable stderr line per event. */
 function formatProgress(event: OciBuildProgress): string {
@@ -38,6 +40,7 @@ async function main(argv: string[]): Promise<number> {
         agent: { type: 'string' },
         'cache-dir': { type: 'string' },
         'insecure-registry': { type: 'string', multiple: true },
+        'allow-private-registry': { type: 'boolean', default: false },
         username: { type: 'string' },
         'password-stdin': { type: 'boolean', default: false },
         'disk-size-gib': { type: 'string' },
@@ -65,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
       cacheDir: values['cache-dir'] ?? defaultCacheDir(),
       ...(values.username !== undefined && password !== undefined ? { credentials: { username: values.username, password } } : {}),
       insecureRegistries: values['insecure-registry'] ?? [],
+      allowPrivateRegistries: values['allow-private-registry'],
       ...(values['disk-size-gib'] === undefined ? {} : { diskSizeGiB: Number(values['disk-size-gib']) }),
       onProgress: (event) => process.stderr.write(`${formatProgress(event)}\n`),
     });

@@ -11,6 +11,8 @@ export type OciImageErrorCode =
   | 'OCI_UNAUTHORIZED'
   /** The registry could not be reached (refused, no such host, TLS failure, HTTP where HTTPS was expected). */
   | 'OCI_REGISTRY_UNREACHABLE'
+  /** The registry is, or resolves to, an address pulls may not reach (loopback, private, link-local, metadata). */
+  | 'OCI_REGISTRY_FORBIDDEN'
   /** The image is of a kind sandboxd does not boot (not linux/amd64, schema 1, a root filesystem it cannot use). */
   | 'OCI_UNSUPPORTED'
   /** A host tool is not installed; the message names the Debian package. */

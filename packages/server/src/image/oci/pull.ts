@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { layerDir } from '../cache-layout.ts';
 import { hashInputs } from '../hashing.ts';
@@ -9,6 +9,7 @@ import { classifyRegistryFailure, OciImageError } from './errors.ts';
 import { LAYOUT_DIR, LAYOUT_TAG } from './layout.ts';
 import { pinnedReference, type ImageReference } from './reference.ts';
 import { copySourceOptions, type RegistryAccess } from './registry-access.ts';
+import { runSkopeo } from './skopeo.ts';
 
 /** Bump when the pull changes what its layer holds. */
 const PULL_RECIPE_VERSION = 1;
@@ -53,13 +54,22 @@ export async function pullImage(options: PullOptions): Promise<string> {
     lockTimeoutMs: options.lockTimeoutMs,
     build: async (dir) => {
       const layout = join(dir, LAYOUT_DIR);
+      // skopeo runs as the pull user, who may not reach the cache: the layout is mounted into its scratch
+      // directory for the copy (`skopeo.ts`), and given back to root afterwards.
+      const { sandbox } = access;
+      const target = join(sandbox.homeDir, LAYOUT_DIR);
       // skopeo's oci: transport splits its argument at a colon.
-      if (layout.includes(':')) throw new OciImageError('OCI_INPUT_INVALID', `the cache directory must not contain ":" (${layout})`, { step: 'pull' });
-      await runCommand('skopeo', ['copy', '--retry-times', '2', ...copySourceOptions(access), `docker://${source}`, `oci:${layout}:${LAYOUT_TAG}`], {
+      if (target.includes(':')) throw new OciImageError('OCI_INPUT_INVALID', `the temporary directory must not contain ":" (${target})`, { step: 'pull' });
+      await mkdir(layout);
+      await mkdir(target);
+      await Promise.all([chown(layout, sandbox.uid, sandbox.gid), chown(target, sandbox.uid, sandbox.gid)]);
+      await runSkopeo(sandbox, ['copy', '--retry-times', '2', ...copySourceOptions(access), `docker://${source}`, `oci:${target}:${LAYOUT_TAG}`], {
         stdout: 'lines',
         onLine: options.onLine,
         signal: options.signal,
+        bind: { source: layout, target },
       }).catch((error: unknown) => { throw classifyRegistryFailure(error, 'pull', `cannot pull ${source}`); });
+      await runCommand('chown', ['-R', '--no-dereference', '0:0', layout]);
       await writeFile(join(dir, 'pull.json'), `${JSON.stringify({ source, digest, pulledAt: new Date().toISOString() }, null, 2)}\n`);
     },
   });

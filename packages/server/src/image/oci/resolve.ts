@@ -1,8 +1,8 @@
 import { sha256 } from '../hashing.ts';
-import { runCommand } from '../run-command.ts';
 import { classifyRegistryFailure, OciImageError } from './errors.ts';
 import type { ImageReference } from './reference.ts';
 import { inspectOptions, type RegistryAccess } from './registry-access.ts';
+import { runSkopeo } from './skopeo.ts';
 
 /** The manifest a reference stands for on linux/amd64. */
 export interface ResolvedManifest {
@@ -22,7 +22,7 @@ const DIGEST = /^sha256:[a-f0-9]{64}$/;
  * so a tag moved in between cannot change what is built. A pinned digest is checked against the bytes.
  */
 export async function resolveManifest(reference: ImageReference, access: RegistryAccess, options: { signal?: AbortSignal; onLine?: (line: string) => void } = {}): Promise<ResolvedManifest> {
-  const raw = await runCommand('skopeo', ['inspect', '--raw', '--retry-times', '2', ...inspectOptions(access), `docker://${reference.canonical}`], options)
+  const raw = await runSkopeo(access.sandbox, ['inspect', '--raw', '--retry-times', '2', ...inspectOptions(access), `docker://${reference.canonical}`], options)
     .catch((error: unknown) => { throw classifyRegistryFailure(error, 'resolve', `cannot resolve ${reference.canonical}`); });
   const digest = `sha256:${sha256(Buffer.from(raw, 'utf8'))}`;
   if (reference.digest?.startsWith('sha256:') && reference.digest !== digest) {

@@ -63,8 +63,18 @@ export interface BuildOciImageOptions
   reference: string;
   /** Basic credentials for the registry (bearer-token registries take them too); none: anonymous. */
   credentials?: RegistryCredentials;
-  /** Registries (`host[:port]`, as in the reference) spoken to over plain HTTP or unverified TLS. */
+  /**
+   * Registries (`host[:port]`, as in the reference) spoken to over plain HTTP or unverified TLS. Being the
+   * operator's choice, they may be on loopback or private addresses.
+   */
   insecureRegistries?: readonly string[];
+  /**
+   * Let the registry's name be or resolve to a loopback, private, link-local or metadata address (default false:
+   * such a registry is refused before any tool runs). Redirects to such addresses are refused either way.
+   */
+  allowPrivateRegistries?: boolean;
+  /** How the registry's name is resolved (default the system's resolver); tests stand in for DNS with it. */
+  resolveHost?: (host: string) => Promise<string[]>;
   /**
    * Size of the root filesystem (default: the smallest whole GiB, at least 1, that holds the tree with 512 MiB
    * to spare); the engine grows a VM's disk to its quota as for the default image.

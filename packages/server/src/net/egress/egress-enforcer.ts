@@ -10,12 +10,13 @@
  * its packets still leave through QEMU, into these rules.
  */
 import os from 'node:os';
-import { allowsAddress, allowsName, allowsScheme, type EgressPolicy } from '../../core/egress-policy.ts';
+import { allowsAddress, allowsName, allowsScheme, isOpenEgressPolicy, parsePorts, type EgressPolicy } from '../../core/egress-policy.ts';
 import { forbiddenAddressReason } from '../../core/webhooks/address-policy.ts';
 import type { VaultPlan } from '../../core/vault/vault-gateway.ts';
 import type { LeafCertificates } from './certificate-authority.ts';
 import { EgressProxy, type EgressDecision, type EgressRequest, type ProxiedConnection } from './egress-proxy.ts';
 import { TlsInterceptor, type InterceptedRequest, type RewrittenRequest } from './tls-interceptor.ts';
+import { PinTable } from './pin-table.ts';
 import { lookupA, PolicyResolver, type Upstream } from './policy-resolver.ts';
 import { applyScript, ensureTableScript, pinScript, reapLeftovers, removeScript, ruleKey, runNft, type EgressClassifier, type EgressPorts } from './ruleset.ts';
 import { TraceMonitor, type TracedAttempt } from './trace-monitor.ts';
@@ -45,6 +46,8 @@ export interface EgressEnforcerOptions {
   upstreams: Upstream[] | (() => Promise<Upstream[]>);
   onAttempt(attempt: EgressAttempt): void;
   nftBinary?: string;
+  /** Names a VM's pin table holds at most (the least recently used go first); default 1024. */
+  maxPinnedNames?: number;
   /** The vault: which allowed web connections are intercepted or inspected, and how requests are rewritten. */
   vault?: {
     plan(vmId: string, scheme: 'http' | 'https', name: string | null, address: string): Promise<VaultPlan | null>;
@@ -56,9 +59,11 @@ export interface EgressEnforcerOptions {
   };
 }
 
-interface Pin {
-  name: string;
-  expiresAtMs: number;
+/** Firewall pin changes of one VM waiting for their transaction, and who waits for them. */
+interface PinBatch {
+  fresh: Map<string, number>;
+  dropped: Set<string>;
+  waiters: { resolve(): void; reject(error: Error): void }[];
 }
 
 interface VmEntry {
@@ -71,20 +76,38 @@ interface VmEntry {
   /** Terminates the TLS of the VM's connections to hosts a vault secret is bound to (made at the first). */
   interceptor: TlsInterceptor | null;
   ports: EgressPorts;
-  /** Pinned address → the name whose answer pinned it. */
-  pins: Map<string, Pin>;
+  /** The addresses its DNS answers pinned for allowed names (in memory; in the firewall only with `allowed_ports`). */
+  pins: PinTable;
+  /** Its pin transaction running now (one at a time per VM), and the changes gathered for the next. */
+  pinRunning: Promise<void> | null;
+  pinPending: PinBatch | null;
 }
 
-/** Whether `address` is one of this host's own (the host guard refuses those as it refuses loopback). */
-function isHostAddress(address: string): boolean {
-  return Object.values(os.networkInterfaces()).some((list) => list?.some((entry) => entry.address === address));
+let hostAddresses: { at: number; addresses: Set<string> } | null = null;
+
+/** Whether `address` is one of this host's own (the host guard refuses those as it refuses loopback). Read at most once a second. */
+export function isHostAddress(address: string): boolean {
+  const now = Date.now();
+  if (!hostAddresses || now - hostAddresses.at > 1000) {
+    hostAddresses = { at: now, addresses: new Set(Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((entry) => entry.address))) };
+  }
+  return hostAddresses.addresses.has(address);
+}
+
+/** Why an address must never be pinned or connected to (loopback, private, metadata, the host's own), or null. */
+export function unreachableReason(address: string): string | null {
+  return forbiddenAddressReason(address) ?? (isHostAddress(address) ? 'host' : null);
 }
 
 export class EgressEnforcer {
   private readonly vms = new Map<string, VmEntry>();
   private readonly byKey = new Map<string, VmEntry>();
   private readonly trace: TraceMonitor;
-  /** nft transactions one at a time: each rebuilds the jumps of all VMs. */
+  /**
+   * Structural nft transactions (a VM's rules applied or removed, leftovers reaped) one at a time: each rebuilds the
+   * jumps of all VMs. Pins never wait here: each VM has a queue of its own (`pinRunning`), so one guest flooding
+   * DNS answers delays neither another VM's lookups nor a VM's start.
+   */
   private queue: Promise<unknown> = Promise.resolve();
   private started: Promise<void> | null = null;
   private upstreams: Upstream[] = [];
@@ -144,7 +167,8 @@ export class EgressEnforcer {
     entry.policy = policy;
     entry.classifier = classifier;
     const now = Date.now();
-    for (const [address, pin] of entry.pins) if (pin.expiresAtMs <= now || !allowsName(policy, pin.name)) entry.pins.delete(address);
+    entry.pins.retain((name) => allowsName(policy, name), now);
+    const openPorts = parsePorts(policy.allowedPorts);
     try {
       await this.nft(
         ensureTableScript(this.options.table) +
@@ -157,7 +181,9 @@ export class EgressEnforcer {
             allowHttp: policy.allowHttp,
             allowHttps: policy.allowHttps,
             cidrs: policy.allowedCidrs,
-            pinned: [...entry.pins].map(([address, pin]) => ({ address, ttlSeconds: (pin.expiresAtMs - now) / 1000 })),
+            openPorts,
+            // The firewall needs the pins only to open `allowed_ports` on them; the proxy reads the table itself.
+            pinned: openPorts.length ? entry.pins.addresses(now) : [],
           },
           [...this.vms.values()],
         ),
@@ -180,7 +206,17 @@ export class EgressEnforcer {
 
   private async open(vmId: string, classifier: EgressClassifier, policy: EgressPolicy): Promise<VmEntry> {
     const key = ruleKey(vmId);
-    const entry: VmEntry = { vmId, key, classifier, policy, pins: new Map(), interceptor: null, ports: { dnsUdp: 0, dnsTcp: 0, http: 0, https: 0 } } as VmEntry;
+    const entry: VmEntry = {
+      vmId,
+      key,
+      classifier,
+      policy,
+      pins: new PinTable(this.options.maxPinnedNames),
+      pinRunning: null,
+      pinPending: null,
+      interceptor: null,
+      ports: { dnsUdp: 0, dnsTcp: 0, http: 0, https: 0 },
+    } as VmEntry;
     entry.resolver = new PolicyResolver({
       upstreams: this.upstreams,
       allows: (name) => allowsName(entry.policy, name),
@@ -223,42 +259,84 @@ export class EgressEnforcer {
     if (this.vms.size === 0) this.trace.stop();
   }
 
-  private async pin(entry: VmEntry, name: string, addresses: { address: string; ttlSeconds: number }[]): Promise<void> {
-    const now = Date.now();
-    // An nft transaction costs ~20 ms (a process): a pin with more than half its lifetime left is kept as it is.
-    const stale = addresses.filter(({ address, ttlSeconds }) => {
-      const pin = entry.pins.get(address);
-      return !pin || pin.name !== name || pin.expiresAtMs - now < (ttlSeconds * 1000) / 2;
-    });
-    if (stale.length === 0) return;
-    for (const { address, ttlSeconds } of stale) entry.pins.set(address, { name, expiresAtMs: now + ttlSeconds * 1000 });
-    if (this.vms.get(entry.vmId) === entry) await this.nft(pinScript(this.options.table, entry.key, stale));
+  /**
+   * Pins a DNS answer's addresses for `name` (never a loopback, private, metadata or host address: the host guard
+   * is not the only barrier). The proxy reads the pins from memory, so nothing else is needed unless the policy
+   * opens `allowed_ports` on pins: then the firewall gets them too, and the promise to wait for is returned.
+   */
+  private pin(entry: VmEntry, name: string, addresses: { address: string; ttlSeconds: number }[]): Promise<void> | undefined {
+    const pinnable = addresses.filter(({ address }) => unreachableReason(address) === null);
+    if (pinnable.length === 0) return undefined;
+    const change = entry.pins.pin(name, pinnable, Date.now());
+    if (entry.policy.allowedPorts.length === 0 || (change.fresh.length === 0 && change.dropped.length === 0)) return undefined;
+    return this.schedulePins(entry, change.fresh, change.dropped);
+  }
+
+  /** Adds pin changes to the VM's next transaction (gathered while one runs); resolves once they are in the firewall. */
+  private schedulePins(entry: VmEntry, fresh: { address: string; ttlSeconds: number }[], dropped: string[]): Promise<void> {
+    const batch: PinBatch = (entry.pinPending ??= { fresh: new Map(), dropped: new Set(), waiters: [] as PinBatch['waiters'] });
+    for (const address of dropped) {
+      batch.fresh.delete(address);
+      batch.dropped.add(address);
+    }
+    for (const { address, ttlSeconds } of fresh) {
+      batch.dropped.delete(address);
+      batch.fresh.set(address, Math.max(ttlSeconds, batch.fresh.get(address) ?? 0));
+    }
+    const done = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
+    entry.pinRunning ??= this.runPins(entry);
+    return done;
+  }
+
+  /** Runs the VM's pin transactions one after another while changes are pending. */
+  private async runPins(entry: VmEntry): Promise<void> {
+    // Returns to `schedulePins` before anything runs, so that `pinRunning` is set before it can be cleared.
+    await Promise.resolve();
+    try {
+      while (entry.pinPending) {
+        const batch = entry.pinPending;
+        entry.pinPending = null;
+        try {
+          if (this.vms.get(entry.vmId) !== entry) throw new Error('the VM is no longer enforced here');
+          const fresh = [...batch.fresh].map(([address, ttlSeconds]) => ({ address, ttlSeconds }));
+          const script = pinScript(this.options.table, entry.key, fresh, [...batch.dropped]);
+          if (script) await runNft(script, this.options.nftBinary);
+          for (const waiter of batch.waiters) waiter.resolve();
+        } catch (error) {
+          for (const waiter of batch.waiters) waiter.reject(error as Error);
+        }
+      }
+    } finally {
+      // No await between the loop's last look at `pinPending` and this: a change scheduled later starts a new run.
+      entry.pinRunning = null;
+    }
   }
 
   private async decide(entry: VmEntry, request: EgressRequest): Promise<EgressDecision> {
     const policy = entry.policy;
     if (!allowsScheme(policy, request.scheme)) return { allowed: false, reason: `${request.scheme} is closed by the egress policy` };
+    // The SNI of an ECH ClientHello is a front end's public name; the name it really asks for is encrypted.
+    if (request.encryptedClientHello && !isOpenEgressPolicy(policy)) return { allowed: false, reason: 'encrypted ClientHello (ECH) hides the server name: refused under a restricted egress policy' };
     let address: string;
     if (request.literalAddress) {
       if (!allowsAddress(policy, request.literalAddress)) return { allowed: false, reason: 'address not in allowed_cidrs' };
       address = request.literalAddress;
     } else if (request.name) {
       if (!allowsName(policy, request.name)) return { allowed: false, reason: 'name not allowed by the egress policy' };
-      const now = Date.now();
-      const pinned = [...entry.pins].find(([, pin]) => pin.name === request.name && pin.expiresAtMs > now)?.[0];
+      const pinned = entry.pins.addressOf(request.name, Date.now());
       if (pinned) address = pinned;
       else {
         // The guest did not ask our resolver (a hosts file, curl --resolve): resolve the name it sent instead,
         // so a forged address for an allowed name is never what we connect to.
-        const records = await lookupA(request.name, this.upstreams);
-        if (!records.length) return { allowed: false, reason: 'the name has no IPv4 address' };
+        const records = (await lookupA(request.name, this.upstreams)).filter(({ address: candidate }) => unreachableReason(candidate) === null);
+        if (!records.length) return { allowed: false, reason: 'the name has no public IPv4 address' };
         await this.pin(entry, request.name, records);
         address = records[0]!.address;
       }
     } else {
-      return { allowed: false, reason: request.scheme === 'https' ? 'no server name (SNI) in the TLS ClientHello' : 'no Host header' };
+      return { allowed: false, reason: request.scheme === 'https' ? 'no server name (SNI) in the TLS ClientHello' : 'no usable Host header' };
     }
-    const forbidden = forbiddenAddressReason(address) ?? (isHostAddress(address) ? 'host' : null);
+    const forbidden = unreachableReason(address);
     if (forbidden) return { allowed: false, reason: `${forbidden} address` };
     const plan = await this.options.vault?.plan(entry.vmId, request.scheme, request.name, address);
     if (plan?.intercept) return { allowed: true, address, intercept: true };
@@ -284,17 +362,17 @@ export class EgressEnforcer {
   private traced(attempt: TracedAttempt): void {
     const entry = this.byKey.get(attempt.key);
     if (!entry) return;
-    const refusedWeb = attempt.verdict === 'refused' && attempt.protocol === 'tcp' && (attempt.port === 80 || attempt.port === 443);
+    const name = entry.pins.nameOf(attempt.address, Date.now());
     this.report(entry, {
       protocol: attempt.protocol,
       scheme: null,
-      name: entry.pins.get(attempt.address)?.name ?? null,
+      name,
       address: attempt.address,
       port: attempt.port,
       bytesSent: null,
       bytesReceived: null,
       verdict: attempt.verdict,
-      reason: attempt.verdict === 'allowed' ? null : refusedWeb ? `${attempt.port === 80 ? 'http' : 'https'} is closed by the egress policy` : 'address not pinned by an allowed name nor in allowed_cidrs',
+      reason: attempt.verdict === 'allowed' ? null : refusalReason(attempt, name !== null),
     });
   }
 
@@ -317,4 +395,14 @@ export class EgressEnforcer {
     await Promise.all(entries.map((entry) => this.forget(entry)));
     if (dropRules) await this.queue.then(() => runNft(`delete table inet ${this.options.table}\n`, this.options.nftBinary)).catch(() => undefined);
   }
+}
+
+/** Why the firewall refused a packet, for the egress log. */
+function refusalReason(attempt: TracedAttempt, pinned: boolean): string {
+  if (attempt.protocol === 'tcp' && (attempt.port === 80 || attempt.port === 443)) return `${attempt.port === 80 ? 'http' : 'https'} is closed by the egress policy`;
+  if (pinned) {
+    const what = attempt.port === null ? attempt.protocol : `${attempt.port}/${attempt.protocol}`;
+    return `${what} is not in allowed_ports: an allowed name opens only HTTP and HTTPS, through the proxy`;
+  }
+  return 'address not pinned by an allowed name nor in allowed_cidrs';
 }

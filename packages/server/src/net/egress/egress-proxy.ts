@@ -1,16 +1,21 @@
 /**
  * The HTTP and HTTPS step of egress policies: a restricted VM's connections to port 80 and 443 are redirected
  * to this VM's two listeners. Node cannot read a redirected socket's original destination (SO_ORIGINAL_DST),
- * so the proxy works from what the guest asked for, which is also what the policy names: the Host header of
- * the first request, or the SNI of the TLS ClientHello. It asks `decide` (policy, pinned address, host guard),
- * then connects upstream itself and splices bytes, counting them, and reports each connection once.
+ * so the proxy works from what the guest asked for, which is also what the policy names, and connects upstream
+ * itself to the address pinned for that name (never to one the guest chose).
  *
- * The connection goes through three steps: read the name, decide, then `splice`. For the vault, the decision
- * may instead hand an HTTPS connection to `intercept` (TLS terminated by sandboxd, requests rewritten: see
- * tls-interceptor.ts), or ask for the cleartext of a spliced HTTP connection (`inspect`, to flag placeholders).
+ * - HTTP: every request is checked on its own, by its Host (`http-forwarder.ts`): a connection is never
+ *   decided by its first request.
+ * - HTTPS: the SNI of the TLS ClientHello decides the connection, then bytes are spliced, counted, and the
+ *   connection reported once. Without terminating TLS nothing else is visible: a server that routes on the
+ *   inner Host rather than the SNI (domain fronting) is the residual risk of any SNI-based filter, and a
+ *   ClientHello that hides its real name with Encrypted Client Hello is refused under a restricted policy.
+ *   For the vault, the decision may instead hand the connection to `intercept` (TLS terminated by sandboxd,
+ *   each request rewritten: see tls-interceptor.ts).
  */
 import net from 'node:net';
 import { once } from 'node:events';
+import { HttpForwarder } from './http-forwarder.ts';
 import { MAX_CLIENT_HELLO_BYTES, parseClientHello } from './tls-client-hello.ts';
 
 export type EgressScheme = 'http' | 'https';
@@ -23,6 +28,8 @@ export interface EgressRequest {
   /** The IP literal of an HTTP Host header (a request to a raw address). */
   literalAddress: string | null;
   port: number;
+  /** HTTPS: the ClientHello offers Encrypted Client Hello (its SNI names only a front end). */
+  encryptedClientHello?: boolean;
 }
 
 export type EgressDecision =
@@ -43,7 +50,7 @@ export interface InterceptOutcome {
   error: Error | null;
 }
 
-/** One finished proxied connection. */
+/** One finished proxied connection (HTTPS) or request (HTTP). */
 export interface ProxiedConnection {
   request: EgressRequest;
   /** The address connected to, when any. */
@@ -60,39 +67,25 @@ export interface EgressProxyOptions {
   record(connection: ProxiedConnection): void;
   /** Takes over an allowed connection the decision marked `intercept` (its ClientHello in `head`). */
   intercept?(socket: net.Socket, head: Buffer, request: EgressRequest, address: string): Promise<InterceptOutcome>;
-  /** How long a client has to send its first request or ClientHello. */
+  /** How long a client has to send its first request head or ClientHello. */
   firstBytesTimeoutMs?: number;
   connectTimeoutMs?: number;
-}
-
-const MAX_HTTP_HEAD_BYTES = 16 * 1024;
-
-/** The Host of the first request head in `data`: undefined while incomplete, null when there is none. */
-export function httpHostOf(data: Buffer): string | null | undefined {
-  const end = data.indexOf('\r\n\r\n');
-  if (end === -1) return data.length >= MAX_HTTP_HEAD_BYTES ? null : undefined;
-  const lines = data.subarray(0, end).toString('latin1').split('\r\n');
-  for (const line of lines.slice(1)) {
-    const colon = line.indexOf(':');
-    if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === 'host') return line.slice(colon + 1).trim().toLowerCase() || null;
-  }
-  return null;
-}
-
-/** Splits a Host value into name or IP literal (ports are dropped: the redirect was from port 80). */
-function hostParts(host: string): { name: string | null; literalAddress: string | null } {
-  const bare = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
-  const clean = bare.replace(/\.$/, '');
-  if (net.isIP(clean)) return { name: null, literalAddress: clean };
-  return { name: /^[a-z0-9._-]{1,253}$/.test(clean) ? clean : null, literalAddress: null };
 }
 
 /** The two listeners of one VM. */
 export class EgressProxy {
   private readonly servers: net.Server[] = [];
   private readonly sockets = new Set<net.Socket>();
+  private readonly http: HttpForwarder;
 
-  constructor(private readonly options: EgressProxyOptions) {}
+  constructor(private readonly options: EgressProxyOptions) {
+    this.http = new HttpForwarder({
+      decide: options.decide,
+      record: options.record,
+      ...(options.firstBytesTimeoutMs !== undefined ? { firstBytesTimeoutMs: options.firstBytesTimeoutMs } : {}),
+      ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
+    });
+  }
 
   /** Listens on two loopback ports; resolves with them. */
   async listen(): Promise<{ httpPort: number; httpsPort: number }> {
@@ -102,18 +95,18 @@ export class EgressProxy {
   }
 
   private async serve(scheme: EgressScheme): Promise<number> {
-    const server = net.createServer((socket) => void this.handle(scheme, socket));
+    const server = net.createServer((socket) => (scheme === 'http' ? this.http.handle(socket) : void this.handleTls(socket)));
     this.servers.push(server);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     return (server.address() as net.AddressInfo).port;
   }
 
-  /** Reads until the name is known; undefined when the client went away or sent nothing usable in time. */
-  private readFirstBytes(scheme: EgressScheme, socket: net.Socket): Promise<{ head: Buffer; host: string | null } | undefined> {
+  /** Reads until the ClientHello is complete; undefined when the client went away or sent nothing usable in time. */
+  private readClientHello(socket: net.Socket): Promise<{ head: Buffer; host: string | null; encryptedClientHello: boolean } | undefined> {
     return new Promise((resolve) => {
       let head = Buffer.alloc(0);
-      const finish = (value: { head: Buffer; host: string | null } | undefined) => {
+      const finish = (value: { head: Buffer; host: string | null; encryptedClientHello: boolean } | undefined) => {
         clearTimeout(timer);
         socket.off('data', onData);
         socket.off('close', onClose);
@@ -122,32 +115,25 @@ export class EgressProxy {
       };
       const onData = (chunk: Buffer) => {
         head = Buffer.concat([head, chunk]);
-        if (scheme === 'http') {
-          const host = httpHostOf(head);
-          if (host !== undefined) finish({ head, host });
-        } else {
-          const hello = parseClientHello(head);
-          if (hello.kind === 'hello') finish({ head, host: hello.serverName });
-          else if (hello.kind === 'invalid' || head.length > MAX_CLIENT_HELLO_BYTES) finish({ head, host: null });
-        }
+        const hello = parseClientHello(head);
+        if (hello.kind === 'hello') finish({ head, host: hello.serverName, encryptedClientHello: hello.encryptedClientHello });
+        else if (hello.kind === 'invalid' || head.length > MAX_CLIENT_HELLO_BYTES) finish({ head, host: null, encryptedClientHello: false });
       };
       const onClose = () => finish(undefined);
-      const timer = setTimeout(() => finish(head.length ? { head, host: null } : undefined), this.options.firstBytesTimeoutMs ?? 10_000);
+      const timer = setTimeout(() => finish(head.length ? { head, host: null, encryptedClientHello: false } : undefined), this.options.firstBytesTimeoutMs ?? 10_000);
       socket.on('data', onData);
       socket.once('close', onClose);
     });
   }
 
-  private async handle(scheme: EgressScheme, socket: net.Socket): Promise<void> {
+  private async handleTls(socket: net.Socket): Promise<void> {
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
     socket.on('error', () => undefined);
     const startedAt = new Date();
-    const port = scheme === 'http' ? 80 : 443;
-    const first = await this.readFirstBytes(scheme, socket);
+    const first = await this.readClientHello(socket);
     if (!first) return void socket.destroy();
-    const parts = first.host ? hostParts(first.host) : { name: null, literalAddress: null };
-    const request: EgressRequest = { scheme, port, ...parts };
+    const request: EgressRequest = { scheme: 'https', port: 443, name: first.host, literalAddress: null, encryptedClientHello: first.encryptedClientHello };
     let decision: EgressDecision;
     try {
       decision = await this.options.decide(request);
@@ -156,10 +142,7 @@ export class EgressProxy {
     }
     if (!decision.allowed) {
       this.options.record({ request, address: null, verdict: 'refused', reason: decision.reason, bytesSent: 0, bytesReceived: 0, startedAt });
-      if (scheme === 'http') {
-        const body = `sandboxd: the egress policy of this VM refuses ${request.name ?? request.literalAddress ?? 'this request'} (${decision.reason})\n`;
-        socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\nx-sandboxd-egress: refused\r\n\r\n${body}`);
-      } else socket.resetAndDestroy();
+      socket.resetAndDestroy();
       return;
     }
     if (decision.intercept && this.options.intercept) {
@@ -229,6 +212,7 @@ export class EgressProxy {
 
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
+    await this.http.close();
     await Promise.all(this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
 }

@@ -1,13 +1,16 @@
 /**
  * The nftables side of egress policies: one table per server node (`egressTableName`), holding per VM a NAT chain (DNS,
  * HTTP and HTTPS redirected to that VM's resolver and proxy ports on the host's loopback), a filter chain
- * (everything else only to the addresses its DNS answers pinned or its CIDRs) and two sets. A VM's QEMU is
+ * (everything else only to its CIDRs, or to the addresses its DNS answers pinned on the ports its policy names in
+ * `allowed_ports`) and two sets. A pinned address is no grant by itself: it may be a CDN's, shared with any
+ * other name, so without `allowed_ports` it is reached only through the proxy, which checks the name. A VM's QEMU is
  * recognised by its cgroup v2 (`socket cgroupv2`), which the guest cannot change: the rules see QEMU's own
  * sockets, i.e. what slirp sends for the guest, wherever the guest sends it.
  *
  * Every change is one `nft -f` transaction, so a policy swap is atomic: no packet sees half a policy.
  */
 import { createHash } from 'node:crypto';
+import type { EgressPort } from '../../core/egress-policy.ts';
 import { runProgram } from '../../vm/qemu/exec-file.ts';
 
 /**
@@ -52,7 +55,9 @@ export interface VmRules {
   allowHttps: boolean;
   /** Canonical IPv4 CIDRs. */
   cidrs: string[];
-  /** Addresses pinned by DNS answers, with their remaining lifetime in seconds. */
+  /** Ports open on pinned addresses (`allowed_ports`); none: pins need no firewall element at all. */
+  openPorts: EgressPort[];
+  /** Addresses pinned by DNS answers, with their remaining lifetime in seconds (only needed with `openPorts`). */
   pinned: { address: string; ttlSeconds: number }[];
 }
 
@@ -69,6 +74,7 @@ function check(rules: VmRules): void {
   if (!Number.isInteger(rules.classifier.level) || rules.classifier.level < 1) throw new Error(`bad cgroup level ${rules.classifier.level}`);
   for (const port of Object.values(rules.ports)) if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad port ${port}`);
   for (const cidr of rules.cidrs) if (!/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(cidr)) throw new Error(`bad CIDR ${cidr}`);
+  for (const { port, protocol } of rules.openPorts) if (!Number.isInteger(port) || port < 1 || port > 65535 || (protocol !== 'tcp' && protocol !== 'udp')) throw new Error(`bad port ${port}/${protocol}`);
   for (const { address } of rules.pinned) if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) throw new Error(`bad address ${address}`);
 }
 
@@ -101,6 +107,8 @@ export function applyScript(table: string, rules: VmRules, all: Pick<VmRules, 'k
   const T = inet(table);
   const k = rules.key;
   const mark = `ct mark set ${EGRESS_REDIRECT_MARK}`;
+  const tcp = rules.openPorts.filter((p) => p.protocol === 'tcp').map((p) => p.port);
+  const udp = rules.openPorts.filter((p) => p.protocol === 'udp').map((p) => p.port);
   const lines = [
     `add chain ${T} n_${k}`,
     `flush chain ${T} n_${k}`,
@@ -123,8 +131,12 @@ export function applyScript(table: string, rules: VmRules, all: Pick<VmRules, 'k
     `add rule ${T} f_${k} meta nfproto ipv6 reject with icmpx admin-prohibited`,
     // 80 and 443 that were not redirected: the scheme is closed by the policy.
     `add rule ${T} f_${k} tcp dport { 80, 443 } meta nftrace set 1 reject with tcp reset`,
-    // nftrace marks the first packet of each connection for the audit log (trace-monitor.ts).
-    `add rule ${T} f_${k} ip daddr @p_${k} meta nftrace set 1 accept`,
+    // QUIC has no proxy: with HTTPS closed it is closed too, also to CIDRs, unless the policy names it.
+    ...(!rules.allowHttps && !udp.includes(443) ? [`add rule ${T} f_${k} udp dport 443 meta nftrace set 1 reject with icmpx admin-prohibited`] : []),
+    // nftrace marks the first packet of each connection for the audit log (trace-monitor.ts). A pinned address
+    // is open only on the ports the policy names: on any other, another tenant of a shared address is a SNI away.
+    ...(tcp.length ? [`add rule ${T} f_${k} ip daddr @p_${k} tcp dport { ${tcp.join(', ')} } meta nftrace set 1 accept`] : []),
+    ...(udp.length ? [`add rule ${T} f_${k} ip daddr @p_${k} udp dport { ${udp.join(', ')} } meta nftrace set 1 accept`] : []),
     `add rule ${T} f_${k} ip daddr @c_${k} meta nftrace set 1 accept`,
     `add rule ${T} f_${k} meta l4proto tcp meta nftrace set 1 reject with tcp reset`,
     `add rule ${T} f_${k} meta nftrace set 1 reject with icmpx admin-prohibited`,
@@ -171,13 +183,24 @@ export async function reapLeftovers(table: string, keep: Set<string>, remaining:
   return [...keys];
 }
 
-/** Pins addresses a DNS answer gave (or refreshes their lifetime). */
-export function pinScript(table: string, key: string, pinned: { address: string; ttlSeconds: number }[]): string {
+/**
+ * Pins addresses a DNS answer gave (or refreshes their lifetime) and unpins `dropped` (addresses no name pins any
+ * more), in one transaction.
+ */
+export function pinScript(table: string, key: string, pinned: { address: string; ttlSeconds: number }[], dropped: string[] = []): string {
   const T = inet(table);
-  for (const { address } of pinned) if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) throw new Error(`bad address ${address}`);
-  // delete-then-add refreshes the timeout of an element that is already there.
-  const elements = pinned.map((p) => `${p.address} timeout ${Math.max(1, Math.round(p.ttlSeconds))}s`).join(', ');
-  return `add element ${T} p_${key} { ${elements} }\ndelete element ${T} p_${key} { ${pinned.map((p) => p.address).join(', ')} }\nadd element ${T} p_${key} { ${elements} }\n`;
+  for (const address of [...pinned.map((p) => p.address), ...dropped]) if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) throw new Error(`bad address ${address}`);
+  const lines: string[] = [];
+  if (pinned.length) {
+    // delete-then-add refreshes the timeout of an element that is already there.
+    const elements = pinned.map((p) => `${p.address} timeout ${Math.max(1, Math.round(p.ttlSeconds))}s`).join(', ');
+    lines.push(`add element ${T} p_${key} { ${elements} }`, `delete element ${T} p_${key} { ${pinned.map((p) => p.address).join(', ')} }`, `add element ${T} p_${key} { ${elements} }`);
+  }
+  if (dropped.length) {
+    // Added first so that the delete cannot fail on an element whose timeout already removed it.
+    lines.push(`add element ${T} p_${key} { ${dropped.map((address) => `${address} timeout 1s`).join(', ')} }`, `delete element ${T} p_${key} { ${dropped.join(', ')} }`);
+  }
+  return lines.length ? `${lines.join('\n')}\n` : '';
 }
 
 /** Runs an nft script as one transaction. */

@@ -17,23 +17,46 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { pipeline, type Transform } from 'node:stream';
 import tls from 'node:tls';
+import zlib from 'node:zlib';
 import type { LeafCertificates } from './certificate-authority.ts';
+import { endToEndHeaders, responseHead } from './http-relay-headers.ts';
 
 export interface InterceptedRequest {
   /** The SNI name the guest connected to. */
   name: string;
   method: string;
-  /** Request target as the guest sent it (path and query). */
+  /** Request target in origin form (path and query; an absolute-form target for `name` is cut to its path). */
   path: string;
   /** Node's rawHeaders layout: [name, value, name, value, ...], as the guest sent them. */
   rawHeaders: string[];
+  /**
+   * Set when the request is not for `name` (its Host, or its absolute-form target, names another host): it is
+   * answered 421 and never forwarded, whatever `rewrite` returns; `rewrite` is called to record it.
+   */
+  misdirected?: string;
+}
+
+/** Masks secrets in what the upstream answers (same length, so that framing stays true). */
+export interface AnswerScrubber {
+  /** Nothing to mask: the answer passes as it is (and compressed answers are not decoded). */
+  readonly active: boolean;
+  /** A status text, header name or header value (latin1, as Node gives them) with every secret masked. */
+  text(text: string): string;
+  /** A transform masking every secret in the bytes flowing through it. */
+  stream(): Transform;
 }
 
 export interface RewrittenRequest {
   path: string;
   rawHeaders: string[];
-  /** Called once the upstream answered (status) or failed (null, with the error). */
+  /**
+   * Masks the session's secrets in the answer. When active, the upstream is asked for `Accept-Encoding:
+   * identity`, a compressed answer is decoded before it is scrubbed, and WebSocket compression is not offered.
+   */
+  scrubber?: AnswerScrubber;
+  /** Called once the upstream answered (status) or failed (null, with the error); 421 for a misdirected request. */
   done?(status: number | null, error?: Error): void;
 }
 
@@ -64,12 +87,6 @@ export interface InterceptedConnection {
   error: Error | null;
 }
 
-/**
- * Hop-by-hop headers (RFC 9110 §7.6.1, and the never-standard keep-alive and proxy-connection): they describe one
- * connection, so they are dropped on the way through, as are the headers a Connection header names.
- */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-
 /** The OpenSSL verification failures Node reports as error codes (besides the host name check). */
 const CERTIFICATE_ERRORS = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
@@ -99,20 +116,82 @@ class UpstreamTimeoutError extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
-/** Headers to send on (flat, as rawHeaders): hop-by-hop ones and `drop` removed, then what this side needs added. */
-function endToEndHeaders(rawHeaders: readonly string[], { add = [], drop = [] }: { add?: string[]; drop?: string[] } = {}): string[] {
-  const named = new Set<string>(drop);
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]!.toLowerCase() !== 'connection') continue;
-    for (const token of rawHeaders[i + 1]!.split(',')) named.add(token.trim().toLowerCase());
+/** The host of a Host header or URL authority: lower case, no port, no brackets, no trailing dot. */
+function authorityHost(authority: string): string {
+  const host = authority.startsWith('[') ? authority.slice(1, authority.indexOf(']') === -1 ? undefined : authority.indexOf(']')) : authority.replace(/:\d*$/, '');
+  return host.toLowerCase().replace(/\.$/, '');
+}
+
+/**
+ * Why a request on a connection opened for `name` (the SNI) is not for `name`, or null. A front end shared by
+ * many hosts routes on Host (or on an absolute-form target, RFC 9112 §3.2.2), so a request whose Host is another
+ * name would take the secret swapped in for `name` to that other host.
+ */
+export function misdirection(name: string, target: string, rawHeaders: readonly string[]): string | null {
+  const hosts: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === 'host') hosts.push(rawHeaders[i + 1]!);
+  if (hosts.length > 1) return 'the request has more than one Host header';
+  if (hosts.length === 1 && authorityHost(hosts[0]!.trim()) !== name) return `its Host is not ${name}`;
+  if (target.startsWith('/') || target === '*') return null;
+  const authority = /^https?:\/\/([^/?#]*)/i.exec(target)?.[1];
+  if (authority === undefined) return 'its target is neither a path nor an http(s) URL';
+  if (authority.includes('@') || authorityHost(authority) !== name) return `its target names a host other than ${name}`;
+  return null;
+}
+
+/** An absolute-form target cut to origin form (the raw path and query, unparsed); other targets as they are. */
+function originForm(target: string): string {
+  const absolute = /^https?:\/\/[^/?#]*(.*)$/is.exec(target);
+  if (!absolute) return target;
+  const rest = absolute[1]!.replace(/#.*$/s, '');
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/** Decoders for a Content-Encoding list (last applied, first undone); null when one is not known. */
+function decodersFor(contentEncoding: string): Transform[] | null {
+  const codings = contentEncoding
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  const decoders: Transform[] = [];
+  for (const coding of codings.reverse()) {
+    if (coding === 'gzip' || coding === 'x-gzip') decoders.push(zlib.createGunzip());
+    else if (coding === 'deflate') decoders.push(zlib.createInflate());
+    else if (coding === 'br') decoders.push(zlib.createBrotliDecompress());
+    else return null;
   }
-  const kept: string[] = [];
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const lower = rawHeaders[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || named.has(lower)) continue;
-    kept.push(rawHeaders[i]!, rawHeaders[i + 1]!);
+  return decoders;
+}
+
+/** Whether an answer to `method` with `status` has a body (RFC 9110 §6.4.1). */
+function hasBody(method: string, status: number): boolean {
+  return method !== 'HEAD' && status !== 204 && status !== 304 && status >= 200;
+}
+
+/** The value of the first header `name` (lower case) in rawHeaders. */
+function headerValue(rawHeaders: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) return rawHeaders[i + 1];
+  return undefined;
+}
+
+/**
+ * What of an upstream answer goes to the guest when secrets are masked: its headers (masked; the encoding and
+ * length dropped when the body is decoded) and the stages its body passes through. Null when the body is
+ * compressed in a way that cannot be decoded (it could not be checked, so it is not relayed).
+ */
+function scrubbedAnswer(scrubber: AnswerScrubber | undefined, method: string, status: number, rawHeaders: string[]): { rawHeaders: string[]; stages: Transform[] } | null {
+  if (!scrubber?.active) return { rawHeaders, stages: [] };
+  const encoding = headerValue(rawHeaders, 'content-encoding');
+  let decoders: Transform[] = [];
+  let kept = rawHeaders;
+  if (encoding !== undefined && hasBody(method, status)) {
+    const found = decodersFor(encoding);
+    if (found === null) return null;
+    decoders = found;
+    // The body is sent decoded: its coding and length are the upstream's, not the guest's.
+    if (decoders.length > 0) kept = rawHeaders.filter((_, i, all) => !['content-encoding', 'content-length'].includes(all[i - (i % 2)]!.toLowerCase()));
   }
-  return kept.concat(add);
+  return { rawHeaders: kept.map((item) => scrubber.text(item)), stages: [...decoders, scrubber.stream()] };
 }
 
 /** What the guest is told when its request could not be forwarded (no secret is ever in these messages). */
@@ -123,18 +202,16 @@ function describeUpstreamError(error: Error, name: string, address: string, port
   return `sandboxd vault: could not reach ${name} (${address}:${port}): ${error.message}`;
 }
 
-/** A raw HTTP/1.1 response head, for a socket the HTTP server has handed over (upgrades). */
-function responseHead(status: number, statusMessage: string, rawHeaders: readonly string[]): string {
-  let head = `HTTP/1.1 ${status} ${statusMessage}\r\n`;
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
-  return `${head}\r\n`;
-}
-
 /** A plain-text answer of sandboxd's own on a handed-over socket, which is then closed. */
 function endRawWithText(socket: net.Socket, status: number, statusMessage: string, text: string): void {
   const body = Buffer.from(`${text}\n`);
   socket.end(responseHead(status, statusMessage, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length), 'connection', 'close', 'x-sandboxd-vault', 'not-forwarded']) + body.toString('latin1'), 'latin1');
 }
+
+/** Headers the interceptor sets itself on the way up: the guest's are dropped. */
+const SET_UPSTREAM = ['expect', 'host'];
+/** Dropped as well when answers are scrubbed: compression the scrubber cannot see through is not asked for. */
+const SET_WHEN_SCRUBBING = ['accept-encoding', 'sec-websocket-extensions'];
 
 /** A guest connection being served. */
 interface GuestConnection {
@@ -235,14 +312,40 @@ export class TlsInterceptor {
     item.once('close', () => this.open.delete(item));
   }
 
-  /** Calls `rewrite`; null (after answering the guest) when it refused or failed. */
-  private async rewritten(connection: GuestConnection, req: http.IncomingMessage, refuse: (text: string) => void): Promise<RewrittenRequest | null> {
+  /**
+   * Calls `rewrite`; null (after answering the guest) when it refused or failed, or when the request is not for
+   * the connection's name (421 Misdirected Request: a client opens a new connection for another name).
+   */
+  private async rewritten(connection: GuestConnection, req: http.IncomingMessage, refuse: (text: string, status?: number) => void): Promise<RewrittenRequest | null> {
+    const target = req.url ?? '/';
+    const misdirected = misdirection(connection.name, target, req.rawHeaders);
+    let rewritten: RewrittenRequest;
     try {
-      return await this.options.rewrite({ name: connection.name, method: req.method ?? 'GET', path: req.url ?? '/', rawHeaders: [...req.rawHeaders] });
+      rewritten = await this.options.rewrite({
+        name: connection.name,
+        method: req.method ?? 'GET',
+        path: originForm(target),
+        rawHeaders: [...req.rawHeaders],
+        ...(misdirected ? { misdirected } : {}),
+      });
     } catch (error) {
       refuse(`sandboxd vault: the request to ${connection.name} was not forwarded: ${(error as Error).message}`);
       return null;
     }
+    if (!misdirected) return rewritten;
+    onceDone(rewritten.done)(421);
+    refuse(`sandboxd vault: this TLS connection is for ${connection.name} and ${misdirected}: the request was not forwarded (open a connection for the other name)`, 421);
+    return null;
+  }
+
+  /** The headers sent upstream: end-to-end ones, Host set to the connection's name, and what scrubbing needs. */
+  private upstreamHeaders(connection: GuestConnection, rewritten: RewrittenRequest, add: string[]): string[] {
+    const scrubbing = rewritten.scrubber?.active === true;
+    const host = connection.port === 443 ? connection.name : `${connection.name}:${connection.port}`;
+    return endToEndHeaders(rewritten.rawHeaders, {
+      drop: scrubbing ? [...SET_UPSTREAM, ...SET_WHEN_SCRUBBING] : SET_UPSTREAM,
+      add: ['Host', host, ...(scrubbing ? ['Accept-Encoding', 'identity'] : []), ...add],
+    });
   }
 
   /** The options of an upstream request to the connection's address, verified for its name. */
@@ -291,10 +394,10 @@ export class TlsInterceptor {
     const connection = this.connections.get(req.socket);
     if (!connection) return void res.destroy();
     connection.stats.requests++;
-    const refuse = (text: string) => {
+    const refuse = (text: string, status = 502) => {
       if (res.headersSent) return void res.destroy();
       const body = `${text}\n`;
-      res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-sandboxd-vault': 'not-forwarded' });
+      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-sandboxd-vault': 'not-forwarded' });
       res.end(body);
     };
     const rewritten = await this.rewritten(connection, req, refuse);
@@ -306,18 +409,29 @@ export class TlsInterceptor {
     // Node does not add chunked framing by itself for methods like GET). The guest's Expect was already answered
     // by the server (100 Continue), so it is not passed on.
     const framing = req.headers['transfer-encoding'] !== undefined ? ['Transfer-Encoding', 'chunked'] : [];
-    const headers = endToEndHeaders(rewritten.rawHeaders, { add: framing, drop: ['expect'] });
-    const upstream = this.request(connection, { ...this.upstreamOptions(connection, req.method ?? 'GET', rewritten.path, headers), agent: this.agent }, done, refuse);
+    const method = req.method ?? 'GET';
+    const headers = this.upstreamHeaders(connection, rewritten, framing);
+    const upstream = this.request(connection, { ...this.upstreamOptions(connection, method, rewritten.path, headers), agent: this.agent }, done, refuse);
     if (!upstream) return;
     this.limitConnect(upstream);
 
     upstream.on('response', (answer: http.IncomingMessage) => {
       const status = answer.statusCode ?? 502;
+      const scrubbed = scrubbedAnswer(rewritten.scrubber, method, status, endToEndHeaders(answer.rawHeaders));
+      if (!scrubbed) {
+        done(502, new Error(`the answer's Content-Encoding (${headerValue(answer.rawHeaders, 'content-encoding')}) cannot be decoded to check it for secrets`));
+        refuse(`sandboxd vault: ${connection.name} answered with a Content-Encoding sandboxd cannot decode to check it for secrets: not relayed`);
+        // Its connection cannot be reused with an unread body in it; the refusal above is already the guest's answer.
+        upstream.removeAllListeners('error').on('error', () => undefined);
+        return void upstream.destroy();
+      }
       done(status);
       res.sendDate = false; // the upstream's Date header is passed on
-      res.writeHead(status, answer.statusMessage, endToEndHeaders(answer.rawHeaders));
-      answer.pipe(res);
-      answer.on('error', () => res.destroy());
+      res.writeHead(status, rewritten.scrubber?.active ? rewritten.scrubber.text(answer.statusMessage ?? '') : answer.statusMessage, scrubbed.rawHeaders);
+      if (scrubbed.stages.length === 0) {
+        answer.pipe(res);
+        answer.on('error', () => res.destroy());
+      } else pipeline([answer, ...scrubbed.stages, res], () => undefined);
     });
     upstream.on('error', (error: Error) => {
       done(null, error);
@@ -336,13 +450,15 @@ export class TlsInterceptor {
     const connection = this.connections.get(socket);
     if (!connection) return void socket.destroy();
     connection.stats.requests++;
-    const rewritten = await this.rewritten(connection, req, (text) => endRawWithText(socket, 502, 'Bad Gateway', text));
+    const rewritten = await this.rewritten(connection, req, (text, status = 502) => endRawWithText(socket, status, status === 421 ? 'Misdirected Request' : 'Bad Gateway', text));
     if (!rewritten) return;
     const done = onceDone(rewritten.done);
     if (socket.destroyed) return done(null, new Error('the client went away before the request was sent'));
 
     const protocol = req.headers.upgrade ?? '';
-    const headers = endToEndHeaders(rewritten.rawHeaders, { add: ['Connection', 'Upgrade', 'Upgrade', protocol] });
+    const method = req.method ?? 'GET';
+    const scrubber = rewritten.scrubber?.active ? rewritten.scrubber : null;
+    const headers = this.upstreamHeaders(connection, rewritten, ['Connection', 'Upgrade', 'Upgrade', protocol]);
     // Its own connection, not the agent's: an upgraded socket never returns to a pool.
     const upstream = this.request(connection, { ...this.upstreamOptions(connection, req.method ?? 'GET', rewritten.path, headers), agent: false }, done, (text) =>
       endRawWithText(socket, 502, 'Bad Gateway', text),
@@ -351,25 +467,52 @@ export class TlsInterceptor {
     this.limitConnect(upstream);
 
     upstream.on('upgrade', (answer: http.IncomingMessage, upstreamSocket: net.Socket, upstreamHead: Buffer) => {
-      done(answer.statusCode ?? 101);
       this.track(upstreamSocket);
-      // The 101's headers (Connection, Upgrade, Sec-WebSocket-Accept) belong to the upgrade and go through as they are.
-      socket.write(responseHead(answer.statusCode ?? 101, answer.statusMessage ?? 'Switching Protocols', answer.rawHeaders));
-      if (upstreamHead.length) socket.write(upstreamHead);
+      // Compressed frames cannot be searched: an extension the guest was not allowed to offer ends the connection.
+      if (scrubber && headerValue(answer.rawHeaders, 'sec-websocket-extensions') !== undefined) {
+        done(null, new Error('the upstream accepted a WebSocket extension that was not offered'));
+        upstreamSocket.destroy();
+        return endRawWithText(socket, 502, 'Bad Gateway', `sandboxd vault: ${connection.name} turned on a WebSocket extension (compression) sandboxd did not offer: not relayed`);
+      }
+      done(answer.statusCode ?? 101);
+      // The 101's headers (Connection, Upgrade, Sec-WebSocket-Accept) belong to the upgrade and go through (masked).
+      const rawHeaders = scrubber ? answer.rawHeaders.map((item) => scrubber.text(item)) : answer.rawHeaders;
+      socket.write(responseHead(answer.statusCode ?? 101, scrubber ? scrubber.text(answer.statusMessage ?? 'Switching Protocols') : (answer.statusMessage ?? 'Switching Protocols'), rawHeaders));
       if (head.length) upstreamSocket.write(head);
       upstreamSocket.on('error', () => socket.destroy());
       socket.on('error', () => upstreamSocket.destroy());
-      upstreamSocket.once('close', () => socket.destroy());
       socket.once('close', () => upstreamSocket.destroy());
       socket.pipe(upstreamSocket);
-      upstreamSocket.pipe(socket);
+      // Server-to-guest bytes are masked in place (the same length keeps WebSocket frame lengths true). The
+      // bytes the scrubber holds back are flushed when the upstream closes: the guest's side is then ended, not cut.
+      const toGuest = scrubber ? scrubber.stream() : null;
+      if (toGuest) {
+        toGuest.on('error', () => socket.destroy());
+        if (upstreamHead.length) toGuest.write(upstreamHead);
+        upstreamSocket.once('close', () => toGuest.end());
+        upstreamSocket.pipe(toGuest).pipe(socket);
+      } else {
+        upstreamSocket.once('close', () => socket.destroy());
+        if (upstreamHead.length) socket.write(upstreamHead);
+        upstreamSocket.pipe(socket);
+      }
     });
     // The server declined the upgrade: its answer is relayed and the connection closed (it cannot carry more).
     upstream.on('response', (answer: http.IncomingMessage) => {
-      done(answer.statusCode ?? 502);
-      socket.write(responseHead(answer.statusCode ?? 502, answer.statusMessage ?? '', endToEndHeaders(answer.rawHeaders, { add: ['Connection', 'close'] })));
-      answer.pipe(socket);
-      answer.on('error', () => socket.destroy());
+      const status = answer.statusCode ?? 502;
+      const scrubbed = scrubbedAnswer(rewritten.scrubber, method, status, endToEndHeaders(answer.rawHeaders, { add: ['Connection', 'close'] }));
+      if (!scrubbed) {
+        done(502, new Error(`the answer's Content-Encoding (${headerValue(answer.rawHeaders, 'content-encoding')}) cannot be decoded to check it for secrets`));
+        endRawWithText(socket, 502, 'Bad Gateway', `sandboxd vault: ${connection.name} answered with a Content-Encoding sandboxd cannot decode to check it for secrets: not relayed`);
+        upstream.removeAllListeners('error').on('error', () => undefined);
+        return void upstream.destroy();
+      }
+      done(status);
+      socket.write(responseHead(status, scrubber ? scrubber.text(answer.statusMessage ?? '') : (answer.statusMessage ?? ''), scrubbed.rawHeaders));
+      if (scrubbed.stages.length === 0) {
+        answer.pipe(socket);
+        answer.on('error', () => socket.destroy());
+      } else pipeline([answer, ...scrubbed.stages, socket], () => undefined);
     });
     upstream.on('error', (error: Error) => {
       done(null, error);

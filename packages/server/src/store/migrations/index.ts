@@ -22,6 +22,9 @@ import * as m0015 from './0015-ssh-keys.ts';
 import * as m0016 from './0016-lifecycle-hooks.ts';
 import * as m0017 from './0017-egress.ts';
 import * as m0018 from './0018-vaults.ts';
+import * as m0019 from './0019-console-sessions.ts';
+import * as m0020 from './0020-vault-injection.ts';
+import * as m0021 from './0021-custom-domain-reverify.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -47,6 +50,9 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0016-lifecycle-hooks': m0016,
   '0017-egress': m0017,
   '0018-vaults': m0018,
+  '0019-console-sessions': m0019,
+  '0020-vault-injection': m0020,
+  '0021-custom-domain-reverify': m0021,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

@@ -7,6 +7,7 @@ import type { EventEmitter } from 'node:events';
 import type { AcceleratorRequest, AgentProbe, HostReport, VmDriverEvents } from '../vm-driver.ts';
 import type { CgroupManager } from './cgroup.ts';
 import type { LiveVm } from './live-vm.ts';
+import type { NetworkGuardMonitor } from './network-guard.ts';
 import type { SystemUser } from './vm-user.ts';
 
 /** Options of `QemuDriver`; the caller fills them from its configuration (the driver reads no env). */
@@ -41,9 +42,19 @@ export interface QemuDriverOptions<C = void> {
   /** The nftables guard against guests reaching the host (default on when QEMU runs as `vmUser`). */
   networkGuard?: {
     enabled?: boolean;
+    /**
+     * Refuse to start VMs with user networking while the guard is not active (default true: it fails closed).
+     * false only where the operator accepts guests that reach the host's loopback and private networks.
+     */
+    required?: boolean;
+    /** How often the guard is re-checked (and re-installed when a firewall reload removed it); default 10 s. */
+    recheckIntervalMs?: number;
     dnsServers?: string[];
     blockedIpv4?: string[];
     blockedIpv6?: string[];
+    nftBinary?: string;
+    /** The guard's nftables table (default `sandboxd_guard`). */
+    table?: string;
   };
   /** QEMU's seccomp filter (default on). */
   seccomp?: boolean;
@@ -71,6 +82,8 @@ export interface PreparedHost {
   cgroups: CgroupManager | null;
   /** The most CPU one VM may use, in CPUs (host CPUs − the reserve); a VM gets the lesser of this and its vCPUs. */
   vmCpuCeiling: number;
+  /** Watches the network guard (null when there is none to watch: disabled, or no VM user). */
+  guard: NetworkGuardMonitor | null;
 }
 
 /** The driver's shared state, handed to each step. */

@@ -15,6 +15,8 @@ export function runProgram(program: string, args: string[], options: { input?: s
         reject(new Error(`${program} ${args.join(' ')}: ${detail}`, { cause: error }));
       } else resolve({ stdout, stderr });
     });
+    // A program that exits without reading its input (a missing or broken binary) must fail the call, not the process.
+    child.stdin?.on('error', () => undefined);
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }

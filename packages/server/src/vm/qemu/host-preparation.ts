@@ -11,7 +11,7 @@ import { detectCgroups, type CgroupManager } from './cgroup.ts';
 import { seccompPolicy, snapshotCompatibilityKey } from './command-line.ts';
 import type { DriverContext, PreparedHost } from './driver-context.ts';
 import { runProgram } from './exec-file.ts';
-import { installNetworkGuard } from './network-guard.ts';
+import { installNetworkGuard, NetworkGuardMonitor } from './network-guard.ts';
 import { DEFAULT_VM_USER, ensureVmUser, type SystemUser } from './vm-user.ts';
 
 /**
@@ -74,16 +74,31 @@ export async function prepareHost<C>(ctx: DriverContext<C>, image: GuestImageFil
   if (!resourceLimits.active) ctx.warn('RESOURCE_LIMITS_UNAVAILABLE', `VMs run without CPU/memory limits: ${resourceLimits.detail}`);
 
   let networkGuard: HostReport['networkGuard'];
-  if (options.networkGuard?.enabled === false) networkGuard = { active: false, detail: 'disabled by configuration' };
-  else if (!vmUser) networkGuard = { active: false, detail: 'needs QEMU to run as its own user (vmUser)' };
-  else networkGuard = await installNetworkGuard({ uid: vmUser.uid, ...options.networkGuard });
-  if (!networkGuard.active) ctx.warn('NETWORK_GUARD_INACTIVE', `guests with user networking can reach the host's loopback: ${networkGuard.detail}`);
+  let guard: NetworkGuardMonitor | null = null;
+  const { enabled, required, recheckIntervalMs, ...guardSettings } = options.networkGuard ?? {};
+  // Without the guard a guest reaches the host's loopback (the API, the database) and private networks.
+  const consequence = required === false ? "guests with user networking can reach the host's loopback" : 'VMs with user networking will not start';
+  if (enabled === false) networkGuard = { active: false, detail: 'disabled by configuration' };
+  else if (!vmUser) networkGuard = { active: false, detail: 'needs QEMU to run as its own user (vmUser), which needs root' };
+  else {
+    const guardOptions = { uid: vmUser.uid, ...guardSettings };
+    networkGuard = await installNetworkGuard(guardOptions);
+    guard = new NetworkGuardMonitor(
+      guardOptions,
+      networkGuard,
+      (status) => (status.active ? ctx.warn('NETWORK_GUARD_RESTORED', `the network guard is active again: ${status.detail}`) : ctx.warn('NETWORK_GUARD_INACTIVE', `${consequence}: ${status.detail}`)),
+      recheckIntervalMs,
+    );
+    guard.start();
+  }
+  if (!networkGuard.active) ctx.warn('NETWORK_GUARD_INACTIVE', `${consequence}: ${networkGuard.detail}`);
 
   return {
     qemuVersion,
     vmUser,
     cgroups,
     vmCpuCeiling,
+    guard,
     report: {
       accelerator: verdict.accelerator,
       acceleratorFallbackReason: verdict.fallbackReason,

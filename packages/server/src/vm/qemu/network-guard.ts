@@ -8,6 +8,9 @@
  * to private, link-local and multicast ranges. DNS to the host's resolvers stays allowed (slirp forwards the
  * guest's DNS to them, and they are often on a private address). Public destinations stay reachable.
  * A VM under a restricted egress policy (`net/egress/`) is narrowed further by a table of its own.
+ *
+ * The guard fails closed: a VM with user networking does not start while it is not active (`assertGuarded`),
+ * and `NetworkGuardMonitor` re-checks it periodically, re-installing a table a firewall reload flushed.
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
@@ -29,6 +32,8 @@ export interface NetworkGuardOptions {
   blockedIpv4?: string[];
   blockedIpv6?: string[];
   nftBinary?: string;
+  /** The table's name (default `GUARD_TABLE`; tests use their own). */
+  table?: string;
 }
 
 export interface NetworkGuardStatus {
@@ -48,7 +53,9 @@ export async function hostDnsServers(path = '/etc/resolv.conf'): Promise<string[
 }
 
 /** The ruleset, as `nft -f` input that atomically replaces the guard's table (idempotent). */
-export function guardRuleset(options: Required<Pick<NetworkGuardOptions, 'uid' | 'dnsServers' | 'blockedIpv4' | 'blockedIpv6'>>): string {
+export function guardRuleset(options: Required<Pick<NetworkGuardOptions, 'uid' | 'dnsServers' | 'blockedIpv4' | 'blockedIpv6'>> & { table?: string }): string {
+  const table = options.table ?? GUARD_TABLE;
+  if (!/^\w+$/.test(table)) throw new Error(`bad table name ${JSON.stringify(table)}`);
   for (const cidr of [...options.dnsServers, ...options.blockedIpv4, ...options.blockedIpv6]) {
     if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(cidr)) throw new Error(`not an address or CIDR: ${JSON.stringify(cidr)}`);
   }
@@ -56,9 +63,9 @@ export function guardRuleset(options: Required<Pick<NetworkGuardOptions, 'uid' |
   const dns4 = options.dnsServers.filter((a) => isIP(a) === 4);
   const dns6 = options.dnsServers.filter((a) => isIP(a) === 6);
   const lines = [
-    `table inet ${GUARD_TABLE}`,
-    `delete table inet ${GUARD_TABLE}`,
-    `table inet ${GUARD_TABLE} {`,
+    `table inet ${table}`,
+    `delete table inet ${table}`,
+    `table inet ${table} {`,
     '  chain output {',
     '    type filter hook output priority filter; policy accept;',
     `    meta skuid ${options.uid} jump vm_egress`,
@@ -95,22 +102,71 @@ export async function installNetworkGuard(options: NetworkGuardOptions): Promise
       dnsServers: options.dnsServers ?? (await hostDnsServers()),
       blockedIpv4: options.blockedIpv4 ?? DEFAULT_BLOCKED_IPV4,
       blockedIpv6: options.blockedIpv6 ?? DEFAULT_BLOCKED_IPV6,
+      ...(options.table ? { table: options.table } : {}),
     });
     await runProgram(nft, ['-f', '-'], { input: ruleset });
   } catch (error) {
     return { active: false, detail: `could not install the nftables guard: ${(error as Error).message}` };
   }
-  return networkGuardStatus(options.uid, nft);
+  return networkGuardStatus(options.uid, nft, options.table);
 }
 
 /** Whether the guard's table is loaded and matches `uid`. */
-export async function networkGuardStatus(uid: number, nft = 'nft'): Promise<NetworkGuardStatus> {
+export async function networkGuardStatus(uid: number, nft = 'nft', table = GUARD_TABLE): Promise<NetworkGuardStatus> {
   try {
-    const { stdout } = await runProgram(nft, ['-n', 'list', 'table', 'inet', GUARD_TABLE]);
-    if (!stdout.includes(`meta skuid ${uid} jump vm_egress`)) return { active: false, detail: `nftables table inet ${GUARD_TABLE} exists but does not match uid ${uid}` };
-    return { active: true, detail: `nftables table inet ${GUARD_TABLE} rejects uid ${uid}'s traffic to the host and to private ranges` };
+    const { stdout } = await runProgram(nft, ['-n', 'list', 'table', 'inet', table]);
+    if (!stdout.includes(`meta skuid ${uid} jump vm_egress`)) return { active: false, detail: `nftables table inet ${table} exists but does not match uid ${uid}` };
+    return { active: true, detail: `nftables table inet ${table} rejects uid ${uid}'s traffic to the host and to private ranges` };
   } catch (error) {
-    return { active: false, detail: `nftables table inet ${GUARD_TABLE} is not loaded: ${(error as Error).message}` };
+    return { active: false, detail: `nftables table inet ${table} is not loaded: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * Keeps the guard's status current while the driver runs: re-checks it every `intervalMs` (the table can vanish
+ * under a running server: `nft flush ruleset`, a firewall service reloading its own rules) and re-installs it
+ * when it is gone. `onChange` hears every change of `active`.
+ */
+export class NetworkGuardMonitor {
+  private current: NetworkGuardStatus;
+  private timer: NodeJS.Timeout | null = null;
+  private checking: Promise<NetworkGuardStatus> | null = null;
+
+  constructor(
+    private readonly options: NetworkGuardOptions,
+    initial: NetworkGuardStatus,
+    private readonly onChange: (status: NetworkGuardStatus) => void = () => undefined,
+    private readonly intervalMs = 10_000,
+  ) {
+    this.current = initial;
+  }
+
+  /** The status found by the last check. */
+  get status(): NetworkGuardStatus {
+    return this.current;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.check(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Checks the table now, re-installing it when it is gone; resolves with the status after that. */
+  check(): Promise<NetworkGuardStatus> {
+    this.checking ??= (async () => {
+      let status = await networkGuardStatus(this.options.uid, this.options.nftBinary, this.options.table);
+      if (!status.active) status = await installNetworkGuard(this.options);
+      if (status.active !== this.current.active) this.onChange(status);
+      this.current = status;
+      return status;
+    })().finally(() => (this.checking = null));
+    return this.checking;
   }
 }
 

@@ -19,6 +19,7 @@ import {
   type CaptureSnapshotRequest,
   type GuestImageFiles,
   type HostReport,
+  type NetworkMode,
   type RecoverRequest,
   type RecoveryReport,
   type RestoreVmRequest,
@@ -97,6 +98,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       throw new VmError('VM_INVALID_REQUEST', "a snapshot source boots with network 'none'; its restores choose their own network");
     }
     const prepared = await this.ensurePrepared(request.image);
+    await this.assertGuarded(request.network, prepared);
     const accelerator = prepared.report.accelerator;
     const timeoutMs = request.timeoutMs ?? this.ctx.options.bootTimeoutMs ?? (accelerator === 'kvm' ? 30_000 : 180_000);
     const machine: QemuMachine = {
@@ -154,6 +156,7 @@ export class QemuDriver<C = void> implements VmDriver<C> {
     if (manifest.network && manifest.network !== request.network) {
       throw new VmError('VM_INVALID_REQUEST', `snapshot ${request.snapshotDir} holds the state of a '${manifest.network}' network: restore it with that network, not '${request.network}'`);
     }
+    await this.assertGuarded(request.network, prepared);
     const volumes = await checkVolumes(request.volumes ?? [], prepared.vmUser);
     const accelerator = machine.accelerator;
     const timeoutMs = request.timeoutMs ?? this.ctx.options.restoreTimeoutMs ?? (accelerator === 'kvm' ? 15_000 : 60_000);
@@ -170,10 +173,20 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       volumes,
       memoryFile: { path: files.memoryPath, shared: false },
       incomingStatePath: files.statePath,
+      ...(request.beforeRun ? { beforeRun: request.beforeRun } : {}),
+      linkDown: request.linkDown === true,
       timeoutMs,
       signal: request.signal,
       prepared,
     });
+  }
+
+  async setLink(vmId: string, up: boolean): Promise<void> {
+    const vm = this.live.get(vmId);
+    if (!vm || vm.state === 'consumed') throw new VmError('VM_NOT_FOUND', `no live VM ${vmId}`);
+    if (vm.info.network !== 'user') return;
+    if (!vm.qmp) throw new VmError('VM_BAD_STATE', `VM ${vmId} has no QMP connection: its link cannot change`);
+    await vm.qmp.execute('set_link', { name: 'nic0', up });
   }
 
   async saveSnapshot(request: SaveSnapshotRequest): Promise<SnapshotInfo> {
@@ -257,6 +270,21 @@ export class QemuDriver<C = void> implements VmDriver<C> {
   }
 
   // --- internals -------------------------------------------------------------------------------------
+
+  /**
+   * A guest with user networking starts only behind an active network guard (checked now, re-installed if a
+   * firewall reload removed it), unless `networkGuard.required` is false.
+   */
+  private async assertGuarded(network: NetworkMode, prepared: PreparedHost): Promise<void> {
+    if (network !== 'user' || this.ctx.options.networkGuard?.required === false) return;
+    const status = prepared.guard ? await prepared.guard.check() : prepared.report.networkGuard;
+    if (!status.active) {
+      throw new VmError(
+        'VM_NETWORK_UNGUARDED',
+        `VMs with user networking do not start without the host's network guard, which keeps guests off the host's loopback and private networks: ${status.detail}`,
+      );
+    }
+  }
 
   private async ensurePrepared(image: GuestImageFiles): Promise<PreparedHost> {
     await this.prepare(image);

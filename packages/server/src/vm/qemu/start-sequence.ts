@@ -58,6 +58,10 @@ export interface StartParams {
   memoryFile: { path: string; shared: boolean } | undefined;
   /** A restore's device state, given to QEMU as fd 3. */
   incomingStatePath?: string;
+  /** Runs after QEMU is in its cgroups and before the device state is loaded and the guest runs (`RestoreVmRequest.beforeRun`). */
+  beforeRun?: (cgroupPaths: string[]) => Promise<void>;
+  /** A restore leaves the guest's link down (`RestoreVmRequest.linkDown`). */
+  linkDown?: boolean;
   /** Wait for an incoming migration on a socket (a capture's receiving QEMU); see `capture.ts`. */
   receiving?: boolean;
   /**
@@ -265,6 +269,13 @@ async function bringUp<C>(ctx: DriverContext<C>, params: StartParams, { vm, chil
       emitStage('spawn');
       if (params.incomingStatePath) {
         stage = 'restore';
+        // QEMU runs paused in its cgroups, nothing of the guest (nor of its network stack) is loaded yet: what
+        // the caller puts in place for those cgroups (egress rules) holds from the guest's first instruction.
+        if (params.beforeRun) {
+          await params.beforeRun(vm.cgroupPaths).catch((error: Error) => {
+            throw new Error(`preparing the VM's network before it runs failed: ${error.message}`, { cause: error });
+          });
+        }
         // Probe the agent while the guest is still paused: the probe's first hello waits in the socket and
         // reaches the agent as soon as the guest runs, instead of after one of the probe's retry back-offs.
         const agentUp = startProbe().then(
@@ -279,10 +290,13 @@ async function bringUp<C>(ctx: DriverContext<C>, params: StartParams, { vm, chil
         // Before `cont`: the guest's first look at a volume must already see its size (the resize interrupt is
         // pending when its vCPUs run).
         await announceVolumeSizes(qmp, params.volumes);
+        // Down whatever state the snapshot saved it in: QEMU drops the guest's frames until `setLink` raises it.
+        if (params.network === 'user' && params.linkDown) await qmp.execute('set_link', { name: 'nic0', up: false });
         await qmp.execute('cont');
         emitStage('restore');
-        // The NIC was saved without a backend (link down); tell the guest the link is up now.
-        if (params.network === 'user') await qmp.execute('set_link', { name: 'nic0', up: true });
+        // The NIC was saved without a backend (link down); tell the guest the link is up now, unless the caller
+        // raises it later (`linkDown`: QEMU drops what the guest sends while it is down).
+        if (params.network === 'user' && !params.linkDown) await qmp.execute('set_link', { name: 'nic0', up: true });
         stage = 'agent';
         // Always set the balloon: the snapshot may have been saved with part of its RAM in it.
         const memoryDone = resizeGuestMemory(qmp, guestMemoryMb(params), Math.max(1, deadline - Date.now())).then(

@@ -26,15 +26,16 @@ export async function lookupUser(name: string): Promise<SystemUser | undefined> 
 }
 
 /**
- * Returns the VM user, creating it (a system user with its own group, no home and no login shell) when it
- * does not exist. Creating needs root.
+ * Returns the VM user (or another unprivileged system user of sandboxd's, such as the template pulls' user),
+ * creating it (a system user with its own group, no home and no login shell) when it does not exist. Creating
+ * needs root.
  */
-export async function ensureVmUser(name: string = DEFAULT_VM_USER): Promise<SystemUser> {
+export async function ensureVmUser(name: string = DEFAULT_VM_USER, comment = 'sandboxd microVMs'): Promise<SystemUser> {
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(name)) throw new Error(`invalid user name ${JSON.stringify(name)}`);
   const existing = await lookupUser(name);
   if (existing) return existing;
   try {
-    await runProgram('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', 'sandboxd microVMs', name]);
+    await runProgram('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', comment, name]);
   } catch (error) {
     // Another server process may have created it at the same moment.
     const raced = await lookupUser(name);

@@ -16,8 +16,13 @@ def egress_policy_body(
     allow_https: Optional[bool] = None,
     allowed_domains: Optional[List[str]] = None,
     allowed_cidrs: Optional[List[str]] = None,
+    allowed_ports: Optional[List[str]] = None,
 ) -> Dict[str, Any]:
-    """The request body; omitted fields: ``allow_http``/``allow_https`` true, the rest false or empty."""
+    """The request body; omitted fields: ``allow_http``/``allow_https`` true, the rest false or empty.
+
+    ``allowed_ports`` (``["22/tcp", "443/udp"]``) opens more ports than HTTP and HTTPS on the addresses of
+    allowed names; ``allowed_cidrs`` are open on every port.
+    """
     body: Dict[str, Any] = {}
     for key, value in (
         ("allow_package_managers", allow_package_managers),
@@ -25,6 +30,7 @@ def egress_policy_body(
         ("allow_https", allow_https),
         ("allowed_domains", allowed_domains),
         ("allowed_cidrs", allowed_cidrs),
+        ("allowed_ports", allowed_ports),
     ):
         if value is not None:
             body[key] = value
@@ -48,6 +54,7 @@ class Egress:
         allow_https: Optional[bool] = None,
         allowed_domains: Optional[List[str]] = None,
         allowed_cidrs: Optional[List[str]] = None,
+        allowed_ports: Optional[List[str]] = None,
     ) -> EgressPolicy:
         """Replaces a VM's policy; the running VM follows it within a second."""
         return self._transport.request(
@@ -60,6 +67,7 @@ class Egress:
                 allow_https=allow_https,
                 allowed_domains=allowed_domains,
                 allowed_cidrs=allowed_cidrs,
+                allowed_ports=allowed_ports,
             ),
         )
 
@@ -77,6 +85,7 @@ class Egress:
         allow_https: Optional[bool] = None,
         allowed_domains: Optional[List[str]] = None,
         allowed_cidrs: Optional[List[str]] = None,
+        allowed_ports: Optional[List[str]] = None,
     ) -> EgressPolicy:
         """Replaces a session's policy: its running VM follows it (``updated_vm_ids``), its next VMs start with it."""
         return self._transport.request(
@@ -89,6 +98,7 @@ class Egress:
                 allow_https=allow_https,
                 allowed_domains=allowed_domains,
                 allowed_cidrs=allowed_cidrs,
+                allowed_ports=allowed_ports,
             ),
         )
 

@@ -1,20 +1,28 @@
 # Generated from sandboxd/_async/resources/vaults.py by scripts/unasync.py: do not edit.
 """Vaults of the caller: secrets that VMs use without ever holding them. A session or VM started with
 ``vault_ids`` sees each secret as an environment variable holding a placeholder, which the server swaps for the
-value only in HTTPS requests to the secret's ``allowed_hosts``. Values go to the server and are never returned;
-every use is in the vault's request log."""
+value only at the secret's injection point (``inject``: ``Authorization: Bearer`` by default) in HTTPS requests
+to the secret's ``allowed_hosts``. Values go to the server and are never returned (the server masks them in what
+the hosts answer); every use is in the vault's request log."""
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from ...models import Vault, VaultRequestLogList, VaultSecret, VaultSecretInput
+from ...models import Vault, VaultRequestLogList, VaultSecret, VaultSecretInjection, VaultSecretInput
 from ..._http import MISSING
 from ..transport import Transport
 
 
 def _secret(secret: VaultSecretInput) -> Dict[str, Any]:
-    return {"name": secret["name"], "value": secret["value"], "allowed_hosts": list(secret["allowed_hosts"])}
+    body: Dict[str, Any] = {
+        "name": secret["name"],
+        "value": secret["value"],
+        "allowed_hosts": list(secret["allowed_hosts"]),
+    }
+    if "inject" in secret:
+        body["inject"] = dict(secret["inject"])
+    return body
 
 
 class Vaults:
@@ -32,8 +40,11 @@ class Vaults:
 
         ``secrets``: ``[{"name": "OPENAI_API_KEY", "value": "sk-…", "allowed_hosts": ["api.openai.com"]}]``;
         ``name`` is the environment variable VMs see the placeholder in, ``allowed_hosts`` the hosts the value
-        may be sent to over HTTPS (``api.example.com``, or ``*.example.com`` for its subdomains). The answer lists
-        names and hosts, never values.
+        may be sent to over HTTPS (``api.example.com``, or ``*.example.com`` for its subdomains), ``inject``
+        (optional) where in a request the value may go: ``{"type": "bearer"}`` (the default, ``Authorization:
+        Bearer``), ``{"type": "basic"}`` (the user or password of Basic credentials) or ``{"type": "header",
+        "name": "X-Api-Key", "prefix": ""}`` (GitHub: name ``Authorization``, prefix ``"token "``). The answer
+        lists names, hosts and injection points, never values.
         """
         body: Dict[str, Any] = {"name": name}
         if description is not MISSING:
@@ -66,14 +77,26 @@ class Vaults:
             "DELETE", "/v1/vaults/{vault_id}", params={"vault_id": vault_id}, response_type="none"
         )
 
-    def set_secret(self, vault_id: str, name: str, *, value: str, allowed_hosts: Sequence[str]) -> VaultSecret:
-        """Adds a secret, or replaces the value and hosts of one: a new value reaches running VMs at their next
-        request; a new secret is seen by sessions that attach the vault from now on."""
+    def set_secret(
+        self,
+        vault_id: str,
+        name: str,
+        *,
+        value: str,
+        allowed_hosts: Sequence[str],
+        inject: Optional[VaultSecretInjection] = None,
+    ) -> VaultSecret:
+        """Adds a secret, or replaces the value and hosts (and, given ``inject``, the injection point) of one: a
+        new value reaches running VMs at their next request; a new secret is seen by sessions that attach the
+        vault from now on. Without ``inject`` an existing secret keeps its own, a new one gets ``bearer``."""
+        body: Dict[str, Any] = {"value": value, "allowed_hosts": list(allowed_hosts)}
+        if inject is not None:
+            body["inject"] = dict(inject)
         return self._transport.request(
             "PUT",
             "/v1/vaults/{vault_id}/secrets/{name}",
             params={"vault_id": vault_id, "name": name},
-            json={"value": value, "allowed_hosts": list(allowed_hosts)},
+            json=body,
         )
 
     def delete_secret(self, vault_id: str, name: str) -> None:

@@ -1,4 +1,4 @@
-/** DELETE /v1/api-keys/{item_id}: the key stops working at once. */
+/** DELETE /v1/api-keys/{item_id}: the key stops working at once, and so do the console sessions signed in with it. */
 import { Type } from 'typebox';
 import { auditActorOf } from '../../audit-context.ts';
 import { principalOf } from '../../authentication.ts';
@@ -13,6 +13,7 @@ export function registerDeleteApiKey(app: App, { services, requireAuth }: RouteC
       schema: {
         tags: ['api-keys'],
         summary: 'Delete one of your API keys',
+        description: 'The key stops working at once, and so do the web console sessions that were signed in with it.',
         security: BEARER_OR_API_KEY,
         params: ItemIdParams,
         response: authedResponses(

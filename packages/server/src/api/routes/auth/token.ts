@@ -27,10 +27,12 @@ export function registerTokenRoute(app: App, { services }: RouteContext): void {
       schema: {
         tags: ['auth'],
         summary: 'Sign in with a username and password (OAuth2 password flow)',
-        description: 'Form-encoded (application/x-www-form-urlencoded) as OAuth2 prescribes; JSON is accepted too.',
+        description:
+          'Form-encoded (application/x-www-form-urlencoded) as OAuth2 prescribes; JSON is accepted too. The token is a short-lived signed bearer token (SANDBOXD_ACCESS_TOKEN_TTL_SECONDS). ' +
+          'Failed sign-ins are counted per username and per source address (shared with POST /v1/auth/session): past the limit this answers 429 RATE_LIMITED with Retry-After, even with the right password.',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenRequest,
-        response: publicResponses({ 200: TokenResponse }, { 401: 'Wrong username or password' }),
+        response: publicResponses({ 200: TokenResponse }, { 401: 'Wrong username or password', 429: 'Too many failed sign-ins for this username or from this address (Retry-After)' }),
       },
     },
     async (request) => {

@@ -1,7 +1,7 @@
 /**
  * GET and POST /cli-auth: the page where a user signs in and approves (or denies) a command-line login.
  * Not part of the API document. The form posts the username and password to this same path; the server
- * signs in (audited like POST /v1/auth/token), then decides as that user.
+ * signs in (audited and throttled like POST /v1/auth/token), then decides as that user.
  *
  * CSRF: every GET renders a fresh random token into the form and into a `SameSite=Strict`, `HttpOnly`
  * cookie scoped to this path; a POST must bring both, equal. Browsers that send `Origin` or
@@ -92,9 +92,12 @@ export function registerCliAuthPage(app: App, { services }: RouteContext): void 
 
     let principal;
     try {
-      const { token } = await services.signIn.signIn(username, field('password'), clientInfoOf(request));
-      principal = await services.authenticator.authenticate(token, 'bearer');
+      principal = await services.signIn.checkPassword(username, field('password'), clientInfoOf(request));
     } catch (error) {
+      if (error instanceof AppError && error.code === 'RATE_LIMITED') {
+        const page = { userCode, login, username, error: `Too many failed sign-ins for this username or from this address: try again in ${String(error.fields.retry_after)} seconds.` };
+        return sendPage(request, reply.headers(error.headers), 429, page);
+      }
       if (!(error instanceof AppError && error.statusCode === 401)) throw error;
       return sendPage(request, reply, 401, { userCode, login, username, error: 'Incorrect username or password.' });
     }
@@ -102,7 +105,7 @@ export function registerCliAuthPage(app: App, { services }: RouteContext): void 
     const decision = field('decision') === 'deny' ? 'deny' : 'approve';
     try {
       const decided = await services.cliAuth.decide(
-        { userId: principal.userId, username: principal.username, via: 'password', apiKeyId: null, ...clientInfoOf(request) },
+        { userId: principal.id, username: principal.username, via: 'password', apiKeyId: null, ...clientInfoOf(request) },
         userCode,
         decision,
       );

@@ -6,7 +6,7 @@ import { StringEnum } from '../../schemas/common.ts';
 export const ViewerUrlResponse = Type.Object(
   {
     session_id: Type.String(),
-    viewer_url: Type.String({ description: 'The noVNC page of the desktop, served from the VM through the preview proxy; opens in any browser without other credentials while it is valid' }),
+    viewer_url: Type.String({ description: "sandboxd's own noVNC viewer page for the desktop (nothing of the VM's is served to it), its VNC token in the fragment (`#token=…`); opens in any browser without other credentials while it is valid" }),
     websocket_url: Type.String({ description: 'The VNC WebSocket (RFB over binary frames) the page connects to, for other VNC clients' }),
     view_only: Type.Boolean({ description: 'Input from this viewer is dropped by the server (not only hidden by the page)' }),
     expires_at: Type.String({ format: 'date-time', description: 'Both URLs stop working then; a viewer connected by then stays connected' }),

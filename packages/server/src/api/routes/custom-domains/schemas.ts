@@ -45,10 +45,11 @@ export const CustomDomainRecord = Type.Object(
     domain: Type.String({ description: 'Lower case, without a trailing dot' }),
     status: StringEnum(CUSTOM_DOMAIN_STATUSES, {
       description:
-        'pending: waiting for the TXT record (checked by POST …/verify and every SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served, until the claim is deleted; failed: final, see failure_reason and last_error',
+        'pending: waiting for the TXT record (checked by POST …/verify and every SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served while the record stays (re-checked every SANDBOXD_CUSTOM_DOMAIN_REVERIFY_SECONDS), until the claim is deleted; failed: final, see failure_reason and last_error',
     }),
     failure_reason: Type.Union([StringEnum(CUSTOM_DOMAIN_FAILURE_REASONS), Type.Null()], {
-      description: 'Why a claim failed: expired (not verified in time) or verified_elsewhere (another account verified the domain first); null unless failed',
+      description:
+        'Why a claim failed: expired (not verified in time), verified_elsewhere (another account verified the domain first) or record_missing (a verified domain\'s TXT record was not found at SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES re-checks in a row; it is no longer served); null unless failed',
     }),
     share_id: Type.Union([Type.String(), Type.Null()], { description: 'The share it is served like; null when it maps session_id and port directly' }),
     session_id: Type.String(),
@@ -71,8 +72,12 @@ export const CustomDomainRecord = Type.Object(
     expires_at: Type.Union([DateTime, Type.Null()], { description: 'A pending claim not verified by then fails (expired); null once verified or failed' }),
     verified_at: DateTimeOrNull,
     last_checked_at: Type.Union([DateTime, Type.Null()], { description: 'When DNS was last asked for the record' }),
-    last_error: Type.Union([Type.String(), Type.Null()], { description: 'What the last check found wrong (or why the claim failed); null after a successful check' }),
-    next_check_at: Type.Union([DateTime, Type.Null()], { description: 'When the background checker looks next; null unless pending' }),
+    last_error: Type.Union([Type.String(), Type.Null()], {
+      description: 'What the last check or re-check found wrong (or why the claim failed); null after a successful one',
+    }),
+    next_check_at: Type.Union([DateTime, Type.Null()], {
+      description: "When the background checker looks next: a pending claim's next check, a verified one's next re-check of its record; null once failed",
+    }),
   },
   { $id: 'CustomDomain', title: 'CustomDomain' },
 );

@@ -1,7 +1,6 @@
 /** Egress policy and egress log records, and their mapping from the core's shapes. */
 import { Type, type Static } from 'typebox';
-import type { EgressPolicy } from '../../../core/egress-policy.ts';
-import { MAX_EGRESS_CIDRS, MAX_EGRESS_DOMAINS } from '../../../core/egress-policy.ts';
+import { MAX_EGRESS_CIDRS, MAX_EGRESS_DOMAINS, MAX_EGRESS_PORTS, type EgressPolicyInput as CorePolicyInput } from '../../../core/egress-policy.ts';
 import type { EgressPolicyView } from '../../../core/egress.ts';
 import type { EgressLogRow } from '../../../store/egress-store.ts';
 import { StringEnum } from '../../schemas/common.ts';
@@ -13,19 +12,28 @@ export const EgressPolicyInput = Type.Object(
   {
     allow_package_managers: Type.Optional(Type.Boolean({ default: false, description: 'Open the Debian, PyPI and npm registries (deb.debian.org, security.debian.org, pypi.org, files.pythonhosted.org, registry.npmjs.org, …) over HTTP and HTTPS' })),
     allow_http: Type.Optional(Type.Boolean({ default: true, description: 'Port 80 at all (to allowed names and CIDRs); false refuses every port-80 connection' })),
-    allow_https: Type.Optional(Type.Boolean({ default: true, description: 'Port 443 at all (to allowed names and CIDRs)' })),
+    allow_https: Type.Optional(Type.Boolean({ default: true, description: 'Port 443 at all (to allowed names and CIDRs); false also closes UDP/443 (QUIC) unless allowed_ports names 443/udp' })),
     allowed_domains: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
         maxItems: MAX_EGRESS_DOMAINS,
         default: [],
-        description: 'Names the guest may resolve and reach (matched on its DNS question, TLS SNI and HTTP Host): `example.com`, `*.example.com` (its subdomains) or `*` (every name)',
+        description:
+          'Names the guest may resolve and reach over HTTP and HTTPS, through the proxy (matched on its DNS question, the TLS SNI and every HTTP request\'s Host): `example.com`, `*.example.com` (its subdomains) or `*` (every name). Other ports and protocols to their addresses only as allowed_ports names them: the addresses may be shared (CDNs) with any other name',
       }),
     ),
     allowed_cidrs: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 18 }), {
         maxItems: MAX_EGRESS_CIDRS,
         default: [],
-        description: 'IPv4 addresses or CIDRs the guest may reach on any port, and by raw address over HTTP (`0.0.0.0/0`: every public address)',
+        description: 'IPv4 addresses or CIDRs the guest may reach on any port and protocol (explicit address grants), and by raw address over HTTP (`0.0.0.0/0`: every public address)',
+      }),
+    ),
+    allowed_ports: Type.Optional(
+      Type.Array(Type.String({ pattern: '^\\s*\\d{1,5}\\s*/\\s*([tT][cC][pP]|[uU][dD][pP])\\s*$', maxLength: 16 }), {
+        maxItems: MAX_EGRESS_PORTS,
+        default: [],
+        description:
+          'Ports besides HTTP and HTTPS that the addresses of allowed names (as the VM\'s own DNS answers gave them) are open on, `<port>/tcp` or `<port>/udp`: e.g. `22/tcp`, `5432/tcp`, `443/udp` (QUIC). Not 80/tcp, 443/tcp (the proxy) or 53 (the policy resolver). Without it an allowed name gives HTTP and HTTPS only',
       }),
     ),
   },
@@ -39,6 +47,7 @@ export const EgressPolicyRecord = Type.Object(
     allow_https: Type.Boolean(),
     allowed_domains: Type.Array(Type.String()),
     allowed_cidrs: Type.Array(Type.String()),
+    allowed_ports: Type.Array(Type.String(), { description: 'Canonical `<port>/<tcp|udp>`, tcp first, ascending' }),
     source: StringEnum(['vm', 'session', 'default'] as const, { description: "Whose policy it is: the VM's own, its session's, or the deployment's default" }),
     enforced: Type.Boolean({ description: 'The host enforces it on the running VM now (false for an open policy, or a VM that is not running)' }),
     updated_vm_ids: Type.Optional(Type.Array(Type.String(), { description: "A session's PUT: the running VMs that follow the new policy" })),
@@ -78,13 +87,14 @@ export const EgressPolicyRef = Type.Ref('EgressPolicyInput') as unknown as typeo
 export const EGRESS_SCHEMAS = [EgressPolicyInput, EgressPolicyRecord, EgressLogEntryRecord, EgressLogList];
 
 /** The core's policy from a request's (defaults filled in; not yet validated: `EgressService.normalize`). */
-export function toEgressPolicy(input: Static<typeof EgressPolicyInput>): EgressPolicy {
+export function toEgressPolicy(input: Static<typeof EgressPolicyInput>): CorePolicyInput {
   return {
     allowPackageManagers: input.allow_package_managers ?? false,
     allowHttp: input.allow_http ?? true,
     allowHttps: input.allow_https ?? true,
     allowedDomains: input.allowed_domains ?? [],
     allowedCidrs: input.allowed_cidrs ?? [],
+    allowedPorts: input.allowed_ports ?? [],
   };
 }
 
@@ -95,6 +105,7 @@ export function toEgressPolicyRecord(view: Pick<EgressPolicyView, 'policy' | 'so
     allow_https: view.policy.allowHttps,
     allowed_domains: view.policy.allowedDomains,
     allowed_cidrs: view.policy.allowedCidrs,
+    allowed_ports: view.policy.allowedPorts,
     source: view.source,
     enforced: view.enforced ?? false,
     ...(view.updatedVmIds ? { updated_vm_ids: view.updatedVmIds } : {}),

@@ -35,7 +35,7 @@ export function registerSessionEgressPolicy(app: App, { services, requireAuth }:
         body: EgressPolicyRef,
         response: authedResponses(
           { 200: Type.Ref('EgressPolicy') },
-          { 400: 'A domain or CIDR that is not one', 404: 'No such session among yours', 503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2)' },
+          { 400: 'A domain, CIDR or port entry that is not one (or a port the proxy or the resolver always takes: 80/tcp, 443/tcp, 53)', 404: 'No such session among yours', 503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2)' },
         ),
       },
       onRequest: requireAuth,

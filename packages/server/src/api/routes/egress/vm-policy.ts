@@ -30,13 +30,13 @@ export function registerVmEgressPolicy(app: App, { services, requireAuth }: Rout
         tags: ['egress'],
         summary: "Replace a VM's egress policy",
         description:
-          'Replaces the policy; a running VM follows it from its next connection and DNS lookup (within a second). Enforced on the host, where a root user in the guest cannot change it. Omitted fields: `allow_http` and `allow_https` true, the rest empty or false. A policy of `allowed_domains: ["*"]` and `allowed_cidrs: ["0.0.0.0/0"]` is open (no enforcement).',
+          'Replaces the policy; a running VM follows it from its next connection and DNS lookup (within a second), and a VM that is still starting starts with it. Enforced on the host, where a root user in the guest cannot change it. An allowed name gives HTTP and HTTPS through the proxy (every HTTP request\'s Host and every TLS SNI checked; a ClientHello with Encrypted Client Hello refused), and other ports of its addresses only as `allowed_ports` names them; `allowed_cidrs` are open on every port. Omitted fields: `allow_http` and `allow_https` true, the rest empty or false. A policy of `allowed_domains: ["*"]` and `allowed_cidrs: ["0.0.0.0/0"]` is open (no enforcement).',
         security: BEARER_OR_API_KEY,
         params: VmIdParams,
         body: EgressPolicyRef,
         response: authedResponses(
           { 200: Type.Ref('EgressPolicy') },
-          { 400: 'A domain or CIDR that is not one', 404: 'No such VM among yours', 409: 'The VM has ended', 503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the node that runs the VM cannot be reached' },
+          { 400: 'A domain, CIDR or port entry that is not one (or a port the proxy or the resolver always takes: 80/tcp, 443/tcp, 53)', 404: 'No such VM among yours', 409: 'The VM has ended', 503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the node that runs the VM cannot be reached' },
         ),
       },
       onRequest: requireAuth,

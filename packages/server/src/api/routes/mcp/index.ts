@@ -4,6 +4,7 @@
  * token; the tools then act through the client library with the caller's own credential, answered in process
  * (in-process-fetch.ts), so what a tool may do is exactly what that caller may do over the API.
  * GET and DELETE answer 405, as MCP's stateless servers do: there is no server-to-client stream and no session.
+ * A request with an `Origin` other than this server's public URL is refused with 403 first (origin-guard.ts).
  */
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -13,6 +14,7 @@ import type { FastifyRequest } from 'fastify';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { inProcessFetch } from './in-process-fetch.ts';
+import { mcpOriginGuard } from './origin-guard.ts';
 import { McpRequestBody, methodNotAllowed, postResponses } from './schemas.ts';
 
 const DESCRIPTION =
@@ -20,7 +22,8 @@ const DESCRIPTION =
   'with `Accept: application/json, text/event-stream` and gets the responses as an event stream, with progress notifications while long tools run. ' +
   'Tools: create_sandbox, list_sandboxes, kill_sandbox, get_preview_url, run_python (stateful), run_command, get_execution, read_file, write_file, list_files, ' +
   'browser_open/navigate/click/type/press_key/content/extract/screenshot/close, computer_screenshot, computer_action; resources: sandbox://{session_id}/files/{path}. ' +
-  "Tools act as the caller: each is a call of this API with the request's own credential, so its errors (NOT_FOUND for another user's sandbox, QUOTA_EXCEEDED…) come back as MCP tool errors carrying the API's code.";
+  "Tools act as the caller: each is a call of this API with the request's own credential, so its errors (NOT_FOUND for another user's sandbox, QUOTA_EXCEEDED…) come back as MCP tool errors carrying the API's code. " +
+  "A request whose Origin header is present and is not this server's public URL (SANDBOXD_PUBLIC_URL) is refused with 403, as the transport specification asks (DNS rebinding).";
 
 /** Request headers that describe this hop, not the message: not copied to the transport's Request. */
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade']);
@@ -54,6 +57,8 @@ function webRequestOf(request: FastifyRequest, publicUrl: string): Request {
 
 export function registerMcpRoutes(app: App, { services, requireAuth }: RouteContext): void {
   const publicUrl = services.config.publicUrl;
+  const originGuard = mcpOriginGuard(publicUrl);
+  const FOREIGN_ORIGIN = { 403: "Sent with an Origin header that is not this server's public URL (a web page of another site, DNS rebinding)" };
 
   app.post(
     '/mcp',
@@ -64,9 +69,9 @@ export function registerMcpRoutes(app: App, { services, requireAuth }: RouteCont
         description: DESCRIPTION,
         security: BEARER_OR_API_KEY,
         body: McpRequestBody,
-        response: { ...authedResponses({}), ...postResponses },
+        response: { ...authedResponses({}, FOREIGN_ORIGIN), ...postResponses },
       },
-      onRequest: requireAuth,
+      onRequest: [originGuard, requireAuth],
     },
     async (request, reply) => {
       const client = callerClient(app, request, publicUrl);
@@ -92,9 +97,9 @@ export function registerMcpRoutes(app: App, { services, requireAuth }: RouteCont
         summary: method === 'GET' ? 'MCP server-to-client stream: not offered (stateless)' : 'End an MCP session: there are none (stateless)',
         description: 'Answers 405: this MCP endpoint is stateless, so only POST carries messages.',
         security: BEARER_OR_API_KEY,
-        response: { ...authedResponses({}), ...methodNotAllowed },
+        response: { ...authedResponses({}, FOREIGN_ORIGIN), ...methodNotAllowed },
       },
-      onRequest: requireAuth,
+      onRequest: [originGuard, requireAuth],
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(methodNotAllowedBody(method)),
     });
   }

@@ -5,6 +5,21 @@ import type { VaultRequestLogRow } from '../../../store/vaults-store.ts';
 import { StringEnum } from '../../schemas/common.ts';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+const INJECTION_DESCRIPTION =
+  'Where in a request the placeholder is swapped for the value, and nowhere else (not the path, the query or another header, which a server may echo back). ' +
+  '`{"type":"bearer"}` (the default): `Authorization: Bearer <placeholder>`. `{"type":"basic"}`: `Authorization: Basic base64(user:password)` with the placeholder as the user or the password. ' +
+  '`{"type":"header","name":"X-Api-Key","prefix":""}`: that header, sent once, whose value is exactly prefix + placeholder (GitHub\'s `Authorization: token …` is name `Authorization`, prefix `token `). ' +
+  'Prefixes and schemes compare case-insensitively. A placeholder found anywhere else goes out unchanged and is flagged in the request log';
+
+export const VaultSecretInjection = Type.Object(
+  {
+    type: StringEnum(['bearer', 'basic', 'header'] as const),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", description: 'The header (type `header` only)' })),
+    prefix: Type.Optional(Type.String({ maxLength: 64, description: 'What comes before the placeholder in the header value (type `header` only; default "")' })),
+  },
+  { $id: 'VaultSecretInjection', title: 'VaultSecretInjection', additionalProperties: false, description: INJECTION_DESCRIPTION },
+);
 const SecretName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$', description: 'The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY' });
 const AllowedHosts = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
   minItems: 1,
@@ -16,8 +31,9 @@ export const VaultSecretRecord = Type.Object(
   {
     name: Type.String(),
     allowed_hosts: Type.Array(Type.String()),
+    inject: Type.Ref('VaultSecretInjection'),
     created_at: Type.String({ format: 'date-time' }),
-    updated_at: Type.String({ format: 'date-time', description: 'Last change of the value or the hosts' }),
+    updated_at: Type.String({ format: 'date-time', description: 'Last change of the value, the hosts or the injection point' }),
   },
   { $id: 'VaultSecret', title: 'VaultSecret', description: 'A secret of a vault: its name and hosts, never its value' },
 );
@@ -40,6 +56,7 @@ export const VaultSecretInput = Type.Object(
     name: SecretName,
     value: Type.String({ minLength: 1, maxLength: MAX_SECRET_VALUE_BYTES, description: 'The secret; stored encrypted and never returned' }),
     allowed_hosts: AllowedHosts,
+    inject: Type.Optional(Type.Ref('VaultSecretInjection') as unknown as typeof VaultSecretInjection),
   },
   { $id: 'VaultSecretInput', title: 'VaultSecretInput', additionalProperties: false },
 );
@@ -65,6 +82,7 @@ export const VaultSecretSetBody = Type.Object(
   {
     value: Type.String({ minLength: 1, maxLength: MAX_SECRET_VALUE_BYTES, description: 'The new value; stored encrypted and never returned' }),
     allowed_hosts: AllowedHosts,
+    inject: Type.Optional(Type.Ref('VaultSecretInjection', { description: 'Absent: the secret keeps its injection point (a new secret gets `{"type":"bearer"}`)' }) as unknown as typeof VaultSecretInjection),
   },
   { $id: 'VaultSecretSet', title: 'VaultSecretSet', additionalProperties: false },
 );
@@ -98,7 +116,7 @@ export const VaultRequestLogList = Type.Object(
   { $id: 'VaultRequestLogList', title: 'VaultRequestLogList' },
 );
 
-export const VAULT_SCHEMAS = [VaultSecretRecord, VaultRecord, VaultSecretInput, VaultCreateBody, VaultUpdateBody, VaultSecretSetBody, VaultRequestLogRecord, VaultRequestLogList];
+export const VAULT_SCHEMAS = [VaultSecretInjection, VaultSecretRecord, VaultRecord, VaultSecretInput, VaultCreateBody, VaultUpdateBody, VaultSecretSetBody, VaultRequestLogRecord, VaultRequestLogList];
 
 export const VaultIdParams = Type.Object({ vault_id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const VaultSecretParams = Type.Object({ vault_id: Type.String({ minLength: 1, maxLength: 64 }), name: SecretName });
@@ -107,11 +125,11 @@ export const VaultSecretParams = Type.Object({ vault_id: Type.String({ minLength
 export const VaultIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   maxItems: 20,
   description:
-    "Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret's allowed_hosts (see POST /v1/vaults)",
+    "Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS requests to its allowed_hosts (see POST /v1/vaults)",
 });
 
 export function toVaultSecretRecord(secret: VaultSecretView): Static<typeof VaultSecretRecord> {
-  return { name: secret.name, allowed_hosts: secret.allowedHosts, created_at: secret.createdAt, updated_at: secret.updatedAt };
+  return { name: secret.name, allowed_hosts: secret.allowedHosts, inject: secret.inject, created_at: secret.createdAt, updated_at: secret.updatedAt };
 }
 
 export function toVaultRecord(vault: VaultView): Static<typeof VaultRecord> {

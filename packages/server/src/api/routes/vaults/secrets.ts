@@ -14,17 +14,18 @@ export function registerVaultSecrets(app: App, { services, requireAuth }: RouteC
         tags: ['vaults'],
         summary: 'Add or replace a secret',
         description:
-          'Sets the value and the hosts of a secret (created when the vault has none of that name). A new value reaches running VMs at their next request; a secret added now is seen by sessions that attach the vault from now on (sessions attached earlier keep the placeholders they got).',
+          'Sets the value, the hosts and the injection point (`inject`, where in a request the value may go) of a secret (created when the vault has none of that name; without `inject` an existing secret keeps its own, a new one gets `Authorization: Bearer`). A new value reaches running VMs at their next request; a secret added now is seen by sessions that attach the vault from now on (sessions attached earlier keep the placeholders they got). 503 VAULT_KEY_UNAVAILABLE when this node has no vault key.',
         security: BEARER_OR_API_KEY,
         params: VaultSecretParams,
         body: VaultSecretSetBody,
-        response: authedResponses({ 200: Type.Ref('VaultSecret') }, { 400: 'A bad value or host, or the vault is full', 404: 'No such vault among yours' }),
+        response: authedResponses({ 200: Type.Ref('VaultSecret') }, { 400: 'A bad value, host or injection point, or the vault is full', 404: 'No such vault among yours', 503: 'This node has no usable vault key (VAULT_KEY_UNAVAILABLE)' }),
       },
       onRequest: requireAuth,
     },
     async (request) => {
       const { vault_id: vaultId, name } = request.params;
-      const secret = await services.vaults.setSecret(principalOf(request), vaultId, { name, value: request.body.value, allowedHosts: request.body.allowed_hosts }, auditActorOf(request));
+      const { value, allowed_hosts: allowedHosts, inject } = request.body;
+      const secret = await services.vaults.setSecret(principalOf(request), vaultId, { name, value, allowedHosts, inject }, auditActorOf(request));
       return toVaultSecretRecord(secret);
     },
   );

@@ -41,7 +41,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
           'Starts a VM with the given lifetime, memory and vCPUs (defaults: the session\'s), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). ' +
           'It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM\'s metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. ' +
           '`egress_policy` (default: the session\'s, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. ' +
-          '`vault_ids` attaches your vaults to the VM\'s session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only in HTTPS requests to the secret\'s hosts (see POST /v1/vaults). ' +
+          '`vault_ids` attaches your vaults to the VM\'s session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only at the secret\'s injection point in HTTPS requests to its hosts (see POST /v1/vaults). ' +
           '`lifecycle_hooks.pre_stop` (default: the session\'s) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.',
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({ wait: Type.Boolean({ default: true, description: 'Answer once the VM runs (default); false: at once, with the VM starting' }) }),
@@ -53,7 +53,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
             404: 'No such session, snapshot, template, volume or vault among yours',
             409: 'The session already has a running or paused VM, the template is not ready, or a volume is mounted read-write by another VM (or read-only, for a read-write mount)',
             429: 'Plan quota exceeded',
-            503: 'The VM could not start, or its snapshot or template is on another node',
+            503: 'The VM could not start, or its snapshot or template is on another node, or vault_ids on a node without the vault key (VAULT_KEY_UNAVAILABLE)',
             507: 'The server is low on disk space (HOST_STORAGE_LOW); no VM was started',
           },
         ),
@@ -97,11 +97,10 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         metadata: body.metadata ?? {},
         volumes: (body.volumes ?? []).map((volume) => ({ volumeId: volume.volume_id, mountPath: volume.mount_path, readOnly: volume.read_only })),
         ...(body.lifecycle_hooks !== undefined ? { lifecycleHooks: toLifecycleHooks(body.lifecycle_hooks) } : {}),
-        onReserved: (vm) => {
-          // Enforced from the VM's first moment (its default would be the session's policy).
-          if (egressPolicy) sandbox.egress.reserve(vm.id, egressPolicy);
-          reserved(vm);
-        },
+        // Stored with the reservation (on whichever node starts the VM); the egress network hook applies it while the
+        // restored VM is still paused, so it holds from the VM's first instruction. Without one: its session's.
+        ...(egressPolicy ? { egressPolicy } : {}),
+        onReserved: (vm) => reserved(vm),
       });
       if (request.query.wait) return toVmRecord((await started).vm, services.clock.now());
       // Answer once reserved (or at the refusal); the start goes on and records its outcome.
