@@ -20,6 +20,12 @@ export class RecordingConflict extends Error {
 
 const ID = /^rec_[0-9a-f]{16}$/;
 const STOP_TIMEOUT_MS = 60_000;
+/**
+ * How long `start` waits for ffmpeg's first grabbed frame. Loading ffmpeg and x264 takes seconds under TCG on a
+ * busy host: a recording "started" before that would miss the seconds that follow, and a stop that came first
+ * would find no frame (a file of 0 s) or an ffmpeg that had not installed its SIGINT handler yet.
+ */
+const FIRST_FRAME_TIMEOUT_MS = 30_000;
 
 interface Running {
   recording: Recording;
@@ -60,13 +66,27 @@ export class Recorder {
       height: screen.height,
       error: null,
     };
-    // ultrafast: the guest's vCPUs are the budget (TCG); yuv420p with even sizes plays everywhere.
+    // ultrafast: the guest's vCPUs are the budget (TCG); yuv420p with even sizes plays everywhere. `-progress`
+    // reports the frames encoded so far on stdout, which tells when the recording has really begun.
     const child = spawn(
       'ffmpeg',
-      ['-hide_banner', '-loglevel', 'error', '-nostdin', '-f', 'x11grab', '-draw_mouse', '1', '-framerate', String(framerate), '-video_size', `${screen.width}x${screen.height}`, '-i', this.display,
+      ['-hide_banner', '-loglevel', 'error', '-nostdin', '-progress', 'pipe:1', '-stats_period', '0.2', '-f', 'x11grab', '-draw_mouse', '1', '-framerate', String(framerate), '-video_size', `${screen.width}x${screen.height}`, '-i', this.display,
         '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', this.pathOf(id)],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    const firstFrame = new Promise<void>((resolve) => {
+      let progress = '';
+      const onData = (chunk: Buffer) => {
+        progress = (progress + chunk.toString('latin1')).slice(-256);
+        if (/(?:^|\n)frame=[1-9]/.test(progress)) {
+          child.stdout!.off('data', onData);
+          child.stdout!.resume();
+          resolve();
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stdout!.once('close', () => resolve());
+    });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString('utf8');
@@ -83,7 +103,11 @@ export class Recorder {
       this.running = null;
       this.finished.set(id, { ...recording, status: 'failed', stopped_at: new Date().toISOString(), error: `ffmpeg ended on its own (exit ${code}): ${output.trim().slice(-500)}` });
     });
-    return recording;
+    // Answer once the first frame is in (or ffmpeg ended, or it is slow beyond reason: the recording stays as it is).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([firstFrame, new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_FRAME_TIMEOUT_MS)))]);
+    clearTimeout(timer);
+    return this.get(id) ?? recording;
   }
 
   async stop(): Promise<Recording> {
