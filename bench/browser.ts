@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp } from '../packages/server/src/app.ts';
-import { loadConfig } from '../packages/server/src/config.ts';
+import { loadConfig } from '../packages/server/src/config/index.ts';
 import type { Principal } from '../packages/server/src/core/authenticator.ts';
 import type { GuestAgent } from '../packages/server/src/core/vm-engine.ts';
 import type { SandboxEngine } from '../packages/server/src/engine/sandbox-engine.ts';

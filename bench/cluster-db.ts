@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { systemClock } from '../packages/server/src/core/clock.ts';
-import { KillQueue } from '../packages/server/src/core/cluster/kill-queue.ts';
+import { PgBossKillQueue } from '../packages/server/src/cluster/pg-boss-kill-queue.ts';
+import { Ownership } from '../packages/server/src/core/cluster/ownership.ts';
 import { Placement } from '../packages/server/src/core/cluster/placement.ts';
 import { openDatabase } from '../packages/server/src/store/database.ts';
 import { declareDeadNodes, heartbeatNode, upsertNode } from '../packages/server/src/store/nodes-store.ts';
@@ -138,16 +139,16 @@ async function main(): Promise<void> {
     log(`placement (drained node: node table + live load per node over ${VMS} VMs) p50 ${results.placement_p50_ms} ms, p99 ${results.placement_p99_ms} ms`);
 
     // Kill queue: node-000 dispatches kills of node-001's VMs; node-001's queue worker looks each VM up and
-    // "kills" it (records the time: no engine here), as the real KillQueue does on two nodes.
+    // "kills" it (records the time: no engine here), as the real kill queue does on two nodes.
     const silent = { info: () => {}, warn: () => {}, error: (o: unknown) => log(`pg-boss: ${JSON.stringify(o)}`) } as never;
     const sentAt = new Map<string, number>();
     const roundTrips: number[] = [];
     let done!: () => void;
     const all = new Promise<void>((resolve) => (done = resolve));
     const queue = (nodeId: string) =>
-      new KillQueue(database, {
+      new PgBossKillQueue(database, {
         connectionString: postgres.url,
-        nodeId,
+        ownership: new Ownership(nodeId),
         strictOwnership: false,
         killLocal: async (vmId) => {
           roundTrips.push(performance.now() - sentAt.get(vmId)!);

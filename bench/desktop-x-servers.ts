@@ -5,7 +5,7 @@
  * it, one after the other, on the same display size. `npm run bench:desktop-x`; ends with one JSON line.
  */
 import fs from 'node:fs';
-import { loadConfig } from '../packages/server/src/config.ts';
+import { loadConfig } from '../packages/server/src/config/index.ts';
 import { DESKTOP_DEFAULT_SCREEN } from '../packages/server/src/core/computer-use/desktop.ts';
 import { desktopFlavour } from '../packages/server/src/image/flavours.ts';
 import { bootColdVm } from './cold-vm.ts';
@@ -17,8 +17,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const desktop = await desktopFlavour();
   const flavour = { ...desktop, name: 'desktop-x-servers', packages: [...desktop.packages, 'xvfb', 'x11vnc'] };
-  log(`cold-booting the desktop image with xvfb and x11vnc added (${config.desktopVcpus} vCPUs, ${config.desktopMemoryMb} MiB; the image is built first if it is not cached)`);
-  const vm = await bootColdVm(flavour, { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb }, log);
+  log(`cold-booting the desktop image with xvfb and x11vnc added (${config.desktop.desktopVcpus} vCPUs, ${config.desktop.desktopMemoryMb} MiB; the image is built first if it is not cached)`);
+  const vm = await bootColdVm(flavour, { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb }, log);
   try {
     await vm.agent.writeFile('/tmp/x-servers.mjs', fs.readFileSync(new URL('./guest/x-servers.mjs', import.meta.url)));
     const { width, height } = DESKTOP_DEFAULT_SCREEN;

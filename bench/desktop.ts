@@ -10,7 +10,7 @@
 import WebSocket from 'ws';
 import { call, startTestServer } from '../packages/server/test/helpers/test-server.ts';
 import type { SandboxEngine } from '../packages/server/src/engine/sandbox-engine.ts';
-import { loadConfig } from '../packages/server/src/config.ts';
+import { loadConfig } from '../packages/server/src/config/index.ts';
 import { DESKTOP_DEFAULT_SCREEN, DESKTOP_PORTS } from '../packages/server/src/core/computer-use/desktop.ts';
 import { DESKTOP_START_PATH, desktopFlavour } from '../packages/server/src/image/flavours.ts';
 import { bootColdVm } from './cold-vm.ts';
@@ -80,7 +80,7 @@ async function coldDesktops(results: Record<string, number | string>): Promise<v
   const boots: number[] = [];
   const starts: number[] = [];
   for (let i = 0; i < COLD_ROUNDS; i++) {
-    const vm = await bootColdVm(flavour, { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb }, log);
+    const vm = await bootColdVm(flavour, { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb }, log);
     try {
       const { ms } = await vm.run([DESKTOP_START_PATH, String(width), String(height), String(DESKTOP_PORTS.api), String(DESKTOP_PORTS.viewer)]);
       boots.push(vm.bootMs);

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import pino from 'pino';
-import { loadConfig } from '../packages/server/src/config.ts';
+import { engineOptions, loadConfig } from '../packages/server/src/config/index.ts';
 import { AGENT_BUNDLE_PATH, createEngine } from '../packages/server/src/engine/index.ts';
 import { ensureGuestImage } from '../packages/server/src/image/index.ts';
 import { agentClientProbe } from '../packages/server/src/vm/agent-client-probe.ts';
@@ -68,21 +68,21 @@ async function main(): Promise<void> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const config = loadConfig(process.env, { dataDir, logLevel: 'silent', poolSize: 0, warmVcpus: [1] });
   const results: Record<string, number | string> = {};
-  const image = await ensureGuestImage({ cacheDir: config.cacheDir, agentBundlePath: AGENT_BUNDLE_PATH });
+  const image = await ensureGuestImage({ cacheDir: config.vm.cacheDir, agentBundlePath: AGENT_BUNDLE_PATH });
 
   // The engine first: its start reaps what an interrupted run left in this run root.
-  const engine = createEngine(config, pino({ level: 'silent' }));
+  const engine = createEngine(engineOptions(config), pino({ level: 'silent' }));
   const variants = await engine.start();
 
   // Cold boot, straight through the driver.
-  const driver = new QemuDriver({ accelerator: config.accel, agentProbe: agentClientProbe() });
+  const driver = new QemuDriver({ accelerator: config.vm.accel, agentProbe: agentClientProbe() });
   const host = await driver.prepare(image);
   results.accel = host.accelerator;
   log(`accelerator ${host.accelerator}${host.acceleratorFallbackReason ? ` (${host.acceleratorFallbackReason.split(':')[0]})` : ''}`);
   const coldBoots: number[] = [];
   for (let i = 0; i < 2; i++) {
     const vmId = `bench-cold-${i}`;
-    const [ms] = await timed(() => driver.boot({ vmId, runDir: path.join(config.runDir, vmId), image, vcpuCount: 1, memoryMb: 512, network: 'user' }));
+    const [ms] = await timed(() => driver.boot({ vmId, runDir: path.join(config.vm.runDir, vmId), image, vcpuCount: 1, memoryMb: 512, network: 'user' }));
     coldBoots.push(ms);
     await driver.kill(vmId);
   }
@@ -162,7 +162,7 @@ async function main(): Promise<void> {
   // Idle cost of those ten, each with its agent client connected (as the engine keeps them), once they have
   // settled: for the first ~15 s after a restore a guest still catches up (measured: 2-3x the CPU of later).
   await new Promise((r) => setTimeout(r, 15_000));
-  const pids = fs.readdirSync(config.runDir).map((d) => qemuPidOf(path.join(config.runDir, d)));
+  const pids = fs.readdirSync(config.vm.runDir).map((d) => qemuPidOf(path.join(config.vm.runDir, d)));
   const average = (values: number[]) => Math.round((values.reduce((s, v) => s + v, 0) / values.length) * 10) / 10;
   results.idle_vm_private_mib = average(pids.map(privateMib));
   if (host.accelerator === 'tcg') results.idle_vm_tcg_code_mib = average(pids.map(tcgCodeCacheMib));
@@ -184,7 +184,7 @@ async function main(): Promise<void> {
   await engine.close();
 
   // Warm pool: acquisition when an idle restored VM is ready.
-  const pooled = createEngine(loadConfig(process.env, { dataDir, logLevel: 'silent', poolSize: 1, warmVcpus: [1] }), pino({ level: 'silent' }));
+  const pooled = createEngine(engineOptions(loadConfig(process.env, { dataDir, logLevel: 'silent', poolSize: 1, warmVcpus: [1] })), pino({ level: 'silent' }));
   await pooled.start();
   // Acquire hands the VM out at once; its identity fix-up runs meanwhile and its first operation waits for
   // it. Both are reported: the acquire call, and acquire until the VM has its identity.

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { encodeHostHello, LINK_NONCE_BYTES } from '@sandboxd/agent/protocol';
-import type { Config } from '../packages/server/src/config.ts';
+import type { Config } from '../packages/server/src/config/index.ts';
 import type { SandboxEngine } from '../packages/server/src/engine/sandbox-engine.ts';
 import { buildApp } from '../packages/server/src/app.ts';
 import type { GuestImage } from '../packages/server/src/image/index.ts';
@@ -35,12 +35,12 @@ function cpuSeconds(pid: number): number {
  * (`<data dir>/vms/<driver id>.json` names the public id) and the driver's run directory (`vm.json`: the pid).
  */
 function qemuPidOfVm(config: Config, vmId: string): number | undefined {
-  const stateDir = path.join(config.dataDir, 'vms');
+  const stateDir = path.join(config.server.dataDir, 'vms');
   for (const name of fs.readdirSync(stateDir)) {
     if (!name.endsWith('.json')) continue;
     const state = JSON.parse(fs.readFileSync(path.join(stateDir, name), 'utf8')) as { driverId: string; vmId: string };
     if (state.vmId !== vmId) continue;
-    return (JSON.parse(fs.readFileSync(path.join(config.runDir, state.driverId, 'vm.json'), 'utf8')) as { pid: number }).pid;
+    return (JSON.parse(fs.readFileSync(path.join(config.vm.runDir, state.driverId, 'vm.json'), 'utf8')) as { pid: number }).pid;
   }
   return undefined;
 }
@@ -76,13 +76,13 @@ function firstByteProbe(): AgentProbe {
 
 /** Bare restores of the pool's snapshot until the guest answers one byte: the floor of every restore. */
 export async function measureRestoreFloor(config: Config, image: GuestImage, snapshotDir: string, memoryMb: number, rounds: number): Promise<number[]> {
-  const driver = new QemuDriver({ accelerator: config.accel, agentProbe: firstByteProbe() });
+  const driver = new QemuDriver({ accelerator: config.vm.accel, agentProbe: firstByteProbe() });
   await driver.prepare(image);
   const times: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const vmId = `bench-floor-${i}`;
     const start = performance.now();
-    await driver.restore({ vmId, runDir: path.join(config.runDir, vmId), snapshotDir, memoryMb, network: 'user', timeoutMs: 60_000 });
+    await driver.restore({ vmId, runDir: path.join(config.vm.runDir, vmId), snapshotDir, memoryMb, network: 'user', timeoutMs: 60_000 });
     times.push(performance.now() - start);
     await driver.kill(vmId);
   }
@@ -109,7 +109,7 @@ export interface FirstResultReport {
  * measures create session → first result through HTTP, alone and in bursts.
  */
 export async function measureFirstResults(config: Config, options: { rounds: number; bursts: number[]; log: (m: string) => void }): Promise<FirstResultReport> {
-  const { app, services } = await buildApp({ config: { ...config, poolSize: 1 }, logger: false });
+  const { app, services } = await buildApp({ config: { ...config, vm: { ...config.vm, poolSize: 1 } }, logger: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no TCP address');
@@ -124,7 +124,7 @@ export async function measureFirstResults(config: Config, options: { rounds: num
       return { status: response.status, body: (await response.json().catch(() => null)) as Record<string, unknown> | null };
     };
     const poolFull = async () => {
-      const wanted = config.warmVcpus.length;
+      const wanted = config.vm.warmVcpus.length;
       while (Object.values(engine.poolCounts()).filter((n) => n >= 1).length < wanted) await new Promise((r) => setTimeout(r, 100));
     };
     const firstResult = async (run: Record<string, unknown>, measureCpu: boolean): Promise<FirstResult> => {

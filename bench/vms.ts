@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { loadConfig } from '../packages/server/src/config.ts';
+import { engineOptions, loadConfig } from '../packages/server/src/config/index.ts';
 import type { CaptureOutcome, GuestAgent } from '../packages/server/src/core/vm-engine.ts';
 import { createEngine } from '../packages/server/src/engine/index.ts';
 import { percentile } from './first-result.ts';
@@ -36,8 +36,8 @@ async function main(): Promise<void> {
   const dataDir = path.join(os.tmpdir(), 'sandboxd-bench-vms');
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const config = loadConfig(process.env, { dataDir, logLevel: 'silent', poolSize: 0, warmVcpus: [1] });
-  fs.rmSync(config.vmSnapshotDir, { recursive: true, force: true });
-  const engine = createEngine(config, pino({ level: 'silent' }));
+  fs.rmSync(config.vm.vmSnapshotDir, { recursive: true, force: true });
+  const engine = createEngine(engineOptions(config), pino({ level: 'silent' }));
   const results: Record<string, number | string> = {};
   engine.events.once('ready', ({ host }) => (results.accel = host.accelerator));
   await engine.start();
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   await engine.kill(source.vmId);
   for (const id of snapshotIds) await engine.deleteSnapshot(id);
   await engine.close();
-  fs.rmSync(config.vmSnapshotDir, { recursive: true, force: true });
+  fs.rmSync(config.vm.vmSnapshotDir, { recursive: true, force: true });
   process.stdout.write(`${JSON.stringify(results)}\n`);
 }
 

@@ -10,7 +10,7 @@ taken away and the asyncio names turned into their sync counterparts (the approa
 comments only the class names and "await " are rewritten. A line ending in ``# async only`` is left out.
 Files whose name starts with an underscore (``_backend.py``, ``_terminal.py``, ``_streams.py``) are written
 by hand in both folders: they are where the two clients really differ (threads and sockets against asyncio).
-A test (``tests/test_unasync.py``) fails while a generated file differs from what this script makes.
+A test (``tests/test_generated.py``) fails while a generated file differs from what this script makes.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_PLANS } from '../../server/src/config.ts';
+import { DEFAULT_PLANS } from '../../server/src/core/plans.ts';
 import { startNetnsWebServer, type NetnsWebServer } from '../../server/test/helpers/netns-web.ts';
 import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import { makeHome, runCli, type CliHome } from './run-cli.ts';

@@ -160,12 +160,12 @@ describe('sandbox on real VMs', () => {
   test('url prints the preview address of a port (--direct: the host-name one)', async () => {
     const url = await runCli(['url', '8000'], env);
     assert.equal(url.code, 0, url.stderr);
-    assert.equal(url.stdout.trim(), `${server.config.publicUrl}/v1/app/${sessionId}/8000/`);
+    assert.equal(url.stdout.trim(), `${server.config.server.publicUrl}/v1/app/${sessionId}/8000/`);
     const json = await runCli(['--json', 'url', '8000'], env);
     assert.equal(json.json.port, 8000);
     assert.equal(json.json.status, 'active');
     const direct = await runCli(['url', '--direct', '8000'], env);
-    assert.equal(direct.stdout.trim(), `http://${json.json.vm_id}-8000.localhost:${new URL(server.config.publicUrl).port}/`);
+    assert.equal(direct.stdout.trim(), `http://${json.json.vm_id}-8000.localhost:${new URL(server.config.server.publicUrl).port}/`);
   });
 
   test('shell with piped input types it, ends with Ctrl-D, exits with the remote code and removes its terminal', async () => {

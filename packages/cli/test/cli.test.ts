@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * The `sandbox` command as a user runs it (a child process with its own HOME), against the real server:
  * login through the device flow approved over HTTP, the stored credentials, the commands that need no VM,

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * `sandbox domains` as a user runs it (a child process), against the real server and a DNS server on
  * loopback: add prints the TXT record to create, verify exits 1 until the record is there, ls and rm.

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * `sandbox template` as a user runs it (a child process) against the real server: a build whose registry the
  * server refuses (a private address) fails at once, so the whole command flow runs without a VM: build prints the

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * `sandbox vault` as a user runs it (a child process), against the real server (no VM needed): create with
  * secrets whose values come from an environment variable and from standard input (and an injection point), ls, show, set, logs, unset,

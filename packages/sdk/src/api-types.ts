@@ -101,6 +101,13 @@ export type BrowserScreenshotResult = Schemas['BrowserScreenshotResponse'];
 export type BrowserExtractResult = Schemas['BrowserExtractResponse'];
 export type BrowserContentResult = Schemas['BrowserContentResponse'];
 export type BrowserRenderResult = Schemas['BrowserRenderResponse'];
+/** One action of a render as the server reads it: `type` (the interaction's name) and that interaction's fields, defaults filled in. */
+export type BrowserRenderAction = Schemas['BrowserRenderAction'];
+/**
+ * One action of a render as sent: `type` and that interaction's fields (snake_case), each field checked by its
+ * name and type; what is left out gets the server's default (a required field left out is the server's 422).
+ */
+export type BrowserRenderActionInput = BrowserRenderAction extends infer A ? (A extends { type: string } ? Pick<A, 'type'> & Partial<Omit<A, 'type'>> : never) : never;
 export type BrowserCapabilities = Schemas['BrowserCapabilities'];
 export type BrowserUsageSummary = Schemas['BrowserUsageSummary'];
 export type BrowserUsageHistory = Schemas['BrowserUsageHistory'];

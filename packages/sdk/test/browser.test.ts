@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PNG } from 'pngjs';
-import { DEFAULT_PLANS } from '../../server/src/config.ts';
+import { DEFAULT_PLANS } from '../../server/src/core/plans.ts';
 import { startNetnsWebServer, type NetnsWebServer } from '../../server/test/helpers/netns-web.ts';
 import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import {

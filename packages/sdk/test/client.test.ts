@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * The client's operations that need no VM, against the real server: API keys, sessions without a VM,
  * sign-in tokens, the command-line login, webhooks, audit, VMs and sandboxes lists.
@@ -120,7 +121,8 @@ describe('client against the real server (no VM needed)', () => {
       }
     })();
     await client.apiKeys.create({ description: 'streamed' });
-    await Promise.race([reading, new Promise((_, reject) => setTimeout(() => reject(new Error(`no event; saw ${JSON.stringify(seen)}`)), 10_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([reading, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no event; saw ${JSON.stringify(seen)}`)), 10_000)))]).finally(() => clearTimeout(timer));
     controller.abort();
     assert.ok(seen.length >= 2, 'earlier events were replayed after id 0');
     assert.ok(Number(seen[0]!.id) > 0);

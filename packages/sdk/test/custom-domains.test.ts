@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * `client.customDomains` against the real server, with a DNS server on loopback answering the TXT record:
  * claim, verify (pending, then verified), read, list, delete, and the errors a caller meets.

@@ -19,7 +19,7 @@ import {
   UnsupportedOperationError,
   ValidationError,
 } from '../src/index.ts';
-import { DEFAULT_PLANS } from '../../server/src/config.ts';
+import { DEFAULT_PLANS } from '../../server/src/core/plans.ts';
 
 describe('errors from the real server map to classes', () => {
   let server: TestServer;

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * `client.templates` against the real server, without a VM: a build whose registry the server refuses (a private
  * address) fails at its first step, so create, waitUntilReady (its log lines and its failure), list, get, logs

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * `client.vaults` against the real server (no VM needed): create with a secret, list, get, update, set and
  * delete a secret, an empty request log, delete; no answer ever carries a secret's value; another user sees

@@ -2,7 +2,7 @@
  * Runs sandboxd: configuration, first-start bootstrap, listen, and a graceful shutdown on SIGINT/SIGTERM.
  */
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config/index.ts';
 import { bootstrapAdmin } from './core/bootstrap.ts';
 
 async function main(): Promise<void> {
@@ -17,14 +17,16 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const { app, services } = await buildApp({ config });
+  // Warm-up: the engine re-adopts (or reaps) the VMs a previous process left and the browser pool fills, in the
+  // background once the app is ready (app-workers.ts has the order).
+  const { app, services } = await buildApp({ config, warmUp: true });
   const admin = await bootstrapAdmin({
     database: services.database,
     users: services.users,
     apiKeys: services.apiKeys,
-    dataDir: config.dataDir,
-    username: config.adminUsername,
-    password: config.adminPassword,
+    dataDir: config.server.dataDir,
+    username: config.auth.adminUsername,
+    password: config.auth.adminPassword,
   });
   if (admin) {
     // Printed once, on the terminal only (never through the logger, which may ship lines elsewhere).
@@ -53,23 +55,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  await app.listen({ host: config.host, port: config.port });
-  app.log.info({ url: config.publicUrl, store: services.database.dialect }, 'sandboxd is serving');
+  await app.listen({ host: config.server.host, port: config.server.port });
+  app.log.info({ url: config.server.publicUrl, store: services.database.dialect }, 'sandboxd is serving');
   // Which key seals vault secrets (never one kept in the store), or why the vault is refused on this node.
   const vaultKey = services.vaultBox;
   if (vaultKey.available) app.log.info({ source: vaultKey.source, file: vaultKey.file, resealed: vaultKey.resealed.resealed }, vaultKey.describe());
   else app.log.warn({ source: vaultKey.source }, vaultKey.describe());
-  // Warm up in the background: the first start on a machine builds snapshots (tens of seconds under TCG).
-  services.sandbox.vms.start().then(
-    async ({ adopted, ended }) => {
-      app.log.info({ adopted, ended }, 'VMs reconciled with the store');
-      // The re-adopted VMs get their egress policies back; rules of VMs that are gone are reaped.
-      await services.sandbox.egress.recover().catch((error: unknown) => app.log.error({ err: error }, 'egress policies of re-adopted VMs could not be re-applied; the reconcile loop retries'));
-    },
-    (error: unknown) => app.log.error({ err: error }, 'the VM engine could not start; VM requests answer 503 until it can'),
-  );
-  // Ends browser sessions a previous process left, and fills the browser pool when it has a size.
-  services.sandbox.browserService.start().catch((error: unknown) => app.log.error({ err: error }, 'the browser service could not start; browser requests retry it'));
 }
 
 main().catch((error) => {

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP, isIPv4 } from 'node:net';
-import type { Config } from './config.ts';
+import type { Config } from './config/index.ts';
 import { ApiKeyService } from './core/api-keys.ts';
 import { SshKeyService } from './core/ssh-keys.ts';
 import { createAccessTokenIssuer, type AccessTokenIssuer } from './core/auth/access-tokens.ts';
@@ -29,9 +29,9 @@ import { AuditLog } from './core/audit.ts';
 import { CliAuthService } from './core/cli-auth.ts';
 import { EventFeed } from './core/event-feed.ts';
 import { SignInService } from './core/sign-in.ts';
-import { forbiddenAddressReason } from './core/webhooks/address-policy.ts';
+import { forbiddenAddressReason } from './host/forbidden-addresses.ts';
 import { WebhookDispatcher } from './core/webhooks/dispatcher.ts';
-import { SecretBox } from './core/webhooks/secret-box.ts';
+import { SecretBox } from './core/secrets/secret-box.ts';
 import { WebhookService } from './core/webhooks/webhook-service.ts';
 import { createHttpSender } from './webhooks/http-sender.ts';
 import { ExecutionService } from './core/executions.ts';
@@ -39,21 +39,22 @@ import { FileService } from './core/files.ts';
 import { PlanLimiter } from './core/limits.ts';
 import { SessionService } from './core/sessions.ts';
 import type { TemplateImage, VmEngine } from './core/vm-engine.ts';
-import { VmService } from './core/vms.ts';
+import { applySessionEnv, trustVaultCa, VmService } from './core/vms/index.ts';
 import { SnapshotService } from './core/snapshots.ts';
 import { VolumeService } from './core/volumes.ts';
 import { TemplateService } from './core/templates.ts';
 import { createGitFetcher } from './git/bare-clone.ts';
 import { BUILTIN_SOURCE_NAMES, VmSources } from './core/vm-sources.ts';
-import { ComputerUseService } from './core/computer-use/computer-use-service.ts';
-import { DESKTOP_TEMPLATE_ID } from './core/model.ts';
+import { ComputerUseService, fitDesktopScreen } from './core/computer-use/computer-use-service.ts';
+import { DESKTOP_TEMPLATE_ID } from './model.ts';
 import { NodeRegistry } from './core/cluster/node-registry.ts';
 import { InternalAuth } from './core/cluster/internal-auth.ts';
 import { ClusterBrowserRouter } from './core/cluster/browser-router.ts';
-import { RemoteNodes } from './core/cluster/remote-nodes.ts';
+import { Ownership } from './core/cluster/ownership.ts';
 import { Placement } from './core/cluster/placement.ts';
-import { KillQueue } from './core/cluster/kill-queue.ts';
-import { API_VERSION } from './api/openapi.ts';
+import { HttpRemoteNodes } from './cluster/http-remote-nodes.ts';
+import { PgBossKillQueue } from './cluster/pg-boss-kill-queue.ts';
+import { API_VERSION } from './version.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import { createViewerTokens, type ViewerTokens } from './core/computer-use/viewer-tokens.ts';
 import type { BrowserApi } from './core/browser/browser-api.ts';
@@ -61,7 +62,7 @@ import { BrowserService } from './core/browser/browser-service.ts';
 import { PlaywrightDriver } from './browser/playwright-driver.ts';
 import { createObjectStore } from './storage/index.ts';
 import { EgressService } from './core/egress.ts';
-import { installGuestCa, VaultCa } from './core/vault/vault-ca.ts';
+import { VaultCa } from './core/vault/vault-ca.ts';
 import { VaultGateway } from './core/vault/vault-gateway.ts';
 import { resolveVaultKey, type VaultKey } from './core/vault/vault-key.ts';
 import { VaultService } from './core/vault/vault-service.ts';
@@ -117,44 +118,44 @@ export interface CoreServices {
 
 /** The token signing secret: from configuration, or generated once and shared through the store. */
 async function resolveAuthSecret(config: Config, database: Database): Promise<string> {
-  if (config.authSecret) return config.authSecret;
+  if (config.auth.authSecret) return config.auth.authSecret;
   return readOrInitSetting(database.db, 'auth.token_secret', randomBytes(48).toString('base64url'));
 }
 
 /** Names no custom domain may take: the public URL's host, the listen address when it is a name, the app domain. */
 function reservedNames(config: Config): ReservedNames {
-  const apiHosts = [new AppUrls(config.publicUrl, config.appDomain).apiHostname, ...(isIP(config.host) === 0 ? [normalizeDomain(config.host)] : [])];
-  return { apiHosts, appDomain: config.appDomain };
+  const apiHosts = [new AppUrls(config.server.publicUrl, config.domains.appDomain).apiHostname, ...(isIP(config.server.host) === 0 ? [normalizeDomain(config.server.host)] : [])];
+  return { apiHosts, appDomain: config.domains.appDomain };
 }
 
 /** Services that need no VM engine (the admin command uses only these). */
 export async function createServices(config: Config, database: Database, clock: Clock = systemClock): Promise<CoreServices> {
   const authSecret = await resolveAuthSecret(config, database);
-  const tokens = createAccessTokenIssuer(authSecret, config.accessTokenTtlSeconds);
+  const tokens = createAccessTokenIssuer(authSecret, config.auth.accessTokenTtlSeconds);
   const events = new EventNotifier();
-  const users = new UserService(database, config.plans, config.defaultPlan, clock);
+  const users = new UserService(database, config.auth.plans, config.auth.defaultPlan, clock);
   const audit = new AuditLog(database, clock);
   const box = new SecretBox(authSecret);
-  const sender = createHttpSender({ refuseAddress: config.webhookAllowPrivate ? () => null : forbiddenAddressReason });
+  const sender = createHttpSender({ refuseAddress: config.webhooks.webhookAllowPrivate ? () => null : forbiddenAddressReason });
   const webhookDispatcher = new WebhookDispatcher(database, clock, events, box, sender, {
-    pollIntervalMs: config.eventPollIntervalMs,
-    retryScheduleMs: config.webhookRetryScheduleMs,
-    maxAttempts: config.webhookMaxAttempts,
-    timeoutMs: config.webhookTimeoutMs,
-    concurrency: config.webhookConcurrency,
+    pollIntervalMs: config.webhooks.eventPollIntervalMs,
+    retryScheduleMs: config.webhooks.webhookRetryScheduleMs,
+    maxAttempts: config.webhooks.webhookMaxAttempts,
+    timeoutMs: config.webhooks.webhookTimeoutMs,
+    concurrency: config.webhooks.webhookConcurrency,
   });
   const apiKeys = new ApiKeyService(database, clock, events);
-  const consoleSessions = new ConsoleSessions(database, clock, authSecret, config.consoleSessionTtlSeconds ?? config.accessTokenTtlSeconds);
+  const consoleSessions = new ConsoleSessions(database, clock, authSecret, config.auth.consoleSessionTtlSeconds ?? config.auth.accessTokenTtlSeconds);
   const authenticator = new Authenticator(database, tokens, clock, consoleSessions);
   const signInThrottle = new SignInThrottle(database, clock, {
-    windowSeconds: config.signInWindowSeconds,
-    maxFailuresPerUsername: config.signInMaxFailuresPerUsername,
-    maxFailuresPerSource: config.signInMaxFailuresPerAddress,
+    windowSeconds: config.auth.signInWindowSeconds,
+    maxFailuresPerUsername: config.auth.signInMaxFailuresPerUsername,
+    maxFailuresPerSource: config.auth.signInMaxFailuresPerAddress,
   });
-  const vaultBox = await resolveVaultKey({ configuredKey: config.vaultKey, dataDir: config.dataDir, legacySecret: authSecret }, database);
-  const clusterSecret = config.clusterSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
+  const vaultBox = await resolveVaultKey({ configuredKey: config.vault.vaultKey, dataDir: config.server.dataDir, legacySecret: authSecret }, database);
+  const clusterSecret = config.cluster.clusterSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
   return {
-    internalAuth: new InternalAuth(clusterSecret, config.nodeId),
+    internalAuth: new InternalAuth(clusterSecret, config.cluster.nodeId),
     config,
     database,
     clock,
@@ -170,16 +171,16 @@ export async function createServices(config: Config, database: Database, clock: 
     audit,
     signIn: new SignInService(users, tokens, audit, signInThrottle, authenticator),
     webhooks: new WebhookService(database, clock, events, box, webhookDispatcher, sender, {
-      allowPrivate: config.webhookAllowPrivate,
-      secretGraceSeconds: config.webhookSecretGraceSeconds,
-      timeoutMs: config.webhookTimeoutMs,
+      allowPrivate: config.webhooks.webhookAllowPrivate,
+      secretGraceSeconds: config.webhooks.webhookSecretGraceSeconds,
+      timeoutMs: config.webhooks.webhookTimeoutMs,
     }),
     webhookDispatcher,
-    eventFeed: new EventFeed(database, events, config.eventPollIntervalMs),
-    cliAuth: new CliAuthService(database, clock, apiKeys, { ttlSeconds: config.cliAuthTtlSeconds, intervalSeconds: config.cliAuthIntervalSeconds }),
-    customDomainHosts: new CustomDomainHosts(database, config.customDomainRefreshSeconds * 1000, reservedNames(config)),
+    eventFeed: new EventFeed(database, events, config.webhooks.eventPollIntervalMs),
+    cliAuth: new CliAuthService(database, clock, apiKeys, { ttlSeconds: config.auth.cliAuthTtlSeconds, intervalSeconds: config.auth.cliAuthIntervalSeconds }),
+    customDomainHosts: new CustomDomainHosts(database, config.domains.customDomainRefreshSeconds * 1000, reservedNames(config)),
     secretBox: box,
-    vaults: new VaultService(database, clock, events, vaultBox, { logRetentionDays: config.vaultLogRetentionDays }),
+    vaults: new VaultService(database, clock, events, vaultBox, { logRetentionDays: config.vault.vaultLogRetentionDays }),
     vaultBox,
   };
 }
@@ -219,8 +220,10 @@ export interface SandboxServices {
   computerUse: ComputerUseService;
   /** This node in the deployment's node table: registration, heartbeats, dead nodes, drain state. */
   nodes: NodeRegistry;
+  /** This node's answer to "local, or which node owns it?" (every service that asks shares it). */
+  ownership: Ownership;
   /** Kills of VMs on other nodes, through their pg-boss queues (cluster mode; null with the embedded store). Started by the HTTP app. */
-  killQueue: KillQueue | null;
+  killQueue: PgBossKillQueue | null;
   /** Egress policies of VMs and sessions, their enforcement on this host and the egress log. Started by the HTTP app. */
   egress: EgressService;
   /** The vault's side of egress: TLS interception for bound hosts, placeholder swaps, the request log. */
@@ -246,36 +249,37 @@ export interface SandboxDependencies {
 
 export function createSandboxServices(core: CoreServices, engine: VmEngine, dependencies: SandboxDependencies): SandboxServices {
   const { config, database, clock, events } = core;
-  const limiter = new PlanLimiter(config.plans, clock);
+  const limiter = new PlanLimiter(config.auth.plans, clock);
   const sessions = new SessionService(database, clock, events, {
-    vmLifetimeSeconds: config.defaultVmLifetimeSeconds,
-    memoryMb: config.defaultMemoryMb,
-    vcpuCount: config.defaultVcpus,
+    vmLifetimeSeconds: config.vm.defaultVmLifetimeSeconds,
+    memoryMb: config.vm.defaultMemoryMb,
+    vcpuCount: config.vm.defaultVcpus,
   });
-  const sources = new VmSources(database, () => engine.nodeId, {
-    [DESKTOP_TEMPLATE_ID]: { load: dependencies.loadDesktopTemplate, shape: { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb } },
+  const ownership = new Ownership(engine.nodeId);
+  const sources = new VmSources(database, ownership, {
+    [DESKTOP_TEMPLATE_ID]: { load: dependencies.loadDesktopTemplate, shape: { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb } },
   });
-  const placement = new Placement(database, clock, engine.nodeId, config.nodeDeadAfterSeconds * 1000);
+  const placement = new Placement(database, clock, engine.nodeId, config.cluster.nodeDeadAfterSeconds * 1000);
   // Kills of other nodes' VMs go through their queues: only a cluster (a PostgreSQL store) has other nodes.
-  const killQueue: KillQueue | null = config.databaseUrl
-    ? new KillQueue(
+  const killQueue: PgBossKillQueue | null = config.server.databaseUrl
+    ? new PgBossKillQueue(
         database,
-        { connectionString: config.databaseUrl, nodeId: engine.nodeId, strictOwnership: config.strictKillOwnership, killLocal: (vmId): Promise<void> => vms.killHere(vmId) },
+        { connectionString: config.server.databaseUrl, ownership, strictOwnership: config.cluster.strictKillOwnership, killLocal: (vmId): Promise<void> => vms.killHere(vmId) },
         dependencies.log,
       )
     : null;
-  const remoteNodes = new RemoteNodes(database, core.internalAuth);
+  const remoteNodes = new HttpRemoteNodes(database, core.internalAuth);
   const vms = new VmService(database, engine, limiter, clock, events, sources, remoteNodes, placement, killQueue);
   const vaultCa = new VaultCa(database, core.vaultBox, createCertificateAuthority);
-  const vaultGateway = new VaultGateway(database, clock, events, core.vaultBox, config.vaultLogRetentionDays);
+  const vaultGateway = new VaultGateway(database, clock, events, core.vaultBox, config.vault.vaultLogRetentionDays);
   let leafs: Promise<LeafCertificates> | null = null;
-  const upstreamCa = config.vaultUpstreamCaFile ? [fs.readFileSync(config.vaultUpstreamCaFile, 'utf8')] : [];
+  const upstreamCa = config.vault.vaultUpstreamCaFile ? [fs.readFileSync(config.vault.vaultUpstreamCaFile, 'utf8')] : [];
   // Enforcing restricted egress policies needs root (nftables, listeners the firewall redirects to).
   const egressEnforcer =
     process.getuid?.() === 0
       ? new EgressEnforcer({
-          table: egressTableName(`${engine.nodeId}:${config.dataDir}`),
-          upstreams: async () => (config.egressDnsServers ?? (await hostDnsServers()).filter((address) => isIPv4(address))).map(parseUpstream),
+          table: egressTableName(`${engine.nodeId}:${config.server.dataDir}`),
+          upstreams: async () => (config.egress.egressDnsServers ?? (await hostDnsServers()).filter((address) => isIPv4(address))).map(parseUpstream),
           onAttempt: (attempt) => egress.record(attempt),
           vault: {
             plan: (vmId, scheme, name, address) => vaultGateway.plan(vmId, scheme, name, address),
@@ -286,53 +290,62 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
         })
       : null;
   const egress: EgressService = new EgressService(database, clock, events, sessions, vms, engine, egressEnforcer, {
-    defaultPolicy: config.egressDefault,
-    retentionDays: config.egressLogRetentionDays,
-    refusedEventIntervalMs: config.egressRefusedEventSeconds * 1000,
+    defaultPolicy: config.egress.egressDefault,
+    retentionDays: config.egress.egressLogRetentionDays,
+    refusedEventIntervalMs: config.egress.egressRefusedEventSeconds * 1000,
     reconcileIntervalMs: 2000,
-  }, vaultGateway, config.databaseUrl ? remoteNodes : null);
-  // A vault session's VM trusts the deployment's CA before it is handed out.
-  vms.onVmReady(async (session, live) => {
-    if (await vaultGateway.sessionHasVault(session.id)) await installGuestCa(live.agent, (await vaultCa.material()).certPem);
+  }, vaultGateway, { ownership, remote: config.server.databaseUrl ? remoteNodes : null });
+  // What makes a VM ready for its session, in one place: its egress rules before it runs, then the ready steps in
+  // their declared order (core/vms/readiness.ts), and its rules again when a paused VM comes back.
+  vms.setReadiness({
+    beforeRun: (vm, kind, target) => egress.beforeRun(vm, kind, target),
+    startFailed: (vmId) => egress.startFailed(vmId),
+    ready: {
+      egress: (_session, live) => egress.readyForSession(live.vm),
+      vaultCa: trustVaultCa(vaultGateway, vaultCa),
+      sessionEnv: applySessionEnv,
+      desktopScreen: fitDesktopScreen,
+    },
+    resumed: (vm) => egress.resumed(vm),
   });
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
-  const fetcher = createGitFetcher({ allowPrivate: config.templateGitAllowPrivate, timeoutMs: config.templateGitTimeoutSeconds * 1000, maxBytes: config.templateGitMaxMb * 2 ** 20 });
+  const fetcher = createGitFetcher({ allowPrivate: config.templates.templateGitAllowPrivate, timeoutMs: config.templates.templateGitTimeoutSeconds * 1000, maxBytes: config.templates.templateGitMaxMb * 2 ** 20 });
   const templates = new TemplateService(database, clock, events, engine, sources, fetcher, {
-    defaultVcpuCount: config.defaultVcpus,
-    defaultMemoryMb: config.defaultMemoryMb,
-    postBuildTimeoutMs: config.templatePostBuildTimeoutSeconds * 1000,
-    maxBuildsPerUser: config.templateMaxBuildsPerUser,
+    defaultVcpuCount: config.vm.defaultVcpus,
+    defaultMemoryMb: config.vm.defaultMemoryMb,
+    postBuildTimeoutMs: config.templates.templatePostBuildTimeoutSeconds * 1000,
+    maxBuildsPerUser: config.templates.templateMaxBuildsPerUser,
   });
   const executions = new ExecutionService(database, sessions, vms, limiter, clock, events, {
-    outputLimitBytes: config.executionOutputLimitBytes,
-    maxRunSeconds: config.executionMaxSeconds,
+    outputLimitBytes: config.execution.executionOutputLimitBytes,
+    maxRunSeconds: config.execution.executionMaxSeconds,
   });
-  const appUrls = new AppUrls(config.publicUrl, config.appDomain);
-  const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.shareLinkTtlSeconds, core.customDomainHosts);
+  const appUrls = new AppUrls(config.server.publicUrl, config.domains.appDomain);
+  const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.domains.shareLinkTtlSeconds, core.customDomainHosts);
   const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock, core.viewerTokens);
-  const objects = createObjectStore(config);
-  const resolver = createTxtResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs });
+  const objects = createObjectStore(config.objects);
+  const resolver = createTxtResolver({ servers: config.domains.dnsServers, timeoutMs: config.domains.dnsTimeoutMs });
   const customDomains = new CustomDomainService(database, sessions, shares, core.previewTokens, appUrls, core.customDomainHosts, resolver, clock, events, {
     reserved: reservedNames(config),
-    checkIntervalSeconds: config.customDomainCheckIntervalSeconds,
-    pendingSeconds: config.customDomainPendingSeconds,
+    checkIntervalSeconds: config.domains.customDomainCheckIntervalSeconds,
+    pendingSeconds: config.domains.customDomainPendingSeconds,
     maxPerUser: MAX_CUSTOM_DOMAINS_PER_USER,
-    reverifySeconds: config.customDomainReverifySeconds,
-    reverifyMisses: config.customDomainReverifyMisses,
+    reverifySeconds: config.domains.customDomainReverifySeconds,
+    reverifyMisses: config.domains.customDomainReverifyMisses,
   });
   const customDomainChecker = new CustomDomainChecker(database, clock, customDomains, {
-    intervalMs: config.customDomainCheckIntervalSeconds * 1000,
-    lookupTimeoutMs: config.dnsTimeoutMs,
+    intervalMs: config.domains.customDomainCheckIntervalSeconds * 1000,
+    lookupTimeoutMs: config.domains.dnsTimeoutMs,
     concurrency: 4,
   });
   const browserService = new BrowserService(database, clock, events, engine, new PlaywrightDriver(), limiter, objects, core.secretBox, dependencies.loadBrowserTemplate, {
-    nodeId: engine.nodeId,
-    vcpuCount: config.browserVcpus,
-    memoryMb: config.browserMemoryMb,
-    poolSize: config.browserPoolSize,
-    idleTimeoutSeconds: config.browserIdleTimeoutSeconds,
-    maxSessionSeconds: config.browserSessionMaxSeconds,
-    screenshotRetentionDays: config.screenshotRetentionDays,
+    ownership,
+    vcpuCount: config.browser.browserVcpus,
+    memoryMb: config.browser.browserMemoryMb,
+    poolSize: config.browser.browserPoolSize,
+    idleTimeoutSeconds: config.browser.browserIdleTimeoutSeconds,
+    maxSessionSeconds: config.browser.browserSessionMaxSeconds,
+    screenshotRetentionDays: config.browser.screenshotRetentionDays,
     defaultViewport: { width: 1280, height: 720 },
   });
   const nodes = new NodeRegistry(
@@ -340,11 +353,11 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     clock,
     {
       nodeId: engine.nodeId,
-      internalUrl: config.internalUrl,
-      capacity: { vcpus: config.nodeVcpus, memoryMb: config.nodeMemoryMb, vmSlots: config.nodeVmSlots },
+      internalUrl: config.cluster.internalUrl,
+      capacity: { vcpus: config.cluster.nodeVcpus, memoryMb: config.cluster.nodeMemoryMb, vmSlots: config.cluster.nodeVmSlots },
       version: API_VERSION,
-      heartbeatMs: config.nodeHeartbeatSeconds * 1000,
-      deadAfterMs: config.nodeDeadAfterSeconds * 1000,
+      heartbeatMs: config.cluster.nodeHeartbeatSeconds * 1000,
+      deadAfterMs: config.cluster.nodeDeadAfterSeconds * 1000,
       load: () => vms.nodeLoad(),
       templates: () => [...BUILTIN_SOURCE_NAMES],
       recordLostVms: () => vms.recordLostVms(),
@@ -354,6 +367,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   );
   return {
     nodes,
+    ownership,
     killQueue,
     egress,
     vaultGateway,
@@ -364,7 +378,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     vms,
     sources,
     snapshots,
-    volumes: new VolumeService(database, clock, events, engine, limiter),
+    volumes: new VolumeService(database, clock, events, engine, limiter, ownership),
     templates,
     executions,
     files: new FileService(database, sessions, vms, clock, events),
@@ -374,13 +388,13 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     terminals: new TerminalService(database, sessions, vms, clock),
     customDomains,
     customDomainChecker,
-    browser: new ClusterBrowserRouter(browserService, database, remoteNodes, engine.nodeId),
+    browser: new ClusterBrowserRouter(browserService, database, remoteNodes, ownership),
     browserService,
     computerUse: new ComputerUseService(database, clock, events, sessions, vms, core.viewerTokens, objects, engine, sources, {
-      viewerTokenTtlSeconds: config.viewerTokenTtlSeconds,
-      maxRecordingBytes: config.maxRecordingMb * 2 ** 20,
-      poolSize: config.desktopPoolSize,
-      shape: { vcpuCount: config.desktopVcpus, memoryMb: config.desktopMemoryMb },
+      viewerTokenTtlSeconds: config.desktop.viewerTokenTtlSeconds,
+      maxRecordingBytes: config.desktop.maxRecordingMb * 2 ** 20,
+      poolSize: config.desktop.desktopPoolSize,
+      shape: { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb },
     }),
   };
 }

@@ -3,16 +3,16 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, loadConfig } from '../src/config/index.ts';
 
 test('defaults: 127.0.0.1:8080, ./.sandboxd, SQLite, the three plans', () => {
   const config = loadConfig({});
-  assert.equal(config.host, '127.0.0.1');
-  assert.equal(config.port, 8080);
-  assert.equal(config.dataDir, path.resolve('.sandboxd'));
-  assert.equal(config.databaseUrl, null);
-  assert.equal(config.publicUrl, 'http://127.0.0.1:8080');
-  assert.deepEqual(Object.keys(config.plans).sort(), ['enterprise', 'free', 'pro']);
+  assert.equal(config.server.host, '127.0.0.1');
+  assert.equal(config.server.port, 8080);
+  assert.equal(config.server.dataDir, path.resolve('.sandboxd'));
+  assert.equal(config.server.databaseUrl, null);
+  assert.equal(config.server.publicUrl, 'http://127.0.0.1:8080');
+  assert.deepEqual(Object.keys(config.auth.plans).sort(), ['enterprise', 'free', 'pro']);
 });
 
 test('values are parsed from SANDBOXD_* variables', () => {
@@ -23,10 +23,10 @@ test('values are parsed from SANDBOXD_* variables', () => {
     SANDBOXD_PLANS: '{"team":{"executionsPerMinute":5,"maxConcurrentVms":1,"maxTotalVcpus":2}}',
     SANDBOXD_DEFAULT_PLAN: 'team',
   });
-  assert.equal(config.port, 9000);
-  assert.equal(config.databaseUrl, 'postgres://u@h/db');
-  assert.equal(config.plans.team?.maxTotalVcpus, 2);
-  assert.ok(config.plans.free, 'built-in plans stay');
+  assert.equal(config.server.port, 9000);
+  assert.equal(config.server.databaseUrl, 'postgres://u@h/db');
+  assert.equal(config.auth.plans.team?.maxTotalVcpus, 2);
+  assert.ok(config.auth.plans.free, 'built-in plans stay');
 });
 
 test('every plan has a disk quota: a plan that leaves diskMb out keeps its built-in namesake\'s, else free\'s', () => {
@@ -37,23 +37,23 @@ test('every plan has a disk quota: a plan that leaves diskMb out keeps its built
       big: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 65_536 },
     }),
   });
-  assert.deepEqual([config.plans.team?.diskMb, config.plans.pro?.diskMb, config.plans.big?.diskMb], [4096, 8192, 65_536]);
-  assert.deepEqual([loadConfig({}).plans.free?.diskMb, loadConfig({}).plans.enterprise?.diskMb], [4096, 16_384]);
+  assert.deepEqual([config.auth.plans.team?.diskMb, config.auth.plans.pro?.diskMb, config.auth.plans.big?.diskMb], [4096, 8192, 65_536]);
+  assert.deepEqual([loadConfig({}).auth.plans.free?.diskMb, loadConfig({}).auth.plans.enterprise?.diskMb], [4096, 16_384]);
 });
 
 test('CPU and disk settings of the host: a CPU reserve, a VM CPU weight and a free-space floor', () => {
   const config = loadConfig({ SANDBOXD_HOST_CPU_RESERVE: '1.5', SANDBOXD_VM_CPU_WEIGHT: '25', SANDBOXD_MIN_FREE_DISK_MB: '0' });
-  assert.deepEqual([config.hostCpuReserve, config.vmCpuWeight, config.minFreeDiskMb], [1.5, 25, 0]);
-  assert.deepEqual([loadConfig({}).hostCpuReserve, loadConfig({}).vmCpuWeight, loadConfig({}).minFreeDiskMb], [0.5, 100, 2048]);
+  assert.deepEqual([config.vm.hostCpuReserve, config.vm.vmCpuWeight, config.vm.minFreeDiskMb], [1.5, 25, 0]);
+  assert.deepEqual([loadConfig({}).vm.hostCpuReserve, loadConfig({}).vm.vmCpuWeight, loadConfig({}).vm.minFreeDiskMb], [0.5, 100, 2048]);
 });
 
 test('custom domain settings: DNS servers as IP addresses with optional ports, timeouts and intervals', () => {
   const config = loadConfig({ SANDBOXD_DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,::1,[2001:db8::53]:53', SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS: '30' });
-  assert.deepEqual(config.dnsServers, ['1.1.1.1', '127.0.0.1:5353', '::1', '[2001:db8::53]:53']);
-  assert.equal(config.customDomainCheckIntervalSeconds, 30);
+  assert.deepEqual(config.domains.dnsServers, ['1.1.1.1', '127.0.0.1:5353', '::1', '[2001:db8::53]:53']);
+  assert.equal(config.domains.customDomainCheckIntervalSeconds, 30);
   const defaults = loadConfig({});
   assert.deepEqual(
-    [defaults.dnsServers, defaults.dnsTimeoutMs, defaults.customDomainCheckIntervalSeconds, defaults.customDomainPendingSeconds, defaults.customDomainRefreshSeconds],
+    [defaults.domains.dnsServers, defaults.domains.dnsTimeoutMs, defaults.domains.customDomainCheckIntervalSeconds, defaults.domains.customDomainPendingSeconds, defaults.domains.customDomainRefreshSeconds],
     [null, 5000, 60, 604_800, 5],
   );
 });

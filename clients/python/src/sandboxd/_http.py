@@ -48,6 +48,11 @@ Retryable = str
 MISSING: Any = object()
 
 
+def defined(**values: Any) -> Dict[str, Any]:
+    """The values that were given (absent options are left to the server's defaults)."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
 @dataclass(frozen=True)
 class Settings:
     """What every request of a client shares. Times are seconds."""

@@ -304,6 +304,352 @@ class SessionUsage(_SessionUsageRequired, total=False):
     vm_status: Optional[str]
 
 
+class EgressPolicyInput(TypedDict, total=False):
+    # Open the Debian, PyPI and npm registries (deb.debian.org, security.debian.org, pypi.org,
+    # files.pythonhosted.org, registry.npmjs.org, …) over HTTP and HTTPS
+    allow_package_managers: bool
+    # Port 80 at all (to allowed names and CIDRs); false refuses every port-80 connection
+    allow_http: bool
+    # Port 443 at all (to allowed names and CIDRs); false also closes UDP/443 (QUIC) unless allowed_ports
+    # names 443/udp
+    allow_https: bool
+    # Names the guest may resolve and reach over HTTP and HTTPS, through the proxy (matched on its DNS
+    # question, the TLS SNI and every HTTP request's Host): `example.com`, `*.example.com` (its
+    # subdomains) or `*` (every name). Other ports and protocols to their addresses only as allowed_ports
+    # names them: the addresses may be shared (CDNs) with any other name
+    allowed_domains: List[str]
+    # IPv4 addresses or CIDRs the guest may reach on any port and protocol (explicit address grants), and
+    # by raw address over HTTP (`0.0.0.0/0`: every public address)
+    allowed_cidrs: List[str]
+    # Ports besides HTTP and HTTPS that the addresses of allowed names (as the VM's own DNS answers gave
+    # them) are open on, `<port>/tcp` or `<port>/udp`: e.g. `22/tcp`, `5432/tcp`, `443/udp` (QUIC). Not
+    # 80/tcp, 443/tcp (the proxy) or 53 (the policy resolver). Without it an allowed name gives HTTP and
+    # HTTPS only
+    allowed_ports: List[str]
+
+
+class _EgressPolicyRequired(TypedDict):
+    allow_package_managers: bool
+    allow_http: bool
+    allow_https: bool
+    allowed_domains: List[str]
+    allowed_cidrs: List[str]
+    # Canonical `<port>/<tcp|udp>`, tcp first, ascending
+    allowed_ports: List[str]
+    # Whose policy it is: the VM's own, its session's, or the deployment's default
+    source: Literal["vm", "session", "default"]
+    # The host enforces it on the running VM now (false for an open policy, or a VM that is not running)
+    enforced: bool
+
+
+class EgressPolicy(_EgressPolicyRequired, total=False):
+    # A session's PUT: the running VMs that follow the new policy
+    updated_vm_ids: List[str]
+
+
+class EgressLogEntry(TypedDict):
+    id: int
+    at: str
+    vm_id: str
+    # `dns`: a name lookup the policy refused
+    protocol: Literal["tcp", "udp", "icmp", "dns", "other"]
+    # Set when the proxy handled the connection (ports 80 and 443)
+    scheme: Optional[Literal["http", "https"]]
+    # The name asked for (DNS question, SNI, Host), or the one whose DNS answer gave the address
+    name: Optional[str]
+    address: Optional[str]
+    port: Optional[int]
+    # Guest to destination (proxied connections only)
+    bytes_sent: Optional[int]
+    bytes_received: Optional[int]
+    verdict: Literal["allowed", "refused"]
+    # Why it was refused
+    reason: Optional[str]
+
+
+class EgressLogList(TypedDict):
+    items: List[EgressLogEntry]
+    # Pass as cursor for the next (older) page; null on the last page
+    next_cursor: Optional[str]
+
+
+class _VaultSecretInjectionRequired(TypedDict):
+    type: Literal["bearer", "basic", "header"]
+
+
+class VaultSecretInjection(_VaultSecretInjectionRequired, total=False):
+    """Where in a request the placeholder is swapped for the value, and nowhere else (not the path, the
+    query or another header, which a server may echo back). `{"type":"bearer"}` (the default):
+    `Authorization: Bearer <placeholder>`. `{"type":"basic"}`: `Authorization: Basic
+    base64(user:password)` with the placeholder as the user or the password.
+    `{"type":"header","name":"X-Api-Key","prefix":""}`: that header, sent once, whose value is exactly
+    prefix + placeholder (GitHub's `Authorization: token …` is name `Authorization`, prefix `token `).
+    Prefixes and schemes compare case-insensitively. A placeholder found anywhere else goes out
+    unchanged and is flagged in the request log
+    """
+    # The header (type `header` only)
+    name: str
+    # What comes before the placeholder in the header value (type `header` only; default "")
+    prefix: str
+
+
+class VaultSecret(TypedDict):
+    """A secret of a vault: its name and hosts, never its value"""
+    name: str
+    allowed_hosts: List[str]
+    inject: VaultSecretInjection
+    created_at: str
+    # Last change of the value, the hosts or the injection point
+    updated_at: str
+
+
+class Vault(TypedDict):
+    # `vlt_…`
+    id: str
+    user_id: int
+    name: str
+    description: Optional[str]
+    secrets: List[VaultSecret]
+    created_at: str
+    updated_at: str
+
+
+class _VaultSecretInputRequired(TypedDict):
+    # The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY
+    name: str
+    # The secret; stored encrypted and never returned
+    value: str
+    # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
+    allowed_hosts: List[str]
+
+
+class VaultSecretInput(_VaultSecretInputRequired, total=False):
+    inject: VaultSecretInjection
+
+
+class _VaultCreateRequired(TypedDict):
+    # Unique among your vaults
+    name: str
+
+
+class VaultCreate(_VaultCreateRequired, total=False):
+    description: Optional[str]
+    secrets: List[VaultSecretInput]
+
+
+class VaultUpdate(TypedDict, total=False):
+    name: str
+    description: Optional[str]
+
+
+class _VaultSecretSetRequired(TypedDict):
+    # The new value; stored encrypted and never returned
+    value: str
+    # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
+    allowed_hosts: List[str]
+
+
+class VaultSecretSet(_VaultSecretSetRequired, total=False):
+    inject: VaultSecretInjection
+
+
+class VaultRequestLogEntry(TypedDict):
+    id: int
+    at: str
+    vault_id: str
+    secret_name: str
+    session_id: str
+    vm_id: str
+    # `substituted`: the value replaced the placeholder in a request to a bound host; `flagged`: the
+    # placeholder went out unchanged somewhere the secret is not bound to
+    outcome: Literal["substituted", "flagged"]
+    scheme: Literal["http", "https"]
+    # The name the VM sent the request to (SNI or Host), or its address
+    host: str
+    method: Optional[str]
+    # The request path as the VM sent it, without its query
+    path: Optional[str]
+    # The upstream's HTTP status (null: no answer, or a plain HTTP connection)
+    status: Optional[int]
+    detail: Optional[str]
+
+
+class VaultRequestLogList(TypedDict):
+    items: List[VaultRequestLogEntry]
+    # Pass as `cursor` for older entries; null on the last page
+    next_cursor: Optional[str]
+
+
+class SnapshotRecord(TypedDict):
+    snapshot_id: str
+    name: str
+    # "creating" while the VM is being captured, then "ready"
+    status: Literal["creating", "ready"]
+    # The owner
+    user_id: int
+    # The VM it was taken of
+    source_vm_id: Optional[str]
+    # The snapshot its disk layer builds on (null: its template)
+    parent_id: Optional[str]
+    # The template the chain starts from (`default` is the built-in image)
+    template_id: str
+    # The node that holds its files
+    node_id: str
+    # A VM started from it has these vCPUs
+    vcpu_count: int
+    # and this memory
+    memory_mb: int
+    # Size of its root disk as the guest sees it
+    disk_size_mb: int
+    # Bytes its memory file takes on disk (what the VM held in RAM)
+    memory_bytes: int
+    # Bytes its disk layer takes: only what the VM wrote since its parent
+    disk_bytes: int
+    # Bytes of device state
+    state_bytes: int
+    # All of the above together
+    size_bytes: int
+    # How long the VM was stopped while it was taken
+    pause_ms: int
+    # How long taking it took
+    duration_ms: int
+    metadata: Dict[str, str]
+    created_at: str
+
+
+class VolumeRecordAttachmentsItem(TypedDict):
+    vm_id: str
+    mount_path: str
+    read_only: bool
+
+
+class VolumeRecord(TypedDict):
+    volume_id: str
+    name: str
+    size_mb: int
+    # The owner
+    user_id: int
+    # The node whose disk holds it: VMs that mount it run there
+    node_id: str
+    created_at: str
+    # The VMs that have it mounted and have not ended
+    attachments: List[VolumeRecordAttachmentsItem]
+
+
+class TemplateCreateRequestBuildArgs(TypedDict, total=False):
+    # A repository (http, https or git URL, no credentials) cloned into `/workspace/<repository name>`;
+    # the image needs git
+    git_clone_url: str
+    # The branch to clone (default: the remote's default branch)
+    git_clone_branch: str
+    # The environment of `post_build_cmd` (values are never stored or shown)
+    envs: Dict[str, str]
+    # A shell command run in the build VM (bash -lc, else sh -lc) in the clone (else /root); a non-zero
+    # exit fails the build
+    post_build_cmd: str
+
+
+class TemplateCreateRequestRegistryAuth(TypedDict):
+    """Credentials for the pull only: never stored, logged or shown"""
+    username: str
+    password: str
+
+
+class _TemplateCreateRequestRequired(TypedDict):
+    # Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit
+    name: str
+    # An OCI image reference `[registry/]repository[:tag][@digest]`, e.g.
+    # `registry.example.com/team/python:3.12` (no scheme); linux/amd64 is pulled
+    oci_image: str
+
+
+class TemplateCreateRequest(_TemplateCreateRequestRequired, total=False):
+    build_args: TemplateCreateRequestBuildArgs
+    # Credentials for the pull only: never stored, logged or shown
+    registry_auth: TemplateCreateRequestRegistryAuth
+    # vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)
+    vcpu_count: Literal[1, 2, 4, 6, 8]
+    # Memory of the build VM, MiB (default: the server's default VM memory)
+    memory_mb: int
+
+
+class TemplateRecordBuildArgs(TypedDict):
+    git_clone_url: Optional[str]
+    git_clone_branch: Optional[str]
+    # The names of `envs` (their values are not kept)
+    env_names: List[str]
+    post_build_cmd: Optional[str]
+
+
+class TemplateRecordProgress(TypedDict):
+    """How far the build got"""
+    # The step under way (building), the one it failed in (failed), null when ready
+    step: Optional[Literal["resolve", "pull", "unpack", "runtime", "mkfs", "boot", "git_clone", "post_build_cmd", "snapshot"]]
+    # 1-based position of `step` among the steps; all of them once ready
+    step_index: int
+    # How many steps a build has (resolve, pull, unpack, runtime, mkfs, boot, git_clone, post_build_cmd,
+    # snapshot; git_clone and post_build_cmd are passed over when not asked for)
+    step_count: int
+
+
+class TemplateRecord(TypedDict):
+    # `tpl_…`, or `default` for the built-in image
+    template_id: str
+    name: str
+    # "building" until the build ends "ready" (VMs can start from it) or "failed" (see `error`)
+    status: Literal["building", "ready", "failed"]
+    # The built-in image (listed, never deleted)
+    builtin: bool
+    # The image reference it was built from, normalised
+    oci_image: Optional[str]
+    # The manifest digest that was pulled
+    image_digest: Optional[str]
+    build_args: Optional[TemplateRecordBuildArgs]
+    # The build VM's vCPUs: its snapshot of this shape is made at the end (other shapes on first use)
+    vcpu_count: Optional[int]
+    memory_mb: Optional[int]
+    # Size of its root disk, once ready
+    disk_size_mb: Optional[int]
+    # The node that holds its files
+    node_id: Optional[str]
+    # How far the build got
+    progress: TemplateRecordProgress
+    # Why the build failed: the step, what happened and the last lines that step printed
+    error: Optional[str]
+    created_at: Optional[str]
+    updated_at: Optional[str]
+    ready_at: Optional[str]
+
+
+class TemplateLogResponseProgress(TypedDict):
+    """How far the build got"""
+    # The step under way (building), the one it failed in (failed), null when ready
+    step: Optional[Literal["resolve", "pull", "unpack", "runtime", "mkfs", "boot", "git_clone", "post_build_cmd", "snapshot"]]
+    # 1-based position of `step` among the steps; all of them once ready
+    step_index: int
+    # How many steps a build has (resolve, pull, unpack, runtime, mkfs, boot, git_clone, post_build_cmd,
+    # snapshot; git_clone and post_build_cmd are passed over when not asked for)
+    step_count: int
+
+
+class TemplateLogResponseLinesItem(TypedDict):
+    # Pass the last one as `after` to read on
+    id: int
+    line: str
+    created_at: str
+
+
+class TemplateLogResponse(TypedDict):
+    template_id: str
+    status: Literal["building", "ready", "failed"]
+    # How far the build got
+    progress: TemplateLogResponseProgress
+    error: Optional[str]
+    lines: List[TemplateLogResponseLinesItem]
+    # The `after` of the next page (the last line's id, or the request's `after` when there was none)
+    next_after: int
+
+
 class _ExecuteCommandRequestRequired(TypedDict):
     # python runs in the session's stateful interpreter (variables survive between calls); bash and node
     # run a fresh process
@@ -364,6 +710,104 @@ class TaskRecord(TypedDict):
     created_at: str
     started_at: Optional[str]
     completed_at: Optional[str]
+
+
+class FileListingEntriesItem(TypedDict):
+    name: str
+    # Absolute path in the VM
+    path: str
+    type: Literal["file", "directory", "symlink", "other"]
+    # Bytes
+    size: int
+    # Permission bits (0o644 = 420)
+    mode: int
+    modified_at: str
+    symlink_target: Optional[str]
+
+
+class FileListing(TypedDict):
+    # The directory, absolute
+    path: str
+    # Sorted by name; symlinks are not followed
+    entries: List[FileListingEntriesItem]
+
+
+class DailyUsageListDaysItem(TypedDict):
+    # The UTC day, YYYY-MM-DD
+    date: str
+    # Executions started that day
+    executions: int
+    # Seconds your VMs ran that day
+    vm_seconds: float
+    # CPU seconds your code used in executions started that day
+    cpu_seconds: float
+    # Connection attempts in your VMs' egress logs that day (VMs under a restricted egress policy or with
+    # a vault)
+    egress_attempts: int
+    # Of those, refused by the policy
+    egress_refused: int
+    # Bytes your VMs sent through the egress proxy (HTTP and HTTPS)
+    egress_bytes_sent: int
+    egress_bytes_received: int
+    # Requests a vault secret was swapped into
+    vault_substituted: int
+    # Vault placeholders seen going where their secret is not bound
+    vault_flagged: int
+
+
+class DailyUsageList(TypedDict):
+    # Oldest first, today last; days without use are zeros
+    days: List[DailyUsageListDaysItem]
+
+
+class AdminUser(TypedDict):
+    id: int
+    username: str
+    plan: str
+    is_admin: bool
+    created_at: str
+
+
+class AdminUserList(TypedDict):
+    users: List[AdminUser]
+    # The plan names the server knows (SANDBOXD_PLANS and the built-in ones)
+    plans: List[str]
+    default_plan: str
+
+
+class WorkerRecordCapacity(TypedDict):
+    vcpus: int
+    memory_mb: int
+    vm_slots: int
+
+
+class WorkerRecordLoad(TypedDict):
+    running_vms: int
+    used_vcpus: int
+    used_memory_mb: int
+
+
+class WorkerRecord(TypedDict):
+    worker_id: str
+    # `dead`: it missed its heartbeats; `left`: it shut down cleanly
+    state: Literal["live", "dead", "left"]
+    # No new VMs are placed on it
+    drained: bool
+    deployment_drain: Optional[Literal["draining", "done", "cancelled"]]
+    internal_url: str
+    capacity: WorkerRecordCapacity
+    load: WorkerRecordLoad
+    templates: List[str]
+    version: str
+    started_at: str
+    heartbeat_at: str
+    dead_at: Optional[str]
+    # The node whose admin listener answered
+    this_node: bool
+
+
+class AdminNodeList(TypedDict):
+    nodes: List[WorkerRecord]
 
 
 class _CLIAuthStartRequestRequired(TypedDict):
@@ -645,176 +1089,6 @@ class CustomDomainList(TypedDict):
 class CustomDomainTlsCheck(TypedDict):
     domain: str
     verified: Literal[True]
-
-
-class SnapshotRecord(TypedDict):
-    snapshot_id: str
-    name: str
-    # "creating" while the VM is being captured, then "ready"
-    status: Literal["creating", "ready"]
-    # The owner
-    user_id: int
-    # The VM it was taken of
-    source_vm_id: Optional[str]
-    # The snapshot its disk layer builds on (null: its template)
-    parent_id: Optional[str]
-    # The template the chain starts from (`default` is the built-in image)
-    template_id: str
-    # The node that holds its files
-    node_id: str
-    # A VM started from it has these vCPUs
-    vcpu_count: int
-    # and this memory
-    memory_mb: int
-    # Size of its root disk as the guest sees it
-    disk_size_mb: int
-    # Bytes its memory file takes on disk (what the VM held in RAM)
-    memory_bytes: int
-    # Bytes its disk layer takes: only what the VM wrote since its parent
-    disk_bytes: int
-    # Bytes of device state
-    state_bytes: int
-    # All of the above together
-    size_bytes: int
-    # How long the VM was stopped while it was taken
-    pause_ms: int
-    # How long taking it took
-    duration_ms: int
-    metadata: Dict[str, str]
-    created_at: str
-
-
-class VolumeRecordAttachmentsItem(TypedDict):
-    vm_id: str
-    mount_path: str
-    read_only: bool
-
-
-class VolumeRecord(TypedDict):
-    volume_id: str
-    name: str
-    size_mb: int
-    # The owner
-    user_id: int
-    # The node whose disk holds it: VMs that mount it run there
-    node_id: str
-    created_at: str
-    # The VMs that have it mounted and have not ended
-    attachments: List[VolumeRecordAttachmentsItem]
-
-
-class TemplateCreateRequestBuildArgs(TypedDict, total=False):
-    # A repository (http, https or git URL, no credentials) cloned into `/workspace/<repository name>`;
-    # the image needs git
-    git_clone_url: str
-    # The branch to clone (default: the remote's default branch)
-    git_clone_branch: str
-    # The environment of `post_build_cmd` (values are never stored or shown)
-    envs: Dict[str, str]
-    # A shell command run in the build VM (bash -lc, else sh -lc) in the clone (else /root); a non-zero
-    # exit fails the build
-    post_build_cmd: str
-
-
-class TemplateCreateRequestRegistryAuth(TypedDict):
-    """Credentials for the pull only: never stored, logged or shown"""
-    username: str
-    password: str
-
-
-class _TemplateCreateRequestRequired(TypedDict):
-    # Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit
-    name: str
-    # An OCI image reference `[registry/]repository[:tag][@digest]`, e.g.
-    # `registry.example.com/team/python:3.12` (no scheme); linux/amd64 is pulled
-    oci_image: str
-
-
-class TemplateCreateRequest(_TemplateCreateRequestRequired, total=False):
-    build_args: TemplateCreateRequestBuildArgs
-    # Credentials for the pull only: never stored, logged or shown
-    registry_auth: TemplateCreateRequestRegistryAuth
-    # vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)
-    vcpu_count: Literal[1, 2, 4, 6, 8]
-    # Memory of the build VM, MiB (default: the server's default VM memory)
-    memory_mb: int
-
-
-class TemplateRecordBuildArgs(TypedDict):
-    git_clone_url: Optional[str]
-    git_clone_branch: Optional[str]
-    # The names of `envs` (their values are not kept)
-    env_names: List[str]
-    post_build_cmd: Optional[str]
-
-
-class TemplateRecordProgress(TypedDict):
-    """How far the build got"""
-    # The step under way (building), the one it failed in (failed), null when ready
-    step: Optional[Literal["resolve", "pull", "unpack", "runtime", "mkfs", "boot", "git_clone", "post_build_cmd", "snapshot"]]
-    # 1-based position of `step` among the steps; all of them once ready
-    step_index: int
-    # How many steps a build has (resolve, pull, unpack, runtime, mkfs, boot, git_clone, post_build_cmd,
-    # snapshot; git_clone and post_build_cmd are passed over when not asked for)
-    step_count: int
-
-
-class TemplateRecord(TypedDict):
-    # `tpl_…`, or `default` for the built-in image
-    template_id: str
-    name: str
-    # "building" until the build ends "ready" (VMs can start from it) or "failed" (see `error`)
-    status: Literal["building", "ready", "failed"]
-    # The built-in image (listed, never deleted)
-    builtin: bool
-    # The image reference it was built from, normalised
-    oci_image: Optional[str]
-    # The manifest digest that was pulled
-    image_digest: Optional[str]
-    build_args: Optional[TemplateRecordBuildArgs]
-    # The build VM's vCPUs: its snapshot of this shape is made at the end (other shapes on first use)
-    vcpu_count: Optional[int]
-    memory_mb: Optional[int]
-    # Size of its root disk, once ready
-    disk_size_mb: Optional[int]
-    # The node that holds its files
-    node_id: Optional[str]
-    # How far the build got
-    progress: TemplateRecordProgress
-    # Why the build failed: the step, what happened and the last lines that step printed
-    error: Optional[str]
-    created_at: Optional[str]
-    updated_at: Optional[str]
-    ready_at: Optional[str]
-
-
-class TemplateLogResponseProgress(TypedDict):
-    """How far the build got"""
-    # The step under way (building), the one it failed in (failed), null when ready
-    step: Optional[Literal["resolve", "pull", "unpack", "runtime", "mkfs", "boot", "git_clone", "post_build_cmd", "snapshot"]]
-    # 1-based position of `step` among the steps; all of them once ready
-    step_index: int
-    # How many steps a build has (resolve, pull, unpack, runtime, mkfs, boot, git_clone, post_build_cmd,
-    # snapshot; git_clone and post_build_cmd are passed over when not asked for)
-    step_count: int
-
-
-class TemplateLogResponseLinesItem(TypedDict):
-    # Pass the last one as `after` to read on
-    id: int
-    line: str
-    created_at: str
-
-
-class TemplateLogResponse(TypedDict):
-    template_id: str
-    status: Literal["building", "ready", "failed"]
-    # How far the build got
-    progress: TemplateLogResponseProgress
-    error: Optional[str]
-    lines: List[TemplateLogResponseLinesItem]
-    # The `after` of the next page (the last line's id, or the request's `after` when there was none)
-    next_after: int
 
 
 class BrowserSessionCreateRequest(TypedDict, total=False):
@@ -1148,21 +1422,155 @@ class BrowserFillCredentialRequest(_BrowserFillCredentialRequestRequired, total=
     timeout: int
 
 
+class _BrowserRenderNavigateActionRequired(TypedDict):
+    # The interaction
+    type: Literal["navigate"]
+    # Where to go: http, https, data or about URLs
+    url: str
+
+
+class BrowserRenderNavigateAction(_BrowserRenderNavigateActionRequired, total=False):
+    """Go to another page, as `POST /v1/browser/interactions/navigate`:
+    `{"type":"navigate","url":"https://example.com/next"}`
+    """
+    # Milliseconds to wait for the page to load (0 to 120000, default 30000); past it, 408 BROWSER_TIMEOUT
+    wait_timeout: int
+    # When a page counts as loaded: `load` (default), `domcontentloaded`, `networkidle` (no requests for
+    # 500 ms) or `commit` (the response arrived)
+    wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"]
+
+
+class _BrowserRenderClickActionRequired(TypedDict):
+    # The interaction
+    type: Literal["click"]
+    # CSS selector (or a Playwright selector such as `text=Sign in`) of the element to click
+    selector: str
+
+
+class BrowserRenderClickAction(_BrowserRenderClickActionRequired, total=False):
+    """Click an element, as `POST /v1/browser/interactions/click`: `{"type":"click","selector":"#accept"}`"""
+    # Click even if the element is covered, hidden or disabled (default false)
+    force: bool
+    # Milliseconds to wait for the element to be clickable (0 to 120000, default 30000)
+    timeout: int
+    # Mouse button (default left)
+    button: Literal["left", "right", "middle"]
+    # 1 (default), 2 for a double click, 3 for a triple click
+    click_count: int
+
+
+class _BrowserRenderTypeActionRequired(TypedDict):
+    # The interaction
+    type: Literal["type"]
+    # The element to type into (it is focused first)
+    selector: str
+    # Typed key by key, as a user would (at most 100000 characters); `fill` sets a value at once
+    text: str
+
+
+class BrowserRenderTypeAction(_BrowserRenderTypeActionRequired, total=False):
+    """Type text key by key, as `POST /v1/browser/interactions/type` (no delay between keys unless `delay`
+    says so)
+    """
+    # Milliseconds between key presses (0 to 1000, default 0)
+    delay: int
+    # Milliseconds to wait for the element (0 to 120000, default 30000)
+    timeout: int
+
+
+class _BrowserRenderFillActionRequired(TypedDict):
+    # The interaction
+    type: Literal["fill"]
+    # An input, textarea, select or contenteditable element
+    selector: str
+    # The value it gets, replacing what it had (at most 100000 characters)
+    value: str
+
+
+class BrowserRenderFillAction(_BrowserRenderFillActionRequired, total=False):
+    """Set a form field's value, as `POST /v1/browser/interactions/fill`:
+    `{"type":"fill","selector":"#q","value":"otters"}`
+    """
+    # Milliseconds to wait for the element (0 to 120000, default 30000)
+    timeout: int
+
+
+class _BrowserRenderScrollActionRequired(TypedDict):
+    # The interaction
+    type: Literal["scroll"]
+
+
+class BrowserRenderScrollAction(_BrowserRenderScrollActionRequired, total=False):
+    """Scroll an element into view, or the page to `x`/`y`, as `POST /v1/browser/interactions/scroll` (give
+    `selector`, or `x` and/or `y`)
+    """
+    selector: Optional[str]
+    # Scroll the page to this horizontal position, pixels (absolute)
+    x: Optional[int]
+    # Scroll the page to this vertical position, pixels (absolute)
+    y: Optional[int]
+
+
+class _BrowserRenderWaitActionRequired(TypedDict):
+    # The interaction
+    type: Literal["wait"]
+    # `selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs
+    # `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or
+    # `timeout` (just wait `timeout` milliseconds)
+    condition: Literal["selector", "hidden", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]
+
+
+class BrowserRenderWaitAction(_BrowserRenderWaitActionRequired, total=False):
+    """Wait for an element, a load state or a time, as `POST /v1/browser/interactions/wait`:
+    `{"type":"wait","condition":"networkidle"}`
+    """
+    selector: Optional[str]
+    # Milliseconds to wait for the condition (for `timeout`: how long to wait) (0 to 120000, default
+    # 30000)
+    timeout: int
+
+
+class _BrowserRenderHoverActionRequired(TypedDict):
+    # The interaction
+    type: Literal["hover"]
+    # The element
+    selector: str
+
+
+class BrowserRenderHoverAction(_BrowserRenderHoverActionRequired, total=False):
+    """Move the mouse over an element, as `POST /v1/browser/interactions/hover`"""
+    # Milliseconds to wait for the element (0 to 120000, default 30000)
+    timeout: int
+
+
+class _BrowserRenderKeyPressActionRequired(TypedDict):
+    # The interaction
+    type: Literal["keypress"]
+    # A key name as Playwright names them: `Enter`, `Tab`, `ArrowDown`, `a`, or a chord such as
+    # `Control+A`
+    key: str
+
+
+class BrowserRenderKeyPressAction(_BrowserRenderKeyPressActionRequired, total=False):
+    """Press a key or a chord, as `POST /v1/browser/interactions/keypress`:
+    `{"type":"keypress","key":"Enter"}`
+    """
+    selector: Optional[str]
+    # Milliseconds to wait for the element (0 to 120000, default 30000)
+    timeout: int
+
+
+# An interaction run after the page loaded: `type` and the fields of that interaction's request
+# without `session_id`
+BrowserRenderAction = Union[BrowserRenderNavigateAction, BrowserRenderClickAction, BrowserRenderTypeAction, BrowserRenderFillAction, BrowserRenderScrollAction, BrowserRenderWaitAction, BrowserRenderHoverAction, BrowserRenderKeyPressAction]
+
+
 class BrowserRenderRequestClip(TypedDict):
     """The part of the page to capture, pixels from the top left of the page"""
     x: float
     y: float
     width: float
     height: float
-
-
-class BrowserRenderRequestActionsItem(TypedDict):
-    """An interaction run after the page loaded: `type` and the fields of that interaction's request
-    without `session_id`, e.g. `{"type":"click","selector":"#accept"}`,
-    `{"type":"fill","selector":"#q","value":"otters"}`, `{"type":"wait","condition":"networkidle"}`
-    """
-    # The interaction
-    type: Literal["click", "fill", "type", "scroll", "wait", "hover", "keypress"]
 
 
 class BrowserRenderRequest(TypedDict, total=False):
@@ -1195,7 +1603,7 @@ class BrowserRenderRequest(TypedDict, total=False):
     # Answer a screenshot, base64 (default true); it is stored either way while retention keeps it
     return_screenshot: bool
     # Interactions run in order after loading (at most 50)
-    actions: List[BrowserRenderRequestActionsItem]
+    actions: List[BrowserRenderAction]
     # The API key, for clients that send it in the body (a header works too)
     api_key: str
 
@@ -1404,104 +1812,6 @@ class DesktopRecordingList(TypedDict):
     count: int
 
 
-class FileListingEntriesItem(TypedDict):
-    name: str
-    # Absolute path in the VM
-    path: str
-    type: Literal["file", "directory", "symlink", "other"]
-    # Bytes
-    size: int
-    # Permission bits (0o644 = 420)
-    mode: int
-    modified_at: str
-    symlink_target: Optional[str]
-
-
-class FileListing(TypedDict):
-    # The directory, absolute
-    path: str
-    # Sorted by name; symlinks are not followed
-    entries: List[FileListingEntriesItem]
-
-
-class DailyUsageListDaysItem(TypedDict):
-    # The UTC day, YYYY-MM-DD
-    date: str
-    # Executions started that day
-    executions: int
-    # Seconds your VMs ran that day
-    vm_seconds: float
-    # CPU seconds your code used in executions started that day
-    cpu_seconds: float
-    # Connection attempts in your VMs' egress logs that day (VMs under a restricted egress policy or with
-    # a vault)
-    egress_attempts: int
-    # Of those, refused by the policy
-    egress_refused: int
-    # Bytes your VMs sent through the egress proxy (HTTP and HTTPS)
-    egress_bytes_sent: int
-    egress_bytes_received: int
-    # Requests a vault secret was swapped into
-    vault_substituted: int
-    # Vault placeholders seen going where their secret is not bound
-    vault_flagged: int
-
-
-class DailyUsageList(TypedDict):
-    # Oldest first, today last; days without use are zeros
-    days: List[DailyUsageListDaysItem]
-
-
-class AdminUser(TypedDict):
-    id: int
-    username: str
-    plan: str
-    is_admin: bool
-    created_at: str
-
-
-class AdminUserList(TypedDict):
-    users: List[AdminUser]
-    # The plan names the server knows (SANDBOXD_PLANS and the built-in ones)
-    plans: List[str]
-    default_plan: str
-
-
-class WorkerRecordCapacity(TypedDict):
-    vcpus: int
-    memory_mb: int
-    vm_slots: int
-
-
-class WorkerRecordLoad(TypedDict):
-    running_vms: int
-    used_vcpus: int
-    used_memory_mb: int
-
-
-class WorkerRecord(TypedDict):
-    worker_id: str
-    # `dead`: it missed its heartbeats; `left`: it shut down cleanly
-    state: Literal["live", "dead", "left"]
-    # No new VMs are placed on it
-    drained: bool
-    deployment_drain: Optional[Literal["draining", "done", "cancelled"]]
-    internal_url: str
-    capacity: WorkerRecordCapacity
-    load: WorkerRecordLoad
-    templates: List[str]
-    version: str
-    started_at: str
-    heartbeat_at: str
-    dead_at: Optional[str]
-    # The node whose admin listener answered
-    this_node: bool
-
-
-class AdminNodeList(TypedDict):
-    nodes: List[WorkerRecord]
-
-
 class SshKeyRecord(TypedDict):
     id: int
     user_id: int
@@ -1538,182 +1848,6 @@ class SshGatewayInfo(TypedDict):
     host_key_fingerprint: Optional[str]
     # How to log in
     usage: str
-
-
-class EgressPolicyInput(TypedDict, total=False):
-    # Open the Debian, PyPI and npm registries (deb.debian.org, security.debian.org, pypi.org,
-    # files.pythonhosted.org, registry.npmjs.org, …) over HTTP and HTTPS
-    allow_package_managers: bool
-    # Port 80 at all (to allowed names and CIDRs); false refuses every port-80 connection
-    allow_http: bool
-    # Port 443 at all (to allowed names and CIDRs); false also closes UDP/443 (QUIC) unless allowed_ports
-    # names 443/udp
-    allow_https: bool
-    # Names the guest may resolve and reach over HTTP and HTTPS, through the proxy (matched on its DNS
-    # question, the TLS SNI and every HTTP request's Host): `example.com`, `*.example.com` (its
-    # subdomains) or `*` (every name). Other ports and protocols to their addresses only as allowed_ports
-    # names them: the addresses may be shared (CDNs) with any other name
-    allowed_domains: List[str]
-    # IPv4 addresses or CIDRs the guest may reach on any port and protocol (explicit address grants), and
-    # by raw address over HTTP (`0.0.0.0/0`: every public address)
-    allowed_cidrs: List[str]
-    # Ports besides HTTP and HTTPS that the addresses of allowed names (as the VM's own DNS answers gave
-    # them) are open on, `<port>/tcp` or `<port>/udp`: e.g. `22/tcp`, `5432/tcp`, `443/udp` (QUIC). Not
-    # 80/tcp, 443/tcp (the proxy) or 53 (the policy resolver). Without it an allowed name gives HTTP and
-    # HTTPS only
-    allowed_ports: List[str]
-
-
-class _EgressPolicyRequired(TypedDict):
-    allow_package_managers: bool
-    allow_http: bool
-    allow_https: bool
-    allowed_domains: List[str]
-    allowed_cidrs: List[str]
-    # Canonical `<port>/<tcp|udp>`, tcp first, ascending
-    allowed_ports: List[str]
-    # Whose policy it is: the VM's own, its session's, or the deployment's default
-    source: Literal["vm", "session", "default"]
-    # The host enforces it on the running VM now (false for an open policy, or a VM that is not running)
-    enforced: bool
-
-
-class EgressPolicy(_EgressPolicyRequired, total=False):
-    # A session's PUT: the running VMs that follow the new policy
-    updated_vm_ids: List[str]
-
-
-class EgressLogEntry(TypedDict):
-    id: int
-    at: str
-    vm_id: str
-    # `dns`: a name lookup the policy refused
-    protocol: Literal["tcp", "udp", "icmp", "dns", "other"]
-    # Set when the proxy handled the connection (ports 80 and 443)
-    scheme: Optional[Literal["http", "https"]]
-    # The name asked for (DNS question, SNI, Host), or the one whose DNS answer gave the address
-    name: Optional[str]
-    address: Optional[str]
-    port: Optional[int]
-    # Guest to destination (proxied connections only)
-    bytes_sent: Optional[int]
-    bytes_received: Optional[int]
-    verdict: Literal["allowed", "refused"]
-    # Why it was refused
-    reason: Optional[str]
-
-
-class EgressLogList(TypedDict):
-    items: List[EgressLogEntry]
-    # Pass as cursor for the next (older) page; null on the last page
-    next_cursor: Optional[str]
-
-
-class _VaultSecretInjectionRequired(TypedDict):
-    type: Literal["bearer", "basic", "header"]
-
-
-class VaultSecretInjection(_VaultSecretInjectionRequired, total=False):
-    """Where in a request the placeholder is swapped for the value, and nowhere else (not the path, the
-    query or another header, which a server may echo back). `{"type":"bearer"}` (the default):
-    `Authorization: Bearer <placeholder>`. `{"type":"basic"}`: `Authorization: Basic
-    base64(user:password)` with the placeholder as the user or the password.
-    `{"type":"header","name":"X-Api-Key","prefix":""}`: that header, sent once, whose value is exactly
-    prefix + placeholder (GitHub's `Authorization: token …` is name `Authorization`, prefix `token `).
-    Prefixes and schemes compare case-insensitively. A placeholder found anywhere else goes out
-    unchanged and is flagged in the request log
-    """
-    # The header (type `header` only)
-    name: str
-    # What comes before the placeholder in the header value (type `header` only; default "")
-    prefix: str
-
-
-class VaultSecret(TypedDict):
-    """A secret of a vault: its name and hosts, never its value"""
-    name: str
-    allowed_hosts: List[str]
-    inject: VaultSecretInjection
-    created_at: str
-    # Last change of the value, the hosts or the injection point
-    updated_at: str
-
-
-class Vault(TypedDict):
-    # `vlt_…`
-    id: str
-    user_id: int
-    name: str
-    description: Optional[str]
-    secrets: List[VaultSecret]
-    created_at: str
-    updated_at: str
-
-
-class _VaultSecretInputRequired(TypedDict):
-    # The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY
-    name: str
-    # The secret; stored encrypted and never returned
-    value: str
-    # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
-    allowed_hosts: List[str]
-
-
-class VaultSecretInput(_VaultSecretInputRequired, total=False):
-    inject: VaultSecretInjection
-
-
-class _VaultCreateRequired(TypedDict):
-    # Unique among your vaults
-    name: str
-
-
-class VaultCreate(_VaultCreateRequired, total=False):
-    description: Optional[str]
-    secrets: List[VaultSecretInput]
-
-
-class VaultUpdate(TypedDict, total=False):
-    name: str
-    description: Optional[str]
-
-
-class _VaultSecretSetRequired(TypedDict):
-    # The new value; stored encrypted and never returned
-    value: str
-    # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
-    allowed_hosts: List[str]
-
-
-class VaultSecretSet(_VaultSecretSetRequired, total=False):
-    inject: VaultSecretInjection
-
-
-class VaultRequestLogEntry(TypedDict):
-    id: int
-    at: str
-    vault_id: str
-    secret_name: str
-    session_id: str
-    vm_id: str
-    # `substituted`: the value replaced the placeholder in a request to a bound host; `flagged`: the
-    # placeholder went out unchanged somewhere the secret is not bound to
-    outcome: Literal["substituted", "flagged"]
-    scheme: Literal["http", "https"]
-    # The name the VM sent the request to (SNI or Host), or its address
-    host: str
-    method: Optional[str]
-    # The request path as the VM sent it, without its query
-    path: Optional[str]
-    # The upstream's HTTP status (null: no answer, or a plain HTTP connection)
-    status: Optional[int]
-    detail: Optional[str]
-
-
-class VaultRequestLogList(TypedDict):
-    items: List[VaultRequestLogEntry]
-    # Pass as `cursor` for older entries; null on the last page
-    next_cursor: Optional[str]
 
 
 class DeploymentDrainRequest(TypedDict, total=False):

@@ -13670,20 +13670,132 @@ export interface components {
             wait_until: "load" | "domcontentloaded" | "networkidle" | "commit";
         };
         /**
+         * BrowserRenderAction
+         * @description An interaction run after the page loaded: `type` and the fields of that interaction's request without `session_id`
+         */
+        BrowserRenderAction: components["schemas"]["BrowserRenderNavigateAction"] | components["schemas"]["BrowserRenderClickAction"] | components["schemas"]["BrowserRenderTypeAction"] | components["schemas"]["BrowserRenderFillAction"] | components["schemas"]["BrowserRenderScrollAction"] | components["schemas"]["BrowserRenderWaitAction"] | components["schemas"]["BrowserRenderHoverAction"] | components["schemas"]["BrowserRenderKeyPressAction"];
+        /**
+         * BrowserRenderClickAction
+         * @description Click an element, as `POST /v1/browser/interactions/click`: `{"type":"click","selector":"#accept"}`
+         */
+        BrowserRenderClickAction: {
+            /**
+             * @description Mouse button (default left)
+             * @default left
+             * @enum {string}
+             */
+            button: "left" | "right" | "middle";
+            /**
+             * @description 1 (default), 2 for a double click, 3 for a triple click
+             * @default 1
+             */
+            click_count: number;
+            /**
+             * @description Click even if the element is covered, hidden or disabled (default false)
+             * @default false
+             */
+            force: boolean;
+            /** @description CSS selector (or a Playwright selector such as `text=Sign in`) of the element to click */
+            selector: string;
+            /**
+             * @description Milliseconds to wait for the element to be clickable (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+            /**
+             * @description The interaction (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "click";
+        };
+        /**
+         * BrowserRenderFillAction
+         * @description Set a form field's value, as `POST /v1/browser/interactions/fill`: `{"type":"fill","selector":"#q","value":"otters"}`
+         */
+        BrowserRenderFillAction: {
+            /** @description An input, textarea, select or contenteditable element */
+            selector: string;
+            /**
+             * @description Milliseconds to wait for the element (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+            /**
+             * @description The interaction (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "fill";
+            /** @description The value it gets, replacing what it had (at most 100000 characters) */
+            value: string;
+        };
+        /**
+         * BrowserRenderHoverAction
+         * @description Move the mouse over an element, as `POST /v1/browser/interactions/hover`
+         */
+        BrowserRenderHoverAction: {
+            /** @description The element */
+            selector: string;
+            /**
+             * @description Milliseconds to wait for the element (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+            /**
+             * @description The interaction (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "hover";
+        };
+        /**
+         * BrowserRenderKeyPressAction
+         * @description Press a key or a chord, as `POST /v1/browser/interactions/keypress`: `{"type":"keypress","key":"Enter"}`
+         */
+        BrowserRenderKeyPressAction: {
+            /** @description A key name as Playwright names them: `Enter`, `Tab`, `ArrowDown`, `a`, or a chord such as `Control+A` */
+            key: string;
+            selector?: string | null;
+            /**
+             * @description Milliseconds to wait for the element (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+            /**
+             * @description The interaction (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "keypress";
+        };
+        /**
+         * BrowserRenderNavigateAction
+         * @description Go to another page, as `POST /v1/browser/interactions/navigate`: `{"type":"navigate","url":"https://example.com/next"}`
+         */
+        BrowserRenderNavigateAction: {
+            /**
+             * @description The interaction (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "navigate";
+            /** @description Where to go: http, https, data or about URLs */
+            url: string;
+            /**
+             * @description Milliseconds to wait for the page to load (0 to 120000, default 30000); past it, 408 BROWSER_TIMEOUT
+             * @default 30000
+             */
+            wait_timeout: number;
+            /**
+             * @description When a page counts as loaded: `load` (default), `domcontentloaded`, `networkidle` (no requests for 500 ms) or `commit` (the response arrived)
+             * @default load
+             * @enum {string}
+             */
+            wait_until: "load" | "domcontentloaded" | "networkidle" | "commit";
+        };
+        /**
          * BrowserRenderRequest
          * @description Give exactly one of `url` and `html`
          */
         BrowserRenderRequest: {
             /** @description Interactions run in order after loading (at most 50) */
-            actions?: ({
-                /**
-                 * @description The interaction
-                 * @enum {string}
-                 */
-                type: "click" | "fill" | "type" | "scroll" | "wait" | "hover" | "keypress";
-            } & {
-                [key: string]: unknown;
-            })[];
+            actions?: components["schemas"]["BrowserRenderAction"][];
             /** @description The API key, for clients that send it in the body (a header works too) */
             api_key?: string;
             clip?: {
@@ -13770,6 +13882,69 @@ export interface components {
             usage_id: number;
             /** @description Image width, pixels */
             width: number;
+        };
+        /**
+         * BrowserRenderScrollAction
+         * @description Scroll an element into view, or the page to `x`/`y`, as `POST /v1/browser/interactions/scroll` (give `selector`, or `x` and/or `y`)
+         */
+        BrowserRenderScrollAction: {
+            selector?: string | null;
+            /**
+             * @description The interaction (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "scroll";
+            /** @description Scroll the page to this horizontal position, pixels (absolute) */
+            x?: number | null;
+            /** @description Scroll the page to this vertical position, pixels (absolute) */
+            y?: number | null;
+        };
+        /**
+         * BrowserRenderTypeAction
+         * @description Type text key by key, as `POST /v1/browser/interactions/type` (no delay between keys unless `delay` says so)
+         */
+        BrowserRenderTypeAction: {
+            /**
+             * @description Milliseconds between key presses (0 to 1000, default 0)
+             * @default 0
+             */
+            delay: number;
+            /** @description The element to type into (it is focused first) */
+            selector: string;
+            /** @description Typed key by key, as a user would (at most 100000 characters); `fill` sets a value at once */
+            text: string;
+            /**
+             * @description Milliseconds to wait for the element (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+            /**
+             * @description The interaction (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "type";
+        };
+        /**
+         * BrowserRenderWaitAction
+         * @description Wait for an element, a load state or a time, as `POST /v1/browser/interactions/wait`: `{"type":"wait","condition":"networkidle"}`
+         */
+        BrowserRenderWaitAction: {
+            /**
+             * @description `selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or `timeout` (just wait `timeout` milliseconds)
+             * @enum {string}
+             */
+            condition: "selector" | "hidden" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout";
+            selector?: string | null;
+            /**
+             * @description Milliseconds to wait for the condition (for `timeout`: how long to wait) (0 to 120000, default 30000)
+             * @default 30000
+             */
+            timeout: number;
+            /**
+             * @description The interaction (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "wait";
         };
         /** BrowserScreenshotRequest */
         BrowserScreenshotRequest: {

@@ -18,6 +18,7 @@ import type {
   BrowserCredential,
   BrowserExtractResult,
   BrowserInteractionResult,
+  BrowserRenderActionInput,
   BrowserRenderResult,
   BrowserScreenshotResult,
   BrowserSessionInfo,
@@ -138,8 +139,11 @@ export interface BrowserRenderOptions extends ScreenshotOptions {
   returnText?: boolean;
   /** Default true. */
   returnScreenshot?: boolean;
-  /** Interactions after loading, in order: `{ type: 'click', selector: '#accept' }`, `{ type: 'fill', selector, value }`… (snake_case fields, as the server takes them). */
-  actions?: ({ type: 'click' | 'fill' | 'type' | 'scroll' | 'wait' | 'hover' | 'keypress' } & Record<string, unknown>)[];
+  /**
+   * Interactions after loading, in order: `{ type: 'click', selector: '#accept' }`, `{ type: 'fill', selector, value }`,
+   * `{ type: 'navigate', url }`… (each type with its interaction's fields, snake_case, as the server takes them).
+   */
+  actions?: BrowserRenderActionInput[];
 }
 
 /** An image the server sent base64, decoded. */

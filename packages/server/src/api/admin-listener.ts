@@ -14,10 +14,11 @@ import path from 'node:path';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { Type } from 'typebox';
-import { splitListenAddress, type Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
+import { splitListenAddress } from '../host/listen-address.ts';
 import type { NodeRegistry } from '../core/cluster/node-registry.ts';
 import { AppError } from '../core/errors.ts';
-import type { VmService } from '../core/vms.ts';
+import type { VmService } from '../core/vms/index.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { DeploymentDrainParams, DeploymentDrainRequest, toWorkerRecord, WorkerParams, WorkerRecord } from './routes/workers/schemas.ts';
 
@@ -28,7 +29,7 @@ export interface AdminListener {
 }
 
 /** The admin token: from the configuration, else the one kept in the data directory (made on first use). */
-export function adminToken(config: Pick<Config, 'adminToken' | 'dataDir'>): string {
+export function adminToken(config: Pick<Config['server'], 'adminToken' | 'dataDir'>): string {
   if (config.adminToken) return config.adminToken;
   const file = path.join(config.dataDir, 'admin-token');
   try {
@@ -53,7 +54,7 @@ function tokenMatches(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-export async function startAdminListener(config: Config, nodes: NodeRegistry, vms: VmService, log: FastifyBaseLogger): Promise<AdminListener> {
+export async function startAdminListener(config: Config['server'], nodes: NodeRegistry, vms: VmService, log: FastifyBaseLogger): Promise<AdminListener> {
   if (config.adminListen === 'off') return { url: null, close: async () => {} };
   const token = adminToken(config);
   const app = Fastify({ loggerInstance: log.child({ listener: 'admin' }) }).withTypeProvider<TypeBoxTypeProvider>();

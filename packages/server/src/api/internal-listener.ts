@@ -1,6 +1,6 @@
 /**
- * The internal listener: the only one that serves the cluster's internal routes (`/internal/*`: VM starts placed
- * here, browser calls, egress policies, and the agent RPC WebSocket), on an address of its own
+ * The internal listener: the only one that serves the cluster's internal routes (`/internal/*`: the one command
+ * endpoint, internal/commands/, and the agent RPC's WebSocket), on an address of its own
  * (`SANDBOXD_INTERNAL_LISTEN`, 127.0.0.1 on the public port + 2 by default; in a cluster, this node's address
  * on the private network). The public listener does not know these routes (404), so internal traffic never
  * shares a port with users, and a firewall rule (or a TLS proxy in front) can keep it on the nodes' network.
@@ -11,14 +11,12 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
-import { splitListenAddress, type Config } from '../config.ts';
+import { splitListenAddress } from '../host/listen-address.ts';
 import type { Services } from '../services.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { agentRpcUpgradeHandler } from './internal/agent-rpc-upgrade.ts';
-import { INTERNAL_BROWSER_SCHEMAS, registerInternalBrowserCallRoute } from './internal/browser-call-route.ts';
-import { registerInternalEgressRoute } from './internal/egress-policy-route.ts';
+import { registerInternalCommands } from './internal/commands/index.ts';
 import { signedRequestHooks } from './internal/signed-request.ts';
-import { registerInternalVmStartRoute } from './internal/vm-start-route.ts';
 import { registerBoundedJsonParser } from './json-body.ts';
 import { registerRequestLogging } from './request-logging.ts';
 import { registerUpgradeRouter } from './upgrade-router.ts';
@@ -35,37 +33,36 @@ export interface InternalListener {
   close(): Promise<void>;
 }
 
-export async function startInternalListener(config: Config, services: Services, log: FastifyBaseLogger): Promise<InternalListener> {
-  if (config.internalListen === 'off') return { url: null, close: async () => {} };
+/** Serves the cluster's internal routes on a listener of their own (SANDBOXD_INTERNAL_LISTEN), every request signed. */
+export async function startInternalListener(services: Services, log: FastifyBaseLogger): Promise<InternalListener> {
+  const { cluster, server } = services.config;
+  if (cluster.internalListen === 'off') return { url: null, close: async () => {} };
   const app = Fastify({
     loggerInstance: log.child({ listener: 'internal' }),
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: config.bodyLimitBytes,
+    bodyLimit: server.bodyLimitBytes,
     schemaController: partAwareSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerErrorHandling(app);
   registerRequestLogging(app);
   registerBoundedJsonParser(app);
-  for (const schema of INTERNAL_BROWSER_SCHEMAS) app.addSchema(schema);
   // On every request, routes and 404s alike: an unsigned caller learns nothing, not even which paths exist.
-  const signed = signedRequestHooks(services.internalAuth, config.bodyLimitBytes);
+  const signed = signedRequestHooks(services.internalAuth, server.bodyLimitBytes);
   app.addHook('onRequest', signed.onRequest);
   app.addHook('preParsing', signed.preParsing);
-  registerInternalVmStartRoute(app, services);
-  registerInternalBrowserCallRoute(app, services);
-  registerInternalEgressRoute(app, services);
+  registerInternalCommands(app, services);
   const agentRpc = agentRpcUpgradeHandler(services);
   // A tunnel another node keeps open (a preview's keep-alive connection) would otherwise hold the close.
   app.addHook('preClose', async () => agentRpc.closeAll());
   registerUpgradeRouter(app, [agentRpc]);
 
-  const listen = splitListenAddress(config.internalListen);
+  const listen = splitListenAddress(cluster.internalListen);
   await app.listen(listen);
   const address = app.server.address();
   const port = address && typeof address === 'object' ? address.port : listen.port;
-  const url = config.internalUrl || `http://${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${port}`;
-  if (config.databaseUrl && isLoopbackHost(listen.host) && !isLoopbackHost(new URL(url).hostname.replace(/^\[(.*)\]$/, '$1'))) {
-    log.warn({ listen: config.internalListen, url }, 'the internal listener is on loopback but other nodes are told to reach it elsewhere: set SANDBOXD_INTERNAL_LISTEN to this node\u2019s private address (unless a proxy on this machine forwards to it)');
+  const url = cluster.internalUrl || `http://${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${port}`;
+  if (server.databaseUrl && isLoopbackHost(listen.host) && !isLoopbackHost(new URL(url).hostname.replace(/^\[(.*)\]$/, '$1'))) {
+    log.warn({ listen: cluster.internalListen, url }, 'the internal listener is on loopback but other nodes are told to reach it elsewhere: set SANDBOXD_INTERNAL_LISTEN to this node\u2019s private address (unless a proxy on this machine forwards to it)');
   }
   log.info({ url, listen: `${listen.host}:${port}` }, 'internal listener (cluster traffic) is serving');
   return { url, close: () => app.close() };

@@ -3,8 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { errorRef } from './schemas/common.ts';
 import type { App } from './types.ts';
-
-export const API_VERSION = '0.1.0';
+import { API_VERSION } from '../version.ts';
 
 const DESCRIPTION = `sandboxd runs short-lived, isolated microVMs ("sandboxes") for AI agents and developers.
 
@@ -41,6 +40,30 @@ function declareBodyErrors(app: App): void {
   });
 }
 
+type SchemaObject = { $ref?: string; oneOf?: SchemaObject[]; discriminator?: { propertyName: string; mapping?: Record<string, string> }; properties?: Record<string, { const?: unknown; enum?: unknown[] }> };
+
+/**
+ * States the mapping of every discriminator (a render's actions: `{"type":"click"}` is a
+ * `BrowserRenderClickAction`). Without one, OpenAPI reads the tag values as component names, and generated clients
+ * would expect `"type":"BrowserRenderClickAction"`; Ajv, which validates with the same schemas, takes no mapping,
+ * so the document gets it here, read from each member's one-value tag. The components are replaced, not changed:
+ * the validator's schemas stay as they are.
+ */
+function mapDiscriminators(document: { components?: { schemas?: Record<string, SchemaObject> } }): void {
+  const schemas = document.components?.schemas ?? {};
+  for (const [name, schema] of Object.entries(schemas)) {
+    const discriminator = schema.discriminator;
+    if (!discriminator || discriminator.mapping || !schema.oneOf) continue;
+    const mapping: Record<string, string> = {};
+    for (const member of schema.oneOf) {
+      const tag = member.$ref ? schemas[member.$ref.split('/').pop()!]?.properties?.[discriminator.propertyName] : undefined;
+      const value = tag?.const ?? (tag?.enum?.length === 1 ? tag.enum[0] : undefined);
+      if (typeof value === 'string' && member.$ref) mapping[value] = member.$ref;
+    }
+    schemas[name] = { ...schema, discriminator: { ...discriminator, mapping } };
+  }
+}
+
 export async function registerOpenApi(app: App, publicUrl: string): Promise<void> {
   declareBodyErrors(app);
   await app.register(swagger, {
@@ -59,6 +82,11 @@ export async function registerOpenApi(app: App, publicUrl: string): Promise<void
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     // Fastify's wildcard segment is the spec's {path}.
     transform: ({ schema, url }) => ({ schema, url: url.replace(/\/\*$/, '/{path}') }),
+    transformObject: (documentObject) => {
+      const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
+      mapDiscriminators(document as Parameters<typeof mapDiscriminators>[0]);
+      return document;
+    },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

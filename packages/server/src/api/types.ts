@@ -8,6 +8,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { Services } from '../services.ts';
+import type { SshGatewayAddress } from '../ssh/ssh-gateway.ts';
 import type { AuthHooks } from './authentication.ts';
 
 /** The Fastify instance with TypeBox typing of schemas. */
@@ -16,4 +17,6 @@ export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression,
 /** What every route module receives. */
 export interface RouteContext extends AuthHooks {
   services: Services;
+  /** Where the SSH gateway listens (null when it is off); known once the app is ready. */
+  sshGateway: () => SshGatewayAddress | null;
 }

@@ -27,6 +27,7 @@ export function toValidationDetails(
     const params = (error.params ?? {}) as Record<string, unknown>;
     if (error.keyword === 'required' && typeof params.missingProperty === 'string') loc.push(params.missingProperty);
     if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') loc.push(params.additionalProperty);
+    if (error.keyword === 'discriminator' && typeof params.tag === 'string') loc.push(params.tag);
     if (where === 'body' && error.instancePath === '' && error.keyword === 'type' && (input === undefined || input === null)) {
       details.push({ loc: ['body'], msg: 'Field required', type: 'missing' });
       continue;
@@ -105,6 +106,11 @@ function describe(keyword: string, params: Record<string, unknown>, message: str
     case 'anyOf':
     case 'oneOf':
       return { msg: 'Input does not match any allowed form', type: 'union_tag_invalid' };
+    case 'discriminator':
+      // A tagged union (`type` names the member): the tag is missing or names no member.
+      return params.error === 'tag'
+        ? { msg: `Unable to extract tag using discriminator '${params.tag}'`, type: 'union_tag_not_found' }
+        : { msg: `Input tag '${String(params.tagValue)}' found using '${params.tag}' does not match any of the expected tags`, type: 'union_tag_invalid' };
     default:
       return { msg: message ?? 'Invalid input', type: 'value_error' };
   }

@@ -13,6 +13,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { FastifyServerOptions } from 'fastify';
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
 import { GUEST_PATH_FORMAT, guestPathProblem } from './schemas/guest-path.ts';
+import { lazySerializerFactory } from './serializer-compiler.ts';
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
 type BuildValidator = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>;
@@ -21,6 +22,8 @@ const COMMON_OPTIONS = {
   allErrors: true,
   removeAdditional: true,
   useDefaults: true,
+  // A `oneOf` with an OpenAPI discriminator (a render's actions) is checked against the one member its tag names.
+  discriminator: true,
   formats: { [GUEST_PATH_FORMAT]: (text: string) => guestPathProblem(text) === null },
 } as const;
 
@@ -80,6 +83,8 @@ export function partAwareSchemaController(): SchemaController {
           return numeric.length === 0 ? validate : withCanonicalNumbers(validate, numeric);
         };
       }) as BuildValidator,
+      // Response serializers on first use: compiling them all made up most of a start (serializer-compiler.ts).
+      buildSerializer: lazySerializerFactory() as NonNullable<SchemaController['compilersFactory']>['buildSerializer'],
     },
   };
 }

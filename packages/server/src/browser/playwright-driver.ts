@@ -15,12 +15,12 @@ import { imageSize } from 'image-size';
 import { chromium, errors, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { AppError } from '../core/errors.ts';
 import type { BrowserDriver, BrowserPage, PageContent, Screenshot, ScreenshotOptions, Viewport } from '../core/browser/browser-driver.ts';
-import type { ExtractedElement, WaitRequest, WaitUntil } from '../core/browser/browser-api.ts';
+import type { ExtractedElement, WaitCondition, WaitUntil } from '../contract/browser/index.ts';
 import type { GuestAgent } from '../core/vm-engine.ts';
 import { CdpBridge } from './cdp-bridge.ts';
 import { call, CONTENT_SCRIPT, EXTRACT_SCRIPT, SCROLL_POSITION_SCRIPT, SCROLL_TO_SCRIPT, TEXT_SCRIPT } from './page-scripts.ts';
 
-import { BROWSER_DEVTOOLS_PORT as DEVTOOLS_PORT } from '../engine/index.ts';
+import { BROWSER_DEVTOOLS_PORT as DEVTOOLS_PORT } from '../image/flavours.ts';
 const CONNECT_TIMEOUT_MS = 60_000;
 
 export class PlaywrightDriver implements BrowserDriver {
@@ -194,7 +194,7 @@ class PlaywrightPage implements BrowserPage {
     return this.evaluate<{ x: number; y: number }>(call(SCROLL_TO_SCRIPT, target), 'scrolling');
   }
 
-  async wait(condition: WaitRequest['condition'], options: { selector: string | null; timeoutMs: number }): Promise<void> {
+  async wait(condition: WaitCondition, options: { selector: string | null; timeoutMs: number }): Promise<void> {
     const limit = timeout(options.timeoutMs);
     try {
       switch (condition) {

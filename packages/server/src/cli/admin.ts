@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { ConfigError, describeSettings, loadConfig } from '../config.ts';
+import { ConfigError, describeSettings, environmentWith, loadConfig } from '../config/index.ts';
 import { AppError } from '../core/errors.ts';
 import { clusterTokenOf, decodeClusterToken, joinCluster } from '../core/cluster/join.ts';
 import { readVaultKeyMaterial } from '../core/vault/vault-key.ts';
@@ -56,7 +56,7 @@ async function readStdin(): Promise<string> {
 
 async function withServices<T>(run: (services: CoreServices) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const database = await openDatabase({ dataDir: config.server.dataDir, databaseUrl: config.server.databaseUrl });
   try {
     return await run(await createServices(config, database));
   } finally {
@@ -136,11 +136,11 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'cluster' && action === 'token' && !name) {
     const config = loadConfig();
     // Checked before a store is opened: the embedded one would be created for nothing.
-    if (!config.databaseUrl) throw new AppError('BAD_REQUEST', 'this node runs on the embedded SQLite store: cluster mode needs SANDBOXD_DATABASE_URL (PostgreSQL) on every node');
-    const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    if (!config.server.databaseUrl) throw new AppError('BAD_REQUEST', 'this node runs on the embedded SQLite store: cluster mode needs SANDBOXD_DATABASE_URL (PostgreSQL) on every node');
+    const database = await openDatabase({ dataDir: config.server.dataDir, databaseUrl: config.server.databaseUrl });
     try {
       // The vault key travels in the token: the store never holds it, and every node needs the same one.
-      const token = await clusterTokenOf(database, config.databaseUrl, config.clusterSecret, readVaultKeyMaterial(config));
+      const token = await clusterTokenOf(database, config.server.databaseUrl, config.cluster.clusterSecret, readVaultKeyMaterial({ vaultKey: config.vault.vaultKey, dataDir: config.server.dataDir }));
       print(json, { token }, token);
     } finally {
       await database.close();
@@ -150,32 +150,31 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'node' && action === 'join' && name && !extra) {
     const token = decodeClusterToken(name);
     // The settings are checked like the server would check them before anything is written.
-    const config = loadConfig({
-      ...process.env,
+    const config = loadConfig(environmentWith({
       SANDBOXD_DATABASE_URL: token.databaseUrl,
       SANDBOXD_CLUSTER_SECRET: token.clusterSecret,
       ...(token.vaultKey ? { SANDBOXD_VAULT_KEY: token.vaultKey } : {}),
       ...(values['internal-url'] ? { SANDBOXD_INTERNAL_URL: values['internal-url'] } : {}),
       ...(values['internal-listen'] ? { SANDBOXD_INTERNAL_LISTEN: values['internal-listen'] } : {}),
       ...(values['node-id'] ? { SANDBOXD_NODE_ID: values['node-id'] } : {}),
-    });
+    }));
     process.stderr.write(`checking the cluster's database at ${redactedUrl(token.databaseUrl)}…\n`);
-    const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: token.databaseUrl });
+    const database = await openDatabase({ dataDir: config.server.dataDir, databaseUrl: token.databaseUrl });
     try {
       const joined = await joinCluster(database, token, {
-        dataDir: config.dataDir,
-        ...(values['internal-url'] ? { internalUrl: config.internalUrl } : {}),
-        ...(values['internal-listen'] ? { internalListen: config.internalListen } : {}),
-        ...(values['node-id'] ? { nodeId: config.nodeId } : {}),
+        dataDir: config.server.dataDir,
+        ...(values['internal-url'] ? { internalUrl: config.cluster.internalUrl } : {}),
+        ...(values['internal-listen'] ? { internalListen: config.cluster.internalListen } : {}),
+        ...(values['node-id'] ? { nodeId: config.cluster.nodeId } : {}),
       });
       const live = joined.nodes.filter((n) => n.state === 'live').map((n) => n.id);
       print(
         json,
-        { settings_file: joined.file, node_id: config.nodeId, internal_url: config.internalUrl, live_nodes: live },
+        { settings_file: joined.file, node_id: config.cluster.nodeId, internal_url: config.cluster.internalUrl, live_nodes: live },
         `joined: ${joined.file} holds the cluster settings (${live.length} live node${live.length === 1 ? '' : 's'}: ${live.join(', ') || 'none yet'}).\n` +
-          `This machine is node ${config.nodeId}, reached by the others at ${config.internalUrl}. Start it with \`npm start\` (or \`sandboxd serve\`).`,
+          `This machine is node ${config.cluster.nodeId}, reached by the others at ${config.cluster.internalUrl}. Start it with \`npm start\` (or \`sandboxd serve\`).`,
       );
-      if (/^https?:\/\/(127\.|localhost[:/]|\[::1\])/.test(config.internalUrl)) {
+      if (/^https?:\/\/(127\.|localhost[:/]|\[::1\])/.test(config.cluster.internalUrl)) {
         process.stderr.write('note: that address is loopback, which the other nodes cannot reach: join again with --internal-listen <private address>:<port>\n');
       }
     } finally {

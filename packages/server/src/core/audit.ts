@@ -5,12 +5,11 @@
  * Users read their own entries; administrators read everyone's.
  */
 import type { Clock } from './clock.ts';
-import { AUDIT_OUTCOMES, isOneOf, type AuditOutcome, type AuditRecord, type AuditVia } from './model.ts';
+import { AUDIT_OUTCOMES, isOneOf, type AuditOutcome, type AuditRecord, type AuditVia } from '../model.ts';
 import { decodeCursor, pageOf } from './cursor.ts';
 import { badRequest } from './errors.ts';
-import type { Database } from '../store/database.ts';
+import type { Database, Executor } from '../store/database.ts';
 import { insertAuditEvent, listAuditEvents } from '../store/audit-store.ts';
-import type { Executor } from '../store/users-store.ts';
 
 export { AUDIT_OUTCOMES, type AuditOutcome, type AuditRecord, type AuditVia };
 

@@ -18,8 +18,8 @@ import { recordAudit, systemActor, type AuditActor } from './audit.ts';
 import type { Clock } from './clock.ts';
 import { AppError, conflict, notFound } from './errors.ts';
 import type { ClientInfo } from './sign-in.ts';
-import type { CliAuthStatus } from './model.ts';
-import type { Database } from '../store/database.ts';
+import type { CliAuthStatus } from '../model.ts';
+import { type Database, isUniqueViolation } from '../store/database.ts';
 import {
   deleteCliAuthExpiredBefore,
   findCliAuthByDeviceCodeHash,
@@ -29,7 +29,6 @@ import {
   updateCliAuth,
 } from '../store/cli-auth-store.ts';
 import type { CliAuthRequestRow } from '../store/schema.ts';
-import { isUniqueViolation } from '../store/users-store.ts';
 
 export interface CliAuthSettings {
   /** How long a login may wait for approval and exchange. */

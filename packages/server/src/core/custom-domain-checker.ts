@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Clock } from './clock.ts';
 import type { CustomDomainService } from './custom-domains.ts';
-import type { CustomDomainStatus } from './model.ts';
+import type { CustomDomainStatus } from '../model.ts';
 import type { Database } from '../store/database.ts';
 import { claimCheck, findCustomDomain, listDueChecks, nextCheckDue, releaseCheck } from '../store/custom-domains-store.ts';
 

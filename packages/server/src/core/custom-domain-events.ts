@@ -4,9 +4,9 @@
  */
 import type { Clock } from './clock.ts';
 import { recordEvent } from './events.ts';
-import type { CustomDomain, CustomDomainDeleteReason, CustomDomainFailureReason } from './model.ts';
+import type { CustomDomain, CustomDomainDeleteReason, CustomDomainFailureReason } from '../model.ts';
 import { deleteCustomDomain, listCustomDomainsOfShare } from '../store/custom-domains-store.ts';
-import type { Executor } from '../store/users-store.ts';
+import type { Executor } from '../store/database.ts';
 
 /** Records that a claim failed for good. */
 export async function recordFailure(db: Executor, clock: Clock, claim: CustomDomain, reason: CustomDomainFailureReason, message: string): Promise<void> {

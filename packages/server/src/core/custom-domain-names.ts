@@ -4,14 +4,13 @@
  * the app domain (whose subdomains are VM previews) are never handed to a user.
  */
 import { isIP } from 'node:net';
+import { canonicalHostName, HOST_NAME_LABEL } from '../contract/host-patterns.ts';
 
 /** The label of the TXT record that proves a claim: `_sandboxd-challenge.<domain>`. */
 export const CHALLENGE_LABEL = '_sandboxd-challenge';
 
 /** The longest name: 253 characters (RFC 1035's 255 octets on the wire) less room for the challenge label. */
 export const MAX_DOMAIN_LENGTH = 253 - CHALLENGE_LABEL.length - 1;
-
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** The name of the TXT record a claim of `domain` is proven by. */
 export function challengeName(domain: string): string {
@@ -20,7 +19,7 @@ export function challengeName(domain: string): string {
 
 /** Lower case, one trailing dot dropped: DNS names compare without case, and the root dot is implied. */
 export function normalizeDomain(raw: string): string {
-  return raw.trim().toLowerCase().replace(/\.$/, '');
+  return canonicalHostName(raw.trim());
 }
 
 /** Lower-cased host of a `Host` header value without its port or trailing dot; null for an empty one. */
@@ -47,7 +46,7 @@ export function domainProblem(domain: string, reserved: ReservedNames): string |
   if (isIP(domain) !== 0 || isIP(domain.replace(/^\[|\]$/g, '')) !== 0) return 'must be a domain name, not an IP address';
   const labels = domain.split('.');
   if (labels.length < 2) return 'must be a fully qualified domain name with at least two labels, such as app.example.com';
-  const bad = labels.find((label) => !LABEL.test(label));
+  const bad = labels.find((label) => !HOST_NAME_LABEL.test(label));
   if (bad !== undefined) {
     return bad === ''
       ? 'must not have empty labels (two dots in a row, or a leading dot)'

@@ -26,11 +26,11 @@ import { checkChallenge, newVerificationToken, type TxtResolver } from './custom
 import { AppError, conflict, InputError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newCustomDomainId } from './ids.ts';
-import { DNS_PROVIDERS, isOneOf, type CustomDomain, type CustomDomainFailureReason } from './model.ts';
+import { DNS_PROVIDERS, isOneOf, type CustomDomain, type CustomDomainFailureReason } from '../model.ts';
 import type { PreviewTarget } from './previews.ts';
 import type { SessionService } from './sessions.ts';
 import { SHARE_TOKEN_PARAM, type ShareService } from './shares.ts';
-import type { Database } from '../store/database.ts';
+import { type Database, isUniqueViolation } from '../store/database.ts';
 import {
   countOpenCustomDomains,
   deleteCustomDomain,
@@ -47,7 +47,6 @@ import {
   recordMissedReverify,
   recordReverified,
 } from '../store/custom-domains-store.ts';
-import { isUniqueViolation } from '../store/users-store.ts';
 
 /** What a create request asks for (the API's fields; the core checks how they combine). */
 export interface CustomDomainSpec {

@@ -14,6 +14,7 @@
  * open on every port.
  */
 import { BlockList, isIPv4 } from 'node:net';
+import { canonicalHostName, matchesHostPattern, normalizeHostPattern } from '../contract/host-patterns.ts';
 import { PACKAGE_MANAGER_DOMAINS } from './egress-package-managers.ts';
 import { AppError } from './errors.ts';
 
@@ -33,6 +34,17 @@ export interface EgressPolicy {
   allowedPorts: string[];
 }
 
+/** Where a VM's policy came from: its own, its session's when it started, or the deployment's default. */
+export type EgressPolicySource = 'vm' | 'session' | 'default';
+
+/** A VM's policy as the API shows it. */
+export interface EgressPolicyView {
+  policy: EgressPolicy;
+  source: EgressPolicySource;
+  /** Whether the host enforces it on the VM now (a restricted policy on a running VM of this node). */
+  enforced: boolean;
+}
+
 /** A policy as given (a request, a setting, a stored record older than `allowed_ports`): `allowedPorts` may be absent. */
 export type EgressPolicyInput = Omit<EgressPolicy, 'allowedPorts'> & { allowedPorts?: string[] | undefined };
 
@@ -50,20 +62,13 @@ export const MAX_EGRESS_DOMAINS = 200;
 export const MAX_EGRESS_CIDRS = 200;
 export const MAX_EGRESS_PORTS = 50;
 
-const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
-
-/** A domain entry in canonical form (lower case, no trailing dot), or an `AppError('BAD_REQUEST')`. */
+/** A domain entry in canonical form (lower case, no trailing dot; `contract/host-patterns.ts`), or an `AppError('BAD_REQUEST')`. */
 export function normalizeDomainPattern(entry: string): string {
-  const trimmed = entry.trim().toLowerCase();
-  if (trimmed === '*') return trimmed;
-  // A trailing dot (a fully qualified name) is dropped after the check for `*`: `*.` is not `*`.
-  const value = trimmed.replace(/\.$/, '');
-  const name = value.startsWith('*.') ? value.slice(2) : value;
-  const labels = name.split('.');
-  if (name.length === 0 || name.length > 253 || isIPv4(name) || !labels.every((label) => LABEL.test(label))) {
+  try {
+    return normalizeHostPattern(entry, { everyHost: true });
+  } catch {
     throw new AppError('BAD_REQUEST', `allowed_domains: ${JSON.stringify(entry)} is not a domain name, "*.domain" or "*" (use allowed_cidrs for addresses)`);
   }
-  return value;
 }
 
 /** An IPv4 CIDR in canonical form (a bare address becomes /32), or an `AppError('BAD_REQUEST')`. */
@@ -146,17 +151,10 @@ export function isOpenEgressPolicy(policy: EgressPolicy): boolean {
   return policy.allowHttp && policy.allowHttps && policy.allowedDomains.includes('*') && policy.allowedCidrs.includes('0.0.0.0/0');
 }
 
-/** Whether a canonical name matches one `allowed_domains`-style pattern (exact, `*.suffix`, or `*`). */
-export function matchesDomainPattern(name: string, pattern: string): boolean {
-  if (pattern === '*') return true;
-  if (pattern.startsWith('*.')) return name.endsWith(pattern.slice(1));
-  return name === pattern;
-}
-
 /** Whether the guest may resolve and reach `name` (a DNS question, an SNI or a Host, any case, maybe with a trailing dot). */
 export function allowsName(policy: EgressPolicy, name: string): boolean {
-  const value = name.toLowerCase().replace(/\.$/, '');
-  if (policy.allowedDomains.some((pattern) => matchesDomainPattern(value, pattern))) return true;
+  const value = canonicalHostName(name);
+  if (policy.allowedDomains.some((pattern) => matchesHostPattern(value, pattern))) return true;
   return policy.allowPackageManagers && PACKAGE_MANAGER_DOMAINS.some(({ domain }) => value === domain || value.endsWith(`.${domain}`));
 }
 

@@ -14,13 +14,13 @@ import type { Principal } from './authenticator.ts';
 import { BackgroundTimers } from './background-timers.ts';
 import type { Clock } from './clock.ts';
 import { decodeCursor, pageOf } from './cursor.ts';
-import { isOpenEgressPolicy, normalizeEgressPolicy, storedEgressPolicy, type EgressPolicy, type EgressPolicyInput } from './egress-policy.ts';
+import { isOpenEgressPolicy, normalizeEgressPolicy, storedEgressPolicy, type EgressPolicy, type EgressPolicyInput, type EgressPolicySource, type EgressPolicyView } from './egress-policy.ts';
 import { AppError } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
-import type { Session, Vm } from './model.ts';
+import type { Session, Vm } from '../model.ts';
 import type { SessionService } from './sessions.ts';
 import type { EgressTarget, VmEngine } from './vm-engine.ts';
-import type { VmService } from './vms.ts';
+import type { VmService } from './vms/index.ts';
 import type { Database } from '../store/database.ts';
 import {
   findEgressPolicy,
@@ -30,9 +30,11 @@ import {
   pruneEgressLog,
   upsertEgressPolicy,
   type EgressLogEntry,
-  type EgressLogRow,
 } from '../store/egress-store.ts';
 import { findVm, findVms } from '../store/vms-store.ts';
+import type { EgressLogRecord } from '../activity.ts';
+import type { Ownership } from './cluster/ownership.ts';
+import type { RemoteNodes } from './cluster/remote-nodes.ts';
 
 /** One connection attempt, as the enforcement reports it. */
 export interface EgressAttemptReport {
@@ -62,15 +64,6 @@ export interface EgressEnforcement {
   close(options: { dropRules: boolean }): Promise<void>;
 }
 
-export type EgressPolicySource = 'vm' | 'session' | 'default';
-
-export interface EgressPolicyView {
-  policy: EgressPolicy;
-  source: EgressPolicySource;
-  /** Whether the host enforces it on the VM now (a restricted policy on a running VM of this node). */
-  enforced: boolean;
-}
-
 export interface EgressOptions {
   defaultPolicy: EgressPolicy;
   retentionDays: number;
@@ -85,12 +78,13 @@ export interface EgressOptions {
  */
 const STARTING_GRACE_MS = 10 * 60_000;
 
-/** Where another node enforces a VM's policy (hidden from the OpenAPI document; cluster-secret signed). */
-export const REMOTE_EGRESS_PATH = '/internal/v1/egress/vm-policy';
-
-/** Another node's egress service, for a VM it runs (cluster mode; core/cluster/remote-nodes.ts). */
-export interface RemoteEgress {
-  post<T>(nodeId: string, internalPath: string, body: unknown, timeoutMs: number, what: string): Promise<T>;
+/**
+ * Where VMs run: `ownership` tells this node's from the others', and `remote` (cluster mode) reaches the node
+ * that runs a VM, which holds its rules and knows whether they are enforced.
+ */
+export interface EgressCluster {
+  ownership: Ownership;
+  remote: RemoteNodes | null;
 }
 
 /** The vault, as egress sees it: a VM whose session holds placeholders goes through the proxy whatever its policy. */
@@ -129,29 +123,32 @@ export class EgressService {
     private readonly engine: VmEngine,
     private readonly enforcement: EgressEnforcement | null,
     private readonly options: EgressOptions,
-    private readonly vault: EgressVaultSessions | null = null,
-    /** Other nodes of the cluster (absent: every VM is on this node). */
-    private readonly remote: RemoteEgress | null = null,
+    private readonly vault: EgressVaultSessions | null,
+    private readonly cluster: EgressCluster,
   ) {
-    // Before the VM runs: a restored VM is still paused, a pooled one has its link down (a failure fails the start).
-    vms.onVmNetwork(async (vm, kind, target) => {
-      const { policy } = kind === 'new' ? await this.policyOfNewVm(vm) : await this.policyOfVmRecord(vm);
-      this.starting.set(vm.id, { sinceMs: Date.now(), target });
-      await this.enforce(vm.id, vm.userId, vm.sessionId, policy, { target });
-    });
-    vms.onVmStartFailed((vmId) => {
-      if (this.starting.delete(vmId) && !this.engine.liveVmIds().includes(vmId)) void this.forget(vmId).catch(() => undefined);
-    });
-    vms.onVmReady(async (session, live) => {
-      await this.enforceNew(live.vm, session);
-    });
-    // A resumed VM got its policy while paused (network hook); a PUT during the resume is applied here.
-    vms.onVmResumed(async (vm) => {
-      this.starting.delete(vm.id);
-      const { policy } = await this.policyOfVmRecord(vm);
-      if (!this.sameAsEnforced(vm.id, policy)) await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
-    });
     engine.onVmEnded((vmId) => void this.forget(vmId));
+  }
+
+  /**
+   * The VM's egress rules before it runs (readiness.ts `beforeRun`): a restored VM is still paused, a pooled one
+   * has its link down. A failure fails the start.
+   */
+  async beforeRun(vm: Vm, kind: 'new' | 'resumed', target: EgressTarget | null): Promise<void> {
+    const { policy } = kind === 'new' ? await this.policyOfNewVm(vm) : await this.policyOfVmRecord(vm);
+    this.starting.set(vm.id, { sinceMs: Date.now(), target });
+    await this.enforce(vm.id, vm.userId, vm.sessionId, policy, { target });
+  }
+
+  /** A start or resume failed after `beforeRun` may have run: rules of a VM that does not run go. */
+  startFailed(vmId: string): void {
+    if (this.starting.delete(vmId) && !this.engine.liveVmIds().includes(vmId)) void this.forget(vmId).catch(() => undefined);
+  }
+
+  /** A resumed VM got its policy while paused (`beforeRun`); a PUT during the resume is applied here. */
+  async resumed(vm: Vm): Promise<void> {
+    this.starting.delete(vm.id);
+    const { policy } = await this.policyOfVmRecord(vm);
+    if (!this.sameAsEnforced(vm.id, policy)) await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
   }
 
   /** Whether this server enforces restricted policies (and so accepts them, and `vault_ids`). */
@@ -244,10 +241,11 @@ export class EgressService {
   }
 
   /**
-   * A VM just became ready. Its policy was applied before it ran (`onVmNetwork`); it is recorded as the VM's own
-   * now, and applied again only when it changed meanwhile (a PUT accepted while the VM started wins: L-5).
+   * The `egress` ready step of a new VM (readiness.ts). Its policy was applied before it ran (`beforeRun`); it is
+   * recorded as the VM's own now, and applied again only when it changed meanwhile (a PUT accepted while the VM
+   * started wins: L-5). A policy that cannot be enforced kills the VM (fail closed).
    */
-  private async enforceNew(vm: Vm, _session: Session): Promise<void> {
+  async readyForSession(vm: Vm): Promise<void> {
     const { policy, fromVm, explicit } = await this.policyOfNewVm(vm);
     this.starting.delete(vm.id);
     if (explicit && !fromVm) await upsertEgressPolicy(this.database.db, 'vm', vm.id, vm.userId, JSON.stringify(policy), this.clock.now().toISOString());
@@ -331,12 +329,12 @@ export class EgressService {
   }
 
   private onOtherNode(vm: Vm): boolean {
-    return this.remote !== null && vm.nodeId !== this.engine.nodeId && vm.status !== 'killed';
+    return this.cluster.remote !== null && !this.cluster.ownership.isLocal(vm) && vm.status !== 'killed';
   }
 
   /** Runs a VM's policy read (`policy` null) or change on the node that runs it, for `principal` (checked there again). */
   private forward(vm: Vm, principal: Principal, policy: EgressPolicy | null): Promise<EgressPolicyView> {
-    return this.remote!.post<EgressPolicyView>(vm.nodeId, REMOTE_EGRESS_PATH, { principal, vm_id: vm.id, policy }, 30_000, `VM ${vm.id} runs on`);
+    return this.cluster.remote!.command(vm.nodeId, { op: 'egress.policy', principal, vm_id: vm.id, policy });
   }
 
   /**
@@ -348,7 +346,7 @@ export class EgressService {
     const policy = this.normalize(requested);
     if (vm.status === 'killed') throw new AppError('CONFLICT', `VM ${vm.id} has ended: its egress policy can no longer change`);
     if (this.onOtherNode(vm)) return this.forward(vm, principal, policy);
-    if (vm.nodeId !== this.engine.nodeId) throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} runs on node ${vm.nodeId}: send the request to that node`);
+    this.cluster.ownership.assertLocal(vm, `VM ${vm.id} runs`);
     const store = () => upsertEgressPolicy(this.database.db, 'vm', vm.id, vm.userId, JSON.stringify(policy), this.clock.now().toISOString());
     if (this.engine.liveVmIds().includes(vm.id)) {
       const enforced = await this.enforce(vm.id, vm.userId, vm.sessionId, policy);
@@ -375,7 +373,7 @@ export class EgressService {
     await upsertEgressPolicy(this.database.db, 'session', session.id, session.userId, JSON.stringify(policy), this.clock.now().toISOString());
     const updatedVmIds: string[] = [];
     const vm = session.currentVmId ? await findVm(this.database.db, session.currentVmId) : undefined;
-    if (vm && vm.status !== 'killed' && (vm.nodeId === this.engine.nodeId || this.remote)) {
+    if (vm && vm.status !== 'killed' && (this.cluster.ownership.isLocal(vm) || this.cluster.remote)) {
       await this.setVmPolicy(principal, vm.id, policy);
       updatedVmIds.push(vm.id);
     }
@@ -449,7 +447,7 @@ export class EgressService {
     principal: Principal,
     vmId: string,
     query: { verdict?: 'allowed' | 'refused'; since?: string; until?: string; destination?: string; cursor?: string; limit: number },
-  ): Promise<{ items: EgressLogRow[]; nextCursor: string | null }> {
+  ): Promise<{ items: EgressLogRecord[]; nextCursor: string | null }> {
     const vm = await this.vms.getOwned(principal, vmId);
     await this.flushLog();
     const rows = await listEgressLog(this.database.db, {

@@ -5,7 +5,7 @@
  * in the doc together. Payload fields may be added over time; none is removed or changes meaning.
  */
 import { Type, type Static, type TSchema } from 'typebox';
-import { CUSTOM_DOMAIN_DELETE_REASONS, CUSTOM_DOMAIN_FAILURE_REASONS, CUSTOM_DOMAIN_STATUSES, LANGUAGES, PRE_STOP_TRIGGERS, type VmEndCause, type VmEndReason } from './model.ts';
+import { CUSTOM_DOMAIN_DELETE_REASONS, CUSTOM_DOMAIN_FAILURE_REASONS, CUSTOM_DOMAIN_STATUSES, LANGUAGES, PRE_STOP_TRIGGERS, type VmEndCause, type VmEndReason } from '../model.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });

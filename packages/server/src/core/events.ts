@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Clock } from './clock.ts';
 import type { EventPayload, EventType } from './event-catalogue.ts';
-import type { EventRecord } from './model.ts';
+import type { EventRecord } from '../model.ts';
 import { insertEvent } from '../store/events-store.ts';
-import type { Executor } from '../store/users-store.ts';
+import type { Executor } from '../store/database.ts';
 
 export type { EventRecord };
 

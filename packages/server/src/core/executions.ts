@@ -9,16 +9,16 @@ import { BoundedOutput } from './bounded-output.ts';
 import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
+import { endInFlightExecutions, recordExecutionEnd, RESTARTED_ERROR, SHUT_DOWN_ERROR } from './execution-ends.ts';
 import type { PlanLimiter } from './limits.ts';
-import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionMode, type Language, type PreStopHook, type PreStopTrigger, type Session, type Vm } from './model.ts';
+import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionMode, type Language, type PreStopHook, type PreStopTrigger, type Session, type Vm } from '../model.ts';
 import type { SessionService } from './sessions.ts';
 import type { ExecResult } from '@sandboxd/agent/protocol';
 import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
-import { pythonContextOf, type LiveVm, type VmService } from './vms.ts';
+import { pythonContextOf, type LiveVm, type VmService } from './vms/index.ts';
 import type { Database } from '../store/database.ts';
-import { failInFlightExecutions, findExecution, insertExecution, listExecutions, updateExecution, type NewExecution } from '../store/executions-store.ts';
+import { findExecution, insertExecution, listExecutions, updateExecution, type NewExecution } from '../store/executions-store.ts';
 import { findSession } from '../store/sessions-store.ts';
-import type { Executor } from '../store/users-store.ts';
 
 export type { Language };
 
@@ -58,9 +58,6 @@ interface RunOutcome {
 const SOURCE_LIMIT = 64 * 1024;
 /** How long past its timeout a pre-stop hook's agent may take to answer before the stop goes on without it. */
 const PRE_STOP_GRACE_MS = 5_000;
-/** Why an execution ended without its result when its server stopped: crashed or killed, or shut down. */
-const RESTARTED_ERROR = 'the server stopped (it crashed or was killed) before the execution finished; its output is lost';
-export const SHUT_DOWN_ERROR = 'the server was shut down before the execution finished; its output is lost';
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
 export class ExecutionService {
@@ -76,14 +73,10 @@ export class ExecutionService {
     private readonly notifier: EventNotifier,
     private readonly settings: ExecutionSettings,
   ) {
-    // Python runs in the session's interpreter (context: the session id, or for a clone its snapshot's), which a new VM starts without the
-    // session's env: it gets it once per VM, before any code runs. Commands get the env on every call.
+    // Python runs in the session's interpreter (context: the session id, or for a clone its snapshot's), which a new
+    // VM starts without the session's env: it gets it once per VM, as a ready step (core/vms/readiness.ts). Commands
+    // get the env on every call.
     vms.setPreStopRunner((vm, agent, hook, stop) => this.runPreStopHook(vm, agent, hook, stop));
-    vms.onVmReady(async (session, live) => {
-      if (Object.keys(session.env).length === 0) return;
-      const env = JSON.stringify(JSON.stringify(session.env));
-      await live.agent.runPython({ contextId: pythonContextOf(live.vm) ?? session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${env}))\ndel _os, _json` });
-    });
   }
 
   /**
@@ -101,16 +94,19 @@ export class ExecutionService {
     mode: ExecutionMode,
   ): Promise<{ record: Execution; run: Promise<RunResult>; vmReady: Promise<LiveVm>; queue: QueuePlace | null }> {
     await this.limiter.assertCanExecute(this.database.db, principal);
-    const existing = request.sessionId ? await this.sessions.getOwned(principal, request.sessionId) : null;
-    const estimate = await this.vms.admission(existing ?? this.sessions.specFor());
+    // The session and its VM are read once (one query) and resolved once: the admission, the record and the VM
+    // acquisition all work from that (a warm execute makes five store round trips: test/vms/warm-execute-round-trips).
+    const existing = request.sessionId ? await this.sessions.getOwnedWithVm(principal, request.sessionId) : null;
+    const { live, estimate, resolved } = await this.vms.admission(existing ?? this.sessions.specFor());
     if (mode === 'sync') assertReadyInTime(estimate, request.timeoutSeconds);
-    const session = existing ?? (await this.sessions.create(principal));
+    const session = resolved?.session ?? (await this.sessions.create(principal));
+    // A running VM takes the run at once: it is recorded running in it from the start.
     const record = await insertExecution(
       this.database.db,
-      this.newRecord({ userId: principal.userId, sessionId: session.id, vmId: null, mode, trigger: 'request', language: request.language, source: request.source, status: 'queued' }),
+      this.newRecord({ userId: principal.userId, sessionId: session.id, vmId: live?.vm.id ?? null, mode, trigger: 'request', language: request.language, source: request.source, status: live ? 'running' : 'queued' }),
     );
-    void this.sessions.touch(session.id).catch(() => {});
-    const vmReady = this.vms.ensureVm(principal, session);
+    void this.sessions.noteActivity(session).catch(() => {});
+    const vmReady = live ? Promise.resolve(live) : this.vms.ensureVm(principal, session, resolved ?? undefined);
     vmReady.catch(() => {}); // observed by run(); a sync caller also awaits it
     // The run owns its record from here on: it never rejects, every failure ends up in the record.
     const run = this.run(session, record, request, vmReady, principal);
@@ -127,14 +123,14 @@ export class ExecutionService {
     let timer: NodeJS.Timeout | undefined;
     // No VM (quota, start failure) is the caller's answer (429, 503), not a failed run with status 200.
     const noVm = vmReady.then(() => new Promise<never>(() => {}));
+    // The timer goes whatever the race ends with: a refused VM (429, 507) must not leave it holding the process.
     const waited = await Promise.race([
       run,
       noVm,
       new Promise<null>((resolve) => {
         timer = setTimeout(() => resolve(null), request.timeoutSeconds * 1000);
       }),
-    ]);
-    clearTimeout(timer);
+    ]).finally(() => clearTimeout(timer));
     if (waited?.agentError) throw new AppError('VM_AGENT_UNAVAILABLE', waited.agentError.message, {}, { execution_id: record.id, session_id: record.sessionId });
     if (waited) return waited.execution;
     throw new AppError(
@@ -176,7 +172,7 @@ export class ExecutionService {
     try {
       const live = await vmReady;
       vmId = live.vm.id;
-      await updateExecution(this.database.db, record.id, { vmId, status: 'running', startedAt: this.clock.now().toISOString() });
+      if (record.status !== 'running') await updateExecution(this.database.db, record.id, { vmId, status: 'running', startedAt: this.clock.now().toISOString() });
       const remainingMs = Date.parse(live.vm.expiresAt) - this.clock.now().getTime();
       const deadlineMs = Math.max(1000, Math.min(this.settings.maxRunSeconds * 1000, remainingMs));
       outcome =
@@ -340,32 +336,6 @@ export class ExecutionService {
     this.notifier.committed();
     return row;
   }
-}
-
-/** Records the event of an execution that reached a final status (`execution.completed` or `.failed`). */
-export async function recordExecutionEnd(db: Executor, clock: Clock, execution: Execution): Promise<void> {
-  const data = {
-    execution_id: execution.id,
-    session_id: execution.sessionId,
-    vm_id: execution.vmId,
-    language: execution.language,
-    exit_code: execution.exitCode,
-    error: execution.error,
-    execution_time: execution.executionTime,
-  };
-  const event = { userId: execution.userId, subjectId: String(execution.id) };
-  if (execution.status === 'completed') await recordEvent(db, clock, { ...event, type: 'execution.completed', data: { ...data, status: execution.status } });
-  else if (execution.status === 'failed' || execution.status === 'timeout') await recordEvent(db, clock, { ...event, type: 'execution.failed', data: { ...data, status: execution.status } });
-}
-
-/**
- * Ends the in-flight executions of a VM, or of a node, as failed with `error`, each with its event, in the
- * caller's transaction; answers how many.
- */
-export async function endInFlightExecutions(db: Executor, clock: Clock, of: { vmId: string } | { nodeId: string }, error: string): Promise<number> {
-  const ended = await failInFlightExecutions(db, of, error, clock.now().toISOString());
-  for (const execution of ended) await recordExecutionEnd(db, clock, execution);
-  return ended.length;
 }
 
 /** Where a run that waits for a new VM stands: VM starts ahead of it and the expected wait. */

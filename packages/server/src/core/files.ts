@@ -9,7 +9,7 @@ import type { Clock } from './clock.ts';
 import { AppError } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { SessionService } from './sessions.ts';
-import type { VmService } from './vms.ts';
+import type { VmService } from './vms/index.ts';
 import type { Database } from '../store/database.ts';
 import type { FileStat } from '@sandboxd/agent/protocol';
 

@@ -3,13 +3,13 @@
  * (429 QUOTA_EXCEEDED). Both are counted from the store, so every node of a cluster enforces the same
  * numbers without shared memory; two requests racing on different nodes may overshoot by one.
  */
-import type { PlanLimits } from '../config.ts';
+import type { PlanLimits } from './plans.ts';
 import type { Clock } from './clock.ts';
 import { AppError } from './errors.ts';
 import type { Principal } from './authenticator.ts';
 import { countExecutionsSince } from '../store/executions-store.ts';
-import type { Executor } from '../store/users-store.ts';
 import { countLiveVms } from '../store/vms-store.ts';
+import type { Executor } from '../store/database.ts';
 
 const WINDOW_MS = 60_000;
 

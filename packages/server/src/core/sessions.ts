@@ -1,19 +1,25 @@
 /**
  * Sessions: a user's handle on "a sandbox over time". A session is bound to at most one VM at a time; the
- * VM lifecycle is in `vms.ts`. Another user's session is reported as not found.
+ * VM lifecycle is in `vms/`. Another user's session is reported as not found.
  */
 import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
 import { notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newSessionId } from './ids.ts';
-import { DEFAULT_TEMPLATE_ID, type Session, type SessionSpec, type Vm } from './model.ts';
+import { DEFAULT_TEMPLATE_ID, type Session, type SessionSpec, type Vm } from '../model.ts';
 import type { Database } from '../store/database.ts';
 import { sumSessionExecutions } from '../store/executions-store.ts';
-import { findSession, insertSession, updateSession } from '../store/sessions-store.ts';
+import { findSession, findSessionWithVm, insertSession, updateSession } from '../store/sessions-store.ts';
 import { findVm, listVms } from '../store/vms-store.ts';
 
 export type { SessionSpec };
+
+/**
+ * How stale a session's `lastActivityAt` may be before an execute writes it again: a minute's precision is enough
+ * for what it tells (when the session was last used), and a warm execute saves a write (as API keys' last use).
+ */
+const ACTIVITY_PRECISION_MS = 60_000;
 
 /** Settings of a new session that the request may leave out. */
 export interface SessionDefaults {
@@ -110,6 +116,22 @@ export class SessionService {
     const session = await findSession(this.database.db, sessionId);
     if (!session || session.userId !== principal.userId) throw notFound(`session ${sessionId}`);
     return session;
+  }
+
+  /**
+   * The caller's session with its current VM, in one read (404 for anyone else's): what an execute starts from
+   * (the VM service resolves the VM's state from it without reading again).
+   */
+  async getOwnedWithVm(principal: Principal, sessionId: string): Promise<{ session: Session; vm: Vm | undefined }> {
+    const found = await findSessionWithVm(this.database.db, sessionId);
+    if (!found || found.session.userId !== principal.userId) throw notFound(`session ${sessionId}`);
+    return found;
+  }
+
+  /** Records that the session was used now, unless its record says so already (within `ACTIVITY_PRECISION_MS`). */
+  async noteActivity(session: Session): Promise<void> {
+    if (this.clock.now().getTime() - Date.parse(session.lastActivityAt) < ACTIVITY_PRECISION_MS) return;
+    await this.touch(session.id);
   }
 
   async touch(sessionId: string): Promise<void> {

@@ -13,7 +13,7 @@ import { deleteDomainsOfShare } from './custom-domain-events.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newShareId } from './ids.ts';
 import type { SessionService } from './sessions.ts';
-import type { Share } from './model.ts';
+import type { Share } from '../model.ts';
 import type { Database } from '../store/database.ts';
 import { deleteShare, findShare, insertShare, listShares } from '../store/shares-store.ts';
 

@@ -1,7 +1,7 @@
 /**
  * The snapshots users take of their VMs: listing, deleting (refused while anything builds on one) and cloning
  * (new VMs, each in a session of its own, from a snapshot or from a VM's current state). Taking a snapshot is a
- * VM transition and lives in `vms.ts`.
+ * VM transition and lives in `vms/capture.ts`.
  */
 import { randomBytes } from 'node:crypto';
 import type { Principal } from './authenticator.ts';
@@ -9,10 +9,10 @@ import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { PlanLimiter } from './limits.ts';
-import type { Session, Snapshot } from './model.ts';
+import type { Session, Snapshot } from '../model.ts';
 import type { SessionService } from './sessions.ts';
 import type { VmEngine } from './vm-engine.ts';
-import type { LiveVm, VmService } from './vms.ts';
+import type { LiveVm, VmService } from './vms/index.ts';
 import type { VmSources } from './vm-sources.ts';
 import type { Database } from '../store/database.ts';
 import { deleteSnapshotRow, findChildSnapshot, findSnapshotByName, listSnapshots } from '../store/snapshots-store.ts';
@@ -57,7 +57,7 @@ export class SnapshotService {
     if (child) throw new AppError('CONFLICT', `snapshot ${child.name} builds on snapshot ${snapshot.name}: delete it first`);
     const vm = await snapshotInUseByVm(this.database.db, id);
     if (vm) throw new AppError('CONFLICT', `VM ${vm.id} (${vm.status}) builds its disk on snapshot ${snapshot.name}: kill it first`);
-    this.sources.assertLocal(snapshot.nodeId, `snapshot ${snapshot.name}`);
+    this.sources.assertLocal(snapshot, `snapshot ${snapshot.name}`);
     const deleted = await this.database.db.transaction().execute(async (trx) => {
       if (!(await deleteSnapshotRow(trx, id))) return false;
       await recordEvent(trx, this.clock, { type: 'snapshot.deleted', userId: principal.userId, subjectId: id, data: { snapshot_id: id, name: snapshot.name } });

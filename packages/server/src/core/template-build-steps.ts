@@ -8,7 +8,7 @@
  * the build VM included, is ever given a route to the host or to private networks for it.
  */
 import type { Readable } from 'node:stream';
-import type { TemplateBuildStep } from './model.ts';
+import type { TemplateBuildStep } from '../model.ts';
 import { TemplateBuildError, type GuestAgent } from './vm-engine.ts';
 
 /** A repository the host fetched for a build. */

@@ -18,12 +18,12 @@ import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newTemplateId } from './ids.ts';
-import { DEFAULT_TEMPLATE_ID, TEMPLATE_BUILD_STEPS, type Template, type TemplateBuildStep } from './model.ts';
+import { DEFAULT_TEMPLATE_ID, TEMPLATE_BUILD_STEPS, type Template, type TemplateBuildStep } from '../model.ts';
 import { BuildLog } from './template-build-log.ts';
 import { runBuildSteps, type RepositoryFetcher } from './template-build-steps.ts';
 import { TemplateBuildError, type VmEngine } from './vm-engine.ts';
 import type { VmSources } from './vm-sources.ts';
-import type { Database } from '../store/database.ts';
+import { type Database, isUniqueViolation } from '../store/database.ts';
 import { findSnapshotOfTemplate } from '../store/snapshots-store.ts';
 import {
   appendTemplateLog,
@@ -35,7 +35,6 @@ import {
   listTemplates,
   updateBuildingTemplate,
 } from '../store/templates-store.ts';
-import { isUniqueViolation } from '../store/users-store.ts';
 import { templateInUseByVm } from '../store/vms-store.ts';
 
 /** What a build request asks for (the API's fields, checked again here). */
@@ -207,7 +206,7 @@ export class TemplateService {
     if (vm) throw new AppError('CONFLICT', `VM ${vm.id} (${vm.status}) started from template ${template.name}: kill it first`);
     const snapshot = await findSnapshotOfTemplate(this.database.db, id);
     if (snapshot) throw new AppError('CONFLICT', `snapshot ${snapshot.name} builds on template ${template.name}: delete it first`);
-    this.sources.assertLocal(template.nodeId, `template ${template.name}`);
+    this.sources.assertLocal(template, `template ${template.name}`);
     const deleted = await this.database.db.transaction().execute(async (trx) => {
       if (!(await deleteTemplateRow(trx, id))) return false;
       await recordEvent(trx, this.clock, { type: 'template.deleted', userId: principal.userId, subjectId: id, data: { template_id: id, name: template.name } });

@@ -10,8 +10,8 @@ import type { Clock } from './clock.ts';
 import { AppError } from './errors.ts';
 import type { SessionService } from './sessions.ts';
 import type { GuestAgent, PtyInfo } from './vm-engine.ts';
-import type { VmService } from './vms.ts';
-import type { Session, Vm } from './model.ts';
+import type { VmService } from './vms/index.ts';
+import type { Session, Vm } from '../model.ts';
 import type { Database } from '../store/database.ts';
 import { deleteExpiredAttachTokens, insertAttachToken, takeAttachToken } from '../store/pty-tokens-store.ts';
 

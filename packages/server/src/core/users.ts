@@ -2,9 +2,9 @@
 import { AppError, conflict, notFound } from './errors.ts';
 import { hashPassword, verifyPassword } from './auth/passwords.ts';
 import type { Clock } from './clock.ts';
-import type { Database } from '../store/database.ts';
-import type { User } from './model.ts';
-import { findUserById, findUserByUsername, findUserWithPasswordHash, insertUser, isUniqueViolation, updateUserPassword, updateUserPlan } from '../store/users-store.ts';
+import { isUniqueViolation, type Database } from '../store/database.ts';
+import type { User } from '../model.ts';
+import { findUserById, findUserByUsername, findUserWithPasswordHash, insertUser, listUsers, updateUserPassword, updateUserPlan } from '../store/users-store.ts';
 
 export type { User };
 
@@ -52,6 +52,11 @@ export class UserService {
     const found = await findUserWithPasswordHash(this.database.db, username);
     const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
     return found && ok ? found.user : null;
+  }
+
+  /** Every user, by id (the administrators' user list). */
+  async list(): Promise<User[]> {
+    return listUsers(this.database.db);
   }
 
   async get(id: number): Promise<User | null> {

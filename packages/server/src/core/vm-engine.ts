@@ -16,7 +16,7 @@ import type {
   PythonRunResult,
   UsageResponse,
 } from '@sandboxd/agent/protocol';
-import type { TemplateBuildStep, VmEndReason } from './model.ts';
+import type { TemplateBuildStep, VmEndReason } from '../model.ts';
 
 export type { PtyExit, PtyInfo };
 

@@ -4,13 +4,13 @@
  * alike, so a request's `snapshot: "x"` and `template: "x"` find the same thing (clients of the original service
  * call an OCI build a snapshot too).
  */
+import type { Ownership, Placed } from './cluster/ownership.ts';
 import { AppError, notFound } from './errors.ts';
-import { DEFAULT_TEMPLATE_ID, DESKTOP_TEMPLATE_ID, type Snapshot, type Template, type VmSourceRef } from './model.ts';
+import { DEFAULT_TEMPLATE_ID, DESKTOP_TEMPLATE_ID, type Snapshot, type Template, type VmSourceRef } from '../model.ts';
 import type { TemplateImage, VmSource } from './vm-engine.ts';
-import type { Database } from '../store/database.ts';
+import type { Database, Executor } from '../store/database.ts';
 import { findSnapshot, findSnapshotByName } from '../store/snapshots-store.ts';
 import { findTemplate, findTemplateByName } from '../store/templates-store.ts';
-import type { Executor } from '../store/users-store.ts';
 
 /** A source ready for the engine. */
 export interface ResolvedSource {
@@ -49,7 +49,7 @@ export class VmSources {
 
   constructor(
     private readonly database: Database,
-    private readonly nodeId: () => string,
+    private readonly ownership: Ownership,
     builtins: Record<string, BuiltinSource> = {},
   ) {
     this.builtins = new Map(Object.entries(builtins));
@@ -102,14 +102,14 @@ export class VmSources {
       if (template.status !== 'ready' || !template.image) {
         throw new AppError('CONFLICT', `template ${template.name} is ${template.status}${template.error ? `: ${template.error}` : ''}; VMs start from ready templates only`);
       }
-      this.assertLocal(template.nodeId, `template ${template.name}`);
+      this.assertLocal(template, `template ${template.name}`);
       // The image's own environment is applied in the guest (the agent's --env-file), not here.
       const { env: _env, ...image } = template.image;
       return { ref, source: { kind: 'template', image }, shape: null, baseSnapshotId: null, pythonContext: null };
     }
     const snapshot = await this.ownedSnapshot(userId, ref.id);
     if (snapshot.status !== 'ready') throw new AppError('CONFLICT', `snapshot ${snapshot.name} is still being taken; retry in a moment`);
-    this.assertLocal(snapshot.nodeId, `snapshot ${snapshot.name}`);
+    this.assertLocal(snapshot, `snapshot ${snapshot.name}`);
     return {
       ref,
       source: { kind: 'snapshot', snapshotId: snapshot.id, diskSizeMb: snapshot.diskSizeMb },
@@ -146,8 +146,8 @@ export class VmSources {
     return template;
   }
 
-  /** Snapshot and template files live on the node that made them (until cluster mode moves VMs there). */
-  assertLocal(nodeId: string, what: string): void {
-    if (nodeId !== this.nodeId()) throw new AppError('VM_UNAVAILABLE', `${what} is on node ${nodeId}, not on this one (${this.nodeId()}): send the request to that node`);
+  /** Snapshot and template files live on the node that made them: work on them runs there. */
+  assertLocal(source: Placed, what: string): void {
+    this.ownership.assertLocal(source, `${what} is`);
   }
 }

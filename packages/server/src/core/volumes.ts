@@ -6,17 +6,17 @@
  * `diskMb` (the same disk budget a VM's root disk gets).
  */
 import type { Principal } from './authenticator.ts';
+import type { Ownership } from './cluster/ownership.ts';
 import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newVolumeId } from './ids.ts';
 import type { PlanLimiter } from './limits.ts';
-import type { Volume, VolumeAttachment } from './model.ts';
+import type { Volume, VolumeAttachment } from '../model.ts';
 import { MAX_VOLUMES_PER_VM, type VmEngine, type VolumeMount } from './vm-engine.ts';
 import { lockUser } from './user-lock.ts';
 import { mountPathProblem } from './volume-paths.ts';
-import type { Database } from '../store/database.ts';
-import { isUniqueViolation, type Executor } from '../store/users-store.ts';
+import { type Database, isUniqueViolation, type Executor } from '../store/database.ts';
 import { deleteVolumeRow, findVolume, insertVolume, insertVolumeAttachment, listVolumes, openAttachments, totalVolumeMb } from '../store/volumes-store.ts';
 
 /** The smallest volume, MiB (ext4's journal and metadata need a few). */
@@ -42,6 +42,7 @@ export class VolumeService {
     private readonly notifier: EventNotifier,
     private readonly engine: VmEngine,
     private readonly limiter: PlanLimiter,
+    private readonly ownership: Ownership,
   ) {}
 
   /** Makes a volume on this node: its image first (formatting takes a moment), then its record. */
@@ -56,7 +57,7 @@ export class VolumeService {
       }
     };
     await assertRoom(this.database.db);
-    const volume: Volume = { id: newVolumeId(), userId: principal.userId, name, sizeMb, nodeId: this.engine.nodeId, createdAt: this.clock.now().toISOString() };
+    const volume: Volume = { id: newVolumeId(), userId: principal.userId, name, sizeMb, nodeId: this.ownership.nodeId, createdAt: this.clock.now().toISOString() };
     await this.engine.createVolume(volume.id, sizeMb);
     try {
       const created = await this.database.db.transaction().execute(async (trx) => {
@@ -92,7 +93,7 @@ export class VolumeService {
   async delete(principal: Principal, id: string): Promise<Volume> {
     const { volume, attachments } = await this.get(principal, id);
     if (attachments.length > 0) throw new AppError('CONFLICT', `volume ${volume.name} is mounted by VM ${attachments[0]!.vmId}: kill that VM first`);
-    if (volume.nodeId !== this.engine.nodeId) throw new AppError('VM_UNAVAILABLE', `volume ${volume.name} is on node ${volume.nodeId}, not on this one (${this.engine.nodeId}): send the request to that node`);
+    this.ownership.assertLocal(volume, `volume ${volume.name} is`);
     const deleted = await this.database.db.transaction().execute(async (trx) => {
       await lockUser(trx, this.database.dialect, principal.userId);
       // Checked again under the lock: a VM reserved meanwhile records its attachment under the same lock.
@@ -113,7 +114,7 @@ export class VolumeService {
  * `requests[i]`, after checking that they are the user's, on this node, at distinct valid paths, and free for
  * the asked mode. Answers what the engine needs to mount them.
  */
-export async function attachVolumes(trx: Executor, clock: Clock, userId: number, vmId: string, nodeId: string, requests: readonly VolumeRequest[]): Promise<VolumeMount[]> {
+export async function attachVolumes(trx: Executor, clock: Clock, userId: number, vmId: string, ownership: Ownership, requests: readonly VolumeRequest[]): Promise<VolumeMount[]> {
   if (requests.length > MAX_VOLUMES_PER_VM) throw new AppError('BAD_REQUEST', `a VM mounts at most ${MAX_VOLUMES_PER_VM} volumes`);
   const ids = new Set<string>();
   const paths = new Set<string>();
@@ -132,7 +133,7 @@ export async function attachVolumes(trx: Executor, clock: Clock, userId: number,
   for (const [slot, request] of requests.entries()) {
     const volume = await findVolume(trx, request.volumeId);
     if (!volume || volume.userId !== userId) throw notFound(`volume ${request.volumeId}`);
-    if (volume.nodeId !== nodeId) throw new AppError('VM_UNAVAILABLE', `volume ${volume.name} is on node ${volume.nodeId}, not on this one (${nodeId}): start the VM there`);
+    ownership.assertLocal(volume, `volume ${volume.name} is`, 'start the VM there');
     const others = open.filter((attachment) => attachment.volumeId === volume.id);
     const writer = others.find((attachment) => !attachment.readOnly);
     if (writer) throw new AppError('CONFLICT', `volume ${volume.name} is mounted read-write by VM ${writer.vmId}: one VM at a time may mount a volume it writes`);

@@ -1,17 +1,18 @@
 /**
- * Builds the VM engine from the configuration: the QEMU driver, the guest image from the cache, and the
- * engine with its pool and snapshots. Engine and driver events become log lines here (libraries don't log).
+ * Builds the VM engine from its options (drawn from the configuration's `vm` block, by config/index.ts's
+ * `engineOptions`): the QEMU driver, the guest image from the cache, and the engine with its pool and snapshots.
+ * Engine and driver events become log lines here (libraries don't log).
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../config.ts';
 import type { TemplateImage } from '../core/vm-engine.ts';
 import { DESKTOP_DEFAULT_SCREEN, DESKTOP_PORTS } from '../core/computer-use/desktop.ts';
-import { BROWSER_START_PATH, browserFlavour, DESKTOP_START_PATH, desktopFlavour, ensureGuestImage, type ImageFlavour } from '../image/index.ts';
+import { BROWSER_DEVTOOLS_PORT, BROWSER_START_PATH, browserFlavour, DESKTOP_START_PATH, desktopFlavour, ensureGuestImage, type ImageFlavour } from '../image/index.ts';
 import { buildOciImage } from '../image/oci/index.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
 import { agentClientHandoff } from '../vm/agent-client-probe.ts';
+import type { AcceleratorRequest, NetworkMode, VcpuCount } from '../vm/vm-driver.ts';
 import { SandboxEngine } from './sandbox-engine.ts';
 
 /** Where the set-up script puts the agent bundle (`npm run bundle -w @sandboxd/agent`). */
@@ -29,51 +30,84 @@ export const MEMORY_TIERS = [
   { bootMemoryMb: 8192, minMemoryMb: 1024 },
 ];
 
-export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEngine {
+/** The VM settings the engine is built from: the configuration's `vm` block (config/vm.ts) has them. */
+export interface EngineVmSettings {
+  accel: AcceleratorRequest;
+  hostCpuReserve: number;
+  vmCpuWeight: number;
+  vmNetworkUnguarded: boolean;
+  cacheDir: string;
+  snapshotDir: string;
+  vmSnapshotDir: string;
+  runDir: string;
+  vmNetwork: NetworkMode;
+  poolSize: number;
+  maxConcurrentRestores: number;
+  warmVcpus: VcpuCount[];
+  defaultMemoryMb: number;
+  keepVmsOnShutdown: boolean;
+  minFreeDiskMb: number;
+  agentReconnectSeconds: number;
+  cacheRetentionDays: number;
+}
+
+/** What the engine is built from: the VM settings and the little it needs of other areas. */
+export interface EngineOptions {
+  vm: EngineVmSettings;
+  /** This node's name, recorded with each VM. */
+  nodeId: string;
+  /** The data directory: the engine keeps its VMs' state under `<dataDir>/vms`. */
+  dataDir: string;
+  /** Registries templates pull from: the operator's insecure ones, and whether private addresses may serve one. */
+  registries: { insecureRegistries: string[]; allowPrivateRegistries: boolean };
+}
+
+export function createEngine(options: EngineOptions, log: FastifyBaseLogger): SandboxEngine {
+  const { vm, registries } = options;
   const driver = new QemuDriver({
-    accelerator: config.accel,
+    accelerator: vm.accel,
     agentProbe: agentClientHandoff(),
-    resourceLimits: { hostCpuReserve: config.hostCpuReserve, cpuWeight: config.vmCpuWeight },
-    networkGuard: { required: !config.vmNetworkUnguarded },
+    resourceLimits: { hostCpuReserve: vm.hostCpuReserve, cpuWeight: vm.vmCpuWeight },
+    networkGuard: { required: !vm.vmNetworkUnguarded },
   });
   const engine = new SandboxEngine({
-    nodeId: config.nodeId,
+    nodeId: options.nodeId,
     driver,
     loadImage: () =>
       ensureGuestImage({
-        cacheDir: config.cacheDir,
+        cacheDir: vm.cacheDir,
         agentBundlePath: AGENT_BUNDLE_PATH,
         onProgress: (event) => {
           if (event.type === 'layer-built' || event.type === 'stage-start') log.info({ image: event }, 'guest image build');
         },
       }),
-    snapshotRoot: config.snapshotDir,
-    captureRoot: config.vmSnapshotDir,
+    snapshotRoot: vm.snapshotDir,
+    captureRoot: vm.vmSnapshotDir,
     // The registry is checked and pinned, and skopeo runs behind the pull guard (image/oci/registry-access.ts):
     // the operator's insecure registries are trusted wherever they are; any other must be public (SSRF).
     loadOciImage: ({ reference, credentials, signal, onProgress }) =>
       buildOciImage({
         reference,
         ...(credentials ? { credentials } : {}),
-        insecureRegistries: config.templateInsecureRegistries,
-        allowPrivateRegistries: config.templateRegistryAllowPrivate,
-        cacheDir: config.cacheDir,
+        insecureRegistries: registries.insecureRegistries,
+        allowPrivateRegistries: registries.allowPrivateRegistries,
+        cacheDir: vm.cacheDir,
         agentBundlePath: AGENT_BUNDLE_PATH,
         signal,
         onProgress,
       }),
-    stateDir: path.join(config.dataDir, 'vms'),
-    runRoot: config.runDir,
-    network: config.vmNetwork,
-    poolSize: config.poolSize,
-    maxConcurrentRestores: config.maxConcurrentRestores,
-    warmVcpuCounts: config.warmVcpus,
-    poolMemoryMb: config.defaultMemoryMb,
+    stateDir: path.join(options.dataDir, 'vms'),
+    runRoot: vm.runDir,
+    network: vm.vmNetwork,
+    poolSize: vm.poolSize,
+    maxConcurrentRestores: vm.maxConcurrentRestores,
+    warmVcpuCounts: vm.warmVcpus,
+    poolMemoryMb: vm.defaultMemoryMb,
     memoryTiers: MEMORY_TIERS,
-    killOnClose: !config.keepVmsOnShutdown,
-    minFreeDiskMb: config.minFreeDiskMb,
-    agentReconnectTimeoutMs: config.agentReconnectSeconds * 1000,
-    cacheRetentionMs: config.cacheRetentionDays * 86_400_000,
+    killOnClose: !vm.keepVmsOnShutdown,
+    minFreeDiskMb: vm.minFreeDiskMb,
+    agentReconnectTimeoutMs: vm.agentReconnectSeconds * 1000,
+    cacheRetentionMs: vm.cacheRetentionDays * 86_400_000,
   });
   engine.events.on('progress', (message) => log.info({ engine: message }, 'engine'));
   engine.events.on('warning', (warning) => log.warn({ warning }, warning.message));
@@ -92,17 +126,14 @@ export function createEngine(config: Config, log: FastifyBaseLogger): SandboxEng
   return engine;
 }
 
-/** Where Chromium's DevTools endpoint listens in browser VMs (guest loopback; `start-browser`'s argument). */
-export const BROWSER_DEVTOOLS_PORT = 9222;
-
 /**
  * A built-in template from an image flavour: the flavour's image (built by the set-up script; built here on
  * first use otherwise), its VMs' memory, and the program that brings a booted VM to its ready state before the
  * template's snapshot is saved.
  */
-async function flavourTemplate(config: Config, log: FastifyBaseLogger, flavour: ImageFlavour, memoryMb: number, prepare: string[]): Promise<TemplateImage> {
+async function flavourTemplate(cacheDir: string, log: FastifyBaseLogger, flavour: ImageFlavour, memoryMb: number, prepare: string[]): Promise<TemplateImage> {
   const image = await ensureGuestImage({
-    cacheDir: config.cacheDir,
+    cacheDir,
     agentBundlePath: AGENT_BUNDLE_PATH,
     flavour,
     onProgress: (event) => {
@@ -122,13 +153,16 @@ async function flavourTemplate(config: Config, log: FastifyBaseLogger, flavour: 
   };
 }
 
-/** The built-in `browser` template (~1.5 min to build its image): Chromium started before its snapshot. */
-export async function loadBrowserTemplate(config: Config, log: FastifyBaseLogger): Promise<TemplateImage> {
-  return flavourTemplate(config, log, await browserFlavour(), config.browserMemoryMb, [BROWSER_START_PATH, String(BROWSER_DEVTOOLS_PORT)]);
+/**
+ * The built-in `browser` template (~1.5 min to build its image): Chromium started before its snapshot. Its image is
+ * in the guest image cache `cacheDir`; its VMs get `memoryMb`.
+ */
+export async function loadBrowserTemplate(cacheDir: string, memoryMb: number, log: FastifyBaseLogger): Promise<TemplateImage> {
+  return flavourTemplate(cacheDir, log, await browserFlavour(), memoryMb, [BROWSER_START_PATH, String(BROWSER_DEVTOOLS_PORT)]);
 }
 
 /** The built-in `desktop` template (~2 min to build its image): the desktop and its service up before its snapshot. */
-export async function loadDesktopTemplate(config: Config, log: FastifyBaseLogger): Promise<TemplateImage> {
+export async function loadDesktopTemplate(cacheDir: string, memoryMb: number, log: FastifyBaseLogger): Promise<TemplateImage> {
   const { width, height } = DESKTOP_DEFAULT_SCREEN;
-  return flavourTemplate(config, log, await desktopFlavour(), config.desktopMemoryMb, [DESKTOP_START_PATH, String(width), String(height), String(DESKTOP_PORTS.api), String(DESKTOP_PORTS.viewer)]);
+  return flavourTemplate(cacheDir, log, await desktopFlavour(), memoryMb, [DESKTOP_START_PATH, String(width), String(height), String(DESKTOP_PORTS.api), String(DESKTOP_PORTS.viewer)]);
 }

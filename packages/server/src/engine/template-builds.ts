@@ -14,7 +14,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentClient } from '../agent/index.ts';
-import type { TemplateBuildStep } from '../core/model.ts';
+import type { TemplateBuildStep } from '../model.ts';
 import { TemplateBuildError, type BuiltTemplate, type TemplateBuildRequest, type TemplateImage } from '../core/vm-engine.ts';
 import type { OciBuildProgress, OciGuestImage, RegistryCredentials } from '../image/oci/index.ts';
 import { OciImageError } from '../image/oci/index.ts';

@@ -5,7 +5,7 @@
  * What a user's URL could make the host do is kept small:
  * - schemes http, https and git only (`protocol.allow=never` plus those three: no `file://`, `ext::`, ssh);
  * - the host name is resolved once and refused when any address is loopback, private, link-local or metadata
- *   (`net/public-host.ts`, unless SANDBOXD_TEMPLATE_GIT_ALLOW_PRIVATE), and git connects to the address that was
+ *   (`host/public-host.ts`, unless SANDBOXD_TEMPLATE_GIT_ALLOW_PRIVATE), and git connects to the address that was
  *   checked (`http.curloptResolve` pins it for http(s); a git:// URL is rewritten to the address), so a second DNS
  *   answer cannot send it elsewhere; redirects are not followed;
  * - no credentials: no prompt (GIT_TERMINAL_PROMPT=0), no helper, no system or user configuration, HOME a fresh
@@ -19,7 +19,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { RepositoryFetchError, type FetchedRepository, type RepositoryFetcher } from '../core/template-build-steps.ts';
 import { ImageBuildError } from '../image/errors.ts';
 import { runCommand } from '../image/run-command.ts';
-import { ForbiddenHostError, resolvePublicHost, UnresolvableHostError } from '../net/public-host.ts';
+import { ForbiddenHostError, resolvePublicHost, UnresolvableHostError } from '../host/public-host.ts';
 
 export interface GitFetcherOptions {
   /** Allow hosts on loopback, private, link-local and metadata addresses (SANDBOXD_TEMPLATE_GIT_ALLOW_PRIVATE). */

@@ -12,6 +12,8 @@ import type { ImageFlavour } from './types.ts';
 
 /** Where the browser template's start script is installed in the guest. */
 export const BROWSER_START_PATH = '/opt/sandboxd/browser/start-browser';
+/** Where Chromium's DevTools endpoint listens in browser VMs (guest loopback; `start-browser`'s argument). */
+export const BROWSER_DEVTOOLS_PORT = 9222;
 /** Where the desktop template's start script and its desktop service (bundled by `@sandboxd/agent`) go. */
 export const DESKTOP_START_PATH = '/opt/sandboxd/desktop/start-desktop';
 export const DESKTOP_SERVICE_PATH = '/opt/sandboxd/desktop/desktop.cjs';

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import ssh2 from 'ssh2';
-import type { Config } from '../config.ts';
 import { sshFingerprint } from '../core/ssh-keys.ts';
 
 const { utils } = ssh2;
@@ -18,13 +17,14 @@ export interface HostKey {
   fingerprint: string;
 }
 
-export function loadHostKey(config: Pick<Config, 'sshHostKeyFile' | 'dataDir'>): HostKey {
-  const file = config.sshHostKeyFile ?? path.join(config.dataDir, 'ssh-host-key');
+/** The host key from `sshHostKeyFile`, else the one kept in the data directory (made on first use). */
+export function loadHostKey(options: { sshHostKeyFile: string | null; dataDir: string }): HostKey {
+  const file = options.sshHostKeyFile ?? path.join(options.dataDir, 'ssh-host-key');
   let privateKey: Buffer;
   try {
     privateKey = fs.readFileSync(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || config.sshHostKeyFile) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || options.sshHostKeyFile) {
       throw new Error(`SANDBOXD_SSH_HOST_KEY_FILE: cannot read the SSH host key ${file}: ${(error as Error).message}`, { cause: error });
     }
     privateKey = generate(file);

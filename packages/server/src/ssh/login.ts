@@ -6,17 +6,14 @@
  */
 import type { Principal } from '../core/authenticator.ts';
 import { AppError } from '../core/errors.ts';
-import type { Session, Vm } from '../core/model.ts';
+import type { Session, Vm } from '../model.ts';
 import type { SessionService } from '../core/sessions.ts';
 import type { SshKey, SshKeyService } from '../core/ssh-keys.ts';
 import type { UserService } from '../core/users.ts';
 import type { GuestAgent } from '../core/vm-engine.ts';
-import type { VmService } from '../core/vms.ts';
-import { findVm } from '../store/vms-store.ts';
-import type { Database } from '../store/database.ts';
+import type { VmService } from '../core/vms/index.ts';
 
 export interface LoginServices {
-  database: Database;
   users: UserService;
   sshKeys: SshKeyService;
   sessions: SessionService;
@@ -43,7 +40,7 @@ export interface LoginVm {
 /** The owner of what `username` names, when it names a live VM or a session; else null. */
 async function ownerOf(services: LoginServices, username: string): Promise<{ userId: number; scope: LoginScope } | null> {
   if (username.startsWith('vm-')) {
-    const vm = await findVm(services.database.db, username);
+    const vm = await services.vms.find(username);
     // A paused VM is not reachable by name (its session's name resumes it); an ended one never is.
     if (!vm || vm.status !== 'active') return null;
     return { userId: vm.userId, scope: { kind: 'vm', vmId: vm.id } };

@@ -17,7 +17,7 @@
 import net, { type AddressInfo, type Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import ssh2, { type AuthContext, type Connection, type ServerChannel, type Session } from 'ssh2';
-import { splitListenAddress, type Config } from '../config.ts';
+import { splitListenAddress } from '../host/listen-address.ts';
 import type { AuditLog } from '../core/audit.ts';
 import type { GuestAgent } from '../core/vm-engine.ts';
 import { AUTH_REQUESTS_PER_TRY, connectionSource, ConnectionCounter, type SshLimits } from './connection-limits.ts';
@@ -56,11 +56,21 @@ function deferredAgent(agent: Promise<GuestAgent>): GuestAgent {
   });
 }
 
-/** The gateway's part of the configuration. */
-export type SshGatewayConfig = Pick<
-  Config,
-  'sshListen' | 'sshHostKeyFile' | 'dataDir' | 'publicUrl' | 'sshMaxConnections' | 'sshMaxConnectionsPerSource' | 'sshLoginGraceSeconds' | 'sshMaxAuthTries' | 'sshMaxChannels'
->;
+/** What the gateway is built from: the configuration's `ssh` block (config/ssh.ts), the data directory and the public URL. */
+export interface SshGatewayConfig {
+  /** `HOST:PORT`, or `off`. */
+  sshListen: string;
+  /** The host key's file; null: the one generated into the data directory. */
+  sshHostKeyFile: string | null;
+  sshMaxConnections: number;
+  sshMaxConnectionsPerSource: number;
+  sshLoginGraceSeconds: number;
+  sshMaxAuthTries: number;
+  sshMaxChannels: number;
+  dataDir: string;
+  /** The server's public URL: its host is where users are told to `ssh`. */
+  publicUrl: string;
+}
 
 export class SshGateway {
   private server: InstanceType<typeof Server> | null = null;

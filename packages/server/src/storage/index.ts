@@ -1,5 +1,7 @@
-/** Picks the object store the configuration names; the rest of the server sees only {@link ObjectStore}. */
-import type { Config } from '../config.ts';
+/**
+ * Picks the object store its options name; the rest of the server sees only {@link ObjectStore}. The options are
+ * the configuration's `objects` block (config/objects.ts), which services.ts hands over as it is.
+ */
 import { LocalObjectStore } from './local-object-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-object-store.ts';
@@ -7,23 +9,33 @@ import { S3ObjectStore } from './s3-object-store.ts';
 export type { ObjectStore, StoredObject } from './object-store.ts';
 export { deleteObjectsOlderThan } from './retention.ts';
 
-/** The settings an object store is built from (`loadConfig` has checked that `s3` comes with its endpoint and bucket). */
-export type ObjectStoreConfig = Pick<
-  Config,
-  'objectStore' | 'objectStoreDir' | 's3Endpoint' | 's3Region' | 's3Bucket' | 's3Prefix' | 's3AccessKeyId' | 's3SecretAccessKey' | 's3ForcePathStyle'
->;
+/** What an object store is built from (the configuration has checked that `s3` comes with its endpoint and bucket). */
+export interface ObjectStoreOptions {
+  objectStore: 'local' | 's3';
+  /** The local store's directory. */
+  objectStoreDir: string;
+  s3Endpoint: string | null;
+  s3Region: string;
+  s3Bucket: string | null;
+  /** Key prefix in the bucket ('' for none). */
+  s3Prefix: string;
+  /** Both null: the AWS SDK's default credentials. */
+  s3AccessKeyId: string | null;
+  s3SecretAccessKey: string | null;
+  s3ForcePathStyle: boolean;
+}
 
-/** Builds the configured store; nothing is touched on disk or on the network until it is first used. */
-export function createObjectStore(config: ObjectStoreConfig): ObjectStore {
-  if (config.objectStore === 'local') return new LocalObjectStore({ rootDir: config.objectStoreDir });
-  if (!config.s3Endpoint || !config.s3Bucket) throw new Error('the s3 object store needs SANDBOXD_S3_ENDPOINT and SANDBOXD_S3_BUCKET');
+/** Builds the store; nothing is touched on disk or on the network until it is first used. */
+export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
+  if (options.objectStore === 'local') return new LocalObjectStore({ rootDir: options.objectStoreDir });
+  if (!options.s3Endpoint || !options.s3Bucket) throw new Error('the s3 object store needs SANDBOXD_S3_ENDPOINT and SANDBOXD_S3_BUCKET');
   return new S3ObjectStore({
-    endpoint: config.s3Endpoint,
-    region: config.s3Region,
-    bucket: config.s3Bucket,
-    prefix: config.s3Prefix,
-    accessKeyId: config.s3AccessKeyId,
-    secretAccessKey: config.s3SecretAccessKey,
-    forcePathStyle: config.s3ForcePathStyle,
+    endpoint: options.s3Endpoint,
+    region: options.s3Region,
+    bucket: options.s3Bucket,
+    prefix: options.s3Prefix,
+    accessKeyId: options.s3AccessKeyId,
+    secretAccessKey: options.s3SecretAccessKey,
+    forcePathStyle: options.s3ForcePathStyle,
   });
 }

@@ -1,7 +1,7 @@
 /**
  * Objects kept outside the database (screenshots, later recordings and build logs): one interface, local disk by
  * default (`local-object-store.ts`), any S3-compatible store by configuration (`s3-object-store.ts`);
- * `createObjectStore(config)` picks one. Keys are relative, `/`-separated, made of `[A-Za-z0-9._-]` segments
+ * `createObjectStore(options)` picks one. Keys are relative, `/`-separated, made of `[A-Za-z0-9._-]` segments
  * (the callers build them from ids, never from user input); a bad key is a programming error (throws).
  */
 import type { Readable } from 'node:stream';

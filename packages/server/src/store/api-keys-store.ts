@@ -3,7 +3,7 @@
  * user's key ids never reach another's.
  */
 import type { ApiKeyRow, ApiKeyUpdate, NewApiKeyRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 export async function insertApiKey(db: Executor, key: NewApiKeyRow): Promise<ApiKeyRow> {
   return db.insertInto('api_keys').values(key).returningAll().executeTakeFirstOrThrow();

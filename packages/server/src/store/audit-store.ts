@@ -1,7 +1,7 @@
 /** Persistence of the audit log: append-only rows, read newest first; `detail` is JSON text. */
-import type { AuditOutcome, AuditRecord } from '../core/model.ts';
+import type { AuditOutcome, AuditRecord } from '../model.ts';
 import type { AuditEventRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 function toAuditRecord(row: AuditEventRow): AuditRecord {
   return {

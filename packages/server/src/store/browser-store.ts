@@ -1,6 +1,6 @@
 /** Persistence of browser sessions, browser usage records and browser credentials. */
 import type { BrowserCredentialRow, BrowserSessionRow, BrowserUsageRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 export type { BrowserCredentialRow, BrowserSessionRow, BrowserUsageRow };
 

@@ -2,9 +2,9 @@
  * Persistence of command-line login requests. State changes are conditional updates on the expected
  * current status, so of two racing requests (two approvals, two exchanges) exactly one wins.
  */
-import type { CliAuthStatus } from '../core/model.ts';
+import type { CliAuthStatus } from '../model.ts';
 import type { CliAuthRequestRow, CliAuthRequestUpdate, NewCliAuthRequestRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 export async function insertCliAuthRequest(db: Executor, row: NewCliAuthRequestRow): Promise<CliAuthRequestRow> {
   return db.insertInto('cli_auth_requests').values(row).returningAll().executeTakeFirstOrThrow();

@@ -1,6 +1,6 @@
 /** Persistence of web console sessions (migration 0019). A session is found by its token's hash only. */
 import type { ConsoleSessionRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 export async function insertConsoleSession(db: Executor, row: ConsoleSessionRow): Promise<void> {
   await db.insertInto('console_sessions').values(row).execute();

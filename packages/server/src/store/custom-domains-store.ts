@@ -3,9 +3,9 @@
  * expects, so two nodes (or the verify operation and the background checker) never both move one claim, and
  * the partial unique index `custom_domains_one_verified` lets only one claim of a domain be verified.
  */
-import type { CustomDomain, CustomDomainFailureReason } from '../core/model.ts';
+import type { CustomDomain, CustomDomainFailureReason } from '../model.ts';
 import type { CustomDomainRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 function toCustomDomain(row: CustomDomainRow): CustomDomain {
   return {

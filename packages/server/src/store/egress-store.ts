@@ -1,6 +1,7 @@
 /** Persistence of egress policies (per VM or session) and of the egress audit log. */
 import type { EgressLogTable } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
+import type { EgressLogRecord } from '../activity.ts';
 
 export type EgressSubjectKind = 'vm' | 'session';
 
@@ -26,7 +27,7 @@ export async function upsertEgressPolicy(db: Executor, kind: EgressSubjectKind, 
 }
 
 export type EgressLogEntry = Omit<EgressLogTable, 'id'>;
-export type EgressLogRow = EgressLogEntry & { id: number };
+type EgressLogRow = EgressLogEntry & { id: number };
 
 export async function insertEgressLog(db: Executor, entries: EgressLogEntry[]): Promise<void> {
   if (entries.length) await db.insertInto('egress_log').values(entries).execute();
@@ -44,13 +45,27 @@ export interface EgressLogFilter {
   limit: number;
 }
 
-function toRow(row: EgressLogRow): EgressLogRow {
-  // PostgreSQL returns bigint columns as strings.
-  return { ...row, bytes_sent: row.bytes_sent === null ? null : Number(row.bytes_sent), bytes_received: row.bytes_received === null ? null : Number(row.bytes_received) };
+function toEgressLogRecord(row: EgressLogRow): EgressLogRecord {
+  return {
+    id: row.id,
+    vmId: row.vm_id,
+    userId: row.user_id,
+    at: row.at,
+    protocol: row.protocol as EgressLogRecord['protocol'],
+    scheme: row.scheme as EgressLogRecord['scheme'],
+    name: row.name,
+    address: row.address,
+    port: row.port,
+    // PostgreSQL returns bigint columns as strings.
+    bytesSent: row.bytes_sent === null ? null : Number(row.bytes_sent),
+    bytesReceived: row.bytes_received === null ? null : Number(row.bytes_received),
+    verdict: row.verdict,
+    reason: row.reason,
+  };
 }
 
 /** Newest first. */
-export async function listEgressLog(db: Executor, filter: EgressLogFilter): Promise<EgressLogRow[]> {
+export async function listEgressLog(db: Executor, filter: EgressLogFilter): Promise<EgressLogRecord[]> {
   let query = db.selectFrom('egress_log').selectAll().where('vm_id', '=', filter.vmId);
   if (filter.verdict) query = query.where('verdict', '=', filter.verdict);
   if (filter.since) query = query.where('at', '>=', filter.since);
@@ -60,7 +75,7 @@ export async function listEgressLog(db: Executor, filter: EgressLogFilter): Prom
     query = query.where((eb) => eb.or([eb('name', '=', destination), eb('address', '=', destination)]));
   }
   if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
-  return (await query.orderBy('id', 'desc').limit(filter.limit).execute()).map(toRow);
+  return (await query.orderBy('id', 'desc').limit(filter.limit).execute()).map(toEgressLogRecord);
 }
 
 /** Deletes entries older than `before`; resolves with how many. */

@@ -1,7 +1,7 @@
 /** The event outbox table; payloads are JSON text. */
-import type { EventRecord } from '../core/model.ts';
+import type { EventRecord } from '../model.ts';
 import type { EventRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 function toEventRecord(row: EventRow): EventRecord {
   return {

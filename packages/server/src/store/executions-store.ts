@@ -1,7 +1,7 @@
 /** Persistence of execution (task) records. */
-import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionStatus } from '../core/model.ts';
+import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionStatus } from '../model.ts';
 import type { ExecutionRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 export type NewExecution = Omit<Execution, 'id'>;
 

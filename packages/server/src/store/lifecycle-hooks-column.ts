@@ -2,7 +2,7 @@
  * The JSON text of a `lifecycle_hooks` column (sessions, vms): the API's shape, `{"pre_stop": {"command",
  * "timeout_seconds"}}`, so a row read by hand says what the user asked for. Null: no hooks.
  */
-import type { LifecycleHooks } from '../core/model.ts';
+import type { LifecycleHooks } from '../model.ts';
 
 interface StoredHooks {
   pre_stop?: { command: string; timeout_seconds: number } | null;

@@ -4,7 +4,7 @@
  * database: exactly one wins, and the winner learns it from the affected rows.
  */
 import type { ClusterNodeRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 export type { ClusterNodeRow };
 

@@ -1,6 +1,6 @@
 /** Single-use terminal attach tokens (by hash). Redeeming is one DELETE … RETURNING: two nodes cannot both spend one. */
 import type { PtyAttachTokenRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 export async function insertAttachToken(db: Executor, row: PtyAttachTokenRow): Promise<void> {
   await db.insertInto('pty_attach_tokens').values(row).execute();

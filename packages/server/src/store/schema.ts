@@ -23,7 +23,7 @@ import type {
   VmEndReason,
   VmSourceKind,
   VmStatus,
-} from '../core/model.ts';
+} from '../model.ts';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -225,7 +225,7 @@ export interface WebhookEndpointsTable {
   /** JSON array of wildcard patterns over event types (`vm.*`, `*.failed`, `*`). */
   event_patterns: string;
   enabled: number;
-  /** The signing secret (`whsec_…`), AES-256-GCM encrypted (see core/webhooks/secret-box.ts). */
+  /** The signing secret (`whsec_…`), AES-256-GCM encrypted (see core/secrets/secret-box.ts). */
   secret_ciphertext: string;
   /** The secret before the last rotation; it keeps signing until previous_secret_expires_at. */
   previous_secret_ciphertext: string | null;

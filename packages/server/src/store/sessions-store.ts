@@ -1,8 +1,9 @@
 /** Persistence of sessions. Reads a user triggers are scoped by `user_id`. metadata and env are JSON text. */
-import type { Session } from '../core/model.ts';
+import type { Session, Vm } from '../model.ts';
 import { hooksFromColumn, hooksToColumn } from './lifecycle-hooks-column.ts';
-import type { SessionRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { SessionRow, VmRow } from './schema.ts';
+import { toVm, VM_COLUMNS } from './vms-store.ts';
+import type { Executor } from './database.ts';
 
 /** What may change on a session after it is created. */
 export type SessionChanges = Partial<Pick<Session, 'currentVmId' | 'lastActivityAt' | 'env'>>;
@@ -55,6 +56,25 @@ export async function insertSession(db: Executor, session: Session): Promise<Ses
 export async function findSession(db: Executor, id: string): Promise<Session | undefined> {
   const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
   return row && toSession(row);
+}
+
+/**
+ * A session and its current VM in one query: what a request on a session reads before it decides anything about
+ * the VM (core/vms/resolve.ts). The VM's columns come under the prefix `vm__`, which no column of `sessions` has
+ * (`vm_` alone would collide: sessions have `vm_lifetime_seconds`).
+ */
+export async function findSessionWithVm(db: Executor, id: string): Promise<{ session: Session; vm: Vm | undefined } | undefined> {
+  const row = await db
+    .selectFrom('sessions')
+    .leftJoin('vms', 'vms.id', 'sessions.current_vm_id')
+    .selectAll('sessions')
+    .select(VM_COLUMNS.map((column) => `vms.${column} as vm__${column}` as const))
+    .where('sessions.id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const record = row as unknown as Record<string, unknown>;
+  const vm = record.vm__id === null ? undefined : toVm(Object.fromEntries(VM_COLUMNS.map((column) => [column, record[`vm__${column}`]])) as VmRow);
+  return { session: toSession(row), vm };
 }
 
 export async function updateSession(db: Executor, id: string, changes: SessionChanges): Promise<void> {

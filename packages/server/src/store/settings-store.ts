@@ -1,5 +1,5 @@
+import type { Executor } from './database.ts';
 /** Node-wide settings shared through the store (so every node of a cluster sees the same value). */
-import type { Executor } from './users-store.ts';
 
 export async function readSetting(db: Executor, name: string): Promise<string | undefined> {
   const row = await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst();

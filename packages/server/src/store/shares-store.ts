@@ -1,7 +1,7 @@
 /** Persistence of shares (preview access for people other than the session's owner). */
-import type { Share } from '../core/model.ts';
+import type { Share } from '../model.ts';
 import type { ShareRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 function toShare(row: ShareRow): Share {
   return {

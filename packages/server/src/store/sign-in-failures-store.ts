@@ -1,5 +1,5 @@
+import type { Executor } from './database.ts';
 /** Persistence of sign-in failures (migration 0019), counted per username and per source in a sliding window. */
-import type { Executor } from './users-store.ts';
 
 export type FailureSubject = { username: string } | { source: string };
 

@@ -1,7 +1,7 @@
 /** Persistence of the snapshots users take of their VMs. Byte counts are bigint columns (strings on PostgreSQL). */
-import type { Snapshot } from '../core/model.ts';
+import type { Snapshot } from '../model.ts';
 import type { SnapshotRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 function toSnapshot(row: SnapshotRow): Snapshot {
   return {

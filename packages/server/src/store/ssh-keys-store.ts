@@ -3,7 +3,7 @@
  * unscoped read (by fingerprint) serves the SSH gateway, which then keeps only the key of the VM's owner.
  */
 import type { NewSshKeyRow, SshKeyRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 export async function insertSshKey(db: Executor, key: NewSshKeyRow): Promise<SshKeyRow> {
   return db.insertInto('ssh_keys').values(key).returningAll().executeTakeFirstOrThrow();

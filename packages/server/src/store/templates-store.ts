@@ -1,7 +1,7 @@
 /** Persistence of templates built from OCI images, and their build logs. JSON columns are parsed here, once. */
-import type { Template, TemplateBuildArgs, TemplateImageRecord } from '../core/model.ts';
+import type { Template, TemplateBuildArgs, TemplateImageRecord } from '../model.ts';
 import type { TemplateRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 /** What a build may change on its template. */
 export type TemplateChanges = Partial<Pick<Template, 'status' | 'imageDigest' | 'image' | 'step' | 'error' | 'updatedAt' | 'readyAt'>>;

@@ -1,6 +1,6 @@
 /** What daily usage is summed from (core/usage.ts): one user's executions per day, and VMs in a time window. */
 import { sql } from 'kysely';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 /**
  * The user's executions created at or after `sinceIso`, counted and their CPU time summed per UTC day (the

@@ -1,9 +1,7 @@
 /** Persistence of users. Functions take any executor (the database or a transaction). */
-import type { Kysely } from 'kysely';
-import type { User } from '../core/model.ts';
-import type { Tables, UserRow } from './schema.ts';
-
-export type Executor = Kysely<Tables>;
+import type { User } from '../model.ts';
+import type { UserRow } from './schema.ts';
+import type { Executor } from './database.ts';
 
 function toUser(row: UserRow): User {
   return { id: row.id, username: row.username, plan: row.plan, isAdmin: row.is_admin === 1, createdAt: row.created_at };
@@ -47,12 +45,6 @@ export async function updateUserPassword(db: Executor, id: number, passwordHash:
 export async function updateUserPlan(db: Executor, id: number, plan: string): Promise<boolean> {
   const result = await db.updateTable('users').set({ plan }).where('id', '=', id).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
-}
-
-/** True when an error from insertUser or another insert is a unique-constraint violation, on either dialect. */
-export function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; message?: string };
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(e?.message ?? '');
 }
 
 /** Every user, by id (the administrators' user list). */

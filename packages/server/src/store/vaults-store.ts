@@ -4,13 +4,13 @@
  */
 import type { Selectable } from 'kysely';
 import type { SessionVaultPlaceholdersTable, VaultRequestLogsTable, VaultSecretsTable, VaultsTable } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
+import type { VaultRequestRecord } from '../activity.ts';
 
 export type VaultRow = Selectable<VaultsTable>;
 export type VaultSecretRow = Selectable<VaultSecretsTable>;
 export type PlaceholderRow = Selectable<SessionVaultPlaceholdersTable>;
 export type VaultRequestLogEntry = Omit<VaultRequestLogsTable, 'id'>;
-export type VaultRequestLogRow = VaultRequestLogEntry & { id: number };
 
 export async function insertVault(db: Executor, row: VaultRow): Promise<void> {
   await db.insertInto('vaults').values(row).execute();
@@ -101,7 +101,7 @@ export interface VaultRequestLogFilter {
 }
 
 /** Newest first. */
-export async function listVaultRequestLogs(db: Executor, filter: VaultRequestLogFilter): Promise<VaultRequestLogRow[]> {
+export async function listVaultRequestLogs(db: Executor, filter: VaultRequestLogFilter): Promise<VaultRequestRecord[]> {
   let query = db.selectFrom('vault_request_logs').selectAll().where('vault_id', '=', filter.vaultId);
   if (filter.outcome) query = query.where('outcome', '=', filter.outcome);
   if (filter.vmId) query = query.where('vm_id', '=', filter.vmId);
@@ -109,7 +109,23 @@ export async function listVaultRequestLogs(db: Executor, filter: VaultRequestLog
   if (filter.since) query = query.where('at', '>=', filter.since);
   if (filter.until) query = query.where('at', '<=', filter.until);
   if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
-  return query.orderBy('id', 'desc').limit(filter.limit).execute();
+  const rows = await query.orderBy('id', 'desc').limit(filter.limit).execute();
+  return rows.map((row) => ({
+    id: row.id,
+    vaultId: row.vault_id,
+    userId: row.user_id,
+    secretName: row.secret_name,
+    sessionId: row.session_id,
+    vmId: row.vm_id,
+    at: row.at,
+    outcome: row.outcome,
+    scheme: row.scheme === 'http' ? 'http' : 'https',
+    host: row.host,
+    method: row.method,
+    path: row.path,
+    status: row.status,
+    detail: row.detail,
+  }));
 }
 
 export async function pruneVaultRequestLogs(db: Executor, before: string): Promise<number> {

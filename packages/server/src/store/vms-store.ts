@@ -1,13 +1,43 @@
 /** Persistence of VM records (the engine keeps the running processes; this is their history and state). */
-import { LIVE_VM_STATUSES, type Vm, type VmStatus } from '../core/model.ts';
+import { LIVE_VM_STATUSES, type Vm, type VmStatus } from '../model.ts';
 import { hooksFromColumn, hooksToColumn } from './lifecycle-hooks-column.ts';
 import type { VmRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 /** What a state change of a VM may write. */
 export type VmChanges = Partial<Pick<Vm, 'status' | 'endReason' | 'templateId' | 'ip' | 'startedAt' | 'expiresAt' | 'endedAt' | 'baseSnapshotId' | 'pausedAt' | 'remainingSeconds'>>;
 
-function toVm(row: VmRow): Vm {
+/** Every column of a VM row (a query that joins another table selects them under a prefix: `findSessionWithVm`). */
+export const VM_COLUMNS = [
+  'id',
+  'user_id',
+  'session_id',
+  'node_id',
+  'status',
+  'end_reason',
+  'vcpu_count',
+  'memory_mb',
+  'lifetime_seconds',
+  'template_id',
+  'ip',
+  'created_at',
+  'started_at',
+  'expires_at',
+  'ended_at',
+  'name',
+  'metadata',
+  'base_snapshot_id',
+  'paused_at',
+  'remaining_seconds',
+  'python_context',
+  'lifecycle_hooks',
+] as const satisfies readonly (keyof VmRow)[];
+
+/** A compile error here names a column of `vms` that VM_COLUMNS is missing. */
+export type VmColumnsCheck = Expect<Exclude<keyof VmRow, (typeof VM_COLUMNS)[number]>>;
+type Expect<Missing extends never> = Missing;
+
+export function toVm(row: VmRow): Vm {
   return {
     id: row.id,
     userId: row.user_id,

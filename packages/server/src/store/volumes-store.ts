@@ -1,7 +1,7 @@
 /** Persistence of persistent volumes and of which VMs mounted them. */
-import type { Volume, VolumeAttachment } from '../core/model.ts';
+import type { Volume, VolumeAttachment } from '../model.ts';
 import type { VolumeRow } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 function toVolume(row: VolumeRow): Volume {
   return { id: row.id, userId: row.user_id, name: row.name, sizeMb: row.size_mb, nodeId: row.node_id, createdAt: row.created_at };

@@ -2,7 +2,7 @@
  * Persistence of webhook endpoints, deliveries and delivery attempts. Reads a user triggers are scoped
  * by `user_id`; the dispatcher's queue operations are not (they run for every user).
  */
-import type { DeliveryAttempt, DeliveryStatus, StoredWebhookEndpoint } from '../core/model.ts';
+import type { DeliveryAttempt, DeliveryStatus, StoredWebhookEndpoint } from '../model.ts';
 import type {
   NewWebhookDeliveryRow,
   WebhookDeliveryAttemptRow,
@@ -11,7 +11,7 @@ import type {
   WebhookEndpointRow,
   WebhookEndpointsTable,
 } from './schema.ts';
-import type { Executor } from './users-store.ts';
+import type { Executor } from './database.ts';
 
 // ---- endpoints ----
 

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /** The /v1/api-keys/ operations of the spec, with the record fields it lists. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Who gets in: every way a credential can be presented, and every way it can be wrong. Runs over HTTP
  * against the real app.

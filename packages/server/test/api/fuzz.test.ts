@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { DEFAULT_PLANS } from '../../src/config.ts';
+import { DEFAULT_PLANS } from '../../src/core/plans.ts';
 import { VIOLATION_STATUS } from '../helpers/openapi-conformance.ts';
 import {
   operationsOf,

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Numbers are finite and bounded everywhere, and malformed multipart bodies are the client's fault: the
  * fuzzer's 13 inputs that answered 500 now answer 4xx, and every numeric input of the served document

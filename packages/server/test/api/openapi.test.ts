@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * The served OpenAPI document is version 0.1.0 and lists every operation of the interface spec
  * (docs/spec/interface.md, a copy of the spec); operations of later issues answer 501.

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Bodies cost nothing before authentication and little after: a caller without a header credential is
  * refused before its body is read (or, where the body may carry the key, after a bounded part of it), and a

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * The published InstaVM Python client (0.8.4) asks for a session's usage with no credentials at all. sandboxd
  * answers such a request with the usage figures of the session it names and nothing else, unless

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Bad input answers 422 with exactly FastAPI's shape, for bodies, queries and path parameters, and
  * never a 500.

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server.ts';
-import { freePort } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';

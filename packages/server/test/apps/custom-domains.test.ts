@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Custom domains through the HTTP API, verified against a real authoritative DNS server on loopback
  * (helpers/dns-server.ts): claims and their TXT records, verification failing and then succeeding, the
@@ -10,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { freePort } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 /** Real time plus an offset the test can move (for expiry). */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
-import { freePort } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 

@@ -70,7 +70,7 @@ describe('PTY sessions (real VM)', () => {
     assert.equal(terminal.cols, 100);
     assert.equal(terminal.rows, 30);
     assert.equal(terminal.status, 'running');
-    assert.equal(terminal.websocket_url, `${server.config.publicUrl.replace(/^http/, 'ws')}/v1/sessions/${sessionId}/pty/sessions/${terminal.pty_id}/connect`);
+    assert.equal(terminal.websocket_url, `${server.config.server.publicUrl.replace(/^http/, 'ws')}/v1/sessions/${sessionId}/pty/sessions/${terminal.pty_id}/connect`);
     assert.match(terminal.connect_token, /^pty_/);
   });
 

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * The audit log over HTTP: sign-ins (and failed ones), API key and webhook endpoint changes, with actor,
  * source address and user agent; users read their own entries, administrators everyone's.

@@ -12,7 +12,7 @@ import { PNG } from 'pngjs';
 import { startNetnsWebServer, type NetnsWebServer } from '../helpers/netns-web.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { findBrowserSession } from '../../src/store/browser-store.ts';
-import { DEFAULT_PLANS } from '../../src/config.ts';
+import { DEFAULT_PLANS } from '../../src/core/plans.ts';
 import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
 
 const LOGIN_PASSWORD = 'correct horse battery staple';
@@ -92,6 +92,42 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     assert.equal(neither.status, 422, neither.text);
     const badScheme = await post(alice, '/v1/browser/render', { url: 'file:///etc/passwd' });
     assert.equal(badScheme.status, 422, badScheme.text);
+  });
+
+  test('render runs its actions through the route, navigate included: the page they leave is the one answered', async () => {
+    const answer = await post(alice, '/v1/browser/render', {
+      url: `${web.baseUrl}/page/1`,
+      wait_timeout: 60_000,
+      return_text: true,
+      return_screenshot: false,
+      actions: [
+        { type: 'navigate', url: `${web.baseUrl}/form`, wait_timeout: 60_000 },
+        { type: 'fill', selector: '#name', value: 'Ada Lovelace' },
+        { type: 'type', selector: '#email', text: 'ada@example.com' },
+        { type: 'click', selector: '#counter-btn' },
+        { type: 'click', selector: '#counter-btn' },
+        { type: 'keypress', key: 'Tab' },
+        { type: 'click', selector: '#submit' },
+      ],
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.title, 'Form');
+    assert.equal(answer.body.url, `${web.baseUrl}/form`);
+    assert.equal(answer.body.status_code, 200, 'the status is the first page\'s');
+    assert.equal(answer.body.screenshot, null);
+    assert.match(answer.body.text, /Count 2/);
+    assert.match(answer.body.text, /Last key: Tab/);
+    assert.match(answer.body.text, /"name":"Ada Lovelace","email":"ada@example.com"/);
+    const paths = (await web.requests()).map((r) => r.path);
+    assert.ok(paths.lastIndexOf('/form') > paths.lastIndexOf('/page/1'), `the browser loaded /page/1, then /form: ${paths.slice(-5).join(', ')}`);
+
+    const usage = await call(server, 'GET', '/v1/browser/usage/history?limit=1', { apiKey: alice.apiKey });
+    assert.equal(usage.body.items[0].usage_id, answer.body.usage_id);
+    assert.ok(usage.body.items[0].pages >= 2, `both navigations are counted: ${JSON.stringify(usage.body.items[0])}`);
+
+    const badScheme = await post(alice, '/v1/browser/render', { url: `${web.baseUrl}/page/1`, actions: [{ type: 'navigate', url: 'file:///etc/passwd' }] });
+    assert.equal(badScheme.status, 422, badScheme.text);
+    assert.deepEqual(badScheme.body.detail.map((d: { loc: unknown }) => d.loc), [['body', 'actions', 0, 'url']]);
   });
 
   test('a plan without browser sessions gets 429 QUOTA_EXCEEDED and no VM', async () => {

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_PLANS } from '../../src/config.ts';
+import { DEFAULT_PLANS } from '../../src/core/plans.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 const SESSION = '00000000-0000-4000-8000-000000000000';
@@ -212,6 +212,51 @@ describe('browser routes (no browser needed)', () => {
     assert.ok(many.some(([loc]) => loc.join('.') === 'body.actions'), JSON.stringify(many));
     const wide = problems(await post('/v1/browser/render', { html: '<p>x</p>', width: 3841 }));
     assert.deepEqual(wide.map(([loc]) => loc), [['body', 'width']]);
+  });
+
+  test('render actions are a union tagged by type: each type with its own fields and rules, navigate included, at the action that is wrong', async () => {
+    const render = (actions: unknown[]) => post('/v1/browser/render', { url: 'https://example.com', actions });
+    assert.deepEqual(problems(await render([{ type: 'teleport' }])), [[['body', 'actions', 0, 'type'], 'union_tag_invalid']]);
+    assert.deepEqual(problems(await render([{ selector: '#a' }])), [[['body', 'actions', 0, 'type'], 'union_tag_not_found']]);
+    for (const [action, where, type] of [
+      [{ type: 'navigate' }, 'body.actions.1.url', 'missing'],
+      [{ type: 'navigate', url: '' }, 'body.actions.1.url', 'string_too_short'],
+      [{ type: 'navigate', url: 'https://example.com/', wait_until: 'never' }, 'body.actions.1.wait_until', 'enum'],
+      [{ type: 'click' }, 'body.actions.1.selector', 'missing'],
+      [{ type: 'click', selector: '#a', click_count: 4 }, 'body.actions.1.click_count', 'less_than_equal'],
+      [{ type: 'fill', selector: '#a' }, 'body.actions.1.value', 'missing'],
+      [{ type: 'type', selector: '#a', text: 'x', delay: 1001 }, 'body.actions.1.delay', 'less_than_equal'],
+      [{ type: 'wait', condition: 'soon' }, 'body.actions.1.condition', 'enum'],
+      [{ type: 'wait', condition: 'selector' }, 'body.actions.1.selector', 'missing'],
+      [{ type: 'scroll' }, 'body.actions.1', 'value_error'],
+      [{ type: 'hover', selector: '#a', timeout: 120_001 }, 'body.actions.1.timeout', 'less_than_equal'],
+      [{ type: 'keypress' }, 'body.actions.1.key', 'missing'],
+    ] as const) {
+      const found = problems(await render([{ type: 'wait', condition: 'load' }, action]));
+      assert.deepEqual(found.map(([loc, t]) => [loc.join('.'), t]), [[where, type]], JSON.stringify(action));
+    }
+    const member = (name: string) => doc.components.schemas[name];
+    const union = member('BrowserRenderAction');
+    assert.deepEqual(union.discriminator, { propertyName: 'type' });
+    const members = union.oneOf.map((ref: { $ref: string }) => member(ref.$ref.split('/').pop()!));
+    // The tag of each member: one value (a `const`, which the document states as a one-value `enum`).
+    const tagOf = (m: any): string => m.properties.type.const ?? m.properties.type.enum?.[0];
+    assert.deepEqual(members.map(tagOf).sort(), ['click', 'fill', 'hover', 'keypress', 'navigate', 'scroll', 'type', 'wait']);
+    const requestOf: Record<string, string> = {
+      navigate: 'BrowserNavigateRequest',
+      click: 'BrowserClickRequest',
+      type: 'BrowserTypeRequest',
+      fill: 'BrowserFillRequest',
+      scroll: 'BrowserScrollRequest',
+      wait: 'BrowserWaitRequest',
+      hover: 'BrowserTargetRequest',
+      keypress: 'BrowserKeyPressRequest',
+    };
+    for (const m of members) {
+      const request = member(requestOf[tagOf(m)]!);
+      const fields = Object.keys(m.properties).filter((name) => name !== 'type');
+      assert.deepEqual(fields, Object.keys(request.properties).filter((name) => name !== 'session_id'), `${m.title} has the fields of ${request.title}`);
+    }
   });
 
   test('a stored screenshot takes an integer usage id; the history a bounded page', async () => {

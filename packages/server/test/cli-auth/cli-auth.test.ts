@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * The command-line login over HTTP: start → approve → exchange once, every refusal with its stable code,
  * device codes stored only as hashes, polling limits, expiry, and the server-rendered approval page with

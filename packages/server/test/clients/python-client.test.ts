@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_PLANS } from '../../src/config.ts';
+import { DEFAULT_PLANS } from '../../src/core/plans.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');

@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkAgentArgs } from '../../src/core/cluster/agent-rpc-args.ts';
+import { checkAgentArgs } from '../../src/cluster/agent-rpc-args.ts';
 import { bodySha256, checkSignedBody, InternalAuth, MAX_SKEW_MS, SeenNonces } from '../../src/core/cluster/internal-auth.ts';
 import { AppError, InputError } from '../../src/core/errors.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 
 const SECRET = 'a-cluster-secret-of-at-least-32-characters';
-const PATH = '/internal/v1/egress/vm-policy';
-const BODY = JSON.stringify({ principal: { userId: 1, isAdmin: false }, vm_id: 'vm-1', policy: null });
+const PATH = '/internal/v1/commands';
+const BODY = JSON.stringify({ op: 'egress.policy', principal: { userId: 1, isAdmin: false }, vm_id: 'vm-1', policy: null });
 
 function nodes() {
   return { a: new InternalAuth(SECRET, 'node-a'), b: new InternalAuth(SECRET, 'node-b'), c: new InternalAuth(SECRET, 'node-c') };
@@ -85,7 +85,7 @@ describe('internal request signatures', () => {
     const { a, b } = nodes();
     const sign = () => a.sign({ method: 'POST', pathWithQuery: `${PATH}?x=1`, destination: 'node-b', body: BODY });
     assert.equal(outcome(() => b.verify('PUT', `${PATH}?x=1`, sign(), BODY)), 'INVALID_CREDENTIALS');
-    assert.equal(outcome(() => b.verify('POST', '/internal/v1/vms/start?x=1', sign(), BODY)), 'INVALID_CREDENTIALS');
+    assert.equal(outcome(() => b.verify('POST', '/internal/v1/agent/vm-1/exec?x=1', sign(), BODY)), 'INVALID_CREDENTIALS');
     assert.equal(outcome(() => b.verify('POST', `${PATH}?x=2`, sign(), BODY)), 'INVALID_CREDENTIALS');
     assert.equal(outcome(() => b.verify('post', `${PATH}?x=1`, sign(), BODY)), 'ok', 'the method is case-insensitive');
   });
@@ -152,19 +152,19 @@ describe('agent RPC arguments', () => {
 describe('the internal listener settings', () => {
   test('by default on loopback, the public port + 2; the internal URL follows it', () => {
     const config = loadConfig({ SANDBOXD_PORT: '8080' });
-    assert.equal(config.internalListen, '127.0.0.1:8082');
-    assert.equal(config.internalUrl, 'http://127.0.0.1:8082');
-    const cluster = loadConfig({ SANDBOXD_PORT: '8080', SANDBOXD_INTERNAL_LISTEN: '10.0.0.2:9000' });
-    assert.equal(cluster.internalUrl, 'http://10.0.0.2:9000');
+    assert.equal(config.cluster.internalListen, '127.0.0.1:8082');
+    assert.equal(config.cluster.internalUrl, 'http://127.0.0.1:8082');
+    const onPrivateAddress = loadConfig({ SANDBOXD_PORT: '8080', SANDBOXD_INTERNAL_LISTEN: '10.0.0.2:9000' });
+    assert.equal(onPrivateAddress.cluster.internalUrl, 'http://10.0.0.2:9000');
     const proxied = loadConfig({ SANDBOXD_PORT: '8080', SANDBOXD_INTERNAL_LISTEN: '0.0.0.0:9000', SANDBOXD_INTERNAL_URL: 'https://node-2.internal:8443' });
-    assert.equal(proxied.internalUrl, 'https://node-2.internal:8443');
+    assert.equal(proxied.cluster.internalUrl, 'https://node-2.internal:8443');
   });
 
   test('refused: an internal URL on the public port with no listener of its own, every address with no URL, off in cluster mode', () => {
     assert.throws(() => loadConfig({ SANDBOXD_PORT: '8080', SANDBOXD_INTERNAL_URL: 'http://10.0.0.2:8080' }), /SANDBOXD_INTERNAL_LISTEN to this node's private address/);
     assert.throws(() => loadConfig({ SANDBOXD_PORT: '8080', SANDBOXD_INTERNAL_LISTEN: '0.0.0.0:8082' }), /SANDBOXD_INTERNAL_URL: required/);
     assert.throws(() => loadConfig({ SANDBOXD_INTERNAL_LISTEN: 'off', SANDBOXD_DATABASE_URL: 'postgres://x@127.0.0.1/x' }), /cannot be off in cluster mode/);
-    assert.equal(loadConfig({ SANDBOXD_INTERNAL_LISTEN: 'off' }).internalListen, 'off');
+    assert.equal(loadConfig({ SANDBOXD_INTERNAL_LISTEN: 'off' }).cluster.internalListen, 'off');
     assert.throws(() => loadConfig({ SANDBOXD_INTERNAL_LISTEN: 'nowhere' }), /SANDBOXD_INTERNAL_LISTEN/);
   });
 });

@@ -71,8 +71,8 @@ describe('sandboxd cluster token / node join', () => {
     // The test server passes no cluster settings: they come from the data directory's file. Its internal URL
     // is its own internal listener's here (the joined value names a port nobody serves).
     joined = await startTestServer({ dataDir: joinDir, config: { warmVcpus: [], internalUrl: '' } });
-    assert.equal(joined.config.databaseUrl, postgres.url);
-    assert.equal(joined.config.nodeId, 'node-2');
+    assert.equal(joined.config.server.databaseUrl, postgres.url);
+    assert.equal(joined.config.cluster.nodeId, 'node-2');
     await waitUntil('node-2 live in the shared table', async () => (await first.services.sandbox.nodes.list()).some((n) => n.id === 'node-2' && n.state === 'live'), 15_000, 100);
     // Same secret: node-1's signature for node-2 opens node-2's internal endpoint.
     const signed = first.services.internalAuth.sign({ method: 'GET', pathWithQuery: '/internal/v1/probe', destination: 'node-2' });

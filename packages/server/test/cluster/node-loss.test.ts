@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.ts';
 import { startServerProcess, type RunningServer } from '../helpers/processes.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
@@ -50,7 +50,7 @@ test('SIGKILL of node B: its VM is recorded lost within the timeout, the session
     SANDBOXD_LOG_LEVEL: 'info',
   };
   b = await startServerProcess(bEnv, 120_000);
-  const bRunDir = loadConfig({ SANDBOXD_DATA_DIR: bDataDir }).runDir;
+  const bRunDir = loadConfig({ SANDBOXD_DATA_DIR: bDataDir }).vm.runDir;
   const alice = (await a.createUserWithKey('alice', 'pro')).apiKey;
   const db = a.services.database.db;
 

@@ -18,7 +18,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
-import { AGENT_RPC_PATH } from '../../src/core/cluster/agent-rpc.ts';
+import { AGENT_RPC_PATH } from '../../src/cluster/agent-rpc-messages.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { createEndpoint, FAST } from '../webhooks/fixtures.ts';

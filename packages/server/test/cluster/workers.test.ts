@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Worker control and the node table on one node (the embedded store): the admin listener serves GET /workers,
  * drain, undrain and deployment drain to the admin token only; the public listener refuses them for everyone;
@@ -8,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { findNode, upsertNode } from '../../src/store/nodes-store.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
@@ -31,8 +32,8 @@ describe('worker control (admin listener) and the node table', () => {
   test('the admin listener is on loopback, one port above the public one unless configured', () => {
     assert.match(server.adminUrl!, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.notEqual(server.adminUrl, server.baseUrl);
-    assert.equal(loadConfig({ SANDBOXD_PORT: '8080' }).adminListen, '127.0.0.1:8081');
-    assert.equal(loadConfig({ SANDBOXD_ADMIN_LISTEN: 'off' }).adminListen, 'off');
+    assert.equal(loadConfig({ SANDBOXD_PORT: '8080' }).server.adminListen, '127.0.0.1:8081');
+    assert.equal(loadConfig({ SANDBOXD_ADMIN_LISTEN: 'off' }).server.adminListen, 'off');
     assert.throws(() => loadConfig({ SANDBOXD_ADMIN_LISTEN: 'nowhere' }), /SANDBOXD_ADMIN_LISTEN/);
     assert.throws(() => loadConfig({ SANDBOXD_NODE_HEARTBEAT_SECONDS: '20', SANDBOXD_NODE_DEAD_AFTER_SECONDS: '30' }), /more than twice/);
   });
@@ -42,11 +43,11 @@ describe('worker control (admin listener) and the node table', () => {
     assert.equal(status, 200);
     assert.equal(body.workers.length, 1);
     const [self] = body.workers;
-    assert.equal(self.worker_id, server.config.nodeId);
+    assert.equal(self.worker_id, server.config.cluster.nodeId);
     assert.equal(self.state, 'live');
     assert.equal(self.this_node, true);
     assert.equal(self.drained, false);
-    assert.equal(self.capacity.vcpus, server.config.nodeVcpus);
+    assert.equal(self.capacity.vcpus, server.config.cluster.nodeVcpus);
     assert.equal(self.load.running_vms, 0);
     assert.equal(self.internal_url, server.internalUrl);
     assert.ok(self.templates.includes('default'));
@@ -55,8 +56,8 @@ describe('worker control (admin listener) and the node table', () => {
   test('anonymous callers and wrong tokens get 401; the public listener answers 403 to everyone, before reading the body', async () => {
     assert.equal((await call(admin, 'GET', '/workers')).status, 401);
     assert.equal((await call(admin, 'GET', '/workers', { bearer: 'sbxadm_wrong' })).status, 401);
-    assert.equal((await call(admin, 'POST', `/workers/${server.config.nodeId}/drain`, { headers: { 'x-api-key': user.apiKey } })).status, 401);
-    for (const url of [`/workers/${server.config.nodeId}/drain`, `/workers/${server.config.nodeId}/undrain`, `/workers/${server.config.nodeId}/deployment-drain/start`]) {
+    assert.equal((await call(admin, 'POST', `/workers/${server.config.cluster.nodeId}/drain`, { headers: { 'x-api-key': user.apiKey } })).status, 401);
+    for (const url of [`/workers/${server.config.cluster.nodeId}/drain`, `/workers/${server.config.cluster.nodeId}/undrain`, `/workers/${server.config.cluster.nodeId}/deployment-drain/start`]) {
       assert.equal((await call(server, 'POST', url)).status, 403, url);
       assert.equal((await call(server, 'POST', url, { apiKey: user.apiKey, json: {} })).status, 403, url);
       const withToken = await call(server, 'POST', url, { bearer: token, json: { reason: 'x' } });
@@ -67,7 +68,7 @@ describe('worker control (admin listener) and the node table', () => {
   });
 
   test('drain and undrain set the node state; an unknown node is 404', async () => {
-    const id = server.config.nodeId;
+    const id = server.config.cluster.nodeId;
     const drained = await call(admin, 'POST', `/workers/${id}/drain`, { bearer: token });
     assert.equal(drained.status, 200);
     assert.equal(drained.body.drained, true);
@@ -78,7 +79,7 @@ describe('worker control (admin listener) and the node table', () => {
   });
 
   test('deployment drain: start drains and, with nothing running, is done at once; cancel undrains; a bad action is 422', async () => {
-    const id = server.config.nodeId;
+    const id = server.config.cluster.nodeId;
     const started = await call(admin, 'POST', `/workers/${id}/deployment-drain/start`, { bearer: token, json: { reason: 'upgrade' } });
     assert.equal(started.status, 200, started.text);
     assert.equal(started.body.drained, true);
@@ -117,12 +118,12 @@ describe('worker control (admin listener) and the node table', () => {
     const silent = await findNode(db, 'silent-node');
     assert.equal(silent!.state, 'dead');
     assert.ok(silent!.dead_at);
-    assert.equal((await findNode(db, server.config.nodeId))!.state, 'live');
+    assert.equal((await findNode(db, server.config.cluster.nodeId))!.state, 'live');
 
-    await db.updateTable('cluster_nodes').set({ state: 'dead' }).where('id', '=', server.config.nodeId).execute();
+    await db.updateTable('cluster_nodes').set({ state: 'dead' }).where('id', '=', server.config.cluster.nodeId).execute();
     await server.services.sandbox.nodes.beat();
-    assert.equal((await findNode(db, server.config.nodeId))!.state, 'live', 'declared dead while alive: registered again');
+    assert.equal((await findNode(db, server.config.cluster.nodeId))!.state, 'live', 'declared dead while alive: registered again');
     const listed = await call(admin, 'GET', '/workers', { bearer: token });
-    assert.deepEqual(listed.body.workers.map((w: { worker_id: string; state: string }) => [w.worker_id, w.state]).sort(), [[server.config.nodeId, 'live'], ['silent-node', 'dead']].sort());
+    assert.deepEqual(listed.body.workers.map((w: { worker_id: string; state: string }) => [w.worker_id, w.state]).sort(), [[server.config.cluster.nodeId, 'live'], ['silent-node', 'dead']].sort());
   });
 });

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * The server side of the web console without a VM: the cookie session (password or API key, CSRF on every
  * change), daily usage, the administrators' users and nodes, and how the console's pages are served. The

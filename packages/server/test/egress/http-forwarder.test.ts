@@ -9,7 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
-import type { ProxiedConnection } from '../../src/net/egress/egress-proxy.ts';
+import type { ProxiedConnection } from '../../src/net/egress/proxied-connection.ts';
 import { HttpForwarder } from '../../src/net/egress/http-forwarder.ts';
 
 describe('HTTP requests through the egress proxy', () => {

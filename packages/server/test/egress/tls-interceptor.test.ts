@@ -13,10 +13,11 @@ import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket, WebSocketServer, type ClientOptions } from 'ws';
-import { createCertificateAuthority, LeafCertificates, type CaMaterial } from '../../src/net/egress/certificate-authority.ts';
+import { createCertificateAuthority, LeafCertificates } from '../../src/net/egress/certificate-authority.ts';
+import type { CaMaterial, InterceptedRequest } from '../../src/core/vault/vault-ports.ts';
 import { parseClientHello } from '../../src/net/egress/tls-client-hello.ts';
 import { ResponseScrubber } from '../../src/core/vault/response-scrubber.ts';
-import { misdirection, TlsInterceptor, type InterceptedConnection, type InterceptedRequest, type TlsInterceptorOptions } from '../../src/net/egress/tls-interceptor.ts';
+import { misdirection, TlsInterceptor, type InterceptedConnection, type TlsInterceptorOptions } from '../../src/net/egress/tls-interceptor.ts';
 import { createTestCa, type TestCa } from '../helpers/test-ca.ts';
 
 const NAME = 'api.test';

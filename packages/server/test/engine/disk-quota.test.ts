@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Config } from '../../src/config.ts';
+import type { Config } from '../../src/config/index.ts';
 import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { engineConfig, newDataDir, sh, startEngine } from './engine-fixture.ts';
@@ -44,9 +44,9 @@ describe('disk quota per VM on real VMs', { timeout: 20 * 60_000 }, () => {
 
   /** Bytes the VM's overlay really takes on the host (the only VM of this engine). */
   function overlayAllocatedBytes(): number {
-    const [runDir, ...others] = fs.readdirSync(config.runDir).filter((name) => fs.statSync(path.join(config.runDir, name)).isDirectory());
-    assert.ok(runDir && others.length === 0, `one VM in ${config.runDir}`);
-    return fs.statSync(path.join(config.runDir, runDir, 'disk.qcow2')).blocks * 512;
+    const [runDir, ...others] = fs.readdirSync(config.vm.runDir).filter((name) => fs.statSync(path.join(config.vm.runDir, name)).isDirectory());
+    assert.ok(runDir && others.length === 0, `one VM in ${config.vm.runDir}`);
+    return fs.statSync(path.join(config.vm.runDir, runDir, 'disk.qcow2')).blocks * 512;
   }
 
   test('the disk grows to the quota the VM was acquired with, after the VM was handed out', async (t) => {

@@ -1,13 +1,14 @@
+// test-lane: heavy (a real engine: QEMU VMs and snapshots): scripts/run-tests.mjs runs what imports this one at a time.
 /** A real SandboxEngine (QEMU, the cached guest image and snapshots) on private data and run directories. */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { engineOptions, loadConfig, type Config, type ConfigOverrides } from '../../src/config/index.ts';
 import { createEngine } from '../../src/engine/index.ts';
 import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
 
-export function engineConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
+export function engineConfig(dataDir: string, overrides: ConfigOverrides = {}): Config {
   // Without root there is no network guard: VMs start unguarded there (as root the guard is required).
   return loadConfig({}, { dataDir, logLevel: 'silent', warmVcpus: [1], poolSize: 0, ...(process.getuid?.() !== 0 ? { vmNetworkUnguarded: true } : {}), ...overrides });
 }
@@ -17,7 +18,7 @@ export function newDataDir(): string {
 }
 
 export function startEngine(config: Config): SandboxEngine {
-  return createEngine(config, pino({ level: 'silent' }));
+  return createEngine(engineOptions(config), pino({ level: 'silent' }));
 }
 
 /** Runs a shell command in a VM and returns its stdout (stderr appended on failure). */

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import vm from 'node:vm';
 import { after, before, describe, test } from 'node:test';
-import { runProgram } from '../../src/vm/qemu/exec-file.ts';
+import { runProgram } from '../../src/host/run-program.ts';
 import { DEFAULT_BLOCKED_IPV4, networkGuardStatus } from '../../src/vm/qemu/network-guard.ts';
 import { DEFAULT_VM_USER, lookupUser } from '../../src/vm/qemu/vm-user.ts';
 import { startNetnsWebServer, type NetnsWebServer } from './netns-web.ts';

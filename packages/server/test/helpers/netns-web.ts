@@ -1,3 +1,4 @@
+// test-lane: heavy (network namespaces, veth pairs and routes on the host): scripts/run-tests.mjs runs what imports this one at a time.
 /**
  * A web server in a network namespace of its own, for the browser tests. Their Chromium runs in a QEMU VM whose
  * traffic leaves the host as the VM user through QEMU's user-mode network, and the network guard
@@ -18,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runProgram } from '../../src/vm/qemu/exec-file.ts';
+import { runProgram } from '../../src/host/run-program.ts';
 
 const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'browser-pages.mjs');
 const NAMESPACE_PATTERN = /^sbxw-(\d+)-[0-9a-f]+$/;

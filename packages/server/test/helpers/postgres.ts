@@ -1,3 +1,4 @@
+// test-lane: heavy (a private PostgreSQL server): scripts/run-tests.mjs runs what imports this one at a time.
 /**
  * A private, throwaway PostgreSQL server for tests: its own data directory and port under a temp dir,
  * started with Debian's binaries (installed by the set-up script) and removed afterwards.
@@ -6,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './processes.ts';
+import { freePort } from './ports.ts';
 
 export interface PostgresServer {
   url: string;

@@ -1,22 +1,12 @@
+// test-lane: heavy (runs the real server process (and its VMs)): scripts/run-tests.mjs runs what imports this one at a time.
 /** Spawning the real sandboxd processes in tests. */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EPHEMERAL_LISTENER_ENV, freePort } from './ports.ts';
 
 export const SERVER_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface RunningServer {
   process: ChildProcessWithoutNullStreams;
@@ -31,15 +21,14 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: SERVER_ROOT,
-    // The SSH gateway and the internal listener on ports of their own choosing: their defaults (2222, the public
-    // port + 2) may be taken by another server here.
+    // The admin, internal and SSH listeners on ports of their own choosing: their defaults (the public port + 1
+    // and + 2, 2222) may be taken by another server here (helpers/ports.ts).
     // Without root there is no network guard: VMs start unguarded there (as root the guard is required).
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/root',
       SANDBOXD_PORT: String(port),
-      SANDBOXD_SSH_LISTEN: '127.0.0.1:0',
-      SANDBOXD_INTERNAL_LISTEN: '127.0.0.1:0',
+      ...EPHEMERAL_LISTENER_ENV,
       ...(process.getuid?.() !== 0 ? { SANDBOXD_VM_NETWORK_UNGUARDED: 'true' } : {}),
       ...env,
     },

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runProgram } from '../../src/vm/qemu/exec-file.ts';
+import { runProgram } from '../../src/host/run-program.ts';
 
 export interface TestCa {
   dir: string;

@@ -1,3 +1,4 @@
+// test-lane: heavy (starts the app, whose engine boots VMs on first use): a file that imports this one runs in scripts/run-tests.mjs's heavy lane unless it says `test-lane: light`, and then it may boot no VM (forbidVms below).
 /**
  * Starts the real app on an ephemeral loopback port with a fresh SQLite store in a temp dir (or a given
  * database URL), for tests that talk HTTP to it like a client would.
@@ -7,9 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, type BuiltApp } from '../../src/app.ts';
-import { freePort } from './processes.ts';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { EPHEMERAL_LISTENERS, freePort } from './ports.ts';
+import { loadConfig, type Config, type ConfigOverrides } from '../../src/config/index.ts';
 import type { Clock } from '../../src/core/clock.ts';
+import type { Database } from '../../src/store/database.ts';
 import { instrumentApp, VIOLATION_STATUS, type OpenApiConformance } from './openapi-conformance.ts';
 
 export interface TestServer extends BuiltApp {
@@ -23,9 +25,9 @@ export interface TestServer extends BuiltApp {
 
 /**
  * `dataDir`: reuse a data directory (a restart); it is then left in place on close. `logger`: a logger to
- * read what the server logs (none by default).
+ * read what the server logs (none by default). `database`: a store opened by the test (it closes it).
  */
-export async function startTestServer(options: { config?: Partial<Config>; clock?: Clock; dataDir?: string; logger?: FastifyBaseLogger } = {}): Promise<TestServer> {
+export async function startTestServer(options: { config?: ConfigOverrides; clock?: Clock; dataDir?: string; logger?: FastifyBaseLogger; database?: Database } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
   // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one.
   const port = options.config?.port ?? (await freePort());
@@ -36,16 +38,18 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
   // Without root there is no network guard (it needs QEMU's own user): VMs start unguarded there, as they did
   // before the guard failed closed (SANDBOXD_VM_NETWORK_UNGUARDED); as root the guard is required.
   const unguarded = process.getuid?.() !== 0 ? { vmNetworkUnguarded: true } : {};
-  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, adminListen: '127.0.0.1:0', internalListen: '127.0.0.1:0', sshListen: '127.0.0.1:0', ...unguarded, ...options.config });
+  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, ...EPHEMERAL_LISTENERS, ...unguarded, ...options.config });
   let conformance: (() => OpenApiConformance) | undefined;
   const built = await buildApp({
     config,
     logger: options.logger ?? false,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.database ? { database: options.database } : {}),
     // Every response is checked against the served document (openapi-conformance.ts).
     instrument: (app) => (conformance = instrumentApp(app)),
   });
-  await built.app.listen({ host: '127.0.0.1', port: config.port });
+  if (process.env.SANDBOXD_TEST_LANE === 'light') forbidVms(built.services.sandbox.engine);
+  await built.app.listen({ host: '127.0.0.1', port: config.server.port });
   const address = built.app.server.address();
   if (!address || typeof address === 'string') throw new Error('no TCP address');
   return {
@@ -64,13 +68,33 @@ export async function startTestServer(options: { config?: Partial<Config>; clock
       if (!options.dataDir) {
         fs.rmSync(dataDir, { recursive: true, force: true });
         // Snapshots and paused VMs of this store live outside it (the VM user must reach them).
-        fs.rmSync(config.vmSnapshotDir, { recursive: true, force: true });
+        fs.rmSync(config.vm.vmSnapshotDir, { recursive: true, force: true });
       }
       const violations = conformance?.().violations ?? [];
       if (violations.length > 0) {
         throw new Error(`${violations.length} responses did not match /openapi.json:\n${violations.map((v) => `  ${v.method} ${v.url} → ${v.status}: ${v.problem}`).join('\n')}`);
       }
     },
+  };
+}
+
+/**
+ * In the light lane (scripts/run-tests.mjs runs its files beside one that boots VMs and needs the cores) a
+ * server may boot no VM: its engine's start, which every VM acquisition, build and pool fill waits for, fails,
+ * and so does the file, whatever its tests make of the refusal, within half a minute (a test that waits for a VM
+ * could otherwise wait out its own long deadline), saying what to change.
+ */
+function forbidVms(engine: { start(): Promise<unknown> }): void {
+  const message = 'a test file in the light lane boots a VM: remove its `test-lane: light` comment, so that it runs in the heavy lane';
+  let refused = false;
+  engine.start = () => {
+    if (!refused) {
+      refused = true;
+      process.stderr.write(`\n✖ ${message}\n`);
+      process.exitCode = 1;
+      setTimeout(() => process.exit(1), 30_000).unref();
+    }
+    return Promise.reject(new Error(message));
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../../src/config.ts';
+import type { ConfigOverrides } from '../../src/config/index.ts';
 import { startDnsServer, type DnsServer } from './dns-server.ts';
 import { startNetnsWebServer, type NetnsPage, type NetnsWebServer } from './netns-web.ts';
 import { createTestCa, type TestCa } from './test-ca.ts';
@@ -28,7 +28,7 @@ export interface VaultNetwork {
   /** One per spec, in order. */
   upstreams: NetnsWebServer[];
   /** What the test server needs: the DNS server for egress, and the upstreams' CA. */
-  config: Partial<Config>;
+  config: ConfigOverrides;
   stop(): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+// test-lane: heavy (boots QEMU VMs): scripts/run-tests.mjs runs what imports this one at a time.
 /**
  * Test helper: boots a guest image the way the boot contract (packages/server/images/README.md) describes,
  * under TCG, with the stand-in agent's virtio-serial port on a unix socket. Not the VM driver: just enough

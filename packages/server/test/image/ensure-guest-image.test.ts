@@ -1,3 +1,4 @@
+// test-lane: heavy (builds guest images in the machine-wide cache (minutes of mmdebstrap when it misses)).
 /**
  * ensureGuestImage against the real shared cache (~/.cache/sandboxd): the first run on a machine builds the
  * image once (about a minute); every later run, and every other clone, reuses it. The agent bundles are
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { runProgram } from '../../src/vm/qemu/exec-file.ts';
+import { runProgram } from '../../src/host/run-program.ts';
 import { BOOT_CONTRACT_VERSION, defaultCacheDir, ensureGuestImage, readManifest, type GuestImage, type ImageBuildProgress } from '../../src/image/index.ts';
 
 const TEST_AGENT = fileURLToPath(new URL('./fixtures/test-agent.mjs', import.meta.url));

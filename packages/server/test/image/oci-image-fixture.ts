@@ -1,3 +1,4 @@
+// test-lane: heavy (builds OCI images with umoci from the guest base layer): scripts/run-tests.mjs runs what imports this one at a time.
 /**
  * Test fixture: OCI images the tests build themselves, as OCI layouts made with umoci (no Docker, no network):
  * - `debian`: the default image's cached base-layer tarball (bookworm with python3, git, bash) as one layer,

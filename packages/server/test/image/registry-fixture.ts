@@ -1,3 +1,4 @@
+// test-lane: heavy (a container registry process; skopeo copies): scripts/run-tests.mjs runs what imports this one at a time.
 /**
  * Test fixture: a real container registry (Debian's docker-registry, the CNCF distribution registry) on a free
  * loopback port with its storage in a temporary directory, optionally behind htpasswd basic authentication, and

@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { AGENT_RPC_PATH } from '../../src/core/cluster/agent-rpc.ts';
-import { REMOTE_EGRESS_PATH } from '../../src/core/egress.ts';
+import { AGENT_RPC_PATH } from '../../src/cluster/agent-rpc-messages.ts';
+import { INTERNAL_COMMANDS_PATH } from '../../src/contract/cluster-commands.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 describe('M-3: cluster internal traffic (signatures, nonces, agent-RPC arguments, the internal listener)', () => {
@@ -23,7 +23,7 @@ describe('M-3: cluster internal traffic (signatures, nonces, agent-RPC arguments
   let internalBase: string;
 
   /** Headers a node of the cluster sends: signed with the cluster secret for `destination`, over `body`. */
-  function sign(method: string, pathWithQuery: string, body: string, destination = server.config.nodeId): Record<string, string> {
+  function sign(method: string, pathWithQuery: string, body: string, destination = server.config.cluster.nodeId): Record<string, string> {
     return server.services.internalAuth.sign({ method, pathWithQuery, destination, body });
   }
 
@@ -33,8 +33,8 @@ describe('M-3: cluster internal traffic (signatures, nonces, agent-RPC arguments
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   }
 
-  /** The body of a read of the VM's egress policy for its owner, as node A sends it to the VM's node. */
-  const readPolicy = () => JSON.stringify({ principal, vm_id: vmId, policy: null });
+  /** The command that reads the VM's egress policy for its owner, as node A sends it to the VM's node. */
+  const readPolicy = () => JSON.stringify({ op: 'egress.policy', principal, vm_id: vmId, policy: null });
 
   /** The VM's egress policy as its owner sees it through the public API. */
   async function policySource(): Promise<string> {
@@ -93,33 +93,44 @@ describe('M-3: cluster internal traffic (signatures, nonces, agent-RPC arguments
   });
 
   test('M-3: a replayed internal request with another body is refused', async () => {
-    const headers = sign('POST', REMOTE_EGRESS_PATH, readPolicy());
-    const genuine = await post(internalBase, REMOTE_EGRESS_PATH, headers, readPolicy());
+    const headers = sign('POST', INTERNAL_COMMANDS_PATH, readPolicy());
+    const genuine = await post(internalBase, INTERNAL_COMMANDS_PATH, headers, readPolicy());
     assert.equal(genuine.status, 200, JSON.stringify(genuine.body));
     assert.equal(genuine.body.source, 'default');
     // The captured headers, with a body that changes the policy instead of reading it.
     const lift = { allowPackageManagers: false, allowHttp: true, allowHttps: true, allowedDomains: ['attacker.example'], allowedCidrs: [], allowedPorts: [] };
-    const forged = await post(internalBase, REMOTE_EGRESS_PATH, headers, JSON.stringify({ principal, vm_id: vmId, policy: lift }));
+    const forged = await post(internalBase, INTERNAL_COMMANDS_PATH, headers, JSON.stringify({ op: 'egress.policy', principal, vm_id: vmId, policy: lift }));
     assert.equal(forged.status, 401, JSON.stringify(forged.body));
     assert.equal(forged.body.code, 'INVALID_CREDENTIALS');
     assert.equal(await policySource(), 'default', 'the policy did not change');
   });
 
   test('M-3: an internal request signed for another node is refused', async () => {
-    const genuine = await post(internalBase, REMOTE_EGRESS_PATH, sign('POST', REMOTE_EGRESS_PATH, readPolicy()), readPolicy());
+    const genuine = await post(internalBase, INTERNAL_COMMANDS_PATH, sign('POST', INTERNAL_COMMANDS_PATH, readPolicy()), readPolicy());
     assert.equal(genuine.status, 200, JSON.stringify(genuine.body));
-    const forOther = await post(internalBase, REMOTE_EGRESS_PATH, sign('POST', REMOTE_EGRESS_PATH, readPolicy(), 'node-elsewhere'), readPolicy());
+    const forOther = await post(internalBase, INTERNAL_COMMANDS_PATH, sign('POST', INTERNAL_COMMANDS_PATH, readPolicy(), 'node-elsewhere'), readPolicy());
     assert.equal(forOther.status, 401, JSON.stringify(forOther.body));
     assert.equal(forOther.body.code, 'INVALID_CREDENTIALS');
   });
 
   test('M-3: the same signed request twice is refused (nonce)', async () => {
-    const headers = sign('POST', REMOTE_EGRESS_PATH, readPolicy());
-    const first = await post(internalBase, REMOTE_EGRESS_PATH, headers, readPolicy());
+    const headers = sign('POST', INTERNAL_COMMANDS_PATH, readPolicy());
+    const first = await post(internalBase, INTERNAL_COMMANDS_PATH, headers, readPolicy());
     assert.equal(first.status, 200, JSON.stringify(first.body));
-    const again = await post(internalBase, REMOTE_EGRESS_PATH, headers, readPolicy());
+    const again = await post(internalBase, INTERNAL_COMMANDS_PATH, headers, readPolicy());
     assert.equal(again.status, 401, JSON.stringify(again.body));
     assert.equal(again.body.code, 'INVALID_CREDENTIALS');
+  });
+
+  test("M-3: a signed command still carries only what a user could have sent (the public route's schema and rules)", async () => {
+    const command = (argument: unknown) => JSON.stringify({ op: 'browser.call', principal, call: { method: 'scroll', argument } });
+    // A scroll with neither a selector nor x/y: the schema lets it through, the public route's rule across fields does not.
+    const noTarget = command({ session_id: 'bs-none' });
+    const refused = await post(internalBase, INTERNAL_COMMANDS_PATH, sign('POST', INTERNAL_COMMANDS_PATH, noTarget), noTarget);
+    assert.equal(refused.status, 422, JSON.stringify(refused.body));
+    const unknownOp = JSON.stringify({ op: 'vm.exec', principal, vm_id: vmId, command: 'touch /root/m3-op' });
+    const refusedOp = await post(internalBase, INTERNAL_COMMANDS_PATH, sign('POST', INTERNAL_COMMANDS_PATH, unknownOp), unknownOp);
+    assert.equal(refusedOp.status, 422, JSON.stringify(refusedOp.body));
   });
 
   test('M-3: agent RPC arguments other than the signed ones are refused', async () => {
@@ -139,9 +150,9 @@ describe('M-3: cluster internal traffic (signatures, nonces, agent-RPC arguments
 
   test('M-3: internal routes are not served on the public listener', async () => {
     assert.notEqual(internalBase, server.baseUrl);
-    const genuine = await post(internalBase, REMOTE_EGRESS_PATH, sign('POST', REMOTE_EGRESS_PATH, readPolicy()), readPolicy());
+    const genuine = await post(internalBase, INTERNAL_COMMANDS_PATH, sign('POST', INTERNAL_COMMANDS_PATH, readPolicy()), readPolicy());
     assert.equal(genuine.status, 200, JSON.stringify(genuine.body));
-    const onPublic = await post(server.baseUrl, REMOTE_EGRESS_PATH, sign('POST', REMOTE_EGRESS_PATH, readPolicy()), readPolicy());
+    const onPublic = await post(server.baseUrl, INTERNAL_COMMANDS_PATH, sign('POST', INTERNAL_COMMANDS_PATH, readPolicy()), readPolicy());
     assert.equal(onPublic.status, 404, JSON.stringify(onPublic.body));
     // Nor the agent RPC's WebSocket.
     const status = await new Promise<number>((resolve) => {

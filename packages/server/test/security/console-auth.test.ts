@@ -237,7 +237,7 @@ describe('security: the console session', () => {
     assert.equal((await post({ origin: 'https://evil.example' })).status, 403);
     assert.equal((await post({ origin: 'null' })).status, 403);
     // This server's own origin, and clients that send no Origin (not browsers), are served.
-    assert.equal((await post({ origin: new URL(server.config.publicUrl).origin })).status, 200);
+    assert.equal((await post({ origin: new URL(server.config.server.publicUrl).origin })).status, 200);
     assert.equal((await post({})).status, 200);
   });
 });

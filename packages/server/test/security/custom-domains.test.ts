@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Security regression (issue 31, L-6): a verified custom domain keeps being served only while its TXT record
  * stays. The real server with a real authoritative DNS server on loopback (helpers/dns-server.ts), re-checks
@@ -7,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server.ts';
-import { freePort } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';

@@ -373,7 +373,7 @@ PY`,
     // A DNS answer with loopback, private and host addresses besides a public one.
     dns.setA('private.test', ['127.0.0.1', '10.1.2.3', front.hostAddress, front.serverAddress]);
     const pinned = async () => {
-      const table = egressTableName(`${server.config.nodeId}:${server.config.dataDir}`);
+      const table = egressTableName(`${server.config.cluster.nodeId}:${server.config.server.dataDir}`);
       return spawnSync('nft', ['list', 'set', 'inet', table, `p_${ruleKey(A.vmId)}`], { encoding: 'utf8' }).stdout;
     };
     for (const ports of [[], ['22/tcp']]) {

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Security regression (issue 31, L-1): the SSH gateway's limits and its answers to key queries, against the real
  * server's gateway on loopback. Raw TCP clients for the login grace time and the connection cap, ssh2's client

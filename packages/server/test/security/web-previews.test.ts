@@ -205,9 +205,9 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     // The owner, with the API key and with a bearer token (the SDK's and the README's ways), HTTP and WebSocket.
     await get(`${appUrl}c1/owner-key`, { ...sandboxdHeaders(aliceConsole), 'x-api-key': alice.apiKey });
     await get(`${appUrl}c1/owner-bearer`, { ...sandboxdHeaders(aliceConsole), authorization: `Bearer ${aliceBearer}` });
-    assert.match(await upgradeHead(server.config.port, `/v1/app/${sessionId}/${APP_PORT}/c1/owner-ws`, { ...sandboxdHeaders(aliceConsole), 'x-api-key': alice.apiKey }), /^HTTP\/1\.1 101/);
+    assert.match(await upgradeHead(server.config.server.port, `/v1/app/${sessionId}/${APP_PORT}/c1/owner-ws`, { ...sandboxdHeaders(aliceConsole), 'x-api-key': alice.apiKey }), /^HTTP\/1\.1 101/);
     // By host name, as the owner.
-    assert.equal((await rawRequest(server.config.port, '/c1/owner-host', { host: directHost, ...sandboxdHeaders(aliceConsole), authorization: `Bearer ${alice.apiKey}` })).status, 200);
+    assert.equal((await rawRequest(server.config.server.port, '/c1/owner-host', { host: directHost, ...sandboxdHeaders(aliceConsole), authorization: `Bearer ${alice.apiKey}` })).status, 200);
 
     // A private share: the link (exchanged for the preview cookie), then the cookie.
     const share = await call(server, 'POST', '/v1/shares', { apiKey: alice.apiKey, json: { session_id: sessionId, port: APP_PORT, is_public: false } });
@@ -218,7 +218,7 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     const withPreviewCookie = sandboxdHeaders(bobConsole);
     withPreviewCookie.cookie = `${previewCookie}; ${withPreviewCookie.cookie}`;
     await get(`${appUrl}c1/share-cookie`, withPreviewCookie);
-    assert.match(await upgradeHead(server.config.port, `/v1/app/${sessionId}/${APP_PORT}/c1/share-ws`, withPreviewCookie), /^HTTP\/1\.1 101/);
+    assert.match(await upgradeHead(server.config.server.port, `/v1/app/${sessionId}/${APP_PORT}/c1/share-ws`, withPreviewCookie), /^HTTP\/1\.1 101/);
 
     // A public share, opened by another tenant with every credential of theirs.
     await publicShare();
@@ -270,17 +270,17 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     assert.match(hostile.headers.get('content-security-policy') ?? '', /sandbox allow-scripts/);
     assert.doesNotMatch(hostile.headers.get('content-security-policy') ?? '', /allow-same-origin/);
     // A WebSocket handshake answer too.
-    const wsHead = await upgradeHead(server.config.port, `/v1/app/${sessionId}/${APP_PORT}/ws-hostile?domain=127.0.0.1`, {});
+    const wsHead = await upgradeHead(server.config.server.port, `/v1/app/${sessionId}/${APP_PORT}/ws-hostile?domain=127.0.0.1`, {});
     assert.match(wsHead, /^HTTP\/1\.1 101/);
     for (const [name] of headLines(wsHead)) assert.ok(!STATE_HEADERS.includes(name), `${name} reached a path-preview handshake answer`);
 
     // Its own host name: the cookies stay, but none for the parent domain.
-    const own = await rawRequest(server.config.port, '/hostile?domain=localhost', { host: directHost });
+    const own = await rawRequest(server.config.server.port, '/hostile?domain=localhost', { host: directHost });
     assert.equal(own.status, 200);
     const cookies = ([] as string[]).concat(own.headers['set-cookie'] ?? []);
     assert.ok(cookies.some((cookie) => cookie.startsWith('x=1')), `the app's cookies pass on its own host: ${JSON.stringify(cookies)}`);
     for (const cookie of cookies) assert.doesNotMatch(cookie, /domain=/i, `a host-only cookie: ${cookie}`);
-    const ownWs = headLines(await upgradeHead(server.config.port, '/ws-hostile?domain=localhost', { host: directHost }));
+    const ownWs = headLines(await upgradeHead(server.config.server.port, '/ws-hostile?domain=localhost', { host: directHost }));
     assert.ok(ownWs.some(([name, value]) => name === 'set-cookie' && value.startsWith('x=1')));
     for (const [name, value] of ownWs) if (name === 'set-cookie') assert.doesNotMatch(value, /domain=/i);
 
@@ -338,7 +338,7 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     const viewerCookie = exchanged.headers.getSetCookie()[0]!.split(';', 1)[0]!;
     assert.equal((await fetch(`${viewerBase}/sw.js`, { headers: { cookie: viewerCookie } })).status, 404);
     assert.equal((await fetch(`${viewerBase}/vnc.html`, { method: 'POST', headers: { cookie: viewerCookie } })).status, 404);
-    assert.match(await upgradeHead(server.config.port, `/v1/app/${desktopId}/${VIEWER_PORT}/websockify?sandboxd_token=${pageToken}`, {}), /^HTTP\/1\.1 404/);
+    assert.match(await upgradeHead(server.config.server.port, `/v1/app/${desktopId}/${VIEWER_PORT}/websockify?sandboxd_token=${pageToken}`, {}), /^HTTP\/1\.1 404/);
     const served = await fetch(`${viewerBase}/vnc.html`, { headers: { cookie: viewerCookie } });
     assert.equal(served.status, 200);
     assert.match(served.headers.get('content-security-policy') ?? '', /script-src 'nonce-[^']+' 'strict-dynamic'/);

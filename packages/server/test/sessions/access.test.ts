@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { DEFAULT_PLANS } from '../../src/config.ts';
+import { DEFAULT_PLANS } from '../../src/core/plans.ts';
 
 describe('ownership, kill rules, rate limits and quotas', () => {
   let server: TestServer;

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /** A session that leaves out its lifetime, memory or vCPUs gets the server's configured defaults. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_PLANS } from '../../src/config.ts';
+import { DEFAULT_PLANS } from '../../src/core/plans.ts';
 import { qemuProcessesMatching } from '../engine/engine-fixture.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -64,8 +64,8 @@ describe('a server below its free-space floor starts no VM', () => {
     assert.equal(status.vm_alive, false);
     assert.notEqual(status.vm_status, 'starting');
     // Neither this VM nor a warm-pool refill made a run directory or started QEMU.
-    const runDirs = fs.existsSync(server.config.runDir) ? fs.readdirSync(server.config.runDir) : [];
+    const runDirs = fs.existsSync(server.config.vm.runDir) ? fs.readdirSync(server.config.vm.runDir) : [];
     assert.deepEqual(runDirs, []);
-    assert.deepEqual(qemuProcessesMatching(server.config.runDir), []);
+    assert.deepEqual(qemuProcessesMatching(server.config.vm.runDir), []);
   });
 });

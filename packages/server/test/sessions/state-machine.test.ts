@@ -22,10 +22,18 @@ describe('sessions and execution on real VMs', () => {
   let apiKey: string;
   let sessionId: string;
   let firstVmId: string;
+  /** A session whose VM has the shortest lifetime (20 s), started first: it expires while the other tests run. */
+  let shortLived: Promise<{ shortId: string; first: Awaited<ReturnType<typeof call>> }>;
 
   before(async () => {
     server = await startTestServer();
     ({ apiKey } = await server.createUserWithKey('runner', 'pro'));
+    shortLived = (async () => {
+      const created = await call(server, 'POST', '/v1/sessions/session', { apiKey, json: { vm_lifetime_seconds: 20, vcpu_count: 1 } });
+      const shortId = created.body.session_id as string;
+      return { shortId, first: await call(server, 'POST', '/execute', { apiKey, json: { session_id: shortId, language: 'bash', command: 'hostname' } }) };
+    })();
+    shortLived.catch(() => {}); // its test awaits it
   });
   after(() => server.close());
 
@@ -169,9 +177,7 @@ describe('sessions and execution on real VMs', () => {
   });
 
   test('a VM expires at its lifetime; the next execute spawns a new one', async () => {
-    const created = await call(server, 'POST', '/v1/sessions/session', { apiKey, json: { vm_lifetime_seconds: 20, vcpu_count: 1 } });
-    const shortId = created.body.session_id;
-    const first = await call(server, 'POST', '/execute', { apiKey, json: { session_id: shortId, language: 'bash', command: 'hostname' } });
+    const { shortId, first } = await shortLived;
     assert.equal(first.status, 200, first.text);
     const vmId = first.body.vm_id;
     assert.equal(first.body.stdout.trim(), vmId, 'the guest hostname is its VM id');

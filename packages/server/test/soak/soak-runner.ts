@@ -1,3 +1,4 @@
+// test-lane: heavy (a server process with real VMs, killed and restarted): scripts/run-tests.mjs runs what imports this one at a time.
 /**
  * The soak: many create → execute → upload → terminal → kill cycles against a real server process with real
  * VMs, SIGKILLing the server mid-load and starting it again on the same data directory, then a graceful stop
@@ -11,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { WebSocket } from 'ws';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { qemuProcessesMatching } from '../engine/engine-fixture.ts';
 import { startServerProcess, type RunningServer } from '../helpers/processes.ts';
 
@@ -68,7 +69,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     SANDBOXD_WARM_VCPUS: '1',
     SANDBOXD_LOG_LEVEL: 'info', // startServerProcess waits for the "sandboxd is serving" line
   };
-  const { runDir: runRoot } = loadConfig({ SANDBOXD_DATA_DIR: dataDir });
+  const { runDir: runRoot } = loadConfig({ SANDBOXD_DATA_DIR: dataDir }).vm;
   // Every VM this soak's server ran: run directories are named by the driver's id, which also names the cgroup.
   const driverIds = new Set<string>();
   const watcher = setInterval(() => {

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { makeHome, runCli } from '../../../cli/test/run-cli.ts';
-import { freePort } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');

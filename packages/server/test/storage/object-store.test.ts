@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { createObjectStore, deleteObjectsOlderThan, type ObjectStore } from '../../src/storage/index.ts';
 import { LocalObjectStore } from '../../src/storage/local-object-store.ts';
 import { S3ObjectStore } from '../../src/storage/s3-object-store.ts';
@@ -50,7 +50,7 @@ const backends: Backend[] = [
     name: 'local',
     open: async () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-objects-'));
-      const store = createObjectStore(loadConfig({ SANDBOXD_DATA_DIR: dataDir }));
+      const store = createObjectStore(loadConfig({ SANDBOXD_DATA_DIR: dataDir }).objects);
       return { store, close: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
     },
   },
@@ -65,7 +65,7 @@ const backends: Backend[] = [
         SANDBOXD_S3_ACCESS_KEY_ID: s3.accessKeyId,
         SANDBOXD_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
       });
-      const store = createObjectStore(config);
+      const store = createObjectStore(config.objects);
       assert.ok(store instanceof S3ObjectStore);
       return { store, close: async () => store.destroy() };
     },
@@ -307,11 +307,11 @@ describe('object store configuration', () => {
   test('defaults: local, under <data dir>/objects; S3 settings for a path-style store in us-east-1; screenshots kept 7 days', () => {
     const config = loadConfig({ SANDBOXD_DATA_DIR: '/srv/sandboxd' });
     assert.deepEqual(
-      [config.objectStore, config.objectStoreDir, config.s3Region, config.s3Prefix, config.s3ForcePathStyle, config.screenshotRetentionDays],
+      [config.objects.objectStore, config.objects.objectStoreDir, config.objects.s3Region, config.objects.s3Prefix, config.objects.s3ForcePathStyle, config.browser.screenshotRetentionDays],
       ['local', '/srv/sandboxd/objects', 'us-east-1', '', true, 7],
     );
-    assert.equal(createObjectStore(config).description, 'local:/srv/sandboxd/objects');
-    assert.equal(createObjectStore(loadConfig({ SANDBOXD_OBJECT_STORE_DIR: '/mnt/objects' })).description, 'local:/mnt/objects');
+    assert.equal(createObjectStore(config.objects).description, 'local:/srv/sandboxd/objects');
+    assert.equal(createObjectStore(loadConfig({ SANDBOXD_OBJECT_STORE_DIR: '/mnt/objects' }).objects).description, 'local:/mnt/objects');
   });
 
   test('the S3 settings are parsed and reach the store', () => {
@@ -325,10 +325,10 @@ describe('object store configuration', () => {
       SANDBOXD_SCREENSHOT_RETENTION_DAYS: '0',
     });
     assert.deepEqual(
-      [config.s3Endpoint, config.s3Region, config.s3Bucket, config.s3Prefix, config.s3ForcePathStyle, config.s3AccessKeyId, config.screenshotRetentionDays],
+      [config.objects.s3Endpoint, config.objects.s3Region, config.objects.s3Bucket, config.objects.s3Prefix, config.objects.s3ForcePathStyle, config.objects.s3AccessKeyId, config.browser.screenshotRetentionDays],
       ['https://objects.example.com', 'auto', 'shots.example', 'sandboxd/prod', false, null, 0],
     );
-    const store = createObjectStore(config);
+    const store = createObjectStore(config.objects);
     assert.equal(store.description, 's3://shots.example/sandboxd/prod/ at https://objects.example.com');
     (store as S3ObjectStore).destroy();
   });

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Database } from '../../src/store/database.ts';
+import { type Database, isUniqueViolation } from '../../src/store/database.ts';
 import { findApiKey, findApiKeyByHash, insertApiKey, listApiKeys, touchApiKey, updateApiKey } from '../../src/store/api-keys-store.ts';
 import { readOrInitSetting, readSetting } from '../../src/store/settings-store.ts';
 import { insertAuditEvent, listAuditEvents } from '../../src/store/audit-store.ts';
@@ -19,8 +19,8 @@ import {
   nextDueTime,
   settleDelivery,
 } from '../../src/store/webhooks-store.ts';
-import { countUsers, findUserById, findUserByUsername, insertUser, isUniqueViolation, updateUserPlan } from '../../src/store/users-store.ts';
-import { findSession, insertSession, updateSession } from '../../src/store/sessions-store.ts';
+import { countUsers, findUserById, findUserByUsername, insertUser, updateUserPlan } from '../../src/store/users-store.ts';
+import { findSession, findSessionWithVm, insertSession, updateSession } from '../../src/store/sessions-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, snapshotInUseByVm, transitionVm } from '../../src/store/vms-store.ts';
 import { deleteVolumeRow, findVolume, insertVolume, insertVolumeAttachment, listVolumes, openAttachments, totalVolumeMb, vmHasVolumes } from '../../src/store/volumes-store.ts';
 import { completeSnapshot, deleteSnapshotRow, findChildSnapshot, findSnapshotByName, insertSnapshot, listCreatingSnapshotsOfNode, listSnapshots } from '../../src/store/snapshots-store.ts';
@@ -53,7 +53,7 @@ import {
   recordMissedReverify,
   recordReverified,
 } from '../../src/store/custom-domains-store.ts';
-import type { CustomDomain } from '../../src/core/model.ts';
+import type { CustomDomain } from '../../src/model.ts';
 
 const iso = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
 
@@ -252,6 +252,8 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       });
       assert.deepEqual(await findSession(database.db, session.id), session);
       assert.deepEqual([session.metadata, session.env, session.prewarm], [{ team: 'search', 'with "quotes"': 'ü' }, { A: '1' }, true]);
+      assert.deepEqual(await findSessionWithVm(database.db, session.id), { session, vm: undefined }, 'a session without a VM, read with its VM');
+      assert.equal(await findSessionWithVm(database.db, '00000000-0000-4000-8000-0000000000ff'), undefined);
 
       const vm = (id: string, nodeId: string) =>
         insertVm(database.db, {
@@ -266,6 +268,8 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       assert.equal((await findVm(database.db, 'vm-b'))?.lifecycleHooks, null);
       await updateSession(database.db, session.id, { currentVmId: 'vm-a' });
       assert.equal((await findSession(database.db, session.id))?.currentVmId, 'vm-a');
+      // One query for the session and its current VM: both come back as their own reads give them.
+      assert.deepEqual(await findSessionWithVm(database.db, session.id), { session: (await findSession(database.db, session.id))!, vm: (await findVm(database.db, 'vm-a'))! });
       assert.deepEqual((await listLiveVmsOfNode(database.db, 'node-a')).map((v) => v.id), ['vm-a']);
       const ended = await transitionVm(database.db, 'vm-a', ['active'], { status: 'killed', endReason: 'agent_lost', endedAt: iso() });
       assert.deepEqual([ended?.status, ended?.endReason], ['killed', 'agent_lost']);

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../../src/image/run-command.ts';
-import { freePort } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 
 export interface TestGitServer {
   /** `git://127.0.0.1:<port>/<name>.git` */

@@ -93,7 +93,7 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
       await server?.close();
     } finally {
       await Promise.all([registry?.stop(), layout?.remove(), git?.stop()]);
-      await removeCachedImages(server?.config.cacheDir, digests);
+      await removeCachedImages(server?.config.vm.cacheDir, digests);
     }
   });
 
@@ -223,7 +223,7 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
     assert.equal(refused.status, 409, refused.text);
     assert.match(refused.body.detail, new RegExp(vmId));
     assert.equal((await call(server, 'DELETE', `/v1/vms/${vmId}`, as(alice))).status, 200);
-    const dir = join(server.config.vmSnapshotDir, 'templates', templateId);
+    const dir = join(server.config.vm.vmSnapshotDir, 'templates', templateId);
     assert.ok(existsSync(dir));
     assert.equal((await call(server, 'DELETE', `/v1/templates/${templateId}`, as(alice))).status, 204);
     assert.equal((await call(server, 'GET', `/v1/templates/${templateId}`, as(alice))).status, 404);

@@ -1,3 +1,4 @@
+// test-lane: heavy (installs the VM network guard in the host's real nftables, which the VMs of other files rely on).
 /**
  * The network guard's rules and status on the real nftables of this host. Whether a guest is really kept
  * off the host is proven end to end in qemu-driver.test.ts.

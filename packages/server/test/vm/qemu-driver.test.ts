@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { AgentClient } from '../../src/agent/index.ts';
 import type { GuestImage } from '../../src/image/index.ts';
 import { GUARD_TABLE } from '../../src/vm/qemu/network-guard.ts';
-import { runProgram } from '../../src/vm/qemu/exec-file.ts';
+import { runProgram } from '../../src/host/run-program.ts';
 import type { VmStateFile } from '../../src/vm/qemu/run-dir.ts';
 import type { HostReport, SnapshotInfo, VmInfo } from '../../src/vm/vm-driver.ts';
 import { waitUntil } from '../helpers/wait.ts';

@@ -1,3 +1,4 @@
+// test-lane: heavy (boots QEMU VMs): scripts/run-tests.mjs runs what imports this one at a time.
 /**
  * Shared set-up of the VM tests: the real guest image (built or taken from the cache) with the real agent,
  * a QemuDriver whose events are recorded, scratch directories that QEMU's user can reach, and a shell in a

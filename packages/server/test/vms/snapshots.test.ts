@@ -197,7 +197,7 @@ describe('snapshots, clones, pause and resume on real VMs', { timeout: 30 * 60_0
       if (snapshot.snapshot_id === snapshotId) continue;
       assert.equal((await call(server, 'DELETE', `/v1/snapshots/${snapshot.snapshot_id}`, as(alice))).status, 200);
     }
-    const dir = path.join(server.config.vmSnapshotDir, 'snapshots', snapshotId);
+    const dir = path.join(server.config.vm.vmSnapshotDir, 'snapshots', snapshotId);
     assert.ok(existsSync(dir));
     const deleted = await call(server, 'DELETE', `/v1/snapshots/${snapshotId}`, as(alice));
     assert.equal(deleted.status, 200, deleted.text);

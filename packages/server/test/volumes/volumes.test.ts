@@ -44,7 +44,7 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     assert.deepEqual(created.body.attachments, []);
     assert.equal((await call(server, 'POST', '/v1/volumes', { ...as(alice), json: { name: 'data', size_gb: 1 } })).status, 409, 'names are unique per user');
     assert.equal((await call(server, 'POST', '/v1/volumes', { ...as(alice), json: { name: 'both', size_gb: 1, size_mb: 64 } })).status, 400);
-    const plan = server.config.plans.pro!;
+    const plan = server.config.auth.plans.pro!;
     const tooBig = await call(server, 'POST', '/v1/volumes', { ...as(alice), json: { name: 'big', size_mb: plan.diskMb - 63 } });
     assert.equal(tooBig.status, 429, `the plan's ${plan.diskMb} MiB hold 64 MiB and no more: ${tooBig.text}`);
     assert.deepEqual((await call(server, 'GET', '/v1/volumes', as(alice))).body.map((v: { volume_id: string }) => v.volume_id), [volumeId]);
@@ -153,7 +153,7 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
   });
 
   test('unmounted, it is deleted: 204, and its image is gone', async () => {
-    const image = path.join(server.config.vmSnapshotDir, 'volumes', `${volumeId}.img`);
+    const image = path.join(server.config.vm.vmSnapshotDir, 'volumes', `${volumeId}.img`);
     assert.ok(existsSync(image));
     const deleted = await call(server, 'DELETE', `/v1/volumes/${volumeId}`, as(alice));
     assert.equal(deleted.status, 204, deleted.text);

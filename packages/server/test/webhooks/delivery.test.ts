@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Webhook delivery end to end: the real server, real receivers on 127.0.0.1, signatures checked with the
  * `standardwebhooks` package the way a receiver would.

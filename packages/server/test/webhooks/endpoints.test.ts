@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Webhook endpoints as a resource: create (the only place the secret appears, besides rotation), list,
  * get, update, delete; the secret is encrypted at rest; another user's ids are 404 everywhere.

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * GET /v1/events/stream: the caller's events live as Server-Sent Events, resumable with Last-Event-ID,
  * every user's for an administrator with all=true, and closed cleanly when the server stops.

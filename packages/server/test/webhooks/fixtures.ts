@@ -1,11 +1,11 @@
 /** Shared set-up of the webhook tests: fast retry settings, and small helpers over the HTTP API. */
 import assert from 'node:assert/strict';
-import type { Config } from '../../src/config.ts';
+import type { ConfigOverrides } from '../../src/config/index.ts';
 import { call, type TestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 /** Receivers run on 127.0.0.1, and retries come within a fraction of a second. */
-export const FAST: Partial<Config> = {
+export const FAST: ConfigOverrides = {
   webhookAllowPrivate: true,
   webhookRetryScheduleMs: [200, 400],
   webhookMaxAttempts: 3,

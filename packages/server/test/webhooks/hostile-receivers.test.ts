@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * A slow or hostile receiver delays only its own deliveries: attempts run concurrently with a per-endpoint
  * share, each has a hard timeout, and an endless answer is read only up to the cap.

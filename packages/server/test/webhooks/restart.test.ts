@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * At-least-once across restarts and crashes: the deliveries table is the queue, so stopping the server
  * with a delivery pending loses nothing, and a lease left by a dead node is taken over once it expires
@@ -9,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { freePort } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 import { call, startTestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * Secret rotation: during the grace period both secrets sign (two signatures in webhook-signature), so a
  * receiver holding either verifies; afterwards only the new one does.

@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { freePort, startServerProcess } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
+import { startServerProcess } from '../helpers/processes.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
 
 const EVENTS = 3;

@@ -1,3 +1,4 @@
+// test-lane: light (its server boots no VM; helpers/test-server.ts fails the file if one does)
 /**
  * With private targets not allowed (the default), webhooks never reach loopback, private, link-local,
  * metadata, unspecified or multicast addresses: literal addresses are refused when the endpoint is
@@ -5,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { forbiddenAddressReason } from '../../src/core/webhooks/address-policy.ts';
+import { forbiddenAddressReason } from '../../src/host/forbidden-addresses.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { FAST } from './fixtures.ts';

@@ -23,7 +23,7 @@ from .resources.executions import AsyncExecutionRun
 if TYPE_CHECKING:
     import os
 
-    from .client import AsyncSandboxd
+    from .context import SessionClient
 
 
 class AsyncSession:
@@ -33,7 +33,7 @@ class AsyncSession:
     VM at the end.
     """
 
-    def __init__(self, client: "AsyncSandboxd", id: str, created: Optional[SessionCreateResponse] = None) -> None:
+    def __init__(self, client: "SessionClient", id: str, created: Optional[SessionCreateResponse] = None) -> None:
         self._client = client
         #: The session id (a UUID).
         self.id = id

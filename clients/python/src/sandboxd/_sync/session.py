@@ -24,7 +24,7 @@ from .resources.executions import ExecutionRun
 if TYPE_CHECKING:
     import os
 
-    from .client import Sandboxd
+    from .context import SessionClient
 
 
 class Session:
@@ -34,7 +34,7 @@ class Session:
     VM at the end.
     """
 
-    def __init__(self, client: "Sandboxd", id: str, created: Optional[SessionCreateResponse] = None) -> None:
+    def __init__(self, client: "SessionClient", id: str, created: Optional[SessionCreateResponse] = None) -> None:
         self._client = client
         #: The session id (a UUID).
         self.id = id

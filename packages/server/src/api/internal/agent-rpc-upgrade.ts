@@ -1,6 +1,6 @@
 /**
  * The internal endpoint other nodes reach this node's VMs through (`/internal/v1/agent/{vm_id}/{op}`, a
- * WebSocket per operation, see core/cluster/agent-rpc.ts), on the internal listener only. Only a handshake signed
+ * WebSocket per operation, see cluster/agent-rpc-messages.ts), on the internal listener only. Only a handshake signed
  * with the cluster secret for this node, with a nonce not seen before, gets through; the VM must be live on this
  * node. The operation's arguments (the first message) must be the bytes whose sha256 the handshake signed, so a
  * captured handshake cannot carry other arguments (another command to run as root in the VM): a different
@@ -8,7 +8,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { WebSocketServer } from 'ws';
-import { AGENT_OPS, AGENT_RPC_PATH, serveAgentRpc, type AgentOp } from '../../core/cluster/agent-rpc.ts';
+import { AGENT_OPS, type AgentOp } from '../../cluster/agent-rpc-args.ts';
+import { AGENT_RPC_PATH } from '../../cluster/agent-rpc-messages.ts';
+import { serveAgentRpc } from '../../cluster/agent-rpc-server.ts';
 import { checkSignedBody } from '../../core/cluster/internal-auth.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Services } from '../../services.ts';

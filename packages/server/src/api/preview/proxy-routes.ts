@@ -212,7 +212,7 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
   return {
     claim(request) {
       const url = request.url ?? '/';
-      const hostHeader = hostOf(request, services.config.trustProxy);
+      const hostHeader = hostOf(request, services.config.server.trustProxy);
       const host = appUrls.parseHost(hostHeader);
       if (host) return { target: { kind: 'host', ...host }, upstreamPath: url, prefix: null };
       const domain = customDomainOf(hostHeader, services.customDomainHosts);
@@ -237,7 +237,7 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
       }
       const tunnel = await previews.connect(grant);
       const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
-      const forwardedProto = services.config.trustProxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'] : null;
+      const forwardedProto = services.config.server.trustProxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'] : null;
       const headers = forwardedHeaders(request, {
         remoteAddress: request.socket.remoteAddress,
         protocol: forwardedProto ?? (encrypted ? 'https' : 'http'),

@@ -1,5 +1,9 @@
 /** Schemas shared by many routes, registered once and referenced by `$id` (they become OpenAPI components). */
-import { Type, type TSchema, type TSchemaOptions } from 'typebox';
+import { Type, type TSchema } from 'typebox';
+import { MAX_RECORD_ID } from '../../contract/kit.ts';
+
+// Shared with the wire contracts below core (`src/contract/`), where they are defined.
+export { ListOffset, MAX_RECORD_ID, StringEnum } from '../../contract/kit.ts';
 
 export const ErrorResponse = Type.Object(
   {
@@ -23,14 +27,8 @@ export const HTTPValidationError = Type.Object(
   { $id: 'HTTPValidationError', title: 'HTTPValidationError' },
 );
 
-/** Largest id of a stored record: ids are 32-bit `serial` columns on PostgreSQL. */
-export const MAX_RECORD_ID = 2_147_483_647;
-
 /** A record id in a path or query: a canonical positive integer that fits the store's id columns. */
 export const RecordId = (description?: string) => Type.Integer({ minimum: 1, maximum: MAX_RECORD_ID, ...(description ? { description } : {}) });
-
-/** How far into a list a page may start; no list holds more records than there are ids. */
-export const ListOffset = Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, default: 0, description: 'Records to skip' });
 
 export const SHARED_SCHEMAS: TSchema[] = [ErrorResponse, ValidationError, HTTPValidationError];
 
@@ -60,11 +58,6 @@ export function publicResponses(success: Record<number, TSchema>, errors: Record
   for (const [status, description] of Object.entries(errors)) result[Number(status)] = errorRef(description);
   result[422] = { ...Type.Ref('HTTPValidationError'), description: 'Validation error' };
   return result;
-}
-
-/** A string from a closed union of the core (`core/model.ts`): its values are listed in the OpenAPI document. */
-export function StringEnum<const T extends string>(values: readonly T[], options: TSchemaOptions = {}) {
-  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 }
 
 /**

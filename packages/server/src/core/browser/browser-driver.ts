@@ -4,7 +4,7 @@
  * answer: ELEMENT_NOT_FOUND (with the selector), BROWSER_TIMEOUT, NAVIGATION_FAILED, BAD_REQUEST (a selector that
  * does not parse), VM_AGENT_UNAVAILABLE (the browser connection dropped).
  */
-import type { ExtractedElement, InteractiveElement, ScreenshotFormat, WaitRequest, WaitUntil } from './browser-api.ts';
+import type { ContentAnchor, ExtractedElement, InteractiveElement, ScreenshotFormat, WaitCondition, WaitUntil } from '../../contract/browser/index.ts';
 import type { GuestAgent } from '../vm-engine.ts';
 
 export interface Viewport {
@@ -30,7 +30,7 @@ export interface PageContent {
   title: string;
   text: string;
   interactive: InteractiveElement[];
-  anchors: { text: string; selector: string; href: string | null }[];
+  anchors: ContentAnchor[];
 }
 
 /** The one page of a browser session (its VM's browser, its own context). */
@@ -44,7 +44,7 @@ export interface BrowserPage {
   fill(selector: string, value: string, options: { timeoutMs: number }): Promise<void>;
   /** Scrolls an element into view, or the page to absolute x/y; answers the page's scroll position after. */
   scroll(target: { selector: string } | { x: number; y: number }, options: { timeoutMs: number }): Promise<{ x: number; y: number }>;
-  wait(condition: WaitRequest['condition'], options: { selector: string | null; timeoutMs: number }): Promise<void>;
+  wait(condition: WaitCondition, options: { selector: string | null; timeoutMs: number }): Promise<void>;
   hover(selector: string, options: { timeoutMs: number }): Promise<void>;
   keypress(key: string, options: { selector: string | null; timeoutMs: number }): Promise<void>;
   screenshot(options: ScreenshotOptions): Promise<Screenshot>;

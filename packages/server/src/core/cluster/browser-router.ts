@@ -1,48 +1,42 @@
 /**
  * Browser sessions in a cluster: a session's page is a connection held by the process of the node that runs its
  * VM (browser-service.ts), so its interactions and its close must run there. This wraps the local service with
- * the API's interface: a call for an active session recorded on another node goes to that node's internal
- * browser route (signed with the cluster secret for that node, body included, carrying the principal this node
- * authenticated; the owner validates the arguments again with the public route's schema) and its answer
+ * the API's interface: a call for an active session recorded on another node goes to that node as a
+ * `browser.call` command (contract/cluster-commands.ts: signed for that node, body included, carrying the
+ * principal this node authenticated; the owner validates the argument again with the public route's schema) and
+ * its answer
  * or error comes back unchanged; everything else (new sessions, lists, renders, usage, credentials: store-backed
  * or node-local by design) is the local service's. The client cannot tell which node answered.
  */
+import type { BrowserCall, BrowserCallMethod } from '../../contract/cluster-commands.ts';
 import type { Principal } from '../authenticator.ts';
 import type { BrowserApi } from '../browser/browser-api.ts';
 import type { BrowserService } from '../browser/browser-service.ts';
 import type { Database } from '../../store/database.ts';
 import { findBrowserSession } from '../../store/browser-store.ts';
+import type { Ownership } from './ownership.ts';
 import type { RemoteNodes } from './remote-nodes.ts';
 
-/** Where another node runs a browser call for a session it holds: `${REMOTE_BROWSER_PATH}/{call}` (internal listener). */
-export const REMOTE_BROWSER_PATH = '/internal/v1/browser/call';
-
-/** The calls bound to one session's page, by the name of the service's method. */
-export const SESSION_BOUND_CALLS = ['closeSession', 'navigate', 'click', 'type', 'fill', 'scroll', 'wait', 'hover', 'keypress', 'screenshot', 'extract', 'content', 'fillCredential'] as const;
-export type SessionBoundCall = (typeof SESSION_BOUND_CALLS)[number];
-
-/** Longest a forwarded call may take: the longest interaction timeout the API accepts, plus the queue ahead of it. */
-const REMOTE_CALL_TIMEOUT_MS = 300_000;
-
-type Args<K extends SessionBoundCall> = BrowserApi[K] extends (principal: Principal, ...rest: infer A) => unknown ? A : never;
-type Result<K extends SessionBoundCall> = Awaited<ReturnType<BrowserApi[K]>>;
+type Args<K extends BrowserCallMethod> = BrowserApi[K] extends (principal: Principal, ...rest: infer A) => unknown ? A : never;
+type Result<K extends BrowserCallMethod> = Awaited<ReturnType<BrowserApi[K]>>;
 
 export class ClusterBrowserRouter implements BrowserApi {
   constructor(
     private readonly local: BrowserService,
     private readonly database: Database,
     private readonly remote: RemoteNodes,
-    private readonly nodeId: string,
+    private readonly ownership: Ownership,
   ) {}
 
   /** Runs a session-bound call here when this node holds the session (or nobody active does), else on its node. */
-  private async route<K extends SessionBoundCall>(name: K, principal: Principal, sessionId: string, ...args: Args<K>): Promise<Result<K>> {
-    const runLocally = () => (this.local[name] as unknown as (p: Principal, ...a: Args<K>) => Promise<Result<K>>).call(this.local, principal, ...args);
+  private async route<K extends BrowserCallMethod>(name: K, principal: Principal, sessionId: string, argument: Args<K>[0]): Promise<Result<K>> {
+    const runLocally = () => (this.local[name] as unknown as (p: Principal, a: Args<K>[0]) => Promise<Result<K>>).call(this.local, principal, argument);
     if (this.local.holds(sessionId)) return runLocally();
     const row = typeof sessionId === 'string' && sessionId !== '' ? await findBrowserSession(this.database.db, sessionId) : undefined;
-    // Not found, another user's, ended or here: the local service gives the answer (404s stay 404s).
-    if (!row || row.user_id !== principal.userId || row.status !== 'active' || row.node_id === this.nodeId) return runLocally();
-    return this.remote.post<Result<K>>(row.node_id, `${REMOTE_BROWSER_PATH}/${name}`, { principal, args }, REMOTE_CALL_TIMEOUT_MS, `browser session ${sessionId} runs on`);
+    // Not found, another user's or ended: the local service gives the answer (404s stay 404s).
+    if (!row || row.user_id !== principal.userId || row.status !== 'active') return runLocally();
+    const call = { method: name, argument } as BrowserCall;
+    return this.ownership.onOwner(row.node_id, runLocally, (nodeId) => this.remote.command(nodeId, { op: 'browser.call', principal, call }) as Promise<Result<K>>);
   }
 
   closeSession(principal: Principal, sessionId: string) {

@@ -10,13 +10,15 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { JOINED_SETTINGS_FILE } from '../../config.ts';
 import { AppError } from '../errors.ts';
 import type { Database } from '../../store/database.ts';
 import { listNodes } from '../../store/nodes-store.ts';
 import { readOrInitSetting } from '../../store/settings-store.ts';
 
 const TOKEN_PREFIX = 'sbxd-cluster-v1.';
+
+/** Cluster settings `sandboxd node join` writes into the data directory; `loadConfig` reads them under the environment. */
+export const JOINED_SETTINGS_FILE = 'cluster.json';
 
 export interface ClusterToken {
   databaseUrl: string;

@@ -15,11 +15,11 @@ import type { Clock } from '../clock.ts';
 import { AppError, notFound } from '../errors.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
 import { isUuid } from '../ids.ts';
-import { DESKTOP_TEMPLATE_ID, type Session } from '../model.ts';
+import { DESKTOP_TEMPLATE_ID, type Session } from '../../model.ts';
 import type { SessionService } from '../sessions.ts';
 import { VmSources } from '../vm-sources.ts';
 import type { VmEngine } from '../vm-engine.ts';
-import type { LiveVm, VmService } from '../vms.ts';
+import type { LiveVm, VmService } from '../vms/index.ts';
 import type { Database } from '../../store/database.ts';
 import {
   deleteDesktopRecording,
@@ -34,6 +34,7 @@ import type { ObjectStore } from '../../storage/object-store.ts';
 import { DESKTOP_DEFAULT_SCREEN, DESKTOP_PORTS } from './desktop.ts';
 import { guestJson, guestRequest } from './guest-http.ts';
 import type { ViewerGrant, ViewerTokens } from './viewer-tokens.ts';
+import type { StoredRecording } from '../../activity.ts';
 
 /** A recording as the desktop service reports it (`POST /recording/stop`). */
 export type GuestRecording = DesktopRecording;
@@ -58,6 +59,16 @@ export interface ViewerLinks {
 
 const RECORDING_ID = /^rec_[0-9a-f]{16}$/;
 
+/**
+ * The `desktopScreen` ready step of a new VM (core/vms/readiness.ts): a desktop session that asked for another
+ * screen size gets it before its VM is handed to anyone.
+ */
+export async function fitDesktopScreen(session: Session, live: LiveVm): Promise<void> {
+  if (!VmSources.isBuiltin(session.source, DESKTOP_TEMPLATE_ID) || !session.screen) return;
+  if (session.screen.width === DESKTOP_DEFAULT_SCREEN.width && session.screen.height === DESKTOP_DEFAULT_SCREEN.height) return;
+  await guestJson(live.agent, DESKTOP_PORTS.api, { method: 'PUT', path: '/display', json: session.screen });
+}
+
 export class ComputerUseService {
   /** Saves under way (tests and shutdown wait for them). */
   private readonly saving = new Set<Promise<void>>();
@@ -73,14 +84,7 @@ export class ComputerUseService {
     private readonly engine: VmEngine,
     private readonly sources: VmSources,
     private readonly options: ComputerUseOptions,
-  ) {
-    // A session that asked for another screen size gets it before its VM is handed to anyone.
-    vms.onVmReady(async (session, live) => {
-      if (!VmSources.isBuiltin(session.source, DESKTOP_TEMPLATE_ID) || !session.screen) return;
-      if (session.screen.width === DESKTOP_DEFAULT_SCREEN.width && session.screen.height === DESKTOP_DEFAULT_SCREEN.height) return;
-      await guestJson(live.agent, DESKTOP_PORTS.api, { method: 'PUT', path: '/display', json: session.screen });
-    });
-  }
+  ) {}
 
   /**
    * Marks recordings a previous process was saving as failed (their transfer died with it), and starts the
@@ -245,33 +249,35 @@ export class ComputerUseService {
   }
 
   /** The session's saved recordings, newest first (the session must be the caller's; it may have ended). */
-  async listRecordings(principal: Principal, sessionId: string, limit: number, offset: number): Promise<DesktopRecordingRow[]> {
+  async listRecordings(principal: Principal, sessionId: string, limit: number, offset: number): Promise<StoredRecording[]> {
     await this.ownedSession(principal, sessionId);
     return listDesktopRecordings(this.database.db, principal.userId, sessionId, limit, offset);
   }
 
-  async getRecording(principal: Principal, sessionId: string, recordingId: string): Promise<DesktopRecordingRow> {
+  async getRecording(principal: Principal, sessionId: string, recordingId: string): Promise<StoredRecording> {
     await this.ownedSession(principal, sessionId);
-    const row = await findDesktopRecording(this.database.db, principal.userId, sessionId, recordingId);
-    if (!row) throw notFound(`recording ${recordingId}`);
-    return row;
+    const recording = await findDesktopRecording(this.database.db, principal.userId, sessionId, recordingId);
+    if (!recording) throw notFound(`recording ${recordingId}`);
+    return recording;
   }
 
   /** The saved MP4 of a ready recording (409 while saving, or when it failed). */
   async downloadRecording(principal: Principal, sessionId: string, recordingId: string) {
-    const row = await this.getRecording(principal, sessionId, recordingId);
-    if (row.status !== 'ready' || !row.object_key) throw new AppError('CONFLICT', `recording ${recordingId} is ${row.status}${row.error ? `: ${row.error}` : ''}; only a saved recording downloads`);
-    const stored = await this.objects.getStream(row.object_key);
+    const recording = await this.getRecording(principal, sessionId, recordingId);
+    if (recording.status !== 'ready' || !recording.objectKey) {
+      throw new AppError('CONFLICT', `recording ${recordingId} is ${recording.status}${recording.error ? `: ${recording.error}` : ''}; only a saved recording downloads`);
+    }
+    const stored = await this.objects.getStream(recording.objectKey);
     if (!stored) throw new AppError('NOT_FOUND', `recording ${recordingId} is no longer in the object store`);
-    return { row, stored };
+    return { recording, stored };
   }
 
-  async deleteRecording(principal: Principal, sessionId: string, recordingId: string): Promise<DesktopRecordingRow> {
-    const row = await this.getRecording(principal, sessionId, recordingId);
-    if (row.status === 'saving') throw new AppError('CONFLICT', `recording ${recordingId} is still being saved: delete it once it is ready`);
-    if (row.object_key) await this.objects.delete(row.object_key);
-    await deleteDesktopRecording(this.database.db, row.id);
-    return row;
+  async deleteRecording(principal: Principal, sessionId: string, recordingId: string): Promise<StoredRecording> {
+    const recording = await this.getRecording(principal, sessionId, recordingId);
+    if (recording.status === 'saving') throw new AppError('CONFLICT', `recording ${recordingId} is still being saved: delete it once it is ready`);
+    if (recording.objectKey) await this.objects.delete(recording.objectKey);
+    await deleteDesktopRecording(this.database.db, recording.id);
+    return recording;
   }
 
   private async ownedSession(principal: Principal, sessionId: string): Promise<Session> {

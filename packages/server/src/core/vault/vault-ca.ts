@@ -9,7 +9,7 @@
  */
 import { AppError } from '../errors.ts';
 import type { GuestAgent } from '../vm-engine.ts';
-import type { CaMaterial } from '../../net/egress/certificate-authority.ts';
+import type { CaMaterial } from './vault-ports.ts';
 import type { Database } from '../../store/database.ts';
 import { readOrInitSetting, readSetting } from '../../store/settings-store.ts';
 import type { VaultSealer } from './vault-key.ts';

@@ -16,10 +16,10 @@
  *
  * Values are read from the store at each request, so a rotation or a deletion applies to the next request.
  */
+import { hostMatchesAny } from '../../contract/host-patterns.ts';
 import { BackgroundTimers } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
-import type { InterceptedRequest, RewrittenRequest } from '../../net/egress/tls-interceptor.ts';
 import type { Database } from '../../store/database.ts';
 import { findVm } from '../../store/vms-store.ts';
 import {
@@ -34,10 +34,8 @@ import {
 import { describeInjection, injectSecrets, parseInjection, type InjectableSecret } from './injection.ts';
 import { ResponseScrubber } from './response-scrubber.ts';
 import type { VaultSealer } from './vault-key.ts';
-import { hostMatches, sealingContext } from './vault-service.ts';
-
-/** What the proxy does with an allowed connection of a VM whose session holds placeholders. */
-export type VaultPlan = { intercept: true } | { intercept: false; inspect(chunk: Buffer): void };
+import type { InterceptedRequest, RewrittenRequest, VaultPlan } from './vault-ports.ts';
+import { sealingContext } from './vault-key.ts';
 
 const PLACEHOLDER_PREFIX = 'sbxv_';
 /** `sbxv_` + 26 base32 characters (`newVaultPlaceholder`). */
@@ -136,7 +134,7 @@ export class VaultGateway {
 
   private boundTo(held: SessionSecrets, row: PlaceholderRow, host: string): VaultSecretRow | undefined {
     const secret = held.secrets.get(`${row.vault_id}/${row.secret_name}`);
-    return secret && hostMatches(JSON.parse(secret.allowed_hosts) as string[], host) ? secret : undefined;
+    return secret && hostMatchesAny(JSON.parse(secret.allowed_hosts) as string[], host) ? secret : undefined;
   }
 
   /**

@@ -19,11 +19,12 @@ import { hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../errors.ts';
-import { SecretBox, VAULT_KEY_INFO } from '../webhooks/secret-box.ts';
-import type { Database } from '../../store/database.ts';
+import { SecretBox, VAULT_KEY_INFO } from '../secrets/secret-box.ts';
+import type { Database, Executor } from '../../store/database.ts';
 import { readSetting } from '../../store/settings-store.ts';
-import type { Executor } from '../../store/users-store.ts';
-import { sealingContext } from './vault-service.ts';
+
+/** The associated data a secret is sealed with: a sealed value copied onto another secret's row does not open. */
+export const sealingContext = (vaultId: string, name: string) => `vault/${vaultId}/${name}`;
 
 /** What vault secrets are sealed and opened with. */
 export interface VaultSealer {

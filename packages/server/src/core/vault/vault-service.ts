@@ -6,20 +6,19 @@
  * (`vault-gateway.ts`). Values are sealed at rest (AES-256-GCM under the vault key, `vault-key.ts`, which is never
  * in the store) and no route ever returns one: reads show names, hosts, injection points and times.
  */
+import { HostPatternError, normalizeHostPattern } from '../../contract/host-patterns.ts';
 import { recordAudit, systemActor, type AuditActor } from '../audit.ts';
 import type { Principal } from '../authenticator.ts';
 import type { Clock } from '../clock.ts';
 import { decodeCursor, pageOf } from '../cursor.ts';
-import { matchesDomainPattern, normalizeDomainPattern } from '../egress-policy.ts';
 import { AppError, badRequest, conflict, notFound } from '../errors.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
 import { newVaultId, newVaultPlaceholder } from '../ids.ts';
-import type { Session } from '../model.ts';
+import type { Session } from '../../model.ts';
 import { normalizeInjection, parseInjection, type Injection } from './injection.ts';
-import type { VaultKey } from './vault-key.ts';
-import type { Database } from '../../store/database.ts';
+import { sealingContext, type VaultKey } from './vault-key.ts';
+import type { Database, Executor } from '../../store/database.ts';
 import { updateSession } from '../../store/sessions-store.ts';
-import type { Executor } from '../../store/users-store.ts';
 import {
   countVaults,
   deleteVault,
@@ -35,10 +34,10 @@ import {
   updateVault,
   upsertVaultSecret,
   type PlaceholderRow,
-  type VaultRequestLogRow,
   type VaultRow,
   type VaultSecretRow,
 } from '../../store/vaults-store.ts';
+import type { VaultRequestRecord } from '../../activity.ts';
 
 export const MAX_VAULTS_PER_USER = 100;
 export const MAX_SECRETS_PER_VAULT = 50;
@@ -88,8 +87,6 @@ export interface VaultServiceOptions {
   logRetentionDays: number;
 }
 
-/** The associated data a secret is sealed with: a sealed value copied onto another secret's row does not open. */
-export const sealingContext = (vaultId: string, name: string) => `vault/${vaultId}/${name}`;
 
 function checkSecretName(name: string): void {
   if (!SECRET_NAME.test(name)) throw badRequest(`secret name ${JSON.stringify(name)} must be an environment variable name (letters, digits and _, not starting with a digit, at most 128)`);
@@ -101,22 +98,14 @@ export function normalizeAllowedHosts(hosts: string[]): string[] {
   if (hosts.length === 0) throw badRequest('allowed_hosts: name at least one host the secret may be sent to');
   if (hosts.length > MAX_HOSTS_PER_SECRET) throw badRequest(`allowed_hosts: at most ${MAX_HOSTS_PER_SECRET} entries`);
   const normalized = hosts.map((host) => {
-    let pattern: string;
     try {
-      pattern = normalizeDomainPattern(host);
-    } catch {
+      return normalizeHostPattern(host);
+    } catch (error) {
+      if (error instanceof HostPatternError && error.reason === 'every-host') throw badRequest('allowed_hosts: "*" would send the secret to every host; name the hosts');
       throw badRequest(`allowed_hosts: ${JSON.stringify(host)} is not a host name or "*.domain"`);
     }
-    if (pattern === '*') throw badRequest('allowed_hosts: "*" would send the secret to every host; name the hosts');
-    return pattern;
   });
   return [...new Set(normalized)];
-}
-
-/** Whether `host` (an SNI or Host name) is one of `patterns`. */
-export function hostMatches(patterns: string[], host: string): boolean {
-  const name = host.toLowerCase().replace(/\.$/, '');
-  return patterns.some((pattern) => matchesDomainPattern(name, pattern));
 }
 
 function secretView(row: VaultSecretRow): VaultSecretView {
@@ -342,7 +331,7 @@ export class VaultService {
     vaultId: string,
     query: { outcome?: 'substituted' | 'flagged'; vmId?: string; secretName?: string; since?: string; until?: string; cursor?: string; limit: number },
     flush: () => Promise<void> = async () => {},
-  ): Promise<{ items: VaultRequestLogRow[]; nextCursor: string | null }> {
+  ): Promise<{ items: VaultRequestRecord[]; nextCursor: string | null }> {
     const row = await this.owned(this.database.db, principal.userId, vaultId);
     await flush();
     const rows = await listVaultRequestLogs(this.database.db, {

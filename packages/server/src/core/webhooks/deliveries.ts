@@ -9,7 +9,7 @@
  * `scheduled_attempt` is the attempt due next while pending, and the last one made once final.
  */
 import { randomBytes } from 'node:crypto';
-import { DELIVERY_STATUSES, type DeliveryAttempt, type DeliveryStatus } from '../model.ts';
+import { DELIVERY_STATUSES, type DeliveryAttempt, type DeliveryStatus } from '../../model.ts';
 import type { NewWebhookDeliveryRow, WebhookDeliveryRow } from '../../store/schema.ts';
 
 export { DELIVERY_STATUSES, type DeliveryAttempt, type DeliveryStatus };

@@ -21,7 +21,7 @@ import type { Clock } from '../clock.ts';
 import type { EventNotifier } from '../events.ts';
 import { newDeliveryRow } from './deliveries.ts';
 import { matchesAny } from './patterns.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
 import type { WebhookTransport } from './transport.ts';
 import { signedHeaders, signingSecrets, toWireEvent } from './wire.ts';
 import type { Database } from '../../store/database.ts';

@@ -7,8 +7,8 @@
  */
 import { Webhook } from 'standardwebhooks';
 import type { EventRecord } from '../events.ts';
-import type { SecretBox } from './secret-box.ts';
-import type { StoredWebhookEndpoint } from '../model.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
+import type { StoredWebhookEndpoint } from '../../model.ts';
 
 export interface WireEvent {
   id: string;

@@ -17,7 +17,7 @@
  */
 import { isIP } from 'node:net';
 import { DEFAULT_BLOCKED_IPV4, DEFAULT_BLOCKED_IPV6, hostDnsServers } from '../../vm/qemu/network-guard.ts';
-import { runProgram } from '../../vm/qemu/exec-file.ts';
+import { runProgram } from '../../host/run-program.ts';
 import { ensureVmUser, type SystemUser } from '../../vm/qemu/vm-user.ts';
 
 /** The nftables table of the pull guard (inet: IPv4 and IPv6). */

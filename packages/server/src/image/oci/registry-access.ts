@@ -1,7 +1,7 @@
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ForbiddenHostError, resolvePublicHost, UnresolvableHostError } from '../../net/public-host.ts';
+import { ForbiddenHostError, resolvePublicHost, UnresolvableHostError } from '../../host/public-host.ts';
 import { OciImageError } from './errors.ts';
 import { PULL_USER, pullGuard, type PullDestination } from './pull-guard.ts';
 import type { ImageReference } from './reference.ts';

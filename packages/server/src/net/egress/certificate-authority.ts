@@ -12,12 +12,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import forge from 'node-forge';
-
-/** A certificate authority: its certificate, and its private key as an unencrypted PKCS#8 PEM (`PRIVATE KEY`). */
-export interface CaMaterial {
-  certPem: string;
-  keyPem: string;
-}
+import type { CaMaterial } from '../../core/vault/vault-ports.ts';
 
 export interface LeafCertificatesOptions {
   /** How many host names keep a ready context (least recently used ones are dropped first). */

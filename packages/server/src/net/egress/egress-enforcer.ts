@@ -11,11 +11,12 @@
  */
 import os from 'node:os';
 import { allowsAddress, allowsName, allowsScheme, isOpenEgressPolicy, parsePorts, type EgressPolicy } from '../../core/egress-policy.ts';
-import { forbiddenAddressReason } from '../../core/webhooks/address-policy.ts';
-import type { VaultPlan } from '../../core/vault/vault-gateway.ts';
+import { forbiddenAddressReason } from '../../host/forbidden-addresses.ts';
+import type { InterceptedRequest, RewrittenRequest, VaultPlan } from '../../core/vault/vault-ports.ts';
 import type { LeafCertificates } from './certificate-authority.ts';
-import { EgressProxy, type EgressDecision, type EgressRequest, type ProxiedConnection } from './egress-proxy.ts';
-import { TlsInterceptor, type InterceptedRequest, type RewrittenRequest } from './tls-interceptor.ts';
+import { EgressProxy } from './egress-proxy.ts';
+import type { EgressDecision, EgressRequest, ProxiedConnection } from './proxied-connection.ts';
+import { TlsInterceptor } from './tls-interceptor.ts';
 import { PinTable } from './pin-table.ts';
 import { lookupA, PolicyResolver, type Upstream } from './policy-resolver.ts';
 import { applyScript, ensureTableScript, pinScript, reapLeftovers, removeScript, ruleKey, runNft, type EgressClassifier, type EgressPorts } from './ruleset.ts';

@@ -16,50 +16,14 @@
 import net from 'node:net';
 import { once } from 'node:events';
 import { HttpForwarder } from './http-forwarder.ts';
+import type { EgressDecision, EgressRequest, EgressScheme, ProxiedConnection } from './proxied-connection.ts';
 import { MAX_CLIENT_HELLO_BYTES, parseClientHello } from './tls-client-hello.ts';
-
-export type EgressScheme = 'http' | 'https';
-
-/** What the guest asked for. */
-export interface EgressRequest {
-  scheme: EgressScheme;
-  /** Host header or SNI, lower case without port; null when the guest sent none (or an IP literal for HTTP: see `address`). */
-  name: string | null;
-  /** The IP literal of an HTTP Host header (a request to a raw address). */
-  literalAddress: string | null;
-  port: number;
-  /** HTTPS: the ClientHello offers Encrypted Client Hello (its SNI names only a front end). */
-  encryptedClientHello?: boolean;
-}
-
-export type EgressDecision =
-  | {
-      allowed: true;
-      address: string;
-      /** Terminate TLS and hand the connection to `EgressProxyOptions.intercept`. */
-      intercept?: boolean;
-      /** Sees every byte the guest sends on a spliced connection. */
-      inspect?: (chunk: Buffer) => void;
-    }
-  | { allowed: false; reason: string };
 
 /** What an intercepted connection carried. */
 export interface InterceptOutcome {
   bytesSent: number;
   bytesReceived: number;
   error: Error | null;
-}
-
-/** One finished proxied connection (HTTPS) or request (HTTP). */
-export interface ProxiedConnection {
-  request: EgressRequest;
-  /** The address connected to, when any. */
-  address: string | null;
-  verdict: 'allowed' | 'refused';
-  reason: string | null;
-  bytesSent: number;
-  bytesReceived: number;
-  startedAt: Date;
 }
 
 export interface EgressProxyOptions {

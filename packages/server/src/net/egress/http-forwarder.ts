@@ -13,7 +13,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import type { EgressDecision, EgressRequest, ProxiedConnection } from './egress-proxy.ts';
+import type { EgressDecision, EgressRequest, ProxiedConnection } from './proxied-connection.ts';
 import { endToEndHeaders, responseHead } from './http-relay-headers.ts';
 
 export interface HttpForwarderOptions {

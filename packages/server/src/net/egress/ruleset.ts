@@ -11,7 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { EgressPort } from '../../core/egress-policy.ts';
-import { runProgram } from '../../vm/qemu/exec-file.ts';
+import { EGRESS_REDIRECT_MARK } from '../../host/firewall-marks.ts';
+import { runProgram } from '../../host/run-program.ts';
 
 /**
  * The table's name: one table per server node (`sandboxd_egress_<8 hex of the node id>`), so that two server
@@ -22,12 +23,6 @@ export const EGRESS_TABLE_PREFIX = 'sandboxd_egress';
 export function egressTableName(nodeId: string): string {
   return `${EGRESS_TABLE_PREFIX}_${createHash('sha256').update(nodeId).digest('hex').slice(0, 8)}`;
 }
-
-/**
- * The conntrack mark of connections redirected to the resolver or the proxy. The host guard
- * (`vm/qemu/network-guard.ts`) lets exactly these reach the host's loopback; only this table sets it.
- */
-export const EGRESS_REDIRECT_MARK = 0x5bd0e9;
 
 /** How the firewall recognises one VM's QEMU: its cgroup in the v2 hierarchy. */
 export interface EgressClassifier {

@@ -22,43 +22,7 @@ import tls from 'node:tls';
 import zlib from 'node:zlib';
 import type { LeafCertificates } from './certificate-authority.ts';
 import { endToEndHeaders, responseHead } from './http-relay-headers.ts';
-
-export interface InterceptedRequest {
-  /** The SNI name the guest connected to. */
-  name: string;
-  method: string;
-  /** Request target in origin form (path and query; an absolute-form target for `name` is cut to its path). */
-  path: string;
-  /** Node's rawHeaders layout: [name, value, name, value, ...], as the guest sent them. */
-  rawHeaders: string[];
-  /**
-   * Set when the request is not for `name` (its Host, or its absolute-form target, names another host): it is
-   * answered 421 and never forwarded, whatever `rewrite` returns; `rewrite` is called to record it.
-   */
-  misdirected?: string;
-}
-
-/** Masks secrets in what the upstream answers (same length, so that framing stays true). */
-export interface AnswerScrubber {
-  /** Nothing to mask: the answer passes as it is (and compressed answers are not decoded). */
-  readonly active: boolean;
-  /** A status text, header name or header value (latin1, as Node gives them) with every secret masked. */
-  text(text: string): string;
-  /** A transform masking every secret in the bytes flowing through it. */
-  stream(): Transform;
-}
-
-export interface RewrittenRequest {
-  path: string;
-  rawHeaders: string[];
-  /**
-   * Masks the session's secrets in the answer. When active, the upstream is asked for `Accept-Encoding:
-   * identity`, a compressed answer is decoded before it is scrubbed, and WebSocket compression is not offered.
-   */
-  scrubber?: AnswerScrubber;
-  /** Called once the upstream answered (status) or failed (null, with the error); 421 for a misdirected request. */
-  done?(status: number | null, error?: Error): void;
-}
+import type { AnswerScrubber, InterceptedRequest, RewrittenRequest } from '../../core/vault/vault-ports.ts';
 
 export interface TlsInterceptorOptions {
   leafs: LeafCertificates;

@@ -1,6 +1,6 @@
 /** Users, their API keys, and node-wide settings (e.g. the token signing secret). */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 import { withSerialId } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {

@@ -4,7 +4,7 @@
  * Independent of the other migrations except for `users` (0001).
  */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 import { withSerialId } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {

@@ -4,7 +4,7 @@
  * metadata, the snapshot their disk builds on now, and a pause. A session remembers what its VMs start from.
  */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 import { withSerialId } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {

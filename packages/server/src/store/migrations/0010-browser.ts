@@ -4,7 +4,7 @@
  * types into pages (the secret sealed with the server's secret box, never returned).
  */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 import { withSerialId } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {

@@ -3,7 +3,7 @@
  * that were saved to the object store (`object_key`) when they were stopped through the API.
  */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 
 export async function up(db: Kysely<unknown>, _dialect: SqlDialect): Promise<void> {
   await db.schema.alterTable('sessions').addColumn('screen_width', 'integer').execute();

@@ -5,7 +5,7 @@
  * A single-node deployment has one row.
  */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 
 export async function up(db: Kysely<unknown>, _dialect: SqlDialect): Promise<void> {
   await db.schema

@@ -3,7 +3,7 @@
  * attaches through any other (single use: redeeming deletes the row). Only the SHA-256 of a token is kept.
  */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 
 export async function up(db: Kysely<unknown>, _dialect: SqlDialect): Promise<void> {
   await db.schema

@@ -4,7 +4,7 @@
  * a VM under a restricted policy, pruned after SANDBOXD_EGRESS_LOG_RETENTION_DAYS.
  */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 import { withSerialId } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {

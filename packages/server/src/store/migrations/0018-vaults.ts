@@ -6,7 +6,7 @@
  * use, or a placeholder seen going elsewhere, is a row of the request log.
  */
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 import { withSerialId } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {

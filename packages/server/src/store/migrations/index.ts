@@ -3,7 +3,7 @@
  * shipped: add a new one.
  */
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
-import type { SqlDialect } from '../database.ts';
+import type { SqlDialect } from '../dialect.ts';
 import * as m0001 from './0001-users-and-api-keys.ts';
 import * as m0002 from './0002-sessions-vms-executions-events.ts';
 import * as m0003 from './0003-webhooks-audit.ts';

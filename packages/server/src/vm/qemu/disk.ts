@@ -3,7 +3,7 @@
  * clone the snapshot's frozen overlay) is only ever opened read-only, so any number of VMs share it.
  */
 import { chmod, chown, copyFile, link } from 'node:fs/promises';
-import { runProgram } from './exec-file.ts';
+import { runProgram } from '../../host/run-program.ts';
 import type { QmpClient } from './qmp-client.ts';
 
 /** The root drive's id in the QEMU command line (`-drive id=root`). */

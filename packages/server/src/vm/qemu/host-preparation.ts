@@ -10,7 +10,7 @@ import { resolveAccelerator } from './accel-probe.ts';
 import { detectCgroups, type CgroupManager } from './cgroup.ts';
 import { seccompPolicy, snapshotCompatibilityKey } from './command-line.ts';
 import type { DriverContext, PreparedHost } from './driver-context.ts';
-import { runProgram } from './exec-file.ts';
+import { runProgram } from '../../host/run-program.ts';
 import { installNetworkGuard, NetworkGuardMonitor } from './network-guard.ts';
 import { DEFAULT_VM_USER, ensureVmUser, type SystemUser } from './vm-user.ts';
 

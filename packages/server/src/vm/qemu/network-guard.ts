@@ -14,8 +14,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { EGRESS_REDIRECT_MARK } from '../../net/egress/ruleset.ts';
-import { runProgram } from './exec-file.ts';
+import { EGRESS_REDIRECT_MARK } from '../../host/firewall-marks.ts';
+import { runProgram } from '../../host/run-program.ts';
 
 /** The nftables table the guard owns (inet: IPv4 and IPv6). Nothing else of the host's ruleset is touched. */
 export const GUARD_TABLE = 'sandboxd_guard';

@@ -12,7 +12,7 @@
 import { chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CHUNK_BYTES, TRANSFER_SLOTS } from '../../agent/transfer.ts';
-import { runProgram } from './exec-file.ts';
+import { runProgram } from '../../host/run-program.ts';
 
 /** Size cap of an area: room for every chunk the host lets be in flight, plus 2 MiB for the file system. */
 const TRANSFER_AREA_MB = (TRANSFER_SLOTS * CHUNK_BYTES) / (1024 * 1024) + 2;

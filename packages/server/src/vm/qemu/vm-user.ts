@@ -3,7 +3,7 @@
  * and the network guard matches its sockets, so a guest escaping into QEMU gets neither the server's files
  * nor the host's loopback.
  */
-import { runProgram } from './exec-file.ts';
+import { runProgram } from '../../host/run-program.ts';
 
 /** The default name of the VM user. */
 export const DEFAULT_VM_USER = 'sandboxd-vm';

@@ -32,9 +32,8 @@ from ...types import (
     BrowserUsageHistory,
     BrowserUsageSummary,
 )
-from ..._http import MISSING
+from ..._http import MISSING, defined
 from ..transport import AsyncTransport
-from .sessions import defined
 
 
 @dataclass(frozen=True)

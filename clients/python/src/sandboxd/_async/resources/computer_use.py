@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from ...errors import SandboxdError
 from ...types import SavedRecording, ViewerUrl
-from ..._http import MISSING, fill_path
+from ..._http import MISSING, defined, fill_path
 from .._backend import monotonic, sleep
 from ..transport import AsyncTransport
-from .sessions import defined
 
 if TYPE_CHECKING:
     from ..session import AsyncSession

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import List, Optional
 
 from ...models import CustomDomain, CustomDomainTlsCheck
+from ..._http import defined
 from ..transport import AsyncTransport
-from .sessions import defined
 
 
 class CustomDomains:

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from ...models import EgressPolicyInput, LifecycleHooks, SessionStatus, SessionUsage
 from ...types import AppUrl, KillResult, SessionDetails
+from ..._http import defined
 from ..session import AsyncSession
 from ..transport import AsyncTransport
 
 if TYPE_CHECKING:
-    from ..client import AsyncSandboxd
-
-
-def defined(**values: Any) -> Dict[str, Any]:
-    """The values that were given (absent options are left to the server's defaults)."""
-    return {key: value for key, value in values.items() if value is not None}
+    from ..context import SessionClient
 
 
 class Sessions:
-    def __init__(self, transport: AsyncTransport, client: "AsyncSandboxd") -> None:
+    def __init__(self, transport: AsyncTransport, client: "SessionClient") -> None:
         self._transport = transport
         self._client = client
 

@@ -7,8 +7,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ...models import EgressPolicyInput, LifecycleHooks, SnapshotRecord, VmRecord
 from ...types import CloneResult, VmDeleteResult, VmPauseResult
+from ..._http import defined
 from ..transport import AsyncTransport
-from .sessions import defined
 
 
 def _volume(mount: Mapping[str, Any]) -> Dict[str, Any]:

@@ -33,9 +33,8 @@ from ...types import (
     BrowserUsageHistory,
     BrowserUsageSummary,
 )
-from ..._http import MISSING
+from ..._http import MISSING, defined
 from ..transport import Transport
-from .sessions import defined
 
 
 @dataclass(frozen=True)

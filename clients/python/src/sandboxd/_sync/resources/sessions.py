@@ -3,24 +3,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from ...models import EgressPolicyInput, LifecycleHooks, SessionStatus, SessionUsage
 from ...types import AppUrl, KillResult, SessionDetails
+from ..._http import defined
 from ..session import Session
 from ..transport import Transport
 
 if TYPE_CHECKING:
-    from ..client import Sandboxd
-
-
-def defined(**values: Any) -> Dict[str, Any]:
-    """The values that were given (absent options are left to the server's defaults)."""
-    return {key: value for key, value in values.items() if value is not None}
+    from ..context import SessionClient
 
 
 class Sessions:
-    def __init__(self, transport: Transport, client: "Sandboxd") -> None:
+    def __init__(self, transport: Transport, client: "SessionClient") -> None:
         self._transport = transport
         self._client = client
 

@@ -9,9 +9,9 @@ from typing import Any, Callable, Dict, List, Optional
 from ...errors import SandboxdError, TemplateBuildFailedError
 from ...models import TemplateRecord
 from ...types import TemplateLog
+from ..._http import defined
 from .._backend import monotonic
 from ..transport import Transport
-from .sessions import defined
 
 #: Lines per page of a log read, and how long one read may wait for news (the server's maximum).
 PAGE_LINES = 5000

@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from ...models import PtySession, PtySessionState
-from ..._http import fill_path
+from ..._http import defined, fill_path
 from .._terminal import TerminalConnection, OnData
 from ..transport import Transport
-from .sessions import defined
 
 
 def _owner(session_id: Optional[str], vm_id: Optional[str]) -> Tuple[str, Dict[str, str]]:

@@ -1,7 +1,6 @@
 /** GET /v1/admin/users (administrators): every user with plan and role, and the plans the server knows. */
 import { Type, type Static } from 'typebox';
-import type { User } from '../../../core/model.ts';
-import { listUsers } from '../../../store/users-store.ts';
+import type { User } from '../../../model.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { adminOnly } from './require-admin.ts';
@@ -37,11 +36,11 @@ export function registerAdminUsers(app: App, { services, requireAuth }: RouteCon
       onRequest: adminOnly(requireAuth),
     },
     async () => {
-      const users = await listUsers(services.database.db);
+      const users = await services.users.list();
       return {
         users: users.map(toAdminUser),
-        plans: Object.keys(services.config.plans).sort(),
-        default_plan: services.config.defaultPlan,
+        plans: Object.keys(services.config.auth.plans).sort(),
+        default_plan: services.config.auth.defaultPlan,
       };
     },
   );

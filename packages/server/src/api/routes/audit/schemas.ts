@@ -1,7 +1,7 @@
 /** The audit entry record and the mapping from the core's entry. */
 import { Type, type Static } from 'typebox';
 import type { AuditRecord } from '../../../core/audit.ts';
-import { AUDIT_OUTCOMES, AUDIT_VIAS } from '../../../core/model.ts';
+import { AUDIT_OUTCOMES, AUDIT_VIAS } from '../../../model.ts';
 import { StringEnum } from '../../schemas/common.ts';
 
 const StringOrNull = Type.Union([Type.String(), Type.Null()]);

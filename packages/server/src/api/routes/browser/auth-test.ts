@@ -1,9 +1,9 @@
 /** POST /v1/browser/auth/test: check that a key works for the browser operations, and whether a browser is available. */
 import { Type } from 'typebox';
+import type { BrowserAuthTestRequest } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import type { BrowserAuthTestRequest } from './schemas.ts';
 
 export function registerBrowserAuthTest(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(

@@ -1,9 +1,9 @@
 /** DELETE /v1/browser/sessions/{session_id}: close a browser session (200 with JSON, as the published clients expect). */
 import { Type } from 'typebox';
+import { BrowserSessionIdParams } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { BrowserSessionIdParams } from './schemas.ts';
 
 export function registerCloseBrowserSession(app: App, { services, requireAuth }: RouteContext): void {
   app.delete(

@@ -1,9 +1,9 @@
 /** POST /v1/browser/credentials: store a login that `fill-credential` fills into pages of its allowed hosts. */
 import { Type } from 'typebox';
+import type { BrowserCredentialCreateRequest } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import type { BrowserCredentialCreateRequest } from './schemas.ts';
 
 export function registerCreateBrowserCredential(app: App, { services, requireAuth }: RouteContext): void {
   app.post(

@@ -1,9 +1,9 @@
 /** POST /v1/browser/sessions/: start a browser (Chromium in a VM of its own) that later interactions drive. */
 import { Type } from 'typebox';
+import type { BrowserSessionCreateRequest } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import type { BrowserSessionCreateRequest } from './schemas.ts';
 
 export function registerCreateBrowserSession(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(

@@ -1,9 +1,9 @@
 /** DELETE /v1/browser/credentials/{credential_id}: forget a stored credential. */
 import { Type } from 'typebox';
+import { BrowserCredentialIdParams } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { BrowserCredentialIdParams } from './schemas.ts';
 
 export function registerDeleteBrowserCredential(app: App, { services, requireAuth }: RouteContext): void {
   app.delete(

@@ -1,9 +1,9 @@
 /** GET /v1/browser/credentials/{credential_id}: one stored credential, without its password. */
 import { Type } from 'typebox';
+import { BrowserCredentialIdParams } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { BrowserCredentialIdParams } from './schemas.ts';
 
 export function registerGetBrowserCredential(app: App, { services, requireAuth }: RouteContext): void {
   app.get(

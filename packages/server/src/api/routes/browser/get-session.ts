@@ -1,9 +1,9 @@
 /** GET /v1/browser/sessions/{session_id}: one of the caller's browser sessions, open or ended. */
 import { Type } from 'typebox';
+import { BrowserSessionIdParams } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { BrowserSessionIdParams } from './schemas.ts';
 
 export function registerGetBrowserSession(app: App, { services, requireAuth }: RouteContext): void {
   app.get(

@@ -1,7 +1,8 @@
 /**
  * The browser operations: sessions driven by interactions, one-shot renders, usage, stored screenshots and
- * stored credentials. Every route validates its body and hands it to the browser service (`BrowserApi`,
- * `core/browser/browser-api.ts`) as it is.
+ * stored credentials. Every route validates its body with the contract's schema (`contract/browser/`), checks the
+ * contract's rules across fields, and hands it to the browser service (`BrowserApi`, `core/browser/browser-api.ts`)
+ * as it is.
  */
 import type { App, RouteContext } from '../../types.ts';
 import { registerBrowserAuthTest } from './auth-test.ts';

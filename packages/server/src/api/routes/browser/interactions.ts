@@ -1,17 +1,13 @@
 /**
  * POST /v1/browser/interactions/{action}: one operation per interaction with a browser session, all alike (the
  * session id travels in the body, as the published clients send it), so they are declared in one table. Each
- * validates its body, checks what the schema cannot say (scroll needs a target; the `selector` and `hidden`
- * waits need a selector), and hands the body to the browser service as it is.
+ * validates its body with the contract's schema, checks the contract's rules across fields that a schema cannot
+ * say (scroll needs a target; the `selector` and `hidden` waits need a selector), and hands the body to the
+ * browser service as it is.
  */
 import { Type, type Static, type TSchema } from 'typebox';
-import type { Principal } from '../../../core/authenticator.ts';
-import type { BrowserApi } from '../../../core/browser/browser-api.ts';
-import { InputError } from '../../../core/errors.ts';
-import { principalOf } from '../../authentication.ts';
-import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
-import type { App, RouteContext } from '../../types.ts';
 import {
+  BROWSER_INTERACTIONS,
   BrowserClickRequest,
   BrowserContentRequest,
   BrowserExtractRequest,
@@ -24,7 +20,16 @@ import {
   BrowserTargetRequest,
   BrowserTypeRequest,
   BrowserWaitRequest,
-} from './schemas.ts';
+  pageActionProblems,
+  type BrowserInteractionName,
+} from '../../../contract/browser/index.ts';
+import type { FieldProblem } from '../../../contract/kit.ts';
+import type { Principal } from '../../../core/authenticator.ts';
+import type { BrowserApi } from '../../../core/browser/browser-api.ts';
+import { InputError } from '../../../core/errors.ts';
+import { principalOf } from '../../authentication.ts';
+import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
+import type { App, RouteContext } from '../../types.ts';
 
 const SESSION_404 = 'No such browser session among yours, or it ended (NOT_FOUND)';
 const ELEMENT_404 = 'No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`)';
@@ -32,22 +37,18 @@ const TIMEOUT_408 = 'Not done within `timeout` (BROWSER_TIMEOUT); the page stays
 const UNREACHABLE_503 = "The session's browser stopped answering";
 
 interface Interaction<S extends TSchema> {
-  action: string;
+  action: BrowserInteractionName;
   /** The body schema, registered as the named component `body.$id`. */
   body: S;
   response: 'BrowserInteractionResponse' | 'BrowserScreenshotResponse' | 'BrowserExtractResponse' | 'BrowserContentResponse';
   summary: string;
   description: string;
   errors: Record<number, string>;
-  /** Rules across fields that the schema cannot state; throws InputError (422). */
-  check?: (body: Static<S>) => void;
   call: (browser: BrowserApi, principal: Principal, body: Static<S>) => Promise<unknown>;
 }
 
 /** Keeps each entry's body type tied to its schema. */
 const interaction = <S extends TSchema>(spec: Interaction<S>): Interaction<TSchema> => spec as unknown as Interaction<TSchema>;
-
-const given = (value: unknown) => value !== undefined && value !== null;
 
 /** The component name a body schema is registered under (every entry's schema has one). */
 function componentOf(schema: TSchema): string {
@@ -100,11 +101,6 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     summary: 'Scroll an element into view, or the page to a position',
     description: 'With `selector`, scrolls that element into view; else scrolls the page to `x`/`y` (absolute pixels; an absent one keeps its position). A body with neither is a 422. `data` has the resulting `{x, y}`.',
     errors: { 404: ELEMENT_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
-    check: (body) => {
-      if (!given(body.selector) && !given(body.x) && !given(body.y)) {
-        throw new InputError([{ loc: ['body'], msg: 'Give selector (scroll it into view) or x and/or y (scroll the page there)', type: 'value_error' }]);
-      }
-    },
     call: (browser, principal, body) => browser.scroll(principal, body),
   }),
   interaction({
@@ -114,11 +110,6 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     summary: 'Wait for an element, a load state or a time',
     description: 'Waits until `condition` holds, at most `timeout` milliseconds (for `timeout`, waits exactly that long).',
     errors: { 404: ELEMENT_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
-    check: (body) => {
-      if ((body.condition === 'selector' || body.condition === 'hidden') && !given(body.selector)) {
-        throw new InputError([{ loc: ['body', 'selector'], msg: `Field required when condition is "${body.condition}"`, type: 'missing' }]);
-      }
-    },
     call: (browser, principal, body) => browser.wait(principal, body),
   }),
   interaction({
@@ -183,8 +174,21 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
   }),
 ];
 
+// Capabilities list the contract's interactions: the table serves exactly those, in that order.
+if (INTERACTIONS.map((entry) => entry.action).join() !== BROWSER_INTERACTIONS.join()) throw new Error("the interactions table and the contract's BROWSER_INTERACTIONS disagree");
+
+/** Refuses a body that breaks one of the contract's rules across fields, with FastAPI's 422. */
+export function refuseProblems(problems: FieldProblem[]): void {
+  if (problems.length > 0) throw new InputError(problems);
+}
+
+/** The rules across fields of an interaction's body (at `body`), checked by every route that takes one. */
+export function checkInteraction(action: BrowserInteractionName, body: unknown): void {
+  refuseProblems(pageActionProblems(action, body as Record<string, unknown>, ['body']));
+}
+
 export function registerBrowserInteractions(app: App, { services, requireAuth }: RouteContext): void {
-  for (const { action, body, response, summary, description, errors, check, call } of INTERACTIONS) {
+  for (const { action, body, response, summary, description, errors, call } of INTERACTIONS) {
     app.post(
       `/v1/browser/interactions/${action}`,
       {
@@ -199,7 +203,7 @@ export function registerBrowserInteractions(app: App, { services, requireAuth }:
         onRequest: requireAuth,
       },
       async (request) => {
-        check?.(request.body);
+        checkInteraction(action, request.body);
         return call(services.sandbox.browser, principalOf(request), request.body);
       },
     );

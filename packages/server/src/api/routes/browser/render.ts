@@ -1,12 +1,10 @@
 /** POST /v1/browser/render: load a page once in a fresh browser and answer its screenshot, HTML or text. */
 import { Type } from 'typebox';
-import { InputError } from '../../../core/errors.ts';
+import { renderRequestProblems, type BrowserRenderRequest } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import type { BrowserRenderRequest } from './schemas.ts';
-
-const given = (value: unknown) => value !== undefined && value !== null;
+import { refuseProblems } from './interactions.ts';
 
 export function registerBrowserRender(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
   app.post(
@@ -35,12 +33,8 @@ export function registerBrowserRender(app: App, { services, requireAuthOrBodyKey
       ...requireAuthOrBodyKey,
     },
     async (request) => {
-      const body = request.body;
-      if (given(body.url) === given(body.html)) {
-        const msg = given(body.url) ? 'Give url or html, not both' : 'Give the page to render: url or html';
-        throw new InputError([{ loc: ['body'], msg, type: 'value_error' }]);
-      }
-      return services.sandbox.browser.render(principalOf(request), body);
+      refuseProblems(renderRequestProblems(request.body));
+      return services.sandbox.browser.render(principalOf(request), request.body);
     },
   );
 }

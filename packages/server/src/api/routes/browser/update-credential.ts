@@ -1,9 +1,9 @@
 /** PATCH /v1/browser/credentials/{credential_id}: change a credential's username, password or allowed hosts. */
 import { Type } from 'typebox';
+import { BrowserCredentialIdParams, type BrowserCredentialUpdateRequest } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { BrowserCredentialIdParams, type BrowserCredentialUpdateRequest } from './schemas.ts';
 
 export function registerUpdateBrowserCredential(app: App, { services, requireAuth }: RouteContext): void {
   app.patch(

@@ -1,9 +1,9 @@
 /** GET /v1/browser/usage and /v1/browser/usage/history: what the caller's renders and sessions used. */
 import { Type } from 'typebox';
+import { BrowserUsageHistoryQuery } from '../../../contract/browser/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { BrowserUsageHistoryQuery } from './schemas.ts';
 
 export function registerBrowserUsage(app: App, { services, requireAuth }: RouteContext): void {
   app.get(

@@ -25,7 +25,7 @@ export function registerCliAuthStart(app: App, { services }: RouteContext): void
     async (request) => {
       const started = await services.cliAuth.start({ hostname: request.body.hostname, codeChallenge: request.body.code_challenge }, clientInfoOf(request));
       // The web console's approval page (it falls back to the server-rendered /cli-auth when the console is not built).
-      const page = `${approvalPageBase(request, services.config.publicUrl)}${CLI_LOGIN_PATH}`;
+      const page = `${approvalPageBase(request, services.config.server.publicUrl)}${CLI_LOGIN_PATH}`;
       return {
         device_code: started.deviceCode,
         user_code: started.userCode,

@@ -24,8 +24,8 @@ export function registerRecordingRoutes(app: App, { services, requireAuth }: Rou
       onRequest: requireAuth,
     },
     async (request) => {
-      const rows = await computerUse.listRecordings(principalOf(request), request.params.session_id, request.query.limit ?? 50, request.query.offset ?? 0);
-      return { recordings: rows.map(toDesktopRecording), count: rows.length };
+      const recordings = await computerUse.listRecordings(principalOf(request), request.params.session_id, request.query.limit ?? 50, request.query.offset ?? 0);
+      return { recordings: recordings.map(toDesktopRecording), count: recordings.length };
     },
   );
   app.get(
@@ -59,11 +59,11 @@ export function registerRecordingRoutes(app: App, { services, requireAuth }: Rou
       onRequest: requireAuth,
     },
     async (request, reply) => {
-      const { row, stored } = await computerUse.downloadRecording(principalOf(request), request.params.session_id, request.params.recording_id);
+      const { recording, stored } = await computerUse.downloadRecording(principalOf(request), request.params.session_id, request.params.recording_id);
       return reply
         .type('video/mp4')
         .header('content-length', stored.size)
-        .header('content-disposition', `attachment; filename="${row.id}.mp4"`)
+        .header('content-disposition', `attachment; filename="${recording.id}.mp4"`)
         .send(stored.stream);
     },
   );

@@ -1,7 +1,7 @@
 /** Schemas of the computer-use operations (viewer URLs, stored recordings); the proxy passes the VM's own answers. */
 import { Type } from 'typebox';
-import type { DesktopRecordingRow } from '../../../store/desktop-recordings-store.ts';
 import { StringEnum } from '../../schemas/common.ts';
+import type { StoredRecording } from '../../../activity.ts';
 
 export const ViewerUrlResponse = Type.Object(
   {
@@ -40,20 +40,20 @@ export const DesktopRecordingList = Type.Object(
 
 export const COMPUTER_USE_SCHEMAS = [ViewerUrlResponse, DesktopRecording, DesktopRecordingList];
 
-export function toDesktopRecording(row: DesktopRecordingRow) {
+export function toDesktopRecording(recording: StoredRecording) {
   return {
-    recording_id: row.id,
-    session_id: row.session_id,
-    vm_id: row.vm_id,
-    status: row.status as 'saving' | 'ready' | 'failed',
-    duration_seconds: row.duration_seconds,
-    size_bytes: row.size_bytes,
-    width: row.width,
-    height: row.height,
-    error: row.error,
-    started_at: row.started_at,
-    stopped_at: row.stopped_at,
-    saved_at: row.saved_at,
-    download_url: row.status === 'ready' ? `/v1/sessions/${row.session_id}/recordings/${row.id}/download` : null,
+    recording_id: recording.id,
+    session_id: recording.sessionId,
+    vm_id: recording.vmId,
+    status: recording.status,
+    duration_seconds: recording.durationSeconds,
+    size_bytes: recording.sizeBytes,
+    width: recording.width,
+    height: recording.height,
+    error: recording.error,
+    started_at: recording.startedAt,
+    stopped_at: recording.stoppedAt,
+    saved_at: recording.savedAt,
+    download_url: recording.status === 'ready' ? `/v1/sessions/${recording.sessionId}/recordings/${recording.id}/download` : null,
   };
 }

@@ -2,26 +2,20 @@
 import { Type, type Static } from 'typebox';
 import { challengeName } from '../../../core/custom-domain-names.ts';
 import type { CustomDomainView } from '../../../core/custom-domains.ts';
-import { CUSTOM_DOMAIN_FAILURE_REASONS, CUSTOM_DOMAIN_STATUSES, DNS_PROVIDERS } from '../../../core/model.ts';
+import { CUSTOM_DOMAIN_FAILURE_REASONS, CUSTOM_DOMAIN_STATUSES, DNS_PROVIDERS } from '../../../model.ts';
+import { DOMAIN_NAME_PATTERN } from '../../../contract/host-patterns.ts';
 import { StringEnum } from '../../schemas/common.ts';
 import { PortNumber } from '../apps/schemas.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
 const DateTimeOrNull = Type.Union([DateTime, Type.Null()]);
 
-/**
- * A host name: labels of letters, digits and hyphens joined by dots, at least two labels, an optional
- * trailing dot. The core adds what a pattern cannot say (length with the challenge label, not an IP, not
- * sandboxd's own names) and lower-cases it.
- */
-const DOMAIN_PATTERN = '^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?$';
-
 export const CustomDomainCreateRequest = Type.Object(
   {
     domain: Type.String({
       minLength: 3,
       maxLength: 254,
-      pattern: DOMAIN_PATTERN,
+      pattern: DOMAIN_NAME_PATTERN,
       description:
         'The fully qualified domain name to serve, e.g. app.example.com (stored in lower case; internationalized names in their xn-- form). Not an IP address, not this server\'s own host name, not SANDBOXD_APP_DOMAIN or a name under it. Point it (CNAME or A/AAAA) at this server or its reverse proxy.',
     }),

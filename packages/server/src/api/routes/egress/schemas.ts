@@ -1,9 +1,9 @@
 /** Egress policy and egress log records, and their mapping from the core's shapes. */
 import { Type, type Static } from 'typebox';
 import { MAX_EGRESS_CIDRS, MAX_EGRESS_DOMAINS, MAX_EGRESS_PORTS, type EgressPolicyInput as CorePolicyInput } from '../../../core/egress-policy.ts';
-import type { EgressPolicyView } from '../../../core/egress.ts';
-import type { EgressLogRow } from '../../../store/egress-store.ts';
+import type { EgressPolicyView } from '../../../core/egress-policy.ts';
 import { StringEnum } from '../../schemas/common.ts';
+import type { EgressLogRecord } from '../../../activity.ts';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
@@ -112,19 +112,19 @@ export function toEgressPolicyRecord(view: Pick<EgressPolicyView, 'policy' | 'so
   };
 }
 
-export function toEgressLogEntryRecord(row: EgressLogRow): Static<typeof EgressLogEntryRecord> {
+export function toEgressLogEntryRecord(entry: EgressLogRecord): Static<typeof EgressLogEntryRecord> {
   return {
-    id: row.id,
-    at: row.at,
-    vm_id: row.vm_id,
-    protocol: row.protocol as Static<typeof EgressLogEntryRecord>['protocol'],
-    scheme: row.scheme as Static<typeof EgressLogEntryRecord>['scheme'],
-    name: row.name,
-    address: row.address,
-    port: row.port,
-    bytes_sent: row.bytes_sent,
-    bytes_received: row.bytes_received,
-    verdict: row.verdict,
-    reason: row.reason,
+    id: entry.id,
+    at: entry.at,
+    vm_id: entry.vmId,
+    protocol: entry.protocol,
+    scheme: entry.scheme,
+    name: entry.name,
+    address: entry.address,
+    port: entry.port,
+    bytes_sent: entry.bytesSent,
+    bytes_received: entry.bytesReceived,
+    verdict: entry.verdict,
+    reason: entry.reason,
   };
 }

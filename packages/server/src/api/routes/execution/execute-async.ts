@@ -1,7 +1,7 @@
 /** POST /execute_async and /v1/execute_async: start a run and answer its task id at once. */
 import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
-import { EXECUTION_STATUSES } from '../../../core/model.ts';
+import { EXECUTION_STATUSES } from '../../../model.ts';
 import { authedResponses, BEARER_OR_API_KEY, StringEnum } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { toExecuteRequest, type ExecuteCommandRequest } from './schemas.ts';

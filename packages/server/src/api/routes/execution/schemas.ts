@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { InputError } from '../../../core/errors.ts';
 import type { ExecuteRequest } from '../../../core/executions.ts';
-import { EXECUTION_MODES, EXECUTION_STATUSES, EXECUTION_TRIGGERS, LANGUAGES, type Execution } from '../../../core/model.ts';
+import { EXECUTION_MODES, EXECUTION_STATUSES, EXECUTION_TRIGGERS, LANGUAGES, type Execution } from '../../../model.ts';
 import { StringEnum } from '../../schemas/common.ts';
 
 export const ExecuteCommandRequest = Type.Object(

@@ -33,7 +33,7 @@ export function registerDownload(app: App, { services, requireAuthOrBodyKey }: R
       schema: {
         tags: ['files'],
         summary: 'Download a file from the VM',
-        description: `Answers JSON with base64 \`content\` (up to ${services.config.downloadJsonLimitBytes} bytes, else 413), or the raw bytes when the request says \`Accept: application/octet-stream\`.`,
+        description: `Answers JSON with base64 \`content\` (up to ${services.config.execution.downloadJsonLimitBytes} bytes, else 413), or the raw bytes when the request says \`Accept: application/octet-stream\`.`,
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
         security: BEARER_OR_API_KEY,
         body: DownloadRequest,
@@ -60,9 +60,9 @@ export function registerDownload(app: App, { services, requireAuthOrBodyKey }: R
           .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(name)}`)
           .send(file.stream);
       }
-      if (file.size > services.config.downloadJsonLimitBytes) {
+      if (file.size > services.config.execution.downloadJsonLimitBytes) {
         file.stream.destroy();
-        throw new AppError('PAYLOAD_TOO_LARGE', `${file.path} is ${file.size} bytes, more than ${services.config.downloadJsonLimitBytes} for a JSON answer; send Accept: application/octet-stream to stream it`);
+        throw new AppError('PAYLOAD_TOO_LARGE', `${file.path} is ${file.size} bytes, more than ${services.config.execution.downloadJsonLimitBytes} for a JSON answer; send Accept: application/octet-stream to stream it`);
       }
       const chunks: Buffer[] = [];
       for await (const chunk of file.stream) chunks.push(chunk as Buffer);

@@ -84,8 +84,8 @@ async function* partsOf(request: FastifyRequest): AsyncGenerator<Multipart> {
 }
 
 export function registerUpload(app: App, { services, headerAuthIfPresent }: RouteContext): void {
-  const limit = services.config.uploadLimitBytes;
-  const anonymousLimit = services.config.unauthenticatedBodyLimitBytes;
+  const limit = services.config.execution.uploadLimitBytes;
+  const anonymousLimit = services.config.server.unauthenticatedBodyLimitBytes;
   app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: limit, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 25 } });
     for (const url of ['/upload', '/v1/upload']) {

@@ -56,7 +56,7 @@ function webRequestOf(request: FastifyRequest, publicUrl: string): Request {
 }
 
 export function registerMcpRoutes(app: App, { services, requireAuth }: RouteContext): void {
-  const publicUrl = services.config.publicUrl;
+  const publicUrl = services.config.server.publicUrl;
   const originGuard = mcpOriginGuard(publicUrl);
   const FOREIGN_ORIGIN = { 403: "Sent with an Origin header that is not this server's public URL (a web page of another site, DNS rebinding)" };
 

@@ -3,7 +3,7 @@ import { toEgressPolicy } from '../egress/schemas.ts';
 import { Type } from 'typebox';
 import { DESKTOP_DEFAULT_SCREEN } from '../../../core/computer-use/desktop.ts';
 import { badRequest } from '../../../core/errors.ts';
-import { DESKTOP_TEMPLATE_ID } from '../../../core/model.ts';
+import { DESKTOP_TEMPLATE_ID } from '../../../model.ts';
 import { VmSources } from '../../../core/vm-sources.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';

@@ -2,7 +2,7 @@
 import { VaultIds } from '../vaults/schemas.ts';
 import { EgressPolicyRef } from '../egress/schemas.ts';
 import { Type, type Static } from 'typebox';
-import { endCauseOf, VM_END_CAUSES, VM_END_REASONS, VM_SOURCE_KINDS, VM_STATUSES, type LifecycleHooks, type Session, type Vm } from '../../../core/model.ts';
+import { endCauseOf, VM_END_CAUSES, VM_END_REASONS, VM_SOURCE_KINDS, VM_STATUSES, type LifecycleHooks, type Session, type Vm } from '../../../model.ts';
 import type { SessionStatus } from '../../../core/sessions.ts';
 import { StringEnum } from '../../schemas/common.ts';
 

@@ -8,13 +8,13 @@
 import { Type } from 'typebox';
 import { notAuthenticated } from '../../../core/authenticator.ts';
 import type { SessionUsage } from '../../../core/sessions.ts';
-import type { Vm } from '../../../core/model.ts';
+import type { Vm } from '../../../model.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { SessionIdParams } from './schemas.ts';
 
 export function registerSessionUsage(app: App, { services, headerAuthIfPresent }: RouteContext): void {
-  const keyless = !services.config.usageRequiresKey;
+  const keyless = !services.config.auth.usageRequiresKey;
   const liveUsage = async (vm: Vm) => {
     const agent = services.sandbox.vms.agentOf(vm);
     if (!agent) return null;

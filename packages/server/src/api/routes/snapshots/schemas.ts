@@ -1,6 +1,6 @@
 /** Schemas of snapshots (the spec's "VM snapshot" and "VM clone"; fields not shown there are sandboxd's). */
 import { Type, type Static } from 'typebox';
-import { SNAPSHOT_STATUSES, type Snapshot } from '../../../core/model.ts';
+import { SNAPSHOT_STATUSES, type Snapshot } from '../../../model.ts';
 import { StringEnum } from '../../schemas/common.ts';
 
 export const SnapshotRecord = Type.Object(

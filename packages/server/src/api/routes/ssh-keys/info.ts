@@ -2,9 +2,9 @@
 import { Type } from 'typebox';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import type { SshGatewayAddress } from '../../../ssh/ssh-gateway.ts';
 
-export function registerSshInfo(app: App, { requireAuth }: RouteContext, gateway: () => SshGatewayAddress | null): void {
+/** The gateway's address is read per request: it binds once the app is ready, and not at all when it is off. */
+export function registerSshInfo(app: App, { requireAuth, sshGateway }: RouteContext): void {
   app.get(
     '/v1/ssh/info',
     {
@@ -17,7 +17,7 @@ export function registerSshInfo(app: App, { requireAuth }: RouteContext, gateway
       onRequest: requireAuth,
     },
     async () => {
-      const address = gateway();
+      const address = sshGateway();
       if (!address) return { enabled: false, host: null, port: null, host_key_fingerprint: null, usage: 'this server runs without its SSH gateway (SANDBOXD_SSH_LISTEN=off)' };
       return {
         enabled: true,

@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { MAX_GIT_URL_CHARS, MAX_POST_BUILD_CMD_CHARS, MIN_BUILD_MEMORY_MB, isBuiltin, type AnyTemplate, type TemplateCreateInput, type TemplateLogLine } from '../../../core/templates.ts';
-import { TEMPLATE_BUILD_STEPS, TEMPLATE_STATUSES } from '../../../core/model.ts';
+import { TEMPLATE_BUILD_STEPS, TEMPLATE_STATUSES } from '../../../model.ts';
 import { StringEnum } from '../../schemas/common.ts';
 import { SourceName, StringMap, VcpuCount } from '../sessions/schemas.ts';
 

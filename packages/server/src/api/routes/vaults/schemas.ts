@@ -1,8 +1,8 @@
 /** Vault records (never a secret's value), their request bodies, and the request log, as the API shows them. */
 import { Type, type Static } from 'typebox';
 import { MAX_HOSTS_PER_SECRET, MAX_SECRET_VALUE_BYTES, MAX_SECRETS_PER_VAULT, type VaultSecretView, type VaultView } from '../../../core/vault/vault-service.ts';
-import type { VaultRequestLogRow } from '../../../store/vaults-store.ts';
 import { StringEnum } from '../../schemas/common.ts';
+import type { VaultRequestRecord } from '../../../activity.ts';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
@@ -144,20 +144,20 @@ export function toVaultRecord(vault: VaultView): Static<typeof VaultRecord> {
   };
 }
 
-export function toVaultRequestLogRecord(row: VaultRequestLogRow): Static<typeof VaultRequestLogRecord> {
+export function toVaultRequestLogRecord(entry: VaultRequestRecord): Static<typeof VaultRequestLogRecord> {
   return {
-    id: row.id,
-    at: row.at,
-    vault_id: row.vault_id,
-    secret_name: row.secret_name,
-    session_id: row.session_id,
-    vm_id: row.vm_id,
-    outcome: row.outcome,
-    scheme: row.scheme === 'http' ? 'http' : 'https',
-    host: row.host,
-    method: row.method,
-    path: row.path,
-    status: row.status,
-    detail: row.detail,
+    id: entry.id,
+    at: entry.at,
+    vault_id: entry.vaultId,
+    secret_name: entry.secretName,
+    session_id: entry.sessionId,
+    vm_id: entry.vmId,
+    outcome: entry.outcome,
+    scheme: entry.scheme,
+    host: entry.host,
+    method: entry.method,
+    path: entry.path,
+    status: entry.status,
+    detail: entry.detail,
   };
 }

@@ -5,7 +5,7 @@
 import { EgressPolicyRef, toEgressPolicy } from '../egress/schemas.ts';
 import { Type } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
-import type { Vm } from '../../../core/model.ts';
+import type { Vm } from '../../../model.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';

@@ -1,7 +1,7 @@
 /** GET /v1/vms: the caller's VMs, newest first. */
 import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
-import { VM_STATUSES } from '../../../core/model.ts';
+import { VM_STATUSES } from '../../../model.ts';
 import { authedResponses, BEARER_OR_API_KEY, StringEnum } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { toVmRecord } from '../sessions/schemas.ts';

@@ -1,6 +1,6 @@
 /** Webhook endpoint, delivery, rotation and verification shapes, and the mappings from the core's records. */
 import { Type, type Static } from 'typebox';
-import { DELIVERY_STATUSES } from '../../../core/model.ts';
+import { DELIVERY_STATUSES } from '../../../model.ts';
 import type { DeliveryAttempt, WebhookDelivery } from '../../../core/webhooks/deliveries.ts';
 import { StringEnum } from '../../schemas/common.ts';
 import type { CreatedWebhookEndpoint, VerificationResult, WebhookEndpoint } from '../../../core/webhooks/webhook-service.ts';

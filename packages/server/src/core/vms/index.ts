@@ -1,0 +1,5 @@
+/** The VM service (vm-service.ts) and the words its users need: the one door to core/vms/. */
+export { VmService, type Admission } from './vm-service.ts';
+export { pythonContextOf, type LiveVm, type PreStopRunner, type VmNetworkHook, type VmReadyHook, type VmSpec } from './types.ts';
+export { applySessionEnv, trustVaultCa, VM_READY_ORDER, type VmReadiness, type VmReadySteps } from './readiness.ts';
+export type { ResolvedVm, SessionWithVm, VmState } from './resolve.ts';
