@@ -33,7 +33,9 @@ export const SERVER_FLOORS = {
   ...Object.fromEntries(ADAPTERS.map((place) => [place, { floor: 'adapters', never: ['core', ...PORTS, ...ABOVE_PORTS] }])),
   // The core reaches the guest, the network and the outside through its ports, never through their adapters.
   core: { floor: 'core', never: ['agent', 'vm', 'dns', 'webhooks', ...PORTS, ...ABOVE_PORTS] },
-  ...Object.fromEntries(PORTS.map((place) => [place, { floor: 'ports', never: [...PORTS.filter((p) => p !== place && !(place === 'engine' && p === 'net')), ...ABOVE_PORTS] }])),
+  ...Object.fromEntries(
+    PORTS.map((place) => [place, { floor: 'ports', never: [...PORTS.filter((p) => p !== place && !(place === 'engine' && p === 'net')), ...ABOVE_PORTS] }]),
+  ),
   config: { floor: 'config', never: ['services.ts', 'api', ...TOP] },
   'services.ts': { floor: 'services', never: ['api', ...TOP] },
   api: { floor: 'api', never: [...ADAPTERS, 'engine', 'net', 'browser', 'git', 'cluster', ...TOP] },
@@ -75,7 +77,9 @@ function floorRules() {
     .filter(([, { never }]) => never.length > 0)
     .flatMap(([place, { floor, never }]) =>
       (place.endsWith('.ts') ? [0] : [1, 2, 3, 4]).map((depth) =>
-        floorRule(place, floor, never, depth, [place.endsWith('.ts') ? `packages/server/src/${place}` : `packages/server/src/${place}/${'*/'.repeat(depth - 1)}*.ts`]),
+        floorRule(place, floor, never, depth, [
+          place.endsWith('.ts') ? `packages/server/src/${place}` : `packages/server/src/${place}/${'*/'.repeat(depth - 1)}*.ts`,
+        ]),
       ),
     );
 }
@@ -94,7 +98,15 @@ function floorExceptionRules() {
   return FLOOR_EXCEPTIONS.flatMap(({ place, files, allowed }) => {
     const { floor, never } = SERVER_FLOORS[place];
     const rest = never.filter((other) => !allowed.includes(other));
-    return Object.entries(files).map(([depth, globs]) => floorRule(place, floor, rest, Number(depth), globs.map((glob) => `packages/server/src/${glob}`)));
+    return Object.entries(files).map(([depth, globs]) =>
+      floorRule(
+        place,
+        floor,
+        rest,
+        Number(depth),
+        globs.map((glob) => `packages/server/src/${glob}`),
+      ),
+    );
   });
 }
 
@@ -103,7 +115,19 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -114,14 +138,20 @@ export default tseslint.config(
     // values: the agent draws from the kernel instead (packages/agent/src/system/kernel-random.ts).
     files: ['packages/agent/src/**/*.ts'],
     rules: {
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use kernelRandomBytes (system/kernel-random.ts): clones share Math.random\'s state.' }],
-      'no-restricted-globals': ['error', { name: 'crypto', message: 'Use kernelRandomBytes (system/kernel-random.ts): clones share OpenSSL\'s generator state.' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: "Use kernelRandomBytes (system/kernel-random.ts): clones share Math.random's state." },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'crypto', message: "Use kernelRandomBytes (system/kernel-random.ts): clones share OpenSSL's generator state." },
+      ],
       'no-restricted-imports': [
         'error',
         ...['node:crypto', 'crypto'].map((name) => ({
           name,
           importNames: ['randomBytes', 'randomUUID', 'randomInt', 'randomFill', 'randomFillSync', 'getRandomValues', 'webcrypto'],
-          message: 'Use kernelRandomBytes (system/kernel-random.ts): clones share OpenSSL\'s generator state.',
+          message: "Use kernelRandomBytes (system/kernel-random.ts): clones share OpenSSL's generator state.",
         })),
       ],
     },

@@ -104,7 +104,8 @@ async function main(): Promise<void> {
     const coldPages: number[] = [];
     for (let i = 0; i < Math.min(ROUNDS, 3); i++) {
       const session = await browser.createSession(principal, {});
-      const vmId = (await import('../packages/server/src/store/browser-store.ts').then((m) => m.findBrowserSession(services.database.db, session.session_id)))!.vm_id;
+      const vmId = (await import('../packages/server/src/store/browser-store.ts').then((m) => m.findBrowserSession(services.database.db, session.session_id)))!
+        .vm_id;
       const agent = engine.agent(vmId)!;
       const out = await shell(
         agent,
@@ -123,7 +124,6 @@ async function main(): Promise<void> {
     }
     results.cold_chromium_start_p50_ms = p50(colds);
     results.cold_chromium_first_page_p50_ms = p50(coldPages);
-
   } finally {
     await app.close();
     await web.stop();

@@ -128,7 +128,9 @@ async function main(): Promise<void> {
     results.heartbeat_p50_ms = ms(beats, 50);
     results.heartbeat_p99_ms = ms(beats, 99);
     results.heartbeat_burst_all_nodes_p50_ms = ms(bursts, 50);
-    log(`heartbeat (load + update + dead scan) p50 ${results.heartbeat_p50_ms} ms, p99 ${results.heartbeat_p99_ms} ms; all ${NODES} at once ${results.heartbeat_burst_all_nodes_p50_ms} ms`);
+    log(
+      `heartbeat (load + update + dead scan) p50 ${results.heartbeat_p50_ms} ms, p99 ${results.heartbeat_p99_ms} ms; all ${NODES} at once ${results.heartbeat_burst_all_nodes_p50_ms} ms`,
+    );
 
     const placement = new Placement(database, systemClock, nodeIds[0]!, 30_000);
     await db.updateTable('cluster_nodes').set({ drained: 1 }).where('id', '=', nodeIds[0]!).execute();
@@ -146,15 +148,19 @@ async function main(): Promise<void> {
     let done!: () => void;
     const all = new Promise<void>((resolve) => (done = resolve));
     const queue = (nodeId: string) =>
-      new PgBossKillQueue(database, {
-        connectionString: postgres.url,
-        ownership: new Ownership(nodeId),
-        strictOwnership: false,
-        killLocal: async (vmId) => {
-          roundTrips.push(performance.now() - sentAt.get(vmId)!);
-          if (roundTrips.length === KILLS) done();
+      new PgBossKillQueue(
+        database,
+        {
+          connectionString: postgres.url,
+          ownership: new Ownership(nodeId),
+          strictOwnership: false,
+          killLocal: async (vmId) => {
+            roundTrips.push(performance.now() - sentAt.get(vmId)!);
+            if (roundTrips.length === KILLS) done();
+          },
         },
-      }, silent);
+        silent,
+      );
     const sender = queue(nodeIds[0]!);
     const worker = queue(nodeIds[1]!);
     await sender.start();
@@ -171,7 +177,9 @@ async function main(): Promise<void> {
     results.kill_queue_round_trip_p50_ms = ms(roundTrips, 50);
     results.kill_queue_round_trip_p99_ms = ms(roundTrips, 99);
     results.kill_queue_per_second = Math.round((KILLS / killsMs) * 1000);
-    log(`kill queue round trip (dispatch → owner's worker) p50 ${results.kill_queue_round_trip_p50_ms} ms, p99 ${results.kill_queue_round_trip_p99_ms} ms; ${results.kill_queue_per_second} kills/s`);
+    log(
+      `kill queue round trip (dispatch → owner's worker) p50 ${results.kill_queue_round_trip_p50_ms} ms, p99 ${results.kill_queue_round_trip_p99_ms} ms; ${results.kill_queue_per_second} kills/s`,
+    );
     await worker.stop();
     await sender.stop();
 
@@ -180,7 +188,9 @@ async function main(): Promise<void> {
     results.postgres_max_connections = Number((await client.query('SHOW max_connections')).rows[0].max_connections);
     await client.end();
     results.connections_needed = NODES * (10 + 4);
-    log(`connections: ${NODES} nodes × (store pool 10 + pg-boss 4) = ${results.connections_needed} against max_connections ${results.postgres_max_connections}`);
+    log(
+      `connections: ${NODES} nodes × (store pool 10 + pg-boss 4) = ${results.connections_needed} against max_connections ${results.postgres_max_connections}`,
+    );
   } finally {
     await database.close();
     await postgres.stop();

@@ -24,7 +24,11 @@ export interface ColdVm {
 }
 
 /** Builds (or takes from the cache) the flavour's image and cold-boots one VM of it, without a network. */
-export async function bootColdVm(flavour: ImageFlavour, shape: { vcpuCount: number; memoryMb: number }, onProgress?: (message: string) => void): Promise<ColdVm> {
+export async function bootColdVm(
+  flavour: ImageFlavour,
+  shape: { vcpuCount: number; memoryMb: number },
+  onProgress?: (message: string) => void,
+): Promise<ColdVm> {
   const image = await ensureGuestImage({
     cacheDir: defaultCacheDir(),
     agentBundlePath: AGENT_BUNDLE_PATH,

@@ -17,7 +17,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const desktop = await desktopFlavour();
   const flavour = { ...desktop, name: 'desktop-x-servers', packages: [...desktop.packages, 'xvfb', 'x11vnc'] };
-  log(`cold-booting the desktop image with xvfb and x11vnc added (${config.desktop.desktopVcpus} vCPUs, ${config.desktop.desktopMemoryMb} MiB; the image is built first if it is not cached)`);
+  log(
+    `cold-booting the desktop image with xvfb and x11vnc added (${config.desktop.desktopVcpus} vCPUs, ${config.desktop.desktopMemoryMb} MiB; the image is built first if it is not cached)`,
+  );
   const vm = await bootColdVm(flavour, { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb }, log);
   try {
     await vm.agent.writeFile('/tmp/x-servers.mjs', fs.readFileSync(new URL('./guest/x-servers.mjs', import.meta.url)));

@@ -142,7 +142,9 @@ async function main(): Promise<void> {
     for (let i = 0; i < ROUNDS * 2; i++) {
       shots.push((await timed(() => shot('')))[0]);
       halfShots.push((await timed(() => shot('?scale=0.5')))[0]);
-      clicks.push((await timed(() => call(server, 'POST', `/v1/computeruse/${id}/action`, { ...as, json: { action: 'left_click', coordinate: [300 + i, 300] } })))[0]);
+      clicks.push(
+        (await timed(() => call(server, 'POST', `/v1/computeruse/${id}/action`, { ...as, json: { action: 'left_click', coordinate: [300 + i, 300] } })))[0],
+      );
       types.push((await timed(() => call(server, 'POST', `/v1/computeruse/${id}/action`, { ...as, json: { action: 'type', text: 'a' } })))[0]);
     }
     log(`screenshot ${shots.map(Math.round).join(' ')} ms; scaled ${halfShots.map(Math.round).join(' ')} ms`);

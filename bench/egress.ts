@@ -103,7 +103,10 @@ async function main(): Promise<void> {
     // Warm both paths (first TLS handshake, module loading) before measuring.
     await run(cgroupDir, `http://${web.serverAddress}/hello`, '5', '', '', 'a.test');
     rows.push(['HTTP, new connection, no policy', stats(await run(cgroupDir, `http://${web.serverAddress}/hello`, String(COUNT), '', '', 'a.test'))]);
-    rows.push(['HTTPS, new connection, no policy', stats(await run(cgroupDir, `https://${web.serverAddress}/hello`, String(COUNT), ca.caCertPath, '', 'a.test'))]);
+    rows.push([
+      'HTTPS, new connection, no policy',
+      stats(await run(cgroupDir, `https://${web.serverAddress}/hello`, String(COUNT), ca.caCertPath, '', 'a.test')),
+    ]);
     rows.push(['DNS A lookup, direct to the server', stats(await run(cgroupDir, 'dns', String(COUNT), '', dns.address, 'a.test'))]);
 
     const applies: number[] = [];
@@ -114,7 +117,10 @@ async function main(): Promise<void> {
     }
     await enforcer.apply('bench-vm', classifier, restricted);
     rows.push(['HTTP, new connection, through the policy', stats(await run(cgroupDir, `http://${web.serverAddress}/hello`, String(COUNT), '', '', 'a.test'))]);
-    rows.push(['HTTPS, new connection, through the policy', stats(await run(cgroupDir, `https://${web.serverAddress}/hello`, String(COUNT), ca.caCertPath, '', 'a.test'))]);
+    rows.push([
+      'HTTPS, new connection, through the policy',
+      stats(await run(cgroupDir, `https://${web.serverAddress}/hello`, String(COUNT), ca.caCertPath, '', 'a.test')),
+    ]);
     // Any DNS server the process names is redirected to the policy resolver (which forwards to the same one).
     rows.push(['DNS A lookup, through the policy resolver', stats(await run(cgroupDir, 'dns', String(COUNT), '', '192.0.2.53', 'a.test'))]);
     rows.push(['policy change applied (nft transaction)', stats(applies.slice(1))]);
@@ -129,7 +135,10 @@ async function main(): Promise<void> {
     rows.push(['first apply of a VM (added to its start)', stats(firsts)]);
     intercepting = true;
     await run(cgroupDir, `https://${web.serverAddress}/hello`, '5', vaultCaPath, '', 'a.test');
-    rows.push(['HTTPS, new connection, vault interception', stats(await run(cgroupDir, `https://${web.serverAddress}/hello`, String(COUNT), vaultCaPath, '', 'a.test'))]);
+    rows.push([
+      'HTTPS, new connection, vault interception',
+      stats(await run(cgroupDir, `https://${web.serverAddress}/hello`, String(COUNT), vaultCaPath, '', 'a.test')),
+    ]);
   } finally {
     fs.rmSync(vaultCaPath, { force: true });
     await enforcer.close({ dropRules: true });

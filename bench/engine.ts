@@ -151,10 +151,12 @@ async function main(): Promise<void> {
   // Ten at once with an empty pool.
   const ids = Array.from({ length: 10 }, nextId);
   const [parallelMs] = await timed(() =>
-    Promise.all(ids.map(async (id) => {
-      await engine.acquire({ vmId: id, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 600 });
-      await engine.whenReady(id);
-    })),
+    Promise.all(
+      ids.map(async (id) => {
+        await engine.acquire({ vmId: id, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 600 });
+        await engine.whenReady(id);
+      }),
+    ),
   );
   results.parallel10_ready_ms = Math.round(parallelMs);
   log(`10 VMs ready in ${results.parallel10_ready_ms} ms`);
@@ -175,11 +177,13 @@ async function main(): Promise<void> {
     const before = pids.map(cpuTicks);
     await new Promise((r) => setTimeout(r, windowMs));
     const ticks = pids.map(cpuTicks).reduce((s, t, i) => s + t - before[i]!, 0);
-    windows.push(Math.round(((ticks / hz / pids.length) / (windowMs / 1000)) * 1000) / 10);
+    windows.push(Math.round((ticks / hz / pids.length / (windowMs / 1000)) * 1000) / 10);
   }
   log(`idle VM CPU per 10 s window: ${windows.join(', ')} %`);
   results.idle_vm_cpu_pct = windows.at(-1)!;
-  log(`idle VM: ${results.idle_vm_private_mib} MiB private (TCG's code cache: ${results.idle_vm_tcg_code_mib ?? 0} MiB), ${results.idle_vm_cpu_pct} % of a core`);
+  log(
+    `idle VM: ${results.idle_vm_private_mib} MiB private (TCG's code cache: ${results.idle_vm_tcg_code_mib ?? 0} MiB), ${results.idle_vm_cpu_pct} % of a core`,
+  );
   for (const id of ids) await engine.kill(id);
   await engine.close();
 
@@ -211,9 +215,25 @@ async function main(): Promise<void> {
   fs.rmSync(dataDir, { recursive: true, force: true });
 
   const order = [
-    'accel', 'cold_boot_ms_p50', 'restore_ms_p50', 'restore_ms_p99', 'restore_floor_ms_p50', 'restore_floor_ratio', 'pool_acquire_ms_p50', 'pool_ready_ms_p50',
-    'exec_echo_ms_p50', 'python_eval_ms_p50', 'upload_mib_s', 'download_mib_s', 'parallel10_ready_ms', 'idle_vm_private_mib', 'idle_vm_tcg_code_mib', 'idle_vm_cpu_pct',
-    'first_result_python_ms_p50', 'first_result_bash_ms_p50', 'vm_cpu_s_to_first_result',
+    'accel',
+    'cold_boot_ms_p50',
+    'restore_ms_p50',
+    'restore_ms_p99',
+    'restore_floor_ms_p50',
+    'restore_floor_ratio',
+    'pool_acquire_ms_p50',
+    'pool_ready_ms_p50',
+    'exec_echo_ms_p50',
+    'python_eval_ms_p50',
+    'upload_mib_s',
+    'download_mib_s',
+    'parallel10_ready_ms',
+    'idle_vm_private_mib',
+    'idle_vm_tcg_code_mib',
+    'idle_vm_cpu_pct',
+    'first_result_python_ms_p50',
+    'first_result_bash_ms_p50',
+    'vm_cpu_s_to_first_result',
     ...[5, 10, 20].flatMap((n) => [`concurrent${n}_p50_ms`, `concurrent${n}_p99_ms`, `concurrent${n}_p99_ratio`, `concurrent${n}_errors`]),
   ];
   process.stdout.write(`${JSON.stringify(Object.fromEntries(order.map((k) => [k, results[k]])))}\n`);

@@ -117,10 +117,18 @@ export async function measureFirstResults(config: Config, options: { rounds: num
   const engine = services.sandbox.engine as SandboxEngine;
   try {
     await services.sandbox.vms.start();
-    const user = await services.users.create({ username: `bench-${randomBytes(3).toString('hex')}`, password: randomBytes(18).toString('base64url'), plan: 'enterprise' });
+    const user = await services.users.create({
+      username: `bench-${randomBytes(3).toString('hex')}`,
+      password: randomBytes(18).toString('base64url'),
+      plan: 'enterprise',
+    });
     const { fullKey } = await services.apiKeys.create(user.id, { description: 'benchmark' });
     const post = async (url: string, body: unknown) => {
-      const response = await fetch(base + url, { method: 'POST', headers: { 'x-api-key': fullKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(base + url, {
+        method: 'POST',
+        headers: { 'x-api-key': fullKey, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: response.status, body: (await response.json().catch(() => null)) as Record<string, unknown> | null };
     };
     const poolFull = async () => {

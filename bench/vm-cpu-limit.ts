@@ -163,7 +163,10 @@ try {
   windows.push(await measure('idle guest (cap 2)'));
   console.log(JSON.stringify(windows.at(-1)));
   const stopBusy = new AbortController();
-  const busy = client.exec({ command: 'for i in 1 2; do (while :; do :; done) & done; wait', timeoutMs: 3_600_000, signal: stopBusy.signal }).collect().catch(() => undefined);
+  const busy = client
+    .exec({ command: 'for i in 1 2; do (while :; do :; done) & done; wait', timeoutMs: 3_600_000, signal: stopBusy.signal })
+    .collect()
+    .catch(() => undefined);
   await sleep(3000);
   for (let round = 0; round < ROUNDS; round++) {
     for (const variant of variants) {
@@ -186,7 +189,17 @@ const summary = Object.fromEntries(
   [...new Set(windows.map((w) => w.variant))].map((name) => {
     const of = windows.filter((w) => w.variant === name);
     const med = (key: keyof Omit<Window, 'variant'>) => median(of.map((w) => w[key]));
-    return [name, { vm_cpus: med('vmCpus'), healthz_p50_ms: med('healthzP50Ms'), healthz_p99_ms: med('healthzP99Ms'), event_loop_p99_ms: med('eventLoopP99Ms'), host_work_share: med('hostWorkShare'), load1: med('load1') }];
+    return [
+      name,
+      {
+        vm_cpus: med('vmCpus'),
+        healthz_p50_ms: med('healthzP50Ms'),
+        healthz_p99_ms: med('healthzP99Ms'),
+        event_loop_p99_ms: med('eventLoopP99Ms'),
+        host_work_share: med('hostWorkShare'),
+        load1: med('load1'),
+      },
+    ];
   }),
 );
 console.log(JSON.stringify({ host_cpus: hostCpus, rounds: ROUNDS, window_ms: WINDOW_MS, medians: summary }));

@@ -46,7 +46,13 @@ async function main(): Promise<void> {
   const acquire = async (snapshotId?: string, diskSizeMb = 0) => {
     const vmId = nextId();
     const [ms] = await timed(async () => {
-      await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 1200, ...(snapshotId ? { source: { kind: 'snapshot', snapshotId, diskSizeMb } } : {}) });
+      await engine.acquire({
+        vmId,
+        vcpuCount: 1,
+        memoryMb: 512,
+        lifetimeSeconds: 1200,
+        ...(snapshotId ? { source: { kind: 'snapshot', snapshotId, diskSizeMb } } : {}),
+      });
       await engine.whenReady(vmId);
     });
     return { vmId, ms };
@@ -76,10 +82,18 @@ async function main(): Promise<void> {
     snapshots.push(await engine.snapshot(source.vmId, id));
     snapshotIds.push(id);
   }
-  results.snapshot_pause_ms_p50 = percentile(snapshots.map((s) => s.pausedMs), 50);
-  results.snapshot_done_ms_p50 = percentile(snapshots.map((s) => s.durationMs), 50);
+  results.snapshot_pause_ms_p50 = percentile(
+    snapshots.map((s) => s.pausedMs),
+    50,
+  );
+  results.snapshot_done_ms_p50 = percentile(
+    snapshots.map((s) => s.durationMs),
+    50,
+  );
   results.snapshot_memory_mib = Math.round((snapshots[0]!.memoryBytes / MIB) * 10) / 10;
-  log(`snapshot of the running VM: guest stopped p50 ${results.snapshot_pause_ms_p50} ms, done p50 ${results.snapshot_done_ms_p50} ms [${snapshots.map((s) => `${s.pausedMs}/${s.durationMs}`).join(', ')}]; memory file ${results.snapshot_memory_mib} MiB`);
+  log(
+    `snapshot of the running VM: guest stopped p50 ${results.snapshot_pause_ms_p50} ms, done p50 ${results.snapshot_done_ms_p50} ms [${snapshots.map((s) => `${s.pausedMs}/${s.durationMs}`).join(', ')}]; memory file ${results.snapshot_memory_mib} MiB`,
+  );
 
   // Disk cost: only what changed since the parent. 32 MiB written, then a snapshot; then one with nothing written.
   await shell(agent, 'dd if=/dev/urandom of=/root/layer.bin bs=1M count=32 status=none && sync');
@@ -88,7 +102,9 @@ async function main(): Promise<void> {
   snapshotIds.push('snap_benchw', 'snap_benchi');
   results.snapshot_disk_mib_after_32mib_written = Math.round((written.diskBytes / MIB) * 10) / 10;
   results.snapshot_disk_mib_nothing_written = Math.round((idle.diskBytes / MIB) * 10) / 10;
-  log(`disk layer: ${results.snapshot_disk_mib_after_32mib_written} MiB after 32 MiB written, ${results.snapshot_disk_mib_nothing_written} MiB with nothing written`);
+  log(
+    `disk layer: ${results.snapshot_disk_mib_after_32mib_written} MiB after 32 MiB written, ${results.snapshot_disk_mib_nothing_written} MiB with nothing written`,
+  );
 
   // Clones of one snapshot, one at a time, then ten at once.
   const cloneOf = snapshotIds[0]!;
@@ -105,7 +121,10 @@ async function main(): Promise<void> {
   log(`clone p50 ${cloneP50} ms (${signed(Number(results.clone_vs_restore_ms))} ms against a restore) [${clones.map(Math.round).join(', ')}]`);
   const [tenMs, ten] = await timed(() => Promise.all(Array.from({ length: 10 }, () => acquire(cloneOf, diskSizeMb))));
   results.clones10_ready_ms = Math.round(tenMs);
-  results.clones10_p50_ms = percentile(ten.map((c) => c.ms), 50);
+  results.clones10_p50_ms = percentile(
+    ten.map((c) => c.ms),
+    50,
+  );
   log(`10 clones at once: all ready in ${results.clones10_ready_ms} ms (each p50 ${results.clones10_p50_ms} ms)`);
   for (const c of ten) await engine.kill(c.vmId);
 
@@ -127,7 +146,9 @@ async function main(): Promise<void> {
   results.pause_ms_p50 = percentile(pauses, 50);
   results.resume_ms_p50 = resumeP50;
   results.resume_vs_restore_ms = Math.round(resumeP50 - restoreP50);
-  log(`pause p50 ${results.pause_ms_p50} ms [${pauses.map(Math.round).join(', ')}]; resume p50 ${resumeP50} ms (${signed(Number(results.resume_vs_restore_ms))} ms against a restore) [${resumes.map(Math.round).join(', ')}]`);
+  log(
+    `pause p50 ${results.pause_ms_p50} ms [${pauses.map(Math.round).join(', ')}]; resume p50 ${resumeP50} ms (${signed(Number(results.resume_vs_restore_ms))} ms against a restore) [${resumes.map(Math.round).join(', ')}]`,
+  );
 
   await engine.kill(source.vmId);
   for (const id of snapshotIds) await engine.deleteSnapshot(id);

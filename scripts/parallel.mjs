@@ -18,14 +18,20 @@ const results = await Promise.all(
     (command) =>
       new Promise((resolve) => {
         const started = performance.now();
-        const child = spawn(command, { shell: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) } });
+        const child = spawn(command, {
+          shell: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
+        });
         const chunks = [];
         child.stdout.on('data', (d) => chunks.push(d));
         child.stderr.on('data', (d) => chunks.push(d));
         child.on('close', (code, signal) => {
           const seconds = ((performance.now() - started) / 1000).toFixed(1);
           const output = Buffer.concat(chunks).toString();
-          process.stdout.write(`${code === 0 ? '✔' : '✖'} ${command} (${seconds} s)${code === 0 ? '' : ` exited with ${code ?? signal}`}\n${output}${output && !output.endsWith('\n') ? '\n' : ''}`);
+          process.stdout.write(
+            `${code === 0 ? '✔' : '✖'} ${command} (${seconds} s)${code === 0 ? '' : ` exited with ${code ?? signal}`}\n${output}${output && !output.endsWith('\n') ? '\n' : ''}`,
+          );
           resolve(code === 0);
         });
       }),

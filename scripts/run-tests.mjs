@@ -149,7 +149,15 @@ function failingTests(output) {
   const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
   const at = plain.indexOf('✖ failing tests:');
   if (at < 0) return [];
-  return [...new Set(plain.slice(at).split('\n').filter((l) => /^\s*✖ /.test(l) && !l.includes('failing tests:')).map((l) => l.trim().replace(/ \([\d.]+ms\)$/, '')))];
+  return [
+    ...new Set(
+      plain
+        .slice(at)
+        .split('\n')
+        .filter((l) => /^\s*✖ /.test(l) && !l.includes('failing tests:'))
+        .map((l) => l.trim().replace(/ \([\d.]+ms\)$/, '')),
+    ),
+  ];
 }
 
 /** The reporter's closing count lines, which the block's header line replaces. */
@@ -160,7 +168,11 @@ function printBlock(result, output) {
   const mark = result.ok ? '✔' : '✖';
   const why = result.timedOut ? ` — killed after ${seconds(fileTimeoutMs)}` : !result.ok ? ` — exit ${result.code ?? result.signal}` : '';
   const { tests, fail } = result.counts;
-  const body = output.split('\n').filter((line) => !COUNT_LINE.test(line)).join('\n').replace(/\n*$/, '\n');
+  const body = output
+    .split('\n')
+    .filter((line) => !COUNT_LINE.test(line))
+    .join('\n')
+    .replace(/\n*$/, '\n');
   process.stdout.write(`\n━━ ${mark} ${result.file}  [${result.lane}, ${seconds(result.ms)}, ${tests} tests${fail ? `, ${fail} failed` : ''}]${why}\n${body}`);
 }
 
@@ -230,7 +242,14 @@ function summary() {
   console.log(out.join('\n'));
   const timesFile = option('times');
   if (timesFile) {
-    const rows = results.map(({ file, lane, ms, ok, lingeredMs, counts }) => ({ file, lane, ms: Math.round(ms), lingeredMs: Math.round(lingeredMs), ok, ...counts }));
+    const rows = results.map(({ file, lane, ms, ok, lingeredMs, counts }) => ({
+      file,
+      lane,
+      ms: Math.round(ms),
+      lingeredMs: Math.round(lingeredMs),
+      ok,
+      ...counts,
+    }));
     fs.writeFileSync(timesFile, JSON.stringify({ wallMs: Math.round(wallMs), files: rows.sort((a, b) => b.ms - a.ms) }, null, 1));
   }
   return failed.length === 0 && notRun === 0;

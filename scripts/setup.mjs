@@ -22,8 +22,20 @@ const started = Date.now();
  * OCI images for templates (`src/image/oci/`).
  */
 const ENGINE_PACKAGES = [
-  'qemu-system-x86', 'qemu-utils', 'linux-image-amd64', 'busybox-static', 'mmdebstrap', 'e2fsprogs',
-  'cpio', 'xz-utils', 'nftables', 'ca-certificates', 'util-linux', 'tar', 'skopeo', 'umoci',
+  'qemu-system-x86',
+  'qemu-utils',
+  'linux-image-amd64',
+  'busybox-static',
+  'mmdebstrap',
+  'e2fsprogs',
+  'cpio',
+  'xz-utils',
+  'nftables',
+  'ca-certificates',
+  'util-linux',
+  'tar',
+  'skopeo',
+  'umoci',
 ];
 /**
  * Extra packages for the test suite: PostgreSQL (the store's contract tests), pyflakes3 and black, which
@@ -33,7 +45,21 @@ const ENGINE_PACKAGES = [
  */
 // The Python client's tests build a wheel and install it into venvs with the system Python (no PyPI).
 // The egress tests make a test CA with openssl and fetch through the host firewall with curl.
-const TEST_PACKAGES = ['postgresql', 'pyflakes3', 'black', 'docker-registry', 'apache2-utils', 'chromium', 'ffmpeg', 'python3-pip', 'python3-venv', 'python3-wheel', 'openssl', 'curl', 'openssh-client'];
+const TEST_PACKAGES = [
+  'postgresql',
+  'pyflakes3',
+  'black',
+  'docker-registry',
+  'apache2-utils',
+  'chromium',
+  'ffmpeg',
+  'python3-pip',
+  'python3-venv',
+  'python3-wheel',
+  'openssl',
+  'curl',
+  'openssh-client',
+];
 
 function step(message) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -26,7 +26,12 @@ const HEAVY_SIGNS = [
   [/['"`]nft['"`]|\bnft\s+-/, 'nftables'],
 ];
 
-const IMPORT_REFS = [/\bfrom\s+['"](\.{1,2}\/[^'"]+)['"]/g, /\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g, /\bimport\s+['"](\.{1,2}\/[^'"]+)['"]/g, /new URL\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*,\s*import\.meta\.url/g];
+const IMPORT_REFS = [
+  /\bfrom\s+['"](\.{1,2}\/[^'"]+)['"]/g,
+  /\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g,
+  /\bimport\s+['"](\.{1,2}\/[^'"]+)['"]/g,
+  /new URL\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*,\s*import\.meta\.url/g,
+];
 
 const cache = new Map();
 

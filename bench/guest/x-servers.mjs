@@ -24,7 +24,26 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.
 const round = (n) => Math.round(n * 10) / 10;
 
 const VARIANTS = {
-  xvnc: [['Xvnc', [DISPLAY, '-geometry', `${WIDTH}x${HEIGHT}`, '-depth', '24', '-rfbport', String(PORT), '-localhost', '-SecurityTypes', 'None', '-AlwaysShared', '-nolisten', 'tcp']]],
+  xvnc: [
+    [
+      'Xvnc',
+      [
+        DISPLAY,
+        '-geometry',
+        `${WIDTH}x${HEIGHT}`,
+        '-depth',
+        '24',
+        '-rfbport',
+        String(PORT),
+        '-localhost',
+        '-SecurityTypes',
+        'None',
+        '-AlwaysShared',
+        '-nolisten',
+        'tcp',
+      ],
+    ],
+  ],
   xvfb: [
     ['Xvfb', [DISPLAY, '-screen', '0', `${WIDTH}x${HEIGHT}x24`, '-nolisten', 'tcp']],
     // Defaults otherwise (it uses X DAMAGE hints when the server has them, and polls the framebuffer as well).

@@ -10,7 +10,11 @@ import { COMPUTER_ACTIONS } from '../../sdk/src/resources/computer-use.ts';
 const screen = { width: 1280, height: 800 };
 
 function invalid(body: unknown, loc: string[]): void {
-  assert.throws(() => planAction(body, screen), (error: unknown) => error instanceof InvalidAction && JSON.stringify(error.loc) === JSON.stringify(loc), `${JSON.stringify(body)} → ${loc.join('.')}`);
+  assert.throws(
+    () => planAction(body, screen),
+    (error: unknown) => error instanceof InvalidAction && JSON.stringify(error.loc) === JSON.stringify(loc),
+    `${JSON.stringify(body)} → ${loc.join('.')}`,
+  );
 }
 
 describe('computer-use actions → xdotool', () => {
@@ -19,7 +23,10 @@ describe('computer-use actions → xdotool', () => {
   });
 
   it("turns Anthropic's actions into one xdotool command line each", () => {
-    assert.deepEqual(planAction({ action: 'left_click', coordinate: [10, 20] }, screen), { kind: 'xdotool', args: ['mousemove', '10', '20', 'click', '--repeat', '1', '--delay', '80', '1'] });
+    assert.deepEqual(planAction({ action: 'left_click', coordinate: [10, 20] }, screen), {
+      kind: 'xdotool',
+      args: ['mousemove', '10', '20', 'click', '--repeat', '1', '--delay', '80', '1'],
+    });
     assert.deepEqual(planAction({ action: 'triple_click' }, screen), { kind: 'xdotool', args: ['click', '--repeat', '3', '--delay', '80', '1'] });
     assert.deepEqual(planAction({ action: 'right_click', coordinate: [0, 0], text: 'shift' }, screen), {
       kind: 'xdotool',
@@ -33,7 +40,10 @@ describe('computer-use actions → xdotool', () => {
       kind: 'xdotool',
       args: ['mousemove', '5', '5', 'click', '--repeat', '2', '--delay', '30', '5'],
     });
-    assert.deepEqual(planAction({ action: 'key', text: 'ctrl+s Return' }, screen), { kind: 'xdotool', args: ['key', '--delay', '30', '--', 'ctrl+s', 'Return'] });
+    assert.deepEqual(planAction({ action: 'key', text: 'ctrl+s Return' }, screen), {
+      kind: 'xdotool',
+      args: ['key', '--delay', '30', '--', 'ctrl+s', 'Return'],
+    });
     assert.deepEqual(planAction({ action: 'hold_key', text: 'ctrl+shift', duration: 0.5 }, screen), {
       kind: 'xdotool',
       args: ['keydown', 'ctrl', 'keydown', 'shift', 'sleep', '0.5', 'keyup', 'shift', 'keyup', 'ctrl'],
@@ -87,7 +97,7 @@ describe('screenshots', () => {
     assert.deepEqual([image.width, image.height], [7, 3]);
     const decoded = PNG.sync.read(encodePng(image));
     assert.deepEqual([decoded.width, decoded.height], [7, 3]);
-    const at = (4 * (2 * 7 + 5));
+    const at = 4 * (2 * 7 + 5);
     assert.deepEqual([...decoded.data.subarray(at, at + 4)], [150, 200, 200, 255]);
   });
 

@@ -1,11 +1,24 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { decodeJsonPayload, encodeFrame, encodeJsonFrame, FrameDecoder, FrameError, FrameType, MAX_FRAME_PAYLOAD_BYTES, readFrames } from '../src/protocol/frames.ts';
+import {
+  decodeJsonPayload,
+  encodeFrame,
+  encodeJsonFrame,
+  FrameDecoder,
+  FrameError,
+  FrameType,
+  MAX_FRAME_PAYLOAD_BYTES,
+  readFrames,
+} from '../src/protocol/frames.ts';
 
 describe('exec frame codec', () => {
   it('round-trips frames split at every byte boundary', () => {
-    const frames = [encodeFrame(FrameType.Stdout, Buffer.from([0, 1, 2, 255])), encodeJsonFrame(FrameType.Exit, { exitCode: 0 }), encodeFrame(FrameType.StdinEnd)];
+    const frames = [
+      encodeFrame(FrameType.Stdout, Buffer.from([0, 1, 2, 255])),
+      encodeJsonFrame(FrameType.Exit, { exitCode: 0 }),
+      encodeFrame(FrameType.StdinEnd),
+    ];
     const wire = Buffer.concat(frames);
     for (let split = 0; split <= wire.length; split++) {
       const decoder = new FrameDecoder();

@@ -11,7 +11,11 @@ describe('guest paths', () => {
 
   it('rejects relative, empty and NUL-containing paths with INVALID_PATH', () => {
     for (const bad of ['relative', './x', '', 'a/../b', '/tmp/a\0b', 42, null]) {
-      assert.throws(() => parseGuestPath(bad), (error: unknown) => error instanceof AgentFailure && error.code === 'INVALID_PATH', String(bad));
+      assert.throws(
+        () => parseGuestPath(bad),
+        (error: unknown) => error instanceof AgentFailure && error.code === 'INVALID_PATH',
+        String(bad),
+      );
     }
   });
 

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { encodeAgentReady, encodeHostHello, findAgentReady, findHostHello, HELLO_BYTES, HELLO_PADDING_BYTES, LINK_NONCE_BYTES } from '../src/protocol/link-sync.ts';
+import {
+  encodeAgentReady,
+  encodeHostHello,
+  findAgentReady,
+  findHostHello,
+  HELLO_BYTES,
+  HELLO_PADDING_BYTES,
+  LINK_NONCE_BYTES,
+} from '../src/protocol/link-sync.ts';
 
 const nonce = Buffer.alloc(LINK_NONCE_BYTES, 0xab);
 

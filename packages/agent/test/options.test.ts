@@ -15,13 +15,22 @@ describe('agent command line', () => {
     assert.equal(options.prestartPython, true);
     assert.equal(options.cgroupRoot, undefined);
     assert.equal(options.pythonCommand, 'python3');
-    assert.equal(options.helperPythonCommand, 'python3', 'the helper runs on the user\'s Python unless told otherwise');
+    assert.equal(options.helperPythonCommand, 'python3', "the helper runs on the user's Python unless told otherwise");
     assert.equal(options.shell, '/bin/bash');
     assert.equal(options.envFile, undefined);
   });
 
   it('takes a separate Python for its own helper, a shell and an env file (images not built by sandboxd)', async () => {
-    const options = parseAgentOptions(['--python', '/usr/local/bin/python3', '--helper-python', '/opt/sandboxd/runtime/bin/python3', '--shell', '/bin/sh', '--env-file', '/opt/sandboxd/image-env.json']);
+    const options = parseAgentOptions([
+      '--python',
+      '/usr/local/bin/python3',
+      '--helper-python',
+      '/opt/sandboxd/runtime/bin/python3',
+      '--shell',
+      '/bin/sh',
+      '--env-file',
+      '/opt/sandboxd/image-env.json',
+    ]);
     assert.equal(options.pythonCommand, '/usr/local/bin/python3');
     assert.equal(options.helperPythonCommand, '/opt/sandboxd/runtime/bin/python3');
     assert.equal(options.shell, '/bin/sh');

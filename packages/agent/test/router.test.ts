@@ -27,10 +27,15 @@ describe('router deadlines', () => {
 
   before(async () => {
     const router = new Router()
-      .add('GET', '/stuck', async ({ stream }) => {
-        await stuck;
-        replyJson(stream, 200, { late: true });
-      }, 200)
+      .add(
+        'GET',
+        '/stuck',
+        async ({ stream }) => {
+          await stuck;
+          replyJson(stream, 200, { late: true });
+        },
+        200,
+      )
       .add('GET', '/quick', ({ stream }) => replyJson(stream, 200, { ok: true }), 200);
     server = createServer();
     server.on('stream', (stream, headers) => void router.dispatch(stream, headers));

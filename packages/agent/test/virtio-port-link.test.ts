@@ -79,12 +79,12 @@ describe('virtio port link over FIFOs', () => {
     const before = hangups;
     const first = openHost();
     first.write('one ');
-    await until(() => Buffer.concat(received).toString() === 'one ', 'the first host\'s bytes');
+    await until(() => Buffer.concat(received).toString() === 'one ', "the first host's bytes");
     first.destroy();
     await new Promise((resolve) => setTimeout(resolve, 30));
     const second = openHost();
     second.write('two');
-    await until(() => Buffer.concat(received).toString() === 'one two', 'the next host\'s bytes');
+    await until(() => Buffer.concat(received).toString() === 'one two', "the next host's bytes");
     await new Promise((resolve) => setTimeout(resolve, CONFIRM_MS + 100));
     assert.equal(hangups, before, 'no hangup for a host that came back at once');
     second.destroy();

@@ -48,7 +48,11 @@ export function explain(error: unknown, baseUrl: string): Explained {
   if (error instanceof UsageError) return { type, exitCode: EXIT.usage, message: error.message };
   if (error instanceof AuthenticationError) {
     if (error.status === 403) return { type, exitCode: EXIT.auth, message: `Not allowed: ${error.message}.` };
-    return { type, exitCode: EXIT.auth, message: `Not logged in to ${baseUrl}, or the API key is no longer valid (${error.message}). Run \`sandbox login\` (or set SANDBOXD_API_KEY).` };
+    return {
+      type,
+      exitCode: EXIT.auth,
+      message: `Not logged in to ${baseUrl}, or the API key is no longer valid (${error.message}). Run \`sandbox login\` (or set SANDBOXD_API_KEY).`,
+    };
   }
   if (error instanceof RateLimitError) {
     const wait = error.retryAfter !== undefined ? ` Try again in ${error.retryAfter} s.` : ' Try again in a minute.';
@@ -56,26 +60,49 @@ export function explain(error: unknown, baseUrl: string): Explained {
   }
   if (error instanceof QuotaExceededError) {
     if (/ \/v1\/browser\//.test(error.operation ?? '')) {
-      return { type, exitCode: EXIT.limited, message: `Quota exceeded: ${error.message}. Close a browser session you no longer need (\`sandbox browser sessions\`, \`sandbox browser close ID\`).` };
+      return {
+        type,
+        exitCode: EXIT.limited,
+        message: `Quota exceeded: ${error.message}. Close a browser session you no longer need (\`sandbox browser sessions\`, \`sandbox browser close ID\`).`,
+      };
     }
     if (/ \/v1\/(templates|snapshots)$/.test(error.operation ?? '')) {
       return { type, exitCode: EXIT.limited, message: `Quota exceeded: ${error.message}. \`sandbox template ls\` shows your builds under way.` };
     }
-    return { type, exitCode: EXIT.limited, message: `Quota exceeded: ${error.message}. Kill a VM you no longer need (\`sandbox ls\`, \`sandbox kill SESSION\`) or wait for one to expire.` };
+    return {
+      type,
+      exitCode: EXIT.limited,
+      message: `Quota exceeded: ${error.message}. Kill a VM you no longer need (\`sandbox ls\`, \`sandbox kill SESSION\`) or wait for one to expire.`,
+    };
   }
   if (error instanceof SessionError) {
     return { type, exitCode: EXIT.notFound, message: `${error.message}. \`sandbox ls\` lists your sandboxes; \`sandbox create\` makes a new session.` };
   }
   if (error instanceof BrowserSessionError) {
-    return { type, exitCode: EXIT.notFound, message: `${error.message}: it is closed, expired or not yours. \`sandbox browser sessions\` lists your open browser sessions.` };
+    return {
+      type,
+      exitCode: EXIT.notFound,
+      message: `${error.message}: it is closed, expired or not yours. \`sandbox browser sessions\` lists your open browser sessions.`,
+    };
   }
-  if (error instanceof ElementNotFoundError) return { type, exitCode: EXIT.notFound, message: `No element matches ${error.selector ?? 'the selector'} on the page: ${error.message}.` };
-  if (error instanceof BrowserTimeoutError) return { type, exitCode: EXIT.error, message: `The browser timed out: ${error.message}. A longer --wait-timeout may help.` };
+  if (error instanceof ElementNotFoundError)
+    return { type, exitCode: EXIT.notFound, message: `No element matches ${error.selector ?? 'the selector'} on the page: ${error.message}.` };
+  if (error instanceof BrowserTimeoutError)
+    return { type, exitCode: EXIT.error, message: `The browser timed out: ${error.message}. A longer --wait-timeout may help.` };
   if (error instanceof BrowserNavigationError) return { type, exitCode: EXIT.error, message: `The page could not be loaded: ${error.message}.` };
   if (error instanceof NotFoundError) return { type, exitCode: EXIT.notFound, message: `Not found: ${error.message}.` };
-  if (error instanceof ValidationError) return { type, exitCode: EXIT.usage, message: `The server rejected the input: ${error.detail.map((d) => `${d.loc.slice(1).join('.') || d.loc.join('.')}: ${d.msg}`).join('; ')}.` };
+  if (error instanceof ValidationError)
+    return {
+      type,
+      exitCode: EXIT.usage,
+      message: `The server rejected the input: ${error.detail.map((d) => `${d.loc.slice(1).join('.') || d.loc.join('.')}: ${d.msg}`).join('; ')}.`,
+    };
   if (error instanceof UnsupportedOperationError) {
-    return { type, exitCode: EXIT.error, message: `This server does not support that yet: ${error.operation ?? 'the operation'} answered 501 (${error.message}).` };
+    return {
+      type,
+      exitCode: EXIT.error,
+      message: `This server does not support that yet: ${error.operation ?? 'the operation'} answered 501 (${error.message}).`,
+    };
   }
   if (error instanceof ExecutionError) {
     const poll = error.executionId !== undefined ? ` (execution ${error.executionId})` : '';
@@ -84,9 +111,17 @@ export function explain(error: unknown, baseUrl: string): Explained {
   if (error instanceof NetworkError) {
     if (error.timedOut) return { type, exitCode: EXIT.unavailable, message: `${baseUrl} did not answer in time: ${error.message}.` };
     if (error.status === undefined) {
-      return { type, exitCode: EXIT.unavailable, message: `Cannot reach sandboxd at ${baseUrl}: ${error.message}. Is the server running (\`npm start\`)? Choose another with --url or SANDBOXD_URL.` };
+      return {
+        type,
+        exitCode: EXIT.unavailable,
+        message: `Cannot reach sandboxd at ${baseUrl}: ${error.message}. Is the server running (\`npm start\`)? Choose another with --url or SANDBOXD_URL.`,
+      };
     }
-    return { type, exitCode: EXIT.unavailable, message: `The server failed (${error.status}${error.code ? ` ${error.code}` : ''}): ${error.message}${id}. Retrying later may help.` };
+    return {
+      type,
+      exitCode: EXIT.unavailable,
+      message: `The server failed (${error.status}${error.code ? ` ${error.code}` : ''}): ${error.message}${id}. Retrying later may help.`,
+    };
   }
   if (error instanceof SandboxdError) {
     const known = error.code ? CLI_AUTH_MESSAGES[error.code] : undefined;

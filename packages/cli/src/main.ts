@@ -77,7 +77,9 @@ async function main(argv: string[]): Promise<void> {
     const explained = explain(error, baseUrl);
     if (options.json) {
       const e = error as { status?: number; code?: string };
-      process.stderr.write(`${JSON.stringify({ error: { type: explained.type, message: explained.message, status: e.status ?? null, code: e.code ?? null, exit_code: explained.exitCode } })}\n`);
+      process.stderr.write(
+        `${JSON.stringify({ error: { type: explained.type, message: explained.message, status: e.status ?? null, code: e.code ?? null, exit_code: explained.exitCode } })}\n`,
+      );
     } else {
       process.stderr.write(`sandbox: ${explained.message}\n`);
     }

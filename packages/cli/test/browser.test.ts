@@ -56,7 +56,27 @@ describe('sandbox browser', { timeout: 20 * 60_000 }, () => {
 
   test('render writes a real PNG of the viewport to -o, its HTML and text where asked, and prints the usage id, title and size', async () => {
     const url = `${web.baseUrl}/page/3`;
-    const res = await runCli(['browser', 'render', url, '-o', 'shot.png', '--width', '640', '--height', '480', '--wait-for', 'h1', '--wait-timeout', '60000', '--html-out', 'page.html', '--text'], env);
+    const res = await runCli(
+      [
+        'browser',
+        'render',
+        url,
+        '-o',
+        'shot.png',
+        '--width',
+        '640',
+        '--height',
+        '480',
+        '--wait-for',
+        'h1',
+        '--wait-timeout',
+        '60000',
+        '--html-out',
+        'page.html',
+        '--text',
+      ],
+      env,
+    );
     assert.equal(res.code, 0, res.stderr);
     const png = fs.readFileSync(inHome('shot.png'));
     assert.deepEqual(pngSize(png), [640, 480], 'the size asked for');
@@ -66,7 +86,10 @@ describe('sandbox browser', { timeout: 20 * 60_000 }, () => {
     assert.match(res.stdout, /^HTML written to page\.html$/m);
     assert.match(res.stdout, /\n\n[^]*Page 3/, 'the readable text after the summary');
     assert.match(fs.readFileSync(inHome('page.html'), 'utf8'), /<h1>Page 3<\/h1>/);
-    assert.ok((await web.requests()).some((r) => r.path === '/page/3'), 'the browser in the VM fetched the page');
+    assert.ok(
+      (await web.requests()).some((r) => r.path === '/page/3'),
+      'the browser in the VM fetched the page',
+    );
 
     const stored = await call(server, 'GET', `/v1/browser/screenshot/${usageId}`, { apiKey });
     assert.equal(stored.status, 200, stored.text);
@@ -107,7 +130,10 @@ describe('sandbox browser', { timeout: 20 * 60_000 }, () => {
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, new RegExp(`^${id}\\s+about:blank\\s+1024×768\\s+0\\s`, 'm'));
     const asJson = await runCli(['--json', 'browser', 'sessions'], env);
-    assert.deepEqual(asJson.json.map((s: { session_id: string }) => s.session_id), [id]);
+    assert.deepEqual(
+      asJson.json.map((s: { session_id: string }) => s.session_id),
+      [id],
+    );
 
     const closed = await runCli(['browser', 'close', id], env);
     assert.equal(closed.code, 0, closed.stderr);

@@ -220,7 +220,10 @@ describe('sandbox on real VMs', () => {
     assert.equal(status.json.vm_status, 'active');
     const ls = await runCli(['--json', 'ls', '--metadata', 'suite=cli-vm'], env);
     // The clone of the test before has its source session's metadata too; it was killed.
-    assert.deepEqual(ls.json.filter((s: any) => s.status === 'active').map((s: any) => s.sandbox_id), [status.json.vm_id]);
+    assert.deepEqual(
+      ls.json.filter((s: any) => s.status === 'active').map((s: any) => s.sandbox_id),
+      [status.json.vm_id],
+    );
     assert.deepEqual((await runCli(['--json', 'ls', '--metadata', 'suite=other'], env)).json, []);
     const table = await runCli(['ls'], env);
     assert.match(table.stdout, /suite=cli-vm/);

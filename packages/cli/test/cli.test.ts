@@ -38,7 +38,10 @@ describe('sandbox (command-line tool)', () => {
   /** Approves a user code over HTTP as dave, signed in with a bearer token. */
   async function approveAsDave(userCode: string, deny = false) {
     const token = await call(server, 'POST', '/v1/auth/token', { form: { username: 'dave', password: dave.password } });
-    const res = await call(server, 'POST', '/api/cli-auth/approve', { bearer: token.body.access_token, json: { user_code: userCode, ...(deny ? { deny: true } : {}) } });
+    const res = await call(server, 'POST', '/api/cli-auth/approve', {
+      bearer: token.body.access_token,
+      json: { user_code: userCode, ...(deny ? { deny: true } : {}) },
+    });
     assert.equal(res.status, 200, res.text);
   }
 
@@ -46,7 +49,10 @@ describe('sandbox (command-line tool)', () => {
     // `npm start`/`npm test` link npm's global bin/sandbox to a clone's bin/sandbox.mjs (scripts/setup.mjs).
     const res = await runCli(['--json', 'keys', 'ls'], home.env({ SANDBOXD_API_KEY: dave.apiKey }), undefined, ['sandbox']);
     assert.equal(res.code, 0, `${res.stderr} (is it on PATH? node scripts/setup.mjs installs it)`);
-    assert.ok(res.json.some((k: { description: string }) => k.description === 'test key of dave'), res.stdout);
+    assert.ok(
+      res.json.some((k: { description: string }) => k.description === 'test key of dave'),
+      res.stdout,
+    );
   });
 
   test('--version, --help and usage mistakes', async () => {
@@ -122,7 +128,10 @@ describe('sandbox (command-line tool)', () => {
     test('whoami and keys ls use the stored key', async () => {
       const who = await runCli(['--json', 'whoami'], home.env());
       assert.equal(who.code, 0, who.stderr);
-      assert.deepEqual({ username: who.json.username, user_id: who.json.user_id, key_source: who.json.key_source, base_url: who.json.base_url }, { username: 'dave', user_id: dave.userId, key_source: 'credentials', base_url: server.baseUrl });
+      assert.deepEqual(
+        { username: who.json.username, user_id: who.json.user_id, key_source: who.json.key_source, base_url: who.json.base_url },
+        { username: 'dave', user_id: dave.userId, key_source: 'credentials', base_url: server.baseUrl },
+      );
       const text = await runCli(['whoami'], home.env());
       assert.match(text.stdout, /user:\s+dave/);
       const keys = await runCli(['--json', 'keys', 'ls'], home.env());
@@ -132,7 +141,7 @@ describe('sandbox (command-line tool)', () => {
       assert.match(table.stdout, /CLI - cli-test-host/);
     });
 
-    test('without SANDBOXD_URL the last login\'s server is used', async () => {
+    test("without SANDBOXD_URL the last login's server is used", async () => {
       const env = home.env();
       delete env.SANDBOXD_URL;
       const res = await runCli(['--json', 'whoami'], env);
@@ -144,9 +153,15 @@ describe('sandbox (command-line tool)', () => {
       const plain = await runCli(['create', '--vcpus', '1'], home.env());
       assert.equal(plain.code, 0, plain.stderr);
       assert.match(plain.stdout.trim(), /^[0-9a-f-]{36}$/);
-      const json = await runCli(['--json', 'create', '--vcpus', '1', '--memory', '256', '--lifetime', '60', '--metadata', 'team=cli', '--env', 'MODE=x'], home.env());
+      const json = await runCli(
+        ['--json', 'create', '--vcpus', '1', '--memory', '256', '--lifetime', '60', '--metadata', 'team=cli', '--env', 'MODE=x'],
+        home.env(),
+      );
       assert.equal(json.code, 0, json.stderr);
-      assert.deepEqual({ vcpu: json.json.vcpu_count, memory: json.json.memory_mb, lifetime: json.json.vm_lifetime_seconds, metadata: json.json.metadata }, { vcpu: 1, memory: 256, lifetime: 60, metadata: { team: 'cli' } });
+      assert.deepEqual(
+        { vcpu: json.json.vcpu_count, memory: json.json.memory_mb, lifetime: json.json.vm_lifetime_seconds, metadata: json.json.metadata },
+        { vcpu: 1, memory: 256, lifetime: 60, metadata: { team: 'cli' } },
+      );
       const status = await runCli(['--json', 'status'], home.env());
       assert.equal(status.code, 0, status.stderr);
       assert.equal(status.json.session_id, json.json.session_id, 'status without an id uses the current session');

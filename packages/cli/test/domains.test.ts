@@ -49,7 +49,10 @@ describe('sandbox domains', () => {
 
     const listed = await runCli(['--json', 'domains', 'ls'], env);
     assert.equal(listed.code, 0, listed.stderr);
-    assert.deepEqual(listed.json.map((d: { id: string; status: string }) => [d.id, d.status]), [[id, 'verified']]);
+    assert.deepEqual(
+      listed.json.map((d: { id: string; status: string }) => [d.id, d.status]),
+      [[id, 'verified']],
+    );
     const text = await runCli(['domains', 'ls'], env);
     assert.match(text.stdout, /^ID\s+DOMAIN\s+STATUS\s+SERVES/);
     assert.match(text.stdout, new RegExp(`${id}\\s+cli\\.example\\.com\\s+verified`));

@@ -50,7 +50,12 @@ function parse(stdout: string): unknown {
 const THIS_CHECKOUT = [process.execPath, BIN];
 
 /** Starts the command; `done` resolves with its output when it exits (a program that cannot start: code null). */
-export function startCli(args: string[], env: NodeJS.ProcessEnv, input?: string, command: string[] = THIS_CHECKOUT): { child: ChildProcess; done: Promise<CliResult>; stderrSoFar: () => string } {
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  input?: string,
+  command: string[] = THIS_CHECKOUT,
+): { child: ChildProcess; done: Promise<CliResult>; stderrSoFar: () => string } {
   const child = spawn(command[0]!, [...command.slice(1), ...args], { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

@@ -36,14 +36,17 @@ describe('sandbox template', () => {
     assert.match(auth.stderr, /SANDBOXD_REGISTRY_PASSWORD/);
   });
 
-  test('a bad image reference is the server\'s 400, said plainly', async () => {
+  test("a bad image reference is the server's 400, said plainly", async () => {
     const bad = await runCli(['template', 'build', '--name', 'x', '--image', 'example.com/Upper/b:1'], env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /oci_image: invalid image reference/);
   });
 
   test('build follows the log and exits 1 with the reason; ls, logs and rm by name', async () => {
-    const built = await runCli(['template', 'build', '--name', 'refused', '--image', '127.0.0.1:9/team/app:1', '--run', 'echo one', '--run', 'echo two', '--env', 'TOKEN=t0ken'], env);
+    const built = await runCli(
+      ['template', 'build', '--name', 'refused', '--image', '127.0.0.1:9/team/app:1', '--run', 'echo one', '--run', 'echo two', '--env', 'TOKEN=t0ken'],
+      env,
+    );
     assert.equal(built.code, 1, built.stderr);
     assert.match(built.stderr, /Building template refused \(tpl_[a-z2-7]{16}\) from 127\.0\.0\.1:9\/team\/app:1/);
     assert.match(built.stderr, /build failed at resolve: the registry 127\.0\.0\.1:9 cannot be used: .*SANDBOXD_TEMPLATE_REGISTRY_ALLOW_PRIVATE/);
@@ -53,7 +56,10 @@ describe('sandbox template', () => {
     const listed = await runCli(['--json', 'template', 'ls'], env);
     assert.equal(listed.code, 0, listed.stderr);
     const record = listed.json.find((t: { name: string }) => t.name === 'refused');
-    assert.deepEqual([listed.json[0].template_id, record.status, record.build_args.post_build_cmd, record.build_args.env_names], ['default', 'failed', 'set -e\necho one\necho two', ['TOKEN']]);
+    assert.deepEqual(
+      [listed.json[0].template_id, record.status, record.build_args.post_build_cmd, record.build_args.env_names],
+      ['default', 'failed', 'set -e\necho one\necho two', ['TOKEN']],
+    );
     const text = await runCli(['template', 'ls'], env);
     assert.match(text.stdout, /refused\s+failed\s+failed at resolve\s+127\.0\.0\.1:9\/team\/app:1/);
 

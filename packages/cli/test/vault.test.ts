@@ -40,7 +40,28 @@ describe('sandbox vault', () => {
 
   test('create (values from env and stdin), ls, show, set, logs, unset, rm; no value is ever printed', async () => {
     const created = await cli(
-      ['vault', 'create', 'ci', '-d', 'CI tokens', '--secret', 'API_TOKEN', '--host', 'api.example.com', '--value-env', 'MY_TOKEN', '--secret', 'DEPLOY_KEY', '--host', 'deploy.example.com', '--host', '*.example.org', '--inject', 'header:X-Deploy-Key', '--value-stdin'],
+      [
+        'vault',
+        'create',
+        'ci',
+        '-d',
+        'CI tokens',
+        '--secret',
+        'API_TOKEN',
+        '--host',
+        'api.example.com',
+        '--value-env',
+        'MY_TOKEN',
+        '--secret',
+        'DEPLOY_KEY',
+        '--host',
+        'deploy.example.com',
+        '--host',
+        '*.example.org',
+        '--inject',
+        'header:X-Deploy-Key',
+        '--value-stdin',
+      ],
       { MY_TOKEN: FROM_ENV },
       `${FROM_STDIN}\n`,
     );
@@ -52,7 +73,10 @@ describe('sandbox vault', () => {
 
     const listed = await cli(['--json', 'vault', 'ls']);
     assert.equal(listed.code, 0, listed.stderr);
-    assert.deepEqual(listed.json.map((v: { id: string; name: string }) => [v.id, v.name]), [[id, 'ci']]);
+    assert.deepEqual(
+      listed.json.map((v: { id: string; name: string }) => [v.id, v.name]),
+      [[id, 'ci']],
+    );
     const text = await cli(['vault', 'ls']);
     assert.match(text.stdout, /^ID\s+NAME\s+SECRETS\s+CREATED\s+DESCRIPTION/);
     assert.match(text.stdout, new RegExp(`${id}\\s+ci\\s+API_TOKEN, DEPLOY_KEY\\s+\\S+\\s+CI tokens`));
@@ -66,10 +90,18 @@ describe('sandbox vault', () => {
     const rotated = await cli(['vault', 'set', id, 'API_TOKEN', '--host', 'api.example.com', '--host', 'api2.example.com', '--value-stdin'], {}, ROTATED);
     assert.equal(rotated.code, 0, rotated.stderr);
     assert.match(rotated.stdout, /Secret API_TOKEN set in vault vlt_\S+ \(hosts: api\.example\.com, api2\.example\.com; injected as Authorization: Bearer\)/);
-    const added = await cli(['--json', 'vault', 'set', id, 'EXTRA', '--host', 'x.example.com', '--value-env', 'EXTRA_VALUE', '--inject', 'header:Authorization:token '], { EXTRA_VALUE: FROM_ENV });
+    const added = await cli(
+      ['--json', 'vault', 'set', id, 'EXTRA', '--host', 'x.example.com', '--value-env', 'EXTRA_VALUE', '--inject', 'header:Authorization:token '],
+      { EXTRA_VALUE: FROM_ENV },
+    );
     assert.equal(added.code, 0, added.stderr);
-    assert.deepEqual([added.json.name, added.json.allowed_hosts, added.json.inject], ['EXTRA', ['x.example.com'], { type: 'header', name: 'Authorization', prefix: 'token ' }]);
-    const badInject = await cli(['vault', 'set', id, 'EXTRA', '--host', 'x.example.com', '--value-env', 'EXTRA_VALUE', '--inject', 'cookie'], { EXTRA_VALUE: FROM_ENV });
+    assert.deepEqual(
+      [added.json.name, added.json.allowed_hosts, added.json.inject],
+      ['EXTRA', ['x.example.com'], { type: 'header', name: 'Authorization', prefix: 'token ' }],
+    );
+    const badInject = await cli(['vault', 'set', id, 'EXTRA', '--host', 'x.example.com', '--value-env', 'EXTRA_VALUE', '--inject', 'cookie'], {
+      EXTRA_VALUE: FROM_ENV,
+    });
     assert.equal(badInject.code, 2);
     assert.match(badInject.stderr, /--inject cookie: give bearer, basic, header:NAME or header:NAME:PREFIX/);
 
@@ -113,7 +145,11 @@ describe('sandbox vault', () => {
     const noHost = await cli(['vault', 'create', 'x', '--secret', 'A', '--value-env', 'V'], { V: FROM_ENV });
     assert.equal(noHost.code, 2);
     assert.match(noHost.stderr, /--secret A needs at least one --host/);
-    const twoFromStdin = await cli(['vault', 'create', 'x', '--secret', 'A', '--host', 'a.example.com', '--secret', 'B', '--host', 'b.example.com', '--value-stdin'], {}, FROM_STDIN);
+    const twoFromStdin = await cli(
+      ['vault', 'create', 'x', '--secret', 'A', '--host', 'a.example.com', '--secret', 'B', '--host', 'b.example.com', '--value-stdin'],
+      {},
+      FROM_STDIN,
+    );
     assert.equal(twoFromStdin.code, 2);
     assert.match(twoFromStdin.stderr, /--value-stdin gives one value, but 2 secrets have no --value-env/);
     const emptyValue = await cli(['vault', 'set', 'vlt_nothing', 'A', '--host', 'a.example.com', '--value-stdin'], {}, '');

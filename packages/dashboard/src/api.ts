@@ -60,7 +60,8 @@ export function setUnauthenticatedHandler(handler: () => void): void {
 function describe(body: unknown, status: number): { code: string; message: string } {
   if (body && typeof body === 'object') {
     const { detail, code } = body as { detail?: unknown; code?: unknown };
-    const message = typeof detail === 'string' ? detail : Array.isArray(detail) ? detail.map((d: { msg?: string }) => d.msg ?? '').join('; ') : `HTTP ${status}`;
+    const message =
+      typeof detail === 'string' ? detail : Array.isArray(detail) ? detail.map((d: { msg?: string }) => d.msg ?? '').join('; ') : `HTTP ${status}`;
     return { code: typeof code === 'string' ? code : `HTTP_${status}`, message };
   }
   return { code: `HTTP_${status}`, message: `HTTP ${status}` };

@@ -9,7 +9,22 @@ const listeners = new Set<Listener>();
 let source: EventSource | null = null;
 
 /** The event families the console reacts to (docs/events.md). */
-const TYPES = ['session.created', 'vm.started', 'vm.failed', 'vm.killed', 'vm.expired', 'vm.crashed', 'vm.agent_lost', 'vm.lost', 'vm.paused', 'vm.resumed', 'vm.cloned', 'vm.snapshotted', 'execution.completed', 'execution.failed'];
+const TYPES = [
+  'session.created',
+  'vm.started',
+  'vm.failed',
+  'vm.killed',
+  'vm.expired',
+  'vm.crashed',
+  'vm.agent_lost',
+  'vm.lost',
+  'vm.paused',
+  'vm.resumed',
+  'vm.cloned',
+  'vm.snapshotted',
+  'execution.completed',
+  'execution.failed',
+];
 
 function open(): void {
   if (source) return;

@@ -118,7 +118,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     assert.equal((await call(server, 'GET', '/v1/api-keys/', { headers: { cookie: cookieHeader } })).status, 200);
     const forged = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie: cookieHeader }, json: { description: 'forged' } });
     assert.equal(forged.status, 401, forged.text);
-    const wrongToken = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie: cookieHeader, 'x-csrf-token': 'x'.repeat(43) }, json: { description: 'forged' } });
+    const wrongToken = await call(server, 'POST', '/v1/api-keys/', {
+      headers: { cookie: cookieHeader, 'x-csrf-token': 'x'.repeat(43) },
+      json: { description: 'forged' },
+    });
     assert.equal(wrongToken.status, 401);
     const listed = await call(server, 'GET', '/v1/api-keys/', { apiKey: alice.apiKey });
     assert.ok(!listed.body.some((k: any) => k.description === 'forged'), 'nothing was created');
@@ -166,7 +169,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
   test('a sandbox started elsewhere appears live (event stream), and Kill ends it', async () => {
     await page.goto(`${server.baseUrl}/sandboxes`);
     await page.locator(`tr[data-session-id="${sessionId}"]`).waitFor();
-    const started = await call(server, 'POST', '/v1/sessions/session', { apiKey: alice.apiKey, json: { prewarm: true, vcpu_count: 1, metadata: { started: 'by-api' } } });
+    const started = await call(server, 'POST', '/v1/sessions/session', {
+      apiKey: alice.apiKey,
+      json: { prewarm: true, vcpu_count: 1, metadata: { started: 'by-api' } },
+    });
     assert.equal(started.status, 200, started.text);
     const row = page.locator(`tr[data-session-id="${started.body.session_id}"]`);
     // No reload: the list follows vm.started from GET /v1/events/stream (authenticated by the cookie).
@@ -185,7 +191,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     await page.goto(`${server.baseUrl}/sandboxes/${sessionId}`);
     await page.getByLabel('Code', { exact: true }).fill('print(6*7)');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    await page.getByTestId('stdout').filter({ hasText: /^42\s*$/ }).waitFor({ timeout: VM_TIMEOUT_MS });
+    await page
+      .getByTestId('stdout')
+      .filter({ hasText: /^42\s*$/ })
+      .waitFor({ timeout: VM_TIMEOUT_MS });
     // The executions history has it.
     await page.locator('section[aria-labelledby="executions-heading"] tr', { hasText: 'print(6*7)' }).first().waitFor();
     await screenshot('session');
@@ -194,16 +203,26 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
   test('open the terminal, type `echo hi`, see hi; re-attach shows the scrollback', async () => {
     await page.getByRole('button', { name: 'New terminal' }).click();
     const terminal = page.getByTestId('terminal');
-    await page.getByRole('status').filter({ hasText: /: attached/ }).waitFor({ timeout: 60_000 });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /: attached/ })
+      .waitFor({ timeout: 60_000 });
     await terminal.click();
     await page.keyboard.type('echo hi\n', { delay: 20 });
     const rows = terminal.locator('.xterm-rows');
     // (Locators, not page functions: the console's CSP allows no eval, which waitForFunction would need.)
-    await rows.locator('> div').filter({ hasText: /^\s*hi\s*$/ }).first().waitFor({ timeout: 60_000 });
+    await rows
+      .locator('> div')
+      .filter({ hasText: /^\s*hi\s*$/ })
+      .first()
+      .waitFor({ timeout: 60_000 });
     await screenshot('terminal');
     const attach = page.getByRole('button', { name: /^Detach / });
     await attach.click();
-    await page.getByRole('button', { name: /^Attach / }).first().click();
+    await page
+      .getByRole('button', { name: /^Attach / })
+      .first()
+      .click();
     await rows.locator('> div').filter({ hasText: 'echo hi' }).first().waitFor({ timeout: 30_000 });
     assert.ok((await rows.innerText()).includes('echo hi'));
   });
@@ -233,7 +252,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     // The same VM, with its files: the upload is still there.
     await page.getByLabel('Code', { exact: true }).fill("print(open('/root/console-upload.txt').read().startswith('hello from the console'))");
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    await page.getByTestId('stdout').filter({ hasText: /^True\s*$/ }).waitFor({ timeout: VM_TIMEOUT_MS });
+    await page
+      .getByTestId('stdout')
+      .filter({ hasText: /^True\s*$/ })
+      .waitFor({ timeout: VM_TIMEOUT_MS });
     // A clone: a new session of its own, started from a live snapshot of this VM.
     await page.getByRole('button', { name: 'Clone', exact: true }).click();
     const cloneLink = page.getByRole('list', { name: 'Clones' }).getByRole('link');
@@ -266,7 +288,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
   test('a desktop session shows its screen in the console (noVNC on the VNC relay)', async () => {
     // Room for a desktop VM beside the sandbox, whatever the free plan's limits are.
     await server.services.users.setPlan('alice', 'pro');
-    const created = await call(server, 'POST', '/v1/sessions/session', { apiKey: alice.apiKey, json: { template: 'desktop', screen_width: 1024, screen_height: 640, vm_lifetime_seconds: 600, metadata: { purpose: 'console-desktop' } } });
+    const created = await call(server, 'POST', '/v1/sessions/session', {
+      apiKey: alice.apiKey,
+      json: { template: 'desktop', screen_width: 1024, screen_height: 640, vm_lifetime_seconds: 600, metadata: { purpose: 'console-desktop' } },
+    });
     assert.equal(created.status, 200, created.text);
     const desktopSession = created.body.session_id as string;
     try {
@@ -314,7 +339,11 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
 </script>`;
     const served = await call(server, 'POST', '/execute', {
       apiKey: bob.apiKey,
-      json: { session_id: bobSession, language: 'bash', command: `mkdir -p /tmp/evil && cat > /tmp/evil/index.html <<'HTML'\n${evil}\nHTML\ncd /tmp/evil && (nohup python3 -m http.server 8765 >/dev/null 2>&1 &); for i in $(seq 50); do curl -s -o /dev/null localhost:8765/ && break; sleep 0.2; done` },
+      json: {
+        session_id: bobSession,
+        language: 'bash',
+        command: `mkdir -p /tmp/evil && cat > /tmp/evil/index.html <<'HTML'\n${evil}\nHTML\ncd /tmp/evil && (nohup python3 -m http.server 8765 >/dev/null 2>&1 &); for i in $(seq 50); do curl -s -o /dev/null localhost:8765/ && break; sleep 0.2; done`,
+      },
     });
     assert.equal(served.status, 200, served.text);
     const share = await call(server, 'POST', '/v1/shares', { apiKey: bob.apiKey, json: { session_id: bobSession, port: 8765, is_public: true } });
@@ -375,7 +404,13 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     // Every API answer the page gets while this runs, read whole (not the event stream, which never ends).
     const bodies: Promise<{ url: string; text: string }>[] = [];
     const onResponse = (response: Response) => {
-      if (new URL(response.url()).pathname.startsWith('/v1/') && !(response.headers()['content-type'] ?? '').startsWith('text/event-stream')) bodies.push(response.text().then((text) => ({ url: response.url(), text }), () => ({ url: response.url(), text: '' })));
+      if (new URL(response.url()).pathname.startsWith('/v1/') && !(response.headers()['content-type'] ?? '').startsWith('text/event-stream'))
+        bodies.push(
+          response.text().then(
+            (text) => ({ url: response.url(), text }),
+            () => ({ url: response.url(), text: '' }),
+          ),
+        );
     };
     const assertNowhere = async (secret: string) => {
       assert.ok(!(await page.content()).includes(secret), 'the value is not in the page');
@@ -411,7 +446,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       await details.getByText('No request has used this vault with the outcome flagged.').waitFor();
       const stored = await call(server, 'GET', `/v1/vaults/${vaultId}`, { apiKey: alice.apiKey });
       assert.equal(stored.status, 200, stored.text);
-      assert.deepEqual(stored.body.secrets.map((s: { name: string; allowed_hosts: string[]; inject: unknown }) => [s.name, s.allowed_hosts, s.inject]), [['CONSOLE_TOKEN', ['api.example.com', '*.example.org'], { type: 'header', name: 'X-Console-Key', prefix: '' }]]);
+      assert.deepEqual(
+        stored.body.secrets.map((s: { name: string; allowed_hosts: string[]; inject: unknown }) => [s.name, s.allowed_hosts, s.inject]),
+        [['CONSOLE_TOKEN', ['api.example.com', '*.example.org'], { type: 'header', name: 'X-Console-Key', prefix: '' }]],
+      );
       await assertNowhere(value);
 
       // Rotate: a new value and other hosts.
@@ -446,7 +484,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       // The sandbox form offers the vault to attach (vault_ids).
       await page.getByRole('link', { name: 'Sandboxes', exact: true }).click();
       await page.getByLabel('Vaults', { exact: true }).locator('option', { hasText: 'console-vault (CONSOLE_TOKEN)' }).waitFor({ state: 'attached' });
-      assert.equal(await page.getByLabel('Vaults', { exact: true }).locator('option', { hasText: 'console-vault (CONSOLE_TOKEN)' }).getAttribute('value'), vaultId);
+      assert.equal(
+        await page.getByLabel('Vaults', { exact: true }).locator('option', { hasText: 'console-vault (CONSOLE_TOKEN)' }).getAttribute('value'),
+        vaultId,
+      );
       await page.getByRole('link', { name: 'Vaults', exact: true }).click();
       await page.getByRole('button', { name: 'Manage console-vault' }).click();
       await details.waitFor();
@@ -521,7 +562,11 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
       await waitUntil('bob on the new plan', async () => (await server.services.users.getByUsername('bob'))!.plan === other, 10_000, 100);
       await adminPage.getByLabel('Plan of bob').selectOption(before);
       await waitUntil('bob back on his plan', async () => (await server.services.users.getByUsername('bob'))!.plan === before, 10_000, 100);
-      assert.equal((await call(server, 'PATCH', `/v1/admin/users/${bob.userId}`, { apiKey: alice.apiKey, json: { plan: 'pro' } })).status, 403, 'not for other users');
+      assert.equal(
+        (await call(server, 'PATCH', `/v1/admin/users/${bob.userId}`, { apiKey: alice.apiKey, json: { plan: 'pro' } })).status,
+        403,
+        'not for other users',
+      );
       await adminPage.getByRole('link', { name: 'Nodes' }).click();
       await adminPage.getByRole('cell', { name: 'live' }).waitFor();
       await adminPage.screenshot({ path: path.join(SCREENSHOTS, 'admin-nodes.png') });
@@ -550,7 +595,10 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     await page.goto(`${server.baseUrl}/audit`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/sign-in/);
-    assert.equal((await context.cookies(server.baseUrl)).find((c) => c.name === 'sandboxd_session'), undefined);
+    assert.equal(
+      (await context.cookies(server.baseUrl)).find((c) => c.name === 'sandboxd_session'),
+      undefined,
+    );
     await page.getByRole('tab', { name: 'API key' }).click();
     await page.getByLabel('API key', { exact: true }).fill(alice.apiKey);
     await page.getByRole('button', { name: 'Sign in' }).click();

@@ -43,7 +43,12 @@ const TYPES: Record<string, string> = { f: 'file', d: 'directory', l: 'symlink' 
 const MISSING = 44;
 
 /** Lists a directory (`depth` levels, `limit` entries, sorted by path), or describes a file. */
-export async function listGuestPath(client: Sandboxd, sessionId: string, path: string, options: { depth: number; limit: number; signal?: AbortSignal }): Promise<Listing> {
+export async function listGuestPath(
+  client: Sandboxd,
+  sessionId: string,
+  path: string,
+  options: { depth: number; limit: number; signal?: AbortSignal },
+): Promise<Listing> {
   const target = absoluteGuestPath(path);
   const format = `'%y\\t%s\\t%TY-%Tm-%Td %TH:%TM\\t%p\\n'`;
   const script = [
@@ -54,7 +59,8 @@ export async function listGuestPath(client: Sandboxd, sessionId: string, path: s
   ].join('\n');
   const result = await client.execute(script, { sessionId, language: 'bash', timeout: 60, ...(options.signal ? { signal: options.signal } : {}) });
   if (result.exit_code === MISSING) throw new ToolFailure('NO_SUCH_FILE', `No file or directory ${target} in sandbox ${sessionId}`);
-  if (result.exit_code !== 0) throw new ToolFailure('LISTING_FAILED', `Listing ${target} failed (exit code ${result.exit_code}): ${result.stderr.trim().slice(0, 500)}`);
+  if (result.exit_code !== 0)
+    throw new ToolFailure('LISTING_FAILED', `Listing ${target} failed (exit code ${result.exit_code}): ${result.stderr.trim().slice(0, 500)}`);
   const entries = result.stdout
     .split('\n')
     .filter((line) => line !== '')
@@ -73,7 +79,10 @@ export function listingText(listing: Listing): string {
     return `${listing.path} is a ${file.type} of ${file.size} bytes, modified ${file.modified}.`;
   }
   if (listing.entries.length === 0) return `${listing.path} is an empty directory.`;
-  const lines = listing.entries.map((e) => `${e.type === 'directory' ? 'dir ' : e.type === 'symlink' ? 'link' : e.type === 'file' ? 'file' : 'othr'}  ${String(e.size).padStart(10)}  ${e.modified}  ${e.path}${e.type === 'directory' ? '/' : ''}`);
+  const lines = listing.entries.map(
+    (e) =>
+      `${e.type === 'directory' ? 'dir ' : e.type === 'symlink' ? 'link' : e.type === 'file' ? 'file' : 'othr'}  ${String(e.size).padStart(10)}  ${e.modified}  ${e.path}${e.type === 'directory' ? '/' : ''}`,
+  );
   const more = listing.truncated ? `\n[truncated: more entries than the ${listing.entries.length} shown; list a subdirectory or raise limit]` : '';
   return `${listing.path}/ (${listing.entries.length} entr${listing.entries.length === 1 ? 'y' : 'ies'}: type, bytes, modified, path)\n${lines.join('\n')}${more}`;
 }

@@ -27,10 +27,14 @@ function resourceError(error: unknown): McpError {
   if (error instanceof McpError) return error;
   if (error instanceof SandboxdError) {
     const code = error.code ?? error.name;
-    return new McpError(error.status === 404 || error.status === 403 ? ErrorCode.InvalidParams : ErrorCode.InternalError, `${code}${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}`, {
-      code,
-      status: error.status ?? null,
-    });
+    return new McpError(
+      error.status === 404 || error.status === 403 ? ErrorCode.InvalidParams : ErrorCode.InternalError,
+      `${code}${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}`,
+      {
+        code,
+        status: error.status ?? null,
+      },
+    );
   }
   if (error instanceof ToolFailure) return new McpError(ErrorCode.InvalidParams, `${error.code}: ${error.message}`, { code: error.code });
   return new McpError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
@@ -61,13 +65,17 @@ export function registerFileResources(server: McpServer, ctx: ToolContext): void
     template,
     {
       title: 'Files of a sandbox',
-      description: 'A file (or, with a trailing "/", a directory listing) in one of your sandboxes: sandbox://{session_id}/files/{absolute path without the first "/"}',
+      description:
+        'A file (or, with a trailing "/", a directory listing) in one of your sandboxes: sandbox://{session_id}/files/{absolute path without the first "/"}',
     },
     async (uri, variables, extra): Promise<ReadResourceResult> => {
       try {
         const sessionId = decodeURIComponent(one(variables.session_id));
         const raw = one(variables.path);
-        const path = `/${raw.split('/').map((part) => decodeURIComponent(part)).join('/')}`;
+        const path = `/${raw
+          .split('/')
+          .map((part) => decodeURIComponent(part))
+          .join('/')}`;
         if (raw === '' || raw.endsWith('/')) {
           const listing = await listGuestPath(ctx.client, sessionId, path, { depth: 1, limit: 1000, signal: extra.signal });
           return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: listingText(listing) }] };

@@ -57,7 +57,11 @@ export function errorResult(error: unknown): CallToolResult {
   }
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof ToolFailure ? error.code : 'CLIENT_ERROR';
-  return { content: [{ type: 'text', text: `Error ${code}: ${message}` }], structuredContent: { error: { code, status: null, message, type: error instanceof Error ? error.name : 'Error' } }, isError: true };
+  return {
+    content: [{ type: 'text', text: `Error ${code}: ${message}` }],
+    structuredContent: { error: { code, status: null, message, type: error instanceof Error ? error.name : 'Error' } },
+    isError: true,
+  };
 }
 
 /** What the model can do about an error, where the code alone does not say. */

@@ -22,7 +22,9 @@ export function runResult(outcome: RunResult, maxChars: number): CallToolResult 
   if (outcome.stdout_truncated) notes.push('stdout was longer than the sandbox keeps, so its end is missing');
   if (outcome.stderr_truncated) notes.push('stderr was longer than the sandbox keeps, so its end is missing');
   if (stdout.cut > 0 || stderr.cut > 0) {
-    notes.push(`output was cut to ${maxChars} characters for this answer (${stdout.cut + stderr.cut} left out in the middle); write long output to a file and read parts of it (run_command with head, tail or grep)`);
+    notes.push(
+      `output was cut to ${maxChars} characters for this answer (${stdout.cut + stderr.cut} left out in the middle); write long output to a file and read parts of it (run_command with head, tail or grep)`,
+    );
   }
   if (notes.length > 0) lines.push(`[truncated: ${notes.join('; ')}]`);
   return textResult(lines.join('\n'), {

@@ -59,5 +59,9 @@ export async function answerHttpRequest(client: Sandboxd, request: Request, pars
 
 /** The JSON-RPC error body MCP clients expect for a method the endpoint does not serve (405). */
 export function methodNotAllowedBody(method: string): { jsonrpc: '2.0'; error: { code: number; message: string }; id: null } {
-  return { jsonrpc: '2.0', error: { code: -32000, message: `Method not allowed: ${method} /mcp. This endpoint is stateless: send JSON-RPC messages with POST` }, id: null };
+  return {
+    jsonrpc: '2.0',
+    error: { code: -32000, message: `Method not allowed: ${method} /mcp. This endpoint is stateless: send JSON-RPC messages with POST` },
+    id: null,
+  };
 }

@@ -27,7 +27,10 @@ function textOf(result: unknown): string {
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>, onprogress?: (progress: Progress) => void): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args }, undefined, { timeout: 180_000, ...(onprogress ? { onprogress, resetTimeoutOnProgress: true } : {}) })) as CallToolResult;
+  return (await client.callTool({ name, arguments: args }, undefined, {
+    timeout: 180_000,
+    ...(onprogress ? { onprogress, resetTimeoutOnProgress: true } : {}),
+  })) as CallToolResult;
 }
 
 describe('MCP server over HTTP and stdio, on real VMs', () => {
@@ -149,14 +152,23 @@ describe('MCP server over HTTP and stdio, on real VMs', () => {
     await call(overHttp, 'write_file', { session_id: sessionId, path: 'dot.png', content: png.toString('base64'), encoding: 'base64' });
     const image = await call(overStdio, 'read_file', { session_id: sessionId, path: 'dot.png' });
     const block = image.content.find((b) => b.type === 'image');
-    assert.ok(block && block.type === 'image' && block.mimeType === 'image/png' && Buffer.from(block.data, 'base64').equals(png), 'a PNG comes back as image content');
+    assert.ok(
+      block && block.type === 'image' && block.mimeType === 'image/png' && Buffer.from(block.data, 'base64').equals(png),
+      'a PNG comes back as image content',
+    );
   });
 
   test("the sandbox's files are resources: a template, the home directory listed, a file read by URI", async () => {
     const templates = await overHttp.listResourceTemplates();
-    assert.deepEqual(templates.resourceTemplates.map((t) => t.uriTemplate), ['sandbox://{session_id}/files/{+path}']);
+    assert.deepEqual(
+      templates.resourceTemplates.map((t) => t.uriTemplate),
+      ['sandbox://{session_id}/files/{+path}'],
+    );
     const resources = await overStdio.listResources();
-    assert.ok(resources.resources.some((r) => r.uri === fileUri(sessionId, '/root', true)), JSON.stringify(resources.resources));
+    assert.ok(
+      resources.resources.some((r) => r.uri === fileUri(sessionId, '/root', true)),
+      JSON.stringify(resources.resources),
+    );
     const file = await overStdio.readResource({ uri: fileUri(sessionId, '/root/mcp-notes/notes.txt') });
     assert.deepEqual(file.contents, [{ uri: fileUri(sessionId, '/root/mcp-notes/notes.txt'), mimeType: 'text/plain', text: 'line one\nünïcödé line two\n' }]);
     const directory = await overHttp.readResource({ uri: fileUri(sessionId, '/root/mcp-notes', true) });
@@ -198,7 +210,12 @@ describe('MCP server over HTTP and stdio, on real VMs', () => {
   });
 
   test('/mcp: 401 without credentials, a bearer token works, GET answers 405', async () => {
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'anonymous', version: '1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'anonymous', version: '1' } },
+    };
     const anonymous = await fetch(`${server.baseUrl}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -220,7 +237,11 @@ describe('MCP server over HTTP and stdio, on real VMs', () => {
     assert.equal(get.headers.get('allow'), 'POST');
     assert.equal(((await get.json()) as { jsonrpc: string }).jsonrpc, '2.0');
 
-    const notAcceptable = await fetch(`${server.baseUrl}/mcp`, { method: 'POST', headers: { 'x-api-key': alice.apiKey, 'content-type': 'application/json' }, body: JSON.stringify(initialize) });
+    const notAcceptable = await fetch(`${server.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'x-api-key': alice.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(initialize),
+    });
     assert.equal(notAcceptable.status, 406);
   });
 
@@ -242,7 +263,10 @@ describe('MCP server over HTTP and stdio, on real VMs', () => {
       const where = await call(overStdio, 'computer_action', { session_id: desktop, action: 'cursor_position' });
       assert.deepEqual((where.structuredContent as { cursor: unknown }).cursor, { x: 200, y: 150 });
       const action = await call(overStdio, 'computer_action', { session_id: desktop, action: 'screenshot' });
-      assert.ok(action.content.some((b) => b.type === 'image' && b.mimeType === 'image/png'), 'the screenshot action is an image too');
+      assert.ok(
+        action.content.some((b) => b.type === 'image' && b.mimeType === 'image/png'),
+        'the screenshot action is an image too',
+      );
       const notDesktop = await call(overHttp, 'computer_screenshot', { session_id: sessionId });
       assert.equal(notDesktop.isError, true);
       assert.match(textOf(notDesktop), /^Error CONFLICT \(HTTP 409\): .*not a desktop session/);
@@ -286,7 +310,10 @@ describe('MCP server over HTTP and stdio, on real VMs', () => {
     assert.notEqual(killed.isError, true, textOf(killed));
     const listed = await call(overHttp, 'list_sandboxes', { metadata: { suite: 'mcp' } });
     assert.doesNotMatch(textOf(listed), new RegExp(`${sessionId}\\s+active`));
-    assert.deepEqual(stdioErrors.map((e) => e.message), []);
+    assert.deepEqual(
+      stdioErrors.map((e) => e.message),
+      [],
+    );
     assert.match(stdioStderr, /sandbox mcp: serving http:\/\/127\.0\.0\.1:\d+ over stdio \(API key from SANDBOXD_API_KEY\)/);
   });
 });

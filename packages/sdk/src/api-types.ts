@@ -34,8 +34,7 @@ export type JsonBody<P extends keyof paths, M extends HttpMethod> =
 export type PathParams<P extends keyof paths, M extends HttpMethod> =
   Operation<P, M> extends { parameters: { path: infer X } } ? ([X] extends [undefined] ? never : NonNullable<X>) : never;
 
-export type QueryParams<P extends keyof paths, M extends HttpMethod> =
-  Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+export type QueryParams<P extends keyof paths, M extends HttpMethod> = Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 
 // Friendly names for the records the client returns.
 export type SessionInfo = Schemas['SessionCreateResponse'];
@@ -107,7 +106,11 @@ export type BrowserRenderAction = Schemas['BrowserRenderAction'];
  * One action of a render as sent: `type` and that interaction's fields (snake_case), each field checked by its
  * name and type; what is left out gets the server's default (a required field left out is the server's 422).
  */
-export type BrowserRenderActionInput = BrowserRenderAction extends infer A ? (A extends { type: string } ? Pick<A, 'type'> & Partial<Omit<A, 'type'>> : never) : never;
+export type BrowserRenderActionInput = BrowserRenderAction extends infer A
+  ? A extends { type: string }
+    ? Pick<A, 'type'> & Partial<Omit<A, 'type'>>
+    : never
+  : never;
 export type BrowserCapabilities = Schemas['BrowserCapabilities'];
 export type BrowserUsageSummary = Schemas['BrowserUsageSummary'];
 export type BrowserUsageHistory = Schemas['BrowserUsageHistory'];

@@ -195,15 +195,7 @@ export class ElementNotFoundError extends BrowserInteractionError {
  * The browser kinds: `browser` (an operation of a session), `browser.session.create`, `browser.navigate`,
  * `browser.element` (an interaction with an element), `browser.render`.
  */
-export type OperationKind =
-  | 'session'
-  | 'kill'
-  | 'execute'
-  | 'browser'
-  | 'browser.session.create'
-  | 'browser.navigate'
-  | 'browser.element'
-  | 'browser.render';
+export type OperationKind = 'session' | 'kill' | 'execute' | 'browser' | 'browser.session.create' | 'browser.navigate' | 'browser.element' | 'browser.render';
 
 export interface ErrorContext {
   status: number;

@@ -57,7 +57,15 @@ export {
 } from './resources/computer-use.ts';
 export type { ShareCreateOptions } from './resources/shares.ts';
 export type { CustomDomainCreateOptions } from './resources/custom-domains.ts';
-export { TerminalConnection, type TerminalAttachOptions, type TerminalCreateOptions, type TerminalExit, type TerminalOwner, type WebSocketConstructor, type WebSocketLike } from './resources/terminals.ts';
+export {
+  TerminalConnection,
+  type TerminalAttachOptions,
+  type TerminalCreateOptions,
+  type TerminalExit,
+  type TerminalOwner,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from './resources/terminals.ts';
 export type { ApiKeyChanges } from './resources/api-keys.ts';
 export { SshKeys } from './resources/ssh-keys.ts';
 export { Vaults, type VaultChanges, type VaultCreateOptions, type VaultRequestLogOptions, type VaultSecretOptions } from './resources/vaults.ts';

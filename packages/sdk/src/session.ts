@@ -1,5 +1,16 @@
 /** A session as an object: `await client.sessions.create()` gives one; its methods act on that session. */
-import type { AppUrl, PtySession, ExecuteResult, ExecutionRecord, KillResult, SessionDetails, SessionInfo, SessionStatus, SessionUsage, UploadResult } from './api-types.ts';
+import type {
+  AppUrl,
+  PtySession,
+  ExecuteResult,
+  ExecutionRecord,
+  KillResult,
+  SessionDetails,
+  SessionInfo,
+  SessionStatus,
+  SessionUsage,
+  UploadResult,
+} from './api-types.ts';
 import type { ExecuteOptions } from './resources/execution.ts';
 import type { AsyncExecution, Executions } from './resources/executions.ts';
 import type { Files, UploadData, UploadOptions } from './resources/files.ts';

@@ -156,7 +156,9 @@ export class Transport {
     options: RequestOptions,
     responseType: ResponseType,
     operation: string,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; error: SandboxdError | unknown; retryable: 'always' | 'idempotent' | 'never'; retryAfterMs?: number }> {
+  ): Promise<
+    { ok: true; value: unknown } | { ok: false; error: SandboxdError | unknown; retryable: 'always' | 'idempotent' | 'never'; retryAfterMs?: number }
+  > {
     const timeoutMs = options.timeout ?? this.settings.timeout;
     const controller = new AbortController();
     let timedOut = false;
@@ -183,7 +185,11 @@ export class Transport {
       } catch (error) {
         if (options.signal?.aborted) return { ok: false, error: options.signal.reason ?? error, retryable: 'never' };
         if (timedOut) {
-          return { ok: false, error: new NetworkError(`${operation}: no answer within ${timeoutMs} ms`, { operation, cause: error, timedOut: true }), retryable: 'never' };
+          return {
+            ok: false,
+            error: new NetworkError(`${operation}: no answer within ${timeoutMs} ms`, { operation, cause: error, timedOut: true }),
+            retryable: 'never',
+          };
         }
         const codes = errorCodes(error);
         const notSent = codes.some((code) => NOT_SENT_CODES.has(code));
@@ -212,16 +218,29 @@ export class Transport {
         try {
           return { ok: true, value: JSON.parse(text) };
         } catch {
-          throw new SandboxdError(`${operation} answered ${response.status} with a body that is not JSON: ${text.slice(0, 100)}`, { status: response.status, operation, body: text });
+          throw new SandboxdError(`${operation} answered ${response.status} with a body that is not JSON: ${text.slice(0, 100)}`, {
+            status: response.status,
+            operation,
+            body: text,
+          });
         }
       }
       return await this.failure(response, operation, options.kind);
     } catch (error) {
       // Reading the body failed or timed out.
       if (options.signal?.aborted) return { ok: false, error: options.signal.reason ?? error, retryable: 'never' };
-      if (timedOut) return { ok: false, error: new NetworkError(`${operation}: no complete answer within ${timeoutMs} ms`, { operation, cause: error, timedOut: true }), retryable: 'never' };
+      if (timedOut)
+        return {
+          ok: false,
+          error: new NetworkError(`${operation}: no complete answer within ${timeoutMs} ms`, { operation, cause: error, timedOut: true }),
+          retryable: 'never',
+        };
       if (error instanceof SandboxdError) throw error;
-      return { ok: false, error: new NetworkError(`${operation}: the answer broke off: ${(error as Error)?.message ?? error}`, { operation, cause: error }), retryable: 'idempotent' };
+      return {
+        ok: false,
+        error: new NetworkError(`${operation}: the answer broke off: ${(error as Error)?.message ?? error}`, { operation, cause: error }),
+        retryable: 'idempotent',
+      };
     } finally {
       clearTimeout(timer);
       // A stream is read after this returns: the caller's signal must still be able to end it.
@@ -258,7 +277,12 @@ export class Transport {
     if (typeof body?.session_id === 'string') facts.sessionId = body.session_id;
     if (typeof body?.selector === 'string') facts.selector = body.selector;
     const requestId = response.headers.get('x-request-id') ?? undefined;
-    const error = errorFor({ status: response.status, code, kind }, message, { status: response.status, code, body: body ?? text, operation, ...(requestId ? { requestId } : {}) }, facts);
+    const error = errorFor(
+      { status: response.status, code, kind },
+      message,
+      { status: response.status, code, body: body ?? text, operation, ...(requestId ? { requestId } : {}) },
+      facts,
+    );
 
     const status = response.status;
     const retryable = status === 429 && code !== 'QUOTA_EXCEEDED' ? 'always' : status === 502 || status === 503 || status === 504 ? 'idempotent' : 'never';

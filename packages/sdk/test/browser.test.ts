@@ -72,7 +72,10 @@ describe('client.browser against the server, on real VMs', { timeout: 20 * 60_00
 
   test('a session: created, listed, read; navigate, fill, type, click, extract and content change and read a real form', async () => {
     assert.deepEqual([page.created?.viewport_width, page.created?.viewport_height, page.created?.status], [800, 600, 'active']);
-    assert.deepEqual((await client.browser.listSessions()).map((s) => s.session_id), [page.id]);
+    assert.deepEqual(
+      (await client.browser.listSessions()).map((s) => s.session_id),
+      [page.id],
+    );
     assert.deepEqual(await other.browser.listSessions(), []);
 
     const navigated = await page.navigate(`${web.baseUrl}/form`, { waitTimeout: 60_000, waitUntil: 'load' });
@@ -116,7 +119,7 @@ describe('client.browser against the server, on real VMs', { timeout: 20 * 60_00
     assert.ok(shot.result.usage_info.screenshots_taken >= 1);
   });
 
-  test('browser errors become their classes: element not found with its selector, timeout, navigation, another user\'s session', async () => {
+  test("browser errors become their classes: element not found with its selector, timeout, navigation, another user's session", async () => {
     const missing = await page.click('#no-such-button', { timeout: 1500 }).catch((e: unknown) => e);
     assert.ok(missing instanceof ElementNotFoundError, String(missing));
     assert.ok(missing instanceof BrowserInteractionError && missing instanceof BrowserError);
@@ -170,10 +173,18 @@ describe('client.browser against the server, on real VMs', { timeout: 20 * 60_00
     const me = await client.browser.authTest();
     assert.deepEqual([me.authenticated, me.username, me.browser_available], [true, 'surfer', true]);
 
-    const credential = await client.browser.credentials.create({ name: 'shop', username: 'me@example.com', password: 'p4ss-w0rd', allowedHosts: ['shop.example.com'] });
+    const credential = await client.browser.credentials.create({
+      name: 'shop',
+      username: 'me@example.com',
+      password: 'p4ss-w0rd',
+      allowedHosts: ['shop.example.com'],
+    });
     assert.ok(!JSON.stringify(credential).includes('p4ss-w0rd'));
     assert.deepEqual([credential.name, credential.username, credential.allowed_hosts], ['shop', 'me@example.com', ['shop.example.com']]);
-    assert.deepEqual((await client.browser.credentials.list()).map((c) => c.credential_id), [credential.credential_id]);
+    assert.deepEqual(
+      (await client.browser.credentials.list()).map((c) => c.credential_id),
+      [credential.credential_id],
+    );
     const updated = await client.browser.credentials.update(credential.credential_id, { allowedHosts: ['*.example.com'] });
     assert.deepEqual([updated.allowed_hosts, updated.username], [['*.example.com'], 'me@example.com'], 'the username was not sent, so it is unchanged');
     assert.deepEqual((await client.browser.credentials.get(credential.credential_id)).allowed_hosts, ['*.example.com']);

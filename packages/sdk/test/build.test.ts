@@ -46,7 +46,7 @@ describe('the built package', () => {
     }
   });
 
-  test('runs on plain Node.js, and two copies recognise each other\'s errors', () => {
+  test("runs on plain Node.js, and two copies recognise each other's errors", () => {
     for (const copy of ['a', 'b']) {
       fs.mkdirSync(path.join(out, copy));
       fs.cpSync(path.join(out, 'dist'), path.join(out, copy, 'dist'), { recursive: true });

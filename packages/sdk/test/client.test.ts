@@ -39,7 +39,13 @@ describe('client against the real server (no VM needed)', () => {
     assert.ok(session instanceof Session);
     assert.match(session.id, /^[0-9a-f-]{36}$/);
     assert.deepEqual(
-      { vcpu: session.created?.vcpu_count, memory: session.created?.memory_mb, lifetime: session.created?.vm_lifetime_seconds, metadata: session.created?.metadata, status: session.created?.status },
+      {
+        vcpu: session.created?.vcpu_count,
+        memory: session.created?.memory_mb,
+        lifetime: session.created?.vm_lifetime_seconds,
+        metadata: session.created?.metadata,
+        status: session.created?.status,
+      },
       { vcpu: 1, memory: 256, lifetime: 60, metadata: { team: 'search' }, status: 'created' },
     );
     const status = await session.status();
@@ -76,7 +82,12 @@ describe('client against the real server (no VM needed)', () => {
     assert.equal(pending.code, 'CLI_AUTH_PENDING');
     assert.equal(pending.status, 400);
     const polls: number[] = [];
-    const waiting = anonymous.cliAuth.waitForKey({ deviceCode: started.device_code, codeVerifier: pkce.codeVerifier, interval: started.interval, onPending: ({ polls: n }) => polls.push(n) });
+    const waiting = anonymous.cliAuth.waitForKey({
+      deviceCode: started.device_code,
+      codeVerifier: pkce.codeVerifier,
+      interval: started.interval,
+      onPending: ({ polls: n }) => polls.push(n),
+    });
     await client.cliAuth.approve(started.user_code);
     const key = await waiting;
     assert.equal(key.description, 'CLI - ci-runner');
@@ -93,7 +104,9 @@ describe('client against the real server (no VM needed)', () => {
     const pkce = await createPkcePair();
     const started = await anonymous.cliAuth.start({ hostname: 'h', codeChallenge: pkce.codeChallenge });
     await client.cliAuth.approve(started.user_code, { deny: true });
-    const error = await anonymous.cliAuth.waitForKey({ deviceCode: started.device_code, codeVerifier: pkce.codeVerifier, interval: 1 }).catch((e: unknown) => e);
+    const error = await anonymous.cliAuth
+      .waitForKey({ deviceCode: started.device_code, codeVerifier: pkce.codeVerifier, interval: 1 })
+      .catch((e: unknown) => e);
     assert.equal((error as SandboxdError).code, 'CLI_AUTH_DENIED');
   });
 
@@ -122,7 +135,10 @@ describe('client against the real server (no VM needed)', () => {
     })();
     await client.apiKeys.create({ description: 'streamed' });
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([reading, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no event; saw ${JSON.stringify(seen)}`)), 10_000)))]).finally(() => clearTimeout(timer));
+    await Promise.race([
+      reading,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no event; saw ${JSON.stringify(seen)}`)), 10_000))),
+    ]).finally(() => clearTimeout(timer));
     controller.abort();
     assert.ok(seen.length >= 2, 'earlier events were replayed after id 0');
     assert.ok(Number(seen[0]!.id) > 0);

@@ -42,7 +42,10 @@ describe('client.customDomains', () => {
     assert.equal(verified.link, null, 'a public share needs no link');
 
     assert.equal((await client.customDomains.get(claimed.id)).verified_at, verified.verified_at);
-    assert.deepEqual((await client.customDomains.list()).map((d) => d.id), [claimed.id]);
+    assert.deepEqual(
+      (await client.customDomains.list()).map((d) => d.id),
+      [claimed.id],
+    );
     assert.equal((await client.customDomains.delete(claimed.id)).status, 'verified');
     await assert.rejects(client.customDomains.get(claimed.id), NotFoundError);
   });
@@ -54,7 +57,10 @@ describe('client.customDomains', () => {
     await assert.rejects(other.customDomains.get(claimed.id), NotFoundError);
     await assert.rejects(other.customDomains.verify(claimed.id), NotFoundError);
     await assert.rejects(other.customDomains.delete(claimed.id), NotFoundError);
-    await assert.rejects(client.customDomains.create({ domain: 'port.example.com', sessionId: session.id, port: 8081 }), (error: unknown) => error instanceof SandboxdError && error.status === 409 && error.code === 'CONFLICT');
+    await assert.rejects(
+      client.customDomains.create({ domain: 'port.example.com', sessionId: session.id, port: 8081 }),
+      (error: unknown) => error instanceof SandboxdError && error.status === 409 && error.code === 'CONFLICT',
+    );
     await assert.rejects(client.customDomains.create({ domain: '127.0.0.1', sessionId: session.id, port: 8081 }), ValidationError);
   });
 });

@@ -57,7 +57,7 @@ describe('errors from the real server map to classes', () => {
     assert.equal((none as AuthenticationError).code, 'NOT_AUTHENTICATED');
   });
 
-  test('403 on kill (another user\'s session) is AuthenticationError, as the original clients treat it', async () => {
+  test("403 on kill (another user's session) is AuthenticationError, as the original clients treat it", async () => {
     const session = await owner.sessions.create();
     const error = await other.sessions.kill(session.id).catch((e: unknown) => e);
     assert.ok(error instanceof AuthenticationError, String(error));
@@ -73,7 +73,10 @@ describe('errors from the real server map to classes', () => {
     assert.ok(kill instanceof SessionError);
     const noVm = await owner.sessions.kill((await owner.sessions.create()).id).catch((e: unknown) => e);
     assert.ok(noVm instanceof SessionError, 'kill of a session without a VM');
-    const someoneElses = await other.sessions.connect((await owner.sessions.create()).id).status().catch((e: unknown) => e);
+    const someoneElses = await other.sessions
+      .connect((await owner.sessions.create()).id)
+      .status()
+      .catch((e: unknown) => e);
     assert.ok(someoneElses instanceof SessionError);
     const vm = await owner.vms.get('vm-does-not-exist').catch((e: unknown) => e);
     assert.ok(vm instanceof NotFoundError, String(vm));

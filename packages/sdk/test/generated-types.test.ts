@@ -22,7 +22,19 @@ test('the generated API types match the served OpenAPI document (run `npm run ge
 
 test('the generated types cover the operations the client calls', () => {
   const text = fs.readFileSync(GENERATED_FILE, 'utf8');
-  for (const path of ['/execute', '/v1/execute_async', '/kill', '/upload', '/download', '/v1/sessions/session', '/v1/sessions/sandboxes', '/v1/executions/{item_id}', '/v1/vms', '/v1/api-keys/', '/api/cli-auth/exchange']) {
+  for (const path of [
+    '/execute',
+    '/v1/execute_async',
+    '/kill',
+    '/upload',
+    '/download',
+    '/v1/sessions/session',
+    '/v1/sessions/sandboxes',
+    '/v1/executions/{item_id}',
+    '/v1/vms',
+    '/v1/api-keys/',
+    '/api/cli-auth/exchange',
+  ]) {
     assert.ok(text.includes(`"${path}": {`), path);
   }
 });

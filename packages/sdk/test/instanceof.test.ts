@@ -37,7 +37,7 @@ describe('instanceof across two copies of the package', () => {
     assert.notEqual(a.SandboxdError, b.SandboxdError);
   });
 
-  test('an error made by one copy is an instance of the other copy\'s class and its bases', () => {
+  test("an error made by one copy is an instance of the other copy's class and its bases", () => {
     const error = new a.RateLimitError('slow down', { status: 429, code: 'RATE_LIMITED', retryAfter: 3 });
     assert.ok(error instanceof b.RateLimitError);
     assert.ok(error instanceof b.SandboxdError);
@@ -92,6 +92,6 @@ describe('instanceof across two copies of the package', () => {
     assert.ok(!(new Error('x') instanceof a.SandboxdError));
     assert.ok(!((null as unknown) instanceof a.SandboxdError));
     assert.ok(!({ name: 'RateLimitError' } instanceof a.RateLimitError));
-    assert.ok(!((Object.assign(new Error('x'), { kinds: ['SandboxdError'] })) instanceof b.SandboxdError));
+    assert.ok(!(Object.assign(new Error('x'), { kinds: ['SandboxdError'] }) instanceof b.SandboxdError));
   });
 });

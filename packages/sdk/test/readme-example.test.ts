@@ -61,7 +61,11 @@ describe('the README client example under plain node', () => {
   test('the set-up builds dist/, and rebuilds it only when the sources changed', () => {
     assert.match(fs.readFileSync(path.join(ROOT, 'scripts', 'setup.mjs'), 'utf8'), /ensureSdkBuilt\(step\)/);
     assert.equal(fs.readFileSync(path.join(ROOT, 'node_modules', '.sandboxd-sdk-hash'), 'utf8'), sdkSourcesHash());
-    assert.equal(ensureSdkBuilt(() => undefined), false, 'nothing to do for the same sources');
+    assert.equal(
+      ensureSdkBuilt(() => undefined),
+      false,
+      'nothing to do for the same sources',
+    );
   });
 
   test('in the repository, import("@sandboxd/sdk") resolves to the built dist/ and runs the example', async () => {
@@ -71,16 +75,26 @@ describe('the README client example under plain node', () => {
   });
 
   test('npm pack: the tarball installs offline into an empty project elsewhere and runs the same example', async () => {
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', work, '-w', '@sandboxd/sdk'], { cwd: ROOT, env: { ...process.env }, maxBuffer: 16 * 1024 * 1024 });
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', work, '-w', '@sandboxd/sdk'], {
+      cwd: ROOT,
+      env: { ...process.env },
+      maxBuffer: 16 * 1024 * 1024,
+    });
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
-    assert.ok(info!.files.some((f) => f.path === 'dist/index.js'), 'the tarball holds dist/');
+    assert.ok(
+      info!.files.some((f) => f.path === 'dist/index.js'),
+      'the tarball holds dist/',
+    );
     assert.ok(!info!.files.some((f) => f.path.startsWith('src/')), 'and not the sources');
 
     const project = path.join(work, 'app');
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'readme-example', private: true, type: 'module' }));
     // No runtime dependencies, so nothing is fetched: --offline proves it.
-    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', path.join(work, info!.filename)], { cwd: project, env: { ...process.env } });
+    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', path.join(work, info!.filename)], {
+      cwd: project,
+      env: { ...process.env },
+    });
     fs.writeFileSync(path.join(project, 'example.mjs'), readmeExample());
     const resolved = await run(process.execPath, ['--input-type=module', '-e', 'console.log(import.meta.resolve("@sandboxd/sdk"))'], { cwd: project, env });
     assert.ok(fileURLToPath(resolved.stdout.trim()).startsWith(path.join(fs.realpathSync(project), 'node_modules')), resolved.stdout);

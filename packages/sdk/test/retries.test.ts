@@ -45,7 +45,7 @@ describe('retries', () => {
   const client = (options: { maxRetries?: number; retryDelay?: number; timeout?: number } = {}) =>
     new Sandboxd({ baseUrl, apiKey: 'sbx_sk_test', retryDelay: 20, ...options });
 
-  test('the defaults are the spec\'s, and the client shows them', () => {
+  test("the defaults are the spec's, and the client shows them", () => {
     const c = new Sandboxd({ baseUrl, apiKey: 'k' });
     assert.equal(c.timeout, 300_000);
     assert.equal(c.maxRetries, 3);
@@ -66,7 +66,10 @@ describe('retries', () => {
       reply = (_req, res) => json(res, 200, []);
       await c.apiKeys.list();
       await c.sandboxes.list({ metadata: { team: 'search' } });
-      assert.deepEqual(seen.map((s) => s.headers['x-api-key']), ['sbx_sk_from_env', 'sbx_sk_from_env']);
+      assert.deepEqual(
+        seen.map((s) => s.headers['x-api-key']),
+        ['sbx_sk_from_env', 'sbx_sk_from_env'],
+      );
       assert.equal(new URL(seen[1]!.url, baseUrl).searchParams.get('metadata'), '{"team":"search"}');
     } finally {
       if (saved.url === undefined) delete process.env.SANDBOXD_URL;
@@ -88,7 +91,9 @@ describe('retries', () => {
 
   test('after maxRetries the last error is thrown (503 is a NetworkError)', async () => {
     reply = (_req, res) => json(res, 503, { detail: 'down', code: 'SERVICE_UNAVAILABLE' });
-    const error = await client({ maxRetries: 2 }).apiKeys.list().catch((e: unknown) => e);
+    const error = await client({ maxRetries: 2 })
+      .apiKeys.list()
+      .catch((e: unknown) => e);
     assert.ok(error instanceof NetworkError, String(error));
     assert.equal(error.status, 503);
     assert.equal(seen.length, 3);
@@ -96,7 +101,9 @@ describe('retries', () => {
 
   test('a POST /execute that gets a 503 (it may have run) is not sent again', async () => {
     reply = (_req, res) => json(res, 503, { detail: 'upstream failed' });
-    const error = await client().execute('print(1)', { sessionId: 's' }).catch((e: unknown) => e);
+    const error = await client()
+      .execute('print(1)', { sessionId: 's' })
+      .catch((e: unknown) => e);
     assert.ok(error instanceof NetworkError);
     assert.equal(seen.length, 1);
     assert.equal(seen[0]!.method, 'POST');
@@ -107,12 +114,16 @@ describe('retries', () => {
     for (const status of [502, 504]) {
       seen = [];
       reply = (_req, res) => json(res, status, { detail: 'gateway' });
-      await client().sessions.create().catch(() => {});
+      await client()
+        .sessions.create()
+        .catch(() => {});
       assert.equal(seen.length, 1, `POST with ${status}`);
     }
     seen = [];
     reply = (_req, res) => json(res, 500, { detail: 'bug', code: 'INTERNAL_ERROR' });
-    const error = await client().apiKeys.list().catch((e: unknown) => e);
+    const error = await client()
+      .apiKeys.list()
+      .catch((e: unknown) => e);
     assert.ok(error instanceof NetworkError);
     assert.equal(seen.length, 1);
   });
@@ -130,21 +141,27 @@ describe('retries', () => {
 
   test('with no retries left, 429 is a RateLimitError carrying retryAfter', async () => {
     reply = (_req, res) => json(res, 429, { detail: 'slow down', code: 'RATE_LIMITED' }, { 'retry-after': '17' });
-    const error = await client({ maxRetries: 0 }).apiKeys.list().catch((e: unknown) => e);
+    const error = await client({ maxRetries: 0 })
+      .apiKeys.list()
+      .catch((e: unknown) => e);
     assert.ok(error instanceof RateLimitError);
     assert.equal(error.retryAfter, 17);
   });
 
   test('a Retry-After longer than a minute is not waited out: the error goes to the caller', async () => {
     reply = (_req, res) => json(res, 429, { detail: 'slow down', code: 'RATE_LIMITED' }, { 'retry-after': '3600' });
-    const error = await client().apiKeys.list().catch((e: unknown) => e);
+    const error = await client()
+      .apiKeys.list()
+      .catch((e: unknown) => e);
     assert.ok(error instanceof RateLimitError);
     assert.equal(seen.length, 1);
   });
 
   test('429 QUOTA_EXCEEDED is not retried (waiting does not free a VM)', async () => {
     reply = (_req, res) => json(res, 429, { detail: 'quota', code: 'QUOTA_EXCEEDED' });
-    const error = await client().vms.create({ sessionId: 's' }).catch((e: unknown) => e);
+    const error = await client()
+      .vms.create({ sessionId: 's' })
+      .catch((e: unknown) => e);
     assert.ok(error instanceof QuotaExceededError);
     assert.equal(seen.length, 1);
   });
@@ -170,7 +187,9 @@ describe('retries', () => {
   test('a request that outlives the timeout is a NetworkError with timedOut, not retried', async () => {
     reply = () => {}; // never answers
     const started = Date.now();
-    const error = await client({ timeout: 200 }).apiKeys.list().catch((e: unknown) => e);
+    const error = await client({ timeout: 200 })
+      .apiKeys.list()
+      .catch((e: unknown) => e);
     assert.ok(error instanceof NetworkError);
     assert.equal(error.timedOut, true);
     assert.equal(seen.length, 1);
@@ -179,7 +198,9 @@ describe('retries', () => {
 
   test('a non-JSON error page still becomes a classed error with the status', async () => {
     reply = (_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>nope</h1>');
-    const error = await client().vms.get('x').catch((e: unknown) => e);
+    const error = await client()
+      .vms.get('x')
+      .catch((e: unknown) => e);
     assert.ok(error instanceof SandboxdError);
     assert.equal(error.status, 404);
     assert.equal(error.name, 'NotFoundError');

@@ -23,9 +23,20 @@ describe('client.templates', () => {
   after(() => server?.close());
 
   test('create, wait (the failure with its step and log), list, get, logs, delete', async () => {
-    const created = await client.templates.create({ name: 'sdk-tpl', ociImage: '10.0.0.1:5000/team/app:1', gitCloneUrl: 'https://git.example.com/team/app.git', postBuildCmd: 'make', envs: { TOKEN: 'sdk-secret' } });
+    const created = await client.templates.create({
+      name: 'sdk-tpl',
+      ociImage: '10.0.0.1:5000/team/app:1',
+      gitCloneUrl: 'https://git.example.com/team/app.git',
+      postBuildCmd: 'make',
+      envs: { TOKEN: 'sdk-secret' },
+    });
     assert.equal(created.status, 'building');
-    assert.deepEqual(created.build_args, { git_clone_url: 'https://git.example.com/team/app.git', git_clone_branch: null, env_names: ['TOKEN'], post_build_cmd: 'make' });
+    assert.deepEqual(created.build_args, {
+      git_clone_url: 'https://git.example.com/team/app.git',
+      git_clone_branch: null,
+      env_names: ['TOKEN'],
+      post_build_cmd: 'make',
+    });
     const lines: string[] = [];
     const failed = await client.templates.waitUntilReady(created.template_id, { onLine: (line) => lines.push(line) }).then(
       () => assert.fail('the build should fail'),
@@ -34,18 +45,33 @@ describe('client.templates', () => {
     assert.ok(failed instanceof TemplateBuildFailedError, String(failed));
     assert.equal(failed.step, 'resolve');
     assert.match(failed.message, /10\.0\.0\.1 is a private address/);
-    assert.ok(lines.some((line) => line.startsWith('build failed at resolve')), lines.join('\n'));
+    assert.ok(
+      lines.some((line) => line.startsWith('build failed at resolve')),
+      lines.join('\n'),
+    );
 
     const listed = await client.templates.list();
-    assert.deepEqual(listed.map((t) => [t.name, t.status]), [['default', 'ready'], ['sdk-tpl', 'failed']]);
+    assert.deepEqual(
+      listed.map((t) => [t.name, t.status]),
+      [
+        ['default', 'ready'],
+        ['sdk-tpl', 'failed'],
+      ],
+    );
     assert.equal((await client.templates.get(created.template_id)).error, failed.message.replace(/^template sdk-tpl failed to build: /, ''));
     const page = await client.templates.logs(created.template_id, { after: 1 });
     assert.equal(page.lines.length, lines.length - 1, 'after skips the lines already read');
     assert.ok(!JSON.stringify(listed).includes('sdk-secret'));
 
     await assert.rejects(other.templates.get(created.template_id), NotFoundError);
-    await assert.rejects(client.templates.create({ name: 'sdk-tpl', ociImage: 'example.com/a/b:1' }), (error: unknown) => error instanceof SandboxdError && error.status === 409);
-    await assert.rejects(client.templates.create({ name: 'bad-ref', ociImage: 'example.com/Upper/b:1' }), (error: unknown) => error instanceof SandboxdError && error.status === 400);
+    await assert.rejects(
+      client.templates.create({ name: 'sdk-tpl', ociImage: 'example.com/a/b:1' }),
+      (error: unknown) => error instanceof SandboxdError && error.status === 409,
+    );
+    await assert.rejects(
+      client.templates.create({ name: 'bad-ref', ociImage: 'example.com/Upper/b:1' }),
+      (error: unknown) => error instanceof SandboxdError && error.status === 400,
+    );
     await client.templates.delete(created.template_id);
     await assert.rejects(client.templates.get(created.template_id), NotFoundError);
   });

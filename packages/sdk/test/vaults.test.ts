@@ -34,14 +34,26 @@ describe('client.vaults', () => {
   });
 
   test('create with a secret, list, get, update, set and delete a secret, request logs, delete; values never come back', async () => {
-    const created = await client.vaults.create('ci', { description: 'CI tokens', secrets: [{ name: 'API_TOKEN', value: SECRET, allowedHosts: ['api.example.com'] }] });
+    const created = await client.vaults.create('ci', {
+      description: 'CI tokens',
+      secrets: [{ name: 'API_TOKEN', value: SECRET, allowedHosts: ['api.example.com'] }],
+    });
     assert.match(created.id, /^vlt_/);
     assert.equal(created.name, 'ci');
     assert.equal(created.description, 'CI tokens');
-    assert.deepEqual(created.secrets.map((s) => [s.name, s.allowed_hosts]), [['API_TOKEN', ['api.example.com']]]);
+    assert.deepEqual(
+      created.secrets.map((s) => [s.name, s.allowed_hosts]),
+      [['API_TOKEN', ['api.example.com']]],
+    );
 
-    assert.deepEqual((await client.vaults.list()).map((v) => v.id), [created.id]);
-    assert.deepEqual((await client.vaults.get(created.id)).secrets.map((s) => s.name), ['API_TOKEN']);
+    assert.deepEqual(
+      (await client.vaults.list()).map((v) => v.id),
+      [created.id],
+    );
+    assert.deepEqual(
+      (await client.vaults.get(created.id)).secrets.map((s) => s.name),
+      ['API_TOKEN'],
+    );
 
     const renamed = await client.vaults.update(created.id, { name: 'ci-prod', description: null });
     assert.deepEqual([renamed.name, renamed.description], ['ci-prod', null]);
@@ -53,12 +65,18 @@ describe('client.vaults', () => {
     assert.deepEqual((await client.vaults.get(created.id)).secrets.map((s) => s.name).sort(), ['API_TOKEN', 'OTHER_TOKEN']);
 
     assert.equal(await client.vaults.deleteSecret(created.id, 'OTHER_TOKEN'), undefined);
-    assert.deepEqual((await client.vaults.get(created.id)).secrets.map((s) => s.name), ['API_TOKEN']);
+    assert.deepEqual(
+      (await client.vaults.get(created.id)).secrets.map((s) => s.name),
+      ['API_TOKEN'],
+    );
     await assert.rejects(client.vaults.deleteSecret(created.id, 'OTHER_TOKEN'), NotFoundError);
 
     const page = await client.vaults.requestLogs(created.id, { outcome: 'flagged', limit: 10 });
     assert.deepEqual(page, { items: [], next_cursor: null });
-    assert.deepEqual(await client.vaults.requestLogs(created.id, { vmId: 'vm-nothing', secretName: 'API_TOKEN', since: '2020-01-01T00:00:00Z' }), { items: [], next_cursor: null });
+    assert.deepEqual(await client.vaults.requestLogs(created.id, { vmId: 'vm-nothing', secretName: 'API_TOKEN', since: '2020-01-01T00:00:00Z' }), {
+      items: [],
+      next_cursor: null,
+    });
 
     assert.equal(await client.vaults.delete(created.id), undefined);
     await assert.rejects(client.vaults.get(created.id), NotFoundError);
@@ -87,7 +105,8 @@ describe('client.vaults', () => {
   test('sessions.create sends vaultIds: the secret is an env name of the session (503 on a server without egress enforcement)', async () => {
     const vault = await client.vaults.create('attach', { secrets: [{ name: 'ATTACHED_TOKEN', value: SECRET, allowedHosts: ['api.example.com'] }] });
     // What the server answers depends on whether it enforces egress (root, nftables, cgroup v2): it says which.
-    const refused = (status: number) => (error: unknown) => error instanceof SandboxdError && error.status === (server.services.sandbox.egress.enforces ? status : 503);
+    const refused = (status: number) => (error: unknown) =>
+      error instanceof SandboxdError && error.status === (server.services.sandbox.egress.enforces ? status : 503);
     await assert.rejects(client.sessions.create({ vcpuCount: 1, vaultIds: ['vlt_nothing'] }), refused(404));
     await assert.rejects(other.sessions.create({ vaultIds: [vault.id] }), refused(404), "another user's vault");
     if (!server.services.sandbox.egress.enforces) {

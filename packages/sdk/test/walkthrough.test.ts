@@ -87,7 +87,10 @@ describe('walk-through on real VMs', () => {
     const vms = await client.vms.list({ status: 'active' });
     assert.ok(vms.some((vm) => vm.vm_id === status.vm_id));
     const matching = await client.sandboxes.list({ metadata: { suite: 'walkthrough' } });
-    assert.deepEqual(matching.map((s) => s.sandbox_id), [status.vm_id]);
+    assert.deepEqual(
+      matching.map((s) => s.sandbox_id),
+      [status.vm_id],
+    );
     assert.deepEqual(await client.sandboxes.list({ metadata: { suite: 'other' } }), []);
   });
 
@@ -118,7 +121,9 @@ describe('walk-through on real VMs', () => {
   });
 
   test('a public share opens a port to anyone until it is deleted', async () => {
-    await session.execute('cd /tmp && mkdir -p site && echo shared-page > site/index.html && (nohup python3 -m http.server 8700 -d site >/dev/null 2>&1 &)', { language: 'bash' });
+    await session.execute('cd /tmp && mkdir -p site && echo shared-page > site/index.html && (nohup python3 -m http.server 8700 -d site >/dev/null 2>&1 &)', {
+      language: 'bash',
+    });
     const share = await client.shares.create({ sessionId: session.id, port: 8700, isPublic: true });
     assert.match(share.share_id, /^shr_/);
     assert.equal(share.link_expires_at, null);

@@ -27,7 +27,10 @@ export async function fetchServedDocument(): Promise<Record<string, unknown>> {
     // An empty environment: the document must not depend on the machine that writes it. Its other listeners
     // (started when the app is ready) on ports the kernel picks: the defaults (2222, 8081, 8082) may be held by a
     // sandboxd running on this machine.
-    const config = loadConfig({}, { dataDir, host: '127.0.0.1', port: 8080, logLevel: 'silent', adminListen: '127.0.0.1:0', internalListen: '127.0.0.1:0', sshListen: '127.0.0.1:0' });
+    const config = loadConfig(
+      {},
+      { dataDir, host: '127.0.0.1', port: 8080, logLevel: 'silent', adminListen: '127.0.0.1:0', internalListen: '127.0.0.1:0', sshListen: '127.0.0.1:0' },
+    );
     const { app } = await buildApp({ config, logger: false });
     try {
       const response = await app.inject({ method: 'GET', url: '/openapi.json' });

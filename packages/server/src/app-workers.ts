@@ -92,7 +92,9 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
         vms.start().then(
           async ({ adopted, ended }) => {
             log.info({ adopted, ended }, 'VMs reconciled with the store');
-            await egress.recover().catch((error: unknown) => log.error({ err: error }, 'egress policies of re-adopted VMs could not be re-applied; the reconcile loop retries'));
+            await egress
+              .recover()
+              .catch((error: unknown) => log.error({ err: error }, 'egress policies of re-adopted VMs could not be re-applied; the reconcile loop retries'));
           },
           (error: unknown) => log.error({ err: error }, 'the VM engine could not start; VM requests answer 503 until it can'),
         );
@@ -112,7 +114,8 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
       start: async () => {
         browserService.begin();
         // Ends browser sessions a previous process left, and fills the browser pool when it has a size.
-        if (options.warmUp) browserService.start().catch((error: unknown) => log.error({ err: error }, 'the browser service could not start; browser requests retry it'));
+        if (options.warmUp)
+          browserService.start().catch((error: unknown) => log.error({ err: error }, 'the browser service could not start; browser requests retry it'));
       },
       stop: () => browserService.close(),
     },
@@ -161,7 +164,9 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
       name: 'custom domains',
       intake: true,
       start: async () => {
-        customDomainHosts.on('failure', (error: unknown) => log.error({ err: error }, 'reloading the verified custom domains failed; the previous set is kept'));
+        customDomainHosts.on('failure', (error: unknown) =>
+          log.error({ err: error }, 'reloading the verified custom domains failed; the previous set is kept'),
+        );
         customDomainChecker.on('check', (report: CheckReport) => log.debug({ customDomain: report }, 'custom domain checked'));
         customDomainChecker.on('failure', (error: unknown) => log.error({ err: error }, 'custom domain check pass failed; retrying on the next one'));
         await customDomainHosts.start();
@@ -188,7 +193,9 @@ export function runWorkers(app: App, workers: readonly Worker[]): void {
   const stop = async (intake: boolean) => {
     for (const worker of [...workers].reverse()) {
       if ((worker.intake ?? false) !== intake) continue;
-      await worker.stop().catch((error: unknown) => app.log.error({ err: error, worker: worker.name }, 'stopping a worker failed; the next start reconciles what is left'));
+      await worker
+        .stop()
+        .catch((error: unknown) => app.log.error({ err: error, worker: worker.name }, 'stopping a worker failed; the next start reconciles what is left'));
     }
   };
   app.addHook('preClose', () => stop(true));

@@ -72,7 +72,11 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const core = await createServices(config, database, options.clock ?? systemClock);
 
   const app = Fastify({
-    ...(options.logger === undefined ? { logger: loggerOptions(config.server.logLevel) } : options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    ...(options.logger === undefined
+      ? { logger: loggerOptions(config.server.logLevel) }
+      : options.logger
+        ? { loggerInstance: options.logger }
+        : { logger: false }),
     // request-logging.ts writes one line per request instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: config.server.trustProxy,
@@ -96,9 +100,17 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     log: app.log,
   });
   const services: Services = { ...core, sandbox };
-  const sshGateway = new SshGateway({ ...config.ssh, dataDir: config.server.dataDir, publicUrl: config.server.publicUrl }, { ...services, sessions: sandbox.sessions, vms: sandbox.vms }, app.log.child({ component: 'ssh' }));
+  const sshGateway = new SshGateway(
+    { ...config.ssh, dataDir: config.server.dataDir, publicUrl: config.server.publicUrl },
+    { ...services, sessions: sandbox.sessions, vms: sandbox.vms },
+    app.log.child({ component: 'ssh' }),
+  );
   // Before any other hook: the workers start first once ready and their records are the last thing closed.
-  const { workers, addresses } = appWorkers(app, services, sshGateway, { ownEngine: options.engine ? null : engine, ownsDatabase: !options.database, warmUp: options.warmUp ?? false });
+  const { workers, addresses } = appWorkers(app, services, sshGateway, {
+    ownEngine: options.engine ? null : engine,
+    ownsDatabase: !options.database,
+    warmUp: options.warmUp ?? false,
+  });
   runWorkers(app, workers);
 
   registerErrorHandling(app, customDomainHint(services));
@@ -118,7 +130,11 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const notFoundHint = customDomainHint(services);
   await registerDashboard(app, { notHere: async (request) => (await notFoundHint(request)) !== null });
   // No internal route here: the cluster's /internal/* is served by the internal listener alone (app-workers.ts).
-  registerUpgradeRouter(app, [vncRelayHandler(services), previewUpgradeHandler(services), terminalAttachHandler(services.sandbox.terminals, services.authenticator)]);
+  registerUpgradeRouter(app, [
+    vncRelayHandler(services),
+    previewUpgradeHandler(services),
+    terminalAttachHandler(services.sandbox.terminals, services.authenticator),
+  ]);
 
   options.instrument?.(app);
   await app.ready();

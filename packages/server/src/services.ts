@@ -124,7 +124,10 @@ async function resolveAuthSecret(config: Config, database: Database): Promise<st
 
 /** Names no custom domain may take: the public URL's host, the listen address when it is a name, the app domain. */
 function reservedNames(config: Config): ReservedNames {
-  const apiHosts = [new AppUrls(config.server.publicUrl, config.domains.appDomain).apiHostname, ...(isIP(config.server.host) === 0 ? [normalizeDomain(config.server.host)] : [])];
+  const apiHosts = [
+    new AppUrls(config.server.publicUrl, config.domains.appDomain).apiHostname,
+    ...(isIP(config.server.host) === 0 ? [normalizeDomain(config.server.host)] : []),
+  ];
   return { apiHosts, appDomain: config.domains.appDomain };
 }
 
@@ -153,7 +156,8 @@ export async function createServices(config: Config, database: Database, clock: 
     maxFailuresPerSource: config.auth.signInMaxFailuresPerAddress,
   });
   const vaultBox = await resolveVaultKey({ configuredKey: config.vault.vaultKey, dataDir: config.server.dataDir, legacySecret: authSecret }, database);
-  const clusterSecret = config.cluster.clusterSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
+  const clusterSecret =
+    config.cluster.clusterSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
   return {
     internalAuth: new InternalAuth(clusterSecret, config.cluster.nodeId),
     config,
@@ -257,14 +261,22 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   });
   const ownership = new Ownership(engine.nodeId);
   const sources = new VmSources(database, ownership, {
-    [DESKTOP_TEMPLATE_ID]: { load: dependencies.loadDesktopTemplate, shape: { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb } },
+    [DESKTOP_TEMPLATE_ID]: {
+      load: dependencies.loadDesktopTemplate,
+      shape: { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb },
+    },
   });
   const placement = new Placement(database, clock, engine.nodeId, config.cluster.nodeDeadAfterSeconds * 1000);
   // Kills of other nodes' VMs go through their queues: only a cluster (a PostgreSQL store) has other nodes.
   const killQueue: PgBossKillQueue | null = config.server.databaseUrl
     ? new PgBossKillQueue(
         database,
-        { connectionString: config.server.databaseUrl, ownership, strictOwnership: config.cluster.strictKillOwnership, killLocal: (vmId): Promise<void> => vms.killHere(vmId) },
+        {
+          connectionString: config.server.databaseUrl,
+          ownership,
+          strictOwnership: config.cluster.strictKillOwnership,
+          killLocal: (vmId): Promise<void> => vms.killHere(vmId),
+        },
         dependencies.log,
       )
     : null;
@@ -289,12 +301,23 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
           },
         })
       : null;
-  const egress: EgressService = new EgressService(database, clock, events, sessions, vms, engine, egressEnforcer, {
-    defaultPolicy: config.egress.egressDefault,
-    retentionDays: config.egress.egressLogRetentionDays,
-    refusedEventIntervalMs: config.egress.egressRefusedEventSeconds * 1000,
-    reconcileIntervalMs: 2000,
-  }, vaultGateway, { ownership, remote: config.server.databaseUrl ? remoteNodes : null });
+  const egress: EgressService = new EgressService(
+    database,
+    clock,
+    events,
+    sessions,
+    vms,
+    engine,
+    egressEnforcer,
+    {
+      defaultPolicy: config.egress.egressDefault,
+      retentionDays: config.egress.egressLogRetentionDays,
+      refusedEventIntervalMs: config.egress.egressRefusedEventSeconds * 1000,
+      reconcileIntervalMs: 2000,
+    },
+    vaultGateway,
+    { ownership, remote: config.server.databaseUrl ? remoteNodes : null },
+  );
   // What makes a VM ready for its session, in one place: its egress rules before it runs, then the ready steps in
   // their declared order (core/vms/readiness.ts), and its rules again when a paused VM comes back.
   vms.setReadiness({
@@ -309,7 +332,11 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     resumed: (vm) => egress.resumed(vm),
   });
   const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
-  const fetcher = createGitFetcher({ allowPrivate: config.templates.templateGitAllowPrivate, timeoutMs: config.templates.templateGitTimeoutSeconds * 1000, maxBytes: config.templates.templateGitMaxMb * 2 ** 20 });
+  const fetcher = createGitFetcher({
+    allowPrivate: config.templates.templateGitAllowPrivate,
+    timeoutMs: config.templates.templateGitTimeoutSeconds * 1000,
+    maxBytes: config.templates.templateGitMaxMb * 2 ** 20,
+  });
   const templates = new TemplateService(database, clock, events, engine, sources, fetcher, {
     defaultVcpuCount: config.vm.defaultVcpus,
     defaultMemoryMb: config.vm.defaultMemoryMb,
@@ -338,16 +365,27 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     lookupTimeoutMs: config.domains.dnsTimeoutMs,
     concurrency: 4,
   });
-  const browserService = new BrowserService(database, clock, events, engine, new PlaywrightDriver(), limiter, objects, core.secretBox, dependencies.loadBrowserTemplate, {
-    ownership,
-    vcpuCount: config.browser.browserVcpus,
-    memoryMb: config.browser.browserMemoryMb,
-    poolSize: config.browser.browserPoolSize,
-    idleTimeoutSeconds: config.browser.browserIdleTimeoutSeconds,
-    maxSessionSeconds: config.browser.browserSessionMaxSeconds,
-    screenshotRetentionDays: config.browser.screenshotRetentionDays,
-    defaultViewport: { width: 1280, height: 720 },
-  });
+  const browserService = new BrowserService(
+    database,
+    clock,
+    events,
+    engine,
+    new PlaywrightDriver(),
+    limiter,
+    objects,
+    core.secretBox,
+    dependencies.loadBrowserTemplate,
+    {
+      ownership,
+      vcpuCount: config.browser.browserVcpus,
+      memoryMb: config.browser.browserMemoryMb,
+      poolSize: config.browser.browserPoolSize,
+      idleTimeoutSeconds: config.browser.browserIdleTimeoutSeconds,
+      maxSessionSeconds: config.browser.browserSessionMaxSeconds,
+      screenshotRetentionDays: config.browser.screenshotRetentionDays,
+      defaultViewport: { width: 1280, height: 720 },
+    },
+  );
   const nodes = new NodeRegistry(
     database,
     clock,

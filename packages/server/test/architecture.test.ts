@@ -14,7 +14,9 @@ import { ESLint } from 'eslint';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const SRC = path.join(ROOT, 'packages/server/src');
 // The floors as the lint rule has them (a JavaScript module: imported by URL, so the compiler does not look for types).
-const { SERVER_FLOORS } = (await import(pathToFileURL(path.join(ROOT, 'eslint.config.js')).href)) as { SERVER_FLOORS: Record<string, { floor: string; never: string[] }> };
+const { SERVER_FLOORS } = (await import(pathToFileURL(path.join(ROOT, 'eslint.config.js')).href)) as {
+  SERVER_FLOORS: Record<string, { floor: string; never: string[] }>;
+};
 
 /** The floor-rule messages ESLint gives `code` as if it were the file `file` (a path under packages/server/src). */
 async function floorProblems(file: string, code: string): Promise<string[]> {
@@ -74,15 +76,30 @@ describe('every folder of the server is placed and drawn', () => {
     .sort();
 
   test('each folder and top-level file of packages/server/src has a floor in eslint.config.js', () => {
-    assert.deepEqual(places.filter((place) => !(place in SERVER_FLOORS)), []);
-    assert.deepEqual(Object.keys(SERVER_FLOORS).filter((place) => !places.includes(place)), [], 'a floor for a place that is gone');
+    assert.deepEqual(
+      places.filter((place) => !(place in SERVER_FLOORS)),
+      [],
+    );
+    assert.deepEqual(
+      Object.keys(SERVER_FLOORS).filter((place) => !places.includes(place)),
+      [],
+      'a floor for a place that is gone',
+    );
   });
 
   test('docs/ARCHITECTURE.md draws every folder of packages/server/src', () => {
     const doc = fs.readFileSync(path.join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
     const section = doc.slice(doc.indexOf('## Dependencies point one way'), doc.indexOf('\n## ', doc.indexOf('## Dependencies point one way') + 1));
     const folders = places.filter((place) => !place.endsWith('.ts'));
-    assert.deepEqual(folders.filter((folder) => !section.includes(`${folder}/`)), [], 'folders missing from "Dependencies point one way"');
-    assert.deepEqual(places.filter((place) => place.endsWith('.ts') && !section.includes(place)), [], 'top-level files missing from it');
+    assert.deepEqual(
+      folders.filter((folder) => !section.includes(`${folder}/`)),
+      [],
+      'folders missing from "Dependencies point one way"',
+    );
+    assert.deepEqual(
+      places.filter((place) => place.endsWith('.ts') && !section.includes(place)),
+      [],
+      'top-level files missing from it',
+    );
   });
 });

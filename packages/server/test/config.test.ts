@@ -29,7 +29,7 @@ test('values are parsed from SANDBOXD_* variables', () => {
   assert.ok(config.auth.plans.free, 'built-in plans stay');
 });
 
-test('every plan has a disk quota: a plan that leaves diskMb out keeps its built-in namesake\'s, else free\'s', () => {
+test("every plan has a disk quota: a plan that leaves diskMb out keeps its built-in namesake's, else free's", () => {
   const config = loadConfig({
     SANDBOXD_PLANS: JSON.stringify({
       team: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 2 },
@@ -53,7 +53,13 @@ test('custom domain settings: DNS servers as IP addresses with optional ports, t
   assert.equal(config.domains.customDomainCheckIntervalSeconds, 30);
   const defaults = loadConfig({});
   assert.deepEqual(
-    [defaults.domains.dnsServers, defaults.domains.dnsTimeoutMs, defaults.domains.customDomainCheckIntervalSeconds, defaults.domains.customDomainPendingSeconds, defaults.domains.customDomainRefreshSeconds],
+    [
+      defaults.domains.dnsServers,
+      defaults.domains.dnsTimeoutMs,
+      defaults.domains.customDomainCheckIntervalSeconds,
+      defaults.domains.customDomainPendingSeconds,
+      defaults.domains.customDomainRefreshSeconds,
+    ],
     [null, 5000, 60, 604_800, 5],
   );
 });
@@ -80,5 +86,9 @@ test('bad values fail with the variable named', () => {
     [{ SANDBOXD_VAULT_UPSTREAM_CA_FILE: '/nonexistent/ca.pem' }, /SANDBOXD_VAULT_UPSTREAM_CA_FILE: ENOENT/],
     [{ SANDBOXD_VAULT_UPSTREAM_CA_FILE: fileURLToPath(import.meta.url) }, /SANDBOXD_VAULT_UPSTREAM_CA_FILE: .* has no PEM certificate/],
   ];
-  for (const [env, pattern] of cases) assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
+  for (const [env, pattern] of cases)
+    assert.throws(
+      () => loadConfig(env),
+      (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+    );
 });

@@ -33,7 +33,9 @@ function documentedCatalogue(): Record<string, Record<string, FieldDoc>> {
   const catalogue: Record<string, Record<string, FieldDoc>> = {};
   for (const row of section.matchAll(/^\| `([a-z_]+(?:\.[a-z_]+)+)` \| .*? \| (.*) \|$/gm)) {
     const fields: Record<string, FieldDoc> = {};
-    for (const field of row[2]!.matchAll(/`([a-z_]+)` (date-time|string|integer|number|boolean|object of string|array of string)(\?)?(?: \(one of ([^)]*)\))?/g)) {
+    for (const field of row[2]!.matchAll(
+      /`([a-z_]+)` (date-time|string|integer|number|boolean|object of string|array of string)(\?)?(?: \(one of ([^)]*)\))?/g,
+    )) {
       fields[field[1]!] = {
         type: field[2]!,
         nullable: field[3] === '?',
@@ -49,7 +51,9 @@ test('docs/events.md lists exactly the event types of the catalogue, each with i
   const fromCode = Object.fromEntries(
     Object.entries(EVENT_CATALOGUE).map(([type, schema]) => [
       type,
-      Object.fromEntries(Object.entries((schema as unknown as { properties: Record<string, Record<string, any>> }).properties).map(([name, field]) => [name, describe(field)])),
+      Object.fromEntries(
+        Object.entries((schema as unknown as { properties: Record<string, Record<string, any>> }).properties).map(([name, field]) => [name, describe(field)]),
+      ),
     ]),
   );
   assert.deepEqual(documentedCatalogue(), fromCode);

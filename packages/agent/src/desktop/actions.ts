@@ -43,11 +43,7 @@ export interface ScreenSize {
 }
 
 /** What to do for one action: an xdotool command line, a pause, or a read. */
-export type Plan =
-  | { kind: 'xdotool'; args: string[] }
-  | { kind: 'wait'; ms: number }
-  | { kind: 'screenshot' }
-  | { kind: 'cursor_position' };
+export type Plan = { kind: 'xdotool'; args: string[] } | { kind: 'wait'; ms: number } | { kind: 'screenshot' } | { kind: 'cursor_position' };
 
 type Body = Record<string, unknown>;
 
@@ -118,7 +114,17 @@ export function planAction(body: unknown, screen: ScreenSize): Plan {
     const modifiers = held(request);
     return {
       kind: 'xdotool',
-      args: [...modifiers.down, ...move(coordinate(request, 'coordinate', screen, false)), 'click', '--repeat', String(click.repeat), '--delay', '80', click.button, ...modifiers.up],
+      args: [
+        ...modifiers.down,
+        ...move(coordinate(request, 'coordinate', screen, false)),
+        'click',
+        '--repeat',
+        String(click.repeat),
+        '--delay',
+        '80',
+        click.button,
+        ...modifiers.up,
+      ],
     };
   }
   switch (name) {
@@ -169,7 +175,10 @@ export function planAction(body: unknown, screen: ScreenSize): Plan {
     case 'hold_key': {
       const combos = keys(text(request, true, 100)!, 'text').flatMap((combo) => combo.split('+'));
       const duration = seconds(request, 'duration', MAX_WAIT_SECONDS);
-      return { kind: 'xdotool', args: [...combos.flatMap((key) => ['keydown', key]), 'sleep', String(duration), ...combos.reverse().flatMap((key) => ['keyup', key])] };
+      return {
+        kind: 'xdotool',
+        args: [...combos.flatMap((key) => ['keydown', key]), 'sleep', String(duration), ...combos.reverse().flatMap((key) => ['keyup', key])],
+      };
     }
     case 'wait':
       return { kind: 'wait', ms: Math.round(seconds(request, 'duration', MAX_WAIT_SECONDS) * 1000) };

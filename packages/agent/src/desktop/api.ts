@@ -160,7 +160,9 @@ export class DesktopApi {
           'content-length': found.size_bytes ?? undefined,
           'content-disposition': `attachment; filename="${id}.mp4"`,
         } as Record<string, string | number>);
-        createReadStream(this.recorder.pathOf(id)).on('error', () => response.destroy()).pipe(response);
+        createReadStream(this.recorder.pathOf(id))
+          .on('error', () => response.destroy())
+          .pipe(response);
       }
     } else {
       const allowed = allowedMethods(path);

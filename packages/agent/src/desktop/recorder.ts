@@ -70,8 +70,36 @@ export class Recorder {
     // reports the frames encoded so far on stdout, which tells when the recording has really begun.
     const child = spawn(
       'ffmpeg',
-      ['-hide_banner', '-loglevel', 'error', '-nostdin', '-progress', 'pipe:1', '-stats_period', '0.2', '-f', 'x11grab', '-draw_mouse', '1', '-framerate', String(framerate), '-video_size', `${screen.width}x${screen.height}`, '-i', this.display,
-        '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', this.pathOf(id)],
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-nostdin',
+        '-progress',
+        'pipe:1',
+        '-stats_period',
+        '0.2',
+        '-f',
+        'x11grab',
+        '-draw_mouse',
+        '1',
+        '-framerate',
+        String(framerate),
+        '-video_size',
+        `${screen.width}x${screen.height}`,
+        '-i',
+        this.display,
+        '-vf',
+        'scale=trunc(iw/2)*2:trunc(ih/2)*2',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-pix_fmt',
+        'yuv420p',
+        '-y',
+        this.pathOf(id),
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const firstFrame = new Promise<void>((resolve) => {
@@ -101,7 +129,12 @@ export class Recorder {
     void exited.then(({ code, stderr: output }) => {
       if (this.running !== running) return;
       this.running = null;
-      this.finished.set(id, { ...recording, status: 'failed', stopped_at: new Date().toISOString(), error: `ffmpeg ended on its own (exit ${code}): ${output.trim().slice(-500)}` });
+      this.finished.set(id, {
+        ...recording,
+        status: 'failed',
+        stopped_at: new Date().toISOString(),
+        error: `ffmpeg ended on its own (exit ${code}): ${output.trim().slice(-500)}`,
+      });
     });
     // Answer once the first frame is in (or ffmpeg ended, or it is slow beyond reason: the recording stays as it is).
     let timer: NodeJS.Timeout | undefined;
@@ -123,11 +156,24 @@ export class Recorder {
     let recording: Recording = { ...running.recording, stopped_at: stoppedAt };
     try {
       const size = (await stat(this.pathOf(recording.id))).size;
-      const probed = await runTool(['ffprobe', '-v', 'error', '-show_entries', 'format=duration', '-of', 'default=noprint_wrappers=1:nokey=1', this.pathOf(recording.id)]);
+      const probed = await runTool([
+        'ffprobe',
+        '-v',
+        'error',
+        '-show_entries',
+        'format=duration',
+        '-of',
+        'default=noprint_wrappers=1:nokey=1',
+        this.pathOf(recording.id),
+      ]);
       const duration = Number(probed.toString('utf8').trim());
       recording = { ...recording, status: 'ready', size_bytes: size, duration_seconds: Number.isFinite(duration) ? duration : null };
     } catch (error) {
-      recording = { ...recording, status: 'failed', error: `the recording could not be finished (ffmpeg exit ${code}${stderr ? `: ${stderr.trim().slice(-300)}` : ''}): ${(error as Error).message}` };
+      recording = {
+        ...recording,
+        status: 'failed',
+        error: `the recording could not be finished (ffmpeg exit ${code}${stderr ? `: ${stderr.trim().slice(-300)}` : ''}): ${(error as Error).message}`,
+      };
     }
     this.finished.set(recording.id, recording);
     return recording;

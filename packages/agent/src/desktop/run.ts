@@ -58,7 +58,14 @@ export function runTool(argv: string[], options: RunOptions = {}): Promise<Buffe
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (failure) reject(failure);
-      else if (code !== 0) reject(new ToolError(command, `${command} failed (${signal ?? `exit ${code}`})${stderr ? `: ${stderr.trim().split('\n').slice(-3).join(' ')}` : ''}`, stderr));
+      else if (code !== 0)
+        reject(
+          new ToolError(
+            command,
+            `${command} failed (${signal ?? `exit ${code}`})${stderr ? `: ${stderr.trim().split('\n').slice(-3).join(' ')}` : ''}`,
+            stderr,
+          ),
+        );
       else resolve(Buffer.concat(chunks, size));
     });
   });

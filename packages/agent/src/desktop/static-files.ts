@@ -58,7 +58,10 @@ export function serveStatic(root: string): (request: IncomingMessage, response: 
         'x-content-type-options': 'nosniff',
       });
       if (request.method === 'HEAD') response.end();
-      else createReadStream(file).on('error', () => response.destroy()).pipe(response);
+      else
+        createReadStream(file)
+          .on('error', () => response.destroy())
+          .pipe(response);
     })().catch(() => response.destroy());
   };
 }

@@ -57,7 +57,8 @@ export function parseXwd(dump: Buffer): RgbImage {
     }
     return { width, height, rgb };
   }
-  const scale = (value: number, c: { shift: number; bits: number }): number => Math.round((((value >>> c.shift) & ((1 << c.bits) - 1)) * 255) / ((1 << c.bits) - 1));
+  const scale = (value: number, c: { shift: number; bits: number }): number =>
+    Math.round((((value >>> c.shift) & ((1 << c.bits) - 1)) * 255) / ((1 << c.bits) - 1));
   for (let y = 0; y < height; y++) {
     let at = pixelsAt + y * bytesPerLine;
     for (let x = 0; x < width; x++, at += bytesPerPixel) {

@@ -20,7 +20,8 @@ function transferRequest(url: URL): { chunk: string; length: number; above: numb
   if (chunk === null) return undefined;
   const length = Number(url.searchParams.get('transferLength'));
   const above = Number(url.searchParams.get('transferAbove') ?? 0);
-  if (!Number.isSafeInteger(length) || length < 1 || !Number.isSafeInteger(above) || above < 0) throw new AgentFailure('BAD_REQUEST', 'transferLength and transferAbove must be byte counts');
+  if (!Number.isSafeInteger(length) || length < 1 || !Number.isSafeInteger(above) || above < 0)
+    throw new AgentFailure('BAD_REQUEST', 'transferLength and transferAbove must be byte counts');
   return { chunk: transferName(chunk, 'transfer'), length, above };
 }
 

@@ -85,7 +85,12 @@ export class TransferShare {
       }
     }
     const waitedMs = performance.now() - started;
-    const wasMounted = this.mounted !== undefined && (await this.mounted.then(() => true, () => false));
+    const wasMounted =
+      this.mounted !== undefined &&
+      (await this.mounted.then(
+        () => true,
+        () => false,
+      ));
     if (!wasMounted || !this.unmount) return { unmounted: false, waitedMs };
     this.mounted = undefined;
     await this.unmount();
@@ -182,7 +187,10 @@ async function openChunk(chunkPath: string): Promise<FileHandle> {
     const entries = await readdir(dir).catch((failure: NodeJS.ErrnoException) => [`(readdir: ${failure.code})`]);
     const mounted = (await readMounts()).some((mount) => mount.target === dir && mount.type === '9p');
     const listed = entries.includes(name) ? ', yet readdir lists it' : '';
-    throw new AgentFailure('TRANSFER_CHUNK_MISSING', `transfer chunk ${name} is missing from the share (9p mounted: ${mounted}; ${entries.length} entries${listed})`);
+    throw new AgentFailure(
+      'TRANSFER_CHUNK_MISSING',
+      `transfer chunk ${name} is missing from the share (9p mounted: ${mounted}; ${entries.length} entries${listed})`,
+    );
   }
 }
 
@@ -202,36 +210,36 @@ export function createTransferRoutes(share: TransferShare) {
     const temporary = uploadTemporary(path, id);
     await share.use((dir) => copyChunkIn(posix.join(dir, chunk)));
     async function copyChunkIn(chunkPath: string): Promise<void> {
-    try {
-      if (parents) await mkdir(posix.dirname(path), { recursive: true });
-      await refuseDirectoryTarget(path);
-      // No O_TRUNC: chunks of one upload may arrive in any order, each writing its own range.
-      const target = await open(temporary, constants.O_WRONLY | constants.O_CREAT, mode);
-      let bytes: number;
       try {
-        const source = await openChunk(chunkPath);
+        if (parents) await mkdir(posix.dirname(path), { recursive: true });
+        await refuseDirectoryTarget(path);
+        // No O_TRUNC: chunks of one upload may arrive in any order, each writing its own range.
+        const target = await open(temporary, constants.O_WRONLY | constants.O_CREAT, mode);
+        let bytes: number;
         try {
-          bytes = await copyRange(source, 0, target, offset, Number.MAX_SAFE_INTEGER);
+          const source = await openChunk(chunkPath);
+          try {
+            bytes = await copyRange(source, 0, target, offset, Number.MAX_SAFE_INTEGER);
+          } finally {
+            await source.close();
+          }
         } finally {
-          await source.close();
+          await target.close();
         }
-      } finally {
-        await target.close();
+        await unlink(chunkPath);
+        const answer: TransferInResponse = { path, bytes };
+        if (last) {
+          // The umask may have removed bits from the creation mode; the host asked for exactly this one.
+          await chmod(temporary, mode);
+          await rename(temporary, path);
+          answer.size = (await stat(path)).size;
+        }
+        replyJson(stream, 200, answer);
+      } catch (error) {
+        await unlink(chunkPath).catch(() => undefined);
+        await unlink(temporary).catch(() => undefined);
+        throw targetError(error, temporary, path);
       }
-      await unlink(chunkPath);
-      const answer: TransferInResponse = { path, bytes };
-      if (last) {
-        // The umask may have removed bits from the creation mode; the host asked for exactly this one.
-        await chmod(temporary, mode);
-        await rename(temporary, path);
-        answer.size = (await stat(path)).size;
-      }
-      replyJson(stream, 200, answer);
-    } catch (error) {
-      await unlink(chunkPath).catch(() => undefined);
-      await unlink(temporary).catch(() => undefined);
-      throw targetError(error, temporary, path);
-    }
     }
   }
 
@@ -240,7 +248,10 @@ export function createTransferRoutes(share: TransferShare) {
     const body = await readJsonBody(stream);
     const path = parseGuestPath(body.path);
     const temporary = uploadTemporary(path, transferName(body.id, 'id'));
-    const removed = await unlink(temporary).then(() => true, () => false);
+    const removed = await unlink(temporary).then(
+      () => true,
+      () => false,
+    );
     const answer: RemoveResponse = { removed };
     replyJson(stream, 200, answer);
   }
@@ -265,7 +276,14 @@ export function createTransferRoutes(share: TransferShare) {
 }
 
 /** Copies `[offset, offset + length)` of a file opened by `openRegularFile` into a new chunk file of the share. */
-export function exportChunk(share: TransferShare, handle: FileHandle, stats: Stats, chunk: string, offset: number, length: number): Promise<TransferOutResponse> {
+export function exportChunk(
+  share: TransferShare,
+  handle: FileHandle,
+  stats: Stats,
+  chunk: string,
+  offset: number,
+  length: number,
+): Promise<TransferOutResponse> {
   return share.use((dir) => writeChunk(posix.join(dir, chunk), handle, stats, offset, length));
 }
 

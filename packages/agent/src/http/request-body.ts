@@ -67,7 +67,8 @@ export function optionalInteger(body: Record<string, unknown>, field: string, mi
 export function optionalStringArray(body: Record<string, unknown>, field: string): string[] | undefined {
   const value = body[field];
   if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw new AgentFailure('BAD_REQUEST', `"${field}" must be an array of strings`);
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string'))
+    throw new AgentFailure('BAD_REQUEST', `"${field}" must be an array of strings`);
   return value as string[];
 }
 

@@ -32,10 +32,7 @@ export interface VirtioPortLinkOptions {
   maxWriteBatchBytes?: number;
 }
 
-type ReaderMessage =
-  | { type: 'data'; chunk: Uint8Array }
-  | { type: 'hangup' }
-  | { type: 'error'; code?: string; message: string };
+type ReaderMessage = { type: 'data'; chunk: Uint8Array } | { type: 'hangup' } | { type: 'error'; code?: string; message: string };
 
 const PAUSED = 0;
 const STOPPED = 1;

@@ -94,7 +94,13 @@ export class KernelPool {
     const spare = this.spare;
     if (!spare) return false;
     const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs).unref());
-    return Promise.race([spare.ready.then(() => spare.alive, () => false), timeout]);
+    return Promise.race([
+      spare.ready.then(
+        () => spare.alive,
+        () => false,
+      ),
+      timeout,
+    ]);
   }
 
   /** Kills every interpreter. */

@@ -8,7 +8,19 @@ import type { AgentIdentity } from './identity.ts';
 import { readUptimeSeconds } from './proc-stats.ts';
 
 /** Operations served, for feature checks within protocol major 1. */
-export const CAPABILITIES = ['exec', 'python', 'files', 'files-transfer', 'extract-tar', 'tunnel', 'usage', 'restore', 'snapshot-prepare', 'python-spare', 'snapshot-quiesce'];
+export const CAPABILITIES = [
+  'exec',
+  'python',
+  'files',
+  'files-transfer',
+  'extract-tar',
+  'tunnel',
+  'usage',
+  'restore',
+  'snapshot-prepare',
+  'python-spare',
+  'snapshot-quiesce',
+];
 
 /** Builds the handler of `GET /v1/hello`. */
 export function createHelloRoute(identity: AgentIdentity) {

@@ -81,7 +81,13 @@ export class PrivilegedHelper {
   /** True once the helper answered. */
   async isReady(waitMs: number): Promise<boolean> {
     const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs).unref());
-    return Promise.race([this.start().then(() => true, () => false), timeout]);
+    return Promise.race([
+      this.start().then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   }
 
   /** Applies the restore fix-ups in one round trip. */

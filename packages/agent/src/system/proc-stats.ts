@@ -10,11 +10,7 @@ const USER_HZ = 100;
 export function parseProcStat(text: string): UsageResponse['cpu'] {
   const lines = text.split('\n');
   const total = lines.find((line) => line.startsWith('cpu '));
-  const [user = 0, nice = 0, system = 0, idle = 0, , irq = 0, softirq = 0, steal = 0] = (total ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
+  const [user = 0, nice = 0, system = 0, idle = 0, , irq = 0, softirq = 0, steal = 0] = (total ?? '').trim().split(/\s+/).slice(1).map(Number);
   return {
     busySeconds: (user + nice + system + irq + softirq + steal) / USER_HZ,
     userSeconds: (user + nice) / USER_HZ,
@@ -34,11 +30,7 @@ export function parseMeminfo(text: string): UsageResponse['memory'] {
 
 /** Reads all usage figures. */
 export async function readUsage(): Promise<UsageResponse> {
-  const [stat, meminfo, uptime] = await Promise.all([
-    readFile('/proc/stat', 'utf8'),
-    readFile('/proc/meminfo', 'utf8'),
-    readFile('/proc/uptime', 'utf8'),
-  ]);
+  const [stat, meminfo, uptime] = await Promise.all([readFile('/proc/stat', 'utf8'), readFile('/proc/meminfo', 'utf8'), readFile('/proc/uptime', 'utf8')]);
   const [one = 0, five = 0, fifteen = 0] = loadavg();
   return {
     cpu: parseProcStat(stat),

@@ -60,7 +60,8 @@ export function registerBrowser(program: Command, context: (options: GlobalOptio
     .action(async (given: string, options: RenderOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const format = formatOf(options);
-      if (options.quality !== undefined && format !== 'jpeg') throw new UsageError('--quality is for JPEG: add --format jpeg (or an output file ending in .jpg)');
+      if (options.quality !== undefined && format !== 'jpeg')
+        throw new UsageError('--quality is for JPEG: add --format jpeg (or an output file ending in .jpg)');
       if (options.output === '-' && ctx.out.json) throw new UsageError('--json and "-o -" (stdout) do not go together: the image would mix with the JSON');
       const spinner = ctx.out.spinner(`Rendering ${given}…`);
       let result;
@@ -119,11 +120,13 @@ export function registerBrowser(program: Command, context: (options: GlobalOptio
     .action(async (_options: unknown, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const sessions = await ctx.client.browser.listSessions();
-      ctx.out.result(sessions, () =>
-        table(
-          ['ID', 'URL', 'VIEWPORT', 'PAGES', 'LAST ACTIVITY', 'EXPIRES'],
-          sessions.map((s) => [s.session_id, s.url, `${s.viewport_width}×${s.viewport_height}`, String(s.pages_visited), s.last_activity, s.expires_at]),
-        ) || 'No open browser sessions.',
+      ctx.out.result(
+        sessions,
+        () =>
+          table(
+            ['ID', 'URL', 'VIEWPORT', 'PAGES', 'LAST ACTIVITY', 'EXPIRES'],
+            sessions.map((s) => [s.session_id, s.url, `${s.viewport_width}×${s.viewport_height}`, String(s.pages_visited), s.last_activity, s.expires_at]),
+          ) || 'No open browser sessions.',
       );
     });
 
@@ -134,6 +137,8 @@ export function registerBrowser(program: Command, context: (options: GlobalOptio
     .action(async (id: string, _options: unknown, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const closed = await ctx.client.browser.closeSession(id);
-      ctx.out.result({ session_id: id, closed }, () => (closed ? `Closed browser session ${id}.` : `Browser session ${id} was not open (already closed, expired, or not yours).`));
+      ctx.out.result({ session_id: id, closed }, () =>
+        closed ? `Closed browser session ${id}.` : `Browser session ${id} was not open (already closed, expired, or not yours).`,
+      );
     });
 }

@@ -18,12 +18,20 @@ export function registerCreate(program: Command, context: (options: GlobalOption
     .option('--prewarm', 'start the VM now, in the background')
     .option('--volume <id:/path[:ro]>', 'start the VM now with this volume mounted at /path (read-only with :ro); repeatable, up to 4', volumeMount('--volume'))
     .option('--template <name>', 'start its VMs from your template (`sandbox template ls`) or snapshot of this name')
-    .option('--pre-stop <command>', 'a bash command its VMs run before they are killed, paused or reach the end of their lifetime (output kept in `sandbox executions`)')
+    .option(
+      '--pre-stop <command>',
+      'a bash command its VMs run before they are killed, paused or reach the end of their lifetime (output kept in `sandbox executions`)',
+    )
     .option('--pre-stop-timeout <seconds>', 'how long --pre-stop may run, 1 to 120 (default 30)', integer('--pre-stop-timeout', 1, 120))
-    .option('--vault <id>', 'attach your vault (`sandbox vault ls`): its secrets are environment variables holding placeholders, swapped for the values only in HTTPS requests to their hosts; repeatable', collect)
+    .option(
+      '--vault <id>',
+      'attach your vault (`sandbox vault ls`): its secrets are environment variables holding placeholders, swapped for the values only in HTTPS requests to their hosts; repeatable',
+      collect,
+    )
     .action(async (options: CreateOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
-      if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus)) throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
+      if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus))
+        throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
       if (options.preStopTimeout !== undefined && options.preStop === undefined) throw new UsageError('--pre-stop-timeout needs --pre-stop');
       if (options.volume) return createWithVolumes(ctx, options, options.volume);
       const session = await ctx.client.sessions.create({
@@ -41,7 +49,14 @@ export function registerCreate(program: Command, context: (options: GlobalOption
       const info = session.created!;
       ctx.out.result(info, () => session.id);
       if (!ctx.out.json) {
-        ctx.out.info(keyValues([['vcpus', info.vcpu_count], ['memory', `${info.memory_mb} MiB`], ['lifetime', `${info.vm_lifetime_seconds} s`], ['status', info.status]]));
+        ctx.out.info(
+          keyValues([
+            ['vcpus', info.vcpu_count],
+            ['memory', `${info.memory_mb} MiB`],
+            ['lifetime', `${info.vm_lifetime_seconds} s`],
+            ['status', info.status],
+          ]),
+        );
       }
     });
 }
@@ -66,7 +81,9 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 /** `lifecycleHooks` of the SDK's create options from --pre-stop and --pre-stop-timeout. */
 function lifecycleHooksOf(options: CreateOptions): { lifecycleHooks?: LifecycleHooksOptions } {
   if (options.preStop === undefined) return {};
-  return { lifecycleHooks: { preStop: { command: options.preStop, ...(options.preStopTimeout !== undefined ? { timeoutSeconds: options.preStopTimeout } : {}) } } };
+  return {
+    lifecycleHooks: { preStop: { command: options.preStop, ...(options.preStopTimeout !== undefined ? { timeoutSeconds: options.preStopTimeout } : {}) } },
+  };
 }
 
 /** Volumes are mounted by a VM, not a session: start the VM now (in a new session, which becomes the current one). */
@@ -87,6 +104,14 @@ async function createWithVolumes(ctx: Context, options: CreateOptions, volumes: 
   ctx.out.result(vm, () => sessionId);
   if (!ctx.out.json) {
     const mounts = volumes.map((v) => `${v.volumeId} at ${v.mountPath}${v.readOnly ? ' (read-only)' : ''}`).join(', ');
-    ctx.out.info(keyValues([['vm', vm.vm_id], ['vcpus', vm.vcpu_count], ['memory', `${vm.memory_mb} MiB`], ['volumes', mounts], ['status', vm.status]]));
+    ctx.out.info(
+      keyValues([
+        ['vm', vm.vm_id],
+        ['vcpus', vm.vcpu_count],
+        ['memory', `${vm.memory_mb} MiB`],
+        ['volumes', mounts],
+        ['status', vm.status],
+      ]),
+    );
   }
 }

@@ -28,7 +28,7 @@ export function registerDesktop(program: Command, context: (options: GlobalOptio
     .option('--open', 'open the viewer in your browser')
     .option('--width <pixels>', 'screen width of a new desktop, 320 to 3840 (default 1280)', integer('--width', 320, 3840))
     .option('--height <pixels>', 'screen height of a new desktop, 320 to 2160 (default 800)', integer('--height', 320, 2160))
-    .option('--lifetime <seconds>', 'lifetime of a new desktop VM, 20 to 2592000 (default: the server\'s)', integer('--lifetime', 20, 2_592_000))
+    .option('--lifetime <seconds>', "lifetime of a new desktop VM, 20 to 2592000 (default: the server's)", integer('--lifetime', 20, 2_592_000))
     .action(async (sessionId: string | undefined, options: DesktopOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (sessionId !== undefined && (options.width !== undefined || options.height !== undefined || options.lifetime !== undefined)) {

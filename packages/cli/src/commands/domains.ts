@@ -20,11 +20,13 @@ export function registerDomains(program: Command, context: (options: GlobalOptio
     .action(async (_options: unknown, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const list = await ctx.client.customDomains.list();
-      ctx.out.result(list, () =>
-        table(
-          ['ID', 'DOMAIN', 'STATUS', 'SERVES', 'VERIFIED', 'LAST ERROR'],
-          list.map((d) => [d.id, d.domain, d.status, targetOf(d), d.verified_at ?? '-', d.last_error ?? '']),
-        ) || 'No custom domains.',
+      ctx.out.result(
+        list,
+        () =>
+          table(
+            ['ID', 'DOMAIN', 'STATUS', 'SERVES', 'VERIFIED', 'LAST ERROR'],
+            list.map((d) => [d.id, d.domain, d.status, targetOf(d), d.verified_at ?? '-', d.last_error ?? '']),
+          ) || 'No custom domains.',
       );
     });
 
@@ -38,7 +40,8 @@ export function registerDomains(program: Command, context: (options: GlobalOptio
     .action(async (domain: string, options: { share?: string; port?: number; session?: string }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (options.share !== undefined && options.port !== undefined) throw new UsageError('give either --share or --port, not both');
-      if (options.share === undefined && options.port === undefined) throw new UsageError('give --share ID, or --port PORT (with --session ID or the current session)');
+      if (options.share === undefined && options.port === undefined)
+        throw new UsageError('give --share ID, or --port PORT (with --session ID or the current session)');
       const created =
         options.share !== undefined
           ? await ctx.client.customDomains.create({ domain, shareId: options.share })

@@ -29,7 +29,7 @@ export function registerEgress(program: Command, context: (options: GlobalOption
 
   egress
     .command('get')
-    .description("show the egress policy of a VM (vm-…) or a session")
+    .description('show the egress policy of a VM (vm-…) or a session')
     .argument('[vm_or_session]', 'a VM id or a session id (default: the current session)')
     .action(async (target: string | undefined, _options: unknown, command: Command) => {
       const ctx = context(command.optsWithGlobals());
@@ -43,20 +43,42 @@ export function registerEgress(program: Command, context: (options: GlobalOption
     .argument('[vm_or_session]', 'a VM id or a session id (default: the current session)')
     .option('--allow-domain <name>', 'a name the guest may reach: example.com, *.example.com or * (repeatable)', collect)
     .option('--allow-cidr <cidr>', 'an IPv4 address or CIDR the guest may reach on any port (repeatable)', collect)
-    .option('--allow-port <port/proto>', 'a port besides HTTP and HTTPS open on allowed names\' addresses: 22/tcp, 443/udp (repeatable)', collect)
+    .option('--allow-port <port/proto>', "a port besides HTTP and HTTPS open on allowed names' addresses: 22/tcp, 443/udp (repeatable)", collect)
     .option('--package-managers', 'open the Debian, PyPI and npm registries')
     .option('--no-http', 'refuse port 80')
     .option('--no-https', 'refuse port 443')
     .option('--open', 'every public destination (no restriction)')
-    .action(async (target: string | undefined, options: { allowDomain?: string[]; allowCidr?: string[]; allowPort?: string[]; packageManagers?: boolean; http: boolean; https: boolean; open?: boolean }, command: Command) => {
-      const ctx = context(command.optsWithGlobals());
-      if (options.open && (options.allowDomain || options.allowCidr || options.allowPort)) throw new UsageError('--open allows everything: leave out --allow-domain, --allow-cidr and --allow-port');
-      const policy: EgressPolicyOptions = options.open
-        ? { allowPackageManagers: true, allowHttp: true, allowHttps: true, allowedDomains: ['*'], allowedCidrs: ['0.0.0.0/0'] }
-        : { allowPackageManagers: options.packageManagers ?? false, allowHttp: options.http, allowHttps: options.https, allowedDomains: options.allowDomain ?? [], allowedCidrs: options.allowCidr ?? [], allowedPorts: options.allowPort ?? [] };
-      const updated = await ctx.client.egress.set(target ?? ctx.requireSession(undefined), policy);
-      ctx.out.result(updated, () => describe(updated));
-    });
+    .action(
+      async (
+        target: string | undefined,
+        options: {
+          allowDomain?: string[];
+          allowCidr?: string[];
+          allowPort?: string[];
+          packageManagers?: boolean;
+          http: boolean;
+          https: boolean;
+          open?: boolean;
+        },
+        command: Command,
+      ) => {
+        const ctx = context(command.optsWithGlobals());
+        if (options.open && (options.allowDomain || options.allowCidr || options.allowPort))
+          throw new UsageError('--open allows everything: leave out --allow-domain, --allow-cidr and --allow-port');
+        const policy: EgressPolicyOptions = options.open
+          ? { allowPackageManagers: true, allowHttp: true, allowHttps: true, allowedDomains: ['*'], allowedCidrs: ['0.0.0.0/0'] }
+          : {
+              allowPackageManagers: options.packageManagers ?? false,
+              allowHttp: options.http,
+              allowHttps: options.https,
+              allowedDomains: options.allowDomain ?? [],
+              allowedCidrs: options.allowCidr ?? [],
+              allowedPorts: options.allowPort ?? [],
+            };
+        const updated = await ctx.client.egress.set(target ?? ctx.requireSession(undefined), policy);
+        ctx.out.result(updated, () => describe(updated));
+      },
+    );
 
   egress
     .command('log')
@@ -76,11 +98,23 @@ export function registerEgress(program: Command, context: (options: GlobalOption
         ...(options.since ? { since: options.since } : {}),
         ...(options.limit ? { limit: options.limit } : {}),
       });
-      ctx.out.result(page, () =>
-        table(
-          ['TIME', 'VERDICT', 'PROTO', 'NAME', 'ADDRESS', 'PORT', 'SENT', 'RECEIVED', 'REASON'],
-          page.items.map((e) => [e.at, e.verdict, e.scheme ?? e.protocol, e.name ?? '-', e.address ?? '-', e.port === null ? '-' : String(e.port), e.bytes_sent === null ? '-' : String(e.bytes_sent), e.bytes_received === null ? '-' : String(e.bytes_received), e.reason ?? '']),
-        ) || 'No connection attempts logged.',
+      ctx.out.result(
+        page,
+        () =>
+          table(
+            ['TIME', 'VERDICT', 'PROTO', 'NAME', 'ADDRESS', 'PORT', 'SENT', 'RECEIVED', 'REASON'],
+            page.items.map((e) => [
+              e.at,
+              e.verdict,
+              e.scheme ?? e.protocol,
+              e.name ?? '-',
+              e.address ?? '-',
+              e.port === null ? '-' : String(e.port),
+              e.bytes_sent === null ? '-' : String(e.bytes_sent),
+              e.bytes_received === null ? '-' : String(e.bytes_received),
+              e.reason ?? '',
+            ]),
+          ) || 'No connection attempts logged.',
       );
     });
 }

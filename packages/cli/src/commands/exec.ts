@@ -84,7 +84,8 @@ export function registerExec(program: Command, context: (options: GlobalOptions)
     .action(async (file: string, options: Omit<RunOptions, 'language'>, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const language = BY_EXTENSION[path.extname(file).toLowerCase()];
-      if (!language) throw new UsageError(`cannot tell the language of ${file} from its extension (.py, .sh, .bash, .js, .mjs, .cjs); use \`sandbox exec --language …\``);
+      if (!language)
+        throw new UsageError(`cannot tell the language of ${file} from its extension (.py, .sh, .bash, .js, .mjs, .cjs); use \`sandbox exec --language …\``);
       await runCode(ctx, fs.readFileSync(file, 'utf8'), { ...options, language });
     });
 }

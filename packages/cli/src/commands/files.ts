@@ -34,7 +34,10 @@ export function registerFiles(program: Command, context: (options: GlobalOptions
       const spinner = ctx.out.spinner(`Uploading ${local}…`);
       try {
         const result = stat.isDirectory()
-          ? await ctx.client.files.upload(sessionId, await tarDirectory(local), remote, { recursive: true, filename: `${path.basename(path.resolve(local))}.tar.gz` })
+          ? await ctx.client.files.upload(sessionId, await tarDirectory(local), remote, {
+              recursive: true,
+              filename: `${path.basename(path.resolve(local))}.tar.gz`,
+            })
           : await ctx.client.files.upload(sessionId, await fs.openAsBlob(local), remote, { filename: path.basename(local) });
         spinner.stop();
         ctx.out.result(result, () => result.message);
@@ -67,6 +70,9 @@ export function registerFiles(program: Command, context: (options: GlobalOptions
       const target = local ?? (path.posix.basename(remote) || 'download');
       const file = fs.existsSync(target) && fs.statSync(target).isDirectory() ? path.join(target, path.posix.basename(remote)) : target;
       fs.writeFileSync(file, bytes);
-      ctx.out.result({ remote_path: remote, local_path: path.resolve(file), size: bytes.length, session_id: sessionId }, () => `${bytes.length} bytes written to ${file}`);
+      ctx.out.result(
+        { remote_path: remote, local_path: path.resolve(file), size: bytes.length, session_id: sessionId },
+        () => `${bytes.length} bytes written to ${file}`,
+      );
     });
 }

@@ -15,11 +15,21 @@ export function registerKeys(program: Command, context: (options: GlobalOptions)
     .action(async (_options: unknown, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const list = await ctx.client.apiKeys.list();
-      ctx.out.result(list, () =>
-        table(
-          ['ID', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'DESCRIPTION'],
-          list.map((k) => [String(k.id), `${k.key_prefix}…`, k.status ?? '-', k.created_at ?? '-', k.expires_at ?? 'never', k.last_used_at ?? '-', k.description ?? '']),
-        ) || 'No API keys.',
+      ctx.out.result(
+        list,
+        () =>
+          table(
+            ['ID', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'DESCRIPTION'],
+            list.map((k) => [
+              String(k.id),
+              `${k.key_prefix}…`,
+              k.status ?? '-',
+              k.created_at ?? '-',
+              k.expires_at ?? 'never',
+              k.last_used_at ?? '-',
+              k.description ?? '',
+            ]),
+          ) || 'No API keys.',
       );
     });
 
@@ -30,7 +40,8 @@ export function registerKeys(program: Command, context: (options: GlobalOptions)
     .option('--expires <date-time>', 'when it stops working (ISO 8601, e.g. 2030-01-01T00:00:00Z)')
     .action(async (options: { description?: string; expires?: string }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
-      if (options.expires !== undefined && Number.isNaN(Date.parse(options.expires))) throw new UsageError(`--expires must be an ISO 8601 date-time, got "${options.expires}"`);
+      if (options.expires !== undefined && Number.isNaN(Date.parse(options.expires)))
+        throw new UsageError(`--expires must be an ISO 8601 date-time, got "${options.expires}"`);
       const key = await ctx.client.apiKeys.create({
         ...(options.description !== undefined ? { description: options.description } : {}),
         ...(options.expires !== undefined ? { expiresAt: options.expires } : {}),
@@ -83,11 +94,13 @@ function registerSshKeys(keys: Command, context: (options: GlobalOptions) => Con
     .action(async (_options: unknown, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const list = await ctx.client.sshKeys.list();
-      ctx.out.result(list, () =>
-        table(
-          ['ID', 'NAME', 'TYPE', 'FINGERPRINT', 'CREATED', 'LAST USED'],
-          list.map((k) => [String(k.id), k.name, k.key_type, k.fingerprint, k.created_at, k.last_used_at ?? '-']),
-        ) || 'No SSH keys. Add one with `sandbox keys ssh add ~/.ssh/id_ed25519.pub`.',
+      ctx.out.result(
+        list,
+        () =>
+          table(
+            ['ID', 'NAME', 'TYPE', 'FINGERPRINT', 'CREATED', 'LAST USED'],
+            list.map((k) => [String(k.id), k.name, k.key_type, k.fingerprint, k.created_at, k.last_used_at ?? '-']),
+          ) || 'No SSH keys. Add one with `sandbox keys ssh add ~/.ssh/id_ed25519.pub`.',
       );
     });
 

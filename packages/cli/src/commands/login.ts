@@ -22,7 +22,12 @@ export function registerLogin(program: Command, context: (options: GlobalOptions
       const spinner = ctx.out.spinner('Waiting for approval in the browser…');
       let login;
       try {
-        login = await ctx.client.cliAuth.waitForKey({ deviceCode: started.device_code, codeVerifier: pkce.codeVerifier, interval: started.interval, expiresIn: started.expires_in });
+        login = await ctx.client.cliAuth.waitForKey({
+          deviceCode: started.device_code,
+          codeVerifier: pkce.codeVerifier,
+          interval: started.interval,
+          expiresIn: started.expires_in,
+        });
       } finally {
         spinner.stop();
       }
@@ -36,7 +41,16 @@ export function registerLogin(program: Command, context: (options: GlobalOptions
         created_at: login.created_at,
       });
       ctx.out.result(
-        { logged_in: true, base_url: ctx.baseUrl, username: login.username, user_id: login.user_id, api_key_id: login.api_key_id, key_prefix: login.key_prefix, description: login.description, credentials_file: file },
+        {
+          logged_in: true,
+          base_url: ctx.baseUrl,
+          username: login.username,
+          user_id: login.user_id,
+          api_key_id: login.api_key_id,
+          key_prefix: login.key_prefix,
+          description: login.description,
+          credentials_file: file,
+        },
         () => `Logged in to ${ctx.baseUrl} as ${login.username}. The key ${login.key_prefix}… ("${login.description}") is stored in ${file}.`,
       );
     });

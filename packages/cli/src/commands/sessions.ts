@@ -12,7 +12,10 @@ export function registerSessionCommands(program: Command, context: (options: Glo
     .option('--limit <n>', 'at most this many (1 to 1000, default 100)', integer('--limit', 1, 1000))
     .action(async (options: { metadata?: Record<string, string>; limit?: number }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
-      const sandboxes = await ctx.client.sandboxes.list({ ...(options.metadata ? { metadata: options.metadata } : {}), ...(options.limit ? { limit: options.limit } : {}) });
+      const sandboxes = await ctx.client.sandboxes.list({
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+        ...(options.limit ? { limit: options.limit } : {}),
+      });
       ctx.out.result(sandboxes, () =>
         sandboxes.length === 0
           ? 'No sandboxes.'
@@ -25,7 +28,9 @@ export function registerSessionCommands(program: Command, context: (options: Glo
                 String(s.vcpu_count),
                 `${s.memory_mb} MiB`,
                 s.started_at,
-                Object.entries(s.metadata).map(([k, v]) => `${k}=${v}`).join(',') || '-',
+                Object.entries(s.metadata)
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(',') || '-',
               ]),
             ),
       );

@@ -14,7 +14,8 @@ const PAGE_LINES = 5000;
 /** Where `--registry-user`'s password comes from: never argv, which every local user can read in `ps`. */
 const REGISTRY_PASSWORD_ENV = 'SANDBOXD_REGISTRY_PASSWORD';
 
-const progressOf = (t: TemplateRecord) => (t.status === 'building' && t.progress.step ? `${t.progress.step} (${t.progress.step_index}/${t.progress.step_count})` : '');
+const progressOf = (t: TemplateRecord) =>
+  t.status === 'building' && t.progress.step ? `${t.progress.step} (${t.progress.step_index}/${t.progress.step_count})` : '';
 
 /** A template id (`tpl_…`, `default`) as it is, else the id of your template of that name. */
 async function templateIdOf(client: Sandboxd, given: string): Promise<string> {
@@ -56,8 +57,12 @@ export function registerTemplates(program: Command, context: (options: GlobalOpt
     .requiredOption('--name <name>', 'the template name (shared with your snapshots)')
     .requiredOption('--image <ref>', 'an OCI image reference, e.g. registry.example.com/team/python:3.12')
     .option('--git <url>', 'clone this repository (http, https or git URL) into /workspace/<repository name>; the image needs git')
-    .option('--branch <branch>', 'with --git: the branch to clone (default: the remote\'s default branch)')
-    .option('--run <command>', 'a shell command run in the build VM after the clone (repeatable: the commands run in order and the first failure fails the build)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--branch <branch>', "with --git: the branch to clone (default: the remote's default branch)")
+    .option(
+      '--run <command>',
+      'a shell command run in the build VM after the clone (repeatable: the commands run in order and the first failure fails the build)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--env <key=value>', 'environment of the --run commands (repeatable; values are never stored by the server)', keyValue('--env'))
     .option('--vcpus <n>', 'vCPUs of the build VM (1, 2, 4, 6 or 8)', integer('--vcpus', 1, 8))
     .option('--memory <mb>', 'memory of the build VM, MiB', integer('--memory', 256, 8192))
@@ -65,13 +70,26 @@ export function registerTemplates(program: Command, context: (options: GlobalOpt
     .option('--no-wait', 'answer at once with the template building (follow it with `sandbox template logs`)')
     .action(
       async (
-        options: { name: string; image: string; git?: string; branch?: string; run?: string[]; env?: Record<string, string>; vcpus?: number; memory?: number; registryUser?: string; wait: boolean },
+        options: {
+          name: string;
+          image: string;
+          git?: string;
+          branch?: string;
+          run?: string[];
+          env?: Record<string, string>;
+          vcpus?: number;
+          memory?: number;
+          registryUser?: string;
+          wait: boolean;
+        },
         command: Command,
       ) => {
         const ctx = context(command.optsWithGlobals());
         if (options.branch !== undefined && options.git === undefined) throw new UsageError('--branch needs --git');
-        if (options.env !== undefined && options.run === undefined) throw new UsageError('--env sets the environment of --run commands: give at least one --run');
-        if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus)) throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
+        if (options.env !== undefined && options.run === undefined)
+          throw new UsageError('--env sets the environment of --run commands: give at least one --run');
+        if (options.vcpus !== undefined && ![1, 2, 4, 6, 8].includes(options.vcpus))
+          throw new UsageError(`--vcpus must be 1, 2, 4, 6 or 8, got ${options.vcpus}`);
         let registryAuth: { username: string; password: string } | undefined;
         if (options.registryUser !== undefined) {
           const password = process.env[REGISTRY_PASSWORD_ENV];
@@ -91,7 +109,10 @@ export function registerTemplates(program: Command, context: (options: GlobalOpt
           ...(registryAuth ? { registryAuth } : {}),
         });
         if (!options.wait) {
-          ctx.out.result(created, () => `Building template ${created.name} (${created.template_id}); follow it with \`sandbox template logs ${created.template_id} --follow\`.`);
+          ctx.out.result(
+            created,
+            () => `Building template ${created.name} (${created.template_id}); follow it with \`sandbox template logs ${created.template_id} --follow\`.`,
+          );
           return;
         }
         ctx.out.info(`Building template ${created.name} (${created.template_id}) from ${created.oci_image}…`);
@@ -108,7 +129,14 @@ export function registerTemplates(program: Command, context: (options: GlobalOpt
       ctx.out.result(list, () =>
         table(
           ['ID', 'NAME', 'STATUS', 'STEP', 'IMAGE', 'CREATED'],
-          list.map((t) => [t.template_id, t.name, t.status, progressOf(t) || (t.status === 'failed' ? `failed at ${t.progress.step}` : ''), t.oci_image ?? '(built-in)', t.created_at ?? '']),
+          list.map((t) => [
+            t.template_id,
+            t.name,
+            t.status,
+            progressOf(t) || (t.status === 'failed' ? `failed at ${t.progress.step}` : ''),
+            t.oci_image ?? '(built-in)',
+            t.created_at ?? '',
+          ]),
         ),
       );
     });
@@ -132,7 +160,11 @@ export function registerTemplates(program: Command, context: (options: GlobalOpt
         if (page.lines.length < PAGE_LINES) break;
         page = await ctx.client.templates.logs(id, { after: page.next_after, limit: PAGE_LINES });
       }
-      ctx.out.result({ ...page, lines }, () => [...lines, page.status === 'building' ? `(still building: ${page.progress.step})` : page.error ? `(failed: ${page.error})` : `(${page.status})`].join('\n'));
+      ctx.out.result({ ...page, lines }, () =>
+        [...lines, page.status === 'building' ? `(still building: ${page.progress.step})` : page.error ? `(failed: ${page.error})` : `(${page.status})`].join(
+          '\n',
+        ),
+      );
     });
 
   templates

@@ -170,12 +170,19 @@ export function registerVault(program: Command, context: (options: GlobalOptions
     .description('create a vault, with secrets or without; prints its id')
     .argument('<name>', 'a name unique among your vaults')
     .option('-d, --description <text>', 'what the vault is for')
-    .option('--secret <NAME>', 'a secret: the environment variable VMs see its placeholder in (repeatable; --host, --value-env and --inject after it are its own)', parse.secret)
+    .option(
+      '--secret <NAME>',
+      'a secret: the environment variable VMs see its placeholder in (repeatable; --host, --value-env and --inject after it are its own)',
+      parse.secret,
+    )
     .option('--host <host>', 'a host the value of the --secret before it may be sent to over HTTPS (repeatable)', parse.host)
     .option('--value-env <VAR>', 'read the value of the --secret before it from the environment variable VAR', parse.valueEnv)
     .option('--inject <WHERE>', 'where the value of the --secret before it may go: bearer (default), basic, header:NAME[:PREFIX]', parse.inject)
     .option('--value-stdin', 'read the value from standard input (one secret only)')
-    .addHelpText('after', `${VALUE_HELP}\n\nExample:\n  OPENAI_API_KEY=sk-… sandbox vault create ci --secret OPENAI_API_KEY --host api.openai.com --value-env OPENAI_API_KEY`)
+    .addHelpText(
+      'after',
+      `${VALUE_HELP}\n\nExample:\n  OPENAI_API_KEY=sk-… sandbox vault create ci --secret OPENAI_API_KEY --host api.openai.com --value-env OPENAI_API_KEY`,
+    )
     .action(async (name: string, options: { description?: string; valueStdin?: boolean }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const specs = parse.specs;
@@ -206,11 +213,13 @@ export function registerVault(program: Command, context: (options: GlobalOptions
     .action(async (_options: unknown, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const list = await ctx.client.vaults.list();
-      ctx.out.result(list, () =>
-        table(
-          ['ID', 'NAME', 'SECRETS', 'CREATED', 'DESCRIPTION'],
-          list.map((v) => [v.id, v.name, v.secrets.map((s) => s.name).join(', ') || '-', v.created_at, v.description ?? '']),
-        ) || 'No vaults. Create one with `sandbox vault create NAME --secret NAME --host HOST --value-env VAR`.',
+      ctx.out.result(
+        list,
+        () =>
+          table(
+            ['ID', 'NAME', 'SECRETS', 'CREATED', 'DESCRIPTION'],
+            list.map((v) => [v.id, v.name, v.secrets.map((s) => s.name).join(', ') || '-', v.created_at, v.description ?? '']),
+          ) || 'No vaults. Create one with `sandbox vault create NAME --secret NAME --host HOST --value-env VAR`.',
       );
     });
 
@@ -242,15 +251,36 @@ export function registerVault(program: Command, context: (options: GlobalOptions
     .requiredOption('--host <host>', 'a host the value may be sent to over HTTPS (repeatable)', collect)
     .option('--value-env <VAR>', 'read the value from the environment variable VAR')
     .option('--value-stdin', 'read the value from standard input')
-    .option('--inject <WHERE>', 'where the value may go: bearer, basic, header:NAME[:PREFIX] (default: the secret keeps its own; a new one gets bearer)', parseInject)
-    .addHelpText('after', `${VALUE_HELP}\n\nExamples:\n  pass show openai | sandbox vault set vlt_… OPENAI_API_KEY --host api.openai.com --value-stdin\n  GH=ghp_… sandbox vault set vlt_… GITHUB_TOKEN --host api.github.com --value-env GH --inject 'header:Authorization:token '`)
-    .action(async (id: string, name: string, options: { host: string[]; valueEnv?: string; valueStdin?: boolean; inject?: VaultSecretInjection }, command: Command) => {
-      const ctx = context(command.optsWithGlobals());
-      if (options.valueEnv !== undefined && options.valueStdin) throw new UsageError('give --value-env or --value-stdin, not both');
-      const value = await readValue(name, options);
-      const secret = await ctx.client.vaults.setSecret(id, name, { value, allowedHosts: options.host, ...(options.inject ? { inject: options.inject } : {}) });
-      ctx.out.result(secret, () => `Secret ${secret.name} set in vault ${id} (hosts: ${secret.allowed_hosts.join(', ')}; injected as ${describeInject(secret.inject)})`);
-    });
+    .option(
+      '--inject <WHERE>',
+      'where the value may go: bearer, basic, header:NAME[:PREFIX] (default: the secret keeps its own; a new one gets bearer)',
+      parseInject,
+    )
+    .addHelpText(
+      'after',
+      `${VALUE_HELP}\n\nExamples:\n  pass show openai | sandbox vault set vlt_… OPENAI_API_KEY --host api.openai.com --value-stdin\n  GH=ghp_… sandbox vault set vlt_… GITHUB_TOKEN --host api.github.com --value-env GH --inject 'header:Authorization:token '`,
+    )
+    .action(
+      async (
+        id: string,
+        name: string,
+        options: { host: string[]; valueEnv?: string; valueStdin?: boolean; inject?: VaultSecretInjection },
+        command: Command,
+      ) => {
+        const ctx = context(command.optsWithGlobals());
+        if (options.valueEnv !== undefined && options.valueStdin) throw new UsageError('give --value-env or --value-stdin, not both');
+        const value = await readValue(name, options);
+        const secret = await ctx.client.vaults.setSecret(id, name, {
+          value,
+          allowedHosts: options.host,
+          ...(options.inject ? { inject: options.inject } : {}),
+        });
+        ctx.out.result(
+          secret,
+          () => `Secret ${secret.name} set in vault ${id} (hosts: ${secret.allowed_hosts.join(', ')}; injected as ${describeInject(secret.inject)})`,
+        );
+      },
+    );
 
   vault
     .command('unset')
@@ -274,23 +304,40 @@ export function registerVault(program: Command, context: (options: GlobalOptions
     .option('--since <time>', 'only entries at or after this ISO time')
     .option('-n, --limit <n>', 'at most this many (default 100)', integer('--limit', 1, 500))
     .option('--cursor <cursor>', 'older entries: the cursor the previous page ended with')
-    .action(async (id: string, options: { flagged?: boolean; substituted?: boolean; vm?: string; secret?: string; since?: string; limit?: number; cursor?: string }, command: Command) => {
-      const ctx = context(command.optsWithGlobals());
-      if (options.flagged && options.substituted) throw new UsageError('give --flagged or --substituted, not both');
-      const page = await ctx.client.vaults.requestLogs(id, {
-        ...(options.flagged ? { outcome: 'flagged' as const } : options.substituted ? { outcome: 'substituted' as const } : {}),
-        ...(options.vm ? { vmId: options.vm } : {}),
-        ...(options.secret ? { secretName: options.secret } : {}),
-        ...(options.since ? { since: options.since } : {}),
-        ...(options.limit ? { limit: options.limit } : {}),
-        ...(options.cursor ? { cursor: options.cursor } : {}),
-      });
-      ctx.out.result(page, () =>
-        table(
-          ['TIME', 'OUTCOME', 'SECRET', 'VM', 'HOST', 'REQUEST', 'STATUS', 'DETAIL'],
-          page.items.map((e) => [e.at, e.outcome, e.secret_name, e.vm_id, `${e.scheme}://${e.host}`, [e.method, e.path].filter(Boolean).join(' ') || '-', e.status === null ? '-' : String(e.status), e.detail ?? '']),
-        ) || 'No requests logged.',
-      );
-      if (!ctx.out.json && page.next_cursor) ctx.out.info(`Older entries: sandbox vault logs ${id} --cursor ${page.next_cursor}`);
-    });
+    .action(
+      async (
+        id: string,
+        options: { flagged?: boolean; substituted?: boolean; vm?: string; secret?: string; since?: string; limit?: number; cursor?: string },
+        command: Command,
+      ) => {
+        const ctx = context(command.optsWithGlobals());
+        if (options.flagged && options.substituted) throw new UsageError('give --flagged or --substituted, not both');
+        const page = await ctx.client.vaults.requestLogs(id, {
+          ...(options.flagged ? { outcome: 'flagged' as const } : options.substituted ? { outcome: 'substituted' as const } : {}),
+          ...(options.vm ? { vmId: options.vm } : {}),
+          ...(options.secret ? { secretName: options.secret } : {}),
+          ...(options.since ? { since: options.since } : {}),
+          ...(options.limit ? { limit: options.limit } : {}),
+          ...(options.cursor ? { cursor: options.cursor } : {}),
+        });
+        ctx.out.result(
+          page,
+          () =>
+            table(
+              ['TIME', 'OUTCOME', 'SECRET', 'VM', 'HOST', 'REQUEST', 'STATUS', 'DETAIL'],
+              page.items.map((e) => [
+                e.at,
+                e.outcome,
+                e.secret_name,
+                e.vm_id,
+                `${e.scheme}://${e.host}`,
+                [e.method, e.path].filter(Boolean).join(' ') || '-',
+                e.status === null ? '-' : String(e.status),
+                e.detail ?? '',
+              ]),
+            ) || 'No requests logged.',
+        );
+        if (!ctx.out.json && page.next_cursor) ctx.out.info(`Older entries: sandbox vault logs ${id} --cursor ${page.next_cursor}`);
+      },
+    );
 }

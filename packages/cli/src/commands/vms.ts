@@ -21,11 +21,14 @@ export function registerVmCommands(program: Command, context: (options: GlobalOp
     .description("snapshot a session's running VM (memory, processes, disk); it runs on")
     .argument('[session]', 'session id (default: the current one)')
     .requiredOption('-n, --name <name>', 'name of the snapshot (start VMs from it by this name)')
-    .option('--vm <id>', 'the VM to snapshot, instead of a session\'s')
+    .option('--vm <id>', "the VM to snapshot, instead of a session's")
     .option('-m, --metadata <key=value>', 'metadata of the snapshot; repeatable', keyValue('--metadata'))
     .action(async (session: string | undefined, options: { name: string; vm?: string; metadata?: Record<string, string> }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
-      const snapshot = await ctx.client.vms.snapshot(await vmOf(ctx, options, session), { name: options.name, ...(options.metadata ? { metadata: options.metadata } : {}) });
+      const snapshot = await ctx.client.vms.snapshot(await vmOf(ctx, options, session), {
+        name: options.name,
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+      });
       ctx.out.result(snapshot, () =>
         keyValues([
           ['snapshot', snapshot.snapshot_id],
@@ -40,9 +43,9 @@ export function registerVmCommands(program: Command, context: (options: GlobalOp
 
   program
     .command('clone')
-    .description('start new VMs, each in a session of its own, from a snapshot or from a VM\'s current state')
+    .description("start new VMs, each in a session of its own, from a snapshot or from a VM's current state")
     .argument('[session]', 'session whose VM to clone (default: the current one)')
-    .option('--vm <id>', 'the VM to clone, instead of a session\'s')
+    .option('--vm <id>', "the VM to clone, instead of a session's")
     .option('-s, --snapshot <name>', 'clone this snapshot of yours (default: the VM as it is now)')
     .option('-c, --count <n>', 'how many clones (1 to 10, default 1)', integer('--count', 1, 10))
     .action(async (session: string | undefined, options: { vm?: string; snapshot?: string; count?: number }, command: Command) => {
@@ -54,20 +57,23 @@ export function registerVmCommands(program: Command, context: (options: GlobalOp
       ctx.out.result(result, () =>
         [
           `from snapshot ${result.snapshot.name} (${result.snapshot.snapshot_id})`,
-          table(['VM', 'SESSION', 'STATUS'], result.clones.map((vm) => [vm.vm_id, vm.session_id ?? '-', vm.status])),
+          table(
+            ['VM', 'SESSION', 'STATUS'],
+            result.clones.map((vm) => [vm.vm_id, vm.session_id ?? '-', vm.status]),
+          ),
         ].join('\n'),
       );
     });
 
   for (const [name, description] of [
     ['pause', "pause a session's VM: its state goes to disk, it holds no memory or CPU, its lifetime stops counting"],
-    ['resume', 'resume a paused VM (its session\'s next exec resumes it too)'],
+    ['resume', "resume a paused VM (its session's next exec resumes it too)"],
   ] as const) {
     program
       .command(name)
       .description(description)
       .argument('[session]', 'session id (default: the current one)')
-      .option('--vm <id>', 'the VM, instead of a session\'s')
+      .option('--vm <id>', "the VM, instead of a session's")
       .action(async (session: string | undefined, options: { vm?: string }, command: Command) => {
         const ctx = context(command.optsWithGlobals());
         const vmId = await vmOf(ctx, options, session);

@@ -8,7 +8,10 @@ import { sizeMb } from '../parse.ts';
 const sizeText = (mb: number) => (mb % 1024 === 0 ? `${mb / 1024} GiB` : `${mb} MiB`);
 
 export function registerVolumes(program: Command, context: (options: GlobalOptions) => Context): void {
-  const volumes = program.command('volume').alias('volumes').description('persistent volumes: filesystems that outlive VMs (mount them with `sandbox create --volume`)');
+  const volumes = program
+    .command('volume')
+    .alias('volumes')
+    .description('persistent volumes: filesystems that outlive VMs (mount them with `sandbox create --volume`)');
 
   volumes
     .command('create')
@@ -27,17 +30,19 @@ export function registerVolumes(program: Command, context: (options: GlobalOptio
     .action(async (_options: unknown, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const list = await ctx.client.volumes.list();
-      ctx.out.result(list, () =>
-        table(
-          ['ID', 'NAME', 'SIZE', 'MOUNTED BY', 'CREATED'],
-          list.map((v) => [
-            v.volume_id,
-            v.name,
-            sizeText(v.size_mb),
-            v.attachments.map((a) => `${a.vm_id}:${a.mount_path}${a.read_only ? ':ro' : ''}`).join(', ') || '-',
-            v.created_at,
-          ]),
-        ) || 'No volumes.',
+      ctx.out.result(
+        list,
+        () =>
+          table(
+            ['ID', 'NAME', 'SIZE', 'MOUNTED BY', 'CREATED'],
+            list.map((v) => [
+              v.volume_id,
+              v.name,
+              sizeText(v.size_mb),
+              v.attachments.map((a) => `${a.vm_id}:${a.mount_path}${a.read_only ? ':ro' : ''}`).join(', ') || '-',
+              v.created_at,
+            ]),
+          ) || 'No volumes.',
       );
     });
 

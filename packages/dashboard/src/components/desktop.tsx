@@ -28,7 +28,11 @@ export default function DesktopView({ websocketUrl, viewOnly }: { websocketUrl: 
   return (
     <div>
       <p className="muted" role="status" data-desktop-state={state}>
-        {state === 'connected' ? `Connected${viewOnly ? ' (view only)' : ''}` : state === 'connecting' ? 'Connecting to the desktop…' : 'Disconnected: get a new link to connect again'}
+        {state === 'connected'
+          ? `Connected${viewOnly ? ' (view only)' : ''}`
+          : state === 'connecting'
+            ? 'Connecting to the desktop…'
+            : 'Disconnected: get a new link to connect again'}
       </p>
       <div ref={screen} className="desktop-screen" role="img" aria-label="The desktop's screen" />
     </div>

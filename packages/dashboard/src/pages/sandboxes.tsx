@@ -196,9 +196,7 @@ export function SandboxesPage() {
                       ))}
                     </td>
                     <td>{formatTime(sandbox.started_at)}</td>
-                    <td>
-                      {sandbox.status === 'killed' ? '—' : <Countdown endAt={sandbox.end_at} />}
-                    </td>
+                    <td>{sandbox.status === 'killed' ? '—' : <Countdown endAt={sandbox.end_at} />}</td>
                     <td>
                       {sandbox.session_id && sandbox.status !== 'killed' ? (
                         <button type="button" className="danger" onClick={() => void kill(sandbox)} aria-label={`Kill ${sandbox.sandbox_id}`}>

@@ -3,7 +3,19 @@
  * of the VM (browse, upload, download), app URLs, and terminals (xterm.js, loaded only when one is opened).
  */
 import { lazy, Suspense, useState, type FormEvent } from 'react';
-import { api, ApiError, csrfToken, send, withQuery, type AppUrlResponse, type ExecuteResponse, type PtySession, type Schemas, type SessionStatus, type TaskRecord } from '../api.ts';
+import {
+  api,
+  ApiError,
+  csrfToken,
+  send,
+  withQuery,
+  type AppUrlResponse,
+  type ExecuteResponse,
+  type PtySession,
+  type Schemas,
+  type SessionStatus,
+  type TaskRecord,
+} from '../api.ts';
 import { useLiveEvents } from '../events.ts';
 import { navigate } from '../router.ts';
 import { ErrorBanner, formatBytes, formatDuration, formatTime, Link, useLoad, useNow } from '../ui.tsx';
@@ -85,7 +97,11 @@ function StatusPanel({ sessionId }: { sessionId: string }) {
             Resume
           </button>
         ) : (
-          <button type="button" onClick={() => void act(async () => (await api('POST', vmPath('/pause')), 'Paused: the VM keeps its state and stops using CPU and memory.'))} disabled={busy || !s?.vm_alive}>
+          <button
+            type="button"
+            onClick={() => void act(async () => (await api('POST', vmPath('/pause')), 'Paused: the VM keeps its state and stops using CPU and memory.'))}
+            disabled={busy || !s?.vm_alive}
+          >
             Pause
           </button>
         )}
@@ -150,7 +166,12 @@ function RunCode({ sessionId, onRan }: { sessionId: string; onRan: () => void })
     setError(null);
     try {
       setResult(
-        await api<ExecuteResponse>('POST', '/execute', { session_id: sessionId, language: String(form.get('language')), code: String(form.get('code')), timeout: 120 }),
+        await api<ExecuteResponse>('POST', '/execute', {
+          session_id: sessionId,
+          language: String(form.get('language')),
+          code: String(form.get('code')),
+          timeout: 120,
+        }),
       );
       onRan();
     } catch (reason) {
@@ -458,7 +479,12 @@ function Desktop({ sessionId }: { sessionId: string }) {
   const open = async (viewOnly: boolean) => {
     setError(null);
     try {
-      setViewer(await api<Schemas['ViewerUrlResponse']>('GET', withQuery(`/v1/computeruse/${encodeURIComponent(sessionId)}/viewer-url`, { view_only: String(viewOnly) })));
+      setViewer(
+        await api<Schemas['ViewerUrlResponse']>(
+          'GET',
+          withQuery(`/v1/computeruse/${encodeURIComponent(sessionId)}/viewer-url`, { view_only: String(viewOnly) }),
+        ),
+      );
     } catch (reason) {
       setError(reason);
     }
@@ -561,4 +587,3 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
     </section>
   );
 }
-

@@ -11,7 +11,8 @@ export function SignInPage({ next, onSignedIn }: { next: string; onSignedIn: (us
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const body = method === 'password' ? { username: String(form.get('username')), password: String(form.get('password')) } : { api_key: String(form.get('api_key')) };
+    const body =
+      method === 'password' ? { username: String(form.get('username')), password: String(form.get('password')) } : { api_key: String(form.get('api_key')) };
     setBusy(true);
     try {
       onSignedIn(await api<ConsoleUser>('POST', '/v1/auth/session', body), next);

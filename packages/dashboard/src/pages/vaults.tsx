@@ -45,13 +45,34 @@ export function describeInjection(inject: Injection): string {
  * The fields of one secret: name, value (write-only), allowed hosts, and where it is injected (`keep`: a choice to
  * leave a rotated secret's injection point as it is). `prefix` keeps the ids unique.
  */
-function SecretFields({ prefix, legend, required = false, keep = false, onRemove }: { prefix: string; legend?: string; required?: boolean; keep?: boolean; onRemove?: () => void }) {
+function SecretFields({
+  prefix,
+  legend,
+  required = false,
+  keep = false,
+  onRemove,
+}: {
+  prefix: string;
+  legend?: string;
+  required?: boolean;
+  keep?: boolean;
+  onRemove?: () => void;
+}) {
   const [type, setType] = useState<string>(keep ? '' : 'bearer');
   return (
     <fieldset className="secret-fields">
       {legend ? <legend>{legend}</legend> : null}
       <label htmlFor={`${prefix}-name`}>Secret name</label>
-      <input id={`${prefix}-name`} name={`${prefix}-name`} required={required} pattern={SECRET_NAME_PATTERN} maxLength={128} placeholder="OPENAI_API_KEY" autoComplete="off" spellCheck={false} />
+      <input
+        id={`${prefix}-name`}
+        name={`${prefix}-name`}
+        required={required}
+        pattern={SECRET_NAME_PATTERN}
+        maxLength={128}
+        placeholder="OPENAI_API_KEY"
+        autoComplete="off"
+        spellCheck={false}
+      />
       <label htmlFor={`${prefix}-value`}>Value</label>
       <input id={`${prefix}-value`} name={`${prefix}-value`} required={required} type="password" autoComplete="off" />
       <label htmlFor={`${prefix}-hosts`}>Allowed hosts</label>
@@ -68,7 +89,14 @@ function SecretFields({ prefix, legend, required = false, keep = false, onRemove
           <label htmlFor={`${prefix}-header`}>Header name</label>
           <input id={`${prefix}-header`} name={`${prefix}-header`} required maxLength={64} placeholder="X-Api-Key" autoComplete="off" spellCheck={false} />
           <label htmlFor={`${prefix}-header-prefix`}>Value prefix</label>
-          <input id={`${prefix}-header-prefix`} name={`${prefix}-header-prefix`} maxLength={64} placeholder='"token " for GitHub; empty for most' autoComplete="off" spellCheck={false} />
+          <input
+            id={`${prefix}-header-prefix`}
+            name={`${prefix}-header-prefix`}
+            maxLength={64}
+            placeholder='"token " for GitHub; empty for most'
+            autoComplete="off"
+            spellCheck={false}
+          />
         </>
       ) : null}
       <p className="muted">The value is sent only there, never in a URL or another header; what the host answers is masked.</p>
@@ -278,7 +306,10 @@ function VaultDetails({ vault, onChanged, onDeleted }: { vault: Vault; onChanged
     const form = new FormData(event.currentTarget);
     const description = String(form.get('description') ?? '').trim();
     void act(async () => {
-      await api<Vault>('PATCH', vaultPath(vault), { name: String(form.get('name') ?? '').trim(), description: description || null } satisfies Schemas['VaultUpdate']);
+      await api<Vault>('PATCH', vaultPath(vault), {
+        name: String(form.get('name') ?? '').trim(),
+        description: description || null,
+      } satisfies Schemas['VaultUpdate']);
       return 'Saved.';
     });
   };
@@ -407,8 +438,8 @@ export function VaultsPage() {
     <section>
       <h1>Vaults</h1>
       <p className="muted">
-        Secrets a sandbox uses without holding them: its VM sees a placeholder in an environment variable of the secret&apos;s name, swapped for the value only where the secret is
-        injected (by default <code>Authorization: Bearer</code>) in HTTPS requests to the secret&apos;s allowed hosts.
+        Secrets a sandbox uses without holding them: its VM sees a placeholder in an environment variable of the secret&apos;s name, swapped for the value only
+        where the secret is injected (by default <code>Authorization: Bearer</code>) in HTTPS requests to the secret&apos;s allowed hosts.
       </p>
       <ErrorBanner error={vaults.error} />
       <div className="columns">
@@ -444,7 +475,12 @@ export function VaultsPage() {
                     </td>
                     <td>{formatTime(vault.updated_at)}</td>
                     <td>
-                      <button type="button" onClick={() => setSelected(selected === vault.id ? null : vault.id)} aria-expanded={selected === vault.id} aria-label={`Manage ${vault.name}`}>
+                      <button
+                        type="button"
+                        onClick={() => setSelected(selected === vault.id ? null : vault.id)}
+                        aria-expanded={selected === vault.id}
+                        aria-label={`Manage ${vault.name}`}
+                      >
                         Manage
                       </button>
                     </td>

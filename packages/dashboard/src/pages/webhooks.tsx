@@ -15,7 +15,8 @@ function Attempts({ deliveryId }: { deliveryId: string }) {
     <ol className="attempts">
       {(detail.data?.attempts ?? []).map((attempt) => (
         <li key={attempt.attempt}>
-          Attempt {attempt.attempt}: {attempt.succeeded ? 'delivered' : 'failed'} · HTTP {attempt.http_status ?? '—'} · {attempt.duration_ms} ms · {formatTime(attempt.started_at)}
+          Attempt {attempt.attempt}: {attempt.succeeded ? 'delivered' : 'failed'} · HTTP {attempt.http_status ?? '—'} · {attempt.duration_ms} ms ·{' '}
+          {formatTime(attempt.started_at)}
           {attempt.error ? <span className="warn"> · {attempt.error}</span> : null}
         </li>
       ))}
@@ -190,7 +191,11 @@ export function WebhooksPage() {
                   >
                     Rotate secret
                   </button>
-                  <button type="button" className="danger" onClick={() => void act(async () => void (await api('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`)))}>
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() => void act(async () => void (await api('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`)))}
+                  >
                     Delete
                   </button>
                 </td>

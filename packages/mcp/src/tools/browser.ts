@@ -11,7 +11,13 @@ import { withProgress } from '../progress.ts';
 import { capText, guarded, imageResult, textResult } from '../results.ts';
 import { browserSessionId } from '../schemas.ts';
 
-const selector = z.string().min(1).max(10_000).describe('A CSS selector of the element, e.g. "#search", "button[type=submit]", "text=Sign in" (browser_content lists selectors of the page\'s interactive elements)');
+const selector = z
+  .string()
+  .min(1)
+  .max(10_000)
+  .describe(
+    'A CSS selector of the element, e.g. "#search", "button[type=submit]", "text=Sign in" (browser_content lists selectors of the page\'s interactive elements)',
+  );
 const elementTimeout = z.number().int().min(0).max(120_000).optional().describe('Milliseconds to wait for the element to appear (default 30000)');
 const url = z.string().min(1).max(100_000).describe('The address: http(s), data: or about: URL');
 const waitUntil = z.enum(['load', 'domcontentloaded', 'networkidle', 'commit']).optional().describe('When the page counts as loaded (default load)');
@@ -56,7 +62,8 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
     'browser_navigate',
     {
       title: 'Go to a URL',
-      description: 'Loads a URL in the browser session and waits until it has loaded; answers with the final URL and the page title. Then read it with browser_content or look with browser_screenshot.',
+      description:
+        'Loads a URL in the browser session and waits until it has loaded; answers with the final URL and the page title. Then read it with browser_content or look with browser_screenshot.',
       inputSchema: { browser_session_id: browserSessionId, url, wait_until: waitUntil },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
@@ -115,7 +122,9 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
       guarded(async () => {
         const page = browser.session(args.browser_session_id);
         const timeout = args.timeout_ms !== undefined ? { timeout: args.timeout_ms } : {};
-        const typed = args.key_by_key ? await page.type(args.selector, args.text, { delay: 20, ...timeout }) : await page.fill(args.selector, args.text, timeout);
+        const typed = args.key_by_key
+          ? await page.type(args.selector, args.text, { delay: 20, ...timeout })
+          : await page.fill(args.selector, args.text, timeout);
         const lines = [interactionText('Typed', typed)];
         if (args.press_enter) lines.push(interactionText('Pressed Enter', await page.keypress('Enter', { selector: args.selector, ...timeout })));
         return textResult(lines.join('\n'));
@@ -126,7 +135,8 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
     'browser_press_key',
     {
       title: 'Press a key',
-      description: 'Presses a key or a chord in the page (in the element of selector, else the focused one): Enter, Tab, Escape, ArrowDown, PageDown, Control+A…',
+      description:
+        'Presses a key or a chord in the page (in the element of selector, else the focused one): Enter, Tab, Escape, ArrowDown, PageDown, Control+A…',
       inputSchema: {
         browser_session_id: browserSessionId,
         key: z.string().min(1).max(100).describe('Key name as Playwright names keys: Enter, Tab, ArrowDown, a, Control+A'),
@@ -156,12 +166,21 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
     },
     async (args) =>
       guarded(async () => {
-        const page = await browser.session(args.browser_session_id).content({ includeInteractive: args.include_interactive, includeAnchors: args.include_links });
+        const page = await browser
+          .session(args.browser_session_id)
+          .content({ includeInteractive: args.include_interactive, includeAnchors: args.include_links });
         const parts = [`${page.readable_content.title || '(no title)'} — ${page.url}`, '', page.readable_content.content];
         if (args.include_interactive && page.interactive_elements.length > 0) {
-          parts.push('', 'Interactive elements (type, selector, text):', ...page.interactive_elements.map((e) => `- ${e.type}  ${e.selector}  ${JSON.stringify(e.text)}${e.attributes.href ? `  href=${e.attributes.href}` : ''}`));
+          parts.push(
+            '',
+            'Interactive elements (type, selector, text):',
+            ...page.interactive_elements.map(
+              (e) => `- ${e.type}  ${e.selector}  ${JSON.stringify(e.text)}${e.attributes.href ? `  href=${e.attributes.href}` : ''}`,
+            ),
+          );
         }
-        if (args.include_links && page.content_anchors.length > 0) parts.push('', 'Links:', ...page.content_anchors.map((a) => `- ${JSON.stringify(a.text)} ${a.href ?? ''}  (${a.selector})`));
+        if (args.include_links && page.content_anchors.length > 0)
+          parts.push('', 'Links:', ...page.content_anchors.map((a) => `- ${JSON.stringify(a.text)} ${a.href ?? ''}  (${a.selector})`));
         const shown = capText(parts.join('\n'), ctx.maxOutputChars);
         return textResult(shown.text + (shown.cut > 0 ? `\n[truncated: ${shown.cut} characters of the page left out in the middle]` : ''));
       }),
@@ -171,7 +190,8 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
     'browser_extract',
     {
       title: 'Extract elements',
-      description: 'The elements a CSS selector finds, each with its tag, text, form value, visibility, the attributes asked for and a selector that finds it again. For tables, lists and search results.',
+      description:
+        'The elements a CSS selector finds, each with its tag, text, form value, visibility, the attributes asked for and a selector that finds it again. For tables, lists and search results.',
       inputSchema: {
         browser_session_id: browserSessionId,
         selector: z.string().min(1).max(10_000).default('body *').describe('CSS selector of the elements (default "body *")'),
@@ -182,7 +202,9 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
     },
     async (args) =>
       guarded(async () => {
-        const result = await browser.session(args.browser_session_id).extract({ selector: args.selector, maxElements: args.max_elements, ...(args.attributes ? { attributes: args.attributes } : {}) });
+        const result = await browser
+          .session(args.browser_session_id)
+          .extract({ selector: args.selector, maxElements: args.max_elements, ...(args.attributes ? { attributes: args.attributes } : {}) });
         const lines = result.elements.map((e) => {
           const attributes = Object.entries(e.attributes).filter(([, v]) => v !== null);
           return `- <${e.tag}> ${e.selector}${e.visible ? '' : ' (hidden)'}: ${JSON.stringify(e.text)}${e.value !== null ? ` value=${JSON.stringify(e.value)}` : ''}${attributes.length > 0 ? ` ${attributes.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}` : ''}`;
@@ -206,7 +228,11 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
     async (args) =>
       guarded(async () => {
         const shot = await browser.session(args.browser_session_id).screenshot({ fullPage: args.full_page, format: 'png' });
-        return imageResult(Buffer.from(shot.bytes).toString('base64'), 'image/png', `Screenshot of browser session ${args.browser_session_id}: ${shot.width}×${shot.height} pixels`);
+        return imageResult(
+          Buffer.from(shot.bytes).toString('base64'),
+          'image/png',
+          `Screenshot of browser session ${args.browser_session_id}: ${shot.width}×${shot.height} pixels`,
+        );
       }),
   );
 
@@ -221,7 +247,9 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
     async (args) =>
       guarded(async () => {
         const closed = await browser.closeSession(args.browser_session_id);
-        return textResult(closed ? `Closed browser session ${args.browser_session_id}.` : `Browser session ${args.browser_session_id} was already closed.`, { closed });
+        return textResult(closed ? `Closed browser session ${args.browser_session_id}.` : `Browser session ${args.browser_session_id} was already closed.`, {
+          closed,
+        });
       }),
   );
 }

@@ -19,18 +19,30 @@ export function registerComputerTools(server: McpServer, ctx: ToolContext): void
     'computer_screenshot',
     {
       title: 'Screenshot of the desktop',
-      description: 'The screen of a desktop sandbox as an image. Coordinates for computer_action are pixels of the full-size screen (the caption gives its size).',
+      description:
+        'The screen of a desktop sandbox as an image. Coordinates for computer_action are pixels of the full-size screen (the caption gives its size).',
       inputSchema: {
         session_id: desktopSessionId,
-        scale: z.number().min(0.05).max(1).optional().describe('Shrink the image by this factor, 0.05 to 1 (default 1: full size). Coordinates stay full-size pixels'),
+        scale: z
+          .number()
+          .min(0.05)
+          .max(1)
+          .optional()
+          .describe('Shrink the image by this factor, 0.05 to 1 (default 1: full size). Coordinates stay full-size pixels'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) =>
       guarded(async () => {
-        const png = await withProgress(extra, 'taking a screenshot', ctx.progressIntervalMs, () => computer.screenshot(args.session_id, args.scale !== undefined ? { scale: args.scale } : {}));
+        const png = await withProgress(extra, 'taking a screenshot', ctx.progressIntervalMs, () =>
+          computer.screenshot(args.session_id, args.scale !== undefined ? { scale: args.scale } : {}),
+        );
         const size = pngSize(png);
-        return imageResult(Buffer.from(png).toString('base64'), 'image/png', `Screen of desktop ${args.session_id}${size ? `: image ${size.width}×${size.height} pixels` : ''}${args.scale !== undefined && args.scale < 1 ? ` (scaled by ${args.scale})` : ''}`);
+        return imageResult(
+          Buffer.from(png).toString('base64'),
+          'image/png',
+          `Screen of desktop ${args.session_id}${size ? `: image ${size.width}×${size.height} pixels` : ''}${args.scale !== undefined && args.scale < 1 ? ` (scaled by ${args.scale})` : ''}`,
+        );
       }),
   );
 
@@ -39,7 +51,7 @@ export function registerComputerTools(server: McpServer, ctx: ToolContext): void
     {
       title: 'Act on the desktop',
       description:
-        'Runs one mouse, keyboard or screen action on a desktop sandbox, with the input of Anthropic\'s computer-use tool. ' +
+        "Runs one mouse, keyboard or screen action on a desktop sandbox, with the input of Anthropic's computer-use tool. " +
         'Clicks and mouse_move take coordinate [x, y] in screen pixels; left_click_drag takes start_coordinate and coordinate; type takes text (\\n presses Return); ' +
         'key and hold_key take X keysym names in text ("Return", "ctrl+s", "alt+Tab"); scroll takes scroll_direction and scroll_amount (and optionally coordinate); ' +
         'wait and hold_key take duration in seconds. screenshot returns the screen as an image; set screenshot_after to see the screen after any other action.',
@@ -60,9 +72,11 @@ export function registerComputerTools(server: McpServer, ctx: ToolContext): void
       guarded(async () => {
         const { session_id, screenshot_after, ...input } = args;
         const result = await withProgress(extra, `${input.action}`, ctx.progressIntervalMs, () => computer.action(session_id, input as ComputerAction));
-        if (result.base64_image) return imageResult(result.base64_image, result.media_type ?? 'image/png', `Screen of desktop ${session_id} (${result.elapsed_ms} ms)`);
+        if (result.base64_image)
+          return imageResult(result.base64_image, result.media_type ?? 'image/png', `Screen of desktop ${session_id} (${result.elapsed_ms} ms)`);
         const text = `${result.action} done in ${result.elapsed_ms} ms${result.cursor ? `; the pointer is at [${result.cursor.x}, ${result.cursor.y}]` : ''}.`;
-        if (!screenshot_after) return textResult(text, { action: result.action, elapsed_ms: result.elapsed_ms, ...(result.cursor ? { cursor: result.cursor } : {}) });
+        if (!screenshot_after)
+          return textResult(text, { action: result.action, elapsed_ms: result.elapsed_ms, ...(result.cursor ? { cursor: result.cursor } : {}) });
         const png = await computer.screenshot(session_id);
         return imageResult(Buffer.from(png).toString('base64'), 'image/png', `${text} The screen afterwards.`);
       }),

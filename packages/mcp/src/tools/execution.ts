@@ -12,10 +12,17 @@ import { sessionId, timeoutSeconds } from '../schemas.ts';
 async function run(ctx: ToolContext, extra: ToolExtra, session: string, source: string, language: Language, timeout: number) {
   try {
     const label = language === 'python' ? 'running Python' : 'running the command';
-    const result = await withProgress(extra, label, ctx.progressIntervalMs, () => ctx.client.execute(source, { sessionId: session, language, timeout, signal: extra.signal }), timeout);
+    const result = await withProgress(
+      extra,
+      label,
+      ctx.progressIntervalMs,
+      () => ctx.client.execute(source, { sessionId: session, language, timeout, signal: extra.signal }),
+      timeout,
+    );
     return runResult(result, ctx.maxOutputChars);
   } catch (error) {
-    if (error instanceof ExecutionError && error.status === 408 && error.executionId !== undefined) return stillRunningResult(error.executionId, error.sessionId ?? session, timeout);
+    if (error instanceof ExecutionError && error.status === 408 && error.executionId !== undefined)
+      return stillRunningResult(error.executionId, error.sessionId ?? session, timeout);
     throw error;
   }
 }
@@ -26,7 +33,7 @@ export function registerExecutionTools(server: McpServer, ctx: ToolContext): voi
     {
       title: 'Run Python',
       description:
-        'Runs Python 3 code in the sandbox\'s persistent interpreter, like a notebook cell: variables, imports and functions defined in one call are there in the next. ' +
+        "Runs Python 3 code in the sandbox's persistent interpreter, like a notebook cell: variables, imports and functions defined in one call are there in the next. " +
         'Returns what it printed (stdout, stderr with any traceback) and the exit code. Print the values you want to see; the last expression is not echoed. ' +
         'Use run_command for shell commands (pip install, ls, git).',
       inputSchema: {
@@ -61,7 +68,8 @@ export function registerExecutionTools(server: McpServer, ctx: ToolContext): voi
     'get_execution',
     {
       title: 'Result of an earlier run',
-      description: 'Waits for a run that was still going when run_python or run_command answered ("Still running … execution N"), and returns its output and exit code.',
+      description:
+        'Waits for a run that was still going when run_python or run_command answered ("Still running … execution N"), and returns its output and exit code.',
       inputSchema: {
         execution_id: z.number().int().min(1).max(2_147_483_647).describe('The execution number from the "Still running" answer'),
         wait_seconds: z.number().int().min(0).max(600).default(30).describe('Seconds to wait for it to finish (0: just look; default 30)'),

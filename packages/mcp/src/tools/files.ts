@@ -17,7 +17,10 @@ export function registerFileTools(server: McpServer, ctx: ToolContext): void {
       inputSchema: {
         session_id: sessionId,
         path: guestPath,
-        encoding: z.enum(['auto', 'text', 'base64']).default('auto').describe('auto (default): text, image or base64 by content; text: as UTF-8 text; base64: the bytes as base64'),
+        encoding: z
+          .enum(['auto', 'text', 'base64'])
+          .default('auto')
+          .describe('auto (default): text, image or base64 by content; text: as UTF-8 text; base64: the bytes as base64'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -37,14 +40,22 @@ export function registerFileTools(server: McpServer, ctx: ToolContext): void {
         const text = args.encoding === 'base64' ? null : args.encoding === 'text' ? new TextDecoder().decode(bytes) : asText(bytes);
         if (text !== null) {
           const shown = capText(text, ctx.maxOutputChars);
-          const note = shown.cut > 0 ? `\n[truncated: ${shown.cut} of ${text.length} characters left out in the middle; read parts with run_command (head, tail, sed -n 'A,Bp')]` : '';
+          const note =
+            shown.cut > 0
+              ? `\n[truncated: ${shown.cut} of ${text.length} characters left out in the middle; read parts with run_command (head, tail, sed -n 'A,Bp')]`
+              : '';
           return textResult(`${path} (${bytes.length} bytes):\n${shown.text}${note}`, { path, size: bytes.length, encoding: 'text', truncated: shown.cut > 0 });
         }
         // Base64 of at most maxOutputChars characters: 3 bytes per 4 characters.
         const limit = Math.floor((ctx.maxOutputChars * 3) / 4);
         const base64 = Buffer.from(bytes.subarray(0, limit)).toString('base64');
         const note = bytes.length > limit ? `\n[truncated: only the first ${limit} of ${bytes.length} bytes are shown]` : '';
-        return textResult(`${path} (${bytes.length} bytes, binary; base64):\n${base64}${note}`, { path, size: bytes.length, encoding: 'base64', truncated: bytes.length > limit });
+        return textResult(`${path} (${bytes.length} bytes, binary; base64):\n${base64}${note}`, {
+          path,
+          size: bytes.length,
+          encoding: 'base64',
+          truncated: bytes.length > limit,
+        });
       }),
   );
 
@@ -52,7 +63,8 @@ export function registerFileTools(server: McpServer, ctx: ToolContext): void {
     'write_file',
     {
       title: 'Write a file',
-      description: 'Writes a file in the sandbox, replacing it if it exists and creating missing parent directories. Content is text (UTF-8) unless encoding is base64.',
+      description:
+        'Writes a file in the sandbox, replacing it if it exists and creating missing parent directories. Content is text (UTF-8) unless encoding is base64.',
       inputSchema: {
         session_id: sessionId,
         path: guestPath,
@@ -64,10 +76,14 @@ export function registerFileTools(server: McpServer, ctx: ToolContext): void {
     async (args) =>
       guarded(async () => {
         const path = absoluteGuestPath(args.path);
-        if (args.encoding === 'base64' && !/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(args.content)) throw new ToolFailure('INVALID_BASE64', 'content is not base64: use encoding "utf8" for text');
+        if (args.encoding === 'base64' && !/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(args.content))
+          throw new ToolFailure('INVALID_BASE64', 'content is not base64: use encoding "utf8" for text');
         const bytes = args.encoding === 'base64' ? Buffer.from(args.content, 'base64') : Buffer.from(args.content, 'utf8');
         const result = await ctx.client.files.upload(args.session_id, bytes, path);
-        return textResult(`Wrote ${result.size ?? bytes.length} bytes to ${result.path ?? path}.`, { path: result.path ?? path, size: result.size ?? bytes.length });
+        return textResult(`Wrote ${result.size ?? bytes.length} bytes to ${result.path ?? path}.`, {
+          path: result.path ?? path,
+          size: result.size ?? bytes.length,
+        });
       }),
   );
 
@@ -75,7 +91,8 @@ export function registerFileTools(server: McpServer, ctx: ToolContext): void {
     'list_files',
     {
       title: 'List files',
-      description: 'Lists a directory of the sandbox (default /root): each entry\'s type, size in bytes, modification time and path, sorted by path. depth 2 or more also lists subdirectories.',
+      description:
+        "Lists a directory of the sandbox (default /root): each entry's type, size in bytes, modification time and path, sorted by path. depth 2 or more also lists subdirectories.",
       inputSchema: {
         session_id: sessionId,
         path: guestPath.default(`/root`),

@@ -38,13 +38,24 @@ export function registerSandboxTools(server: McpServer, ctx: ToolContext): void 
         'Python state (variables, imports) persists across run_python calls in the same sandbox. The sandbox is killed automatically after lifetime_seconds. ' +
         'Use template "desktop" for a graphical desktop driven with the computer_* tools; other names start from your own templates or snapshots.',
       inputSchema: {
-        template: z.string().min(1).max(128).optional().describe('What to start from: omit for the standard image; "desktop" for computer use; or the name of one of your templates or snapshots'),
-        vcpus: z.union([z.literal(1), z.literal(2), z.literal(4), z.literal(6), z.literal(8)]).optional().describe('Virtual CPUs: 1, 2, 4, 6 or 8 (default 2)'),
-        memory_mb: z.number().int().min(128).max(8192).optional().describe('Memory in MiB, 128 to 8192 (default: the server\'s, usually 512)'),
+        template: z
+          .string()
+          .min(1)
+          .max(128)
+          .optional()
+          .describe('What to start from: omit for the standard image; "desktop" for computer use; or the name of one of your templates or snapshots'),
+        vcpus: z
+          .union([z.literal(1), z.literal(2), z.literal(4), z.literal(6), z.literal(8)])
+          .optional()
+          .describe('Virtual CPUs: 1, 2, 4, 6 or 8 (default 2)'),
+        memory_mb: z.number().int().min(128).max(8192).optional().describe("Memory in MiB, 128 to 8192 (default: the server's, usually 512)"),
         lifetime_seconds: z.number().int().min(20).max(2_592_000).optional().describe('Seconds until the sandbox is killed, 20 to 2592000 (default 300)'),
         metadata: z.record(z.string(), z.string()).optional().describe('Your own key/value labels; list_sandboxes can filter on them'),
         env: z.record(z.string(), z.string()).optional().describe('Environment variables of every run in the sandbox'),
-        wait_until_ready: z.boolean().default(true).describe('Wait until the VM is up before answering (default true); false answers at once and the first run waits instead'),
+        wait_until_ready: z
+          .boolean()
+          .default(true)
+          .describe('Wait until the VM is up before answering (default true); false answers at once and the first run waits instead'),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
@@ -61,7 +72,8 @@ export function registerSandboxTools(server: McpServer, ctx: ToolContext): void 
         });
         const created = session.created!;
         const status = args.wait_until_ready ? await waitUntilReady(ctx, session.id, ctx.readyTimeoutSeconds, extra) : null;
-        const state = status === null ? created.status : status.vm_alive ? 'running' : `not running yet (${status.vm_status ?? 'starting'}); the first run starts it`;
+        const state =
+          status === null ? created.status : status.vm_alive ? 'running' : `not running yet (${status.vm_status ?? 'starting'}); the first run starts it`;
         const lines = [
           `Created sandbox ${session.id}.`,
           `session_id: ${session.id}`,
@@ -85,7 +97,8 @@ export function registerSandboxTools(server: McpServer, ctx: ToolContext): void 
     'list_sandboxes',
     {
       title: 'List sandboxes',
-      description: 'Lists your sandboxes (one line per VM, newest first) with their session_id, status, template, size and expiry. Killed sandboxes are listed too, as killed.',
+      description:
+        'Lists your sandboxes (one line per VM, newest first) with their session_id, status, template, size and expiry. Killed sandboxes are listed too, as killed.',
       inputSchema: {
         metadata: z.record(z.string(), z.string()).optional().describe('Only sandboxes whose metadata contains all these key/value pairs'),
         include_killed: z.boolean().default(false).describe('Also list killed sandboxes (default false: only live ones)'),
@@ -97,13 +110,27 @@ export function registerSandboxTools(server: McpServer, ctx: ToolContext): void 
       guarded(async () => {
         const all = await ctx.client.sandboxes.list({ ...(args.metadata ? { metadata: args.metadata } : {}), limit: args.limit });
         const shown = args.include_killed ? all : all.filter((s) => s.status !== 'killed');
-        if (shown.length === 0) return textResult(all.length === 0 ? 'You have no sandboxes. create_sandbox makes one.' : 'No live sandboxes (include_killed: true lists the killed ones).', { sandboxes: [] });
+        if (shown.length === 0)
+          return textResult(
+            all.length === 0 ? 'You have no sandboxes. create_sandbox makes one.' : 'No live sandboxes (include_killed: true lists the killed ones).',
+            { sandboxes: [] },
+          );
         const lines = shown.map(
           (s) =>
             `${s.session_id ?? '(no session)'}  ${s.status}  template=${s.name}  vcpus=${s.vcpu_count} memory=${s.memory_mb}MiB  started=${s.started_at}${s.end_at ? `  ends=${s.end_at}` : ''}${Object.keys(s.metadata).length > 0 ? `  metadata=${JSON.stringify(s.metadata)}` : ''}`,
         );
         return textResult(`${shown.length} sandbox${shown.length === 1 ? '' : 'es'} (session_id, status, details):\n${lines.join('\n')}`, {
-          sandboxes: shown.map((s) => ({ session_id: s.session_id, sandbox_id: s.sandbox_id, status: s.status, template: s.name, vcpu_count: s.vcpu_count, memory_mb: s.memory_mb, started_at: s.started_at, end_at: s.end_at, metadata: s.metadata })),
+          sandboxes: shown.map((s) => ({
+            session_id: s.session_id,
+            sandbox_id: s.sandbox_id,
+            status: s.status,
+            template: s.name,
+            vcpu_count: s.vcpu_count,
+            memory_mb: s.memory_mb,
+            started_at: s.started_at,
+            end_at: s.end_at,
+            metadata: s.metadata,
+          })),
         });
       }),
   );
@@ -112,7 +139,7 @@ export function registerSandboxTools(server: McpServer, ctx: ToolContext): void 
     'kill_sandbox',
     {
       title: 'Kill a sandbox',
-      description: 'Kills the sandbox\'s VM at once: its processes, files and Python state are gone. The session_id stays valid: a later run starts a fresh VM.',
+      description: "Kills the sandbox's VM at once: its processes, files and Python state are gone. The session_id stays valid: a later run starts a fresh VM.",
       inputSchema: { session_id: sessionId },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },

@@ -174,7 +174,8 @@ export function decodeBase64(text: string): Uint8Array {
 
 /** The screenshot of a render (or of a session), as bytes; an error when the answer has none (`returnScreenshot: false`). */
 export function screenshotBytes(result: { screenshot: string | null; format: ScreenshotFormat | null }): BrowserImage {
-  if (result.screenshot === null || result.format === null) throw new SandboxdError('the answer has no screenshot (it was rendered with returnScreenshot: false)');
+  if (result.screenshot === null || result.format === null)
+    throw new SandboxdError('the answer has no screenshot (it was rendered with returnScreenshot: false)');
   return { bytes: decodeBase64(result.screenshot), format: result.format };
 }
 
@@ -230,7 +231,13 @@ export class BrowserSession {
 
   /** Types `text` key by key (`fill` sets a value at once). */
   type(selector: string, text: string, options: TypeOptions = {}): Promise<BrowserInteractionResult> {
-    return this.browser.interact('/v1/browser/interactions/type', 'browser.element', { session_id: this.id, selector, text, delay: options.delay, timeout: options.timeout });
+    return this.browser.interact('/v1/browser/interactions/type', 'browser.element', {
+      session_id: this.id,
+      selector,
+      text,
+      delay: options.delay,
+      timeout: options.timeout,
+    });
   }
 
   fill(selector: string, value: string, options: ElementOptions = {}): Promise<BrowserInteractionResult> {
@@ -242,12 +249,22 @@ export class BrowserSession {
     if (target.selector === undefined && target.x === undefined && target.y === undefined) {
       throw new TypeError('scroll needs a selector, or x and/or y');
     }
-    return this.browser.interact('/v1/browser/interactions/scroll', 'browser.element', { session_id: this.id, selector: target.selector, x: target.x, y: target.y });
+    return this.browser.interact('/v1/browser/interactions/scroll', 'browser.element', {
+      session_id: this.id,
+      selector: target.selector,
+      x: target.x,
+      y: target.y,
+    });
   }
 
   /** Waits for `condition`: `selector`/`hidden` (with `options.selector`), a load state, or `timeout` milliseconds. */
   wait(condition: WaitCondition, options: BrowserWaitOptions = {}): Promise<BrowserInteractionResult> {
-    return this.browser.interact('/v1/browser/interactions/wait', 'browser.element', { session_id: this.id, condition, selector: options.selector, timeout: options.timeout });
+    return this.browser.interact('/v1/browser/interactions/wait', 'browser.element', {
+      session_id: this.id,
+      condition,
+      selector: options.selector,
+      timeout: options.timeout,
+    });
   }
 
   hover(selector: string, options: ElementOptions = {}): Promise<BrowserInteractionResult> {
@@ -256,7 +273,12 @@ export class BrowserSession {
 
   /** Presses a key (`Enter`, `Tab`, `Control+A`…), in `options.selector` or the focused element. */
   keypress(key: string, options: KeypressOptions = {}): Promise<BrowserInteractionResult> {
-    return this.browser.interact('/v1/browser/interactions/keypress', 'browser.element', { session_id: this.id, key, selector: options.selector, timeout: options.timeout });
+    return this.browser.interact('/v1/browser/interactions/keypress', 'browser.element', {
+      session_id: this.id,
+      key,
+      selector: options.selector,
+      timeout: options.timeout,
+    });
   }
 
   /** The page as an image: `bytes` (PNG unless `format: 'jpeg'`), its size, and the server's answer. */

@@ -160,7 +160,11 @@ export class ComputerUse {
 
   /** Any request to the in-VM computer-use API (JSON answer). */
   async request<T = unknown>(sessionId: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', rest: string, json?: unknown): Promise<T> {
-    return (await this.transport.request(method, this.path(sessionId, rest), { kind: 'session', ...(json !== undefined ? { json } : {}), idempotent: method === 'GET' })) as T;
+    return (await this.transport.request(method, this.path(sessionId, rest), {
+      kind: 'session',
+      ...(json !== undefined ? { json } : {}),
+      idempotent: method === 'GET',
+    })) as T;
   }
 
   /** Runs one action as Anthropic's computer-use tool describes it. */
@@ -174,16 +178,24 @@ export class ComputerUse {
   }
 
   async viewerUrl(sessionId: string, options: { viewOnly?: boolean } = {}): Promise<ViewerUrl> {
-    return this.transport.call('/v1/computeruse/{session_id}/viewer-url', 'get', { params: { session_id: sessionId }, query: { view_only: options.viewOnly ?? false }, kind: 'session' });
+    return this.transport.call('/v1/computeruse/{session_id}/viewer-url', 'get', {
+      params: { session_id: sessionId },
+      query: { view_only: options.viewOnly ?? false },
+      kind: 'session',
+    });
   }
 
   /** Saved recordings of the session, newest first. */
   async recordings(sessionId: string): Promise<SavedRecording[]> {
-    return (await this.transport.call('/v1/sessions/{session_id}/recordings', 'get', { params: { session_id: sessionId }, kind: 'session' })).recordings as SavedRecording[];
+    return (await this.transport.call('/v1/sessions/{session_id}/recordings', 'get', { params: { session_id: sessionId }, kind: 'session' }))
+      .recordings as SavedRecording[];
   }
 
   async recording(sessionId: string, recordingId: string): Promise<SavedRecording> {
-    return (await this.transport.call('/v1/sessions/{session_id}/recordings/{recording_id}', 'get', { params: { session_id: sessionId, recording_id: recordingId }, kind: 'session' })) as SavedRecording;
+    return (await this.transport.call('/v1/sessions/{session_id}/recordings/{recording_id}', 'get', {
+      params: { session_id: sessionId, recording_id: recordingId },
+      kind: 'session',
+    })) as SavedRecording;
   }
 
   /** A saved recording's MP4 bytes. */
@@ -193,7 +205,10 @@ export class ComputerUse {
   }
 
   async deleteRecording(sessionId: string, recordingId: string): Promise<SavedRecording> {
-    return (await this.transport.call('/v1/sessions/{session_id}/recordings/{recording_id}', 'delete', { params: { session_id: sessionId, recording_id: recordingId }, kind: 'session' })) as SavedRecording;
+    return (await this.transport.call('/v1/sessions/{session_id}/recordings/{recording_id}', 'delete', {
+      params: { session_id: sessionId, recording_id: recordingId },
+      kind: 'session',
+    })) as SavedRecording;
   }
 
   /**
@@ -233,8 +248,21 @@ export class Desktop {
   /** A click at (x, y) (or where the pointer is): left by default, `count` 2 or 3 for double and triple clicks. */
   click(x?: number, y?: number, options: { button?: 'left' | 'right' | 'middle'; count?: 1 | 2 | 3; modifiers?: string } = {}) {
     const count = options.count ?? 1;
-    const action = options.button === 'right' ? 'right_click' : options.button === 'middle' ? 'middle_click' : count === 3 ? 'triple_click' : count === 2 ? 'double_click' : 'left_click';
-    return this.action({ action, ...(x !== undefined && y !== undefined ? { coordinate: [x, y] } : {}), ...(options.modifiers ? { text: options.modifiers } : {}) });
+    const action =
+      options.button === 'right'
+        ? 'right_click'
+        : options.button === 'middle'
+          ? 'middle_click'
+          : count === 3
+            ? 'triple_click'
+            : count === 2
+              ? 'double_click'
+              : 'left_click';
+    return this.action({
+      action,
+      ...(x !== undefined && y !== undefined ? { coordinate: [x, y] } : {}),
+      ...(options.modifiers ? { text: options.modifiers } : {}),
+    });
   }
 
   drag(from: [number, number], to: [number, number]) {

@@ -4,8 +4,7 @@ import type { Transport } from '../transport.ts';
 
 /** A share to serve (`shareId`), or a session's port (`sessionId` + `port`, served to you only). */
 export type CustomDomainCreateOptions = { domain: string; dnsProvider?: 'manual' } & (
-  | { shareId: string; sessionId?: string; port?: number }
-  | { shareId?: undefined; sessionId: string; port: number }
+  { shareId: string; sessionId?: string; port?: number } | { shareId?: undefined; sessionId: string; port: number }
 );
 
 export class CustomDomains {

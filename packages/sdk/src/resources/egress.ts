@@ -86,7 +86,14 @@ export class Egress {
   log(vmId: string, options: EgressLogOptions = {}): Promise<EgressLogList> {
     return this.transport.call('/v1/vms/{vm_id}/egress/log', 'get', {
       params: { vm_id: vmId },
-      query: { verdict: options.verdict, since: options.since, until: options.until, destination: options.destination, limit: options.limit, cursor: options.cursor },
+      query: {
+        verdict: options.verdict,
+        since: options.since,
+        until: options.until,
+        destination: options.destination,
+        limit: options.limit,
+        cursor: options.cursor,
+      },
     });
   }
 }

@@ -38,13 +38,16 @@ function executeBody(code: string, sessionId: string | null, options: ExecuteOpt
 function checked(result: ExecuteResult, throwOnError: boolean | undefined): ExecuteResult {
   if (!throwOnError || (result.status === 'completed' && (result.exit_code === 0 || result.exit_code === null))) return result;
   const firstErrorLine = result.stderr.trim().split('\n').pop();
-  throw new ExecutionError(`execution ${result.execution_id} ${result.status} with exit code ${result.exit_code}${firstErrorLine ? `: ${firstErrorLine}` : ''}`, {
-    executionId: result.execution_id,
-    sessionId: result.session_id,
-    exitCode: result.exit_code,
-    stdout: result.stdout,
-    stderr: result.stderr,
-  });
+  throw new ExecutionError(
+    `execution ${result.execution_id} ${result.status} with exit code ${result.exit_code}${firstErrorLine ? `: ${firstErrorLine}` : ''}`,
+    {
+      executionId: result.execution_id,
+      sessionId: result.session_id,
+      exitCode: result.exit_code,
+      stdout: result.stdout,
+      stderr: result.stderr,
+    },
+  );
 }
 
 export class Execution {

@@ -34,7 +34,12 @@ export class Files {
     const filename = options.filename ?? (remotePath.split('/').filter(Boolean).pop() || 'file');
     form.append('file', toBlob(data), filename);
     // Writing the same bytes to the same path twice changes nothing: safe to retry.
-    return (await this.transport.request('POST', '/upload', { form, kind: 'session', idempotent: true, ...(options.signal ? { signal: options.signal } : {}) })) as UploadResult;
+    return (await this.transport.request('POST', '/upload', {
+      form,
+      kind: 'session',
+      idempotent: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    })) as UploadResult;
   }
 
   /** The bytes of `remotePath` in the session's VM (streamed raw, not base64, for any size). */

@@ -93,14 +93,22 @@ export class Templates {
     for (;;) {
       const remainingSeconds = Math.floor((deadline - Date.now()) / 1000);
       // Long polling: the server answers as soon as there is a new line or the build ended.
-      const page = await this.logs(templateId, { after, limit: PAGE_LINES, waitSeconds: Math.max(1, Math.min(LOG_WAIT_SECONDS, remainingSeconds)), ...(options.signal ? { signal: options.signal } : {}) });
+      const page = await this.logs(templateId, {
+        after,
+        limit: PAGE_LINES,
+        waitSeconds: Math.max(1, Math.min(LOG_WAIT_SECONDS, remainingSeconds)),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       for (const line of page.lines) options.onLine?.(line.line);
       after = page.next_after;
       // A page that is full may have more behind it; the status came with the log complete.
       if (page.status !== 'building' && page.lines.length < PAGE_LINES) {
         const template = await this.get(templateId);
         if (template.status === 'failed') {
-          throw new TemplateBuildFailedError(`template ${template.name} failed to build: ${template.error ?? 'no reason recorded'}`, { templateId, step: template.progress.step });
+          throw new TemplateBuildFailedError(`template ${template.name} failed to build: ${template.error ?? 'no reason recorded'}`, {
+            templateId,
+            step: template.progress.step,
+          });
         }
         return template;
       }

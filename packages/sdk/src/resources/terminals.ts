@@ -168,7 +168,12 @@ export class Terminals {
     await new Promise<void>((resolve, reject) => {
       socket.addEventListener('open', () => resolve());
       socket.addEventListener('close', (event) =>
-        reject(new NetworkError(`could not attach to terminal ${ptyId}: the WebSocket closed (${event.code ?? 'no code'}${event.reason ? `: ${event.reason}` : ''})`, { operation: 'terminals.attach' })),
+        reject(
+          new NetworkError(
+            `could not attach to terminal ${ptyId}: the WebSocket closed (${event.code ?? 'no code'}${event.reason ? `: ${event.reason}` : ''})`,
+            { operation: 'terminals.attach' },
+          ),
+        ),
       );
     });
     return connection;

@@ -56,7 +56,11 @@ export class Vaults {
       json: {
         name,
         ...(options.description !== undefined ? { description: options.description } : {}),
-        ...(options.secrets ? { secrets: options.secrets.map((s) => ({ name: s.name, value: s.value, allowed_hosts: s.allowedHosts, ...(s.inject ? { inject: s.inject } : {}) })) } : {}),
+        ...(options.secrets
+          ? {
+              secrets: options.secrets.map((s) => ({ name: s.name, value: s.value, allowed_hosts: s.allowedHosts, ...(s.inject ? { inject: s.inject } : {}) })),
+            }
+          : {}),
       },
     });
   }
@@ -107,7 +111,15 @@ export class Vaults {
   async requestLogs(vaultId: string, options: VaultRequestLogOptions = {}): Promise<VaultRequestLogList> {
     return this.transport.call('/v1/vaults/{vault_id}/request-logs', 'get', {
       params: { vault_id: vaultId },
-      query: { outcome: options.outcome, vm_id: options.vmId, secret_name: options.secretName, since: options.since, until: options.until, limit: options.limit, cursor: options.cursor },
+      query: {
+        outcome: options.outcome,
+        vm_id: options.vmId,
+        secret_name: options.secretName,
+        since: options.since,
+        until: options.until,
+        limit: options.limit,
+        cursor: options.cursor,
+      },
     });
   }
 }

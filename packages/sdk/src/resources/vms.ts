@@ -68,7 +68,9 @@ export class Vms {
         ...(options.vmLifetimeSeconds !== undefined ? { vm_lifetime_seconds: options.vmLifetimeSeconds } : {}),
         ...(options.name !== undefined ? { name: options.name } : {}),
         ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
-        ...(options.volumes ? { volumes: options.volumes.map((v) => ({ volume_id: v.volumeId, mount_path: v.mountPath, read_only: v.readOnly ?? false })) } : {}),
+        ...(options.volumes
+          ? { volumes: options.volumes.map((v) => ({ volume_id: v.volumeId, mount_path: v.mountPath, read_only: v.readOnly ?? false })) }
+          : {}),
         ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
         ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),

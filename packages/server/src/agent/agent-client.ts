@@ -122,7 +122,14 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
           // Only a throughput optimisation.
         }
       });
-      const hello = await new AgentSession(session).json<HelloResponse>('hello', 'GET', ROUTES.hello, undefined, { timeoutMs: Math.max(1, deadline.timeoutMs), signal: deadline.signal }, 0);
+      const hello = await new AgentSession(session).json<HelloResponse>(
+        'hello',
+        'GET',
+        ROUTES.hello,
+        undefined,
+        { timeoutMs: Math.max(1, deadline.timeoutMs), signal: deadline.signal },
+        0,
+      );
       if (!hello || typeof hello.protocol?.major !== 'number') throw new AgentProtocolError('the agent answered the handshake with something else');
       if (!isProtocolCompatible(hello.protocol)) {
         throw new AgentProtocolError(
@@ -281,7 +288,14 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
    * caller disconnects, stops the VM and saves it; a restored clone then accepts `connect` at once.
    */
   async prepareSnapshot(options?: CallOptions): Promise<SnapshotPrepareResponse> {
-    const answer = await this.session.json<SnapshotPrepareResponse>('prepareSnapshot', 'POST', ROUTES.snapshotPrepare, undefined, options, DEFAULT_TIMEOUTS_MS.prepare);
+    const answer = await this.session.json<SnapshotPrepareResponse>(
+      'prepareSnapshot',
+      'POST',
+      ROUTES.snapshotPrepare,
+      undefined,
+      options,
+      DEFAULT_TIMEOUTS_MS.prepare,
+    );
     await this.close();
     return answer;
   }

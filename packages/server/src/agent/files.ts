@@ -54,7 +54,14 @@ function toReadable(source: FileSource): Readable {
 }
 
 /** Sends `source` as the body of a request and returns the JSON answer. */
-async function upload<T>(session: AgentSession, operation: string, path: string, source: FileSource, options: CallOptions | undefined, method: 'PUT' | 'POST'): Promise<T> {
+async function upload<T>(
+  session: AgentSession,
+  operation: string,
+  path: string,
+  source: FileSource,
+  options: CallOptions | undefined,
+  method: 'PUT' | 'POST',
+): Promise<T> {
   const deadline = session.deadline(operation, options, DEFAULT_TIMEOUTS_MS.transfer);
   try {
     const stream = session.stream(operation, { ':method': method, ':path': path, 'content-type': 'application/octet-stream' }, deadline);
@@ -62,7 +69,13 @@ async function upload<T>(session: AgentSession, operation: string, path: string,
     answered.catch(() => undefined);
     // The agent may answer (an error) before it read everything; then the rest of the upload is moot.
     const sent = pipeline(toReadable(source), stream).catch(async (error: unknown) => {
-      if ((await answered.then(() => true, () => false)) === false) throw error;
+      if (
+        (await answered.then(
+          () => true,
+          () => false,
+        )) === false
+      )
+        throw error;
     });
     const [{ status }] = await Promise.all([answered, deadline.race(sent)]);
     const payload = await session.body(operation, stream, deadline);
@@ -79,7 +92,13 @@ async function upload<T>(session: AgentSession, operation: string, path: string,
  * Writes a file (atomically replaced at the end). With a transfer lane, a source longer than
  * `INLINE_MAX_BYTES` goes through it; anything shorter, or everything without a lane, over the link.
  */
-export async function writeFile(session: AgentSession, path: string, source: FileSource, options: WriteFileOptions = {}, lane?: TransferLane): Promise<FileWriteResponse> {
+export async function writeFile(
+  session: AgentSession,
+  path: string,
+  source: FileSource,
+  options: WriteFileOptions = {},
+  lane?: TransferLane,
+): Promise<FileWriteResponse> {
   const params: Record<string, string> = {};
   if (options.mode !== undefined) params.mode = options.mode.toString(8);
   if (options.parents === false) params.parents = '0';
@@ -118,7 +137,11 @@ export async function readFile(session: AgentSession, path: string, options?: Ca
   try {
     // With a lane, a large file answers through it: its first chunk needs a slot before asking.
     if (lane) first = { chunk: lane.newName(), release: await lane.reserve(deadline.signal) };
-    const stream = session.stream(operation, { ':method': 'GET', ':path': `${ROUTES.fileContent}${query(path, first ? laneReadParams(first.chunk) : {})}` }, deadline);
+    const stream = session.stream(
+      operation,
+      { ':method': 'GET', ':path': `${ROUTES.fileContent}${query(path, first ? laneReadParams(first.chunk) : {})}` },
+      deadline,
+    );
     stream.end();
     const { status, headers } = await session.response(operation, stream, deadline);
     if (status !== 200) throw errorFromAgentAnswer(status, await session.body(operation, stream, deadline), { operation });
@@ -141,12 +164,12 @@ export async function readFile(session: AgentSession, path: string, options?: Ca
       deadline.clear();
       if (received !== size) {
         body.destroy(session.open ? new AgentProtocolError(`readFile: got ${received} of ${size} bytes of ${path}`) : session.streamFailure(operation));
-      }
-      else body.push(null);
+      } else body.push(null);
     });
     stream.once('close', () => {
       deadline.clear();
-      if (!body.readableEnded && !stream.readableEnded) body.destroy(deadline.signal.aborted ? (deadline.signal.reason as Error) : session.streamFailure(operation));
+      if (!body.readableEnded && !stream.readableEnded)
+        body.destroy(deadline.signal.aborted ? (deadline.signal.reason as Error) : session.streamFailure(operation));
     });
     body.once('close', () => {
       // The reader gave up: stop the transfer in the guest too.
@@ -180,7 +203,15 @@ export function statPath(session: AgentSession, path: string, options?: CallOpti
 
 /** Entries of a directory, sorted by name. */
 export async function listDir(session: AgentSession, path: string, options?: CallOptions): Promise<FileStat[]> {
-  const answer = await session.json<FileListResponse>('listDir', 'GET', `${ROUTES.fileList}${query(path)}`, undefined, options, DEFAULT_TIMEOUTS_MS.control, ANSWER_MAX_BYTES.listDir);
+  const answer = await session.json<FileListResponse>(
+    'listDir',
+    'GET',
+    `${ROUTES.fileList}${query(path)}`,
+    undefined,
+    options,
+    DEFAULT_TIMEOUTS_MS.control,
+    ANSWER_MAX_BYTES.listDir,
+  );
   return answer.entries;
 }
 

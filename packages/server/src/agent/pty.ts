@@ -68,7 +68,11 @@ export async function attachPty(session: AgentSession, id: string, handlers: Pty
   const operation = 'attachPty';
   const deadline = session.deadline(operation, options, DEFAULT_TIMEOUTS_MS.control);
   try {
-    const stream = session.stream(operation, { ':method': 'POST', ':path': ROUTES.ptyAttach + query(id), 'content-type': 'application/vnd.sandboxd.frames' }, deadline);
+    const stream = session.stream(
+      operation,
+      { ':method': 'POST', ':path': ROUTES.ptyAttach + query(id), 'content-type': 'application/vnd.sandboxd.frames' },
+      deadline,
+    );
     const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
     const { status } = await session.response(operation, stream, deadline);
     if (status !== 200) throw errorFromAgentAnswer(status, await session.body(operation, stream, deadline), { operation });

@@ -117,7 +117,10 @@ export class TransferLane {
 
   /** True when a chunk file is in the area. */
   async holds(name: string): Promise<boolean> {
-    return lstat(join(this.dir, name)).then(() => true, () => false);
+    return lstat(join(this.dir, name)).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Removes a chunk file if it is there. */
@@ -177,7 +180,10 @@ export async function uploadThroughLane(
   const launch = async (buffers: Buffer[], offset: number): Promise<void> => {
     const sent = sendChunk(buffers, offset, false);
     inFlight.add(sent);
-    sent.then(() => inFlight.delete(sent), () => undefined);
+    sent.then(
+      () => inFlight.delete(sent),
+      () => undefined,
+    );
     while (inFlight.size >= WINDOW) await Promise.race(inFlight);
   };
   let offset = 0;
@@ -257,7 +263,8 @@ export function downloadThroughLane(
     try {
       const request: TransferOutRequest = { path, chunk, offset, length };
       const answer = await deadlineAware(deadline, session.json<TransferOutResponse>('readFile', 'POST', ROUTES.fileTransferOut, request, call, 0));
-      if (answer.bytes !== length) throw new AgentProtocolError(`readFile: ${path} changed while it was read (got ${answer.bytes} of ${length} bytes at ${offset})`);
+      if (answer.bytes !== length)
+        throw new AgentProtocolError(`readFile: ${path} changed while it was read (got ${answer.bytes} of ${length} bytes at ${offset})`);
       return { chunk, bytes: answer.bytes, release };
     } catch (error) {
       await lane.discard(chunk);
@@ -299,7 +306,8 @@ export function downloadThroughLane(
       }
     }
   }
-  if (!Number.isSafeInteger(size) || !Number.isSafeInteger(firstBytes) || firstBytes > size) throw new AgentProtocolError(`readFile: the agent announced ${firstBytes} of ${size} bytes`);
+  if (!Number.isSafeInteger(size) || !Number.isSafeInteger(firstBytes) || firstBytes > size)
+    throw new AgentProtocolError(`readFile: the agent announced ${firstBytes} of ${size} bytes`);
   const stream = Readable.from(bytes(), { objectMode: false, highWaterMark: 1024 * 1024 });
   stream.once('close', () => {
     if (started) return;

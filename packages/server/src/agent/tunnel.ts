@@ -40,6 +40,11 @@ function writingBuffersOnly(stream: Duplex): Duplex {
   const write = stream._write.bind(stream);
   stream._write = (chunk, encoding, callback) => write(asBuffer(chunk, encoding), typeof chunk === 'string' ? BUFFER : encoding, callback);
   const writev = stream._writev?.bind(stream);
-  if (writev) stream._writev = (chunks, callback) => writev(chunks.map(({ chunk, encoding }) => ({ chunk: asBuffer(chunk, encoding), encoding: typeof chunk === 'string' ? BUFFER : encoding })), callback);
+  if (writev)
+    stream._writev = (chunks, callback) =>
+      writev(
+        chunks.map(({ chunk, encoding }) => ({ chunk: asBuffer(chunk, encoding), encoding: typeof chunk === 'string' ? BUFFER : encoding })),
+        callback,
+      );
   return stream;
 }

@@ -64,7 +64,8 @@ export async function startAdminListener(config: Config['server'], nodes: NodeRe
   app.addHook('onRequest', async (request) => {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new AppError('NOT_AUTHENTICATED', 'the admin listener needs `Authorization: Bearer <admin token>` (SANDBOXD_ADMIN_TOKEN, or DATA_DIR/admin-token)');
+    if (!match)
+      throw new AppError('NOT_AUTHENTICATED', 'the admin listener needs `Authorization: Bearer <admin token>` (SANDBOXD_ADMIN_TOKEN, or DATA_DIR/admin-token)');
     if (!tokenMatches(match[1]!, token)) throw new AppError('INVALID_CREDENTIALS', 'wrong admin token');
   });
 
@@ -73,7 +74,9 @@ export async function startAdminListener(config: Config['server'], nodes: NodeRe
   app.get('/workers', { schema: { response: { 200: Type.Object({ workers: Type.Array(record) }) } } }, async () => ({
     workers: (await nodes.list()).map((node) => toWorkerRecord(node, self)),
   }));
-  app.get('/workers/:worker_id', { schema: { params: WorkerParams, response: { 200: record } } }, async (request) => toWorkerRecord(await nodes.get(request.params.worker_id), self));
+  app.get('/workers/:worker_id', { schema: { params: WorkerParams, response: { 200: record } } }, async (request) =>
+    toWorkerRecord(await nodes.get(request.params.worker_id), self),
+  );
   app.post('/workers/:worker_id/drain', { schema: { params: WorkerParams, response: { 200: record } } }, async (request) => {
     const node = await nodes.setDrained(request.params.worker_id, true);
     request.log.info({ node: node.id }, 'node drained: no new VMs are placed on it');
@@ -86,7 +89,13 @@ export async function startAdminListener(config: Config['server'], nodes: NodeRe
   });
   app.post(
     '/workers/:worker_id/deployment-drain/:action',
-    { schema: { params: DeploymentDrainParams, body: Type.Optional(Type.Ref('DeploymentDrainRequest')), response: { 200: Type.Intersect([record, Type.Object({ action: Type.String(), running_vms: Type.Integer() })]) } } },
+    {
+      schema: {
+        params: DeploymentDrainParams,
+        body: Type.Optional(Type.Ref('DeploymentDrainRequest')),
+        response: { 200: Type.Intersect([record, Type.Object({ action: Type.String(), running_vms: Type.Integer() })]) },
+      },
+    },
     async (request) => {
       const { worker_id: id, action } = request.params;
       let node = await nodes.get(id);

@@ -50,11 +50,17 @@ async function sessionCookiePrincipal(request: FastifyRequest, authenticator: Au
   if (token === null) return null;
   const names = consoleCookieNames(request);
   if (token === 'ambiguous') {
-    throw new AppError('NOT_AUTHENTICATED', `Not authenticated: the request carries two different ${names.session} cookies (one set for a longer path shadows the console's); sign in again`);
+    throw new AppError(
+      'NOT_AUTHENTICATED',
+      `Not authenticated: the request carries two different ${names.session} cookies (one set for a longer path shadows the console's); sign in again`,
+    );
   }
   const { principal, csrfToken } = await authenticator.authenticateConsoleSession(token);
   if (!isSafeMethod(request.method) && !hasCsrfProof(request, csrfToken)) {
-    throw new AppError('NOT_AUTHENTICATED', `Not authenticated: a request with the console's session cookie must send that session's CSRF token (the ${names.csrf} cookie) in the X-CSRF-Token header`);
+    throw new AppError(
+      'NOT_AUTHENTICATED',
+      `Not authenticated: a request with the console's session cookie must send that session's CSRF token (the ${names.csrf} cookie) in the X-CSRF-Token header`,
+    );
   }
   return principal;
 }

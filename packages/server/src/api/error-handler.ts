@@ -25,7 +25,10 @@ export function sendError(
   headers: Record<string, string> = {},
   fields: Record<string, unknown> = {},
 ): FastifyReply {
-  return reply.code(ERROR_CODES[code]).headers(headers).send({ ...fields, detail, code });
+  return reply
+    .code(ERROR_CODES[code])
+    .headers(headers)
+    .send({ ...fields, detail, code });
 }
 
 function sendValidation(reply: FastifyReply, detail: ValidationDetail[]): FastifyReply {

@@ -62,7 +62,10 @@ export async function startInternalListener(services: Services, log: FastifyBase
   const port = address && typeof address === 'object' ? address.port : listen.port;
   const url = cluster.internalUrl || `http://${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${port}`;
   if (server.databaseUrl && isLoopbackHost(listen.host) && !isLoopbackHost(new URL(url).hostname.replace(/^\[(.*)\]$/, '$1'))) {
-    log.warn({ listen: cluster.internalListen, url }, 'the internal listener is on loopback but other nodes are told to reach it elsewhere: set SANDBOXD_INTERNAL_LISTEN to this node\u2019s private address (unless a proxy on this machine forwards to it)');
+    log.warn(
+      { listen: cluster.internalListen, url },
+      'the internal listener is on loopback but other nodes are told to reach it elsewhere: set SANDBOXD_INTERNAL_LISTEN to this node\u2019s private address (unless a proxy on this machine forwards to it)',
+    );
   }
   log.info({ url, listen: `${listen.host}:${port}` }, 'internal listener (cluster traffic) is serving');
   return { url, close: () => app.close() };

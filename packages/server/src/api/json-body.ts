@@ -45,7 +45,11 @@ export function jsonShapeProblem(text: string, where: (string | number)[] = ['bo
       values++;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
     else if (c === COMMA && ++values > JSON_MAX_VALUES) {
-      return { loc: [...where, i], msg: `Invalid JSON: more than ${JSON_MAX_VALUES} values (at position ${i}); no request needs that many`, type: 'json_invalid' };
+      return {
+        loc: [...where, i],
+        msg: `Invalid JSON: more than ${JSON_MAX_VALUES} values (at position ${i}); no request needs that many`,
+        type: 'json_invalid',
+      };
     }
   }
   return null;

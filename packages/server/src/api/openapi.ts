@@ -35,12 +35,19 @@ function declareBodyErrors(app: App): void {
     if (!response || route.schema?.hide || 'default' in response) return;
     if (![route.method].flat().some((method) => BODY_METHODS.has(method))) return;
     response[400] ??= errorRef('The body could not be read: truncated, a wrong Content-Length, or a malformed form');
-    response[413] ??= errorRef('The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read)');
+    response[413] ??= errorRef(
+      'The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read)',
+    );
     response[415] ??= errorRef('The Content-Type is not one the operation accepts');
   });
 }
 
-type SchemaObject = { $ref?: string; oneOf?: SchemaObject[]; discriminator?: { propertyName: string; mapping?: Record<string, string> }; properties?: Record<string, { const?: unknown; enum?: unknown[] }> };
+type SchemaObject = {
+  $ref?: string;
+  oneOf?: SchemaObject[];
+  discriminator?: { propertyName: string; mapping?: Record<string, string> };
+  properties?: Record<string, { const?: unknown; enum?: unknown[] }>;
+};
 
 /**
  * States the mapping of every discriminator (a render's actions: `{"type":"click"}` is a

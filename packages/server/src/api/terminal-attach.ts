@@ -40,7 +40,8 @@ function controlMessage(text: string): { type: 'resize'; cols: number; rows: num
   if (!value || typeof value !== 'object') return null;
   const message = value as Record<string, unknown>;
   const dimension = (n: unknown) => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 1000;
-  if (message.type === 'resize' && dimension(message.cols) && dimension(message.rows)) return { type: 'resize', cols: message.cols as number, rows: message.rows as number };
+  if (message.type === 'resize' && dimension(message.cols) && dimension(message.rows))
+    return { type: 'resize', cols: message.cols as number, rows: message.rows as number };
   if (message.type === 'input' && typeof message.data === 'string') return { type: 'input', data: message.data };
   return null;
 }
@@ -87,7 +88,10 @@ class TerminalBridge {
       const message = controlMessage(toBuffer(data).toString('utf8'));
       if (message?.type === 'resize') attachment.resize(message.cols, message.rows);
       else if (message?.type === 'input') attachment.write(Buffer.from(message.data, 'utf8'));
-      else socket.send(JSON.stringify({ type: 'error', message: 'unknown control message: send {"type":"resize","cols":N,"rows":N}, or terminal input as binary frames' }));
+      else
+        socket.send(
+          JSON.stringify({ type: 'error', message: 'unknown control message: send {"type":"resize","cols":N,"rows":N}, or terminal input as binary frames' }),
+        );
     });
     socket.once('close', () => attachment.detach());
     void attachment.closed.then(() => {
@@ -121,7 +125,11 @@ export function terminalAttachHandler(terminals: TerminalService, authenticator:
       if (credential) principal = await authenticator.authenticate(credential.value, credential.source);
       const grant = !principal && claim.token ? await terminals.redeemAttachToken(claim.token) : null;
       if (!principal && claim.token && !grant) {
-        throw new AppError('INVALID_CREDENTIALS', 'This connect token is unknown, used or expired: read the terminal again (GET …/pty/sessions/{pty_id}) for a fresh one', { 'WWW-Authenticate': 'Bearer' });
+        throw new AppError(
+          'INVALID_CREDENTIALS',
+          'This connect token is unknown, used or expired: read the terminal again (GET …/pty/sessions/{pty_id}) for a fresh one',
+          { 'WWW-Authenticate': 'Bearer' },
+        );
       }
       const { agent } = await terminals.attachTarget(principal, claim.scope, claim.ptyId, grant);
       const bridge = new TerminalBridge();

@@ -1,12 +1,6 @@
 /** Types shared by the route modules. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Services } from '../services.ts';
 import type { SshGatewayAddress } from '../ssh/ssh-gateway.ts';
 import type { AuthHooks } from './authentication.ts';

@@ -27,8 +27,14 @@ export function refuseUpgrade(socket: Duplex, error: unknown, log: FastifyBaseLo
   const known = error instanceof AppError;
   if (!known) log.error({ err: error }, 'upgrade failed');
   const status = known ? error.statusCode : 500;
-  const body = JSON.stringify(known ? { detail: error.message, code: error.code } : { detail: 'Internal server error; the details are in the server log', code: 'INTERNAL_ERROR' });
-  const extra = known ? Object.entries(error.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('') : '';
+  const body = JSON.stringify(
+    known ? { detail: error.message, code: error.code } : { detail: 'Internal server error; the details are in the server log', code: 'INTERNAL_ERROR' },
+  );
+  const extra = known
+    ? Object.entries(error.headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')
+    : '';
   if (socket.writable) {
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${extra}\r\n${body}`,
@@ -47,7 +53,16 @@ export function registerUpgradeRouter(app: App, handlers: UpgradeHandler<unknown
       const log = app.log.child({ reqId: `req-${randomBytes(8).toString('hex')}` });
       const started = performance.now();
       const done = (statusCode: number): void =>
-        log.info({ method: request.method, url: redactUrl(request.url ?? ''), statusCode, upgrade: true, responseTimeMs: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+        log.info(
+          {
+            method: request.method,
+            url: redactUrl(request.url ?? ''),
+            statusCode,
+            upgrade: true,
+            responseTimeMs: Math.round((performance.now() - started) * 10) / 10,
+          },
+          'request',
+        );
       handler.handle(request, socket, head, claim, log).then(
         () => done(101),
         (error: unknown) => done(refuseUpgrade(socket, error, log)),

@@ -15,11 +15,7 @@ export interface ValidationDetail {
 const LOCATION: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 /** Maps one location's Ajv errors to detail items. `input` is the validated value (to spot a missing body). */
-export function toValidationDetails(
-  errors: FastifySchemaValidationError[],
-  context: string | undefined,
-  input: unknown,
-): ValidationDetail[] {
+export function toValidationDetails(errors: FastifySchemaValidationError[], context: string | undefined, input: unknown): ValidationDetail[] {
   const where = LOCATION[context ?? 'body'] ?? 'body';
   const details: ValidationDetail[] = [];
   for (const error of withoutUnionNoise(errors)) {
@@ -47,7 +43,9 @@ function withoutUnionNoise(errors: FastifySchemaValidationError[]): FastifySchem
   const specific = (e: FastifySchemaValidationError) => !isNullBranch(e) && e.keyword !== 'anyOf' && e.keyword !== 'oneOf';
   return errors.filter((error) => {
     if (!isNullBranch(error) && error.keyword !== 'anyOf' && error.keyword !== 'oneOf') return true;
-    const others = errors.filter((o) => o !== error && specific(o) && (o.instancePath === error.instancePath || o.instancePath.startsWith(`${error.instancePath}/`)));
+    const others = errors.filter(
+      (o) => o !== error && specific(o) && (o.instancePath === error.instancePath || o.instancePath.startsWith(`${error.instancePath}/`)),
+    );
     return others.length === 0 && !isNullBranch(error);
   });
 }

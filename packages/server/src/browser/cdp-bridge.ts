@@ -123,7 +123,14 @@ async function readBrowserPath(open: TunnelOpener): Promise<string> {
   const tunnel = await open();
   const body = await new Promise<string>((resolve, reject) => {
     const request = http.request(
-      { host: '127.0.0.1', path: '/json/version', method: 'GET', createConnection: () => tunnel as Socket, headers: { host: '127.0.0.1', connection: 'close' }, timeout: 30_000 },
+      {
+        host: '127.0.0.1',
+        path: '/json/version',
+        method: 'GET',
+        createConnection: () => tunnel as Socket,
+        headers: { host: '127.0.0.1', connection: 'close' },
+        timeout: 30_000,
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));

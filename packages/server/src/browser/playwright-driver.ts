@@ -64,7 +64,10 @@ export class PlaywrightDriver implements BrowserDriver {
         if (!(error instanceof AppError && error.code === 'NAVIGATION_FAILED')) throw error;
       });
       await page.navigate('about:blank', { timeoutMs, waitUntil: 'load' });
-      await page.setContent('<title>warm</title><h1>warm</h1><p>up <a href="#x">link</a></p><input id="i"><button id="b">b</button>', { timeoutMs, waitUntil: 'load' });
+      await page.setContent('<title>warm</title><h1>warm</h1><p>up <a href="#x">link</a></p><input id="i"><button id="b">b</button>', {
+        timeoutMs,
+        waitUntil: 'load',
+      });
       await page.fill('#i', 'warm', { timeoutMs });
       await page.click('#b', { force: false, timeoutMs, button: 'left', clickCount: 1 });
       await page.content({ maxAnchors: 10, maxInteractive: 10, timeoutMs });
@@ -90,7 +93,8 @@ async function restartNetworkService(agent: GuestAgent): Promise<void> {
     { onStdout: () => {}, onStderr: (chunk) => stderr.push(chunk) },
   );
   // pkill: 0 killed, 1 none matched; anything else is a failure worth knowing about.
-  if (result.exitCode !== 0 && result.exitCode !== 1) throw new Error(`restarting the browser's network service failed: ${Buffer.concat(stderr).toString().trim()}`);
+  if (result.exitCode !== 0 && result.exitCode !== 1)
+    throw new Error(`restarting the browser's network service failed: ${Buffer.concat(stderr).toString().trim()}`);
 }
 
 class PlaywrightPage implements BrowserPage {
@@ -124,7 +128,9 @@ class PlaywrightPage implements BrowserPage {
         // process): it goes on under a new id, so wait for it to load rather than call it failed.
         if (interruption && interruption[1] === url && Date.now() < deadline) {
           try {
-            await this.page.waitForLoadState(options.waitUntil === 'commit' ? 'domcontentloaded' : options.waitUntil, { timeout: timeout(deadline - Date.now()) });
+            await this.page.waitForLoadState(options.waitUntil === 'commit' ? 'domcontentloaded' : options.waitUntil, {
+              timeout: timeout(deadline - Date.now()),
+            });
             return { url: this.page.url(), title: await this.page.title(), status: null };
           } catch (waitError) {
             error = waitError;
@@ -158,25 +164,48 @@ class PlaywrightPage implements BrowserPage {
 
   click(selector: string, options: { force: boolean; timeoutMs: number; button: 'left' | 'right' | 'middle'; clickCount: number }) {
     return this.onElement(selector, 'clicking', () =>
-      this.page.locator(selector).first().click({ force: options.force, timeout: timeout(options.timeoutMs), button: options.button, clickCount: options.clickCount }),
+      this.page
+        .locator(selector)
+        .first()
+        .click({ force: options.force, timeout: timeout(options.timeoutMs), button: options.button, clickCount: options.clickCount }),
     );
   }
 
   type(selector: string, text: string, options: { delayMs: number; timeoutMs: number }) {
-    return this.onElement(selector, 'typing into', () => this.page.locator(selector).first().pressSequentially(text, { delay: options.delayMs, timeout: timeout(options.timeoutMs) }));
+    return this.onElement(selector, 'typing into', () =>
+      this.page
+        .locator(selector)
+        .first()
+        .pressSequentially(text, { delay: options.delayMs, timeout: timeout(options.timeoutMs) }),
+    );
   }
 
   fill(selector: string, value: string, options: { timeoutMs: number }) {
-    return this.onElement(selector, 'filling', () => this.page.locator(selector).first().fill(value, { timeout: timeout(options.timeoutMs) }));
+    return this.onElement(selector, 'filling', () =>
+      this.page
+        .locator(selector)
+        .first()
+        .fill(value, { timeout: timeout(options.timeoutMs) }),
+    );
   }
 
   hover(selector: string, options: { timeoutMs: number }) {
-    return this.onElement(selector, 'hovering', () => this.page.locator(selector).first().hover({ timeout: timeout(options.timeoutMs) }));
+    return this.onElement(selector, 'hovering', () =>
+      this.page
+        .locator(selector)
+        .first()
+        .hover({ timeout: timeout(options.timeoutMs) }),
+    );
   }
 
   async keypress(key: string, options: { selector: string | null; timeoutMs: number }): Promise<void> {
     if (options.selector !== null) {
-      await this.onElement(options.selector, `pressing ${key} in`, () => this.page.locator(options.selector!).first().press(key, { timeout: timeout(options.timeoutMs) }));
+      await this.onElement(options.selector, `pressing ${key} in`, () =>
+        this.page
+          .locator(options.selector!)
+          .first()
+          .press(key, { timeout: timeout(options.timeoutMs) }),
+      );
       return;
     }
     try {
@@ -188,7 +217,12 @@ class PlaywrightPage implements BrowserPage {
 
   async scroll(target: { selector: string } | { x: number; y: number }, options: { timeoutMs: number }): Promise<{ x: number; y: number }> {
     if ('selector' in target) {
-      await this.onElement(target.selector, 'scrolling to', () => this.page.locator(target.selector).first().scrollIntoViewIfNeeded({ timeout: timeout(options.timeoutMs) }));
+      await this.onElement(target.selector, 'scrolling to', () =>
+        this.page
+          .locator(target.selector)
+          .first()
+          .scrollIntoViewIfNeeded({ timeout: timeout(options.timeoutMs) }),
+      );
       return this.evaluate<{ x: number; y: number }>(call(SCROLL_POSITION_SCRIPT), 'reading the scroll position');
     }
     return this.evaluate<{ x: number; y: number }>(call(SCROLL_TO_SCRIPT, target), 'scrolling');
@@ -239,7 +273,10 @@ class PlaywrightPage implements BrowserPage {
   }
 
   async extract(options: { selector: string | null; attributes: string[]; maxElements: number; timeoutMs: number }): Promise<ExtractedElement[]> {
-    return this.evaluate<ExtractedElement[]>(call(EXTRACT_SCRIPT, { selector: options.selector ?? 'body *', attributes: options.attributes, max: options.maxElements }), 'extracting elements');
+    return this.evaluate<ExtractedElement[]>(
+      call(EXTRACT_SCRIPT, { selector: options.selector ?? 'body *', attributes: options.attributes, max: options.maxElements }),
+      'extracting elements',
+    );
   }
 
   content(options: { maxAnchors: number; maxInteractive: number; timeoutMs: number }): Promise<PageContent> {
@@ -281,7 +318,11 @@ class PlaywrightPage implements BrowserPage {
       } catch (error) {
         // The page navigated while the script ran (a link, a redirect, a navigation Chromium restarted): once the
         // new document is there, read that one.
-        if (attempt === 1 && error instanceof Error && /Execution context was destroyed|Cannot find context with specified id|navigation/i.test(error.message)) {
+        if (
+          attempt === 1 &&
+          error instanceof Error &&
+          /Execution context was destroyed|Cannot find context with specified id|navigation/i.test(error.message)
+        ) {
           await this.page.waitForLoadState('domcontentloaded', { timeout: 30_000 }).catch(() => undefined);
           continue;
         }
@@ -299,7 +340,10 @@ class PlaywrightPage implements BrowserPage {
       await run();
     } catch (error) {
       if (error instanceof errors.TimeoutError) {
-        const count = await this.page.locator(selector).count().catch(() => 0);
+        const count = await this.page
+          .locator(selector)
+          .count()
+          .catch(() => 0);
         if (count === 0) throw new AppError('ELEMENT_NOT_FOUND', `no element matches the selector ${selector}`, {}, { selector });
       }
       throw translate(error, { action: `${action} ${selector}`, selector });
@@ -318,7 +362,8 @@ function translate(error: unknown, context: { action?: string; selector?: string
   if (!(error instanceof Error)) return error;
   const message = error.message.split('\n')[0]!.replace(/^[a-zA-Z.]+: /, '');
   const doing = context.action ? ` while ${context.action}` : '';
-  if (error instanceof errors.TimeoutError) return new AppError('BROWSER_TIMEOUT', `timed out${doing}: ${message}`, {}, context.selector ? { selector: context.selector } : {});
+  if (error instanceof errors.TimeoutError)
+    return new AppError('BROWSER_TIMEOUT', `timed out${doing}: ${message}`, {}, context.selector ? { selector: context.selector } : {});
   if (/net::ERR_|Cannot navigate to invalid URL|Protocol error \(Page\.navigate\)|invalid URL/i.test(message)) {
     return new AppError('NAVIGATION_FAILED', `the page could not be loaded${doing}: ${message}`);
   }

@@ -51,7 +51,9 @@ function redactedUrl(url: string): string {
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function withServices<T>(run: (services: CoreServices) => Promise<T>): Promise<T> {
@@ -136,11 +138,17 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'cluster' && action === 'token' && !name) {
     const config = loadConfig();
     // Checked before a store is opened: the embedded one would be created for nothing.
-    if (!config.server.databaseUrl) throw new AppError('BAD_REQUEST', 'this node runs on the embedded SQLite store: cluster mode needs SANDBOXD_DATABASE_URL (PostgreSQL) on every node');
+    if (!config.server.databaseUrl)
+      throw new AppError('BAD_REQUEST', 'this node runs on the embedded SQLite store: cluster mode needs SANDBOXD_DATABASE_URL (PostgreSQL) on every node');
     const database = await openDatabase({ dataDir: config.server.dataDir, databaseUrl: config.server.databaseUrl });
     try {
       // The vault key travels in the token: the store never holds it, and every node needs the same one.
-      const token = await clusterTokenOf(database, config.server.databaseUrl, config.cluster.clusterSecret, readVaultKeyMaterial({ vaultKey: config.vault.vaultKey, dataDir: config.server.dataDir }));
+      const token = await clusterTokenOf(
+        database,
+        config.server.databaseUrl,
+        config.cluster.clusterSecret,
+        readVaultKeyMaterial({ vaultKey: config.vault.vaultKey, dataDir: config.server.dataDir }),
+      );
       print(json, { token }, token);
     } finally {
       await database.close();
@@ -150,14 +158,16 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'node' && action === 'join' && name && !extra) {
     const token = decodeClusterToken(name);
     // The settings are checked like the server would check them before anything is written.
-    const config = loadConfig(environmentWith({
-      SANDBOXD_DATABASE_URL: token.databaseUrl,
-      SANDBOXD_CLUSTER_SECRET: token.clusterSecret,
-      ...(token.vaultKey ? { SANDBOXD_VAULT_KEY: token.vaultKey } : {}),
-      ...(values['internal-url'] ? { SANDBOXD_INTERNAL_URL: values['internal-url'] } : {}),
-      ...(values['internal-listen'] ? { SANDBOXD_INTERNAL_LISTEN: values['internal-listen'] } : {}),
-      ...(values['node-id'] ? { SANDBOXD_NODE_ID: values['node-id'] } : {}),
-    }));
+    const config = loadConfig(
+      environmentWith({
+        SANDBOXD_DATABASE_URL: token.databaseUrl,
+        SANDBOXD_CLUSTER_SECRET: token.clusterSecret,
+        ...(token.vaultKey ? { SANDBOXD_VAULT_KEY: token.vaultKey } : {}),
+        ...(values['internal-url'] ? { SANDBOXD_INTERNAL_URL: values['internal-url'] } : {}),
+        ...(values['internal-listen'] ? { SANDBOXD_INTERNAL_LISTEN: values['internal-listen'] } : {}),
+        ...(values['node-id'] ? { SANDBOXD_NODE_ID: values['node-id'] } : {}),
+      }),
+    );
     process.stderr.write(`checking the cluster's database at ${redactedUrl(token.databaseUrl)}…\n`);
     const database = await openDatabase({ dataDir: config.server.dataDir, databaseUrl: token.databaseUrl });
     try {
@@ -175,7 +185,9 @@ async function main(argv: string[]): Promise<number> {
           `This machine is node ${config.cluster.nodeId}, reached by the others at ${config.cluster.internalUrl}. Start it with \`npm start\` (or \`sandboxd serve\`).`,
       );
       if (/^https?:\/\/(127\.|localhost[:/]|\[::1\])/.test(config.cluster.internalUrl)) {
-        process.stderr.write('note: that address is loopback, which the other nodes cannot reach: join again with --internal-listen <private address>:<port>\n');
+        process.stderr.write(
+          'note: that address is loopback, which the other nodes cannot reach: join again with --internal-listen <private address>:<port>\n',
+        );
       }
     } finally {
       await database.close();

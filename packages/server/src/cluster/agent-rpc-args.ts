@@ -107,7 +107,9 @@ export function checkAgentArgs<K extends AgentOp>(op: K, args: unknown): Static<
   const cleaned = Value.Clean(schema, args);
   if (Value.Check(schema, cleaned)) return cleaned as Static<(typeof AGENT_OP_ARGS)[K]>;
   const first = Value.Errors(schema, cleaned)[0];
-  throw new InputError([{ loc: ['args', ...(first?.instancePath ?? '').split('/').filter(Boolean)], msg: `${op} arguments: ${first?.message ?? 'bad shape'}`, type: 'value_error' }]);
+  throw new InputError([
+    { loc: ['args', ...(first?.instancePath ?? '').split('/').filter(Boolean)], msg: `${op} arguments: ${first?.message ?? 'bad shape'}`, type: 'value_error' },
+  ]);
 }
 
 /** True when A and B are assignable both ways. */

@@ -55,4 +55,3 @@ export function binaryReadable(socket: WebSocket): Readable {
   });
   return readable;
 }
-

@@ -49,7 +49,8 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
     case 'exec': {
       const aborted = new AbortController();
       socket.once('close', () => aborted.abort());
-      const channel = (kind: number) => (chunk: Buffer) => socket.readyState === WebSocket.OPEN && socket.send(Buffer.concat([Buffer.from([kind]), chunk]), { binary: true });
+      const channel = (kind: number) => (chunk: Buffer) =>
+        socket.readyState === WebSocket.OPEN && socket.send(Buffer.concat([Buffer.from([kind]), chunk]), { binary: true });
       const request = input as ExecRequest;
       let stdin: Readable | undefined;
       if (request.stdin) {
@@ -140,4 +141,3 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
     }
   }
 }
-

@@ -22,7 +22,10 @@ import { RemoteGuestAgent } from './agent-rpc-client.ts';
 const OPS: { [Op in InternalCommand['op']]: { timeoutMs: number; what: (command: Extract<InternalCommand, { op: Op }>) => string } } = {
   'vm.start': { timeoutMs: 600_000, what: () => 'a new VM was placed on' },
   'egress.policy': { timeoutMs: 30_000, what: (command) => `VM ${command.vm_id} runs on` },
-  'browser.call': { timeoutMs: 300_000, what: (command) => `browser session ${typeof command.call.argument === 'string' ? command.call.argument : command.call.argument.session_id} runs on` },
+  'browser.call': {
+    timeoutMs: 300_000,
+    what: (command) => `browser session ${typeof command.call.argument === 'string' ? command.call.argument : command.call.argument.session_id} runs on`,
+  },
 };
 
 export class HttpRemoteNodes implements RemoteNodes {
@@ -49,7 +52,10 @@ export class HttpRemoteNodes implements RemoteNodes {
     try {
       response = await fetch(new URL(INTERNAL_COMMANDS_PATH, baseUrl), {
         method: 'POST',
-        headers: { ...this.auth.sign({ method: 'POST', pathWithQuery: INTERNAL_COMMANDS_PATH, destination: nodeId, body: json }), 'content-type': 'application/json' },
+        headers: {
+          ...this.auth.sign({ method: 'POST', pathWithQuery: INTERNAL_COMMANDS_PATH, destination: nodeId, body: json }),
+          'content-type': 'application/json',
+        },
         body: json,
         signal: AbortSignal.timeout(op.timeoutMs),
       });
@@ -58,7 +64,8 @@ export class HttpRemoteNodes implements RemoteNodes {
     }
     const answer = (await response.json().catch(() => ({}))) as CommandAnswer<C> & { code?: string; detail?: unknown };
     if (response.ok) {
-      if (command.op === 'vm.start' && !(answer as { vm_id?: unknown }).vm_id) throw new AppError('VM_UNAVAILABLE', `node ${nodeId} answered a VM start without a VM id`);
+      if (command.op === 'vm.start' && !(answer as { vm_id?: unknown }).vm_id)
+        throw new AppError('VM_UNAVAILABLE', `node ${nodeId} answered a VM start without a VM id`);
       return answer;
     }
     if (response.status === 422 && Array.isArray(answer.detail)) throw new InputError(answer.detail as InputProblem[]);
@@ -68,7 +75,8 @@ export class HttpRemoteNodes implements RemoteNodes {
 
   private async internalUrlOf(nodeId: string, what: string): Promise<string> {
     const node = await findNode(this.database.db, nodeId);
-    if (!node || node.state !== 'live') throw new AppError('VM_UNAVAILABLE', `${what}, which is ${node ? node.state : 'not registered'}: retry, or start a new VM`);
+    if (!node || node.state !== 'live')
+      throw new AppError('VM_UNAVAILABLE', `${what}, which is ${node ? node.state : 'not registered'}: retry, or start a new VM`);
     return node.internal_url;
   }
 }

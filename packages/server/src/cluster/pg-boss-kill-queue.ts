@@ -63,7 +63,11 @@ export class PgBossKillQueue implements KillQueue {
   }
 
   async dispatch(nodeId: string, job: KillJob): Promise<string> {
-    if (!this.boss) throw new AppError('SERVICE_UNAVAILABLE', `the kill queue of node ${this.options.ownership.nodeId} is not running (the node is starting or stopping): retry`);
+    if (!this.boss)
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        `the kill queue of node ${this.options.ownership.nodeId} is not running (the node is starting or stopping): retry`,
+      );
     const queue = killQueueOf(nodeId);
     await this.ensureQueue(queue);
     const id = await this.boss.send(queue, job, { retryLimit: 3, retryDelay: 1, expireInSeconds: 120 });
@@ -96,7 +100,10 @@ export class PgBossKillQueue implements KillQueue {
       this.log.warn({ vm: vm.id, owner: vm.nodeId, from: job.from }, 'a kill for a VM of another node landed here: re-dispatched once to its owner');
       return { outcome: 'redispatched', to: vm.nodeId };
     }
-    this.log.warn({ vm: vm.id, owner: vm.nodeId, from: job.from, redispatched: job.redispatched ?? false }, 'a kill for a VM of another node landed here: dropped as stale');
+    this.log.warn(
+      { vm: vm.id, owner: vm.nodeId, from: job.from, redispatched: job.redispatched ?? false },
+      'a kill for a VM of another node landed here: dropped as stale',
+    );
     return { outcome: 'stale' };
   }
 }

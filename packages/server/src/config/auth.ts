@@ -60,7 +60,8 @@ export const authSettings = {
   },
   signInMaxFailuresPerAddress: {
     env: 'SANDBOXD_SIGN_IN_MAX_FAILURES_PER_ADDRESS',
-    description: 'Failed sign-ins from one source address (an IPv6 /64) in the window after which its sign-ins are refused (429 RATE_LIMITED); behind a proxy set SANDBOXD_TRUST_PROXY',
+    description:
+      'Failed sign-ins from one source address (an IPv6 /64) in the window after which its sign-ins are refused (429 RATE_LIMITED); behind a proxy set SANDBOXD_TRUST_PROXY',
     parse: integer(1, 1_000_000),
     fallback: () => 50,
   },
@@ -97,7 +98,7 @@ export const authSettings = {
   plans: {
     env: 'SANDBOXD_PLANS',
     description:
-      'JSON object of plan name to {executionsPerMinute, maxConcurrentVms, maxTotalVcpus, diskMb}, merged over the built-in free/pro/enterprise (diskMb: each VM\'s root disk in MiB, at least 1024; a plan without it keeps its built-in namesake\'s, else free\'s)',
+      "JSON object of plan name to {executionsPerMinute, maxConcurrentVms, maxTotalVcpus, diskMb}, merged over the built-in free/pro/enterprise (diskMb: each VM's root disk in MiB, at least 1024; a plan without it keeps its built-in namesake's, else free's)",
     parse: plansSetting,
     fallback: () => DEFAULT_PLANS,
   },

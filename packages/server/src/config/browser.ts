@@ -14,7 +14,7 @@ export const browserSettings = {
   },
   browserMemoryMb: {
     env: 'SANDBOXD_BROWSER_MEMORY_MB',
-    description: "Memory of each browser VM, MiB (Chromium with one page takes ~450 MiB of it); its snapshot is booted with exactly this",
+    description: 'Memory of each browser VM, MiB (Chromium with one page takes ~450 MiB of it); its snapshot is booted with exactly this',
     parse: integer(512, 8192),
     fallback: () => 1024,
   },

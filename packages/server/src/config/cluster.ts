@@ -25,7 +25,8 @@ export const clusterSettings = {
   },
   internalUrl: {
     env: 'SANDBOXD_INTERNAL_URL',
-    description: "Base URL the other nodes of a cluster reach this node's internal listener at; default http://<SANDBOXD_INTERNAL_LISTEN> (set it when a proxy or another name stands in front)",
+    description:
+      "Base URL the other nodes of a cluster reach this node's internal listener at; default http://<SANDBOXD_INTERNAL_LISTEN> (set it when a proxy or another name stands in front)",
     parse: (raw: string) => new URL(raw).toString().replace(/\/$/, ''),
     fallback: () => '',
   },
@@ -52,7 +53,7 @@ export const clusterSettings = {
   },
   nodeVcpus: {
     env: 'SANDBOXD_NODE_VCPUS',
-    description: 'vCPUs this node offers to VMs (placement capacity); default the host\'s CPUs',
+    description: "vCPUs this node offers to VMs (placement capacity); default the host's CPUs",
     parse: integer(1, 4096),
     fallback: () => os.availableParallelism(),
   },
@@ -70,7 +71,8 @@ export const clusterSettings = {
   },
   strictKillOwnership: {
     env: 'SANDBOXD_STRICT_KILL_OWNERSHIP',
-    description: "A kill that a node's queue worker picks up for a VM another node owns is re-dispatched once to the owner's queue (else it is dropped as stale)",
+    description:
+      "A kill that a node's queue worker picks up for a VM another node owns is re-dispatched once to the owner's queue (else it is dropped as stale)",
     parse: booleanFlag,
     fallback: () => false,
   },

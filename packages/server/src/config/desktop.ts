@@ -11,19 +11,21 @@ export const desktopSettings = {
   },
   desktopMemoryMb: {
     env: 'SANDBOXD_DESKTOP_MEMORY_MB',
-    description: "Memory of every desktop VM, MiB (the desktop itself takes ~150 MiB; Chromium on it ~450 MiB more); its snapshot is booted with exactly this",
+    description: 'Memory of every desktop VM, MiB (the desktop itself takes ~150 MiB; Chromium on it ~450 MiB more); its snapshot is booted with exactly this',
     parse: integer(512, 8192),
     fallback: () => 1536,
   },
   desktopPoolSize: {
     env: 'SANDBOXD_DESKTOP_POOL_SIZE',
-    description: 'Restored desktop VMs kept ready (0 disables): a desktop session then starts in milliseconds instead of a restore. Each idle one holds its memory',
+    description:
+      'Restored desktop VMs kept ready (0 disables): a desktop session then starts in milliseconds instead of a restore. Each idle one holds its memory',
     parse: integer(0, 16),
     fallback: () => 0,
   },
   viewerTokenTtlSeconds: {
     env: 'SANDBOXD_VIEWER_TOKEN_TTL_SECONDS',
-    description: 'How long a desktop viewer URL (GET /v1/computeruse/{session_id}/viewer-url) and its WebSocket token work; a viewer connected by then stays connected',
+    description:
+      'How long a desktop viewer URL (GET /v1/computeruse/{session_id}/viewer-url) and its WebSocket token work; a viewer connected by then stays connected',
     parse: integer(10, 86_400),
     fallback: () => 600,
   },

@@ -35,7 +35,8 @@ export const domainsSettings = {
   },
   customDomainCheckIntervalSeconds: {
     env: 'SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS',
-    description: 'Seconds between two background checks of the TXT record of a pending custom domain (POST /v1/custom-domains/{domain_id}/verify checks at once)',
+    description:
+      'Seconds between two background checks of the TXT record of a pending custom domain (POST /v1/custom-domains/{domain_id}/verify checks at once)',
     parse: integer(1, 86_400),
     fallback: () => 60,
   },
@@ -53,7 +54,8 @@ export const domainsSettings = {
   },
   customDomainReverifyMisses: {
     env: 'SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES',
-    description: 'Re-checks in a row that do not find a verified custom domain\'s TXT record (or cannot look it up) after which the claim fails (record_missing) and the domain stops being served (default 3)',
+    description:
+      "Re-checks in a row that do not find a verified custom domain's TXT record (or cannot look it up) after which the claim fails (record_missing) and the domain stops being served (default 3)",
     parse: integer(1, 1000),
     fallback: () => 3,
   },

@@ -23,7 +23,13 @@ function egressPolicySetting(raw: string): EgressPolicy {
     return entries as string[];
   };
   try {
-    return normalizeEgressPolicy({ allowPackageManagers: flag('allow_package_managers'), allowHttp: flag('allow_http'), allowHttps: flag('allow_https'), allowedDomains: list('allowed_domains'), allowedCidrs: list('allowed_cidrs') });
+    return normalizeEgressPolicy({
+      allowPackageManagers: flag('allow_package_managers'),
+      allowHttp: flag('allow_http'),
+      allowHttps: flag('allow_https'),
+      allowedDomains: list('allowed_domains'),
+      allowedCidrs: list('allowed_cidrs'),
+    });
   } catch (error) {
     throw new Error((error as Error).message);
   }
@@ -40,7 +46,8 @@ export const egressSettings = {
   },
   egressDnsServers: {
     env: 'SANDBOXD_EGRESS_DNS_SERVERS',
-    description: 'DNS servers the egress resolver of restricted VMs forwards allowed names to, comma-separated IPv4 addresses with an optional port; default: the system resolvers (/etc/resolv.conf)',
+    description:
+      'DNS servers the egress resolver of restricted VMs forwards allowed names to, comma-separated IPv4 addresses with an optional port; default: the system resolvers (/etc/resolv.conf)',
     parse: (raw: string) => raw.split(',').map((entry) => `${parseUpstream(entry).host}:${parseUpstream(entry).port}`),
     fallback: () => null as string[] | null,
   },

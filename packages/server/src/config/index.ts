@@ -76,7 +76,9 @@ function joinedSettings(dataDir: string): Record<string, string> {
   if (!fs.existsSync(file)) return {};
   try {
     const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-    return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[0].startsWith('SANDBOXD_')));
+    return Object.fromEntries(
+      Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[0].startsWith('SANDBOXD_')),
+    );
   } catch (error) {
     throw new ConfigError(`${file}: not the JSON \`sandboxd node join\` writes (${(error as Error).message}); join again or delete it`);
   }
@@ -113,7 +115,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   const { dataDir: dataDirSetting } = serverSettings;
   const dataDir = overrides.dataDir ?? (environment[dataDirSetting.env] ? dataDirSetting.parse(environment[dataDirSetting.env]!) : dataDirSetting.fallback());
   const env = { ...joinedSettings(dataDir), ...environment };
-  const blocks = Object.fromEntries(Object.entries(AREAS).map(([area, settings]) => [area, readBlock(settings, env)])) as Record<keyof Areas, Record<string, unknown>>;
+  const blocks = Object.fromEntries(Object.entries(AREAS).map(([area, settings]) => [area, readBlock(settings, env)])) as Record<
+    keyof Areas,
+    Record<string, unknown>
+  >;
   for (const [name, value] of Object.entries(overrides)) {
     const area = AREA_OF.get(name);
     if (!area) throw new Error(`no setting is named ${name}`);
@@ -138,7 +143,9 @@ function applyDerivedDefaults(config: Config): void {
   if (!server.adminListen) server.adminListen = `127.0.0.1:${server.port === 0 ? 0 : server.port + 1}`;
   if (!ssh.sshListen) ssh.sshListen = `${bracketedHost}:${server.port === 0 ? 0 : 2222}`;
   if (cluster.nodeDeadAfterSeconds <= 2 * cluster.nodeHeartbeatSeconds) {
-    throw new ConfigError(`SANDBOXD_NODE_DEAD_AFTER_SECONDS (${cluster.nodeDeadAfterSeconds}) must be more than twice SANDBOXD_NODE_HEARTBEAT_SECONDS (${cluster.nodeHeartbeatSeconds})`);
+    throw new ConfigError(
+      `SANDBOXD_NODE_DEAD_AFTER_SECONDS (${cluster.nodeDeadAfterSeconds}) must be more than twice SANDBOXD_NODE_HEARTBEAT_SECONDS (${cluster.nodeHeartbeatSeconds})`,
+    );
   }
   if (!objects.objectStoreDir) objects.objectStoreDir = path.join(server.dataDir, 'objects');
   if (objects.objectStore === 's3') checkS3Settings(config.objects);
@@ -158,7 +165,10 @@ function resolveInternalListener({ server, cluster }: Config): void {
   const listenGiven = cluster.internalListen !== '';
   if (!listenGiven) cluster.internalListen = `127.0.0.1:${server.port === 0 ? 0 : server.port + 2}`;
   if (cluster.internalListen === 'off') {
-    if (server.databaseUrl) throw new ConfigError('SANDBOXD_INTERNAL_LISTEN: cannot be off in cluster mode (SANDBOXD_DATABASE_URL set): the other nodes reach this node\u2019s VMs through it');
+    if (server.databaseUrl)
+      throw new ConfigError(
+        'SANDBOXD_INTERNAL_LISTEN: cannot be off in cluster mode (SANDBOXD_DATABASE_URL set): the other nodes reach this node\u2019s VMs through it',
+      );
     return;
   }
   const { host, port } = splitListenAddress(cluster.internalListen);
@@ -173,7 +183,9 @@ function resolveInternalListener({ server, cluster }: Config): void {
     return;
   }
   if (['0.0.0.0', '::', ''].includes(host)) {
-    throw new ConfigError(`SANDBOXD_INTERNAL_URL: required when SANDBOXD_INTERNAL_LISTEN (${cluster.internalListen}) listens on every address: name the address the other nodes reach this node at`);
+    throw new ConfigError(
+      `SANDBOXD_INTERNAL_URL: required when SANDBOXD_INTERNAL_LISTEN (${cluster.internalListen}) listens on every address: name the address the other nodes reach this node at`,
+    );
   }
   if (port !== 0) cluster.internalUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
@@ -183,8 +195,10 @@ function checkS3Settings(objects: Config['objects']): void {
   for (const key of ['s3Endpoint', 's3Bucket'] as const) {
     if (!objects[key]) throw new ConfigError(`${objectsSettings[key].env}: required when SANDBOXD_OBJECT_STORE=s3 (${objectsSettings[key].description})`);
   }
-  if (objects.s3AccessKeyId && !objects.s3SecretAccessKey) throw new ConfigError('SANDBOXD_S3_SECRET_ACCESS_KEY: required when SANDBOXD_S3_ACCESS_KEY_ID is set');
-  if (objects.s3SecretAccessKey && !objects.s3AccessKeyId) throw new ConfigError('SANDBOXD_S3_ACCESS_KEY_ID: required when SANDBOXD_S3_SECRET_ACCESS_KEY is set');
+  if (objects.s3AccessKeyId && !objects.s3SecretAccessKey)
+    throw new ConfigError('SANDBOXD_S3_SECRET_ACCESS_KEY: required when SANDBOXD_S3_ACCESS_KEY_ID is set');
+  if (objects.s3SecretAccessKey && !objects.s3AccessKeyId)
+    throw new ConfigError('SANDBOXD_S3_ACCESS_KEY_ID: required when SANDBOXD_S3_SECRET_ACCESS_KEY is set');
 }
 
 /** The VM engine's options: the `vm` block, with this node's name, the data directory and the registries templates use. */
@@ -199,5 +213,7 @@ export function engineOptions(config: Config): EngineOptions {
 
 /** The documented settings, for the README and `sandboxd --help`. */
 export function describeSettings(): { env: string; description: string }[] {
-  return Object.values(AREAS).flatMap((settings) => Object.values(settings as Record<string, Setting<unknown>>).map(({ env, description }) => ({ env, description })));
+  return Object.values(AREAS).flatMap((settings) =>
+    Object.values(settings as Record<string, Setting<unknown>>).map(({ env, description }) => ({ env, description })),
+  );
 }

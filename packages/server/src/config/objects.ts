@@ -7,7 +7,8 @@ import { booleanFlag, oneOf, text, type Setting, type SettingValues } from './ki
 export const objectsSettings = {
   objectStore: {
     env: 'SANDBOXD_OBJECT_STORE',
-    description: 'Where objects kept outside the database (screenshots) go: local (files under SANDBOXD_OBJECT_STORE_DIR) or s3 (any S3-compatible store, SANDBOXD_S3_*)',
+    description:
+      'Where objects kept outside the database (screenshots) go: local (files under SANDBOXD_OBJECT_STORE_DIR) or s3 (any S3-compatible store, SANDBOXD_S3_*)',
     parse: oneOf<'local' | 's3'>('local', 's3'),
     fallback: (): 'local' | 's3' => 'local',
   },
@@ -45,7 +46,8 @@ export const objectsSettings = {
     env: 'SANDBOXD_S3_BUCKET',
     description: 'Bucket that holds the objects (it must exist); required with SANDBOXD_OBJECT_STORE=s3',
     parse: (raw: string) => {
-      if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw)) throw new Error(`expected a bucket name of 3-63 lower-case letters, digits, dots and hyphens, got "${raw}"`);
+      if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw))
+        throw new Error(`expected a bucket name of 3-63 lower-case letters, digits, dots and hyphens, got "${raw}"`);
       return raw;
     },
     fallback: () => null as string | null,
@@ -68,7 +70,7 @@ export const objectsSettings = {
   },
   s3AccessKeyId: {
     env: 'SANDBOXD_S3_ACCESS_KEY_ID',
-    description: 'Access key id for the S3 store, with SANDBOXD_S3_SECRET_ACCESS_KEY; both unset = the AWS SDK\'s default credentials (instance role, ~/.aws)',
+    description: "Access key id for the S3 store, with SANDBOXD_S3_SECRET_ACCESS_KEY; both unset = the AWS SDK's default credentials (instance role, ~/.aws)",
     parse: text,
     fallback: () => null as string | null,
   },
@@ -80,7 +82,8 @@ export const objectsSettings = {
   },
   s3ForcePathStyle: {
     env: 'SANDBOXD_S3_FORCE_PATH_STYLE',
-    description: 'Address the bucket in the path (http://endpoint/bucket/key), as MinIO and most self-hosted stores need; false = as a subdomain (http://bucket.endpoint/key)',
+    description:
+      'Address the bucket in the path (http://endpoint/bucket/key), as MinIO and most self-hosted stores need; false = as a subdomain (http://bucket.endpoint/key)',
     parse: booleanFlag,
     fallback: () => true,
   },

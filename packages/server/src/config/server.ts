@@ -69,7 +69,8 @@ export const serverSettings = {
   },
   adminToken: {
     env: 'SANDBOXD_ADMIN_TOKEN',
-    description: 'Bearer token of the admin listener (at least 32 characters); unset = generated at the first start and kept in DATA_DIR/admin-token (mode 0600)',
+    description:
+      'Bearer token of the admin listener (at least 32 characters); unset = generated at the first start and kept in DATA_DIR/admin-token (mode 0600)',
     parse: (raw: string) => {
       if (raw.length < 32) throw new Error('must be at least 32 characters');
       return raw;

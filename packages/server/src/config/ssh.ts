@@ -12,7 +12,8 @@ export const sshSettings = {
   },
   sshHostKeyFile: {
     env: 'SANDBOXD_SSH_HOST_KEY_FILE',
-    description: "The SSH gateway's host key (an OpenSSH private key file); unset = an ed25519 key generated at the first start and kept in DATA_DIR/ssh-host-key (mode 0600)",
+    description:
+      "The SSH gateway's host key (an OpenSSH private key file); unset = an ed25519 key generated at the first start and kept in DATA_DIR/ssh-host-key (mode 0600)",
     parse: (raw: string) => raw,
     fallback: () => null as string | null,
   },
@@ -30,19 +31,19 @@ export const sshSettings = {
   },
   sshLoginGraceSeconds: {
     env: 'SANDBOXD_SSH_LOGIN_GRACE_SECONDS',
-    description: 'Seconds an SSH connection has from its TCP connect to be authenticated; it is dropped then (as OpenSSH\'s LoginGraceTime)',
+    description: "Seconds an SSH connection has from its TCP connect to be authenticated; it is dropped then (as OpenSSH's LoginGraceTime)",
     parse: integer(1, 3600),
     fallback: () => 30,
   },
   sshMaxAuthTries: {
     env: 'SANDBOXD_SSH_MAX_AUTH_TRIES',
-    description: 'Failed authentication attempts an SSH connection may make; the last one closes it (as OpenSSH\'s MaxAuthTries)',
+    description: "Failed authentication attempts an SSH connection may make; the last one closes it (as OpenSSH's MaxAuthTries)",
     parse: integer(1, 100),
     fallback: () => 6,
   },
   sshMaxChannels: {
     env: 'SANDBOXD_SSH_MAX_CHANNELS',
-    description: 'Channels (shells, commands, sftp, -L forwardings) one SSH connection may have open at once; more are refused (as OpenSSH\'s MaxSessions)',
+    description: "Channels (shells, commands, sftp, -L forwardings) one SSH connection may have open at once; more are refused (as OpenSSH's MaxSessions)",
     parse: integer(1, 10_000),
     fallback: () => 10,
   },

@@ -10,7 +10,7 @@ export const vaultSettings = {
   vaultKey: {
     env: 'SANDBOXD_VAULT_KEY',
     description:
-      'The key vault secrets and the vault CA key are encrypted with at rest (AES-256-GCM under a key derived from it; at least 32 characters). Default: a random key generated once into DATA_DIR/vault.key (mode 0600), never the database; back it up apart from database backups. Every node of a cluster needs the same: set it on each, or join nodes with a token from `sandboxd cluster token`, which carries it. A node without the deployment\'s key (checked by its fingerprint in the store) refuses vault use (503 VAULT_KEY_UNAVAILABLE). Changing it makes stored secrets unreadable (set them again); values sealed under the old default (derived from the auth secret) are re-sealed under the key in use at the first start',
+      "The key vault secrets and the vault CA key are encrypted with at rest (AES-256-GCM under a key derived from it; at least 32 characters). Default: a random key generated once into DATA_DIR/vault.key (mode 0600), never the database; back it up apart from database backups. Every node of a cluster needs the same: set it on each, or join nodes with a token from `sandboxd cluster token`, which carries it. A node without the deployment's key (checked by its fingerprint in the store) refuses vault use (503 VAULT_KEY_UNAVAILABLE). Changing it makes stored secrets unreadable (set them again); values sealed under the old default (derived from the auth secret) are re-sealed under the key in use at the first start",
     parse: (raw: string) => {
       if (raw.length < 32) throw new Error('must be at least 32 characters (e.g. openssl rand -base64 48)');
       return raw;

@@ -31,7 +31,7 @@ export const vmSettings = {
   vmSnapshotDir: {
     env: 'SANDBOXD_VM_SNAPSHOT_DIR',
     description:
-      "Where this server keeps the snapshots users take of their VMs and the memory and disks of paused VMs (on disk, not tmpfs; the VM user must be able to traverse it); default /var/lib/sandboxd/vm-snapshots/<hash of the data directory>",
+      'Where this server keeps the snapshots users take of their VMs and the memory and disks of paused VMs (on disk, not tmpfs; the VM user must be able to traverse it); default /var/lib/sandboxd/vm-snapshots/<hash of the data directory>',
     parse: (raw: string) => path.resolve(text(raw)),
     fallback: () => '',
   },
@@ -77,7 +77,7 @@ export const vmSettings = {
   minFreeDiskMb: {
     env: 'SANDBOXD_MIN_FREE_DISK_MB',
     description:
-      'Free space (MiB) the filesystem of the run directory must keep: below it new VMs are refused with 507 HOST_STORAGE_LOW (and the warm pool is not refilled) until space is freed; VMs already running may still grow to their plan\'s diskMb',
+      "Free space (MiB) the filesystem of the run directory must keep: below it new VMs are refused with 507 HOST_STORAGE_LOW (and the warm pool is not refilled) until space is freed; VMs already running may still grow to their plan's diskMb",
     parse: integer(0, 64 * 1024 * 1024),
     fallback: () => 2048,
   },
@@ -136,7 +136,8 @@ export const vmSettings = {
   },
   defaultMemoryMb: {
     env: 'SANDBOXD_DEFAULT_MEMORY_MB',
-    description: 'Guest memory of a session that does not ask for memory_mb; this size has snapshots of its own (no balloon work on restore) and is what the warm pool holds',
+    description:
+      'Guest memory of a session that does not ask for memory_mb; this size has snapshots of its own (no balloon work on restore) and is what the warm pool holds',
     parse: integer(128, 8192),
     fallback: () => 512,
   },

@@ -8,13 +8,15 @@ import { booleanFlag, durationList, integer, type Setting, type SettingValues } 
 export const webhooksSettings = {
   eventPollIntervalMs: {
     env: 'SANDBOXD_EVENT_POLL_INTERVAL_MS',
-    description: 'How often outbox consumers (webhook dispatcher, event stream) look for events committed on other nodes and for due retries; commits on this node wake them at once',
+    description:
+      'How often outbox consumers (webhook dispatcher, event stream) look for events committed on other nodes and for due retries; commits on this node wake them at once',
     parse: integer(20, 60_000),
     fallback: () => 1000,
   },
   webhookRetryScheduleMs: {
     env: 'SANDBOXD_WEBHOOK_RETRY_SCHEDULE',
-    description: 'Delays before each webhook retry, comma-separated (units ms, s, m, h, d); the last delay repeats when SANDBOXD_WEBHOOK_MAX_ATTEMPTS asks for more',
+    description:
+      'Delays before each webhook retry, comma-separated (units ms, s, m, h, d); the last delay repeats when SANDBOXD_WEBHOOK_MAX_ATTEMPTS asks for more',
     parse: durationList,
     fallback: () => [5_000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000],
   },

@@ -135,7 +135,8 @@ const BROWSER_CALL_MEMBERS = [
   browserCall('fillCredential'),
 ] as const;
 // Listed one by one so each member keeps its own type; the table above is the list of calls.
-if (BROWSER_CALL_MEMBERS.map((member) => member.properties.method.const).join() !== BROWSER_CALL_METHODS.join()) throw new Error('the browser call members and BROWSER_CALLS disagree');
+if (BROWSER_CALL_MEMBERS.map((member) => member.properties.method.const).join() !== BROWSER_CALL_METHODS.join())
+  throw new Error('the browser call members and BROWSER_CALLS disagree');
 
 export const BrowserCallCommand = Type.Object({
   op: Type.Literal('browser.call'),

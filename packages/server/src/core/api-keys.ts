@@ -71,7 +71,14 @@ export class ApiKeyService {
         subjectId: String(inserted.id),
         data: { api_key_id: inserted.id, key_prefix: inserted.key_prefix, description: inserted.description, expires_at: inserted.expires_at },
       });
-      await recordAudit(trx, { actor, action: 'api_key.create', target: { type: 'api_key', id: String(inserted.id) }, outcome: 'success', detail: { key_prefix: inserted.key_prefix }, at: now });
+      await recordAudit(trx, {
+        actor,
+        action: 'api_key.create',
+        target: { type: 'api_key', id: String(inserted.id) },
+        outcome: 'success',
+        detail: { key_prefix: inserted.key_prefix },
+        at: now,
+      });
       return inserted;
     });
     this.notifier.committed();
@@ -93,10 +100,7 @@ export class ApiKeyService {
     const update: ApiKeyUpdate = {};
     if (changes.expiresAt !== undefined) update.expires_at = normalizeExpiry(changes.expiresAt);
     if (changes.description !== undefined) update.description = normalizeDescription(changes.description);
-    const row =
-      Object.keys(update).length > 0
-        ? await updateApiKey(this.database.db, userId, id, update)
-        : await findApiKey(this.database.db, userId, id);
+    const row = Object.keys(update).length > 0 ? await updateApiKey(this.database.db, userId, id, update) : await findApiKey(this.database.db, userId, id);
     if (!row) throw notFound(`API key ${id}`);
     return this.toApiKey(row);
   }
@@ -115,7 +119,14 @@ export class ApiKeyService {
         subjectId: String(deleted.id),
         data: { api_key_id: deleted.id, key_prefix: deleted.key_prefix },
       });
-      await recordAudit(trx, { actor, action: 'api_key.delete', target: { type: 'api_key', id: String(deleted.id) }, outcome: 'success', detail: { key_prefix: deleted.key_prefix }, at: this.clock.now() });
+      await recordAudit(trx, {
+        actor,
+        action: 'api_key.delete',
+        target: { type: 'api_key', id: String(deleted.id) },
+        outcome: 'success',
+        detail: { key_prefix: deleted.key_prefix },
+        at: this.clock.now(),
+      });
       return deleted;
     });
     this.notifier.committed();

@@ -187,7 +187,9 @@ export class CliAuthService {
     const wanted: CliAuthStatus = decision === 'approve' ? 'approved' : 'denied';
     if (row.status === wanted && row.user_id === actor.userId) return this.describe(row.user_code);
     if (row.status !== 'pending') {
-      throw conflict(`this command-line login was already ${row.status === 'consumed' ? 'approved and used' : row.status}; start a new one with \`sandbox login\``);
+      throw conflict(
+        `this command-line login was already ${row.status === 'consumed' ? 'approved and used' : row.status}; start a new one with \`sandbox login\``,
+      );
     }
     if (this.isExpired(row)) throw cliAuthError('CLI_AUTH_EXPIRED', 'this command-line login has expired; run `sandbox login` again');
     const now = this.clock.now();
@@ -237,8 +239,13 @@ export class CliAuthService {
     }
 
     // Approved: claim it first, so of two racing exchanges exactly one creates a key.
-    const claimed = await transitionCliAuth(this.database.db, row.id, 'approved', { status: 'consumed', consumed_at: now.toISOString(), last_polled_at: now.toISOString() });
-    if (!claimed || claimed.user_id === null) throw cliAuthError('CLI_AUTH_ALREADY_USED', 'this login was already exchanged for an API key; a key is handed out once');
+    const claimed = await transitionCliAuth(this.database.db, row.id, 'approved', {
+      status: 'consumed',
+      consumed_at: now.toISOString(),
+      last_polled_at: now.toISOString(),
+    });
+    if (!claimed || claimed.user_id === null)
+      throw cliAuthError('CLI_AUTH_ALREADY_USED', 'this login was already exchanged for an API key; a key is handed out once');
     let apiKey: CreatedApiKey;
     try {
       apiKey = await this.apiKeys.create(claimed.user_id, { description: `CLI - ${claimed.hostname}` }, { ...systemActor(claimed.user_id), ...client });

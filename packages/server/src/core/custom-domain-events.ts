@@ -40,4 +40,3 @@ export async function deleteDomainsOfShare(trx: Executor, clock: Clock, shareId:
   }
   return claims;
 }
-

@@ -54,6 +54,7 @@ export function domainProblem(domain: string, reserved: ReservedNames): string |
   }
   if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return 'must end in a top-level domain, not a number';
   if (reserved.apiHosts.includes(domain)) return "is this server's own host name";
-  if (domain === reserved.appDomain || domain.endsWith(`.${reserved.appDomain}`)) return `is under SANDBOXD_APP_DOMAIN (${reserved.appDomain}), whose names serve VM previews`;
+  if (domain === reserved.appDomain || domain.endsWith(`.${reserved.appDomain}`))
+    return `is under SANDBOXD_APP_DOMAIN (${reserved.appDomain}), whose names serve VM previews`;
   return null;
 }

@@ -116,7 +116,11 @@ export class CustomDomainService {
     if (problem) throw input('domain', `domain ${problem}`);
     const provider = spec.dnsProvider ?? 'manual';
     if (!isOneOf(DNS_PROVIDERS, provider)) {
-      throw input('dns_provider', `dns_provider "${provider.slice(0, 40)}" is not supported: the supported value is "manual" (you create the TXT record at your DNS host)`, 'enum');
+      throw input(
+        'dns_provider',
+        `dns_provider "${provider.slice(0, 40)}" is not supported: the supported value is "manual" (you create the TXT record at your DNS host)`,
+        'enum',
+      );
     }
     if (spec.dnsCredentials && Object.keys(spec.dnsCredentials).length > 0) {
       throw input(
@@ -133,7 +137,10 @@ export class CustomDomainService {
     const mine = open.find((claim) => claim.userId === principal.userId);
     if (mine) throw conflict(`you already have a ${mine.status} claim of ${domain} (${mine.id}): delete it first to map the domain anew`);
     if ((await countOpenCustomDomains(this.database.db, principal.userId)) >= this.options.maxPerUser) {
-      throw new AppError('QUOTA_EXCEEDED', `an account may hold at most ${this.options.maxPerUser} custom domains that are pending or verified: delete one first`);
+      throw new AppError(
+        'QUOTA_EXCEEDED',
+        `an account may hold at most ${this.options.maxPerUser} custom domains that are pending or verified: delete one first`,
+      );
     }
 
     const now = this.clock.now();
@@ -233,7 +240,8 @@ export class CustomDomainService {
   async verify(principal: Principal, id: string): Promise<CustomDomainView> {
     const claim = await this.getOwned(principal, id);
     if (claim.status === 'verified') return this.view(claim);
-    if (claim.status === 'failed') throw conflict(`this claim of ${claim.domain} failed (${claim.lastError ?? claim.failureReason}): delete it and create a new claim`);
+    if (claim.status === 'failed')
+      throw conflict(`this claim of ${claim.domain} failed (${claim.lastError ?? claim.failureReason}): delete it and create a new claim`);
     return this.view(await this.check(claim));
   }
 
@@ -257,7 +265,12 @@ export class CustomDomainService {
     if (result.verified) {
       await this.markVerified(claim, at);
     } else {
-      await recordFailedCheck(this.database.db, claim.id, { now: at.toISOString(), error: result.error, nextCheckAt: this.nextCheckAfter(at, claim.expiresAt) }, leaseOwner);
+      await recordFailedCheck(
+        this.database.db,
+        claim.id,
+        { now: at.toISOString(), error: result.error, nextCheckAt: this.nextCheckAfter(at, claim.expiresAt) },
+        leaseOwner,
+      );
     }
     return (await findCustomDomain(this.database.db, claim.id)) ?? claim;
   }
@@ -274,7 +287,8 @@ export class CustomDomainService {
     }
     if (claim.shareId !== null) {
       const share = await this.shares.findValid(claim.shareId);
-      if (!share) throw new AppError('NOT_FOUND', `the share that custom domain ${hostname} is served like has expired: its owner can map the domain to another share`);
+      if (!share)
+        throw new AppError('NOT_FOUND', `the share that custom domain ${hostname} is served like has expired: its owner can map the domain to another share`);
       return { kind: 'domain', domain: hostname, sessionId: share.sessionId, port: share.port };
     }
     return { kind: 'domain', domain: hostname, sessionId: claim.sessionId, port: claim.port };
@@ -352,7 +366,8 @@ export class CustomDomainService {
   private async targetOfSpec(principal: Principal, spec: CustomDomainSpec): Promise<{ shareId: string | null; sessionId: string; port: number }> {
     if (spec.shareId !== undefined) {
       const share = await this.shares.getOwned(principal, spec.shareId);
-      if (spec.sessionId !== undefined && spec.sessionId !== share.sessionId) throw input('session_id', `session_id must be the share's session (${share.sessionId}), or left out`);
+      if (spec.sessionId !== undefined && spec.sessionId !== share.sessionId)
+        throw input('session_id', `session_id must be the share's session (${share.sessionId}), or left out`);
       if (spec.port !== undefined && spec.port !== share.port) throw input('port', `port must be the share's port (${share.port}), or left out`);
       if (!(await this.shares.findValid(share.id))) throw conflict(`share ${share.id} has expired: map the domain to a share that is still valid`);
       return { shareId: share.id, sessionId: share.sessionId, port: share.port };
@@ -377,7 +392,11 @@ export class CustomDomainService {
           subjectId: row.id,
           data: { domain_id: row.id, domain: row.domain, share_id: row.shareId, session_id: row.sessionId, port: row.port, verified_at: now },
         });
-        const losers = await failPendingClaims(trx, { domain: row.domain, exceptId: row.id }, { reason: 'verified_elsewhere', message: verifiedElsewhere(row.domain), now });
+        const losers = await failPendingClaims(
+          trx,
+          { domain: row.domain, exceptId: row.id },
+          { reason: 'verified_elsewhere', message: verifiedElsewhere(row.domain), now },
+        );
         for (const loser of losers) await recordFailure(trx, this.clock, loser, 'verified_elsewhere', verifiedElsewhere(row.domain));
         return row;
       });

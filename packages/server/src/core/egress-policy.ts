@@ -75,7 +75,15 @@ export function normalizeDomainPattern(entry: string): string {
 export function normalizeCidr(entry: string): string {
   const [address, bitsText, ...rest] = entry.trim().split('/');
   const bits = bitsText === undefined ? 32 : Number(bitsText);
-  if (rest.length > 0 || !address || !isIPv4(address) || !Number.isInteger(bits) || bits < 0 || bits > 32 || (bitsText !== undefined && !/^\d{1,2}$/.test(bitsText))) {
+  if (
+    rest.length > 0 ||
+    !address ||
+    !isIPv4(address) ||
+    !Number.isInteger(bits) ||
+    bits < 0 ||
+    bits > 32 ||
+    (bitsText !== undefined && !/^\d{1,2}$/.test(bitsText))
+  ) {
     throw new AppError('BAD_REQUEST', `allowed_cidrs: ${JSON.stringify(entry)} is not an IPv4 address or CIDR (e.g. 203.0.113.0/24)`);
   }
   // The network address of the prefix: nft refuses host bits that are set.
@@ -98,11 +106,15 @@ export interface EgressPort {
 export function normalizePortEntry(entry: string): string {
   const match = /^\s*(\d{1,5})\s*\/\s*(tcp|udp)\s*$/i.exec(entry);
   const port = match ? Number(match[1]) : 0;
-  if (!match || port < 1 || port > 65535) throw new AppError('BAD_REQUEST', `allowed_ports: ${JSON.stringify(entry)} is not "<port>/tcp" or "<port>/udp" (e.g. "22/tcp", "443/udp")`);
+  if (!match || port < 1 || port > 65535)
+    throw new AppError('BAD_REQUEST', `allowed_ports: ${JSON.stringify(entry)} is not "<port>/tcp" or "<port>/udp" (e.g. "22/tcp", "443/udp")`);
   const protocol = match[2]!.toLowerCase();
   if (port === 53) throw new AppError('BAD_REQUEST', `allowed_ports: ${JSON.stringify(entry)}: DNS always goes to the VM's policy resolver`);
   if (protocol === 'tcp' && (port === 80 || port === 443)) {
-    throw new AppError('BAD_REQUEST', `allowed_ports: ${JSON.stringify(entry)}: TCP ${port} always goes through the egress proxy (allow_${port === 80 ? 'http' : 'https'})`);
+    throw new AppError(
+      'BAD_REQUEST',
+      `allowed_ports: ${JSON.stringify(entry)}: TCP ${port} always goes through the egress proxy (allow_${port === 80 ? 'http' : 'https'})`,
+    );
   }
   return `${port}/${protocol}`;
 }

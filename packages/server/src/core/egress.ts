@@ -14,7 +14,15 @@ import type { Principal } from './authenticator.ts';
 import { BackgroundTimers } from './background-timers.ts';
 import type { Clock } from './clock.ts';
 import { decodeCursor, pageOf } from './cursor.ts';
-import { isOpenEgressPolicy, normalizeEgressPolicy, storedEgressPolicy, type EgressPolicy, type EgressPolicyInput, type EgressPolicySource, type EgressPolicyView } from './egress-policy.ts';
+import {
+  isOpenEgressPolicy,
+  normalizeEgressPolicy,
+  storedEgressPolicy,
+  type EgressPolicy,
+  type EgressPolicyInput,
+  type EgressPolicySource,
+  type EgressPolicyView,
+} from './egress-policy.ts';
 import { AppError } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { Session, Vm } from '../model.ts';
@@ -172,7 +180,10 @@ export class EgressService {
   }
 
   private notEnforceable(): AppError {
-    return new AppError('SERVICE_UNAVAILABLE', 'egress policies are not enforced on this server (needs root, nftables and cgroup v2): only the open policy is possible');
+    return new AppError(
+      'SERVICE_UNAVAILABLE',
+      'egress policies are not enforced on this server (needs root, nftables and cgroup v2): only the open policy is possible',
+    );
   }
 
   /**
@@ -261,14 +272,21 @@ export class EgressService {
 
   /** Refuses up front what this server cannot do: the vault needs the egress proxy (503 otherwise). */
   requireEnforcement(feature: string): void {
-    if (!this.enforcement) throw new AppError('SERVICE_UNAVAILABLE', `${feature} needs egress enforcement, which this server does not have (needs root, nftables and cgroup v2)`);
+    if (!this.enforcement)
+      throw new AppError('SERVICE_UNAVAILABLE', `${feature} needs egress enforcement, which this server does not have (needs root, nftables and cgroup v2)`);
   }
 
   /**
    * Enforces `policy` on a live VM of this node (or lifts enforcement when it is open). A VM whose session
    * holds vault placeholders is enforced under an open policy too: its web traffic must pass the proxy.
    */
-  private async enforce(vmId: string, userId: number, sessionId: string | null, policy: EgressPolicy, starting?: { target: EgressTarget | null }): Promise<boolean> {
+  private async enforce(
+    vmId: string,
+    userId: number,
+    sessionId: string | null,
+    policy: EgressPolicy,
+    starting?: { target: EgressTarget | null },
+  ): Promise<boolean> {
     const vaulted = sessionId !== null && this.vault !== null && (await this.vault.sessionHasVault(sessionId));
     if (isOpenEgressPolicy(policy) && !vaulted) {
       this.known.set(vmId, { userId, sessionId, policy, target: null });
@@ -283,7 +301,8 @@ export class EgressService {
       target = (await this.engine.egressTarget(vmId)) ?? this.starting.get(vmId)?.target ?? null;
       if (!target && !this.starting.has(vmId) && !this.engine.liveVmIds().includes(vmId)) return false; // not running here: applied when it runs again
     }
-    if (!target) throw new AppError('SERVICE_UNAVAILABLE', `the egress policy cannot be enforced on VM ${vmId}: its hypervisor has no cgroup v2 the firewall can match`);
+    if (!target)
+      throw new AppError('SERVICE_UNAVAILABLE', `the egress policy cannot be enforced on VM ${vmId}: its hypervisor has no cgroup v2 the firewall can match`);
     await this.enforcement.apply(vmId, target, policy);
     this.known.set(vmId, { userId, sessionId, policy, target });
     return true;
@@ -367,7 +386,11 @@ export class EgressService {
   }
 
   /** Replaces a session's policy: its future VMs start with it, and its running VM follows it now. */
-  async setSessionPolicy(principal: Principal, sessionId: string, requested: EgressPolicyInput): Promise<{ policy: EgressPolicy; source: EgressPolicySource; updatedVmIds: string[] }> {
+  async setSessionPolicy(
+    principal: Principal,
+    sessionId: string,
+    requested: EgressPolicyInput,
+  ): Promise<{ policy: EgressPolicy; source: EgressPolicySource; updatedVmIds: string[] }> {
     const session = await this.sessions.getOwned(principal, sessionId);
     const policy = this.normalize(requested);
     await upsertEgressPolicy(this.database.db, 'session', session.id, session.userId, JSON.stringify(policy), this.clock.now().toISOString());

@@ -5,7 +5,15 @@
  * in the doc together. Payload fields may be added over time; none is removed or changes meaning.
  */
 import { Type, type Static, type TSchema } from 'typebox';
-import { CUSTOM_DOMAIN_DELETE_REASONS, CUSTOM_DOMAIN_FAILURE_REASONS, CUSTOM_DOMAIN_STATUSES, LANGUAGES, PRE_STOP_TRIGGERS, type VmEndCause, type VmEndReason } from '../model.ts';
+import {
+  CUSTOM_DOMAIN_DELETE_REASONS,
+  CUSTOM_DOMAIN_FAILURE_REASONS,
+  CUSTOM_DOMAIN_STATUSES,
+  LANGUAGES,
+  PRE_STOP_TRIGGERS,
+  type VmEndCause,
+  type VmEndReason,
+} from '../model.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });
@@ -115,7 +123,12 @@ export const EVENT_CATALOGUE = {
     duration_seconds: Nullable(Type.Number()),
     size_bytes: Nullable(Type.Integer()),
   }),
-  'computer_use.recording.saved': Type.Object({ session_id: Type.String(), recording_id: Type.String(), size_bytes: Type.Integer(), duration_seconds: Nullable(Type.Number()) }),
+  'computer_use.recording.saved': Type.Object({
+    session_id: Type.String(),
+    recording_id: Type.String(),
+    size_bytes: Type.Integer(),
+    duration_seconds: Nullable(Type.Number()),
+  }),
   'computer_use.recording.failed': Type.Object({ session_id: Type.String(), recording_id: Type.String(), error: Type.String() }),
   'volume.created': Type.Object({ volume_id: Type.String(), name: Type.String(), size_mb: Type.Integer() }),
   'volume.deleted': Type.Object({ volume_id: Type.String(), name: Type.String() }),
@@ -125,8 +138,20 @@ export const EVENT_CATALOGUE = {
   'template.deleted': Type.Object({ template_id: Type.String(), name: Type.String() }),
   'execution.completed': executionOutcome(['completed']),
   'execution.failed': executionOutcome(['failed', 'timeout']),
-  'file.uploaded': Type.Object({ session_id: Type.String(), vm_id: Type.String(), path: Type.String(), size: Nullable(Type.Integer()), recursive: Type.Boolean() }),
-  'share.created': Type.Object({ share_id: Type.String(), session_id: Type.String(), port: Type.Integer(), is_public: Type.Boolean(), expires_at: Nullable(DateTime) }),
+  'file.uploaded': Type.Object({
+    session_id: Type.String(),
+    vm_id: Type.String(),
+    path: Type.String(),
+    size: Nullable(Type.Integer()),
+    recursive: Type.Boolean(),
+  }),
+  'share.created': Type.Object({
+    share_id: Type.String(),
+    session_id: Type.String(),
+    port: Type.Integer(),
+    is_public: Type.Boolean(),
+    expires_at: Nullable(DateTime),
+  }),
   'share.revoked': Type.Object({ share_id: Type.String(), session_id: Type.String(), port: Type.Integer() }),
   'custom_domain.created': Type.Object({
     domain_id: Type.String(),
@@ -147,8 +172,18 @@ export const EVENT_CATALOGUE = {
     verified_at: DateTime,
   }),
   'custom_domain.failed': Type.Object({ domain_id: Type.String(), domain: Type.String(), reason: OneOf(CUSTOM_DOMAIN_FAILURE_REASONS), error: Type.String() }),
-  'custom_domain.deleted': Type.Object({ domain_id: Type.String(), domain: Type.String(), reason: OneOf(CUSTOM_DOMAIN_DELETE_REASONS), status: OneOf(CUSTOM_DOMAIN_STATUSES) }),
-  'api_key.created': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String(), description: Nullable(Type.String()), expires_at: Nullable(DateTime) }),
+  'custom_domain.deleted': Type.Object({
+    domain_id: Type.String(),
+    domain: Type.String(),
+    reason: OneOf(CUSTOM_DOMAIN_DELETE_REASONS),
+    status: OneOf(CUSTOM_DOMAIN_STATUSES),
+  }),
+  'api_key.created': Type.Object({
+    api_key_id: Type.Integer(),
+    key_prefix: Type.String(),
+    description: Nullable(Type.String()),
+    expires_at: Nullable(DateTime),
+  }),
   'api_key.deleted': Type.Object({ api_key_id: Type.Integer(), key_prefix: Type.String() }),
   'ssh_key.created': Type.Object({ ssh_key_id: Type.Integer(), name: Type.String(), fingerprint: Type.String() }),
   'ssh_key.deleted': Type.Object({ ssh_key_id: Type.Integer(), name: Type.String(), fingerprint: Type.String() }),

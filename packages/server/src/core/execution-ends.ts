@@ -47,7 +47,8 @@ export async function recordExecutionEnd(db: Executor, clock: Clock, execution: 
   };
   const event = { userId: execution.userId, subjectId: String(execution.id) };
   if (execution.status === 'completed') await recordEvent(db, clock, { ...event, type: 'execution.completed', data: { ...data, status: execution.status } });
-  else if (execution.status === 'failed' || execution.status === 'timeout') await recordEvent(db, clock, { ...event, type: 'execution.failed', data: { ...data, status: execution.status } });
+  else if (execution.status === 'failed' || execution.status === 'timeout')
+    await recordEvent(db, clock, { ...event, type: 'execution.failed', data: { ...data, status: execution.status } });
 }
 
 /**

@@ -11,7 +11,16 @@ import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { endInFlightExecutions, recordExecutionEnd, RESTARTED_ERROR, SHUT_DOWN_ERROR } from './execution-ends.ts';
 import type { PlanLimiter } from './limits.ts';
-import { IN_FLIGHT_EXECUTION_STATUSES, type Execution, type ExecutionMode, type Language, type PreStopHook, type PreStopTrigger, type Session, type Vm } from '../model.ts';
+import {
+  IN_FLIGHT_EXECUTION_STATUSES,
+  type Execution,
+  type ExecutionMode,
+  type Language,
+  type PreStopHook,
+  type PreStopTrigger,
+  type Session,
+  type Vm,
+} from '../model.ts';
 import type { SessionService } from './sessions.ts';
 import type { ExecResult } from '@sandboxd/agent/protocol';
 import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
@@ -83,7 +92,11 @@ export class ExecutionService {
    * Starts a run and answers at once (async execute); `done` resolves with its final record, `queue` says
    * where it stands when it waits for a new VM.
    */
-  async start(principal: Principal, request: ExecuteRequest, mode: ExecutionMode): Promise<{ record: Execution; done: Promise<Execution>; queue: QueuePlace | null }> {
+  async start(
+    principal: Principal,
+    request: ExecuteRequest,
+    mode: ExecutionMode,
+  ): Promise<{ record: Execution; done: Promise<Execution>; queue: QueuePlace | null }> {
     const { record, run, queue } = await this.launch(principal, request, mode);
     return { record, done: run.then((result) => result.execution), queue };
   }
@@ -103,7 +116,16 @@ export class ExecutionService {
     // A running VM takes the run at once: it is recorded running in it from the start.
     const record = await insertExecution(
       this.database.db,
-      this.newRecord({ userId: principal.userId, sessionId: session.id, vmId: live?.vm.id ?? null, mode, trigger: 'request', language: request.language, source: request.source, status: live ? 'running' : 'queued' }),
+      this.newRecord({
+        userId: principal.userId,
+        sessionId: session.id,
+        vmId: live?.vm.id ?? null,
+        mode,
+        trigger: 'request',
+        language: request.language,
+        source: request.source,
+        status: live ? 'running' : 'queued',
+      }),
     );
     void this.sessions.noteActivity(session).catch(() => {});
     const vmReady = live ? Promise.resolve(live) : this.vms.ensureVm(principal, session, resolved ?? undefined);
@@ -131,7 +153,8 @@ export class ExecutionService {
         timer = setTimeout(() => resolve(null), request.timeoutSeconds * 1000);
       }),
     ]).finally(() => clearTimeout(timer));
-    if (waited?.agentError) throw new AppError('VM_AGENT_UNAVAILABLE', waited.agentError.message, {}, { execution_id: record.id, session_id: record.sessionId });
+    if (waited?.agentError)
+      throw new AppError('VM_AGENT_UNAVAILABLE', waited.agentError.message, {}, { execution_id: record.id, session_id: record.sessionId });
     if (waited) return waited.execution;
     throw new AppError(
       'EXECUTION_TIMEOUT',
@@ -172,7 +195,8 @@ export class ExecutionService {
     try {
       const live = await vmReady;
       vmId = live.vm.id;
-      if (record.status !== 'running') await updateExecution(this.database.db, record.id, { vmId, status: 'running', startedAt: this.clock.now().toISOString() });
+      if (record.status !== 'running')
+        await updateExecution(this.database.db, record.id, { vmId, status: 'running', startedAt: this.clock.now().toISOString() });
       const remainingMs = Date.parse(live.vm.expiresAt) - this.clock.now().getTime();
       const deadlineMs = Math.max(1000, Math.min(this.settings.maxRunSeconds * 1000, remainingMs));
       outcome =
@@ -185,7 +209,15 @@ export class ExecutionService {
       const stderr = new BoundedOutput(this.settings.outputLimitBytes);
       const message = error instanceof AppError ? error.message : `the execution could not run: ${(error as Error).message}`;
       stderr.pushText(message);
-      outcome = { status: 'failed', exitCode: null, error: message, stdout, stderr, executionTime: (this.clock.now().getTime() - started.getTime()) / 1000, cpuTime: null };
+      outcome = {
+        status: 'failed',
+        exitCode: null,
+        error: message,
+        stdout,
+        stderr,
+        executionTime: (this.clock.now().getTime() - started.getTime()) / 1000,
+        cpuTime: null,
+      };
     }
     return { execution: await this.finish(principal.userId, record, vmId, outcome), agentError };
   }
@@ -196,7 +228,8 @@ export class ExecutionService {
     const stderr = new BoundedOutput(this.settings.outputLimitBytes);
     stdout.pushText(result.stdout);
     // A notebook shows the value of the last expression; so does the output here.
-    if (result.result !== null && result.result !== undefined) stdout.pushText(result.stdout === '' || result.stdout.endsWith('\n') ? `${result.result}\n` : `\n${result.result}\n`);
+    if (result.result !== null && result.result !== undefined)
+      stdout.pushText(result.stdout === '' || result.stdout.endsWith('\n') ? `${result.result}\n` : `\n${result.result}\n`);
     stderr.pushText(result.stderr);
     if (result.error) stderr.pushText(result.error.traceback.endsWith('\n') ? result.error.traceback : `${result.error.traceback}\n`);
     const status = result.timedOut ? 'timeout' : result.error ? 'failed' : 'completed';
@@ -256,7 +289,16 @@ export class ExecutionService {
     const session = await findSession(this.database.db, sessionId);
     const record = await insertExecution(
       this.database.db,
-      this.newRecord({ userId: vm.userId, sessionId, vmId: vm.id, mode: 'sync', trigger: 'pre_stop', language: 'bash', source: hook.command, status: 'running' }),
+      this.newRecord({
+        userId: vm.userId,
+        sessionId,
+        vmId: vm.id,
+        mode: 'sync',
+        trigger: 'pre_stop',
+        language: 'bash',
+        source: hook.command,
+        status: 'running',
+      }),
     );
     const started = Date.now();
     const stdout = new BoundedOutput(this.settings.outputLimitBytes);
@@ -275,9 +317,22 @@ export class ExecutionService {
       });
       const result = await Promise.race([run, abandoned]).finally(() => clearTimeout(timer));
       if (!result) {
-        outcome = { status: 'timeout', exitCode: null, error: `the pre-stop hook did not end within ${hook.timeoutSeconds} s; the VM was stopped anyway`, stdout, stderr, executionTime: (Date.now() - started) / 1000, cpuTime: null };
+        outcome = {
+          status: 'timeout',
+          exitCode: null,
+          error: `the pre-stop hook did not end within ${hook.timeoutSeconds} s; the VM was stopped anyway`,
+          stdout,
+          stderr,
+          executionTime: (Date.now() - started) / 1000,
+          cpuTime: null,
+        };
       } else {
-        outcome = commandOutcome(result, stdout, stderr, `the pre-stop hook was killed after its timeout of ${hook.timeoutSeconds} s; the VM was stopped anyway`);
+        outcome = commandOutcome(
+          result,
+          stdout,
+          stderr,
+          `the pre-stop hook was killed after its timeout of ${hook.timeoutSeconds} s; the VM was stopped anyway`,
+        );
       }
     } catch (error) {
       const message = error instanceof AppError ? error.message : `the pre-stop hook could not run: ${(error as Error).message}`;
@@ -315,17 +370,17 @@ export class ExecutionService {
         trx,
         record.id,
         {
-        vmId,
-        status: outcome.status,
-        exitCode: outcome.exitCode,
-        error: outcome.error,
-        stdout: outcome.stdout.text(),
-        stderr: outcome.stderr.text(),
-        stdoutTruncated: outcome.stdout.truncated,
-        stderrTruncated: outcome.stderr.truncated,
-        completedAt: this.clock.now().toISOString(),
-        executionTime: outcome.executionTime,
-        cpuTime: outcome.cpuTime,
+          vmId,
+          status: outcome.status,
+          exitCode: outcome.exitCode,
+          error: outcome.error,
+          stdout: outcome.stdout.text(),
+          stderr: outcome.stderr.text(),
+          stdoutTruncated: outcome.stdout.truncated,
+          stderrTruncated: outcome.stderr.truncated,
+          completedAt: this.clock.now().toISOString(),
+          executionTime: outcome.executionTime,
+          cpuTime: outcome.cpuTime,
         },
         IN_FLIGHT_EXECUTION_STATUSES,
       );

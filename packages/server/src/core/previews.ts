@@ -96,7 +96,10 @@ export class PreviewAccess {
       if (matches(share)) return { ...located!, port: target.port, via: 'share_cookie', share };
       const viewer = shareId ? null : await this.viewerGrant('page_cookie', credentials.cookieToken, target, located);
       if (viewer) return { ...located!, port: target.port, via: 'viewer', viewer, fromLink: false };
-      throw new AppError('FORBIDDEN', 'Your preview cookie does not open this preview: it expired, its share was revoked, or it belongs to another preview. Ask the owner for a new link');
+      throw new AppError(
+        'FORBIDDEN',
+        'Your preview cookie does not open this preview: it expired, its share was revoked, or it belongs to another preview. Ask the owner for a new link',
+      );
     }
     throw notAuthenticated();
   }
@@ -127,7 +130,8 @@ export class PreviewAccess {
   async connect(grant: PreviewGrant): Promise<Duplex> {
     const { vm } = grant;
     if (!vm) throw new AppError('NOT_FOUND', `session ${grant.session.id} has no VM yet: run code or POST /v1/vms first`);
-    if (vm.status !== 'active') throw new AppError('VM_GONE', `VM ${vm.id} of this preview is ${vm.status === 'starting' ? 'still starting' : `no longer running (${vm.status})`}`);
+    if (vm.status !== 'active')
+      throw new AppError('VM_GONE', `VM ${vm.id} of this preview is ${vm.status === 'starting' ? 'still starting' : `no longer running (${vm.status})`}`);
     const agent = this.vms.agentOf(vm);
     if (!agent) throw new AppError('VM_GONE', `VM ${vm.id} of this preview is no longer running`);
     return agent.openTunnel(grant.port);
@@ -163,7 +167,11 @@ export class PreviewAccess {
       viewer.sessionId === located.session.id &&
       located.session.source.kind === 'template' &&
       located.session.source.id === DESKTOP_TEMPLATE_ID;
-    if (!opens) throw new AppError('FORBIDDEN', 'This viewer link opens another desktop: get a viewer URL for this session (GET /v1/computeruse/{session_id}/viewer-url)');
+    if (!opens)
+      throw new AppError(
+        'FORBIDDEN',
+        'This viewer link opens another desktop: get a viewer URL for this session (GET /v1/computeruse/{session_id}/viewer-url)',
+      );
     return viewer;
   }
 

@@ -86,7 +86,14 @@ export class SessionService {
     const spec = this.specFor(request);
     const now = this.clock.now().toISOString();
     const created = await this.database.db.transaction().execute(async (trx) => {
-      const session = await insertSession(trx, { ...spec, id: newSessionId(), userId: principal.userId, currentVmId: null, createdAt: now, lastActivityAt: now });
+      const session = await insertSession(trx, {
+        ...spec,
+        id: newSessionId(),
+        userId: principal.userId,
+        currentVmId: null,
+        createdAt: now,
+        lastActivityAt: now,
+      });
       await recordEvent(trx, this.clock, {
         type: 'session.created',
         userId: principal.userId,
@@ -152,7 +159,8 @@ export class SessionService {
     const now = this.clock.now().getTime();
     const alive = vm.status === 'active';
     // A paused VM's lifetime does not count down: what is left is what it had when it was paused.
-    const expiresInSeconds = vm.status === 'killed' ? 0 : vm.status === 'paused' ? (vm.remainingSeconds ?? 0) : round(Math.max(0, (Date.parse(vm.expiresAt) - now) / 1000));
+    const expiresInSeconds =
+      vm.status === 'killed' ? 0 : vm.status === 'paused' ? (vm.remainingSeconds ?? 0) : round(Math.max(0, (Date.parse(vm.expiresAt) - now) / 1000));
     return { session, vm, alive, uptimeSeconds: alive && vm.startedAt ? round((now - Date.parse(vm.startedAt)) / 1000) : null, expiresInSeconds };
   }
 

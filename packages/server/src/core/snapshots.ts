@@ -75,8 +75,13 @@ export class SnapshotService {
    * are gone). Each clone gets a session of its own with the source session's lifetime, metadata and env. All or
    * nothing: if one cannot start, those that did are killed.
    */
-  async clone(principal: Principal, vmId: string, request: { snapshotName?: string | undefined; count: number }): Promise<{ snapshot: Snapshot; clones: Clone[] }> {
-    if (!Number.isInteger(request.count) || request.count < 1 || request.count > MAX_CLONES) throw new AppError('BAD_REQUEST', `count must be from 1 to ${MAX_CLONES}`);
+  async clone(
+    principal: Principal,
+    vmId: string,
+    request: { snapshotName?: string | undefined; count: number },
+  ): Promise<{ snapshot: Snapshot; clones: Clone[] }> {
+    if (!Number.isInteger(request.count) || request.count < 1 || request.count > MAX_CLONES)
+      throw new AppError('BAD_REQUEST', `count must be from 1 to ${MAX_CLONES}`);
     const vm = await this.vms.getOwned(principal, vmId);
     const limits = this.limiter.limitsOf(principal);
     const live = await countLiveVms(this.database.db, principal.userId);
@@ -92,7 +97,10 @@ export class SnapshotService {
       if (!named) throw notFound(`snapshot "${request.snapshotName}"`);
       snapshot = named;
     } else {
-      const stamp = new Date(this.clock.now()).toISOString().replace(/[-:.TZ]/g, '').slice(0, 14);
+      const stamp = new Date(this.clock.now())
+        .toISOString()
+        .replace(/[-:.TZ]/g, '')
+        .slice(0, 14);
       snapshot = await this.vms.snapshot(principal, vmId, { name: `${vm.id}-clone-${stamp}-${randomBytes(2).toString('hex')}` });
     }
     const source = await this.sources.resolve(principal.userId, { kind: 'snapshot', id: snapshot.id });

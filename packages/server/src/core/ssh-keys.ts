@@ -56,7 +56,10 @@ export function parsePublicKey(text: string): ParsedPublicKey {
   const line = text.trim();
   if (line.includes('\n')) throw invalid('give one public key (one line of a .pub file), not several');
   const parsed = utils.parseKey(line);
-  if (parsed instanceof Error || Array.isArray(parsed)) throw invalid(`not an OpenSSH public key (the one line of a .pub file, e.g. "ssh-ed25519 AAAA… you@host"): ${parsed instanceof Error ? parsed.message : 'several keys'}`);
+  if (parsed instanceof Error || Array.isArray(parsed))
+    throw invalid(
+      `not an OpenSSH public key (the one line of a .pub file, e.g. "ssh-ed25519 AAAA… you@host"): ${parsed instanceof Error ? parsed.message : 'several keys'}`,
+    );
   if (parsed.isPrivateKey()) throw invalid('this is a private key: register the public one (the .pub file) and keep the private key to yourself');
   if (!ACCEPTED_TYPES.has(parsed.type)) throw invalid(`key type ${parsed.type} is not accepted: use ed25519, ECDSA or RSA (at least ${MIN_RSA_BITS} bits)`);
   const blob = parsed.getPublicSSH();
@@ -120,7 +123,14 @@ export class SshKeyService {
         subjectId: String(inserted.id),
         data: { ssh_key_id: inserted.id, name: inserted.name, fingerprint: inserted.fingerprint },
       });
-      await recordAudit(trx, { actor, action: 'ssh_key.create', target: { type: 'ssh_key', id: String(inserted.id) }, outcome: 'success', detail: { fingerprint: inserted.fingerprint }, at: now });
+      await recordAudit(trx, {
+        actor,
+        action: 'ssh_key.create',
+        target: { type: 'ssh_key', id: String(inserted.id) },
+        outcome: 'success',
+        detail: { fingerprint: inserted.fingerprint },
+        at: now,
+      });
       return inserted;
     });
     this.notifier.committed();
@@ -148,7 +158,14 @@ export class SshKeyService {
         subjectId: String(deleted.id),
         data: { ssh_key_id: deleted.id, name: deleted.name, fingerprint: deleted.fingerprint },
       });
-      await recordAudit(trx, { actor, action: 'ssh_key.delete', target: { type: 'ssh_key', id: String(deleted.id) }, outcome: 'success', detail: { fingerprint: deleted.fingerprint }, at: this.clock.now() });
+      await recordAudit(trx, {
+        actor,
+        action: 'ssh_key.delete',
+        target: { type: 'ssh_key', id: String(deleted.id) },
+        outcome: 'success',
+        detail: { fingerprint: deleted.fingerprint },
+        at: this.clock.now(),
+      });
       return deleted;
     });
     this.notifier.committed();

@@ -76,8 +76,15 @@ export async function runBuildSteps(agent: GuestAgent, steps: BuildSteps, contex
 
 /** The directory name a clone of `url` gets: its last path component without `.git`, in safe characters. */
 export function repositoryName(url: string): string {
-  const last = new URL(url).pathname.split('/').filter((part) => part !== '').at(-1) ?? '';
-  const name = decodeURIComponent(last).replace(/\.git$/, '').replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100);
+  const last =
+    new URL(url).pathname
+      .split('/')
+      .filter((part) => part !== '')
+      .at(-1) ?? '';
+  const name = decodeURIComponent(last)
+    .replace(/\.git$/, '')
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .slice(0, 100);
   return name === '' || /^\.+$/.test(name) ? 'repository' : name;
 }
 
@@ -120,7 +127,13 @@ async function cloneRepository(agent: GuestAgent, url: string, branch: string | 
   }
 }
 
-async function runPostBuildCommand(agent: GuestAgent, command: string, envs: Record<string, string>, clone: string | null, context: BuildStepContext): Promise<void> {
+async function runPostBuildCommand(
+  agent: GuestAgent,
+  command: string,
+  envs: Record<string, string>,
+  clone: string | null,
+  context: BuildStepContext,
+): Promise<void> {
   context.onStep('post_build_cmd');
   // bash when the image has it (a login shell: the image's profile applies), else its POSIX shell.
   const shell = (await exists(agent, '/bin/bash')) ? ['/bin/bash', '-lc'] : ['/bin/sh', '-lc'];

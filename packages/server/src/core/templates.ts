@@ -170,10 +170,18 @@ export class TemplateService {
         // The queue is one per node and builds are long: one user must not fill it.
         const building = await countBuildingTemplatesOfUser(trx, principal.userId);
         if (building >= this.options.maxBuildsPerUser) {
-          throw new AppError('QUOTA_EXCEEDED', `you have ${building} template builds under way or queued (at most ${this.options.maxBuildsPerUser}): wait for one to end, or delete one`);
+          throw new AppError(
+            'QUOTA_EXCEEDED',
+            `you have ${building} template builds under way or queued (at most ${this.options.maxBuildsPerUser}): wait for one to end, or delete one`,
+          );
         }
         const row = await insertTemplate(trx, template);
-        await recordEvent(trx, this.clock, { type: 'template.build.started', userId: principal.userId, subjectId: id, data: { template_id: id, name: input.name, oci_image: checked.ociImage } });
+        await recordEvent(trx, this.clock, {
+          type: 'template.build.started',
+          userId: principal.userId,
+          subjectId: id,
+          data: { template_id: id, name: input.name, oci_image: checked.ociImage },
+        });
         return row;
       });
     } catch (error) {
@@ -235,7 +243,8 @@ export class TemplateService {
     for (;;) {
       // Listen before reading, so a change between the read and the wait is not missed.
       const pause = Math.min(LOG_WAIT_POLL_MS, deadline - Date.now());
-      const woken = pause > 0 ? once(this.changes, id, { signal: AbortSignal.any([this.stopped.signal, AbortSignal.timeout(pause)]) }).catch(() => undefined) : undefined;
+      const woken =
+        pause > 0 ? once(this.changes, id, { signal: AbortSignal.any([this.stopped.signal, AbortSignal.timeout(pause)]) }).catch(() => undefined) : undefined;
       const template = await this.get(principal, id);
       if (isBuiltin(template)) return { template, lines: [] };
       const lines = await listTemplateLog(this.database.db, id, after, limit);
@@ -285,13 +294,15 @@ export class TemplateService {
     const gitCloneBranch = input.gitCloneBranch ?? null;
     if (gitCloneBranch !== null) {
       if (!gitCloneUrl) throw bad('build_args.git_clone_branch needs build_args.git_clone_url');
-      if (!isBranchName(gitCloneBranch)) throw bad(`build_args.git_clone_branch: "${gitCloneBranch}" is not a branch name (git check-ref-format rules; it may not start with "-")`);
+      if (!isBranchName(gitCloneBranch))
+        throw bad(`build_args.git_clone_branch: "${gitCloneBranch}" is not a branch name (git check-ref-format rules; it may not start with "-")`);
     }
     const envs = input.envs ?? {};
     if (Object.keys(envs).length > MAX_ENVS) throw bad(`build_args.envs: at most ${MAX_ENVS} variables`);
     for (const [name, value] of Object.entries(envs)) {
       if (!ENV_NAME.test(name)) throw bad(`build_args.envs: "${name}" is not a variable name (letters, digits and "_", not starting with a digit)`);
-      if (typeof value !== 'string' || value.length > MAX_ENV_VALUE_CHARS || value.includes('\0')) throw bad(`build_args.envs.${name}: a string of at most ${MAX_ENV_VALUE_CHARS} characters without NUL`);
+      if (typeof value !== 'string' || value.length > MAX_ENV_VALUE_CHARS || value.includes('\0'))
+        throw bad(`build_args.envs.${name}: a string of at most ${MAX_ENV_VALUE_CHARS} characters without NUL`);
     }
     const postBuildCmd = input.postBuildCmd ?? null;
     if (postBuildCmd !== null && (postBuildCmd.trim() === '' || postBuildCmd.length > MAX_POST_BUILD_CMD_CHARS || postBuildCmd.includes('\0'))) {
@@ -300,18 +311,24 @@ export class TemplateService {
     const vcpuCount = input.vcpuCount ?? this.options.defaultVcpuCount;
     if (!VCPU_CHOICES.includes(vcpuCount)) throw bad(`vcpu_count must be one of ${VCPU_CHOICES.join(', ')}`);
     const memoryMb = input.memoryMb ?? Math.max(this.options.defaultMemoryMb, MIN_BUILD_MEMORY_MB);
-    if (!Number.isInteger(memoryMb) || memoryMb < MIN_BUILD_MEMORY_MB || memoryMb > MAX_BUILD_MEMORY_MB) throw bad(`memory_mb must be from ${MIN_BUILD_MEMORY_MB} to ${MAX_BUILD_MEMORY_MB}`);
+    if (!Number.isInteger(memoryMb) || memoryMb < MIN_BUILD_MEMORY_MB || memoryMb > MAX_BUILD_MEMORY_MB)
+      throw bad(`memory_mb must be from ${MIN_BUILD_MEMORY_MB} to ${MAX_BUILD_MEMORY_MB}`);
     const auth = input.registryAuth ?? null;
     if (auth !== null && (auth.username === '' || auth.password === '')) throw bad('registry_auth needs a non-empty username and password');
     return { ociImage, gitCloneUrl, gitCloneBranch, envs, postBuildCmd, vcpuCount, memoryMb, registryAuth: auth };
   }
 
   /** The build job: runs the steps and records the outcome (unless the template was deleted meanwhile). */
-  private async build(template: Template, secrets: { envs: Record<string, string>; registryAuth: { username: string; password: string } | null }, signal: AbortSignal): Promise<void> {
+  private async build(
+    template: Template,
+    secrets: { envs: Record<string, string>; registryAuth: { username: string; password: string } | null },
+    signal: AbortSignal,
+  ): Promise<void> {
     const started = Date.now();
     if (signal.aborted) {
       // Cancelled while queued: deleted (nothing to record), or the server is stopping.
-      if (this.stopping) await this.finishFailed(template, new TemplateBuildError('resolve', 'the server stopped before the build started: build the template again'));
+      if (this.stopping)
+        await this.finishFailed(template, new TemplateBuildError('resolve', 'the server stopped before the build started: build the template again'));
       return;
     }
     const { id } = template;
@@ -325,10 +342,12 @@ export class TemplateService {
       step = next;
       log.line(`==> step ${TEMPLATE_BUILD_STEPS.indexOf(next) + 1}/${TEMPLATE_BUILD_STEPS.length}: ${next}`);
       const at = this.clock.now().toISOString();
-      stepWrites = stepWrites.then(() => updateBuildingTemplate(this.database.db, id, { step: next, updatedAt: at })).then(
-        () => this.changed(id),
-        () => undefined,
-      );
+      stepWrites = stepWrites
+        .then(() => updateBuildingTemplate(this.database.db, id, { step: next, updatedAt: at }))
+        .then(
+          () => this.changed(id),
+          () => undefined,
+        );
     };
     log.line(`building template ${template.name} (${id}) from ${template.ociImage} on node ${template.nodeId}`);
     try {
@@ -349,12 +368,24 @@ export class TemplateService {
           ),
       });
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      log.line(`template ${template.name} is ready (${seconds} s; ${Object.entries(built.stepMs).map(([name, ms]) => `${name} ${((ms ?? 0) / 1000).toFixed(1)} s`).join(', ')})`);
+      log.line(
+        `template ${template.name} is ready (${seconds} s; ${Object.entries(built.stepMs)
+          .map(([name, ms]) => `${name} ${((ms ?? 0) / 1000).toFixed(1)} s`)
+          .join(', ')})`,
+      );
       await log.flush();
       await stepWrites;
       const ready = await this.database.db.transaction().execute(async (trx) => {
         const now = this.clock.now().toISOString();
-        const row = await updateBuildingTemplate(trx, id, { status: 'ready', image: { ...built.image, env: built.env }, imageDigest: built.digest, step: null, error: null, updatedAt: now, readyAt: now });
+        const row = await updateBuildingTemplate(trx, id, {
+          status: 'ready',
+          image: { ...built.image, env: built.env },
+          imageDigest: built.digest,
+          step: null,
+          error: null,
+          updatedAt: now,
+          readyAt: now,
+        });
         if (!row) return undefined;
         await recordEvent(trx, this.clock, {
           type: 'template.build.succeeded',
@@ -368,7 +399,9 @@ export class TemplateService {
       else await this.engine.deleteTemplate(id); // deleted while it built
     } catch (error) {
       const failure =
-        error instanceof TemplateBuildError ? error : new TemplateBuildError(step, error instanceof Error ? error.message : String(error), [], { cause: error });
+        error instanceof TemplateBuildError
+          ? error
+          : new TemplateBuildError(step, error instanceof Error ? error.message : String(error), [], { cause: error });
       if (signal.aborted && this.stopping) failure.message = `the server stopped during the build (step ${failure.step}): build the template again`;
       else if (signal.aborted) failure.message = `the build was cancelled during ${failure.step}`;
       log.line(`build failed at ${failure.step}: ${failure.message}`);
@@ -384,7 +417,12 @@ export class TemplateService {
     const failed = await this.database.db.transaction().execute(async (trx) => {
       const row = await updateBuildingTemplate(trx, template.id, { status: 'failed', step: failure.step, error, updatedAt: this.clock.now().toISOString() });
       if (!row) return false;
-      await recordEvent(trx, this.clock, { type: 'template.build.failed', userId: template.userId, subjectId: template.id, data: { template_id: template.id, name: template.name, step: failure.step, error } });
+      await recordEvent(trx, this.clock, {
+        type: 'template.build.failed',
+        userId: template.userId,
+        subjectId: template.id,
+        data: { template_id: template.id, name: template.name, step: failure.step, error },
+      });
       return true;
     });
     if (failed) this.notifier.committed();
@@ -414,7 +452,8 @@ export function checkGitUrl(raw: string): string {
     throw bad(`"${raw}" is not an absolute URL`);
   }
   if (!['http:', 'https:', 'git:'].includes(url.protocol)) throw bad(`only http://, https:// and git:// URLs are cloned, not ${url.protocol}//`);
-  if (url.username !== '' || url.password !== '') throw bad('put no credentials in the URL: only repositories that need none can be cloned (a URL is stored and shown)');
+  if (url.username !== '' || url.password !== '')
+    throw bad('put no credentials in the URL: only repositories that need none can be cloned (a URL is stored and shown)');
   if (url.hostname === '') throw bad('the URL has no host');
   if (url.pathname === '/' || url.pathname === '') throw bad('the URL names no repository');
   return url.toString();
@@ -422,7 +461,16 @@ export function checkGitUrl(raw: string): string {
 
 /** `git check-ref-format --branch` rules, and no leading "-" (it would read as an option). */
 export function isBranchName(name: string): boolean {
-  if (name.length === 0 || name.length > 255 || name.startsWith('-') || name.startsWith('/') || name.endsWith('/') || name.endsWith('.') || name.endsWith('.lock')) return false;
+  if (
+    name.length === 0 ||
+    name.length > 255 ||
+    name.startsWith('-') ||
+    name.startsWith('/') ||
+    name.endsWith('/') ||
+    name.endsWith('.') ||
+    name.endsWith('.lock')
+  )
+    return false;
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0020\u007f~^:?*[\\]|\.\.|\/\/|@\{|^@$/.test(name)) return false;
   return name.split('/').every((part) => part !== '' && !part.startsWith('.'));

@@ -119,7 +119,13 @@ export class TerminalService {
     await deleteExpiredAttachTokens(this.database.db, now.toISOString());
     const token = `pty_${randomBytes(32).toString('base64url')}`;
     const expiresAt = new Date(now.getTime() + ATTACH_TOKEN_TTL_SECONDS * 1000).toISOString();
-    await insertAttachToken(this.database.db, { token_hash: hashToken(token), user_id: principal.userId, vm_id: terminal.vm_id, pty_id: terminal.pty_id, expires_at: expiresAt });
+    await insertAttachToken(this.database.db, {
+      token_hash: hashToken(token),
+      user_id: principal.userId,
+      vm_id: terminal.vm_id,
+      pty_id: terminal.pty_id,
+      expires_at: expiresAt,
+    });
     return { token, expiresInSeconds: ATTACH_TOKEN_TTL_SECONDS };
   }
 
@@ -131,7 +137,12 @@ export class TerminalService {
   }
 
   /** The agent of a terminal's VM for attaching, checked against the principal or a redeemed token. */
-  async attachTarget(principal: Principal | null, scope: TerminalScope, ptyId: string, grant: AttachGrant | null): Promise<{ agent: GuestAgent; terminal: TerminalView }> {
+  async attachTarget(
+    principal: Principal | null,
+    scope: TerminalScope,
+    ptyId: string,
+    grant: AttachGrant | null,
+  ): Promise<{ agent: GuestAgent; terminal: TerminalView }> {
     let target: TerminalVm;
     if (principal) {
       target = await this.resolve(principal, scope);
@@ -141,7 +152,11 @@ export class TerminalService {
       target = await this.resolve(owner, scope);
       if (target.vm.id !== grant.vmId || grant.ptyId !== ptyId) throw new AppError('FORBIDDEN', 'this attach token is for another terminal');
     } else {
-      throw new AppError('NOT_AUTHENTICATED', 'Not authenticated: send an API key (X-API-Key or Authorization: Bearer) or a connect_token query parameter from the terminal record', { 'WWW-Authenticate': 'Bearer' });
+      throw new AppError(
+        'NOT_AUTHENTICATED',
+        'Not authenticated: send an API key (X-API-Key or Authorization: Bearer) or a connect_token query parameter from the terminal record',
+        { 'WWW-Authenticate': 'Bearer' },
+      );
     }
     return { agent: target.agent, terminal: view(await target.agent.getPty(ptyId), target.vm) };
   }

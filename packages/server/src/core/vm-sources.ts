@@ -86,7 +86,8 @@ export class VmSources {
 
   /** What the engine needs to start a VM from `ref` for `userId`; a source of another user is not found. */
   async resolve(userId: number, ref: VmSourceRef): Promise<ResolvedSource> {
-    if (ref.kind === 'template' && ref.id === DEFAULT_TEMPLATE_ID) return { ref, source: { kind: 'template' }, shape: null, baseSnapshotId: null, pythonContext: null };
+    if (ref.kind === 'template' && ref.id === DEFAULT_TEMPLATE_ID)
+      return { ref, source: { kind: 'template' }, shape: null, baseSnapshotId: null, pythonContext: null };
     const builtin = ref.kind === 'template' ? this.builtins.get(ref.id) : undefined;
     if (builtin) {
       let image: TemplateImage;
@@ -100,7 +101,10 @@ export class VmSources {
     if (ref.kind === 'template') {
       const template = await this.ownedTemplate(userId, ref.id);
       if (template.status !== 'ready' || !template.image) {
-        throw new AppError('CONFLICT', `template ${template.name} is ${template.status}${template.error ? `: ${template.error}` : ''}; VMs start from ready templates only`);
+        throw new AppError(
+          'CONFLICT',
+          `template ${template.name} is ${template.status}${template.error ? `: ${template.error}` : ''}; VMs start from ready templates only`,
+        );
       }
       this.assertLocal(template, `template ${template.name}`);
       // The image's own environment is applied in the guest (the agent's --env-file), not here.

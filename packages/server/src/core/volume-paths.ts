@@ -6,7 +6,21 @@
  */
 
 /** Directories no volume may be mounted at or below (`/opt/sandboxd`: the agent's files in template images). */
-export const RESERVED_MOUNT_ROOTS = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/opt/sandboxd', '/proc', '/run', '/sbin', '/sys', '/usr'] as const;
+export const RESERVED_MOUNT_ROOTS = [
+  '/bin',
+  '/boot',
+  '/dev',
+  '/etc',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/opt/sandboxd',
+  '/proc',
+  '/run',
+  '/sbin',
+  '/sys',
+  '/usr',
+] as const;
 /** Directories no volume may be mounted at (below them is fine): they hold what the guest needs. */
 export const RESERVED_MOUNT_POINTS = ['/opt', '/root', '/tmp', '/var'] as const;
 

@@ -53,18 +53,33 @@ export class VolumeService {
     const assertRoom = async (db: Executor) => {
       const used = await totalVolumeMb(db, principal.userId);
       if (used + sizeMb > budgetMb) {
-        throw new AppError('QUOTA_EXCEEDED', `quota exceeded: your plan (${principal.plan}) allows ${budgetMb} MiB of volumes; you have ${used} MiB and asked for ${sizeMb} more`);
+        throw new AppError(
+          'QUOTA_EXCEEDED',
+          `quota exceeded: your plan (${principal.plan}) allows ${budgetMb} MiB of volumes; you have ${used} MiB and asked for ${sizeMb} more`,
+        );
       }
     };
     await assertRoom(this.database.db);
-    const volume: Volume = { id: newVolumeId(), userId: principal.userId, name, sizeMb, nodeId: this.ownership.nodeId, createdAt: this.clock.now().toISOString() };
+    const volume: Volume = {
+      id: newVolumeId(),
+      userId: principal.userId,
+      name,
+      sizeMb,
+      nodeId: this.ownership.nodeId,
+      createdAt: this.clock.now().toISOString(),
+    };
     await this.engine.createVolume(volume.id, sizeMb);
     try {
       const created = await this.database.db.transaction().execute(async (trx) => {
         await lockUser(trx, this.database.dialect, principal.userId);
         await assertRoom(trx);
         const row = await insertVolume(trx, volume);
-        await recordEvent(trx, this.clock, { type: 'volume.created', userId: principal.userId, subjectId: volume.id, data: { volume_id: volume.id, name, size_mb: sizeMb } });
+        await recordEvent(trx, this.clock, {
+          type: 'volume.created',
+          userId: principal.userId,
+          subjectId: volume.id,
+          data: { volume_id: volume.id, name, size_mb: sizeMb },
+        });
         return row;
       });
       this.notifier.committed();
@@ -78,7 +93,10 @@ export class VolumeService {
 
   async list(principal: Principal, limit: number, offset: number): Promise<VolumeInUse[]> {
     const volumes = await listVolumes(this.database.db, principal.userId, limit, offset);
-    const open = await openAttachments(this.database.db, volumes.map((volume) => volume.id));
+    const open = await openAttachments(
+      this.database.db,
+      volumes.map((volume) => volume.id),
+    );
     return volumes.map((volume) => ({ volume, attachments: open.filter((attachment) => attachment.volumeId === volume.id) }));
   }
 
@@ -114,7 +132,14 @@ export class VolumeService {
  * `requests[i]`, after checking that they are the user's, on this node, at distinct valid paths, and free for
  * the asked mode. Answers what the engine needs to mount them.
  */
-export async function attachVolumes(trx: Executor, clock: Clock, userId: number, vmId: string, ownership: Ownership, requests: readonly VolumeRequest[]): Promise<VolumeMount[]> {
+export async function attachVolumes(
+  trx: Executor,
+  clock: Clock,
+  userId: number,
+  vmId: string,
+  ownership: Ownership,
+  requests: readonly VolumeRequest[],
+): Promise<VolumeMount[]> {
   if (requests.length > MAX_VOLUMES_PER_VM) throw new AppError('BAD_REQUEST', `a VM mounts at most ${MAX_VOLUMES_PER_VM} volumes`);
   const ids = new Set<string>();
   const paths = new Set<string>();
@@ -136,11 +161,22 @@ export async function attachVolumes(trx: Executor, clock: Clock, userId: number,
     ownership.assertLocal(volume, `volume ${volume.name} is`, 'start the VM there');
     const others = open.filter((attachment) => attachment.volumeId === volume.id);
     const writer = others.find((attachment) => !attachment.readOnly);
-    if (writer) throw new AppError('CONFLICT', `volume ${volume.name} is mounted read-write by VM ${writer.vmId}: one VM at a time may mount a volume it writes`);
+    if (writer)
+      throw new AppError('CONFLICT', `volume ${volume.name} is mounted read-write by VM ${writer.vmId}: one VM at a time may mount a volume it writes`);
     if (!request.readOnly && others.length > 0) {
-      throw new AppError('CONFLICT', `volume ${volume.name} is mounted read-only by VM ${others[0]!.vmId}: it can be mounted read-write once no VM has it mounted`);
+      throw new AppError(
+        'CONFLICT',
+        `volume ${volume.name} is mounted read-only by VM ${others[0]!.vmId}: it can be mounted read-write once no VM has it mounted`,
+      );
     }
-    await insertVolumeAttachment(trx, { volumeId: volume.id, vmId, slot, mountPath: request.mountPath, readOnly: request.readOnly, createdAt: clock.now().toISOString() });
+    await insertVolumeAttachment(trx, {
+      volumeId: volume.id,
+      vmId,
+      slot,
+      mountPath: request.mountPath,
+      readOnly: request.readOnly,
+      createdAt: clock.now().toISOString(),
+    });
     mounts.push({ volumeId: volume.id, mountPath: request.mountPath, readOnly: request.readOnly });
   }
   return mounts;

@@ -14,9 +14,7 @@ export interface TxtResolverOptions {
 
 /** What a lookup found (the shape of the core's `TxtAnswer`). */
 export type TxtLookupAnswer =
-  | { kind: 'records'; records: string[] }
-  | { kind: 'absent'; why: 'nxdomain' | 'nodata' }
-  | { kind: 'error'; code: string; message: string };
+  { kind: 'records'; records: string[] } | { kind: 'absent'; why: 'nxdomain' | 'nodata' } | { kind: 'error'; code: string; message: string };
 
 const TRIES = 2;
 

@@ -8,7 +8,15 @@ import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentClient } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
-import { MAX_VOLUMES_PER_VM, type AcquiredVm, type AcquireEstimate, type AcquireVmRequest, type TemplateImage, type VolumeMount, type WarmPoolRequest } from '../core/vm-engine.ts';
+import {
+  MAX_VOLUMES_PER_VM,
+  type AcquiredVm,
+  type AcquireEstimate,
+  type AcquireVmRequest,
+  type TemplateImage,
+  type VolumeMount,
+  type WarmPoolRequest,
+} from '../core/vm-engine.ts';
 import { VCPU_COUNTS, VOLUME_SLOT_COUNT, type Accelerator, type VcpuCount, type VolumeAttachment } from '../vm/vm-driver.ts';
 import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
 import { volumeRootOf, type EngineKit, type RestoredVm, type RestoreNetwork } from './engine-kit.ts';
@@ -205,7 +213,11 @@ export class EngineAcquisition {
         () => this.kit.events.emit('diskGrown', { vmId: state.vmId, diskMb, ms: Date.now() - started }),
         (error: Error) => {
           if (!current()) return; // killed meanwhile, or the identity failed
-          this.kit.events.emit('warning', { code: 'VM_DISK_GROW_FAILED', vmId: state.vmId, message: `VM ${state.vmId}: its disk did not grow to ${diskMb} MiB: ${error.message}` });
+          this.kit.events.emit('warning', {
+            code: 'VM_DISK_GROW_FAILED',
+            vmId: state.vmId,
+            message: `VM ${state.vmId}: its disk did not grow to ${diskMb} MiB: ${error.message}`,
+          });
         },
       );
   }
@@ -215,7 +227,12 @@ export class EngineAcquisition {
    * restore, ~200 ms under TCG), under its driver id as a provisional identity until it is handed out, and
    * warmed (`warm-up.ts`): a first request's code paths already ran in it.
    */
-  private async restoreForPool(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, templateWarmUp?: WarmPoolRequest['warmUp']): Promise<RestoredVm> {
+  private async restoreForPool(
+    template: TemplateImage,
+    vcpuCount: VcpuCount,
+    memoryMb: number,
+    templateWarmUp?: WarmPoolRequest['warmUp'],
+  ): Promise<RestoredVm> {
     await assertHostStorage(this.kit.runRoot, this.kit.options.minFreeDiskMb);
     // Its link stays down until it is handed out: a pooled VM must not reach the network before its owner's rules.
     const vm = await this.restores.restore(template, vcpuCount, memoryMb, [], { linkDown: true });
@@ -245,7 +262,8 @@ export class EngineAcquisition {
 
   /** The driver's view of `volumes`, slot `i` holding `volumes[i]`. */
   private async prepareVolumes(volumes: readonly VolumeMount[]): Promise<VolumeAttachment[]> {
-    if (volumes.length > Math.min(MAX_VOLUMES_PER_VM, VOLUME_SLOT_COUNT)) throw new AppError('BAD_REQUEST', `a VM mounts at most ${MAX_VOLUMES_PER_VM} volumes`);
+    if (volumes.length > Math.min(MAX_VOLUMES_PER_VM, VOLUME_SLOT_COUNT))
+      throw new AppError('BAD_REQUEST', `a VM mounts at most ${MAX_VOLUMES_PER_VM} volumes`);
     const attachments: VolumeAttachment[] = [];
     for (const [slot, volume] of volumes.entries()) {
       const imagePath = volumeImagePath(volumeRootOf(this.kit.options), volume.volumeId);

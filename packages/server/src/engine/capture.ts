@@ -34,7 +34,11 @@ export class EngineCapture {
     await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
     try {
       await fs.promises.mkdir(path.dirname(this.restores.snapshotDir(snapshotId)), { recursive: true, mode: 0o711 });
-      const result = await this.kit.options.driver.captureSnapshot({ vmId: entry.state.driverId, snapshotDir: this.restores.snapshotDir(snapshotId), then: 'run' });
+      const result = await this.kit.options.driver.captureSnapshot({
+        vmId: entry.state.driverId,
+        snapshotDir: this.restores.snapshotDir(snapshotId),
+        then: 'run',
+      });
       // From now on the VM's disk builds on this snapshot, as its clones' will.
       return outcomeOf(result, entry.state);
     } finally {
@@ -62,7 +66,9 @@ export class EngineCapture {
     } catch (error) {
       // The VM runs on as before: give it a link again (its agent waits for a new host).
       const info = this.kit.options.driver.get(entry.state.driverId);
-      const again = info ? await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 30_000, transferDir: info.transferDir }).catch(() => undefined) : undefined;
+      const again = info
+        ? await AgentClient.connect({ socketPath: info.agentSocketPath }, { timeoutMs: 30_000, transferDir: info.transferDir }).catch(() => undefined)
+        : undefined;
       if (info && again) {
         this.kit.relink(entry.state, again, info);
         await again.thaw().catch(() => undefined);
@@ -89,7 +95,15 @@ export class EngineCapture {
     const info = await this.kit.options.driver.readSnapshot(dir);
     if (!info) throw new AppError('NOT_FOUND', `VM ${request.vmId} has no paused state on node ${this.kit.nodeId}`);
     const vcpuCount = info.vcpuCount as VcpuCount;
-    const vm = await this.restores.restoreFrom(dir, vcpuCount, info.minMemoryMb, info.minMemoryMb, true, [], request.prepareNetwork ? { prepare: request.prepareNetwork } : {});
+    const vm = await this.restores.restoreFrom(
+      dir,
+      vcpuCount,
+      info.minMemoryMb,
+      info.minMemoryMb,
+      true,
+      [],
+      request.prepareNetwork ? { prepare: request.prepareNetwork } : {},
+    );
     // The VM's own disk now lives in its run directory; the rest of the pause is used up (QEMU keeps the memory file mapped).
     await fs.promises.rm(dir, { recursive: true, force: true });
     const now = Date.now();
@@ -108,7 +122,14 @@ export class EngineCapture {
     const identified = this.acquisition.applyIdentity(request.vmId, vm.client, started, true);
     this.kit.track(state, vm.client, vm.info, identified);
     this.kit.events.emit('acquired', { vmId: request.vmId, fromPool: false, ms: Date.now() - started });
-    return { vmId: request.vmId, templateId: state.templateId, ip: this.kit.options.network === 'user' ? '10.0.2.15' : '', startedAt: new Date(now), expiresAt: new Date(state.expiresAtMs), pooled: false };
+    return {
+      vmId: request.vmId,
+      templateId: state.templateId,
+      ip: this.kit.options.network === 'user' ? '10.0.2.15' : '',
+      startedAt: new Date(now),
+      expiresAt: new Date(state.expiresAtMs),
+      pooled: false,
+    };
   }
 
   async discardPause(vmId: string): Promise<void> {

@@ -4,7 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { ExecRequest, PythonRunRequest } from '@sandboxd/agent/protocol';
-import type { AgentClient} from '../agent/index.ts';
+import type { AgentClient } from '../agent/index.ts';
 import { AgentAnswerTooLargeError, AgentOperationError, GuestPathError, GuestPortUnreachableError } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
 import type { ExecOutput, GuestAgent, PtyCreateOptions, PtyOutput } from '../core/vm-engine.ts';
@@ -36,7 +36,10 @@ export function translateAgentError(error: unknown): unknown {
   }
   if (error instanceof GuestPortUnreachableError) return new AppError('APP_PORT_UNREACHABLE', error.message);
   if (error instanceof AgentAnswerTooLargeError) {
-    return new AppError('VM_AGENT_ANSWER_TOO_LARGE', `${error.message}: the VM's agent answered more than this call ever needs (was it replaced in the VM?); nothing of it was kept`);
+    return new AppError(
+      'VM_AGENT_ANSWER_TOO_LARGE',
+      `${error.message}: the VM's agent answered more than this call ever needs (was it replaced in the VM?); nothing of it was kept`,
+    );
   }
   if (error instanceof AgentOperationError) {
     if (error.code === 'TERMINAL_NOT_FOUND') return new AppError('NOT_FOUND', error.message);

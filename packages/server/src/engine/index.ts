@@ -8,7 +8,15 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import type { TemplateImage } from '../core/vm-engine.ts';
 import { DESKTOP_DEFAULT_SCREEN, DESKTOP_PORTS } from '../core/computer-use/desktop.ts';
-import { BROWSER_DEVTOOLS_PORT, BROWSER_START_PATH, browserFlavour, DESKTOP_START_PATH, desktopFlavour, ensureGuestImage, type ImageFlavour } from '../image/index.ts';
+import {
+  BROWSER_DEVTOOLS_PORT,
+  BROWSER_START_PATH,
+  browserFlavour,
+  DESKTOP_START_PATH,
+  desktopFlavour,
+  ensureGuestImage,
+  type ImageFlavour,
+} from '../image/index.ts';
 import { buildOciImage } from '../image/oci/index.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
 import { agentClientHandoff } from '../vm/agent-client-probe.ts';
@@ -112,7 +120,8 @@ export function createEngine(options: EngineOptions, log: FastifyBaseLogger): Sa
   engine.events.on('progress', (message) => log.info({ engine: message }, 'engine'));
   engine.events.on('warning', (warning) => log.warn({ warning }, warning.message));
   engine.events.on('ready', ({ host, image, adopted, readyMs }) => {
-    if (host.acceleratorFallbackReason) log.warn({ accelerator: host.accelerator }, `KVM is not usable here, VMs run on TCG (slower): ${host.acceleratorFallbackReason}`);
+    if (host.acceleratorFallbackReason)
+      log.warn({ accelerator: host.accelerator }, `KVM is not usable here, VMs run on TCG (slower): ${host.acceleratorFallbackReason}`);
     for (const [name, part] of Object.entries({ resourceLimits: host.resourceLimits, networkGuard: host.networkGuard, processSandbox: host.processSandbox })) {
       if (!part.active) log.warn({ [name]: part.detail }, `${name} is not active: ${part.detail}`);
     }
@@ -122,7 +131,9 @@ export function createEngine(options: EngineOptions, log: FastifyBaseLogger): Sa
   engine.events.on('warmed', (report) => log.debug({ warmUp: report }, 'pooled VM warmed'));
   engine.events.on('identified', ({ vmId, ms }) => log.debug({ 'vm.id': vmId, ms }, 'VM identity applied'));
   engine.events.on('diskGrown', ({ vmId, diskMb, ms }) => log.debug({ 'vm.id': vmId, diskMb, ms }, 'VM disk grown to its quota'));
-  engine.events.on('agent-link', ({ vmId, state, message }) => (state === 'restored' ? log.info : log.warn).call(log, { 'vm.id': vmId, agentLink: state }, message));
+  engine.events.on('agent-link', ({ vmId, state, message }) =>
+    (state === 'restored' ? log.info : log.warn).call(log, { 'vm.id': vmId, agentLink: state }, message),
+  );
   return engine;
 }
 
@@ -164,5 +175,11 @@ export async function loadBrowserTemplate(cacheDir: string, memoryMb: number, lo
 /** The built-in `desktop` template (~2 min to build its image): the desktop and its service up before its snapshot. */
 export async function loadDesktopTemplate(cacheDir: string, memoryMb: number, log: FastifyBaseLogger): Promise<TemplateImage> {
   const { width, height } = DESKTOP_DEFAULT_SCREEN;
-  return flavourTemplate(cacheDir, log, await desktopFlavour(), memoryMb, [DESKTOP_START_PATH, String(width), String(height), String(DESKTOP_PORTS.api), String(DESKTOP_PORTS.viewer)]);
+  return flavourTemplate(cacheDir, log, await desktopFlavour(), memoryMb, [
+    DESKTOP_START_PATH,
+    String(width),
+    String(height),
+    String(DESKTOP_PORTS.api),
+    String(DESKTOP_PORTS.viewer),
+  ]);
 }

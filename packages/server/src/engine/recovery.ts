@@ -112,7 +112,11 @@ export class EngineRecovery {
         if (state.diskMb && state.diskMb > image.diskSizeMb) this.acquisition.growToQuota(state, state.diskMb, ready);
         adopted += 1;
       } catch (error) {
-        this.kit.events.emit('warning', { code: 'ADOPT_FAILED', vmId: state.vmId, message: `could not reconnect to VM ${state.vmId}: ${(error as Error).message}` });
+        this.kit.events.emit('warning', {
+          code: 'ADOPT_FAILED',
+          vmId: state.vmId,
+          message: `could not reconnect to VM ${state.vmId}: ${(error as Error).message}`,
+        });
         await this.kit.options.driver.kill(info.vmId).catch(() => {});
       }
     }

@@ -57,7 +57,15 @@ export class Restores {
   /** The built-in template: the guest image loaded at start. */
   builtinTemplate(): TemplateImage {
     const image = this.kit.prepared!.image;
-    return { hash: image.hash, kernelPath: image.kernelPath, initrdPath: image.initrdPath, rootfsPath: image.rootfsPath, rootfsFormat: 'raw', kernelArgs: [], diskSizeMb: image.diskSizeMb };
+    return {
+      hash: image.hash,
+      kernelPath: image.kernelPath,
+      initrdPath: image.initrdPath,
+      rootfsPath: image.rootfsPath,
+      rootfsFormat: 'raw',
+      kernelArgs: [],
+      diskSizeMb: image.diskSizeMb,
+    };
   }
 
   /** A template's snapshot set, made on first use (its snapshots are built when a VM first needs them). */
@@ -95,11 +103,23 @@ export class Restores {
     return tier;
   }
 
-  restore(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[] = [], network: RestoreNetwork = {}): Promise<RestoredVm> {
+  restore(
+    template: TemplateImage,
+    vcpuCount: VcpuCount,
+    memoryMb: number,
+    volumes: VolumeAttachment[] = [],
+    network: RestoreNetwork = {},
+  ): Promise<RestoredVm> {
     return this.kit.tracked(this.restoreUntracked(template, vcpuCount, memoryMb, volumes, network));
   }
 
-  private async restoreUntracked(template: TemplateImage, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[], network: RestoreNetwork): Promise<RestoredVm> {
+  private async restoreUntracked(
+    template: TemplateImage,
+    vcpuCount: VcpuCount,
+    memoryMb: number,
+    volumes: VolumeAttachment[],
+    network: RestoreNetwork,
+  ): Promise<RestoredVm> {
     await this.kit.start();
     const tier = this.tierFor(memoryMb, template);
     const snapshot = await this.snapshotSet(template).ensure(vcpuCount, tier);
@@ -107,14 +127,23 @@ export class Restores {
   }
 
   /** A new VM from a snapshot a user took: the vCPU count and memory are the snapshot's own. */
-  restoreSnapshot(snapshotId: string, vcpuCount: VcpuCount, memoryMb: number, volumes: VolumeAttachment[] = [], network: RestoreNetwork = {}): Promise<RestoredVm> {
+  restoreSnapshot(
+    snapshotId: string,
+    vcpuCount: VcpuCount,
+    memoryMb: number,
+    volumes: VolumeAttachment[] = [],
+    network: RestoreNetwork = {},
+  ): Promise<RestoredVm> {
     return this.kit.tracked(
       (async () => {
         const dir = this.snapshotDir(snapshotId);
         const info = await this.kit.options.driver.readSnapshot(dir);
         if (!info) throw new AppError('NOT_FOUND', `snapshot ${snapshotId} has no files on node ${this.kit.nodeId}`);
         if (info.vcpuCount !== vcpuCount || memoryMb < info.minMemoryMb || memoryMb > info.bootMemoryMb) {
-          throw new AppError('BAD_REQUEST', `snapshot ${snapshotId} is of a VM with ${info.vcpuCount} vCPUs and ${info.minMemoryMb} MiB: a VM started from it has the same`);
+          throw new AppError(
+            'BAD_REQUEST',
+            `snapshot ${snapshotId} is of a VM with ${info.vcpuCount} vCPUs and ${info.minMemoryMb} MiB: a VM started from it has the same`,
+          );
         }
         return this.restoreFrom(dir, vcpuCount, memoryMb, memoryMb, false, volumes, network);
       })(),
@@ -122,23 +151,31 @@ export class Restores {
   }
 
   /** Restores a new VM from a snapshot directory, within the host's restore slots. */
-  async restoreFrom(snapshotDir: string, vcpuCount: VcpuCount, restoreMemoryMb: number, memoryMb: number, takeDisk = false, volumes: VolumeAttachment[] = [], network: RestoreNetwork = {}): Promise<RestoredVm> {
+  async restoreFrom(
+    snapshotDir: string,
+    vcpuCount: VcpuCount,
+    restoreMemoryMb: number,
+    memoryMb: number,
+    takeDisk = false,
+    volumes: VolumeAttachment[] = [],
+    network: RestoreNetwork = {},
+  ): Promise<RestoredVm> {
     const { prepare } = network;
     const driverId = `vm-${randomBytes(8).toString('hex')}`;
     const { agent: client, ...info } = await this.restoreSlot(async () => {
       const started = Date.now();
       const restored = await this.kit.options.driver
         .restore({
-        vmId: driverId,
-        runDir: path.join(this.kit.runRoot, driverId),
-        snapshotDir,
-        memoryMb: restoreMemoryMb,
-        network: this.kit.options.network,
-        timeoutMs: 60_000,
-        takeDisk,
-        volumes,
-        ...(prepare ? { beforeRun: async (cgroupPaths: string[]) => prepare(await this.targetOf(cgroupPaths)) } : {}),
-        ...(network.linkDown ? { linkDown: true } : {}),
+          vmId: driverId,
+          runDir: path.join(this.kit.runRoot, driverId),
+          snapshotDir,
+          memoryMb: restoreMemoryMb,
+          network: this.kit.options.network,
+          timeoutMs: 60_000,
+          takeDisk,
+          volumes,
+          ...(prepare ? { beforeRun: async (cgroupPaths: string[]) => prepare(await this.targetOf(cgroupPaths)) } : {}),
+          ...(network.linkDown ? { linkDown: true } : {}),
         })
         .catch((error: unknown) => {
           // The guard fails closed: the user is told why no VM starts, in the API's terms.

@@ -211,7 +211,11 @@ export class SandboxEngine implements VmEngine {
     const client = entry.link.current;
     if (!entry.state.volumes || !client?.connected) return;
     await flushVolumes(client, entry.state.volumes).catch((error: Error) =>
-      this.events.emit('warning', { code: 'VOLUME_FLUSH_FAILED', message: `VM ${entry.state.vmId}: flushing its volumes failed: ${error.message}`, vmId: entry.state.vmId }),
+      this.events.emit('warning', {
+        code: 'VOLUME_FLUSH_FAILED',
+        message: `VM ${entry.state.vmId}: flushing its volumes failed: ${error.message}`,
+        vmId: entry.state.vmId,
+      }),
     );
   }
 
@@ -332,7 +336,12 @@ export class SandboxEngine implements VmEngine {
     return entry;
   }
 
-  private track(state: PersistedVm, client: AgentClient, paths: Pick<VmInfo, 'agentSocketPath' | 'transferDir'>, ready: Promise<void> = Promise.resolve()): void {
+  private track(
+    state: PersistedVm,
+    client: AgentClient,
+    paths: Pick<VmInfo, 'agentSocketPath' | 'transferDir'>,
+    ready: Promise<void> = Promise.resolve(),
+  ): void {
     const { vmId } = state;
     const report = (linkState: 'dropped' | 'restored' | 'lost', message: string) => this.events.emit('agent-link', { vmId, state: linkState, message });
     const link = new AgentLink(client, {
@@ -340,7 +349,8 @@ export class SandboxEngine implements VmEngine {
       transferDir: paths.transferDir,
       reconnectTimeoutMs: this.options.agentReconnectTimeoutMs,
       onDropped: (error) => report('dropped', `the agent link of VM ${vmId} dropped${error ? ` (${error.message})` : ''}; reconnecting`),
-      onReconnected: (attempts, ms) => report('restored', `the agent link of VM ${vmId} is back after ${ms} ms (${attempts} attempt${attempts === 1 ? '' : 's'})`),
+      onReconnected: (attempts, ms) =>
+        report('restored', `the agent link of VM ${vmId} is back after ${ms} ms (${attempts} attempt${attempts === 1 ? '' : 's'})`),
       onLost: (error) => {
         report('lost', `VM ${vmId} is killed: ${error.message}`);
         this.end(vmId, 'agent_lost');

@@ -119,7 +119,9 @@ export class SnapshotVariants {
         this.options.onProgress?.(`building snapshot ${name}: preparing the template (${image.prepare.argv.join(' ')})`);
         const run = await vm.agent.exec({ argv: image.prepare.argv, env: {}, cwd: '/', timeoutMs: image.prepare.timeoutMs }).collect();
         if (run.result.exitCode !== 0) {
-          throw new Error(`preparing snapshot ${name}: ${image.prepare.argv.join(' ')} ended with ${run.result.exitCode ?? run.result.signal}: ${(run.stderr.toString() || run.stdout.toString()).slice(-2000)}`);
+          throw new Error(
+            `preparing snapshot ${name}: ${image.prepare.argv.join(' ')} ended with ${run.result.exitCode ?? run.result.signal}: ${(run.stderr.toString() || run.stdout.toString()).slice(-2000)}`,
+          );
         }
       }
       await vm.agent.prepareSnapshot({ timeoutMs: 60_000 });

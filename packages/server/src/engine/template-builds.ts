@@ -62,7 +62,8 @@ export function templateDir(templatesRoot: string, templateId: string): string {
 /** Runs one build (see the module comment); the build VM is killed whatever fails. */
 export async function buildTemplate(ctx: TemplateBuildContext, request: TemplateBuildRequest): Promise<BuiltTemplate> {
   const { signal } = request;
-  if (!(VCPU_COUNTS as readonly number[]).includes(request.vcpuCount)) throw new TemplateBuildError('boot', `vcpu_count must be one of ${VCPU_COUNTS.join(', ')}`);
+  if (!(VCPU_COUNTS as readonly number[]).includes(request.vcpuCount))
+    throw new TemplateBuildError('boot', `vcpu_count must be one of ${VCPU_COUNTS.join(', ')}`);
   const vcpuCount = request.vcpuCount as VcpuCount;
   const stepMs: Partial<Record<TemplateBuildStep, number>> = {};
   const timed = async <T>(step: TemplateBuildStep, run: () => Promise<T>): Promise<T> => {
@@ -101,7 +102,9 @@ export async function buildTemplate(ctx: TemplateBuildContext, request: Template
     return await timed('snapshot', async () => {
       const image = await captureBuildVm(ctx, driverId, connected, dir, base, oci, request);
       client = undefined;
-      request.onOutput(`making the template's snapshot (${vcpuCount} vCPU${vcpuCount === 1 ? '' : 's'}, ${request.memoryMb} MiB): a cold boot of what the build left`);
+      request.onOutput(
+        `making the template's snapshot (${vcpuCount} vCPU${vcpuCount === 1 ? '' : 's'}, ${request.memoryMb} MiB): a cold boot of what the build left`,
+      );
       await ctx.warm(image, vcpuCount, request.memoryMb).catch((error: unknown) => {
         throw new TemplateBuildError('snapshot', `the template's snapshot could not be made: ${describe(error)}`, tailOf(error), { cause: error });
       });
@@ -189,7 +192,14 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 }
 
 /** Cold-boots the build VM and gives it an identity (hostname, machine id, clock, entropy). */
-async function bootBuildVm(ctx: TemplateBuildContext, driverId: string, base: BaseFiles, kernelArgs: string[], vcpuCount: VcpuCount, request: TemplateBuildRequest): Promise<StartedVm<AgentClient>> {
+async function bootBuildVm(
+  ctx: TemplateBuildContext,
+  driverId: string,
+  base: BaseFiles,
+  kernelArgs: string[],
+  vcpuCount: VcpuCount,
+  request: TemplateBuildRequest,
+): Promise<StartedVm<AgentClient>> {
   let vm: StartedVm<AgentClient>;
   try {
     vm = await ctx.driver.boot({
@@ -205,7 +215,15 @@ async function bootBuildVm(ctx: TemplateBuildContext, driverId: string, base: Ba
   } catch (error) {
     throwIfAborted(request.signal, 'boot');
     if (error instanceof VmBootError) {
-      throw new TemplateBuildError('boot', `the build VM did not come up (stage ${error.stage}): ${error.reason}`, error.consoleTail.split('\n').filter((line) => line.trim() !== '').slice(-30), { cause: error });
+      throw new TemplateBuildError(
+        'boot',
+        `the build VM did not come up (stage ${error.stage}): ${error.reason}`,
+        error.consoleTail
+          .split('\n')
+          .filter((line) => line.trim() !== '')
+          .slice(-30),
+        { cause: error },
+      );
     }
     throw new TemplateBuildError('boot', `the build VM did not come up: ${describe(error)}`, [], { cause: error });
   }
@@ -224,16 +242,33 @@ async function bootBuildVm(ctx: TemplateBuildContext, driverId: string, base: Ba
  * Captures the build VM (it ends), keeps only its disk layer and answers the template's image: that layer over the
  * OCI root filesystem, with the image's kernel and arguments and its snapshot set beside it.
  */
-async function captureBuildVm(ctx: TemplateBuildContext, driverId: string, client: AgentClient, dir: string, base: BaseFiles, oci: OciGuestImage, request: TemplateBuildRequest): Promise<TemplateImage> {
+async function captureBuildVm(
+  ctx: TemplateBuildContext,
+  driverId: string,
+  client: AgentClient,
+  dir: string,
+  base: BaseFiles,
+  oci: OciGuestImage,
+  request: TemplateBuildRequest,
+): Promise<TemplateImage> {
   const buildDir = path.join(dir, 'build');
   let diskPath: string;
   let diskSizeBytes: number;
   try {
     // What the build wrote reaches the disk, and the transfer share is unmounted (it blocks the migration).
-    await client.exec({ argv: ['sync'], timeoutMs: 120_000 }).collect().catch(() => undefined);
+    await client
+      .exec({ argv: ['sync'], timeoutMs: 120_000 })
+      .collect()
+      .catch(() => undefined);
     await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
     await client.close();
-    const result = await ctx.driver.captureSnapshot({ vmId: driverId, snapshotDir: buildDir, then: 'stop', timeoutMs: CAPTURE_TIMEOUT_MS, signal: request.signal });
+    const result = await ctx.driver.captureSnapshot({
+      vmId: driverId,
+      snapshotDir: buildDir,
+      then: 'stop',
+      timeoutMs: CAPTURE_TIMEOUT_MS,
+      signal: request.signal,
+    });
     diskPath = result.diskPath;
     diskSizeBytes = result.diskSizeBytes;
     request.onOutput(`captured the build VM in ${(result.durationMs / 1000).toFixed(1)} s: its disk layer holds ${(result.diskBytes / MIB).toFixed(1)} MiB`);
@@ -266,5 +301,10 @@ function describe(error: unknown): string {
 }
 
 function tailOf(error: unknown): string[] {
-  return error instanceof VmBootError ? error.consoleTail.split('\n').filter((line) => line.trim() !== '').slice(-30) : [];
+  return error instanceof VmBootError
+    ? error.consoleTail
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .slice(-30)
+    : [];
 }

@@ -91,7 +91,10 @@ export async function mountVolumes(client: AgentClient, volumes: readonly Volume
   for (const [slot, volume] of volumes.entries()) {
     const argv = ['/bin/sh', '-c', MOUNT_SCRIPT, 'sandboxd-mount', `${VOLUME_SERIAL_PREFIX}${slot}`, volume.mountPath, volume.readOnly ? 'ro' : 'rw'];
     const { stderr, result } = await client.exec({ argv, timeoutMs: GUEST_TIMEOUT_MS }).collect();
-    if (result.exitCode !== 0) throw new Error(`mounting volume ${volume.volumeId} at ${volume.mountPath} failed: ${stderr.toString().trim() || `exit ${result.exitCode ?? result.signal}`}`);
+    if (result.exitCode !== 0)
+      throw new Error(
+        `mounting volume ${volume.volumeId} at ${volume.mountPath} failed: ${stderr.toString().trim() || `exit ${result.exitCode ?? result.signal}`}`,
+      );
   }
 }
 
@@ -103,5 +106,7 @@ export async function flushVolumes(client: AgentClient, volumes: readonly Volume
   const paths = volumes.filter((volume) => !volume.readOnly).map((volume) => volume.mountPath);
   if (paths.length === 0) return;
   const script = 'sync; for p in "$@"; do umount -- "$p" 2>/dev/null || umount -l -- "$p" 2>/dev/null || true; done; sync';
-  await client.exec({ argv: ['/bin/sh', '-c', script, 'sandboxd-flush', ...paths], timeoutMs: FLUSH_TIMEOUT_MS, signal: AbortSignal.timeout(FLUSH_TIMEOUT_MS + 2000) }).collect();
+  await client
+    .exec({ argv: ['/bin/sh', '-c', script, 'sandboxd-flush', ...paths], timeoutMs: FLUSH_TIMEOUT_MS, signal: AbortSignal.timeout(FLUSH_TIMEOUT_MS + 2000) })
+    .collect();
 }

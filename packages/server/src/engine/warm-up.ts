@@ -28,7 +28,8 @@ export interface WarmUpReport {
 export async function warmUp(client: AgentClient): Promise<WarmUpReport> {
   let started = performance.now();
   const exec = await client.exec({ command: 'echo warm', shell: ['/bin/bash', '-c'], env: {}, cwd: '/root', timeoutMs: STEP_TIMEOUT_MS }).collect();
-  if (exec.result.exitCode !== 0) throw new Error(`warm-up exec ended with ${exec.result.exitCode ?? exec.result.signal}: ${exec.stderr.toString().slice(0, 200)}`);
+  if (exec.result.exitCode !== 0)
+    throw new Error(`warm-up exec ended with ${exec.result.exitCode ?? exec.result.signal}: ${exec.stderr.toString().slice(0, 200)}`);
   const execMs = performance.now() - started;
 
   let pythonMs: number | null = null;

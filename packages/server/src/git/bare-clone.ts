@@ -83,16 +83,26 @@ async function fetchBareClone(
     await runCommand(
       'git',
       [
-        '-c', 'protocol.allow=never',
-        '-c', 'protocol.http.allow=always',
-        '-c', 'protocol.https.allow=always',
-        '-c', 'protocol.git.allow=always',
-        '-c', 'http.followRedirects=false',
-        '-c', 'credential.helper=',
+        '-c',
+        'protocol.allow=never',
+        '-c',
+        'protocol.http.allow=always',
+        '-c',
+        'protocol.https.allow=always',
+        '-c',
+        'protocol.git.allow=always',
+        '-c',
+        'http.followRedirects=false',
+        '-c',
+        'credential.helper=',
         ...pinned,
-        'clone', '--bare', '--single-branch',
+        'clone',
+        '--bare',
+        '--single-branch',
         ...(request.branch ? ['--branch', request.branch] : []),
-        '--', fetchUrl, target,
+        '--',
+        fetchUrl,
+        target,
       ],
       {
         env: {
@@ -119,14 +129,22 @@ async function fetchBareClone(
   } catch (error) {
     await rm(scratch, { recursive: true, force: true });
     if (tooLarge.signal.aborted) {
-      throw new RepositoryFetchError(`the repository is larger than ${Math.round(options.maxBytes / 2 ** 20)} MiB (SANDBOXD_TEMPLATE_GIT_MAX_MB); the clone was stopped`);
+      throw new RepositoryFetchError(
+        `the repository is larger than ${Math.round(options.maxBytes / 2 ** 20)} MiB (SANDBOXD_TEMPLATE_GIT_MAX_MB); the clone was stopped`,
+      );
     }
-    if (timeout.aborted) throw new RepositoryFetchError(`the clone took longer than ${Math.round(options.timeoutMs / 1000)} s (SANDBOXD_TEMPLATE_GIT_TIMEOUT_SECONDS) and was stopped`);
+    if (timeout.aborted)
+      throw new RepositoryFetchError(
+        `the clone took longer than ${Math.round(options.timeoutMs / 1000)} s (SANDBOXD_TEMPLATE_GIT_TIMEOUT_SECONDS) and was stopped`,
+      );
     if (request.signal.aborted) throw new RepositoryFetchError('the build was cancelled');
     if (error instanceof ImageBuildError) {
       if (error.code === 'IMAGE_TOOL_MISSING') throw new RepositoryFetchError('git is not installed on the server (apt-get install git)');
       const said = error.outputTail.filter((line) => /fatal:|error:|warning:/i.test(line)).at(-1) ?? error.outputTail.at(-1) ?? error.message;
-      throw new RepositoryFetchError(`git clone failed: ${said.replace(fetchUrl, request.url)}`, error.outputTail.map((line) => line.replace(fetchUrl, request.url)));
+      throw new RepositoryFetchError(
+        `git clone failed: ${said.replace(fetchUrl, request.url)}`,
+        error.outputTail.map((line) => line.replace(fetchUrl, request.url)),
+      );
     }
     throw error;
   } finally {
@@ -141,7 +159,11 @@ async function directoryBytes(dir: string): Promise<number> {
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) total += await directoryBytes(path);
-    else total += await lstat(path).then((stats) => stats.size, () => 0);
+    else
+      total += await lstat(path).then(
+        (stats) => stats.size,
+        () => 0,
+      );
   }
   return total;
 }

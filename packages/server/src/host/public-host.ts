@@ -43,7 +43,9 @@ export async function resolvePublicHost(
       const reason = forbiddenAddressReason(address);
       if (reason) {
         const named = address === bare ? bare : `${bare} (${address})`;
-        throw new ForbiddenHostError(`${named} is a ${reason} address: the server does not contact such addresses for users (set ${options.setting}=true to allow it)`);
+        throw new ForbiddenHostError(
+          `${named} is a ${reason} address: the server does not contact such addresses for users (set ${options.setting}=true to allow it)`,
+        );
       }
     }
   }

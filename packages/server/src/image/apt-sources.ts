@@ -37,7 +37,10 @@ export function normalizeMirrors(mirrors: readonly string[], suite: string): str
 function parseOneLine(text: string): string[] {
   const entries: string[] = [];
   for (const raw of text.split('\n')) {
-    const line = raw.replace(/#.*/, '').replace(/\[[^\]]*\]/, ' ').trim();
+    const line = raw
+      .replace(/#.*/, '')
+      .replace(/\[[^\]]*\]/, ' ')
+      .trim();
     const [type, uri, suite, ...components] = line.split(/\s+/);
     if (type === 'deb' && uri && suite && components.length > 0) entries.push(`deb ${uri} ${suite} ${components.join(' ')}`);
   }
@@ -46,7 +49,10 @@ function parseOneLine(text: string): string[] {
 
 function parseDeb822(text: string): string[] {
   const entries: string[] = [];
-  const withoutComments = text.split('\n').filter((line) => !line.startsWith('#')).join('\n');
+  const withoutComments = text
+    .split('\n')
+    .filter((line) => !line.startsWith('#'))
+    .join('\n');
   for (const stanza of withoutComments.split(/\n\s*\n/)) {
     const fields = new Map<string, string>();
     let current = '';

@@ -58,7 +58,10 @@ export function hashBaseLayer(input: BaseLayerInput): string {
 export async function buildBaseLayer(input: BaseLayerInput, dir: string, progress: ProgressReporter): Promise<void> {
   const tarPath = join(dir, BASE_FILES.rootfs);
   await progress.stage('base', 'mmdebstrap', (onLine) =>
-    runCommand('mmdebstrap', [...MMDEBSTRAP_OPTIONS, `--include=${input.recipes.packages.join(',')}`, GUEST_SUITE, tarPath, ...input.sources], { stdout: 'lines', onLine }),
+    runCommand('mmdebstrap', [...MMDEBSTRAP_OPTIONS, `--include=${input.recipes.packages.join(',')}`, GUEST_SUITE, tarPath, ...input.sources], {
+      stdout: 'lines',
+      onLine,
+    }),
   );
   const info = {
     suite: GUEST_SUITE,

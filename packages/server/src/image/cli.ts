@@ -16,12 +16,18 @@ const USAGE = 'usage: cli.ts ensure --agent PATH [--flavour browser|desktop] [--
 function formatProgress(event: ImageBuildProgress): string {
   const time = `[${(event.elapsedMs / 1000).toFixed(1).padStart(6)}s]`;
   switch (event.type) {
-    case 'layer-cached': return `${time} ${event.layer}: cached (${event.hash})`;
-    case 'lock-wait': return `${time} ${event.layer}: another process is building ${event.hash}, waiting for it`;
-    case 'stage-start': return `${time} ${event.layer}: ${event.stage}...`;
-    case 'stage-done': return `${time} ${event.layer}: ${event.stage} done in ${(event.stageMs / 1000).toFixed(1)}s`;
-    case 'output': return `${time} ${event.layer}/${event.stage} | ${event.line}`;
-    case 'layer-built': return `${time} ${event.layer}: built ${event.hash} in ${(event.buildMs / 1000).toFixed(1)}s`;
+    case 'layer-cached':
+      return `${time} ${event.layer}: cached (${event.hash})`;
+    case 'lock-wait':
+      return `${time} ${event.layer}: another process is building ${event.hash}, waiting for it`;
+    case 'stage-start':
+      return `${time} ${event.layer}: ${event.stage}...`;
+    case 'stage-done':
+      return `${time} ${event.layer}: ${event.stage} done in ${(event.stageMs / 1000).toFixed(1)}s`;
+    case 'output':
+      return `${time} ${event.layer}/${event.stage} | ${event.line}`;
+    case 'layer-built':
+      return `${time} ${event.layer}: built ${event.hash} in ${(event.buildMs / 1000).toFixed(1)}s`;
   }
 }
 

@@ -61,8 +61,21 @@ export async function ensureGuestImage(options: EnsureGuestImageOptions): Promis
       const kernelDir = await lower.ensureKernel();
       const baseDir = await lower.ensureBase();
       await buildGuestLayer(
-        { kernelHash, kernelDir, kernelVersion: lower.kernelVersion, baseHash, baseDir, recipes, sources, agentBundle, diskSizeGiB, ...(flavour ? { flavour } : {}) },
-        hash, tmpDir, progress,
+        {
+          kernelHash,
+          kernelDir,
+          kernelVersion: lower.kernelVersion,
+          baseHash,
+          baseDir,
+          recipes,
+          sources,
+          agentBundle,
+          diskSizeGiB,
+          ...(flavour ? { flavour } : {}),
+        },
+        hash,
+        tmpDir,
+        progress,
       );
     },
   });
@@ -85,6 +98,9 @@ export async function ensureGuestImage(options: EnsureGuestImageOptions): Promis
  */
 function requireRoot(): void {
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    throw new ImageBuildError('IMAGE_NOT_ROOT', 'building the guest image needs root (mmdebstrap, file ownership in the ext4 image); run the build once as root, later runs use the cache');
+    throw new ImageBuildError(
+      'IMAGE_NOT_ROOT',
+      'building the guest image needs root (mmdebstrap, file ownership in the ext4 image); run the build once as root, later runs use the cache',
+    );
   }
 }

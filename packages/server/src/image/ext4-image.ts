@@ -32,10 +32,9 @@ export async function createExt4Image(sourceDir: string, imagePath: string, opti
   } finally {
     await file.close();
   }
-  await runCommand(
-    'mkfs.ext4',
-    ['-q', '-F', '-m', '0', '-L', options.label, '-U', options.uuid, '-E', 'root_owner=0:0', '-d', sourceDir, imagePath],
-    { stdout: 'lines', onLine: options.onLine },
-  );
+  await runCommand('mkfs.ext4', ['-q', '-F', '-m', '0', '-L', options.label, '-U', options.uuid, '-E', 'root_owner=0:0', '-d', sourceDir, imagePath], {
+    stdout: 'lines',
+    onLine: options.onLine,
+  });
   await runCommand('tune2fs', ['-o', 'discard', imagePath], { stdout: 'lines', onLine: options.onLine });
 }

@@ -53,7 +53,9 @@ async function runFlock(fd: number, extra: string[]): Promise<number> {
   const child = spawn('flock', ['--exclusive', ...extra, '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
   let stderr = '';
   child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => { stderr += chunk; });
+  child.stderr?.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', resolve);

@@ -33,7 +33,10 @@ async function readInput(path: string): Promise<Buffer> {
  * the VM its snapshot is made of. Chromium with its libraries is ~650 MiB, so the disk is 2 GiB.
  */
 export async function browserFlavour(recipesDir: string = defaultRecipesDir()): Promise<ImageFlavour> {
-  const [packages, startScript] = await Promise.all([readInput(join(recipesDir, 'browser/packages.txt')), readInput(join(recipesDir, 'browser/start-browser'))]);
+  const [packages, startScript] = await Promise.all([
+    readInput(join(recipesDir, 'browser/packages.txt')),
+    readInput(join(recipesDir, 'browser/start-browser')),
+  ]);
   return {
     name: 'browser',
     packages: parseList(packages),

@@ -99,7 +99,17 @@ export async function buildGuestLayer(input: GuestLayerInput, hash: string, dir:
   await progress.stage('guest', 'unpack base', async () => {
     await mkdir(tree);
     // --numeric-owner: ownership must come from the tarball's uids, not from the host's /etc/passwd.
-    await runCommand('tar', ['--extract', '--file', join(input.baseDir, BASE_FILES.rootfs), '--directory', tree, '--numeric-owner', '--preserve-permissions', '--xattrs', '--xattrs-include=*']);
+    await runCommand('tar', [
+      '--extract',
+      '--file',
+      join(input.baseDir, BASE_FILES.rootfs),
+      '--directory',
+      tree,
+      '--numeric-owner',
+      '--preserve-permissions',
+      '--xattrs',
+      '--xattrs-include=*',
+    ]);
   });
   const guestPackages = await progress.stage('guest', 'install agent', async () => {
     await mkdir(join(tree, 'opt/sandboxd'), { recursive: true });
@@ -136,7 +146,11 @@ export async function buildGuestLayer(input: GuestLayerInput, hash: string, dir:
     await linkOrCopy(join(input.kernelDir, KERNEL_FILES.initrd), join(dir, GUEST_FILES.initrd));
   });
 
-  const [kernel, initrd, rootfs] = await Promise.all([stat(join(dir, GUEST_FILES.kernel)), stat(join(dir, GUEST_FILES.initrd)), stat(join(dir, GUEST_FILES.rootfs))]);
+  const [kernel, initrd, rootfs] = await Promise.all([
+    stat(join(dir, GUEST_FILES.kernel)),
+    stat(join(dir, GUEST_FILES.initrd)),
+    stat(join(dir, GUEST_FILES.rootfs)),
+  ]);
   const manifest: GuestImageManifest = {
     schemaVersion: 1,
     bootContractVersion: BOOT_CONTRACT_VERSION,

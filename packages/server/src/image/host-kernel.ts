@@ -32,7 +32,10 @@ export async function findHostKernel(version?: string, paths: HostKernelPaths = 
     if ((await readable(kernel.vmlinuzPath)) && (await readable(join(kernel.modulesDir, 'modules.dep')))) usable.push(kernel);
   }
   if (usable.length === 0) {
-    const what = version === undefined ? `no kernel with both ${bootDir}/vmlinuz-* and ${modulesRoot}/*/modules.dep` : `kernel ${version} not found (${bootDir}/vmlinuz-${version}, ${modulesRoot}/${version}/modules.dep)`;
+    const what =
+      version === undefined
+        ? `no kernel with both ${bootDir}/vmlinuz-* and ${modulesRoot}/*/modules.dep`
+        : `kernel ${version} not found (${bootDir}/vmlinuz-${version}, ${modulesRoot}/${version}/modules.dep)`;
     throw new ImageBuildError('IMAGE_KERNEL_NOT_FOUND', `${what}: ${hint}`);
   }
   usable.sort((a, b) => b.version.localeCompare(a.version, 'en', { numeric: true }));

@@ -45,7 +45,11 @@ export async function buildKernelLayer(input: KernelLayerInput, dir: string, pro
     const modules = await resolveKernelModules(input.kernel.modulesDir, input.recipes.modules);
     const staging = join(dir, 'initramfs-staging');
     await mkdir(staging);
-    await buildInitramfs({ busyboxPath: input.busyboxPath, initScript: input.recipes.initramfsInit, modules: modules.load }, staging, join(dir, KERNEL_FILES.initrd));
+    await buildInitramfs(
+      { busyboxPath: input.busyboxPath, initScript: input.recipes.initramfsInit, modules: modules.load },
+      staging,
+      join(dir, KERNEL_FILES.initrd),
+    );
     await rm(staging, { recursive: true });
     return modules;
   });

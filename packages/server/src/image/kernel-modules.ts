@@ -47,10 +47,19 @@ export async function resolveKernelModules(modulesDir: string, requests: readonl
     const colon = line.indexOf(':');
     if (colon < 0) continue;
     const path = line.slice(0, colon);
-    const depPaths = line.slice(colon + 1).trim().split(/\s+/).filter(Boolean);
+    const depPaths = line
+      .slice(colon + 1)
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
     deps.set(canonical(stemOf(path)), { path, deps: depPaths.map((dep) => canonical(stemOf(dep))) });
   }
-  const builtins = new Set(builtinText.split('\n').filter(Boolean).map((path) => canonical(stemOf(path))));
+  const builtins = new Set(
+    builtinText
+      .split('\n')
+      .filter(Boolean)
+      .map((path) => canonical(stemOf(path))),
+  );
 
   const plan: ModulePlan = { load: [], builtin: [], missing: [] };
   const added = new Set<string>();

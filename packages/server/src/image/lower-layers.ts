@@ -56,7 +56,16 @@ export async function resolveLowerLayers(options: LowerLayerOptions, progress: P
     kernelInput,
     baseInput,
     ensureKernel: async () =>
-      (await ensureLayer({ cacheDir, layer: 'kernel', hash: kernelHash, progress, lockTimeoutMs, build: (dir) => buildKernelLayer(kernelInput, dir, progress) })).dir,
+      (
+        await ensureLayer({
+          cacheDir,
+          layer: 'kernel',
+          hash: kernelHash,
+          progress,
+          lockTimeoutMs,
+          build: (dir) => buildKernelLayer(kernelInput, dir, progress),
+        })
+      ).dir,
     ensureBase: async () =>
       (await ensureLayer({ cacheDir, layer: 'base', hash: baseHash, progress, lockTimeoutMs, build: (dir) => buildBaseLayer(baseInput, dir, progress) })).dir,
   };

@@ -47,9 +47,7 @@ export async function loadRecipes(dir: string = defaultRecipesDir()): Promise<Re
     read('rootfs/guest-init'),
     read('rootfs/fstab'),
   ]);
-  const modules = parseList(modulesText).map((entry) =>
-    entry.startsWith('?') ? { name: entry.slice(1), optional: true } : { name: entry, optional: false },
-  );
+  const modules = parseList(modulesText).map((entry) => (entry.startsWith('?') ? { name: entry.slice(1), optional: true } : { name: entry, optional: false }));
   const packages = parseList(packagesText);
   for (const name of packages) {
     if (!/^[a-z0-9][a-z0-9+.-]+$/.test(name)) throw new ImageBuildError('IMAGE_INPUT_INVALID', `invalid Debian package name in rootfs/packages.txt: ${name}`);

@@ -55,7 +55,9 @@ export async function runCommand(program: string, args: readonly string[], optio
   const done: Promise<unknown>[] = [forwardLines(child.stderr, remember)];
   if (mode === 'capture') {
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => { captured += chunk; });
+    child.stdout.on('data', (chunk: string) => {
+      captured += chunk;
+    });
   } else if (mode === 'lines') {
     done.push(forwardLines(child.stdout, remember));
   } else {

@@ -60,7 +60,8 @@ export class ConnectionCounter {
   admit(source: string): string | null {
     if (this.total >= this.limits.maxConnections) return `the gateway holds ${this.total} connections, its limit (SANDBOXD_SSH_MAX_CONNECTIONS)`;
     const fromSource = this.bySource.get(source) ?? 0;
-    if (fromSource >= this.limits.maxConnectionsPerSource) return `${source} holds ${fromSource} connections, the limit per source (SANDBOXD_SSH_MAX_CONNECTIONS_PER_SOURCE)`;
+    if (fromSource >= this.limits.maxConnectionsPerSource)
+      return `${source} holds ${fromSource} connections, the limit per source (SANDBOXD_SSH_MAX_CONNECTIONS_PER_SOURCE)`;
     this.total += 1;
     this.bySource.set(source, fromSource + 1);
     return null;

@@ -124,9 +124,13 @@ export class SftpSession {
     private readonly agent: GuestAgent,
   ) {
     sftp.on('REALPATH', (id: number, given: string) => this.answer(id, async () => this.sendName(id, await this.absolute(given))));
-    sftp.on('STAT', (id: number, given: string) => this.answer(id, async () => sftp.attrs(id, attributesOf(await this.statFollowing(await this.absolute(given))))));
+    sftp.on('STAT', (id: number, given: string) =>
+      this.answer(id, async () => sftp.attrs(id, attributesOf(await this.statFollowing(await this.absolute(given))))),
+    );
     sftp.on('LSTAT', (id: number, given: string) => this.answer(id, async () => sftp.attrs(id, attributesOf(await agent.stat(await this.absolute(given))))));
-    sftp.on('FSTAT', (id: number, handle: Buffer) => this.answer(id, async () => sftp.attrs(id, attributesOf(await this.statFollowing(this.handleOf(handle).path)))));
+    sftp.on('FSTAT', (id: number, handle: Buffer) =>
+      this.answer(id, async () => sftp.attrs(id, attributesOf(await this.statFollowing(this.handleOf(handle).path)))),
+    );
     sftp.on('OPEN', (id: number, given: string, flags: number, attrs: InputAttributes) => this.answer(id, () => this.open(id, given, flags, attrs)));
     sftp.on('READ', (id: number, handle: Buffer, offset: number, length: number) => this.answer(id, () => this.read(id, handle, offset, length)));
     sftp.on('WRITE', (id: number, handle: Buffer, offset: number, data: Buffer) => this.answer(id, () => this.write(id, handle, offset, data)));
@@ -152,8 +156,12 @@ export class SftpSession {
       }),
     );
     // OpenSSH's client sends (link target, link path), the reverse of the draft's order.
-    sftp.on('SYMLINK', (id: number, target: string, link: string) => this.answer(id, async () => this.tool(id, ['ln', '-s', '--', target, await this.absolute(link)])));
-    sftp.on('SETSTAT', (id: number, given: string, attrs: InputAttributes) => this.answer(id, async () => this.setAttributes(id, await this.absolute(given), attrs)));
+    sftp.on('SYMLINK', (id: number, target: string, link: string) =>
+      this.answer(id, async () => this.tool(id, ['ln', '-s', '--', target, await this.absolute(link)])),
+    );
+    sftp.on('SETSTAT', (id: number, given: string, attrs: InputAttributes) =>
+      this.answer(id, async () => this.setAttributes(id, await this.absolute(given), attrs)),
+    );
     sftp.on('FSETSTAT', (id: number, handle: Buffer, attrs: InputAttributes) =>
       this.answer(id, async () => {
         const open = this.handleOf(handle);
@@ -196,7 +204,10 @@ export class SftpSession {
   private homeDirectory(): Promise<string> {
     this.home ??= (async () => {
       let out = '';
-      const result = await this.agent.exec({ argv: ['pwd'], timeoutMs: TOOL_TIMEOUT_MS }, { onStdout: (chunk) => (out += chunk.toString()), onStderr: () => undefined });
+      const result = await this.agent.exec(
+        { argv: ['pwd'], timeoutMs: TOOL_TIMEOUT_MS },
+        { onStdout: (chunk) => (out += chunk.toString()), onStderr: () => undefined },
+      );
       const home = out.trim();
       return result.exitCode === 0 && home.startsWith('/') ? home : '/';
     })();
@@ -241,7 +252,12 @@ export class SftpSession {
     if (flags & OPEN_MODE.APPEND) return this.sftp.status(id, STATUS_CODE.OP_UNSUPPORTED, 'appending is not supported: write the whole file');
     if (!(flags & OPEN_MODE.TRUNC)) {
       const existing = await this.agent.stat(target).catch(() => null);
-      if (existing && existing.size > 0) return this.sftp.status(id, STATUS_CODE.OP_UNSUPPORTED, 'writing into an existing file is not supported: the whole file is replaced (open with truncation)');
+      if (existing && existing.size > 0)
+        return this.sftp.status(
+          id,
+          STATUS_CODE.OP_UNSUPPORTED,
+          'writing into an existing file is not supported: the whole file is replaced (open with truncation)',
+        );
     }
     if (flags & OPEN_MODE.EXCL && (await this.agent.stat(target).catch(() => null))) return this.sftp.status(id, STATUS_CODE.FAILURE, `${target} exists`);
     const body = new PassThrough({ highWaterMark: 1024 * 1024 });
@@ -375,7 +391,10 @@ export class SftpSession {
   /** Runs a coreutils program in the guest; null when it succeeded, else what it said. */
   private async runTool(argv: string[]): Promise<string | null> {
     let stderr = '';
-    const result = await this.agent.exec({ argv, timeoutMs: TOOL_TIMEOUT_MS }, { onStdout: () => undefined, onStderr: (chunk) => (stderr += chunk.toString()) });
+    const result = await this.agent.exec(
+      { argv, timeoutMs: TOOL_TIMEOUT_MS },
+      { onStdout: () => undefined, onStderr: (chunk) => (stderr += chunk.toString()) },
+    );
     return result.exitCode === 0 ? null : stderr.trim() || `${argv[0]} failed`;
   }
 }

@@ -49,10 +49,12 @@ const ACCEPTED_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|COLORTERM|TERM_PROGRAM)$/;
 /** A GuestAgent whose every operation first waits for the real one. */
 function deferredAgent(agent: Promise<GuestAgent>): GuestAgent {
   return new Proxy({} as GuestAgent, {
-    get: (_target, name: keyof GuestAgent) => async (...args: unknown[]) => {
-      const real = await agent;
-      return (real[name] as (...args: unknown[]) => unknown).apply(real, args);
-    },
+    get:
+      (_target, name: keyof GuestAgent) =>
+      async (...args: unknown[]) => {
+        const real = await agent;
+        return (real[name] as (...args: unknown[]) => unknown).apply(real, args);
+      },
   });
 }
 
@@ -255,7 +257,10 @@ export class SshGateway {
   }
 
   private endAfterTooManyTries(client: Connection, sourceIp: string, attempts: number): void {
-    this.log.debug({ source: sourceIp, attempts }, `SSH connection closed: too many authentication attempts (SANDBOXD_SSH_MAX_AUTH_TRIES=${this.limits.maxAuthTries})`);
+    this.log.debug(
+      { source: sourceIp, attempts },
+      `SSH connection closed: too many authentication attempts (SANDBOXD_SSH_MAX_AUTH_TRIES=${this.limits.maxAuthTries})`,
+    );
     client.end();
   }
 

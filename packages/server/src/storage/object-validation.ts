@@ -21,7 +21,9 @@ function badSegment(segment: string): boolean {
  */
 export function assertObjectKey(key: string): void {
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_OBJECT_KEY_LENGTH || key.split('/').some(badSegment)) {
-    throw new Error(`bad object key ${JSON.stringify(key)}: use 1-${MAX_OBJECT_KEY_LENGTH} characters of /-separated segments of 1-255 characters [A-Za-z0-9._-], none of them "." or ".."`);
+    throw new Error(
+      `bad object key ${JSON.stringify(key)}: use 1-${MAX_OBJECT_KEY_LENGTH} characters of /-separated segments of 1-255 characters [A-Za-z0-9._-], none of them "." or ".."`,
+    );
   }
 }
 

@@ -40,7 +40,8 @@ export class S3ObjectStore implements ObjectStore {
   constructor(options: S3ObjectStoreOptions) {
     const prefix = options.prefix.replace(/^\/+|\/+$/g, '');
     assertObjectPrefix(prefix);
-    if ((options.accessKeyId === null) !== (options.secretAccessKey === null)) throw new Error('S3 object store: give both an access key id and a secret access key, or neither');
+    if ((options.accessKeyId === null) !== (options.secretAccessKey === null))
+      throw new Error('S3 object store: give both an access key id and a secret access key, or neither');
     this.#bucket = options.bucket;
     this.#prefix = prefix === '' ? '' : `${prefix}/`;
     this.#listPageSize = options.listPageSize ?? 1000;
@@ -49,7 +50,9 @@ export class S3ObjectStore implements ObjectStore {
       endpoint: options.endpoint,
       region: options.region,
       forcePathStyle: options.forcePathStyle,
-      ...(options.accessKeyId !== null && options.secretAccessKey !== null ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } } : {}),
+      ...(options.accessKeyId !== null && options.secretAccessKey !== null
+        ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+        : {}),
       // The SDK's default (CRC32 checksums on every upload, checked on every download) is refused or mishandled
       // by several S3-compatible stores; S3 itself checks the body's signature either way.
       requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -62,7 +65,9 @@ export class S3ObjectStore implements ObjectStore {
     assertObjectKey(key);
     assertContentType(options.contentType);
     await this.#send('PutObject', key, () =>
-      this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: this.#prefix + key, Body: body, ContentLength: body.length, ContentType: options.contentType })),
+      this.#client.send(
+        new PutObjectCommand({ Bucket: this.#bucket, Key: this.#prefix + key, Body: body, ContentLength: body.length, ContentType: options.contentType }),
+      ),
     );
   }
 
@@ -95,7 +100,9 @@ export class S3ObjectStore implements ObjectStore {
     let continuationToken: string | undefined;
     while (found.length < limit) {
       const page = await this.#send('ListObjectsV2', prefix, () =>
-        this.#client.send(new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: this.#prefix + prefix, MaxKeys: this.#listPageSize, ContinuationToken: continuationToken })),
+        this.#client.send(
+          new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: this.#prefix + prefix, MaxKeys: this.#listPageSize, ContinuationToken: continuationToken }),
+        ),
       );
       for (const item of page.Contents ?? []) {
         if (found.length >= limit) break;
@@ -135,7 +142,11 @@ export class S3ObjectStore implements ObjectStore {
     if (!output) return null;
     return {
       output,
-      object: { contentType: output.ContentType ?? 'application/octet-stream', size: output.ContentLength ?? 0, lastModified: output.LastModified ?? new Date(0) },
+      object: {
+        contentType: output.ContentType ?? 'application/octet-stream',
+        size: output.ContentLength ?? 0,
+        lastModified: output.LastModified ?? new Date(0),
+      },
     };
   }
 

@@ -11,24 +11,12 @@ export async function insertApiKey(db: Executor, key: NewApiKeyRow): Promise<Api
 
 /** The user's keys that are not deleted, oldest first. */
 export async function listApiKeys(db: Executor, userId: number): Promise<ApiKeyRow[]> {
-  return db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .where('status', '!=', 'deleted')
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('api_keys').selectAll().where('user_id', '=', userId).where('status', '!=', 'deleted').orderBy('id').execute();
 }
 
 /** One of the user's keys that is not deleted. */
 export async function findApiKey(db: Executor, userId: number, id: number): Promise<ApiKeyRow | undefined> {
-  return db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .where('status', '!=', 'deleted')
-    .executeTakeFirst();
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).where('user_id', '=', userId).where('status', '!=', 'deleted').executeTakeFirst();
 }
 
 /** The key with this hash, whatever its state; the caller decides whether it may authenticate. */

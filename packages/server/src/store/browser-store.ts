@@ -14,11 +14,23 @@ export async function findBrowserSession(db: Executor, id: string): Promise<Brow
 
 /** The user's sessions in `statuses`, newest first. */
 export async function listBrowserSessions(db: Executor, userId: number, statuses: readonly string[]): Promise<BrowserSessionRow[]> {
-  return db.selectFrom('browser_sessions').selectAll().where('user_id', '=', userId).where('status', 'in', statuses).orderBy('created_at', 'desc').limit(1000).execute();
+  return db
+    .selectFrom('browser_sessions')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('status', 'in', statuses)
+    .orderBy('created_at', 'desc')
+    .limit(1000)
+    .execute();
 }
 
 export async function countActiveBrowserSessions(db: Executor, userId: number): Promise<number> {
-  const row = await db.selectFrom('browser_sessions').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).where('status', '=', 'active').executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('browser_sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .where('status', '=', 'active')
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -39,7 +51,15 @@ export async function endBrowserSession(
 ): Promise<boolean> {
   const result = await db
     .updateTable('browser_sessions')
-    .set({ status: end.status, end_reason: end.endReason, closed_at: end.closedAt, url: end.url, pages_visited: end.pages, screenshots_taken: end.screenshots, last_activity: end.lastActivity })
+    .set({
+      status: end.status,
+      end_reason: end.endReason,
+      closed_at: end.closedAt,
+      url: end.url,
+      pages_visited: end.pages,
+      screenshots_taken: end.screenshots,
+      last_activity: end.lastActivity,
+    })
     .where('id', '=', id)
     .where('status', '=', 'active')
     .executeTakeFirst();
@@ -61,7 +81,11 @@ export async function findBrowserUsage(db: Executor, id: number): Promise<Browse
 
 export async function listBrowserUsage(db: Executor, userId: number, limit: number, offset: number): Promise<{ rows: BrowserUsageRow[]; total: number }> {
   const rows = await db.selectFrom('browser_usage').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(limit).offset(offset).execute();
-  const total = await db.selectFrom('browser_usage').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const total = await db
+    .selectFrom('browser_usage')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
   return { rows, total: Number(total.n) };
 }
 
@@ -87,12 +111,24 @@ export async function browserUsageTotals(db: Executor, userId: number, since: st
     .where('user_id', '=', userId);
   if (since !== null) query = query.where('created_at', '>=', since);
   const row = await query.executeTakeFirstOrThrow();
-  return { renders: Number(row.renders ?? 0), sessions: Number(row.sessions ?? 0), pages: Number(row.pages), screenshots: Number(row.screenshots), durationMs: Number(row.duration_ms) };
+  return {
+    renders: Number(row.renders ?? 0),
+    sessions: Number(row.sessions ?? 0),
+    pages: Number(row.pages),
+    screenshots: Number(row.screenshots),
+    durationMs: Number(row.duration_ms),
+  };
 }
 
 /** Usage rows whose screenshot was written before `before` (retention), at most `limit`. */
 export async function usageWithScreenshotsBefore(db: Executor, before: string, limit: number): Promise<{ id: number; screenshot_key: string }[]> {
-  const rows = await db.selectFrom('browser_usage').select(['id', 'screenshot_key']).where('screenshot_key', 'is not', null).where('created_at', '<', before).limit(limit).execute();
+  const rows = await db
+    .selectFrom('browser_usage')
+    .select(['id', 'screenshot_key'])
+    .where('screenshot_key', 'is not', null)
+    .where('created_at', '<', before)
+    .limit(limit)
+    .execute();
   return rows.map((row) => ({ id: row.id, screenshot_key: row.screenshot_key! }));
 }
 

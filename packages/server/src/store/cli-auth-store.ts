@@ -23,14 +23,13 @@ export async function findCliAuthById(db: Executor, id: number): Promise<CliAuth
 }
 
 /** Applies `changes` only while the row is in `expectedStatus`; returns the new row, or undefined when it was not. */
-export async function transitionCliAuth(db: Executor, id: number, expectedStatus: CliAuthStatus, changes: CliAuthRequestUpdate): Promise<CliAuthRequestRow | undefined> {
-  return db
-    .updateTable('cli_auth_requests')
-    .set(changes)
-    .where('id', '=', id)
-    .where('status', '=', expectedStatus)
-    .returningAll()
-    .executeTakeFirst();
+export async function transitionCliAuth(
+  db: Executor,
+  id: number,
+  expectedStatus: CliAuthStatus,
+  changes: CliAuthRequestUpdate,
+): Promise<CliAuthRequestRow | undefined> {
+  return db.updateTable('cli_auth_requests').set(changes).where('id', '=', id).where('status', '=', expectedStatus).returningAll().executeTakeFirst();
 }
 
 export async function updateCliAuth(db: Executor, id: number, changes: CliAuthRequestUpdate): Promise<void> {

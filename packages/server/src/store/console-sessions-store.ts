@@ -28,13 +28,23 @@ export async function findLiveConsoleSession(
 
 /** Revokes the session with this token hash; true when a live one was revoked. */
 export async function revokeConsoleSessionByHash(db: Executor, tokenHash: string, now: string): Promise<boolean> {
-  const result = await db.updateTable('console_sessions').set({ revoked_at: now }).where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('console_sessions')
+    .set({ revoked_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
 /** Revokes every live session started with the API key; answers how many. */
 export async function revokeConsoleSessionsOfApiKey(db: Executor, apiKeyId: number, now: string): Promise<number> {
-  const result = await db.updateTable('console_sessions').set({ revoked_at: now }).where('api_key_id', '=', apiKeyId).where('revoked_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('console_sessions')
+    .set({ revoked_at: now })
+    .where('api_key_id', '=', apiKeyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 

@@ -141,7 +141,14 @@ export async function failPendingClaims(
 ): Promise<CustomDomain[]> {
   let query = db
     .updateTable('custom_domains')
-    .set({ status: 'failed', failure_reason: failure.reason, last_error: failure.message, next_check_at: null, check_lease_owner: null, check_lease_until: null })
+    .set({
+      status: 'failed',
+      failure_reason: failure.reason,
+      last_error: failure.message,
+      next_check_at: null,
+      check_lease_owner: null,
+      check_lease_until: null,
+    })
     .where('status', '=', 'pending');
   query = 'id' in where ? query.where('id', '=', where.id) : query.where('domain', '=', where.domain).where('id', '<>', where.exceptId);
   return (await query.returningAll().execute()).map(toCustomDomain);
@@ -159,7 +166,12 @@ export async function recordFailedCheck(
 ): Promise<boolean> {
   let query = db
     .updateTable('custom_domains')
-    .set({ last_checked_at: check.now, last_error: check.error, next_check_at: check.nextCheckAt, ...(owner !== undefined ? { check_lease_owner: null, check_lease_until: null } : {}) })
+    .set({
+      last_checked_at: check.now,
+      last_error: check.error,
+      next_check_at: check.nextCheckAt,
+      ...(owner !== undefined ? { check_lease_owner: null, check_lease_until: null } : {}),
+    })
     .where('id', '=', id)
     .where('status', '=', 'pending');
   if (owner !== undefined) query = query.where('check_lease_owner', '=', owner);
@@ -194,7 +206,12 @@ export async function recordReverified(db: Executor, id: string, check: { now: s
  * look next. Only while `owner` holds the row's lease (which it drops). Answers the claim afterwards (its
  * `missedChecks` says whether the limit is reached), or undefined when it is no longer verified or ours.
  */
-export async function recordMissedReverify(db: Executor, id: string, check: { now: string; error: string; nextCheckAt: string }, owner: string): Promise<CustomDomain | undefined> {
+export async function recordMissedReverify(
+  db: Executor,
+  id: string,
+  check: { now: string; error: string; nextCheckAt: string },
+  owner: string,
+): Promise<CustomDomain | undefined> {
   const row = await db
     .updateTable('custom_domains')
     .set((eb) => ({
@@ -214,10 +231,22 @@ export async function recordMissedReverify(db: Executor, id: string, check: { no
 }
 
 /** verified → failed, only from verified (it stops being served); answers the failed row. */
-export async function failVerifiedClaim(db: Executor, id: string, failure: { reason: CustomDomainFailureReason; message: string; now: string }): Promise<CustomDomain | undefined> {
+export async function failVerifiedClaim(
+  db: Executor,
+  id: string,
+  failure: { reason: CustomDomainFailureReason; message: string; now: string },
+): Promise<CustomDomain | undefined> {
   const row = await db
     .updateTable('custom_domains')
-    .set({ status: 'failed', failure_reason: failure.reason, last_error: failure.message, last_checked_at: failure.now, next_check_at: null, check_lease_owner: null, check_lease_until: null })
+    .set({
+      status: 'failed',
+      failure_reason: failure.reason,
+      last_error: failure.message,
+      last_checked_at: failure.now,
+      next_check_at: null,
+      check_lease_owner: null,
+      check_lease_until: null,
+    })
     .where('id', '=', id)
     .where('status', '=', 'verified')
     .returningAll()
@@ -268,7 +297,12 @@ export async function claimCheck(db: Executor, id: string, now: string, leaseUnt
 
 /** Gives a claimed row back untouched (a checker stopping mid-check), only while `owner` holds it. */
 export async function releaseCheck(db: Executor, id: string, owner: string): Promise<void> {
-  await db.updateTable('custom_domains').set({ check_lease_owner: null, check_lease_until: null }).where('id', '=', id).where('check_lease_owner', '=', owner).execute();
+  await db
+    .updateTable('custom_domains')
+    .set({ check_lease_owner: null, check_lease_until: null })
+    .where('id', '=', id)
+    .where('check_lease_owner', '=', owner)
+    .execute();
 }
 
 /** The claims that map a share (deleted with it). */

@@ -30,7 +30,13 @@ export async function insertDesktopRecording(db: Executor, row: DesktopRecording
 }
 
 export async function findDesktopRecording(db: Executor, userId: number, sessionId: string, id: string): Promise<StoredRecording | undefined> {
-  const row = await db.selectFrom('desktop_recordings').selectAll().where('id', '=', id).where('user_id', '=', userId).where('session_id', '=', sessionId).executeTakeFirst();
+  const row = await db
+    .selectFrom('desktop_recordings')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('session_id', '=', sessionId)
+    .executeTakeFirst();
   return row && toStoredRecording(row);
 }
 
@@ -49,7 +55,11 @@ export async function listDesktopRecordings(db: Executor, userId: number, sessio
   return rows.map(toStoredRecording);
 }
 
-export async function updateDesktopRecording(db: Executor, id: string, changes: Partial<Omit<DesktopRecordingRow, 'id' | 'user_id' | 'session_id'>>): Promise<void> {
+export async function updateDesktopRecording(
+  db: Executor,
+  id: string,
+  changes: Partial<Omit<DesktopRecordingRow, 'id' | 'user_id' | 'session_id'>>,
+): Promise<void> {
   await db.updateTable('desktop_recordings').set(changes).where('id', '=', id).execute();
 }
 

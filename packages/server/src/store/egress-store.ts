@@ -14,7 +14,12 @@ export async function findEgressPolicy(db: Executor, kind: EgressSubjectKind, id
 /** Stored policies of many VMs at once. */
 export async function findVmEgressPolicies(db: Executor, vmIds: string[]): Promise<Map<string, string>> {
   if (vmIds.length === 0) return new Map();
-  const rows = await db.selectFrom('egress_policies').select(['subject_id', 'policy']).where('subject_kind', '=', 'vm').where('subject_id', 'in', vmIds).execute();
+  const rows = await db
+    .selectFrom('egress_policies')
+    .select(['subject_id', 'policy'])
+    .where('subject_kind', '=', 'vm')
+    .where('subject_id', 'in', vmIds)
+    .execute();
   return new Map(rows.map((row) => [row.subject_id, row.policy]));
 }
 

@@ -62,6 +62,9 @@ export async function findEventByEventId(db: Executor, eventId: string): Promise
 
 /** The outbox position of the newest event (0 when there is none). */
 export async function latestEventSeq(db: Executor): Promise<number> {
-  const row = await db.selectFrom('events').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('max'))
+    .executeTakeFirst();
   return Number(row?.max ?? 0);
 }

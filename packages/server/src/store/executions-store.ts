@@ -83,7 +83,12 @@ export async function insertExecution(db: Executor, execution: NewExecution): Pr
 }
 
 /** Updates an execution (only while its status is one of `fromStatuses`, when given); undefined when it was not. */
-export async function updateExecution(db: Executor, id: number, changes: ExecutionChanges, fromStatuses?: readonly ExecutionStatus[]): Promise<Execution | undefined> {
+export async function updateExecution(
+  db: Executor,
+  id: number,
+  changes: ExecutionChanges,
+  fromStatuses?: readonly ExecutionStatus[],
+): Promise<Execution | undefined> {
   let query = db.updateTable('executions').set(toColumns(changes)).where('id', '=', id);
   if (fromStatuses) query = query.where('status', 'in', [...fromStatuses]);
   const row = await query.returningAll().executeTakeFirst();

@@ -11,12 +11,27 @@ export type { ClusterNodeRow };
 /** Registers a node, or re-registers it (a restart, or a node that came back after being declared dead). */
 export async function upsertNode(db: Executor, row: ClusterNodeRow): Promise<void> {
   // A re-registration keeps the operator's drain: a drained node stays drained across its restarts.
-  const { internal_url, state, vcpus, memory_mb, vm_slots, templates, running_vms, used_vcpus, used_memory_mb, version, started_at, heartbeat_at, dead_at } = row;
+  const { internal_url, state, vcpus, memory_mb, vm_slots, templates, running_vms, used_vcpus, used_memory_mb, version, started_at, heartbeat_at, dead_at } =
+    row;
   await db
     .insertInto('cluster_nodes')
     .values(row)
     .onConflict((oc) =>
-      oc.column('id').doUpdateSet({ internal_url, state, vcpus, memory_mb, vm_slots, templates, running_vms, used_vcpus, used_memory_mb, version, started_at, heartbeat_at, dead_at }),
+      oc.column('id').doUpdateSet({
+        internal_url,
+        state,
+        vcpus,
+        memory_mb,
+        vm_slots,
+        templates,
+        running_vms,
+        used_vcpus,
+        used_memory_mb,
+        version,
+        started_at,
+        heartbeat_at,
+        dead_at,
+      }),
     )
     .execute();
 }
@@ -30,7 +45,12 @@ export interface NodeLoadUpdate {
 
 /** Records a heartbeat and the node's load; false when the node is no longer live (declared dead meanwhile). */
 export async function heartbeatNode(db: Executor, id: string, now: string, load: NodeLoadUpdate): Promise<boolean> {
-  const result = await db.updateTable('cluster_nodes').set({ ...load, heartbeat_at: now }).where('id', '=', id).where('state', '=', 'live').executeTakeFirst();
+  const result = await db
+    .updateTable('cluster_nodes')
+    .set({ ...load, heartbeat_at: now })
+    .where('id', '=', id)
+    .where('state', '=', 'live')
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
@@ -59,7 +79,11 @@ export async function listNodes(db: Executor): Promise<ClusterNodeRow[]> {
   return db.selectFrom('cluster_nodes').selectAll().orderBy('id').execute();
 }
 
-export async function updateNodeDrain(db: Executor, id: string, changes: Partial<Pick<ClusterNodeRow, 'drained' | 'deployment_drain'>>): Promise<ClusterNodeRow | undefined> {
+export async function updateNodeDrain(
+  db: Executor,
+  id: string,
+  changes: Partial<Pick<ClusterNodeRow, 'drained' | 'deployment_drain'>>,
+): Promise<ClusterNodeRow | undefined> {
   await db.updateTable('cluster_nodes').set(changes).where('id', '=', id).execute();
   return findNode(db, id);
 }

@@ -11,7 +11,11 @@ export async function readSetting(db: Executor, name: string): Promise<string | 
  * Two nodes starting at once therefore agree on one value.
  */
 export async function readOrInitSetting(db: Executor, name: string, value: string): Promise<string> {
-  await db.insertInto('settings').values({ name, value }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  await db
+    .insertInto('settings')
+    .values({ name, value })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
   const stored = await readSetting(db, name);
   if (stored === undefined) throw new Error(`setting ${name} vanished right after it was written`);
   return stored;

@@ -68,7 +68,15 @@ export async function findSnapshotByName(db: Executor, userId: number, name: str
 
 /** The user's snapshots, newest first. */
 export async function listSnapshots(db: Executor, userId: number, limit: number, offset: number): Promise<Snapshot[]> {
-  const rows = await db.selectFrom('snapshots').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  const rows = await db
+    .selectFrom('snapshots')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
   return rows.map(toSnapshot);
 }
 
@@ -85,7 +93,10 @@ export async function findSnapshotOfTemplate(db: Executor, templateId: string): 
 }
 
 /** What a finished capture fills in (sizes and times), turning a `creating` snapshot `ready`. */
-export type SnapshotCompletion = Pick<Snapshot, 'diskSizeMb' | 'memoryBytes' | 'diskBytes' | 'stateBytes' | 'pauseMs' | 'durationMs' | 'vcpuCount' | 'memoryMb'>;
+export type SnapshotCompletion = Pick<
+  Snapshot,
+  'diskSizeMb' | 'memoryBytes' | 'diskBytes' | 'stateBytes' | 'pauseMs' | 'durationMs' | 'vcpuCount' | 'memoryMb'
+>;
 
 export async function completeSnapshot(db: Executor, id: string, done: SnapshotCompletion): Promise<Snapshot | undefined> {
   const row = await db

@@ -15,7 +15,11 @@ export async function listSshKeys(db: Executor, userId: number): Promise<SshKeyR
 }
 
 export async function countSshKeys(db: Executor, userId: number): Promise<number> {
-  const row = await db.selectFrom('ssh_keys').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('ssh_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -65,7 +65,15 @@ export async function findTemplateByName(db: Executor, userId: number, name: str
 
 /** The user's templates, newest first. */
 export async function listTemplates(db: Executor, userId: number, limit: number, offset: number): Promise<Template[]> {
-  const rows = await db.selectFrom('templates').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  const rows = await db
+    .selectFrom('templates')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
   return rows.map(toTemplate);
 }
 
@@ -77,7 +85,12 @@ export async function listBuildingTemplatesOfNode(db: Executor, nodeId: string):
 
 /** How many of a user's templates are `building` (under way or queued). */
 export async function countBuildingTemplatesOfUser(db: Executor, userId: number): Promise<number> {
-  const row = await db.selectFrom('templates').select((eb) => eb.fn.countAll<number | string>().as('count')).where('user_id', '=', userId).where('status', '=', 'building').executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('templates')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('user_id', '=', userId)
+    .where('status', '=', 'building')
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -115,7 +128,12 @@ export async function appendTemplateLog(db: Executor, templateId: string, lines:
 }
 
 /** Log lines of a build after `afterId`, oldest first (poll with the last id seen). */
-export async function listTemplateLog(db: Executor, templateId: string, afterId: number, limit: number): Promise<{ id: number; line: string; createdAt: string }[]> {
+export async function listTemplateLog(
+  db: Executor,
+  templateId: string,
+  afterId: number,
+  limit: number,
+): Promise<{ id: number; line: string; createdAt: string }[]> {
   const rows = await db
     .selectFrom('template_build_logs')
     .select(['id', 'line', 'created_at'])

@@ -7,7 +7,11 @@ import type { Executor } from './database.ts';
  * first ten characters of the ISO time, which SQLite and PostgreSQL both cut with substr): one row per day
  * with use, however many executions there were.
  */
-export async function executionsPerDaySince(db: Executor, userId: number, sinceIso: string): Promise<{ day: string; executions: number; cpu_seconds: number }[]> {
+export async function executionsPerDaySince(
+  db: Executor,
+  userId: number,
+  sinceIso: string,
+): Promise<{ day: string; executions: number; cpu_seconds: number }[]> {
   const rows = await db
     .selectFrom('executions')
     .select((eb) => [

@@ -33,7 +33,10 @@ export async function findUserWithPasswordHash(db: Executor, username: string): 
 }
 
 export async function countUsers(db: Executor): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -49,5 +52,7 @@ export async function updateUserPlan(db: Executor, id: number, plan: string): Pr
 
 /** Every user, by id (the administrators' user list). */
 export async function listUsers(db: Executor): Promise<User[]> {
-  return (await db.selectFrom('users').select(['id', 'username', 'plan', 'is_admin', 'created_at']).orderBy('id').execute()).map((row) => toUser({ ...row, password_hash: '' }));
+  return (await db.selectFrom('users').select(['id', 'username', 'plan', 'is_admin', 'created_at']).orderBy('id').execute()).map((row) =>
+    toUser({ ...row, password_hash: '' }),
+  );
 }

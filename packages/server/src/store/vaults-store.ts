@@ -30,7 +30,11 @@ export async function listVaults(db: Executor, userId: number): Promise<VaultRow
 }
 
 export async function countVaults(db: Executor, userId: number): Promise<number> {
-  const row = await db.selectFrom('vaults').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('vaults')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -54,7 +58,11 @@ export async function upsertVaultSecret(db: Executor, row: VaultSecretRow): Prom
   await db
     .insertInto('vault_secrets')
     .values(row)
-    .onConflict((c) => c.columns(['vault_id', 'name']).doUpdateSet({ sealed_value: row.sealed_value, allowed_hosts: row.allowed_hosts, inject: row.inject, updated_at: row.updated_at }))
+    .onConflict((c) =>
+      c
+        .columns(['vault_id', 'name'])
+        .doUpdateSet({ sealed_value: row.sealed_value, allowed_hosts: row.allowed_hosts, inject: row.inject, updated_at: row.updated_at }),
+    )
     .execute();
 }
 
@@ -77,7 +85,9 @@ export async function listSessionPlaceholders(db: Executor, sessionId: string): 
 export async function findSecretOfPlaceholder(db: Executor, sessionId: string, vaultId: string, name: string): Promise<VaultSecretRow | undefined> {
   return db
     .selectFrom('vault_secrets')
-    .innerJoin('session_vault_placeholders as p', (join) => join.onRef('p.vault_id', '=', 'vault_secrets.vault_id').onRef('p.secret_name', '=', 'vault_secrets.name'))
+    .innerJoin('session_vault_placeholders as p', (join) =>
+      join.onRef('p.vault_id', '=', 'vault_secrets.vault_id').onRef('p.secret_name', '=', 'vault_secrets.name'),
+    )
     .selectAll('vault_secrets')
     .where('p.session_id', '=', sessionId)
     .where('vault_secrets.vault_id', '=', vaultId)

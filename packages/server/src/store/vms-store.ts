@@ -5,7 +5,9 @@ import type { VmRow } from './schema.ts';
 import type { Executor } from './database.ts';
 
 /** What a state change of a VM may write. */
-export type VmChanges = Partial<Pick<Vm, 'status' | 'endReason' | 'templateId' | 'ip' | 'startedAt' | 'expiresAt' | 'endedAt' | 'baseSnapshotId' | 'pausedAt' | 'remainingSeconds'>>;
+export type VmChanges = Partial<
+  Pick<Vm, 'status' | 'endReason' | 'templateId' | 'ip' | 'startedAt' | 'expiresAt' | 'endedAt' | 'baseSnapshotId' | 'pausedAt' | 'remainingSeconds'>
+>;
 
 /** Every column of a VM row (a query that joins another table selects them under a prefix: `findSessionWithVm`). */
 export const VM_COLUMNS = [
@@ -176,7 +178,12 @@ export async function listLiveVmsOnDeadNodes(db: Executor): Promise<Vm[]> {
 
 /** Live VMs this node is responsible for (to reconcile with the engine after a restart). */
 export async function listLiveVmsOfNode(db: Executor, nodeId: string): Promise<Vm[]> {
-  const rows = await db.selectFrom('vms').selectAll().where('node_id', '=', nodeId).where('status', 'in', [...LIVE_VM_STATUSES]).execute();
+  const rows = await db
+    .selectFrom('vms')
+    .selectAll()
+    .where('node_id', '=', nodeId)
+    .where('status', 'in', [...LIVE_VM_STATUSES])
+    .execute();
   return rows.map(toVm);
 }
 

@@ -23,7 +23,15 @@ export async function findVolume(db: Executor, id: string): Promise<Volume | und
 
 /** The user's volumes, newest first. */
 export async function listVolumes(db: Executor, userId: number, limit: number, offset: number): Promise<Volume[]> {
-  const rows = await db.selectFrom('volumes').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  const rows = await db
+    .selectFrom('volumes')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
   return rows.map(toVolume);
 }
 

@@ -122,9 +122,7 @@ export async function countEndpoints(db: Executor, userId: number): Promise<numb
 export async function listReceivingEndpoints(db: Executor, userId: number | null): Promise<StoredWebhookEndpoint[]> {
   const live = db.selectFrom('webhook_endpoints').selectAll().where('enabled', '=', 1).where('deleted_at', 'is', null);
   const owned =
-    userId === null
-      ? live.where('user_id', 'in', db.selectFrom('users').select('id').where('is_admin', '=', 1))
-      : live.where('user_id', '=', userId);
+    userId === null ? live.where('user_id', 'in', db.selectFrom('users').select('id').where('is_admin', '=', 1)) : live.where('user_id', '=', userId);
   return (await owned.execute()).map(toEndpoint);
 }
 

@@ -40,7 +40,13 @@ async function removeCgroupTree(root: string): Promise<void> {
     const dir = join(root, group.name);
     await writeFile(join(dir, 'cgroup.kill'), '1').catch(() => undefined);
     for (let attempt = 0; attempt < 50; attempt++) {
-      if (await rmdir(dir).then(() => true, () => false)) break;
+      if (
+        await rmdir(dir).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }

@@ -52,9 +52,7 @@ describe('agent exec', () => {
   it('kills the whole process group at the deadline and says timedOut', async () => {
     const marker = `${agent.dir}/survivor`;
     const started = Date.now();
-    const { result } = await client
-      .exec({ command: `(sleep 2; touch ${marker}) & sleep 30`, shell: ['/bin/sh', '-c'], timeoutMs: 300 })
-      .collect();
+    const { result } = await client.exec({ command: `(sleep 2; touch ${marker}) & sleep 30`, shell: ['/bin/sh', '-c'], timeoutMs: 300 }).collect();
     assert.equal(result.timedOut, true);
     assert.equal(result.signal, 'SIGKILL');
     assert.ok(Date.now() - started < 5000);
@@ -121,9 +119,7 @@ describe('agent exec', () => {
   it('runs many executions at once over one session', async () => {
     const count = 40;
     const started = performance.now();
-    const results = await Promise.all(
-      Array.from({ length: count }, (_, index) => client.exec({ argv: ['sh', '-c', `sleep 0.2; echo ${index}`] }).collect()),
-    );
+    const results = await Promise.all(Array.from({ length: count }, (_, index) => client.exec({ argv: ['sh', '-c', `sleep 0.2; echo ${index}`] }).collect()));
     const elapsedMs = performance.now() - started;
     results.forEach(({ stdout, result }, index) => {
       assert.equal(result.exitCode, 0);

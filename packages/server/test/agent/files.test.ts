@@ -80,7 +80,9 @@ describe('agent files', () => {
     const downloadSeconds = (performance.now() - started) / 1000;
     assert.equal(actual, expected);
     assert.equal(await sha256((await import('node:fs')).createReadStream(path)), expected);
-    console.log(`100 MiB over the unix link: upload ${(100 / uploadSeconds).toFixed(0)} MiB/s, download ${(100 / downloadSeconds).toFixed(0)} MiB/s (hashing included)`);
+    console.log(
+      `100 MiB over the unix link: upload ${(100 / uploadSeconds).toFixed(0)} MiB/s, download ${(100 / downloadSeconds).toFixed(0)} MiB/s (hashing included)`,
+    );
   });
 
   it('stats, lists, creates and removes', async () => {

@@ -51,7 +51,13 @@ describe('agent terminals (PTY)', () => {
   after(() => agent.stop());
 
   it('runs a shell on a real terminal of the asked size, with the given environment, and reports its exit', async () => {
-    const info = await client.createPty({ argv: ['bash', '--norc', '--noprofile', '-i'], cols: 100, rows: 30, env: { GREETING: 'hello-pty', PS1: '$ ' }, cwd: '/tmp' });
+    const info = await client.createPty({
+      argv: ['bash', '--norc', '--noprofile', '-i'],
+      cols: 100,
+      rows: 30,
+      env: { GREETING: 'hello-pty', PS1: '$ ' },
+      cwd: '/tmp',
+    });
     assert.match(info.id, /^pty-[0-9a-f]{16}$/);
     assert.equal(info.status, 'running');
     assert.ok(info.pid > 0);
@@ -67,12 +73,16 @@ describe('agent terminals (PTY)', () => {
     assert.equal(after.status, 'exited');
     assert.equal(after.exitCode, 5);
     assert.ok(after.exitedAt);
-    assert.ok((await client.listPtys()).some((terminal) => terminal.id === info.id), 'an ended terminal stays listed until it is killed');
+    assert.ok(
+      (await client.listPtys()).some((terminal) => terminal.id === info.id),
+      'an ended terminal stays listed until it is killed',
+    );
     await client.killPty(info.id);
   });
 
   it('resizes through the attachment and through the resize call; the program gets SIGWINCH', async () => {
-    const script = 'import os, signal, time\nsignal.signal(signal.SIGWINCH, lambda *a: print("size %d x %d" % tuple(os.get_terminal_size()), flush=True))\nprint("ready", flush=True)\ntime.sleep(60)';
+    const script =
+      'import os, signal, time\nsignal.signal(signal.SIGWINCH, lambda *a: print("size %d x %d" % tuple(os.get_terminal_size()), flush=True))\nprint("ready", flush=True)\ntime.sleep(60)';
     const info = await client.createPty({ argv: ['python3', '-c', script], cols: 80, rows: 24 });
     const term = await watch(client, info.id);
     await term.waitFor(/ready/);
@@ -88,7 +98,12 @@ describe('agent terminals (PTY)', () => {
   });
 
   it('keeps running when detached; a new attachment gets the scrollback first, bounded by its size', async () => {
-    const info = await client.createPty({ argv: ['sh', '-c', 'echo first-line; read line; echo "got $line"; echo end-marker; sleep 60'], cols: 80, rows: 24, scrollbackBytes: 1024 });
+    const info = await client.createPty({
+      argv: ['sh', '-c', 'echo first-line; read line; echo "got $line"; echo end-marker; sleep 60'],
+      cols: 80,
+      rows: 24,
+      scrollbackBytes: 1024,
+    });
     const first = await watch(client, info.id);
     await first.waitFor(/first-line/);
     assert.equal((await client.getPty(info.id)).attachments, 1);

@@ -48,7 +48,11 @@ describe('agent system operations', () => {
     await assert.rejects(client.restore({ hostname: 'ok', vmId: 'bad id!' }), { code: 'BAD_REQUEST' });
   });
 
-  it('sets the wall clock, credits the entropy and sets the hostname in the guest', { skip: 'needs a VM: it would change the host clock and hostname' }, () => {});
+  it(
+    'sets the wall clock, credits the entropy and sets the hostname in the guest',
+    { skip: 'needs a VM: it would change the host clock and hostname' },
+    () => {},
+  );
 
   it('prints the stage marker and nothing of what it runs to the console', async () => {
     const secret = `s3cret-${randomBytes(8).toString('hex')}`;

@@ -61,7 +61,10 @@ describe('agent file transfer share', () => {
       watcher.close();
       assert.equal(names.size, 2 * Math.ceil(size / CHUNK_BYTES), 'one chunk file per 8 MiB, each way');
       assert.deepEqual(await readdir(area), []);
-      assert.deepEqual((await readdir(agent.dir)).filter((name) => name.includes('sandboxd-upload')), []);
+      assert.deepEqual(
+        (await readdir(agent.dir)).filter((name) => name.includes('sandboxd-upload')),
+        [],
+      );
     });
   }
 
@@ -82,7 +85,10 @@ describe('agent file transfer share', () => {
     }
     await assert.rejects(client.writeFile(path, Readable.from(failing())), /source broke/);
     assert.equal(await readFile(path, 'utf8'), 'old');
-    assert.deepEqual((await readdir(agent.dir)).filter((name) => name.includes('sandboxd-upload')), []);
+    assert.deepEqual(
+      (await readdir(agent.dir)).filter((name) => name.includes('sandboxd-upload')),
+      [],
+    );
     assert.deepEqual(await readdir(area), []);
   });
 
@@ -150,7 +156,10 @@ describe('agent file transfer share', () => {
         return true;
       });
       assert.deepEqual(await readdir(elsewhere), []);
-      assert.deepEqual((await readdir(agent.dir)).filter((name) => name.startsWith('.lost.bin')), []);
+      assert.deepEqual(
+        (await readdir(agent.dir)).filter((name) => name.startsWith('.lost.bin')),
+        [],
+      );
     } finally {
       await misdirected.close();
       await rm(elsewhere, { recursive: true, force: true });

@@ -50,7 +50,10 @@ describe('agent tunnels', () => {
         return Buffer.concat(chunks).toString();
       }),
     );
-    assert.deepEqual(answers, Array.from({ length: 10 }, (_, index) => `tunnel ${index}`));
+    assert.deepEqual(
+      answers,
+      Array.from({ length: 10 }, (_, index) => `tunnel ${index}`),
+    );
   });
 
   // Regression: Node 20's HTTP/2 streams garbled the first 16 bytes of a string in a vectored write, which is
@@ -72,11 +75,14 @@ describe('agent tunnels', () => {
       const post = async (send: (request: ReturnType<typeof httpRequest>) => void, headers: Record<string, string>) => {
         const tunnel = await client.openTunnel(appPort);
         return new Promise<string>((resolve, reject) => {
-          const request = httpRequest({ method: 'POST', path: '/form?x=1', headers: { host: 'app.test', ...headers }, createConnection: () => tunnel as Socket }, (response) => {
-            let text = '';
-            response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-            response.on('end', () => resolve(`${response.statusCode} ${text}`));
-          });
+          const request = httpRequest(
+            { method: 'POST', path: '/form?x=1', headers: { host: 'app.test', ...headers }, createConnection: () => tunnel as Socket },
+            (response) => {
+              let text = '';
+              response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+              response.on('end', () => resolve(`${response.statusCode} ${text}`));
+            },
+          );
           request.on('error', reject);
           send(request);
         });

@@ -66,7 +66,7 @@ interface Sent {
   request: string;
 }
 
-describe('access matrix: a second user with the first user\'s ids', () => {
+describe("access matrix: a second user with the first user's ids", () => {
   let server: TestServer;
   let receiver: Receiver;
   let doc: OpenApiDocument;
@@ -105,12 +105,18 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     const domain = await call(server, 'POST', '/v1/custom-domains', { ...as, json: { domain: 'alice-app.example.com', share_id: ids.share_id } });
     assert.equal(domain.status, 201, domain.text);
     ids.domain_id = domain.body.id;
-    const endpoint = await call(server, 'POST', '/v1/webhooks/endpoints', { ...as, json: { url: `${receiver.url}/alice-hook`, event_patterns: ['webhook.*'] } });
+    const endpoint = await call(server, 'POST', '/v1/webhooks/endpoints', {
+      ...as,
+      json: { url: `${receiver.url}/alice-hook`, event_patterns: ['webhook.*'] },
+    });
     assert.equal(endpoint.status, 200, endpoint.text);
     ids.endpoint_id = endpoint.body.id;
     assert.equal((await call(server, 'POST', `/v1/webhooks/endpoints/${ids.endpoint_id}/test`, as)).status, 200);
     ids.delivery_id = (await call(server, 'GET', `/v1/webhooks/deliveries?endpoint_id=${ids.endpoint_id}`, as)).body.items[0].id;
-    const snapshot = await call(server, 'POST', `/v1/vms/${ids.vm_id}/snapshot`, { ...as, json: { name: 'alice-snapshot', metadata: { owner: MARK.metadata } } });
+    const snapshot = await call(server, 'POST', `/v1/vms/${ids.vm_id}/snapshot`, {
+      ...as,
+      json: { name: 'alice-snapshot', metadata: { owner: MARK.metadata } },
+    });
     assert.equal(snapshot.status, 200, snapshot.text);
     ids.snapshot_id = snapshot.body.snapshot_id;
     const volume = await call(server, 'POST', '/v1/volumes', { ...as, json: { name: 'alice-volume', size_mb: 16 } });
@@ -118,7 +124,10 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     ids.volume_id = volume.body.volume_id;
     // A real template record with a log, without a registry: a registry on a private address is refused at the
     // build's first step (SANDBOXD_TEMPLATE_REGISTRY_ALLOW_PRIVATE is off), so the build fails at once.
-    const template = await call(server, 'POST', '/v1/templates', { ...as, json: { name: 'alice-template', oci_image: '127.0.0.1:9/alice/image:1', build_args: { envs: { TOKEN: MARK.env } } } });
+    const template = await call(server, 'POST', '/v1/templates', {
+      ...as,
+      json: { name: 'alice-template', oci_image: '127.0.0.1:9/alice/image:1', build_args: { envs: { TOKEN: MARK.env } } },
+    });
     assert.equal(template.status, 202, template.text);
     ids.template_id = template.body.template_id;
     // A key of alice's to be named by id (not the one the test signs in with: a control may delete it).
@@ -131,14 +140,20 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     assert.equal(sshKey.status, 201, sshKey.text);
     ids.key_id = String(sshKey.body.id);
     ids.user_id = String(alice.userId);
-    const vault = await call(server, 'POST', '/v1/vaults', { ...as, json: { name: 'alice-vault', secrets: [{ name: 'ALICE_TOKEN', value: MARK.output, allowed_hosts: ['alice.example.com'] }] } });
+    const vault = await call(server, 'POST', '/v1/vaults', {
+      ...as,
+      json: { name: 'alice-vault', secrets: [{ name: 'ALICE_TOKEN', value: MARK.output, allowed_hosts: ['alice.example.com'] }] },
+    });
     assert.equal(vault.status, 201, vault.text);
     ids.vault_id = vault.body.id;
     // A browser session on a page of alice's, a render (a usage record with a stored screenshot), a credential.
     const browser = await call(server, 'POST', '/v1/browser/sessions/', { ...as, json: {} });
     assert.equal(browser.status, 200, browser.text);
     ids.browser_session_id = browser.body.session_id;
-    const navigated = await call(server, 'POST', '/v1/browser/interactions/navigate', { ...as, json: { session_id: ids.browser_session_id, url: BROWSER_PAGE } });
+    const navigated = await call(server, 'POST', '/v1/browser/interactions/navigate', {
+      ...as,
+      json: { session_id: ids.browser_session_id, url: BROWSER_PAGE },
+    });
     assert.equal(navigated.status, 200, navigated.text);
     const render = await call(server, 'POST', '/v1/browser/render', { ...as, json: { html: `<h1>${MARK.page}</h1>` } });
     assert.equal(render.status, 200, render.text);
@@ -150,7 +165,10 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     assert.equal(credential.status, 201, credential.text);
     ids.credential_id = credential.body.credential_id;
     // A desktop session (computer use) with its VM running and a recording saved from it.
-    const desktop = await call(server, 'POST', '/v1/sessions/session', { ...as, json: { template: 'desktop', vm_lifetime_seconds: 1800, metadata: { owner: MARK.metadata } } });
+    const desktop = await call(server, 'POST', '/v1/sessions/session', {
+      ...as,
+      json: { template: 'desktop', vm_lifetime_seconds: 1800, metadata: { owner: MARK.metadata } },
+    });
     assert.equal(desktop.status, 200, desktop.text);
     ids.desktop_session_id = desktop.body.session_id;
     const recording = await call(server, 'POST', `/v1/computeruse/${ids.desktop_session_id}/recording/start`, { ...as, json: { framerate: 2 } });
@@ -162,7 +180,9 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     await server.services.sandbox.computerUse.settled();
 
     secrets.push(
-      ...Object.entries(ids).filter(([name]) => !['execution_id', 'api_key_id', 'usage_id', 'key_id', 'user_id'].includes(name)).map(([, value]) => value),
+      ...Object.entries(ids)
+        .filter(([name]) => !['execution_id', 'api_key_id', 'usage_id', 'key_id', 'user_id'].includes(name))
+        .map(([, value]) => value),
       endpoint.body.secret,
       domain.body.verification.value,
       'alice-app.example.com',
@@ -244,7 +264,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
   /** Sends the operation as `apiKey`, with the first user's ids. */
   const send = async (operation: Operation, apiKey: string): Promise<Sent> => {
     const pathParams: Record<string, string> = {};
-    for (const p of parametersOf(operation, 'path')) pathParams[p.name === '*' ? 'path' : p.name] = fixtureFor(p.name, operation) ?? String(sample(p.name === '*' ? 'path' : p.name, p.schema, operation));
+    for (const p of parametersOf(operation, 'path'))
+      pathParams[p.name === '*' ? 'path' : p.name] = fixtureFor(p.name, operation) ?? String(sample(p.name === '*' ? 'path' : p.name, p.schema, operation));
     const query: Record<string, string> = {};
     for (const p of parametersOf(operation, 'query')) {
       const fixture = ID_NAME.test(p.name) ? fixtureFor(p.name, operation) : undefined;
@@ -260,7 +281,8 @@ describe('access matrix: a second user with the first user\'s ids', () => {
       for (const [name, schema] of Object.entries<Schema>(declared.schema.properties ?? {})) {
         const fixture = ID_NAME.test(name) ? fixtureFor(name, operation) : undefined;
         if (fixture !== undefined) values[name] = fixture;
-        else if ((declared.schema.required ?? []).includes(name) || name === 'code' || ALSO_SENT[operation.path]?.includes(name)) values[name] = sample(name, schema, operation);
+        else if ((declared.schema.required ?? []).includes(name) || name === 'code' || ALSO_SENT[operation.path]?.includes(name))
+          values[name] = sample(name, schema, operation);
       }
       if (declared.mediaType === 'multipart/form-data') {
         const form = new FormData();
@@ -278,7 +300,11 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     const response = await fetch(server.baseUrl + url, { method: operation.method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) });
     const text = operation.method === 'HEAD' ? '' : await response.text();
     if (response.status === VIOLATION_STATUS) assert.fail(`${operation.method} ${url}: ${text}`);
-    return { status: response.status, text, request: `${url} ${typeof body === 'string' ? body : JSON.stringify([...((body as FormData | undefined)?.entries() ?? [])])}` };
+    return {
+      status: response.status,
+      text,
+      request: `${url} ${typeof body === 'string' ? body : JSON.stringify([...((body as FormData | undefined)?.entries() ?? [])])}`,
+    };
   };
 
   /** A WebSocket attach as `apiKey`: the status of a refused handshake, or 101. */
@@ -309,7 +335,7 @@ describe('access matrix: a second user with the first user\'s ids', () => {
     return [404];
   };
 
-  test('every operation with an id refuses the second user with 404 (403 on /kill), without any of the first user\'s data', async () => {
+  test("every operation with an id refuses the second user with 404 (403 on /kill), without any of the first user's data", async () => {
     const checked: string[] = [];
     const missing: string[] = [];
     const wrong: string[] = [];
@@ -333,7 +359,11 @@ describe('access matrix: a second user with the first user\'s ids', () => {
         // Adds the slash after the port for any session id, existing or not, before any lookup; what it
         // redirects to is checked as its own operation.
         const mine = await send(operation, bob.apiKey);
-        const nobodys = await fetch(`${server.baseUrl}/v1/app/00000000-0000-4000-8000-000000000000/8000`, { method: operation.method, redirect: 'manual', headers: { 'x-api-key': bob.apiKey } });
+        const nobodys = await fetch(`${server.baseUrl}/v1/app/00000000-0000-4000-8000-000000000000/8000`, {
+          method: operation.method,
+          redirect: 'manual',
+          headers: { 'x-api-key': bob.apiKey },
+        });
         if (mine.status !== nobodys.status) wrong.push(`${name}: ${mine.status}, but ${nobodys.status} for a session that does not exist`);
         continue;
       }

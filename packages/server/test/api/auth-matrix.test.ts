@@ -72,8 +72,14 @@ describe('authentication matrix', () => {
     const secret = new TextEncoder().encode((await readSetting(server.services.database.db, 'auth.token_secret'))!);
     const now = Math.floor(Date.now() / 1000);
     const sign = (key: Uint8Array, expiresAt: number) =>
-      new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(String(alice.userId)).setIssuer('sandboxd')
-        .setAudience('sandboxd-api').setIssuedAt(now - 7200).setExpirationTime(expiresAt).sign(key);
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(String(alice.userId))
+        .setIssuer('sandboxd')
+        .setAudience('sandboxd-api')
+        .setIssuedAt(now - 7200)
+        .setExpirationTime(expiresAt)
+        .sign(key);
     assert.equal((await call(server, 'GET', '/v1/api-keys/', { bearer: await sign(secret, now + 600) })).status, 200, 'control: a fresh token works');
     assert401(await call(server, 'GET', '/v1/api-keys/', { bearer: await sign(secret, now - 3600) }), 'INVALID_CREDENTIALS');
     assert401(await call(server, 'GET', '/v1/api-keys/', { bearer: await sign(new TextEncoder().encode('y'.repeat(48)), now + 600) }), 'INVALID_CREDENTIALS');
@@ -109,7 +115,11 @@ describe('authentication matrix', () => {
   test("another user's key: 404 on get, patch and delete, and it keeps working", async () => {
     const bobsKeys = await call(server, 'GET', '/v1/api-keys/', { apiKey: bob.apiKey });
     const bobsKeyId = bobsKeys.body[0].id as number;
-    for (const [method, json] of [['GET', undefined], ['PATCH', { description: 'mine now' }], ['DELETE', undefined]] as const) {
+    for (const [method, json] of [
+      ['GET', undefined],
+      ['PATCH', { description: 'mine now' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await call(server, method, `/v1/api-keys/${bobsKeyId}`, { apiKey: alice.apiKey, ...(json ? { json } : {}) });
       assert.equal(res.status, 404, `${method} of another user's key`);
       assert.equal(res.body.code, 'NOT_FOUND');
@@ -124,7 +134,10 @@ describe('authentication matrix', () => {
   test('computer use requires credentials, and a session that does not exist is 404', async () => {
     const url = '/v1/computeruse/00000000-0000-4000-8000-000000000000/viewer-url';
     assert401(await call(server, 'GET', url), 'NOT_AUTHENTICATED');
-    assert401(await call(server, 'POST', '/v1/computeruse/00000000-0000-4000-8000-000000000000/action', { json: { action: 'screenshot' } }), 'NOT_AUTHENTICATED');
+    assert401(
+      await call(server, 'POST', '/v1/computeruse/00000000-0000-4000-8000-000000000000/action', { json: { action: 'screenshot' } }),
+      'NOT_AUTHENTICATED',
+    );
     const res = await call(server, 'GET', url, { apiKey: alice.apiKey });
     assert.equal(res.status, 404);
     assert.equal(res.body.code, 'NOT_FOUND');

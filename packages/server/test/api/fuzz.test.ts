@@ -64,15 +64,98 @@ function generator(seed: number) {
 type Random = ReturnType<typeof generator>;
 
 /** Text that looks like a number, or almost. */
-const NUMERIC_TEXT = ['1e309', '-1e309', 'Infinity', '-Infinity', 'NaN', '1e20', '-1', '0', '-0', '0x10', '3e0', '+3', '03', '1.5', '', ' 3', '9'.repeat(400), '2147483648', '1_000'];
+const NUMERIC_TEXT = [
+  '1e309',
+  '-1e309',
+  'Infinity',
+  '-Infinity',
+  'NaN',
+  '1e20',
+  '-1',
+  '0',
+  '-0',
+  '0x10',
+  '3e0',
+  '+3',
+  '03',
+  '1.5',
+  '',
+  ' 3',
+  '9'.repeat(400),
+  '2147483648',
+  '1_000',
+];
 /** Ids of nothing, in canonical and non-canonical forms. */
-const ID_TEXT = [...NUMERIC_TEXT, '2000000001', randomUUID(), 'vm-aaaaaaaaaaaaaaaa', 'pty-0', 'shr_x', 'we_x', 'wd_x', '../../etc/passwd', '%2e%2e', '\u0000', 'x'.repeat(300)];
-const STRINGS = ['', ' ', '\u0000', 'x'.repeat(70_000), '😀'.repeat(2000), '\uD800', '../../../../etc/shadow', '<script>alert(1)</script>', "' OR 1=1 --", '$(reboot)', '{{7*7}}', '%s%n', 'a\r\nX-Injected: 1'];
+const ID_TEXT = [
+  ...NUMERIC_TEXT,
+  '2000000001',
+  randomUUID(),
+  'vm-aaaaaaaaaaaaaaaa',
+  'pty-0',
+  'shr_x',
+  'we_x',
+  'wd_x',
+  '../../etc/passwd',
+  '%2e%2e',
+  '\u0000',
+  'x'.repeat(300),
+];
+const STRINGS = [
+  '',
+  ' ',
+  '\u0000',
+  'x'.repeat(70_000),
+  '😀'.repeat(2000),
+  '\uD800',
+  '../../../../etc/shadow',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '$(reboot)',
+  '{{7*7}}',
+  '%s%n',
+  'a\r\nX-Injected: 1',
+];
 /** Webhook URLs: loopback and malformed only (refused by the SSRF policy, so never fetched). */
-const URLS = ['', 'not a url', 'http://127.0.0.1:1/hook', 'http://[::1]/x', 'ftp://127.0.0.1/', 'http://localhost/', `http://127.0.0.1/${'p'.repeat(3000)}`, 'javascript:alert(1)', 'http://169.254.169.254/latest'];
+const URLS = [
+  '',
+  'not a url',
+  'http://127.0.0.1:1/hook',
+  'http://[::1]/x',
+  'ftp://127.0.0.1/',
+  'http://localhost/',
+  `http://127.0.0.1/${'p'.repeat(3000)}`,
+  'javascript:alert(1)',
+  'http://169.254.169.254/latest',
+];
 /** Raw JSON texts for a value: JSON.stringify cannot write 1e309. */
-const JSON_VALUES = ['null', 'true', '1e309', '-1e309', '1e308', '-1', '1.5', '9007199254740993', '[]', '{}', '[[[[]]]]', '"x"', `"${'y'.repeat(50_000)}"`, '{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"polluted":1}}}'];
-const CONTENT_TYPES = ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data', 'multipart/form-data; boundary=abc', 'application/json; charset=latin1', 'application/vnd.api+json', '', 'application/octet-stream'];
+const JSON_VALUES = [
+  'null',
+  'true',
+  '1e309',
+  '-1e309',
+  '1e308',
+  '-1',
+  '1.5',
+  '9007199254740993',
+  '[]',
+  '{}',
+  '[[[[]]]]',
+  '"x"',
+  `"${'y'.repeat(50_000)}"`,
+  '{"__proto__":{"polluted":1}}',
+  '{"constructor":{"prototype":{"polluted":1}}}',
+];
+const CONTENT_TYPES = [
+  'text/plain',
+  'application/xml',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'multipart/form-data; boundary=abc',
+  'application/json; charset=latin1',
+  'application/vnd.api+json',
+  '',
+  'application/octet-stream',
+];
 
 /** How the fuzz fills in values: picks by the seeded generator, URLs from the refused list only. */
 function fuzzChoices(rng: Random): Choices {
@@ -87,7 +170,8 @@ function fuzzChoices(rng: Random): Choices {
 function junkJson(doc: OpenApiDocument, schema: Schema | undefined, rng: Random): string {
   const s = resolve(doc, schema);
   const roll = rng.int(6);
-  if (roll === 0 && (s.type === 'integer' || s.type === 'number')) return rng.pick(['1e309', '-1e309', String((s.maximum ?? 1e9) + 1), String((s.minimum ?? 0) - 1), '1.5', '"5"', '9007199254740993']);
+  if (roll === 0 && (s.type === 'integer' || s.type === 'number'))
+    return rng.pick(['1e309', '-1e309', String((s.maximum ?? 1e9) + 1), String((s.minimum ?? 0) - 1), '1.5', '"5"', '9007199254740993']);
   if (roll === 1) return JSON.stringify(rng.pick(STRINGS));
   if (roll === 2) return `${'['.repeat(65 + rng.int(5000))}${']'.repeat(0)}`; // deep and unterminated
   if (roll === 3) return `[${'1,'.repeat(rng.int(20_000))}1]`;
@@ -108,10 +192,15 @@ function malformed(doc: OpenApiDocument, operation: Operation, apiKey: string, r
   const pathParams: Record<string, string> = {};
   // Well-formed ids of nothing: a small integer could be the fuzzing user's own key, which a DELETE would end.
   const wellFormed = (p: { name: string; schema: Schema }) =>
-    p.name === 'port' ? '8000' : p.schema.type === 'integer' ? String(2_000_000_000 + rng.int(1000)) : rng.pick(['index.html', randomUUID(), 'vm-aaaaaaaaaaaaaaaa', 'pty-0']);
+    p.name === 'port'
+      ? '8000'
+      : p.schema.type === 'integer'
+        ? String(2_000_000_000 + rng.int(1000))
+        : rng.pick(['index.html', randomUUID(), 'vm-aaaaaaaaaaaaaaaa', 'pty-0']);
   for (const p of parametersOf(operation, 'path')) pathParams[p.name === '*' ? 'path' : p.name] = wellFormed(p);
   const query: Record<string, string> = {};
-  for (const p of parametersOf(operation, 'query')) if (p.required || rng.chance(0.3)) query[p.name] = String(validValue(doc, p.name, p.schema, fuzzChoices(rng)));
+  for (const p of parametersOf(operation, 'query'))
+    if (p.required || rng.chance(0.3)) query[p.name] = String(validValue(doc, p.name, p.schema, fuzzChoices(rng)));
   const headers: Record<string, string> = { 'x-api-key': apiKey };
   const declared = requestBodyOf(doc, operation);
   let bodyValue = declared ? (validValue(doc, '', declared.schema, fuzzChoices(rng)) as Record<string, unknown>) : undefined;
@@ -151,7 +240,18 @@ function malformed(doc: OpenApiDocument, operation: Operation, apiKey: string, r
     case 'body-shape':
       contentType = 'application/json';
       rawBody = rng.pick([
-        '', 'null', '[]', '"x"', '42', 'true', '{', '{"a":', '{"a":1,}', "{'a':1}", 'NaN', '\uFEFF{}',
+        '',
+        'null',
+        '[]',
+        '"x"',
+        '42',
+        'true',
+        '{',
+        '{"a":',
+        '{"a":1,}',
+        "{'a':1}",
+        'NaN',
+        '\uFEFF{}',
         `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
         `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`,
         `[${'0,'.repeat(50_000)}0]`,
@@ -188,8 +288,19 @@ function malformed(doc: OpenApiDocument, operation: Operation, apiKey: string, r
       contentType = rng.pick([`multipart/form-data; boundary=${boundary}`, 'multipart/form-data', 'multipart/mixed; boundary=abc']);
       const part = (name: string, value: string, filename?: string) =>
         `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n${value}\r\n`;
-      const parts = [part('session_id', rng.pick([randomUUID(), '', 'x'.repeat(70_000)])), part('remote_path', rng.pick(['/tmp/x', '', 'a'.repeat(70_000), '/tmp/\u0000'])), part('file', 'bytes', rng.pick(['f.txt', '', 'x'.repeat(400), '../../x']))];
-      let text = rng.pick([parts.join('') + `--${boundary}--\r\n`, parts.join(''), parts.slice(0, 2).join('').slice(0, rng.int(200)), `--${boundary}\r\ngarbage`, 'garbage', `--${boundary}--\r\n`]);
+      const parts = [
+        part('session_id', rng.pick([randomUUID(), '', 'x'.repeat(70_000)])),
+        part('remote_path', rng.pick(['/tmp/x', '', 'a'.repeat(70_000), '/tmp/\u0000'])),
+        part('file', 'bytes', rng.pick(['f.txt', '', 'x'.repeat(400), '../../x'])),
+      ];
+      let text = rng.pick([
+        parts.join('') + `--${boundary}--\r\n`,
+        parts.join(''),
+        parts.slice(0, 2).join('').slice(0, rng.int(200)),
+        `--${boundary}\r\ngarbage`,
+        'garbage',
+        `--${boundary}--\r\n`,
+      ]);
       if (rng.chance(0.2)) text = `--${boundary}\r\nContent-Disposition: form-data; name="f${'x'.repeat(rng.int(3))}"\r\n\r\n`.repeat(40) + text;
       rawBody = text;
       break;
@@ -206,7 +317,10 @@ function malformed(doc: OpenApiDocument, operation: Operation, apiKey: string, r
         body = JSON.stringify(bodyValue);
       } else {
         contentType = 'multipart/form-data; boundary=fz';
-        body = Object.entries(bodyValue).map(([k, v]) => `--fz\r\nContent-Disposition: form-data; name="${k}"${k === 'file' ? '; filename="f"' : ''}\r\n\r\n${String(v)}\r\n`).join('') + '--fz--\r\n';
+        body =
+          Object.entries(bodyValue)
+            .map(([k, v]) => `--fz\r\nContent-Disposition: form-data; name="${k}"${k === 'file' ? '; filename="f"' : ''}\r\n\r\n${String(v)}\r\n`)
+            .join('') + '--fz--\r\n';
       }
     }
     const carriesBody = body !== undefined && !['GET', 'HEAD'].includes(operation.method);
@@ -230,7 +344,9 @@ describe('fuzz: schema-derived malformed requests against the real app', () => {
   };
 
   before(async () => {
-    server = await startTestServer({ config: { plans: { ...DEFAULT_PLANS, fuzz: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 1, diskMb: 1024, maxBrowserSessions: 0 } } } });
+    server = await startTestServer({
+      config: { plans: { ...DEFAULT_PLANS, fuzz: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 1, diskMb: 1024, maxBrowserSessions: 0 } } },
+    });
     ({ apiKey } = await server.createUserWithKey('fuzzer', 'fuzz'));
     doc = (await call(server, 'GET', '/openapi.json')).body;
   });
@@ -306,15 +422,17 @@ describe('fuzz: schema-derived malformed requests against the real app', () => {
     const stillWorks = await call(server, 'GET', '/v1/api-keys/', { apiKey });
     const vms = (await call(server, 'GET', '/v1/vms', { apiKey })).body as unknown[];
     const heapAfter = heapMib();
-    console.log(JSON.stringify({
-      seed: SEED,
-      requests: total,
-      operations: perOperation.size,
-      seconds: Math.round(seconds),
-      statuses: Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])),
-      vms_started: vms.length,
-      heap_mib: { before: Math.round(heapBefore), after: Math.round(heapAfter) },
-    }));
+    console.log(
+      JSON.stringify({
+        seed: SEED,
+        requests: total,
+        operations: perOperation.size,
+        seconds: Math.round(seconds),
+        statuses: Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])),
+        vms_started: vms.length,
+        heap_mib: { before: Math.round(heapBefore), after: Math.round(heapAfter) },
+      }),
+    );
 
     assert.deepEqual(failures.slice(0, 20), [], `${failures.length} failures (seed ${SEED})`);
     assert.equal(perOperation.size, operations.length, 'every operation was fuzzed');

@@ -43,7 +43,11 @@ describe('numbers and multipart bodies', () => {
   });
 
   test('1e309 in a JSON body is not a number: 422', async () => {
-    const res = await call(server, 'POST', '/execute', { apiKey, body: `{"code":"1","timeout":1e309,"session_id":"${sessionId}"}`, headers: { 'content-type': 'application/json' } });
+    const res = await call(server, 'POST', '/execute', {
+      apiKey,
+      body: `{"code":"1","timeout":1e309,"session_id":"${sessionId}"}`,
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.status, 422, res.text);
     assert.deepEqual(res.body.detail[0].loc, ['body', 'timeout']);
   });
@@ -54,7 +58,11 @@ describe('numbers and multipart bodies', () => {
     const long = 'b'.repeat(300);
     const cases: [string, string, string][] = [
       ['no boundary', 'multipart/form-data', '--x\r\n'],
-      ['boundary of 300 characters', `multipart/form-data; boundary=${long}`, `--${long}\r\nContent-Disposition: form-data; name="a"\r\n\r\nv\r\n--${long}--\r\n`],
+      [
+        'boundary of 300 characters',
+        `multipart/form-data; boundary=${long}`,
+        `--${long}\r\nContent-Disposition: form-data; name="a"\r\n\r\nv\r\n--${long}--\r\n`,
+      ],
       ['truncated file part', 'multipart/form-data; boundary=abc', '--abc\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nsome bytes'],
       ['truncated field', 'multipart/form-data; boundary=abc', '--abc\r\nContent-Disposition: form-data; name="session_id"\r\n\r\nv'],
       ['garbage', 'multipart/form-data; boundary=abc', 'garbage'],
@@ -75,7 +83,8 @@ describe('numbers and multipart bodies', () => {
       seen.add(schema);
       if (typeof schema.$ref === 'string') return visit(doc.components.schemas[schema.$ref.split('/').pop()], where, seen);
       const types = [schema.type].flat();
-      if ((types.includes('integer') || types.includes('number')) && !schema.enum && !(Number.isFinite(schema.minimum) && Number.isFinite(schema.maximum))) unbounded.push(where);
+      if ((types.includes('integer') || types.includes('number')) && !schema.enum && !(Number.isFinite(schema.minimum) && Number.isFinite(schema.maximum)))
+        unbounded.push(where);
       for (const [name, property] of Object.entries(schema.properties ?? {})) visit(property, `${where}.${name}`, seen);
       for (const key of ['items', 'additionalProperties']) visit(schema[key], `${where}[]`, seen);
       for (const key of ['anyOf', 'oneOf', 'allOf']) for (const branch of schema[key] ?? []) visit(branch, where, seen);
@@ -83,7 +92,8 @@ describe('numbers and multipart bodies', () => {
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const [method, operation] of Object.entries<any>(item)) {
         for (const parameter of operation.parameters ?? []) visit(parameter.schema, `${method.toUpperCase()} ${path} ${parameter.in} ${parameter.name}`);
-        for (const [type, content] of Object.entries<any>(operation.requestBody?.content ?? {})) visit(content.schema, `${method.toUpperCase()} ${path} body (${type})`);
+        for (const [type, content] of Object.entries<any>(operation.requestBody?.content ?? {}))
+          visit(content.schema, `${method.toUpperCase()} ${path} body (${type})`);
       }
     }
     assert.deepEqual(unbounded, []);

@@ -96,7 +96,11 @@ describe('OpenAPI conformance check', () => {
         for (const [httpStatus, response] of Object.entries<any>(operation.responses ?? {})) {
           for (const [contentType, media] of Object.entries<any>(response.content ?? {})) {
             if (!media.schema) continue;
-            assert.equal(typeof compile({ schema: inDocument(media.schema), method, url, httpStatus, contentType }), 'function', `${method} ${url} ${httpStatus}`);
+            assert.equal(
+              typeof compile({ schema: inDocument(media.schema), method, url, httpStatus, contentType }),
+              'function',
+              `${method} ${url} ${httpStatus}`,
+            );
             compiled++;
           }
         }

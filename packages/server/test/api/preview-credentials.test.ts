@@ -15,7 +15,8 @@ import { isSandboxdAuthorization, withoutSandboxdCookies } from '../../src/api/p
 import { redactUrl } from '../../src/api/request-logging.ts';
 
 const KEY = 'sbx_sk_' + 'A'.repeat(43);
-const jwt = (issuer: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(issuer).setSubject('1').sign(new TextEncoder().encode('a-secret-of-some-length'));
+const jwt = (issuer: string) =>
+  new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(issuer).setSubject('1').sign(new TextEncoder().encode('a-secret-of-some-length'));
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** A request as forwardedHeaders reads it (raw header pairs). */
@@ -47,7 +48,10 @@ describe('what a preview request forwards to the app', () => {
   });
 
   test('Cookie: every sandboxd cookie is taken out, the app’s pass byte for byte', () => {
-    assert.equal(withoutSandboxdCookies('app=1; sandboxd_session=s; b="x y";  __Host-sandboxd_csrf=c;__Secure-sandboxd_x=1; sandboxd_preview=p'), 'app=1; b="x y"');
+    assert.equal(
+      withoutSandboxdCookies('app=1; sandboxd_session=s; b="x y";  __Host-sandboxd_csrf=c;__Secure-sandboxd_x=1; sandboxd_preview=p'),
+      'app=1; b="x y"',
+    );
     assert.equal(withoutSandboxdCookies('sandboxd_session=s; SANDBOXD_CSRF=c'), '');
     assert.equal(withoutSandboxdCookies('theme=dark;lang=en'), 'theme=dark;lang=en');
   });
@@ -56,17 +60,28 @@ describe('what a preview request forwards to the app', () => {
     const token = await jwt('sandboxd');
     const out = forwardedHeaders(
       requestWith([
-        'Host', 'example.test',
-        'X-API-Key', KEY,
-        'Authorization', `Bearer ${token}`,
-        'Authorization', basic('alice', 'wonderland'),
-        'Cookie', 'sandboxd_session=s; app=1',
-        'Cookie', 'sandboxd_csrf=c',
-        'X-CSRF-Token', 'c',
-        'X-Sandboxd-Node', 'n1',
-        'x-sandboxd-signature', 'sig',
-        'X-Forwarded-For', '6.6.6.6',
-        'Accept', 'text/html',
+        'Host',
+        'example.test',
+        'X-API-Key',
+        KEY,
+        'Authorization',
+        `Bearer ${token}`,
+        'Authorization',
+        basic('alice', 'wonderland'),
+        'Cookie',
+        'sandboxd_session=s; app=1',
+        'Cookie',
+        'sandboxd_csrf=c',
+        'X-CSRF-Token',
+        'c',
+        'X-Sandboxd-Node',
+        'n1',
+        'x-sandboxd-signature',
+        'sig',
+        'X-Forwarded-For',
+        '6.6.6.6',
+        'Accept',
+        'text/html',
       ]),
       { remoteAddress: '10.0.0.1', protocol: 'http', prefix: '/v1/app/s/8000', upgrade: false },
     );
@@ -85,7 +100,22 @@ describe('what a preview request forwards to the app', () => {
 
 describe("what of an app's answer reaches the browser", () => {
   test("on the console's origin no header leaves state in the browser", () => {
-    for (const name of ['set-cookie', 'set-cookie2', 'clear-site-data', 'service-worker-allowed', 'refresh', 'set-login', 'strict-transport-security', 'alt-svc', 'nel', 'report-to', 'reporting-endpoints', 'accept-ch', 'critical-ch', 'origin-agent-cluster']) {
+    for (const name of [
+      'set-cookie',
+      'set-cookie2',
+      'clear-site-data',
+      'service-worker-allowed',
+      'refresh',
+      'set-login',
+      'strict-transport-security',
+      'alt-svc',
+      'nel',
+      'report-to',
+      'reporting-endpoints',
+      'accept-ch',
+      'critical-ch',
+      'origin-agent-cluster',
+    ]) {
       assert.equal(allowedResponseHeader(name, 'x', 'shared'), null, name);
     }
     assert.equal(allowedResponseHeader('content-type', 'text/html', 'shared'), 'text/html');
@@ -93,13 +123,24 @@ describe("what of an app's answer reaches the browser", () => {
   });
 
   test('on its own origin an app keeps its cookies, host-only', () => {
-    assert.deepEqual(allowedResponseHeader('set-cookie', ['a=1; Domain=example.com; Path=/', 'b=2; domain =.example.com', 'c=3'], 'own'), ['a=1; Path=/', 'b=2', 'c=3']);
+    assert.deepEqual(allowedResponseHeader('set-cookie', ['a=1; Domain=example.com; Path=/', 'b=2; domain =.example.com', 'c=3'], 'own'), [
+      'a=1; Path=/',
+      'b=2',
+      'c=3',
+    ]);
     assert.equal(hostOnlyCookie('x=Domain=1; Secure; DOMAIN=apps.example.com; HttpOnly'), 'x=Domain=1; Secure; HttpOnly');
     assert.equal(allowedResponseHeader('clear-site-data', '"cookies"', 'own'), '"cookies"');
   });
 
   test('a WebSocket answer head is filtered the same way', () => {
-    const head = ['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Set-Cookie: sandboxd_session=evil; Path=/v1/vaults', 'Clear-Site-Data: "cookies"', ' "storage"', 'Sec-WebSocket-Accept: abc'].join('\r\n');
+    const head = [
+      'HTTP/1.1 101 Switching Protocols',
+      'Upgrade: websocket',
+      'Set-Cookie: sandboxd_session=evil; Path=/v1/vaults',
+      'Clear-Site-Data: "cookies"',
+      ' "storage"',
+      'Sec-WebSocket-Accept: abc',
+    ].join('\r\n');
     assert.equal(filterResponseHead(head, 'shared'), ['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Sec-WebSocket-Accept: abc'].join('\r\n'));
     assert.equal(filterResponseHead('HTTP/1.1 101 OK\r\nset-cookie: a=1; Domain=example.com', 'own'), 'HTTP/1.1 101 OK\r\nset-cookie: a=1');
   });

@@ -46,7 +46,10 @@ async function sendSlowly(baseUrl: string, head: string, body: Buffer, options: 
     socket.on('error', () => undefined);
     socket.on('close', () => (answered ? undefined : reject(new Error(`closed without an answer: ${received.slice(0, 200)}`))));
   });
-  const settled = answer.then(() => undefined, () => undefined);
+  const settled = answer.then(
+    () => undefined,
+    () => undefined,
+  );
   socket.write(head);
   const chunkBytes = options.chunkBytes ?? 64 * 1024;
   let sent = 0;
@@ -62,10 +65,7 @@ async function sendSlowly(baseUrl: string, head: string, body: Buffer, options: 
     if (answered) sentBeforeAnswer = sent;
   }
   if (!answered && options.chunked) socket.write('0\r\n\r\n');
-  const result = await Promise.race([
-    answer,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer within 60 s')), 60_000).unref()),
-  ]);
+  const result = await Promise.race([answer, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer within 60 s')), 60_000).unref())]);
   if (sentBeforeAnswer < 0) sentBeforeAnswer = answered ? sent : body.length;
   socket.destroy();
   return { ...result, sentBeforeAnswer };

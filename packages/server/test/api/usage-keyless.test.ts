@@ -22,7 +22,9 @@ describe('session usage without credentials', () => {
     strict = await startTestServer({ config: { usageRequiresKey: true } });
     alice = await server.createUserWithKey('alice');
     bob = await server.createUserWithKey('bob');
-    const created = await call(server, 'POST', '/v1/sessions/session', { json: { api_key: alice.apiKey, metadata: { secret: 'do-not-show' }, env: { TOKEN: 'hidden' } } });
+    const created = await call(server, 'POST', '/v1/sessions/session', {
+      json: { api_key: alice.apiKey, metadata: { secret: 'do-not-show' }, env: { TOKEN: 'hidden' } },
+    });
     sessionId = created.body.session_id;
   });
   after(async () => {

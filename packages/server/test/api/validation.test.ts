@@ -57,26 +57,44 @@ describe('422 validation errors', () => {
 
   test('a missing required body field: type missing', async () => {
     const items = details(await call(server, 'POST', '/v1/auth/token', { form: { username: 'val' } }));
-    assert.deepEqual(items.map((i) => [i.loc, i.type, i.msg]), [[['body', 'password'], 'missing', 'Field required']]);
+    assert.deepEqual(
+      items.map((i) => [i.loc, i.type, i.msg]),
+      [[['body', 'password'], 'missing', 'Field required']],
+    );
   });
 
   test('a missing body where one is required', async () => {
     const items = details(await call(server, 'PATCH', '/v1/api-keys/1', { apiKey }));
-    assert.deepEqual(items.map((i) => [i.loc, i.type]), [[['body'], 'missing']]);
+    assert.deepEqual(
+      items.map((i) => [i.loc, i.type]),
+      [[['body'], 'missing']],
+    );
   });
 
   test('a path parameter that is not an integer: loc ["path", "item_id"], int_parsing', async () => {
     const items = details(await call(server, 'GET', '/v1/api-keys/abc', { apiKey }));
-    assert.deepEqual(items.map((i) => [i.loc, i.type]), [[['path', 'item_id'], 'int_parsing']]);
+    assert.deepEqual(
+      items.map((i) => [i.loc, i.type]),
+      [[['path', 'item_id'], 'int_parsing']],
+    );
   });
 
   test('query parameters out of range or of the wrong type: loc ["query", name]', async () => {
     const low = details(await call(server, 'GET', '/v1/sessions/sandboxes?limit=0', { apiKey }));
-    assert.deepEqual(low.map((i) => [i.loc, i.type]), [[['query', 'limit'], 'greater_than_equal']]);
+    assert.deepEqual(
+      low.map((i) => [i.loc, i.type]),
+      [[['query', 'limit'], 'greater_than_equal']],
+    );
     const high = details(await call(server, 'GET', '/v1/webhooks/deliveries?limit=201', { apiKey }));
-    assert.deepEqual(high.map((i) => [i.loc, i.type]), [[['query', 'limit'], 'less_than_equal']]);
+    assert.deepEqual(
+      high.map((i) => [i.loc, i.type]),
+      [[['query', 'limit'], 'less_than_equal']],
+    );
     const text = details(await call(server, 'GET', '/v1/sessions/app-url/s1?port=http', { apiKey }));
-    assert.deepEqual(text.map((i) => [i.loc, i.type]), [[['query', 'port'], 'int_parsing']]);
+    assert.deepEqual(
+      text.map((i) => [i.loc, i.type]),
+      [[['query', 'port'], 'int_parsing']],
+    );
   });
 
   test('ids and numbers in paths and queries are canonical decimal integers only: 0x3, 3e0, +3 are not 3', async () => {
@@ -86,11 +104,19 @@ describe('422 validation errors', () => {
     const lookalikes = [`0x${id.toString(16)}`, `${id}e0`, `+${id}`, `0${id}`, `${id}.0`, `%20${id}`, `${id}%20`, `0b${id.toString(2)}`];
     for (const text of lookalikes) {
       const items = details(await call(server, 'GET', `/v1/api-keys/${text}`, { apiKey }));
-      assert.deepEqual(items.map((i) => [i.loc, i.type]), [[['path', 'item_id'], 'int_parsing']], text);
+      assert.deepEqual(
+        items.map((i) => [i.loc, i.type]),
+        [[['path', 'item_id'], 'int_parsing']],
+        text,
+      );
     }
     for (const text of ['0x3', '3e0', '+3', '03']) {
       const items = details(await call(server, 'GET', `/v1/executions/?limit=${encodeURIComponent(text)}`, { apiKey }));
-      assert.deepEqual(items.map((i) => [i.loc, i.type]), [[['query', 'limit'], 'int_parsing']], text);
+      assert.deepEqual(
+        items.map((i) => [i.loc, i.type]),
+        [[['query', 'limit'], 'int_parsing']],
+        text,
+      );
       assert.equal((await call(server, 'GET', `/v1/executions/${encodeURIComponent(text)}`, { apiKey })).status, 422, text);
       assert.equal((await call(server, 'GET', `/v1/events/stream?last_event_id=${encodeURIComponent(text)}`, { apiKey })).status, 422, text);
     }

@@ -73,7 +73,8 @@ describe('custom domains serving a VM port (real VM)', () => {
       },
     });
     assert.match(started.body.stdout, /page-ok/, JSON.stringify(started.body));
-    privateShare = (await call(server, 'POST', '/v1/shares', { apiKey: owner, json: { session_id: sessionId, port: APP_PORT, is_public: false } })).body.share_id;
+    privateShare = (await call(server, 'POST', '/v1/shares', { apiKey: owner, json: { session_id: sessionId, port: APP_PORT, is_public: false } })).body
+      .share_id;
   });
   after(async () => {
     await server?.close();
@@ -97,7 +98,10 @@ describe('custom domains serving a VM port (real VM)', () => {
     assert.equal(page.status, 200);
     assert.match(page.body.toString(), /page-ok/);
     assert.equal((await rawRequest(port, '/asset.js', { host: 'private.example.com', cookie })).body.toString(), 'console.log("asset-ok")');
-    const seen = (await rawRequest(port, '/headers?x=1', { host: 'private.example.com', cookie: `${cookie}; app=1` })).json as { path: string; headers: Record<string, string[]> };
+    const seen = (await rawRequest(port, '/headers?x=1', { host: 'private.example.com', cookie: `${cookie}; app=1` })).json as {
+      path: string;
+      headers: Record<string, string[]>;
+    };
     assert.equal(seen.path, '/headers?x=1');
     assert.deepEqual(seen.headers.host, ['private.example.com']);
     assert.deepEqual(seen.headers['x-forwarded-host'], ['private.example.com']);
@@ -131,7 +135,10 @@ describe('custom domains serving a VM port (real VM)', () => {
   });
 
   test('an unverified domain does not reach the VM: its Host gets the API, and a 404 says it is not verified', async () => {
-    const created = await call(server, 'POST', '/v1/custom-domains', { apiKey: owner, json: { domain: 'pending.example.com', session_id: sessionId, port: APP_PORT } });
+    const created = await call(server, 'POST', '/v1/custom-domains', {
+      apiKey: owner,
+      json: { domain: 'pending.example.com', session_id: sessionId, port: APP_PORT },
+    });
     assert.equal(created.body.status, 'pending');
     const page = await rawRequest(port, '/', { host: 'pending.example.com', 'x-api-key': owner });
     assert.equal(page.status, 404);
@@ -160,7 +167,9 @@ describe('custom domains serving a VM port (real VM)', () => {
   });
 
   test('deleting a domain stops it at once, HTTP and WebSocket', async () => {
-    const [domain] = (await call(server, 'GET', '/v1/custom-domains', { apiKey: owner })).body.custom_domains.filter((d: { domain: string }) => d.domain === 'owner.example.com');
+    const [domain] = (await call(server, 'GET', '/v1/custom-domains', { apiKey: owner })).body.custom_domains.filter(
+      (d: { domain: string }) => d.domain === 'owner.example.com',
+    );
     assert.equal((await call(server, 'DELETE', `/v1/custom-domains/${domain.id}`, { apiKey: owner })).status, 200);
     const page = await rawRequest(port, '/', { host: 'owner.example.com', 'x-api-key': owner });
     assert.doesNotMatch(page.body.toString(), /page-ok/);
@@ -173,10 +182,15 @@ describe('custom domains serving a VM port (real VM)', () => {
   test('when the VM ends, the domain answers 410 VM_GONE, not anything else', async () => {
     const killed = await call(server, 'POST', '/kill', { apiKey: owner, json: { session_id: sessionId } });
     assert.equal(killed.status, 200, killed.text);
-    const gone = await waitUntil('410 after the kill', async () => {
-      const answer = await rawRequest(port, '/', { host: 'private.example.com', 'x-api-key': owner });
-      return answer.status === 410 ? answer : null;
-    }, 10_000, 100);
+    const gone = await waitUntil(
+      '410 after the kill',
+      async () => {
+        const answer = await rawRequest(port, '/', { host: 'private.example.com', 'x-api-key': owner });
+        return answer.status === 410 ? answer : null;
+      },
+      10_000,
+      100,
+    );
     assert.equal(gone.json.code, 'VM_GONE');
     await assert.rejects(echoOnce(port, 'private.example.com', { 'x-api-key': owner }, 'x'), /handshake answered 410/);
   });

@@ -47,7 +47,9 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     return found;
   };
   const eventsOf = async (domainId: string) =>
-    (await server.services.database.db.selectFrom('events').select(['type', 'payload', 'user_id']).where('subject_id', '=', domainId).orderBy('id').execute()).map((e) => ({
+    (
+      await server.services.database.db.selectFrom('events').select(['type', 'payload', 'user_id']).where('subject_id', '=', domainId).orderBy('id').execute()
+    ).map((e) => ({
       type: e.type,
       userId: e.user_id,
       data: JSON.parse(e.payload) as Record<string, unknown>,
@@ -70,7 +72,8 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     alice = await server.createUserWithKey('alice');
     bob = await server.createUserWithKey('bob');
     carol = await server.createUserWithKey('carol');
-    const newSession = async (user: { apiKey: string }) => (await call(server, 'POST', '/v1/sessions/session', { ...as(user), json: {} })).body.session_id as string;
+    const newSession = async (user: { apiKey: string }) =>
+      (await call(server, 'POST', '/v1/sessions/session', { ...as(user), json: {} })).body.session_id as string;
     aliceSession = await newSession(alice);
     bobSession = await newSession(bob);
     carolSession = await newSession(carol);
@@ -105,16 +108,26 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     assert.ok(Date.parse(record.next_check_at) > Date.parse(record.created_at));
 
     const listed = await call(server, 'GET', '/v1/custom-domains', as(alice));
-    assert.deepEqual(listed.body.custom_domains.map((d: { id: string }) => d.id), [record.id]);
+    assert.deepEqual(
+      listed.body.custom_domains.map((d: { id: string }) => d.id),
+      [record.id],
+    );
     assert.deepEqual((await get(alice, record.id)).body, record);
-    assert.deepEqual((await eventsOf(record.id)).map((e) => [e.type, e.data.record_value]), [['custom_domain.created', record.verification.value]]);
+    assert.deepEqual(
+      (await eventsOf(record.id)).map((e) => [e.type, e.data.record_value]),
+      [['custom_domain.created', record.verification.value]],
+    );
     const audit = await call(server, 'GET', '/v1/audit/events?action=custom_domain.create', as(alice));
     assert.equal(audit.body.items[0].target_id, record.id);
   });
 
   test('another user gets 404 on every operation of it, and cannot claim for a share or session of another', async () => {
     const record = await mine('app.example.com');
-    for (const [method, url] of [['GET', `/v1/custom-domains/${record.id}`], ['DELETE', `/v1/custom-domains/${record.id}`], ['POST', `/v1/custom-domains/${record.id}/verify`]] as const) {
+    for (const [method, url] of [
+      ['GET', `/v1/custom-domains/${record.id}`],
+      ['DELETE', `/v1/custom-domains/${record.id}`],
+      ['POST', `/v1/custom-domains/${record.id}/verify`],
+    ] as const) {
       const answer = await call(server, method, url, as(bob));
       assert.equal(answer.status, 404, `${method} ${url}: ${answer.text}`);
       assert.equal(answer.body.code, 'NOT_FOUND');
@@ -177,7 +190,10 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     dns.setTxt('_sandboxd-challenge.app.example.com', ['google-site-verification=abc', 'sandboxd-verify-somebody-elses']);
     const wrong = await verify(alice, record.id);
     assert.equal(wrong.body.status, 'pending');
-    assert.match(wrong.body.last_error, /do not include this claim's verification\.value \(found "google-site-verification=abc", "sandboxd-verify-somebody-elses"\)/);
+    assert.match(
+      wrong.body.last_error,
+      /do not include this claim's verification\.value \(found "google-site-verification=abc", "sandboxd-verify-somebody-elses"\)/,
+    );
 
     dns.mode = 'servfail';
     const failing = await verify(alice, record.id);
@@ -232,7 +248,7 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     assert.equal((await call(server, 'GET', '/v1/custom-domains/tls-check')).status, 422);
   });
 
-  test('a verified domain\'s Host goes to the preview, at any path; every other Host still reaches the API', async () => {
+  test("a verified domain's Host goes to the preview, at any path; every other Host still reaches the API", async () => {
     // The share is private: no credentials is 401; the owner's key reaches the preview (no VM yet: 404 saying so).
     const anonymous = await rawRequest(port, '/v1/custom-domains', { host: 'app.example.com' });
     assert.equal(anonymous.status, 401, anonymous.body.toString());
@@ -261,7 +277,7 @@ describe('custom domains (API, DNS verification, no VM)', () => {
 
     dns.setTxt('_sandboxd-challenge.shared.example.org', [carols.body.verification.value]);
     const bobTries = await verify(bob, bobs.body.id);
-    assert.equal(bobTries.body.status, 'pending', 'bob cannot verify with carol\'s record');
+    assert.equal(bobTries.body.status, 'pending', "bob cannot verify with carol's record");
     const carolWins = await verify(carol, carols.body.id);
     assert.equal(carolWins.body.status, 'verified');
 
@@ -275,7 +291,10 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     assert.equal(bobVerify.body.code, 'CONFLICT');
     assert.deepEqual(
       (await eventsOf(bobs.body.id)).map((e) => [e.type, e.userId, e.data.reason ?? null]),
-      [['custom_domain.created', bob.userId, null], ['custom_domain.failed', bob.userId, 'verified_elsewhere']],
+      [
+        ['custom_domain.created', bob.userId, null],
+        ['custom_domain.failed', bob.userId, 'verified_elsewhere'],
+      ],
     );
 
     const late = await claim(alice, { domain: 'SHARED.example.org', share_id: aliceShare });
@@ -322,7 +341,11 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     assert.equal((await call(server, 'DELETE', `/v1/shares/${aliceShare}`, as(alice))).status, 200);
     assert.equal((await get(alice, app.id)).status, 404);
     assert.equal((await rawRequest(port, '/healthz', { host: 'app.example.com' })).status, 200);
-    assert.deepEqual((await eventsOf(app.id)).at(-1), { type: 'custom_domain.deleted', userId: alice.userId, data: { domain_id: app.id, domain: 'app.example.com', reason: 'share_deleted', status: 'verified' } });
+    assert.deepEqual((await eventsOf(app.id)).at(-1), {
+      type: 'custom_domain.deleted',
+      userId: alice.userId,
+      data: { domain_id: app.id, domain: 'app.example.com', reason: 'share_deleted', status: 'verified' },
+    });
   });
 
   test('a claim not verified within its pending time fails as expired', async () => {
@@ -377,27 +400,53 @@ describe('custom domains on two nodes of one store', () => {
 
     dns.setTxt('_sandboxd-challenge.two.example.com', [created.body.verification.value]);
     // Both nodes' checkers look at the claim; one of them verifies it.
-    await waitUntil('a checker to verify two.example.com', async () => (await call(a, 'GET', `/v1/custom-domains/${created.body.id}`, { apiKey: dave.apiKey })).body.status === 'verified', 15_000, 100);
+    await waitUntil(
+      'a checker to verify two.example.com',
+      async () => (await call(a, 'GET', `/v1/custom-domains/${created.body.id}`, { apiKey: dave.apiKey })).body.status === 'verified',
+      15_000,
+      100,
+    );
     for (const port of [aPort, bPort]) {
-      await waitUntil(`node on ${port} to route two.example.com`, async () => (await rawRequest(port, '/healthz', { host: 'two.example.com' })).status === 401, 5000, 100);
+      await waitUntil(
+        `node on ${port} to route two.example.com`,
+        async () => (await rawRequest(port, '/healthz', { host: 'two.example.com' })).status === 401,
+        5000,
+        100,
+      );
     }
     const events = await a.services.database.db.selectFrom('events').select('type').where('subject_id', '=', created.body.id).execute();
-    assert.deepEqual(events.map((e) => e.type), ['custom_domain.created', 'custom_domain.verified'], 'verified once, whichever node');
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['custom_domain.created', 'custom_domain.verified'],
+      'verified once, whichever node',
+    );
 
     assert.equal((await call(a, 'DELETE', `/v1/custom-domains/${created.body.id}`, { apiKey: dave.apiKey })).status, 200);
     // Node b still has the name in its set until its next reload: the store answers for it at once.
     const onB = await rawRequest(bPort, '/', { host: 'two.example.com', 'x-api-key': dave.apiKey });
     assert.ok(onB.status === 404, onB.body.toString());
     assert.match(onB.json.detail, /not a verified custom domain|No route GET \//);
-    await waitUntil('node b to forget two.example.com', async () => (await rawRequest(bPort, '/healthz', { host: 'two.example.com' })).status === 200, 5000, 100);
+    await waitUntil(
+      'node b to forget two.example.com',
+      async () => (await rawRequest(bPort, '/healthz', { host: 'two.example.com' })).status === 200,
+      5000,
+      100,
+    );
   });
 
   test("a verified domain that is a node's own host name is never routed there: the API keeps its name", async () => {
     const ivy = await a.createUserWithKey('ivy');
     const session = (await call(a, 'POST', '/v1/sessions/session', { apiKey: ivy.apiKey, json: {} })).body.session_id;
-    const created = await call(a, 'POST', '/v1/custom-domains', { apiKey: ivy.apiKey, json: { domain: 'reserved-later.example.com', session_id: session, port: 3000 } });
+    const created = await call(a, 'POST', '/v1/custom-domains', {
+      apiKey: ivy.apiKey,
+      json: { domain: 'reserved-later.example.com', session_id: session, port: 3000 },
+    });
     assert.equal(created.status, 201, created.text);
-    assert.equal((await call(b, 'POST', '/v1/custom-domains', { apiKey: ivy.apiKey, json: { domain: 'reserved-later.example.com', session_id: session, port: 3000 } })).status, 422);
+    assert.equal(
+      (await call(b, 'POST', '/v1/custom-domains', { apiKey: ivy.apiKey, json: { domain: 'reserved-later.example.com', session_id: session, port: 3000 } }))
+        .status,
+      422,
+    );
     dns.setTxt(created.body.verification.name, [created.body.verification.value]);
     assert.equal((await call(a, 'POST', `/v1/custom-domains/${created.body.id}/verify`, { apiKey: ivy.apiKey })).body.status, 'verified');
     const [aPort, bPort] = [Number(new URL(a.baseUrl).port), Number(new URL(b.baseUrl).port)];
@@ -424,7 +473,10 @@ describe('custom domains behind a trusted reverse proxy (SANDBOXD_TRUST_PROXY)',
   test('the first X-Forwarded-Host decides, as for host-name previews', async () => {
     const hana = await server.createUserWithKey('hana');
     const session = (await call(server, 'POST', '/v1/sessions/session', { apiKey: hana.apiKey, json: {} })).body.session_id;
-    const created = await call(server, 'POST', '/v1/custom-domains', { apiKey: hana.apiKey, json: { domain: 'proxied.example.com', session_id: session, port: 3000 } });
+    const created = await call(server, 'POST', '/v1/custom-domains', {
+      apiKey: hana.apiKey,
+      json: { domain: 'proxied.example.com', session_id: session, port: 3000 },
+    });
     dns.setTxt(created.body.verification.name, [created.body.verification.value]);
     assert.equal((await call(server, 'POST', `/v1/custom-domains/${created.body.id}/verify`, { apiKey: hana.apiKey })).body.status, 'verified');
     const port = Number(new URL(server.baseUrl).port);

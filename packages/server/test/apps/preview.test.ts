@@ -24,7 +24,12 @@ function pattern(size: number): Buffer {
 }
 
 /** A raw HTTP request (fetch cannot set Host), answered with status, headers and body. */
-function rawRequest(port: number, path: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawRequest(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -171,7 +176,10 @@ describe('preview proxy, app URLs and shares (real VM)', () => {
   });
 
   test('private share: link → HttpOnly cookie → page, asset and WebSocket; revoked at once', async () => {
-    const created = await call(server, 'POST', '/v1/shares', { apiKey: owner, json: { session_id: sessionId, port: APP_PORT, is_public: false, expires_in_seconds: 3600 } });
+    const created = await call(server, 'POST', '/v1/shares', {
+      apiKey: owner,
+      json: { session_id: sessionId, port: APP_PORT, is_public: false, expires_in_seconds: 3600 },
+    });
     assert.equal(created.status, 201, created.text);
     const share = created.body;
     assert.match(share.share_id, /^shr_/);
@@ -233,7 +241,9 @@ describe('preview proxy, app URLs and shares (real VM)', () => {
     assert.match(await page.text(), /page-ok/);
     assert.equal(await echoOnce(`${appUrl.url.replace(/^http/, 'ws')}ws`, {}, 'public'), 'echo:public');
     // The app's own Authorization header passes through a public share.
-    const seen = (await (await fetch(`${appUrl.url}headers`, { headers: { authorization: 'Bearer app-token' } })).json()) as { headers: Record<string, string[]> };
+    const seen = (await (await fetch(`${appUrl.url}headers`, { headers: { authorization: 'Bearer app-token' } })).json()) as {
+      headers: Record<string, string[]>;
+    };
     assert.deepEqual(seen.headers.authorization, ['Bearer app-token']);
     await call(server, 'DELETE', `/v1/shares/${share.share_id}`, { apiKey: owner });
     assert.equal((await fetch(appUrl.url)).status, 401);

@@ -58,7 +58,8 @@ describe('PTY sessions (real VM)', () => {
     server = await startTestServer();
     ({ apiKey: owner } = await server.createUserWithKey('typist', 'pro'));
     ({ apiKey: stranger } = await server.createUserWithKey('onlooker', 'pro'));
-    sessionId = (await call(server, 'POST', '/v1/sessions/session', { apiKey: owner, json: { vcpu_count: 1, env: { GREETING: 'from-session-env' } } })).body.session_id;
+    sessionId = (await call(server, 'POST', '/v1/sessions/session', { apiKey: owner, json: { vcpu_count: 1, env: { GREETING: 'from-session-env' } } })).body
+      .session_id;
     const created = await call(server, 'POST', `/v1/sessions/${sessionId}/pty/sessions`, { apiKey: owner, json: { cols: 100, rows: 30 } });
     assert.equal(created.status, 200, created.text);
     terminal = created.body;
@@ -70,7 +71,10 @@ describe('PTY sessions (real VM)', () => {
     assert.equal(terminal.cols, 100);
     assert.equal(terminal.rows, 30);
     assert.equal(terminal.status, 'running');
-    assert.equal(terminal.websocket_url, `${server.config.server.publicUrl.replace(/^http/, 'ws')}/v1/sessions/${sessionId}/pty/sessions/${terminal.pty_id}/connect`);
+    assert.equal(
+      terminal.websocket_url,
+      `${server.config.server.publicUrl.replace(/^http/, 'ws')}/v1/sessions/${sessionId}/pty/sessions/${terminal.pty_id}/connect`,
+    );
     assert.match(terminal.connect_token, /^pty_/);
   });
 
@@ -83,7 +87,10 @@ describe('PTY sessions (real VM)', () => {
     term.socket.send(JSON.stringify({ type: 'resize', cols: 132, rows: 43 }));
     term.type('stty size\r');
     await term.waitFor(/43 132/);
-    const resized = await call(server, 'POST', `/v1/sessions/${sessionId}/pty/sessions/${terminal.pty_id}/resize`, { apiKey: owner, json: { cols: 90, rows: 20 } });
+    const resized = await call(server, 'POST', `/v1/sessions/${sessionId}/pty/sessions/${terminal.pty_id}/resize`, {
+      apiKey: owner,
+      json: { cols: 90, rows: 20 },
+    });
     assert.equal(resized.status, 200, resized.text);
     assert.deepEqual([resized.body.cols, resized.body.rows], [90, 20]);
     term.type('stty size\r');
@@ -127,7 +134,10 @@ describe('PTY sessions (real VM)', () => {
   });
 
   test('terminals by VM id; a command instead of a shell', async () => {
-    const created = await call(server, 'POST', `/v1/vms/${terminal.vm_id}/pty/sessions`, { apiKey: owner, json: { command: 'echo from-vm-scope; exit 3', cols: 40, rows: 10 } });
+    const created = await call(server, 'POST', `/v1/vms/${terminal.vm_id}/pty/sessions`, {
+      apiKey: owner,
+      json: { command: 'echo from-vm-scope; exit 3', cols: 40, rows: 10 },
+    });
     assert.equal(created.status, 200, created.text);
     assert.match(created.body.websocket_url, new RegExp(`/v1/vms/${terminal.vm_id}/pty/sessions/${created.body.pty_id}/connect$`));
     const term = await attach(created.body.websocket_url, { 'x-api-key': owner });

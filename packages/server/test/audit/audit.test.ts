@@ -41,11 +41,27 @@ describe('audit log', () => {
     assert.equal(mine.length, 2);
     const [failure, success] = mine; // newest first
     assert.deepEqual(
-      { action: success.action, outcome: success.outcome, user_id: success.user_id, username: success.username, via: success.via, source_ip: success.source_ip, user_agent: success.user_agent },
-      { action: 'auth.sign_in', outcome: 'success', user_id: alice.userId, username: 'alice', via: 'password', source_ip: '127.0.0.1', user_agent: 'audit-test/1.0' },
+      {
+        action: success.action,
+        outcome: success.outcome,
+        user_id: success.user_id,
+        username: success.username,
+        via: success.via,
+        source_ip: success.source_ip,
+        user_agent: success.user_agent,
+      },
+      {
+        action: 'auth.sign_in',
+        outcome: 'success',
+        user_id: alice.userId,
+        username: 'alice',
+        via: 'password',
+        source_ip: '127.0.0.1',
+        user_agent: 'audit-test/1.0',
+      },
     );
     assert.equal(failure.outcome, 'failure');
-    assert.equal(failure.user_id, alice.userId, 'a failed sign-in to an existing account is its owner\'s to see');
+    assert.equal(failure.user_id, alice.userId, "a failed sign-in to an existing account is its owner's to see");
     assert.deepEqual(failure.detail, { reason: 'wrong_password' });
     assert.ok(!Number.isNaN(Date.parse(failure.created_at)));
 
@@ -81,7 +97,7 @@ describe('audit log', () => {
     assert.ok(!dump.includes(endpoint.body.secret), 'secrets never reach the audit log');
   });
 
-  test('users see only their own entries; administrators see everyone\'s', async () => {
+  test("users see only their own entries; administrators see everyone's", async () => {
     assert.ok((await entries(alice.apiKey)).every((e) => e.user_id === alice.userId));
     assert.ok((await entries(bob.apiKey)).every((e) => e.user_id === bob.userId));
     const all = await entries(root.apiKey, 'limit=500');
@@ -103,7 +119,14 @@ describe('audit log', () => {
       paged.push(...res.body.items.map((e: any) => e.id));
       cursor = res.body.next_cursor;
     } while (cursor);
-    assert.deepEqual(paged, all.map((e) => e.id));
-    assert.deepEqual(paged, [...paged].sort((a, b) => b - a), 'newest first');
+    assert.deepEqual(
+      paged,
+      all.map((e) => e.id),
+    );
+    assert.deepEqual(
+      paged,
+      [...paged].sort((a, b) => b - a),
+      'newest first',
+    );
   });
 });

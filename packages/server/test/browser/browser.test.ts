@@ -113,7 +113,7 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     assert.equal(answer.status, 200, answer.text);
     assert.equal(answer.body.title, 'Form');
     assert.equal(answer.body.url, `${web.baseUrl}/form`);
-    assert.equal(answer.body.status_code, 200, 'the status is the first page\'s');
+    assert.equal(answer.body.status_code, 200, "the status is the first page's");
     assert.equal(answer.body.screenshot, null);
     assert.match(answer.body.text, /Count 2/);
     assert.match(answer.body.text, /Last key: Tab/);
@@ -127,7 +127,10 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
 
     const badScheme = await post(alice, '/v1/browser/render', { url: `${web.baseUrl}/page/1`, actions: [{ type: 'navigate', url: 'file:///etc/passwd' }] });
     assert.equal(badScheme.status, 422, badScheme.text);
-    assert.deepEqual(badScheme.body.detail.map((d: { loc: unknown }) => d.loc), [['body', 'actions', 0, 'url']]);
+    assert.deepEqual(
+      badScheme.body.detail.map((d: { loc: unknown }) => d.loc),
+      [['body', 'actions', 0, 'url']],
+    );
   });
 
   test('a plan without browser sessions gets 429 QUOTA_EXCEEDED and no VM', async () => {
@@ -150,7 +153,11 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     assert.equal(created.status, 200, created.text);
     sessionId = created.body.session_id;
     const row = await findBrowserSession(server.services.database.db, sessionId);
-    assert.deepEqual(acquisitions.filter((a) => a.vmId === row?.vm_id).map((a) => a.fromPool), [true], 'the session VM came from the pool');
+    assert.deepEqual(
+      acquisitions.filter((a) => a.vmId === row?.vm_id).map((a) => a.fromPool),
+      [true],
+      'the session VM came from the pool',
+    );
     assert.equal(created.body.status, 'active');
     assert.deepEqual([created.body.viewport_width, created.body.viewport_height], [1024, 768]);
     assert.ok(Date.parse(created.body.expires_at) > Date.now());
@@ -247,7 +254,12 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     assert.equal(never.status, 408, never.text);
     assert.equal(never.body.code, 'BROWSER_TIMEOUT');
 
-    const waited = await post(alice, '/v1/browser/interactions/wait', { session_id: sessionId, condition: 'selector', selector: '#never-appears', timeout: 1500 });
+    const waited = await post(alice, '/v1/browser/interactions/wait', {
+      session_id: sessionId,
+      condition: 'selector',
+      selector: '#never-appears',
+      timeout: 1500,
+    });
     assert.equal(waited.status, 408, waited.text);
 
     const refused = await post(alice, '/v1/browser/interactions/navigate', { session_id: sessionId, url: `http://${web.serverAddress}:81/` });
@@ -265,7 +277,12 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
   });
 
   test('fill-credential types a stored secret only on its hosts, and the secret is never shown', async () => {
-    const created = await post(alice, '/v1/browser/credentials', { name: 'fixture-login', username: 'ada', password: LOGIN_PASSWORD, allowed_hosts: [web.serverAddress] });
+    const created = await post(alice, '/v1/browser/credentials', {
+      name: 'fixture-login',
+      username: 'ada',
+      password: LOGIN_PASSWORD,
+      allowed_hosts: [web.serverAddress],
+    });
     assert.equal(created.status, 201, created.text);
     assert.ok(!created.text.includes(LOGIN_PASSWORD));
     const credentialId = created.body.credential_id;
@@ -274,7 +291,12 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     assert.equal((await call(server, 'GET', `/v1/browser/credentials/${credentialId}`, { apiKey: bob.apiKey })).status, 404);
 
     await interact('navigate', { url: `${web.baseUrl}/login?password=${encodeURIComponent(LOGIN_PASSWORD)}` });
-    const filled = await interact('fill-credential', { credential_id: credentialId, username_selector: '#username', password_selector: '#password', submit: true });
+    const filled = await interact('fill-credential', {
+      credential_id: credentialId,
+      username_selector: '#username',
+      password_selector: '#password',
+      submit: true,
+    });
     assert.ok(!JSON.stringify(filled).includes(LOGIN_PASSWORD));
     assert.equal(await textOf('#welcome'), 'Welcome ada');
 

@@ -104,7 +104,13 @@ describe('browser routes (no browser needed)', () => {
     assert.equal(doc.components.schemas.BrowserTypeRequest.properties.delay.default, 100);
     assert.equal(doc.components.schemas.BrowserContentRequest.properties.max_anchors.default, 50);
     const history = doc.paths['/v1/browser/usage/history'].get.parameters;
-    assert.deepEqual(history.map((p: any) => [p.name, p.schema.default]), [['limit', 50], ['offset', 0]]);
+    assert.deepEqual(
+      history.map((p: any) => [p.name, p.schema.default]),
+      [
+        ['limit', 50],
+        ['offset', 0],
+      ],
+    );
   });
 
   test('no credentials: 401 on every browser operation, before anything else', async () => {
@@ -135,9 +141,15 @@ describe('browser routes (no browser needed)', () => {
 
   test('the key in the body authenticates render and session create (their bad bodies are then 422, not 401); not interactions', async () => {
     const render = await post('/v1/browser/render', { api_key: apiKey, width: 50 }, null);
-    assert.deepEqual(problems(render).map(([loc]) => loc), [['body', 'width']]);
+    assert.deepEqual(
+      problems(render).map(([loc]) => loc),
+      [['body', 'width']],
+    );
     const create = await post('/v1/browser/sessions/', { api_key: apiKey, viewport_height: 4000 }, null);
-    assert.deepEqual(problems(create).map(([loc]) => loc), [['body', 'viewport_height']]);
+    assert.deepEqual(
+      problems(create).map(([loc]) => loc),
+      [['body', 'viewport_height']],
+    );
     const notHere = await post('/v1/browser/interactions/navigate', { api_key: apiKey, session_id: SESSION, url: 'https://example.com' }, null);
     assert.equal(notHere.status, 401, 'interactions take the key in a header only');
   });
@@ -145,7 +157,10 @@ describe('browser routes (no browser needed)', () => {
   test('a missing session_id, and a missing or empty body, are 422 on every interaction', async () => {
     for (const action of INTERACTIONS) {
       const missing = problems(await post(`/v1/browser/interactions/${action}`, {}));
-      assert.ok(missing.some(([loc, type]) => loc.join('.') === 'body.session_id' && type === 'missing'), `${action}: ${JSON.stringify(missing)}`);
+      assert.ok(
+        missing.some(([loc, type]) => loc.join('.') === 'body.session_id' && type === 'missing'),
+        `${action}: ${JSON.stringify(missing)}`,
+      );
       const none = await call(server, 'POST', `/v1/browser/interactions/${action}`, { apiKey });
       assert.equal(none.status, 422, `${action} without a body: ${none.text}`);
       assert.deepEqual(none.body.detail[0].loc, ['body'], action);
@@ -175,13 +190,18 @@ describe('browser routes (no browser needed)', () => {
     ];
     for (const [action, fields, where] of cases) {
       const found = problems(await post(`/v1/browser/interactions/${action}`, { session_id: SESSION, ...fields }));
-      assert.ok(found.some(([loc]) => loc.join('.') === where), `${action} ${JSON.stringify(fields).slice(0, 80)}: ${JSON.stringify(found)}`);
+      assert.ok(
+        found.some(([loc]) => loc.join('.') === where),
+        `${action} ${JSON.stringify(fields).slice(0, 80)}: ${JSON.stringify(found)}`,
+      );
     }
   });
 
   test('scroll with neither selector nor x/y is 422 at the body; wait for a selector without one is 422 at selector', async () => {
     assert.deepEqual(problems(await post('/v1/browser/interactions/scroll', { session_id: SESSION })), [[['body'], 'value_error']]);
-    assert.deepEqual(problems(await post('/v1/browser/interactions/scroll', { session_id: SESSION, selector: null, x: null, y: null })), [[['body'], 'value_error']]);
+    assert.deepEqual(problems(await post('/v1/browser/interactions/scroll', { session_id: SESSION, selector: null, x: null, y: null })), [
+      [['body'], 'value_error'],
+    ]);
     for (const condition of ['selector', 'hidden']) {
       assert.deepEqual(problems(await post('/v1/browser/interactions/wait', { session_id: SESSION, condition })), [[['body', 'selector'], 'missing']]);
     }
@@ -198,7 +218,10 @@ describe('browser routes (no browser needed)', () => {
       [{ user_agent: 'u'.repeat(1025) }, 'body.user_agent'],
     ] as const) {
       const found = problems(await post('/v1/browser/sessions/', fields));
-      assert.ok(found.some(([loc]) => loc.join('.') === where), `${JSON.stringify(fields).slice(0, 60)}: ${JSON.stringify(found)}`);
+      assert.ok(
+        found.some(([loc]) => loc.join('.') === where),
+        `${JSON.stringify(fields).slice(0, 60)}: ${JSON.stringify(found)}`,
+      );
     }
   });
 
@@ -207,11 +230,22 @@ describe('browser routes (no browser needed)', () => {
     assert.deepEqual(problems(await post('/v1/browser/render', { url: null, html: null })), [[['body'], 'value_error']]);
     assert.deepEqual(problems(await post('/v1/browser/render', { url: 'https://example.com', html: '<p>x</p>' })), [[['body'], 'value_error']]);
     const actions = problems(await post('/v1/browser/render', { url: 'https://example.com', actions: [{ type: 'teleport' }] }));
-    assert.ok(actions.some(([loc]) => loc.join('.') === 'body.actions.0.type'), JSON.stringify(actions));
-    const many = problems(await post('/v1/browser/render', { url: 'https://example.com', actions: Array.from({ length: 51 }, () => ({ type: 'wait', condition: 'load' })) }));
-    assert.ok(many.some(([loc]) => loc.join('.') === 'body.actions'), JSON.stringify(many));
+    assert.ok(
+      actions.some(([loc]) => loc.join('.') === 'body.actions.0.type'),
+      JSON.stringify(actions),
+    );
+    const many = problems(
+      await post('/v1/browser/render', { url: 'https://example.com', actions: Array.from({ length: 51 }, () => ({ type: 'wait', condition: 'load' })) }),
+    );
+    assert.ok(
+      many.some(([loc]) => loc.join('.') === 'body.actions'),
+      JSON.stringify(many),
+    );
     const wide = problems(await post('/v1/browser/render', { html: '<p>x</p>', width: 3841 }));
-    assert.deepEqual(wide.map(([loc]) => loc), [['body', 'width']]);
+    assert.deepEqual(
+      wide.map(([loc]) => loc),
+      [['body', 'width']],
+    );
   });
 
   test('render actions are a union tagged by type: each type with its own fields and rules, navigate included, at the action that is wrong', async () => {
@@ -233,7 +267,11 @@ describe('browser routes (no browser needed)', () => {
       [{ type: 'keypress' }, 'body.actions.1.key', 'missing'],
     ] as const) {
       const found = problems(await render([{ type: 'wait', condition: 'load' }, action]));
-      assert.deepEqual(found.map(([loc, t]) => [loc.join('.'), t]), [[where, type]], JSON.stringify(action));
+      assert.deepEqual(
+        found.map(([loc, t]) => [loc.join('.'), t]),
+        [[where, type]],
+        JSON.stringify(action),
+      );
     }
     const member = (name: string) => doc.components.schemas[name];
     const union = member('BrowserRenderAction');
@@ -255,14 +293,22 @@ describe('browser routes (no browser needed)', () => {
     for (const m of members) {
       const request = member(requestOf[tagOf(m)]!);
       const fields = Object.keys(m.properties).filter((name) => name !== 'type');
-      assert.deepEqual(fields, Object.keys(request.properties).filter((name) => name !== 'session_id'), `${m.title} has the fields of ${request.title}`);
+      assert.deepEqual(
+        fields,
+        Object.keys(request.properties).filter((name) => name !== 'session_id'),
+        `${m.title} has the fields of ${request.title}`,
+      );
     }
   });
 
   test('a stored screenshot takes an integer usage id; the history a bounded page', async () => {
     for (const id of ['abc', '0', '-1', '1.5', '0x10', '1e309', '2147483648']) {
       const res = await call(server, 'GET', `/v1/browser/screenshot/${id}`, { apiKey });
-      assert.deepEqual(problems(res).map(([loc]) => loc), [['path', 'usage_id']], id);
+      assert.deepEqual(
+        problems(res).map(([loc]) => loc),
+        [['path', 'usage_id']],
+        id,
+      );
     }
     for (const query of ['limit=0', 'limit=1001', 'limit=x', 'offset=-1']) {
       const res = await call(server, 'GET', `/v1/browser/usage/history?${query}`, { apiKey });
@@ -271,7 +317,8 @@ describe('browser routes (no browser needed)', () => {
   });
 
   test('credentials: name, username, password and allowed hosts are required and bounded', async () => {
-    const create = (fields: Record<string, unknown>) => post('/v1/browser/credentials', { name: 'site', username: 'me', password: 'pw', allowed_hosts: ['example.com'], ...fields });
+    const create = (fields: Record<string, unknown>) =>
+      post('/v1/browser/credentials', { name: 'site', username: 'me', password: 'pw', allowed_hosts: ['example.com'], ...fields });
     for (const [fields, where] of [
       [{ name: undefined }, 'body.name'],
       [{ password: '' }, 'body.password'],
@@ -280,7 +327,10 @@ describe('browser routes (no browser needed)', () => {
       [{ allowed_hosts: ['exa mple.com'] }, 'body.allowed_hosts.0'],
     ] as const) {
       const found = problems(await create(fields));
-      assert.ok(found.some(([loc]) => loc.join('.') === where), `${JSON.stringify(fields)}: ${JSON.stringify(found)}`);
+      assert.ok(
+        found.some(([loc]) => loc.join('.') === where),
+        `${JSON.stringify(fields)}: ${JSON.stringify(found)}`,
+      );
     }
     const patch = await call(server, 'PATCH', '/v1/browser/credentials/cred_x', { apiKey, json: { allowed_hosts: ['*.*'] } });
     assert.equal(patch.status, 422);
@@ -356,7 +406,7 @@ describe('browser routes answered by the service without a VM', () => {
     assert.equal((await as(alice, 'GET', '/v1/browser/screenshot/2000000000')).status, 404, 'a usage record nobody has');
   });
 
-  test('usage and its history before any browser: zeros, the plan\'s sessions, an empty page with the documented defaults', async () => {
+  test("usage and its history before any browser: zeros, the plan's sessions, an empty page with the documented defaults", async () => {
     const usage = await as(bob, 'GET', '/v1/browser/usage');
     assert.equal(usage.status, 200, usage.text);
     assert.deepEqual(
@@ -371,7 +421,7 @@ describe('browser routes answered by the service without a VM', () => {
     assert.deepEqual([paged.body.limit, paged.body.offset], [5, 10]);
   });
 
-  test('capabilities: chromium, the interactions, the default viewport, the plan\'s sessions', async () => {
+  test("capabilities: chromium, the interactions, the default viewport, the plan's sessions", async () => {
     const caps = await as(alice, 'GET', '/v1/browser/capabilities');
     assert.equal(caps.status, 200, caps.text);
     assert.equal(caps.body.engine, 'chromium');
@@ -393,17 +443,32 @@ describe('browser routes answered by the service without a VM', () => {
     assert.deepEqual([viaBody.body.username, viaBody.body.plan], ['bob-browser', 'pro']);
   });
 
-  test('credentials: 201 without the password, list, update, 409 on a second of a name, 204 on delete, another user\'s is 404', async () => {
-    const created = await as(alice, 'POST', '/v1/browser/credentials', { name: 'shop', username: 'alice@example.com', password: 'hunter2-secret', allowed_hosts: ['shop.example.com', '*.example.org'] });
+  test("credentials: 201 without the password, list, update, 409 on a second of a name, 204 on delete, another user's is 404", async () => {
+    const created = await as(alice, 'POST', '/v1/browser/credentials', {
+      name: 'shop',
+      username: 'alice@example.com',
+      password: 'hunter2-secret',
+      allowed_hosts: ['shop.example.com', '*.example.org'],
+    });
     assert.equal(created.status, 201, created.text);
     assert.ok(!created.text.includes('hunter2-secret'), 'the password is never answered');
-    assert.deepEqual([created.body.name, created.body.username, created.body.allowed_hosts, created.body.last_used_at], ['shop', 'alice@example.com', ['shop.example.com', '*.example.org'], null]);
+    assert.deepEqual(
+      [created.body.name, created.body.username, created.body.allowed_hosts, created.body.last_used_at],
+      ['shop', 'alice@example.com', ['shop.example.com', '*.example.org'], null],
+    );
     const id = created.body.credential_id as string;
     const second = await as(alice, 'POST', '/v1/browser/credentials', { name: 'shop', username: 'x', password: 'y', allowed_hosts: ['a.example'] });
     assert.deepEqual([second.status, second.body.code], [409, 'CONFLICT']);
-    assert.equal((await as(bob, 'POST', '/v1/browser/credentials', { name: 'shop', username: 'b', password: 'c', allowed_hosts: ['b.example'] })).status, 201, 'names are per user');
+    assert.equal(
+      (await as(bob, 'POST', '/v1/browser/credentials', { name: 'shop', username: 'b', password: 'c', allowed_hosts: ['b.example'] })).status,
+      201,
+      'names are per user',
+    );
     const listed = await as(alice, 'GET', '/v1/browser/credentials');
-    assert.deepEqual(listed.body.credentials.map((c: { name: string }) => c.name), ['shop']);
+    assert.deepEqual(
+      listed.body.credentials.map((c: { name: string }) => c.name),
+      ['shop'],
+    );
     assert.ok(!listed.text.includes('hunter2-secret'));
     const read = await as(alice, 'GET', `/v1/browser/credentials/${id}`);
     assert.deepEqual(read.body, created.body);
@@ -412,7 +477,11 @@ describe('browser routes answered by the service without a VM', () => {
     assert.deepEqual([updated.body.allowed_hosts, updated.body.username], [['shop.example.com'], 'alice@example.com']);
     assert.ok(!updated.text.includes('new-secret-value'));
     assert.deepEqual((await as(alice, 'GET', `/v1/browser/credentials/${id}`)).body.allowed_hosts, ['shop.example.com'], 'the change is kept');
-    for (const [method, json] of [['GET', undefined], ['PATCH', { username: 'bob' }], ['DELETE', undefined]] as const) {
+    for (const [method, json] of [
+      ['GET', undefined],
+      ['PATCH', { username: 'bob' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await as(bob, method, `/v1/browser/credentials/${id}`, json);
       assert.deepEqual([res.status, res.body?.code], [404, 'NOT_FOUND'], `${method} of another user's credential`);
     }

@@ -38,10 +38,22 @@ describe('command-line login (device authorization with PKCE)', () => {
     const pair = pkce();
     const res = await call(server, 'POST', '/api/cli-auth/start', { json: { hostname, code_challenge: pair.challenge, code_challenge_method: 'S256' } });
     assert.equal(res.status, 200, res.text);
-    return { ...pair, ...(res.body as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; expires_in: number; interval: number }) };
+    return {
+      ...pair,
+      ...(res.body as {
+        device_code: string;
+        user_code: string;
+        verification_uri: string;
+        verification_uri_complete: string;
+        expires_in: number;
+        interval: number;
+      }),
+    };
   }
-  const exchange = (deviceCode: string, verifier: string) => call(server, 'POST', '/api/cli-auth/exchange', { json: { device_code: deviceCode, code_verifier: verifier } });
-  const approve = (userCode: string, apiKey: string, deny = false) => call(server, 'POST', '/api/cli-auth/approve', { apiKey, json: { user_code: userCode, ...(deny ? { deny: true } : {}) } });
+  const exchange = (deviceCode: string, verifier: string) =>
+    call(server, 'POST', '/api/cli-auth/exchange', { json: { device_code: deviceCode, code_verifier: verifier } });
+  const approve = (userCode: string, apiKey: string, deny = false) =>
+    call(server, 'POST', '/api/cli-auth/approve', { apiKey, json: { user_code: userCode, ...(deny ? { deny: true } : {}) } });
   /** Lets the poll interval pass without sleeping. */
   const waitInterval = () => clock.advance(1100);
 
@@ -65,7 +77,9 @@ describe('command-line login (device authorization with PKCE)', () => {
   });
 
   test('start refuses a missing or non-S256 challenge (422)', async () => {
-    const plain = await call(server, 'POST', '/api/cli-auth/start', { json: { hostname: 'x', code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' } });
+    const plain = await call(server, 'POST', '/api/cli-auth/start', {
+      json: { hostname: 'x', code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
+    });
     assert.equal(plain.status, 422);
     const short = await call(server, 'POST', '/api/cli-auth/start', { json: { hostname: 'x', code_challenge: 'abc' } });
     assert.equal(short.status, 422);
@@ -86,7 +100,10 @@ describe('command-line login (device authorization with PKCE)', () => {
 
     const approved = await approve(login.user_code.toLowerCase().replace('-', ''), alice.apiKey);
     assert.equal(approved.status, 200, approved.text);
-    assert.deepEqual({ status: approved.body.status, user_code: approved.body.user_code, hostname: approved.body.hostname }, { status: 'approved', user_code: login.user_code, hostname: 'build-box' });
+    assert.deepEqual(
+      { status: approved.body.status, user_code: approved.body.user_code, hostname: approved.body.hostname },
+      { status: 'approved', user_code: login.user_code, hostname: 'build-box' },
+    );
 
     const first = await exchange(login.device_code, login.verifier);
     assert.equal(first.status, 200, first.text);
@@ -250,7 +267,10 @@ describe('command-line login (device authorization with PKCE)', () => {
       const audit = await call(server, 'GET', '/v1/audit/events', { apiKey: alice.apiKey });
       const approval = audit.body.items.find((e: any) => e.action === 'cli_auth.approve' && e.detail.hostname === 'page-approve');
       assert.equal(approval.via, 'password');
-      assert.ok(audit.body.items.some((e: any) => e.action === 'auth.sign_in' && e.outcome === 'failure'), 'the failed sign-in is audited');
+      assert.ok(
+        audit.body.items.some((e: any) => e.action === 'auth.sign_in' && e.outcome === 'failure'),
+        'the failed sign-in is audited',
+      );
     });
 
     test('deny from the page', async () => {

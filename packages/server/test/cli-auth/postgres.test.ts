@@ -25,7 +25,9 @@ describe('command-line login on PostgreSQL', () => {
 
   test('start, pending, approve, one key out of four racing exchanges, replay refused', async () => {
     const verifier = randomBytes(32).toString('base64url');
-    const started = await call(server, 'POST', '/api/cli-auth/start', { json: { hostname: 'pg-host', code_challenge: createHash('sha256').update(verifier).digest('base64url') } });
+    const started = await call(server, 'POST', '/api/cli-auth/start', {
+      json: { hostname: 'pg-host', code_challenge: createHash('sha256').update(verifier).digest('base64url') },
+    });
     assert.equal(started.status, 200, started.text);
     const exchange = () => call(server, 'POST', '/api/cli-auth/exchange', { json: { device_code: started.body.device_code, code_verifier: verifier } });
     assert.equal((await exchange()).body.code, 'CLI_AUTH_PENDING');
@@ -40,7 +42,11 @@ describe('command-line login on PostgreSQL', () => {
 
   test('console sessions and sign-in throttling keep their state in PostgreSQL', async () => {
     const quinn = await server.createUserWithKey('quinn');
-    const cookieOf = (res: Awaited<ReturnType<typeof call>>) => res.headers.getSetCookie().map((l) => l.split(';')[0]).join('; ');
+    const cookieOf = (res: Awaited<ReturnType<typeof call>>) =>
+      res.headers
+        .getSetCookie()
+        .map((l) => l.split(';')[0])
+        .join('; ');
     const byPassword = await call(server, 'POST', '/v1/auth/session', { json: { username: 'quinn', password: quinn.password } });
     assert.equal(byPassword.status, 200, byPassword.text);
     const byKey = await call(server, 'POST', '/v1/auth/session', { json: { api_key: quinn.apiKey } });
@@ -51,7 +57,8 @@ describe('command-line login on PostgreSQL', () => {
     assert.equal((await call(server, 'DELETE', `/v1/api-keys/${keys.body[0].id}`, { apiKey: quinn.apiKey })).status, 200);
     assert.equal((await call(server, 'GET', '/v1/auth/session', { headers: { cookie: cookieOf(byKey) } })).status, 401);
 
-    for (const password of ['wrong-one', 'wrong-two']) assert.equal((await call(server, 'POST', '/v1/auth/token', { form: { username: 'quinn', password } })).status, 401);
+    for (const password of ['wrong-one', 'wrong-two'])
+      assert.equal((await call(server, 'POST', '/v1/auth/token', { form: { username: 'quinn', password } })).status, 401);
     const locked = await call(server, 'POST', '/v1/auth/token', { form: { username: 'quinn', password: quinn.password } });
     assert.equal(locked.status, 429, locked.text);
     assert.ok(Number(locked.headers.get('retry-after')) > 0);

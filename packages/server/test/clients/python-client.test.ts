@@ -171,7 +171,10 @@ describe('the Python client', () => {
     const python = path.join(venv, 'bin', 'python');
     const installed = await run(python, ['-m', 'pip', 'install', '--no-index', '--no-deps', '--no-build-isolation', source], { env });
     assert.equal(installed.code, 0, explain('pip install (the folder)', installed));
-    const called = await run(python, ['-c', 'import sandboxd; c = sandboxd.AsyncSandboxd(); import asyncio; print(asyncio.run(c.health()))'], { env, cwd: work });
+    const called = await run(python, ['-c', 'import sandboxd; c = sandboxd.AsyncSandboxd(); import asyncio; print(asyncio.run(c.health()))'], {
+      env,
+      cwd: work,
+    });
     assert.equal(called.code, 0, explain('the installed package', called));
     assert.equal(called.stdout.trim(), "{'status': 'ok'}");
   });

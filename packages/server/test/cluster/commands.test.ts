@@ -28,7 +28,12 @@ describe('internal commands: one body, told apart by op, each op validated with 
   };
 
   test('each op is accepted with its fields', async () => {
-    const start = await send({ op: 'vm.start', principal, session_id: 's-1', spec: { vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 60, egressPolicy: policy } });
+    const start = await send({
+      op: 'vm.start',
+      principal,
+      session_id: 's-1',
+      spec: { vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 60, egressPolicy: policy },
+    });
     assert.equal(start.status, 200, JSON.stringify(start.body));
     const read = await send({ op: 'egress.policy', principal, vm_id: 'vm-1', policy: null });
     assert.equal(read.status, 200, JSON.stringify(read.body));

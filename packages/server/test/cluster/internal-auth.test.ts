@@ -41,14 +41,20 @@ describe('internal request signatures', () => {
     const { a, b } = nodes();
     const headers = a.sign({ method: 'POST', pathWithQuery: PATH, destination: 'node-b', body: BODY });
     const forged = BODY.replace('"isAdmin":false', '"isAdmin":true');
-    assert.equal(outcome(() => b.verify('POST', PATH, headers, forged)), 'INVALID_CREDENTIALS');
+    assert.equal(
+      outcome(() => b.verify('POST', PATH, headers, forged)),
+      'INVALID_CREDENTIALS',
+    );
   });
 
   test('an empty body is hashed too: a body added to a bodiless request is refused', () => {
     const { a, b } = nodes();
     const headers = a.sign({ method: 'GET', pathWithQuery: PATH, destination: 'node-b' });
     assert.equal(headers['x-sandboxd-body-sha256'], bodySha256(''));
-    assert.equal(outcome(() => b.verify('GET', PATH, headers, '{}')), 'INVALID_CREDENTIALS');
+    assert.equal(
+      outcome(() => b.verify('GET', PATH, headers, '{}')),
+      'INVALID_CREDENTIALS',
+    );
     const again = a.sign({ method: 'GET', pathWithQuery: PATH, destination: 'node-b', body: null });
     assert.equal(b.verify('GET', PATH, again, Buffer.alloc(0)), 'node-a');
   });
@@ -84,20 +90,42 @@ describe('internal request signatures', () => {
   test('another method, path or query is refused', () => {
     const { a, b } = nodes();
     const sign = () => a.sign({ method: 'POST', pathWithQuery: `${PATH}?x=1`, destination: 'node-b', body: BODY });
-    assert.equal(outcome(() => b.verify('PUT', `${PATH}?x=1`, sign(), BODY)), 'INVALID_CREDENTIALS');
-    assert.equal(outcome(() => b.verify('POST', '/internal/v1/agent/vm-1/exec?x=1', sign(), BODY)), 'INVALID_CREDENTIALS');
-    assert.equal(outcome(() => b.verify('POST', `${PATH}?x=2`, sign(), BODY)), 'INVALID_CREDENTIALS');
-    assert.equal(outcome(() => b.verify('post', `${PATH}?x=1`, sign(), BODY)), 'ok', 'the method is case-insensitive');
+    assert.equal(
+      outcome(() => b.verify('PUT', `${PATH}?x=1`, sign(), BODY)),
+      'INVALID_CREDENTIALS',
+    );
+    assert.equal(
+      outcome(() => b.verify('POST', '/internal/v1/agent/vm-1/exec?x=1', sign(), BODY)),
+      'INVALID_CREDENTIALS',
+    );
+    assert.equal(
+      outcome(() => b.verify('POST', `${PATH}?x=2`, sign(), BODY)),
+      'INVALID_CREDENTIALS',
+    );
+    assert.equal(
+      outcome(() => b.verify('post', `${PATH}?x=1`, sign(), BODY)),
+      'ok',
+      'the method is case-insensitive',
+    );
   });
 
   test('unsigned requests, forged signatures and another secret are refused', () => {
     const { a } = nodes();
     const b = new InternalAuth(SECRET, 'node-b');
-    assert.equal(outcome(() => b.verify('POST', PATH, {}, BODY)), 'NOT_AUTHENTICATED');
+    assert.equal(
+      outcome(() => b.verify('POST', PATH, {}, BODY)),
+      'NOT_AUTHENTICATED',
+    );
     const headers = a.sign({ method: 'POST', pathWithQuery: PATH, destination: 'node-b', body: BODY });
-    assert.equal(outcome(() => b.verify('POST', PATH, { ...headers, 'x-sandboxd-signature': 'forged' }, BODY)), 'INVALID_CREDENTIALS');
+    assert.equal(
+      outcome(() => b.verify('POST', PATH, { ...headers, 'x-sandboxd-signature': 'forged' }, BODY)),
+      'INVALID_CREDENTIALS',
+    );
     const stranger = new InternalAuth('another-secret-of-at-least-32-characters!', 'node-a');
-    assert.equal(outcome(() => b.verify('POST', PATH, stranger.sign({ method: 'POST', pathWithQuery: PATH, destination: 'node-b', body: BODY }), BODY)), 'INVALID_CREDENTIALS');
+    assert.equal(
+      outcome(() => b.verify('POST', PATH, stranger.sign({ method: 'POST', pathWithQuery: PATH, destination: 'node-b', body: BODY }), BODY)),
+      'INVALID_CREDENTIALS',
+    );
     // A refused forgery leaves no nonce behind: the genuine request with that nonce still passes.
     assert.equal(b.verify('POST', PATH, headers, BODY), 'node-a');
   });
@@ -117,7 +145,10 @@ describe('the nonce cache', () => {
     assert.ok(seen.add('n2', now + 20, now));
     assert.ok(seen.add('n3', now + 30, now));
     assert.equal(seen.add('n1', now + 10, now), false, 'a replay');
-    assert.equal(outcome(() => seen.add('n4', now + 40, now)), 'SERVICE_UNAVAILABLE');
+    assert.equal(
+      outcome(() => seen.add('n4', now + 40, now)),
+      'SERVICE_UNAVAILABLE',
+    );
     assert.ok(seen.add('n4', now + 40, now + 15), 'n1 expired and was forgotten');
     assert.equal(seen.size, 3);
     assert.ok(seen.add('n1', now + 100, now + 25), 'an expired nonce is forgotten (its request fails the time check anyway)');
@@ -161,7 +192,10 @@ describe('the internal listener settings', () => {
   });
 
   test('refused: an internal URL on the public port with no listener of its own, every address with no URL, off in cluster mode', () => {
-    assert.throws(() => loadConfig({ SANDBOXD_PORT: '8080', SANDBOXD_INTERNAL_URL: 'http://10.0.0.2:8080' }), /SANDBOXD_INTERNAL_LISTEN to this node's private address/);
+    assert.throws(
+      () => loadConfig({ SANDBOXD_PORT: '8080', SANDBOXD_INTERNAL_URL: 'http://10.0.0.2:8080' }),
+      /SANDBOXD_INTERNAL_LISTEN to this node's private address/,
+    );
     assert.throws(() => loadConfig({ SANDBOXD_PORT: '8080', SANDBOXD_INTERNAL_LISTEN: '0.0.0.0:8082' }), /SANDBOXD_INTERNAL_URL: required/);
     assert.throws(() => loadConfig({ SANDBOXD_INTERNAL_LISTEN: 'off', SANDBOXD_DATABASE_URL: 'postgres://x@127.0.0.1/x' }), /cannot be off in cluster mode/);
     assert.equal(loadConfig({ SANDBOXD_INTERNAL_LISTEN: 'off' }).cluster.internalListen, 'off');

@@ -56,7 +56,9 @@ describe('sandboxd cluster token / node join', () => {
   });
 
   test('node join writes the settings; a server started there joins the cluster with no other configuration', async () => {
-    const ran = runAdminCommand(['node', 'join', token, '--node-id', 'node-2', '--internal-url', 'http://127.0.0.1:1/', '--json'], { SANDBOXD_DATA_DIR: joinDir });
+    const ran = runAdminCommand(['node', 'join', token, '--node-id', 'node-2', '--internal-url', 'http://127.0.0.1:1/', '--json'], {
+      SANDBOXD_DATA_DIR: joinDir,
+    });
     assert.equal(ran.status, 0, ran.stderr);
     const answer = JSON.parse(ran.stdout);
     assert.deepEqual(answer.live_nodes, ['node-1']);
@@ -73,7 +75,12 @@ describe('sandboxd cluster token / node join', () => {
     joined = await startTestServer({ dataDir: joinDir, config: { warmVcpus: [], internalUrl: '' } });
     assert.equal(joined.config.server.databaseUrl, postgres.url);
     assert.equal(joined.config.cluster.nodeId, 'node-2');
-    await waitUntil('node-2 live in the shared table', async () => (await first.services.sandbox.nodes.list()).some((n) => n.id === 'node-2' && n.state === 'live'), 15_000, 100);
+    await waitUntil(
+      'node-2 live in the shared table',
+      async () => (await first.services.sandbox.nodes.list()).some((n) => n.id === 'node-2' && n.state === 'live'),
+      15_000,
+      100,
+    );
     // Same secret: node-1's signature for node-2 opens node-2's internal endpoint.
     const signed = first.services.internalAuth.sign({ method: 'GET', pathWithQuery: '/internal/v1/probe', destination: 'node-2' });
     assert.equal(joined.services.internalAuth.verify('GET', '/internal/v1/probe', signed, null), 'node-1');

@@ -56,7 +56,8 @@ test('SIGKILL of node B: its VM is recorded lost within the timeout, the session
 
   // A drained: the session's VM is placed on B.
   await a.services.sandbox.nodes.setDrained('node-a', true);
-  const sessionId = (await call(a, 'POST', '/v1/sessions/session', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 600 } })).body.session_id as string;
+  const sessionId = (await call(a, 'POST', '/v1/sessions/session', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 600 } })).body
+    .session_id as string;
   const first = await call(a, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, command: 'print("on-b")' } });
   assert.equal(first.status, 200, first.text);
   const lostVm = await db.selectFrom('vms').select(['id', 'node_id']).where('session_id', '=', sessionId).executeTakeFirstOrThrow();
@@ -67,23 +68,41 @@ test('SIGKILL of node B: its VM is recorded lost within the timeout, the session
   b.process.kill('SIGKILL');
   await new Promise((resolve) => b!.process.once('exit', resolve));
   const killedAt = Date.now();
-  await waitUntil('the VM recorded lost', async () => (await db.selectFrom('vms').select('end_reason').where('id', '=', lostVm.id).executeTakeFirstOrThrow()).end_reason === 'node_lost', 15_000, 100);
+  await waitUntil(
+    'the VM recorded lost',
+    async () => (await db.selectFrom('vms').select('end_reason').where('id', '=', lostVm.id).executeTakeFirstOrThrow()).end_reason === 'node_lost',
+    15_000,
+    100,
+  );
   const within = Date.now() - killedAt;
   assert.ok(within < 3000 + 2 * 1000 + 2000, `recorded lost ${within} ms after the kill (dead after 3 s, heartbeats every 1 s)`);
   assert.equal((await db.selectFrom('cluster_nodes').select('state').where('id', '=', 'node-b').executeTakeFirstOrThrow()).state, 'dead');
   const lostEvents = await db.selectFrom('events').select('type').where('subject_id', '=', lostVm.id).execute();
-  assert.ok(lostEvents.some((e) => e.type === 'vm.lost'), JSON.stringify(lostEvents));
+  assert.ok(
+    lostEvents.some((e) => e.type === 'vm.lost'),
+    JSON.stringify(lostEvents),
+  );
 
   const next = await call(a, 'POST', '/execute', { apiKey: alice, json: { session_id: sessionId, language: 'bash', command: 'hostname' } });
   assert.equal(next.status, 200, next.text);
-  const current = await db.selectFrom('vms').select(['id', 'node_id']).where('session_id', '=', sessionId).where('status', '=', 'active').executeTakeFirstOrThrow();
+  const current = await db
+    .selectFrom('vms')
+    .select(['id', 'node_id'])
+    .where('session_id', '=', sessionId)
+    .where('status', '=', 'active')
+    .executeTakeFirstOrThrow();
   assert.equal(current.node_id, 'node-a', 'the next execute started a VM on a live node');
   assert.equal(next.body.stdout.trim(), current.id);
   assert.equal(qemuUnder(bRunDir), 1, "the dead node's QEMU outlived its SIGKILL");
 
   b = await startServerProcess(bEnv, 120_000);
   await waitUntil("B's restart reaped its leftover VM", async () => qemuUnder(bRunDir) === 0, 60_000, 200);
-  await waitUntil('B registered live again', async () => (await db.selectFrom('cluster_nodes').select('state').where('id', '=', 'node-b').executeTakeFirstOrThrow()).state === 'live', 10_000, 100);
+  await waitUntil(
+    'B registered live again',
+    async () => (await db.selectFrom('cluster_nodes').select('state').where('id', '=', 'node-b').executeTakeFirstOrThrow()).state === 'live',
+    10_000,
+    100,
+  );
   const row = await db.selectFrom('vms').select(['status', 'end_reason']).where('id', '=', lostVm.id).executeTakeFirstOrThrow();
   assert.deepEqual(row, { status: 'killed', end_reason: 'node_lost' }, 'the restart did not bring the lost VM back');
 });

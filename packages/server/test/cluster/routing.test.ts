@@ -61,7 +61,13 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     receiver = await startReceiver();
     endpointId = (await createEndpoint(a, alice, receiver.url, ['*'])).id;
     // The books start here: events from before the endpoint existed have no deliveries.
-    firstEventId = (await a.services.database.db.selectFrom('events').select((e) => e.fn.max('id').as('last')).executeTakeFirstOrThrow()).last ?? 0;
+    firstEventId =
+      (
+        await a.services.database.db
+          .selectFrom('events')
+          .select((e) => e.fn.max('id').as('last'))
+          .executeTakeFirstOrThrow()
+      ).last ?? 0;
     // C is drained for the whole test (it only routes); A only while the session's VM is placed.
     await c.services.sandbox.nodes.setDrained('node-c', true);
     await a.services.sandbox.nodes.setDrained('node-a', true);
@@ -86,7 +92,14 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
 
   test('the three nodes are registered live in the shared node table', async () => {
     const rows = await a.services.sandbox.nodes.list();
-    assert.deepEqual(rows.map((n) => [n.id, n.state]), [['node-a', 'live'], ['node-b', 'live'], ['node-c', 'live']]);
+    assert.deepEqual(
+      rows.map((n) => [n.id, n.state]),
+      [
+        ['node-a', 'live'],
+        ['node-b', 'live'],
+        ['node-c', 'live'],
+      ],
+    );
     assert.equal(rows.find((n) => n.id === 'node-b')!.internalUrl, b.internalUrl);
     assert.notEqual(b.internalUrl, b.baseUrl, 'internal traffic has a listener of its own');
   });
@@ -132,7 +145,9 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     });
     assert.equal(downloaded.status, 200);
     const body = Buffer.from(await downloaded.arrayBuffer());
-    const bytes = downloaded.headers.get('content-type')?.includes('json') ? Buffer.from((JSON.parse(body.toString()) as { content: string }).content, 'base64') : body;
+    const bytes = downloaded.headers.get('content-type')?.includes('json')
+      ? Buffer.from((JSON.parse(body.toString()) as { content: string }).content, 'base64')
+      : body;
     assert.equal(sha(bytes), sha(data));
   }
 
@@ -157,7 +172,9 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     assert.equal(created.status, 200, created.text);
     assert.ok(created.body.websocket_url.startsWith(a.baseUrl.replace('http', 'ws')), created.body.websocket_url);
     // Its connect token is valid cluster-wide: the attach goes to another node than the create.
-    const socket = new WebSocket(`${created.body.websocket_url.replace(a.baseUrl.replace('http', 'ws'), c.baseUrl.replace('http', 'ws'))}?token=${created.body.connect_token}`);
+    const socket = new WebSocket(
+      `${created.body.websocket_url.replace(a.baseUrl.replace('http', 'ws'), c.baseUrl.replace('http', 'ws'))}?token=${created.body.connect_token}`,
+    );
     let text = '';
     socket.on('message', (data, isBinary) => isBinary && (text += data.toString()));
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
@@ -193,33 +210,48 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     }
   });
 
-  test("the egress policy of B's VM is changed through node A and read through node C (B enforces it)", { skip: process.getuid?.() !== 0 ? 'needs root (nftables)' : false }, async () => {
-    const put = await call(a, 'PUT', `/v1/vms/${vmId}/egress`, { apiKey: alice, json: { allowed_domains: ['allowed.test'] } });
-    assert.equal(put.status, 200, put.text);
-    assert.equal(put.body.enforced, true, 'enforced on B, where the VM runs');
-    const read = await call(c, 'GET', `/v1/vms/${vmId}/egress`, { apiKey: alice });
-    assert.deepEqual([read.body.allowed_domains, read.body.enforced], [['allowed.test'], true]);
-    // B's policy resolver now answers NXDOMAIN for any other name.
-    const lookup = await execute(c, { session_id: sessionId, language: 'bash', command: 'getent hosts blocked.test || echo refused' });
-    assert.equal(lookup.body.stdout.trim(), 'refused');
-    assert.equal((await call(a, 'PUT', `/v1/vms/${vmId}/egress`, { apiKey: bob, json: {} })).status, 404);
-    const reopened = await call(c, 'PUT', `/v1/sessions/${sessionId}/egress`, { apiKey: alice, json: { allowed_domains: ['*'], allowed_cidrs: ['0.0.0.0/0'] } });
-    assert.equal(reopened.status, 200, reopened.text);
-    assert.deepEqual(reopened.body.updated_vm_ids, [vmId]);
-    assert.equal((await call(a, 'GET', `/v1/vms/${vmId}/egress`, { apiKey: alice })).body.enforced, false, 'open again: no rules on B');
-  });
+  test(
+    "the egress policy of B's VM is changed through node A and read through node C (B enforces it)",
+    { skip: process.getuid?.() !== 0 ? 'needs root (nftables)' : false },
+    async () => {
+      const put = await call(a, 'PUT', `/v1/vms/${vmId}/egress`, { apiKey: alice, json: { allowed_domains: ['allowed.test'] } });
+      assert.equal(put.status, 200, put.text);
+      assert.equal(put.body.enforced, true, 'enforced on B, where the VM runs');
+      const read = await call(c, 'GET', `/v1/vms/${vmId}/egress`, { apiKey: alice });
+      assert.deepEqual([read.body.allowed_domains, read.body.enforced], [['allowed.test'], true]);
+      // B's policy resolver now answers NXDOMAIN for any other name.
+      const lookup = await execute(c, { session_id: sessionId, language: 'bash', command: 'getent hosts blocked.test || echo refused' });
+      assert.equal(lookup.body.stdout.trim(), 'refused');
+      assert.equal((await call(a, 'PUT', `/v1/vms/${vmId}/egress`, { apiKey: bob, json: {} })).status, 404);
+      const reopened = await call(c, 'PUT', `/v1/sessions/${sessionId}/egress`, {
+        apiKey: alice,
+        json: { allowed_domains: ['*'], allowed_cidrs: ['0.0.0.0/0'] },
+      });
+      assert.equal(reopened.status, 200, reopened.text);
+      assert.deepEqual(reopened.body.updated_vm_ids, [vmId]);
+      assert.equal((await call(a, 'GET', `/v1/vms/${vmId}/egress`, { apiKey: alice })).body.enforced, false, 'open again: no rules on B');
+    },
+  );
 
-  test('a VM created with an egress policy through drained node C holds that policy on the node it is placed on', { skip: process.getuid?.() !== 0 ? 'needs root (nftables)' : false }, async () => {
-    const created = await call(c, 'POST', '/v1/vms', { apiKey: alice, json: { vcpu_count: 1, vm_lifetime_seconds: 300, egress_policy: { allowed_domains: ['allowed.test'] } } });
-    assert.equal(created.status, 200, created.text);
-    const placedOn = (await a.services.database.db.selectFrom('vms').select('node_id').where('id', '=', created.body.vm_id).executeTakeFirstOrThrow()).node_id;
-    assert.notEqual(placedOn, 'node-c', 'drained C placed the VM elsewhere');
-    const read = await call(c, 'GET', `/v1/vms/${created.body.vm_id}/egress`, { apiKey: alice });
-    assert.deepEqual([read.body.allowed_domains, read.body.enforced], [['allowed.test'], true]);
-    const lookup = await execute(c, { session_id: created.body.session_id, language: 'bash', command: 'getent hosts blocked.test || echo refused' });
-    assert.equal(lookup.body.stdout.trim(), 'refused', 'the placed VM resolves only what its policy allows');
-    assert.equal((await call(c, 'POST', '/kill', { apiKey: alice, json: { session_id: created.body.session_id } })).status, 200);
-  });
+  test(
+    'a VM created with an egress policy through drained node C holds that policy on the node it is placed on',
+    { skip: process.getuid?.() !== 0 ? 'needs root (nftables)' : false },
+    async () => {
+      const created = await call(c, 'POST', '/v1/vms', {
+        apiKey: alice,
+        json: { vcpu_count: 1, vm_lifetime_seconds: 300, egress_policy: { allowed_domains: ['allowed.test'] } },
+      });
+      assert.equal(created.status, 200, created.text);
+      const placedOn = (await a.services.database.db.selectFrom('vms').select('node_id').where('id', '=', created.body.vm_id).executeTakeFirstOrThrow())
+        .node_id;
+      assert.notEqual(placedOn, 'node-c', 'drained C placed the VM elsewhere');
+      const read = await call(c, 'GET', `/v1/vms/${created.body.vm_id}/egress`, { apiKey: alice });
+      assert.deepEqual([read.body.allowed_domains, read.body.enforced], [['allowed.test'], true]);
+      const lookup = await execute(c, { session_id: created.body.session_id, language: 'bash', command: 'getent hosts blocked.test || echo refused' });
+      assert.equal(lookup.body.stdout.trim(), 'refused', 'the placed VM resolves only what its policy allows');
+      assert.equal((await call(c, 'POST', '/kill', { apiKey: alice, json: { session_id: created.body.session_id } })).status, 200);
+    },
+  );
 
   test('a browser session whose page node B holds is driven and closed through nodes A and C', async () => {
     const opened = await call(b, 'POST', '/v1/browser/sessions/', { apiKey: alice, json: { viewport_width: 800, viewport_height: 600 } });
@@ -259,7 +291,11 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     assert.equal(created.status, 200, created.text);
     const ran = await execute(node, { session_id: created.body.session_id, language: 'bash', command: 'hostname' });
     assert.equal(ran.status, 200, ran.text);
-    const row = await node.services.database.db.selectFrom('vms').select(['id', 'node_id']).where('session_id', '=', created.body.session_id).executeTakeFirstOrThrow();
+    const row = await node.services.database.db
+      .selectFrom('vms')
+      .select(['id', 'node_id'])
+      .where('session_id', '=', created.body.session_id)
+      .executeTakeFirstOrThrow();
     assert.equal(ran.body.stdout.trim(), row.id, 'the command ran in the VM the store records');
     return { sessionId: created.body.session_id, vmId: row.id, nodeId: row.node_id };
   }
@@ -273,7 +309,8 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     assert.equal((await call(admin, 'POST', '/workers/node-b/undrain', { bearer: token })).status, 200);
     const back = await newSessionVia(b);
     assert.equal(back.nodeId, 'node-b');
-    for (const id of [placed.sessionId, back.sessionId]) assert.equal((await call(b, 'POST', '/kill', { apiKey: alice, json: { session_id: id } })).status, 200);
+    for (const id of [placed.sessionId, back.sessionId])
+      assert.equal((await call(b, 'POST', '/kill', { apiKey: alice, json: { session_id: id } })).status, 200);
   });
 
   test("a kill through node C of B's VM goes through B's queue: B kills it and records the end", async () => {
@@ -289,7 +326,12 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     assert.equal(target.nodeId, 'node-b');
     const queue = a.services.sandbox.killQueue!;
     const jobId = await queue.dispatch('node-a', { vmId: target.vmId, from: 'test' });
-    await waitUntil('the VM killed by its owner', async () => (await a.services.database.db.selectFrom('vms').select('status').where('id', '=', target.vmId).executeTakeFirstOrThrow()).status === 'killed', 30_000, 100);
+    await waitUntil(
+      'the VM killed by its owner',
+      async () => (await a.services.database.db.selectFrom('vms').select('status').where('id', '=', target.vmId).executeTakeFirstOrThrow()).status === 'killed',
+      30_000,
+      100,
+    );
     assert.ok(!b.services.sandbox.engine.liveVmIds().includes(target.vmId));
     await waitUntil('the job settled', async () => (await queue.job('node-a', jobId))?.state === 'completed', 10_000, 100);
     assert.deepEqual((await queue.job('node-a', jobId))!.output, { outcome: 'redispatched', to: 'node-b' });
@@ -301,16 +343,37 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
     for (const id of executions) assert.equal(listed.get(id)?.is_complete, true, `execution ${id} answered by a node has its finished record`);
     assert.ok(executions.size >= 10, `the run made ${executions.size} executes`);
     const aliceId = (await a.services.users.getByUsername('alice'))!.id;
-    const events = await a.services.database.db.selectFrom('events').select(['event_id', 'type']).where('user_id', '=', aliceId).where('id', '>', firstEventId).execute();
+    const events = await a.services.database.db
+      .selectFrom('events')
+      .select(['event_id', 'type'])
+      .where('user_id', '=', aliceId)
+      .where('id', '>', firstEventId)
+      .execute();
     assert.ok(events.some((e) => e.type === 'vm.killed') && events.some((e) => e.type.startsWith('browser')), events.map((e) => e.type).join(', '));
-    const unsettled = () => a.services.database.db.selectFrom('webhook_deliveries').select(['event_type', 'status']).where('endpoint_id', '=', endpointId).where('status', '!=', 'succeeded').execute();
-    await waitUntil('every event delivered', async () => (await unsettled()).length === 0 && receiver.requests.length >= events.length, 30_000, 200).catch(async (error) => {
-      throw new Error(`${(error as Error).message}: ${events.length} events, ${receiver.requests.length} received, not delivered: ${JSON.stringify(await unsettled())}`);
-    });
-    const deliveries = (await a.services.database.db.selectFrom('webhook_deliveries').select('event_id').where('endpoint_id', '=', endpointId).execute()).map((d) => d.event_id);
+    const unsettled = () =>
+      a.services.database.db
+        .selectFrom('webhook_deliveries')
+        .select(['event_type', 'status'])
+        .where('endpoint_id', '=', endpointId)
+        .where('status', '!=', 'succeeded')
+        .execute();
+    await waitUntil('every event delivered', async () => (await unsettled()).length === 0 && receiver.requests.length >= events.length, 30_000, 200).catch(
+      async (error) => {
+        throw new Error(
+          `${(error as Error).message}: ${events.length} events, ${receiver.requests.length} received, not delivered: ${JSON.stringify(await unsettled())}`,
+        );
+      },
+    );
+    const deliveries = (await a.services.database.db.selectFrom('webhook_deliveries').select('event_id').where('endpoint_id', '=', endpointId).execute()).map(
+      (d) => d.event_id,
+    );
     assert.equal(new Set(deliveries).size, deliveries.length, 'one delivery per event, never two');
     const delivered = new Set(deliveries);
-    assert.deepEqual(events.filter((e) => !delivered.has(e.event_id)), [], 'every event of the run has its delivery');
+    assert.deepEqual(
+      events.filter((e) => !delivered.has(e.event_id)),
+      [],
+      'every event of the run has its delivery',
+    );
     const received = receiver.requests.map((r) => r.headers['webhook-id'] as string);
     assert.equal(new Set(received).size, received.length, 'no event was sent twice (by two nodes)');
     assert.deepEqual([...received].sort(), [...deliveries].sort(), 'the receiver got every delivery');
@@ -329,7 +392,10 @@ describe('cluster routing: a VM placed on node B used through nodes A and C (rea
         response.on('data', (chunk: string) => {
           buffer += chunk;
           for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-            const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data:'));
+            const data = buffer
+              .slice(0, end)
+              .split('\n')
+              .find((line) => line.startsWith('data:'));
             buffer = buffer.slice(end + 2);
             if (data) ids.push((JSON.parse(data.slice(5)) as { id: string }).id);
           }

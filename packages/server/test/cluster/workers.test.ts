@@ -57,7 +57,11 @@ describe('worker control (admin listener) and the node table', () => {
     assert.equal((await call(admin, 'GET', '/workers')).status, 401);
     assert.equal((await call(admin, 'GET', '/workers', { bearer: 'sbxadm_wrong' })).status, 401);
     assert.equal((await call(admin, 'POST', `/workers/${server.config.cluster.nodeId}/drain`, { headers: { 'x-api-key': user.apiKey } })).status, 401);
-    for (const url of [`/workers/${server.config.cluster.nodeId}/drain`, `/workers/${server.config.cluster.nodeId}/undrain`, `/workers/${server.config.cluster.nodeId}/deployment-drain/start`]) {
+    for (const url of [
+      `/workers/${server.config.cluster.nodeId}/drain`,
+      `/workers/${server.config.cluster.nodeId}/undrain`,
+      `/workers/${server.config.cluster.nodeId}/deployment-drain/start`,
+    ]) {
       assert.equal((await call(server, 'POST', url)).status, 403, url);
       assert.equal((await call(server, 'POST', url, { apiKey: user.apiKey, json: {} })).status, 403, url);
       const withToken = await call(server, 'POST', url, { bearer: token, json: { reason: 'x' } });
@@ -124,6 +128,12 @@ describe('worker control (admin listener) and the node table', () => {
     await server.services.sandbox.nodes.beat();
     assert.equal((await findNode(db, server.config.cluster.nodeId))!.state, 'live', 'declared dead while alive: registered again');
     const listed = await call(admin, 'GET', '/workers', { bearer: token });
-    assert.deepEqual(listed.body.workers.map((w: { worker_id: string; state: string }) => [w.worker_id, w.state]).sort(), [[server.config.cluster.nodeId, 'live'], ['silent-node', 'dead']].sort());
+    assert.deepEqual(
+      listed.body.workers.map((w: { worker_id: string; state: string }) => [w.worker_id, w.state]).sort(),
+      [
+        [server.config.cluster.nodeId, 'live'],
+        ['silent-node', 'dead'],
+      ].sort(),
+    );
   });
 });

@@ -28,7 +28,12 @@ function differingShare(a: PNG, b: PNG, tolerance = 24, rect = { x: 0, y: 0, wid
   for (let y = rect.y; y < rect.y + rect.height; y++) {
     for (let x = rect.x; x < rect.x + rect.width; x++) {
       const i = (y * a.width + x) * 4;
-      if (Math.abs(a.data[i]! - b.data[i]!) > tolerance || Math.abs(a.data[i + 1]! - b.data[i + 1]!) > tolerance || Math.abs(a.data[i + 2]! - b.data[i + 2]!) > tolerance) differing++;
+      if (
+        Math.abs(a.data[i]! - b.data[i]!) > tolerance ||
+        Math.abs(a.data[i + 1]! - b.data[i + 1]!) > tolerance ||
+        Math.abs(a.data[i + 2]! - b.data[i + 2]!) > tolerance
+      )
+        differing++;
     }
   }
   return differing / (rect.width * rect.height);
@@ -53,7 +58,10 @@ describe('computer use on a real desktop VM', { timeout: 30 * 60_000 }, () => {
     server = await startTestServer({});
     alice = await server.createUserWithKey('alice', 'pro');
     bob = await server.createUserWithKey('bob', 'pro');
-    const created = await call(server, 'POST', '/v1/sessions/session', { apiKey: alice.apiKey, json: { template: 'desktop', screen_width: SCREEN.width, screen_height: SCREEN.height, vm_lifetime_seconds: 1800 } });
+    const created = await call(server, 'POST', '/v1/sessions/session', {
+      apiKey: alice.apiKey,
+      json: { template: 'desktop', screen_width: SCREEN.width, screen_height: SCREEN.height, vm_lifetime_seconds: 1800 },
+    });
     assert.equal(created.status, 200, created.text);
     assert.deepEqual(created.body.source, { kind: 'template', id: 'desktop', name: 'desktop' });
     sessionId = created.body.session_id;
@@ -64,7 +72,8 @@ describe('computer use on a real desktop VM', { timeout: 30 * 60_000 }, () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  const api = (method: string, path: string, json?: unknown, who = alice) => call(server, method, `/v1/computeruse/${sessionId}/${path}`, { apiKey: who.apiKey, ...(json !== undefined ? { json } : {}) });
+  const api = (method: string, path: string, json?: unknown, who = alice) =>
+    call(server, method, `/v1/computeruse/${sessionId}/${path}`, { apiKey: who.apiKey, ...(json !== undefined ? { json } : {}) });
   const screenshot = async (query = ''): Promise<{ png: PNG; bytes: Buffer; contentType: string | null }> => {
     const response = await fetch(`${server.baseUrl}/v1/computeruse/${sessionId}/screenshot${query}`, { headers: { 'x-api-key': alice.apiKey } });
     const bytes = Buffer.from(await response.arrayBuffer());
@@ -101,13 +110,21 @@ describe('computer use on a real desktop VM', { timeout: 30 * 60_000 }, () => {
     let stdout = '';
     for (let i = 0; i < 40 && stdout !== 'desktop-42\n'; i++) {
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const read = await call(server, 'POST', '/execute', { apiKey: alice.apiKey, json: { session_id: sessionId, command: 'cat /tmp/typed.txt 2>/dev/null', language: 'bash' } });
+      const read = await call(server, 'POST', '/execute', {
+        apiKey: alice.apiKey,
+        json: { session_id: sessionId, command: 'cat /tmp/typed.txt 2>/dev/null', language: 'bash' },
+      });
       stdout = read.body.stdout;
     }
     assert.equal(stdout, 'desktop-42\n', 'the command typed into the terminal ran in the VM');
     await api('POST', 'action', { action: 'wait', duration: 1 });
     const after = (await screenshot()).png;
-    const inside = { x: terminal.x, y: terminal.y, width: Math.min(terminal.width, SCREEN.width - terminal.x), height: Math.min(terminal.height, SCREEN.height - terminal.y) };
+    const inside = {
+      x: terminal.x,
+      y: terminal.y,
+      width: Math.min(terminal.width, SCREEN.width - terminal.x),
+      height: Math.min(terminal.height, SCREEN.height - terminal.y),
+    };
     const outside = { x: 0, y: SCREEN.height - 40, width: SCREEN.width, height: 40 };
     const changedInside = differingShare(before, after, 24, inside);
     const changedOutside = differingShare(before, after, 24, outside);
@@ -136,7 +153,12 @@ describe('computer use on a real desktop VM', { timeout: 30 * 60_000 }, () => {
     // noVNC draws the remote screen on a canvas once connected.
     // (Expressions as strings: they run in the page, where the DOM is, not in this test's Node types. Polled
     // from here: the viewer page's policy forbids eval, which waitForFunction's in-page polling uses.)
-    await waitUntil('the viewer canvas', async () => ((await page.evaluate("document.querySelector('#noVNC_container canvas')?.width ?? 0")) as number) > 100, 60_000, 250);
+    await waitUntil(
+      'the viewer canvas',
+      async () => ((await page.evaluate("document.querySelector('#noVNC_container canvas')?.width ?? 0")) as number) > 100,
+      60_000,
+      250,
+    );
     const reference = (await screenshot()).png;
     // The canvas pixels (the remote framebuffer at its own size), compared with the API's screenshot.
     let match = 0;
@@ -175,7 +197,11 @@ describe('computer use on a real desktop VM', { timeout: 30 * 60_000 }, () => {
     assert.equal(download.headers.get('content-type'), 'video/mp4');
     const file = join(work, `${id}.mp4`);
     writeFileSync(file, Buffer.from(await download.arrayBuffer()));
-    const duration = Number(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'default=noprint_wrappers=1:nokey=1', file], { encoding: 'utf8' }).trim());
+    const duration = Number(
+      execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'default=noprint_wrappers=1:nokey=1', file], {
+        encoding: 'utf8',
+      }).trim(),
+    );
     assert.ok(duration > 0, `ffprobe reads a duration of ${duration} s`);
     // The same file straight from the VM, through the proxy (streamed).
     const direct = await fetch(`${server.baseUrl}/v1/computeruse/${sessionId}/recordings/${id}/download`, { headers: { 'x-api-key': alice.apiKey } });
@@ -240,7 +266,9 @@ describe('computer use on a real desktop VM', { timeout: 30 * 60_000 }, () => {
     assert.equal(plain.body.code, 'UPGRADE_REQUIRED');
     // A viewer page token opens only its own session's viewer.
     const page = new URL(bobsViewer.body.viewer_url);
-    const foreign = await fetch(`${server.baseUrl}/v1/app/${sessionId}/6080/vnc.html?sandboxd_token=${page.searchParams.get('sandboxd_token')}`, { redirect: 'manual' });
+    const foreign = await fetch(`${server.baseUrl}/v1/app/${sessionId}/6080/vnc.html?sandboxd_token=${page.searchParams.get('sandboxd_token')}`, {
+      redirect: 'manual',
+    });
     assert.equal(foreign.status, 403);
     const notDesktop = await call(server, 'POST', '/v1/sessions/session', { apiKey: alice.apiKey, json: {} });
     const refused = await call(server, 'GET', `/v1/computeruse/${notDesktop.body.session_id}/viewer-url`, { apiKey: alice.apiKey });

@@ -58,7 +58,10 @@ describe('the web console API', () => {
     const both = await call(server, 'POST', '/v1/auth/session', { json: { username: 'alice' } });
     assert.equal(both.status, 422);
     // Another site cannot sign a visitor in (to its own account: login CSRF).
-    const crossSite = await call(server, 'POST', '/v1/auth/session', { json: { username: 'alice', password: alice.password }, headers: { origin: 'https://evil.example' } });
+    const crossSite = await call(server, 'POST', '/v1/auth/session', {
+      json: { username: 'alice', password: alice.password },
+      headers: { origin: 'https://evil.example' },
+    });
     assert.equal(crossSite.status, 403);
     assert.equal(crossSite.headers.getSetCookie().length, 0);
     const fetchMetadata = await call(server, 'POST', '/v1/auth/session', { json: { api_key: alice.apiKey }, headers: { 'sec-fetch-site': 'cross-site' } });
@@ -79,10 +82,16 @@ describe('the web console API', () => {
     const noHeader = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie }, json: { description: 'via cookie' } });
     assert.equal(noHeader.status, 401);
     assert.match(noHeader.body.detail, /X-CSRF-Token/);
-    const otherToken = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie, 'x-csrf-token': 'A'.repeat(43) }, json: { description: 'via cookie' } });
+    const otherToken = await call(server, 'POST', '/v1/api-keys/', {
+      headers: { cookie, 'x-csrf-token': 'A'.repeat(43) },
+      json: { description: 'via cookie' },
+    });
     assert.equal(otherToken.status, 401);
     // The token is checked against the session the cookie names (it is derived from it), not against the CSRF cookie.
-    const headerOnly = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie: `sandboxd_session=${jar.sandboxd_session}`, 'x-csrf-token': jar.sandboxd_csrf! }, json: {} });
+    const headerOnly = await call(server, 'POST', '/v1/api-keys/', {
+      headers: { cookie: `sandboxd_session=${jar.sandboxd_session}`, 'x-csrf-token': jar.sandboxd_csrf! },
+      json: {},
+    });
     assert.equal(headerOnly.status, 200, headerOnly.text);
     const ok = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie, 'x-csrf-token': jar.sandboxd_csrf! }, json: { description: 'via cookie' } });
     assert.equal(ok.status, 200, ok.text);
@@ -123,7 +132,10 @@ describe('the web console API', () => {
     }
     const users = await call(server, 'GET', '/v1/admin/users', { apiKey: root.apiKey });
     assert.equal(users.status, 200, users.text);
-    assert.deepEqual(users.body.users.map((u: any) => [u.username, u.is_admin]).sort(), [['alice', false], ['root-admin', true]]);
+    assert.deepEqual(users.body.users.map((u: any) => [u.username, u.is_admin]).sort(), [
+      ['alice', false],
+      ['root-admin', true],
+    ]);
     assert.ok(users.body.plans.includes(users.body.default_plan));
     assert.ok(!users.text.includes('password'), 'no password hash');
     const nodes = await call(server, 'GET', '/v1/admin/nodes', { apiKey: root.apiKey });

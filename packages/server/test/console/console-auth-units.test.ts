@@ -53,7 +53,8 @@ test('the throttle counts IPv4 addresses as they are and IPv6 addresses by their
 });
 
 test("the console page's scripts carry the response's nonce; the policy trusts nothing else", () => {
-  const html = '<html><head><script type="module" src="/assets/a.js"></script><link rel="modulepreload" href="/assets/b.js"><link rel="stylesheet" href="/assets/c.css"></head></html>';
+  const html =
+    '<html><head><script type="module" src="/assets/a.js"></script><link rel="modulepreload" href="/assets/b.js"><link rel="stylesheet" href="/assets/c.css"></head></html>';
   const out = withNonce(html, 'N0nce');
   assert.match(out, /<script nonce="N0nce" type="module"/);
   assert.match(out, /<link nonce="N0nce" rel="modulepreload"/);
@@ -96,7 +97,11 @@ describe('against a store', () => {
     const two = await sessions.start(userId, null);
     assert.notEqual(one.csrfToken, two.csrfToken);
     assert.equal(sessions.csrfTokenOf(one.sessionId), one.csrfToken);
-    assert.equal(new ConsoleSessions(database, clock, 'other-secret'.repeat(4), 60).csrfTokenOf(one.sessionId) === one.csrfToken, false, 'keyed by the server secret');
+    assert.equal(
+      new ConsoleSessions(database, clock, 'other-secret'.repeat(4), 60).csrfTokenOf(one.sessionId) === one.csrfToken,
+      false,
+      'keyed by the server secret',
+    );
     assert.equal((await sessions.find(one.token))?.userId, userId);
     assert.equal(await sessions.find('x'.repeat(43)), null);
     assert.equal(await sessions.revoke(one.token), true);
@@ -110,8 +115,15 @@ describe('against a store', () => {
     await throttle.begin('alice', '192.0.2.1');
     now += 10_000;
     await throttle.begin('alice', '192.0.2.1');
-    const refused = await throttle.begin('alice', '192.0.2.2').then(() => null, (error: AppError) => error);
-    const codeOf = (attempt: Promise<unknown>) => attempt.then(() => 'allowed', (error: AppError) => error.code);
+    const refused = await throttle.begin('alice', '192.0.2.2').then(
+      () => null,
+      (error: AppError) => error,
+    );
+    const codeOf = (attempt: Promise<unknown>) =>
+      attempt.then(
+        () => 'allowed',
+        (error: AppError) => error.code,
+      );
     assert.equal(refused?.code, 'RATE_LIMITED');
     assert.equal(refused?.headers['Retry-After'], '90', 'when the oldest counted failure leaves the window');
     await throttle.begin('bob', '192.0.2.1');

@@ -18,7 +18,8 @@ import { startNetnsWebServer, type NetnsWebServer } from '../helpers/netns-web.t
 import { createTestCa, type TestCa } from '../helpers/test-ca.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
-const skip = process.getuid?.() !== 0 ? 'needs root (cgroups, nftables, network namespaces)' : spawnSync('curl', ['--version']).status !== 0 ? 'needs curl' : false;
+const skip =
+  process.getuid?.() !== 0 ? 'needs root (cgroups, nftables, network namespaces)' : spawnSync('curl', ['--version']).status !== 0 ? 'needs curl' : false;
 
 function policy(overrides: Partial<EgressPolicy>): EgressPolicy {
   return normalizeEgressPolicy({ allowPackageManagers: false, allowHttp: true, allowHttps: true, allowedDomains: [], allowedCidrs: [], ...overrides });
@@ -40,7 +41,12 @@ describe('egress enforcement on the host (a cgroup standing for a VM)', { skip }
   function curl(...args: string[]): Promise<{ code: number; out: string; ms: number }> {
     const started = Date.now();
     return new Promise((resolve) => {
-      const child = spawn('sh', ['-c', `echo $$ > ${path.join(cgroupDir, 'cgroup.procs')} && exec curl -sS -m 8 --cacert ${ca.caCertPath} -w '\\n%{http_code}' "$@"`, 'curl', ...args]);
+      const child = spawn('sh', [
+        '-c',
+        `echo $$ > ${path.join(cgroupDir, 'cgroup.procs')} && exec curl -sS -m 8 --cacert ${ca.caCertPath} -w '\\n%{http_code}' "$@"`,
+        'curl',
+        ...args,
+      ]);
       let out = '';
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (out += c));
@@ -105,7 +111,10 @@ describe('egress enforcement on the host (a cgroup standing for a VM)', { skip }
     assert.ok(attempts.find((a) => a.name === 'a.test' && a.scheme === 'https' && a.verdict === 'allowed'));
     assert.ok(attempts.find((a) => a.protocol === 'dns' && a.name === 'b.test' && a.verdict === 'refused'));
     assert.ok(attempts.find((a) => a.address === serverB.serverAddress && a.scheme === 'http' && a.verdict === 'refused'));
-    assert.ok(attempts.find((a) => a.address === serverB.serverAddress && a.port === 8080 && a.verdict === 'refused'), JSON.stringify(attempts));
+    assert.ok(
+      attempts.find((a) => a.address === serverB.serverAddress && a.port === 8080 && a.verdict === 'refused'),
+      JSON.stringify(attempts),
+    );
   });
 
   test('a policy change applies to the next connection within a second', async () => {
@@ -122,7 +131,11 @@ describe('egress enforcement on the host (a cgroup standing for a VM)', { skip }
     const http = await curl('http://a.test/hello');
     assert.notEqual(http.code, 0, http.out);
     assert.match((await curl('https://a.test/hello')).out, /hello from a\n200$/);
-    await waitUntil('the refusal of port 80 is reported', async () => attempts.some((a) => a.port === 80 && a.address === serverA.serverAddress && a.verdict === 'refused' && a.reason === 'http is closed by the egress policy'));
+    await waitUntil('the refusal of port 80 is reported', async () =>
+      attempts.some(
+        (a) => a.port === 80 && a.address === serverA.serverAddress && a.verdict === 'refused' && a.reason === 'http is closed by the egress policy',
+      ),
+    );
   });
 
   test('allowed_cidrs open an address on any port; removing the VM removes its rules', async () => {

@@ -8,7 +8,15 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { describe, test } from 'node:test';
 import dnsPacket from 'dns-packet';
-import { allowsAddress, allowsName, isOpenEgressPolicy, normalizeEgressPolicy, OPEN_EGRESS_POLICY, storedEgressPolicy, type EgressPolicy } from '../../src/core/egress-policy.ts';
+import {
+  allowsAddress,
+  allowsName,
+  isOpenEgressPolicy,
+  normalizeEgressPolicy,
+  OPEN_EGRESS_POLICY,
+  storedEgressPolicy,
+  type EgressPolicy,
+} from '../../src/core/egress-policy.ts';
 import { hostParts, requestTarget } from '../../src/net/egress/http-forwarder.ts';
 import { PinTable } from '../../src/net/egress/pin-table.ts';
 import { standardQuery } from '../../src/net/egress/policy-resolver.ts';
@@ -117,7 +125,17 @@ describe('DNS queries', () => {
   const check = (message: Buffer) => standardQuery(message, dnsPacket.decode(message));
 
   test('a standard query is re-encoded: its one question and EDNS without options, under a new id', () => {
-    const message = query({ additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, flags: dnsPacket.DNSSEC_OK, options: [{ code: 65001, data: Buffer.from('exfiltrated data') }] } as never] });
+    const message = query({
+      additionals: [
+        {
+          type: 'OPT',
+          name: '.',
+          udpPayloadSize: 1232,
+          flags: dnsPacket.DNSSEC_OK,
+          options: [{ code: 65001, data: Buffer.from('exfiltrated data') }],
+        } as never,
+      ],
+    });
     const result = check(message);
     assert.ok('upstream' in result);
     const upstream = dnsPacket.decode(result.upstream);
@@ -132,7 +150,17 @@ describe('DNS queries', () => {
   test('two questions, answers, other records, other opcodes and classes are refused', () => {
     const FORMERR = 1;
     const REFUSED = 5;
-    assert.deepEqual(check(query({ questions: [{ type: 'A', name: 'a.test' }, { type: 'A', name: 'secret.attacker.test' }] })), { rcode: FORMERR });
+    assert.deepEqual(
+      check(
+        query({
+          questions: [
+            { type: 'A', name: 'a.test' },
+            { type: 'A', name: 'secret.attacker.test' },
+          ],
+        }),
+      ),
+      { rcode: FORMERR },
+    );
     assert.deepEqual(check(query({ answers: [{ type: 'A', name: 'a.test', data: '1.2.3.4' }] })), { rcode: FORMERR });
     assert.deepEqual(check(query({ authorities: [{ type: 'NS', name: 'a.test', data: 'ns.test' }] })), { rcode: FORMERR });
     assert.deepEqual(check(query({ additionals: [{ type: 'TXT', name: 'x.test', data: 'payload' }] })), { rcode: FORMERR });
@@ -149,10 +177,22 @@ describe('pins', () => {
     const now = 1_000_000;
     for (let i = 1; i <= 3; i++) pins.pin(`n${i}.test`, [{ address: `203.0.113.${i}`, ttlSeconds: 60 }], now);
     assert.equal(pins.addressOf('n1.test', now), '203.0.113.1'); // n1 used: n2 is now the oldest
-    const change = pins.pin('n4.test', [{ address: '203.0.113.4', ttlSeconds: 60 }, { address: '203.0.113.1', ttlSeconds: 60 }, { address: '203.0.113.9', ttlSeconds: 60 }], now);
+    const change = pins.pin(
+      'n4.test',
+      [
+        { address: '203.0.113.4', ttlSeconds: 60 },
+        { address: '203.0.113.1', ttlSeconds: 60 },
+        { address: '203.0.113.9', ttlSeconds: 60 },
+      ],
+      now,
+    );
     assert.equal(pins.size, 3);
     assert.deepEqual(change.dropped, ['203.0.113.2']);
-    assert.deepEqual(change.fresh.map((p) => p.address), ['203.0.113.4'], 'at most 2 addresses per name; .1 was pinned already');
+    assert.deepEqual(
+      change.fresh.map((p) => p.address),
+      ['203.0.113.4'],
+      'at most 2 addresses per name; .1 was pinned already',
+    );
     assert.equal(pins.addressOf('n2.test', now), undefined);
     assert.equal(pins.nameOf('203.0.113.1', now), 'n1.test');
     assert.equal(pins.addressOf('n1.test', now + 61_000), undefined, 'expired');
@@ -162,23 +202,40 @@ describe('pins', () => {
 describe('nft trace lines', () => {
   const parser = new TraceParser('sandboxd_egress_12345678');
   test('a packet and its verdict make one attempt; other tables and unknown packets are ignored', () => {
-    assert.equal(parser.push('trace id 1a inet sandboxd_egress_12345678 f_vm_1 packet: oif "eth0" ip saddr 10.1.1.1 ip daddr 203.0.113.9 ip protocol tcp tcp sport 4000 tcp dport 22 tcp flags == syn'), null);
-    assert.deepEqual(parser.push('trace id 1a inet sandboxd_egress_12345678 f_vm_1 rule meta l4proto tcp meta nftrace set 1 reject with tcp reset (verdict drop)'), {
+    assert.equal(
+      parser.push(
+        'trace id 1a inet sandboxd_egress_12345678 f_vm_1 packet: oif "eth0" ip saddr 10.1.1.1 ip daddr 203.0.113.9 ip protocol tcp tcp sport 4000 tcp dport 22 tcp flags == syn',
+      ),
+      null,
+    );
+    assert.deepEqual(
+      parser.push('trace id 1a inet sandboxd_egress_12345678 f_vm_1 rule meta l4proto tcp meta nftrace set 1 reject with tcp reset (verdict drop)'),
+      {
+        key: 'vm_1',
+        protocol: 'tcp',
+        address: '203.0.113.9',
+        port: 22,
+        verdict: 'refused',
+      },
+    );
+    parser.push(
+      'trace id 2b inet sandboxd_egress_12345678 f_vm_1 packet: oif "eth0" ip saddr 10.1.1.1 ip daddr 203.0.113.10 ip protocol udp udp sport 4000 udp dport 123',
+    );
+    assert.deepEqual(parser.push('trace id 2b inet sandboxd_egress_12345678 f_vm_1 unknown rule handle 44 (verdict accept)'), {
       key: 'vm_1',
-      protocol: 'tcp',
-      address: '203.0.113.9',
-      port: 22,
-      verdict: 'refused',
+      protocol: 'udp',
+      address: '203.0.113.10',
+      port: 123,
+      verdict: 'allowed',
     });
-    parser.push('trace id 2b inet sandboxd_egress_12345678 f_vm_1 packet: oif "eth0" ip saddr 10.1.1.1 ip daddr 203.0.113.10 ip protocol udp udp sport 4000 udp dport 123');
-    assert.deepEqual(parser.push('trace id 2b inet sandboxd_egress_12345678 f_vm_1 unknown rule handle 44 (verdict accept)'), { key: 'vm_1', protocol: 'udp', address: '203.0.113.10', port: 123, verdict: 'allowed' });
     assert.equal(parser.push('trace id 3c inet sandboxd_guard vm_egress packet: ip daddr 1.1.1.1 ip protocol tcp tcp dport 80'), null);
     assert.equal(parser.push('trace id 3c inet sandboxd_guard vm_egress rule counter (verdict drop)'), null);
   });
 });
 
 describe('policies', () => {
-  const policy = (overrides: Partial<EgressPolicy>) => normalizeEgressPolicy({ allowPackageManagers: false, allowHttp: true, allowHttps: true, allowedDomains: [], allowedCidrs: [], ...overrides });
+  const policy = (overrides: Partial<EgressPolicy>) =>
+    normalizeEgressPolicy({ allowPackageManagers: false, allowHttp: true, allowHttps: true, allowedDomains: [], allowedCidrs: [], ...overrides });
 
   test('names: exact, subdomain wildcards, package managers; case and trailing dots do not matter', () => {
     const p = policy({ allowedDomains: ['A.test.', '*.cdn.test'] });
@@ -193,22 +250,37 @@ describe('policies', () => {
     const p = policy({ allowedCidrs: ['203.0.113.77/24', '198.51.100.1'] });
     assert.deepEqual(p.allowedCidrs, ['203.0.113.0/24', '198.51.100.1/32']);
     assert.ok(allowsAddress(p, '203.0.113.200') && !allowsAddress(p, '203.0.114.1') && allowsAddress(p, '198.51.100.1'));
-    for (const bad of ['10.0.0.0/33', 'a.b.c.d', '::1/128', '1.2.3.4/', '1.2.3.4/8/8']) assert.throws(() => policy({ allowedCidrs: [bad] }), { code: 'BAD_REQUEST' }, bad);
-    for (const bad of ['', 'has space.test', '1.2.3.4', '*.', '**.a.test', 'a..test']) assert.throws(() => policy({ allowedDomains: [bad] }), { code: 'BAD_REQUEST' }, bad);
+    for (const bad of ['10.0.0.0/33', 'a.b.c.d', '::1/128', '1.2.3.4/', '1.2.3.4/8/8'])
+      assert.throws(() => policy({ allowedCidrs: [bad] }), { code: 'BAD_REQUEST' }, bad);
+    for (const bad of ['', 'has space.test', '1.2.3.4', '*.', '**.a.test', 'a..test'])
+      assert.throws(() => policy({ allowedDomains: [bad] }), { code: 'BAD_REQUEST' }, bad);
   });
 
   test('allowed_ports: canonical, validated, bounded; 80/443 TCP and 53 are refused; stored policies without them read as none', () => {
     assert.deepEqual(policy({ allowedPorts: ['443/UDP', ' 22/tcp', '5432/tcp', '22/tcp'] }).allowedPorts, ['22/tcp', '5432/tcp', '443/udp']);
-    for (const bad of ['80/tcp', '443/tcp', '53/udp', '53/tcp', '0/tcp', '65536/udp', '22', 'tcp/22', '22/sctp', '22-25/tcp']) assert.throws(() => policy({ allowedPorts: [bad] }), { code: 'BAD_REQUEST' }, bad);
+    for (const bad of ['80/tcp', '443/tcp', '53/udp', '53/tcp', '0/tcp', '65536/udp', '22', 'tcp/22', '22/sctp', '22-25/tcp'])
+      assert.throws(() => policy({ allowedPorts: [bad] }), { code: 'BAD_REQUEST' }, bad);
     assert.throws(() => policy({ allowedPorts: Array.from({ length: 51 }, (_, i) => `${1000 + i}/tcp`) }), { code: 'BAD_REQUEST' });
-    assert.deepEqual(storedEgressPolicy('{"allowPackageManagers":false,"allowHttp":true,"allowHttps":true,"allowedDomains":["a.test"],"allowedCidrs":[]}').allowedPorts, []);
+    assert.deepEqual(
+      storedEgressPolicy('{"allowPackageManagers":false,"allowHttp":true,"allowHttps":true,"allowedDomains":["a.test"],"allowedCidrs":[]}').allowedPorts,
+      [],
+    );
   });
 
   test('the firewall opens a pinned address only on the named ports; QUIC follows allow_https', () => {
     const rules = (p: EgressPolicy) =>
       applyScript(
         'sandboxd_egress_test',
-        { key: 'vm_1', classifier: { cgroupPath: 'sandboxd/vm-1', level: 2 }, ports: { dnsUdp: 1, dnsTcp: 2, http: 3, https: 4 }, allowHttp: p.allowHttp, allowHttps: p.allowHttps, cidrs: p.allowedCidrs, openPorts: p.allowedPorts.map((e) => ({ port: Number(e.split('/')[0]), protocol: e.split('/')[1] as 'tcp' | 'udp' })), pinned: [] },
+        {
+          key: 'vm_1',
+          classifier: { cgroupPath: 'sandboxd/vm-1', level: 2 },
+          ports: { dnsUdp: 1, dnsTcp: 2, http: 3, https: 4 },
+          allowHttp: p.allowHttp,
+          allowHttps: p.allowHttps,
+          cidrs: p.allowedCidrs,
+          openPorts: p.allowedPorts.map((e) => ({ port: Number(e.split('/')[0]), protocol: e.split('/')[1] as 'tcp' | 'udp' })),
+          pinned: [],
+        },
         [],
       );
     const plain = rules(policy({ allowedDomains: ['a.test'] }));
@@ -218,7 +290,10 @@ describe('policies', () => {
     assert.match(ports, /ip daddr @p_vm_1 tcp dport \{ 22 \} meta nftrace set 1 accept/);
     assert.match(ports, /ip daddr @p_vm_1 udp dport \{ 443 \} meta nftrace set 1 accept/);
     assert.match(rules(policy({ allowedCidrs: ['203.0.113.0/24'], allowHttps: false })), /udp dport 443 meta nftrace set 1 reject/);
-    assert.doesNotMatch(rules(policy({ allowedCidrs: ['203.0.113.0/24'], allowHttps: false, allowedPorts: ['443/udp'] })), /udp dport 443 meta nftrace set 1 reject/);
+    assert.doesNotMatch(
+      rules(policy({ allowedCidrs: ['203.0.113.0/24'], allowHttps: false, allowedPorts: ['443/udp'] })),
+      /udp dport 443 meta nftrace set 1 reject/,
+    );
   });
 
   test('only the open policy skips enforcement', () => {

@@ -18,7 +18,8 @@ import { createTestCa, type TestCa } from '../helpers/test-ca.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
-const skip = process.getuid?.() !== 0 ? 'needs root (nftables, cgroups, network namespaces)' : spawnSync('nft', ['--version']).status !== 0 ? 'needs nft' : false;
+const skip =
+  process.getuid?.() !== 0 ? 'needs root (nftables, cgroups, network namespaces)' : spawnSync('nft', ['--version']).status !== 0 ? 'needs nft' : false;
 
 describe('egress policies of running VMs', { skip }, () => {
   let server: TestServer;
@@ -42,7 +43,10 @@ describe('egress policies of running VMs', { skip }, () => {
   /** One line per URL: `<url> <curl exit code> <http code> <first body line>`. */
   async function fetchAll(...args: string[]): Promise<Map<string, { exit: number; status: string; body: string }>> {
     const script = args
-      .map((url) => `out=$(curl -sS -m 10 --cacert /tmp/egress-ca.pem -o /tmp/body -w '%{http_code}' ${url} 2>/dev/null); echo "${url} $? $out $(head -c 40 /tmp/body 2>/dev/null | tr -d '\\n')"; rm -f /tmp/body`)
+      .map(
+        (url) =>
+          `out=$(curl -sS -m 10 --cacert /tmp/egress-ca.pem -o /tmp/body -w '%{http_code}' ${url} 2>/dev/null); echo "${url} $? $out $(head -c 40 /tmp/body 2>/dev/null | tr -d '\\n')"; rm -f /tmp/body`,
+      )
       .join('\n');
     const lines = (await guest(script)).trim().split('\n');
     const results = new Map<string, { exit: number; status: string; body: string }>();
@@ -80,8 +84,24 @@ describe('egress policies of running VMs', { skip }, () => {
   test('allowed_domains ["a.test"]: a.test over HTTP and HTTPS, not b.test, not a raw address of b.test', async () => {
     const policy = await call(server, 'GET', `/v1/vms/${vmId}/egress`, { apiKey });
     assert.equal(policy.status, 200, policy.text);
-    assert.deepEqual(policy.body, { allow_package_managers: false, allow_http: true, allow_https: true, allowed_domains: ['a.test'], allowed_cidrs: [], allowed_ports: [], source: 'vm', enforced: true });
-    const results = await fetchAll('http://a.test/hello', 'https://a.test/hello', 'http://b.test/hello', 'https://b.test/hello', `http://${b.serverAddress}/hello`, `https://${b.serverAddress}/hello`);
+    assert.deepEqual(policy.body, {
+      allow_package_managers: false,
+      allow_http: true,
+      allow_https: true,
+      allowed_domains: ['a.test'],
+      allowed_cidrs: [],
+      allowed_ports: [],
+      source: 'vm',
+      enforced: true,
+    });
+    const results = await fetchAll(
+      'http://a.test/hello',
+      'https://a.test/hello',
+      'http://b.test/hello',
+      'https://b.test/hello',
+      `http://${b.serverAddress}/hello`,
+      `https://${b.serverAddress}/hello`,
+    );
     assert.deepEqual(results.get('http://a.test/hello'), { exit: 0, status: '200', body: 'hello from a' });
     assert.deepEqual(results.get('https://a.test/hello'), { exit: 0, status: '200', body: 'hello from a' });
     assert.equal(results.get('http://b.test/hello')!.exit, 6, 'b.test does not resolve');
@@ -167,7 +187,10 @@ describe('egress policies of running VMs', { skip }, () => {
     assert.ok(items.find((e) => e.name === 'a.test' && e.scheme === 'https' && e.verdict === 'allowed'));
     assert.ok(items.find((e) => e.protocol === 'dns' && e.name === 'b.test' && e.verdict === 'refused'));
     assert.ok(items.find((e) => e.address === b.serverAddress && e.scheme === 'http' && e.verdict === 'refused'));
-    assert.ok(items.find((e) => e.address === b.serverAddress && e.port === 8080 && e.verdict === 'refused'), all.text);
+    assert.ok(
+      items.find((e) => e.address === b.serverAddress && e.port === 8080 && e.verdict === 'refused'),
+      all.text,
+    );
 
     const refused = await call(server, 'GET', `/v1/vms/${vmId}/egress/log?verdict=refused&destination=b.test`, { apiKey });
     assert.ok(refused.body.items.length > 0 && refused.body.items.every((e: any) => e.verdict === 'refused' && e.name === 'b.test'), refused.text);
@@ -183,9 +206,21 @@ describe('egress policies of running VMs', { skip }, () => {
   test('the CLI reads and replaces a policy, and lists the log (sandbox egress get|set|log)', async () => {
     const home = makeHome(server.baseUrl);
     const env = home.env({ SANDBOXD_API_KEY: apiKey });
-    const set = await runCli(['--json', 'egress', 'set', vmId, '--allow-domain', 'a.test', '--allow-domain', '*.cdn.test', '--allow-cidr', `${b.serverAddress}/32`, '--no-http'], env);
+    const set = await runCli(
+      ['--json', 'egress', 'set', vmId, '--allow-domain', 'a.test', '--allow-domain', '*.cdn.test', '--allow-cidr', `${b.serverAddress}/32`, '--no-http'],
+      env,
+    );
     assert.equal(set.code, 0, set.stderr);
-    assert.deepEqual(JSON.parse(set.stdout), { allow_package_managers: false, allow_http: false, allow_https: true, allowed_domains: ['a.test', '*.cdn.test'], allowed_cidrs: [`${b.serverAddress}/32`], allowed_ports: [], source: 'vm', enforced: true });
+    assert.deepEqual(JSON.parse(set.stdout), {
+      allow_package_managers: false,
+      allow_http: false,
+      allow_https: true,
+      allowed_domains: ['a.test', '*.cdn.test'],
+      allowed_cidrs: [`${b.serverAddress}/32`],
+      allowed_ports: [],
+      source: 'vm',
+      enforced: true,
+    });
     const get = await runCli(['egress', 'get', sessionId], env);
     assert.equal(get.code, 0, get.stderr);
     assert.match(get.stdout, /domains:\s+b\.test/, "the session's own policy (set by its PUT)");

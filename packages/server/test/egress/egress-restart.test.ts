@@ -34,16 +34,19 @@ describe('egress policies across a server restart', { skip, timeout: 600_000 }, 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-egress-restart-'));
 
   const start = (keepVms: boolean) =>
-    startServerProcess({
-      SANDBOXD_DATA_DIR: dataDir,
-      SANDBOXD_POOL_SIZE: '0',
-      SANDBOXD_WARM_VCPUS: '1',
-      SANDBOXD_KEEP_VMS_ON_SHUTDOWN: String(keepVms),
-      SANDBOXD_EGRESS_DNS_SERVERS: dns.address,
-      SANDBOXD_DNS_SERVERS: '127.0.0.1:1',
-    }, 120_000);
+    startServerProcess(
+      {
+        SANDBOXD_DATA_DIR: dataDir,
+        SANDBOXD_POOL_SIZE: '0',
+        SANDBOXD_WARM_VCPUS: '1',
+        SANDBOXD_KEEP_VMS_ON_SHUTDOWN: String(keepVms),
+        SANDBOXD_EGRESS_DNS_SERVERS: dns.address,
+        SANDBOXD_DNS_SERVERS: '127.0.0.1:1',
+      },
+      120_000,
+    );
   const api = adminApi.bind(null, dataDir, () => server!.baseUrl);
-  const probe = "for u in http://a.test/hello http://b.test/hello; do curl -s -m 8 -o /dev/null -w '%{http_code} ' $u; echo -n \"$? \"; done";
+  const probe = 'for u in http://a.test/hello http://b.test/hello; do curl -s -m 8 -o /dev/null -w \'%{http_code} \' $u; echo -n "$? "; done';
 
   before(async () => {
     dns = await startDnsServer();

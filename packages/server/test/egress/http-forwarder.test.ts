@@ -35,7 +35,9 @@ describe('HTTP requests through the egress proxy', () => {
     forwarder = new HttpForwarder({
       upstreamPort: (upstream.address() as net.AddressInfo).port,
       decide: async (request) =>
-        request.name === 'allowed.test' ? { allowed: true, address: '127.0.0.1', inspect: (chunk) => inspected.push(Buffer.from(chunk)) } : { allowed: false, reason: 'name not allowed by the egress policy' },
+        request.name === 'allowed.test'
+          ? { allowed: true, address: '127.0.0.1', inspect: (chunk) => inspected.push(Buffer.from(chunk)) }
+          : { allowed: false, reason: 'name not allowed by the egress policy' },
       record: (connection) => records.push(connection),
     });
     listener = net.createServer((socket) => forwarder.handle(socket));
@@ -84,7 +86,8 @@ describe('HTTP requests through the egress proxy', () => {
   });
 
   test('a WebSocket upgrade to an allowed name is relayed; to another name it is refused', async () => {
-    const handshake = (host: string) => `GET /ws HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
+    const handshake = (host: string) =>
+      `GET /ws HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
     const allowed = await exchange([handshake('allowed.test'), 'frame-1']);
     assert.match(allowed, /^HTTP\/1.1 101 Switching Protocols[\s\S]*X-Host: allowed.test[\s\S]*echo:frame-1/);
     const refused = await exchange([handshake('other.test'), 'frame-1']);
@@ -95,6 +98,9 @@ describe('HTTP requests through the egress proxy', () => {
   test('CONNECT and what is not HTTP/1.1 are refused, never forwarded', async () => {
     assert.match(await exchange('CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n'), /^HTTP\/1.1 405 /);
     assert.match(await exchange('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), /^HTTP\/1.1 400 /);
-    assert.ok(records.some((r) => r.verdict === 'refused' && /not an HTTP\/1.1 request/.test(r.reason ?? '')), JSON.stringify(records.slice(-3)));
+    assert.ok(
+      records.some((r) => r.verdict === 'refused' && /not an HTTP\/1.1 request/.test(r.reason ?? '')),
+      JSON.stringify(records.slice(-3)),
+    );
   });
 });

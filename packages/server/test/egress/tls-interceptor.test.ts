@@ -74,7 +74,14 @@ interface Response {
 function request(
   port: number,
   ca: CaMaterial,
-  options: { path?: string; method?: string; headers?: http.OutgoingHttpHeaders; body?: (req: http.ClientRequest) => void; agent?: https.Agent; servername?: string } = {},
+  options: {
+    path?: string;
+    method?: string;
+    headers?: http.OutgoingHttpHeaders;
+    body?: (req: http.ClientRequest) => void;
+    agent?: https.Agent;
+    servername?: string;
+  } = {},
 ): Promise<Response> {
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -158,8 +165,15 @@ describe('TLS interception for the vault', () => {
         const auth = req.headers.authorization ?? '';
         const body = Buffer.from(JSON.stringify({ auth, basic: Buffer.from(auth).toString('base64'), accept: req.headers['accept-encoding'] ?? null }));
         const coding = reflect[1]!;
-        const encoded = coding === 'gzip' ? zlib.gzipSync(body) : coding === 'br' ? zlib.brotliCompressSync(body) : coding === 'deflate' ? zlib.deflateSync(body) : body;
-        res.writeHead(200, `OK ${auth}`, { 'content-type': 'application/json', 'x-echo': auth, 'location': `https://x.test/${encodeURIComponent(auth)}`, 'content-length': encoded.length, ...(coding === 'identity' ? {} : { 'content-encoding': coding }) });
+        const encoded =
+          coding === 'gzip' ? zlib.gzipSync(body) : coding === 'br' ? zlib.brotliCompressSync(body) : coding === 'deflate' ? zlib.deflateSync(body) : body;
+        res.writeHead(200, `OK ${auth}`, {
+          'content-type': 'application/json',
+          'x-echo': auth,
+          location: `https://x.test/${encodeURIComponent(auth)}`,
+          'content-length': encoded.length,
+          ...(coding === 'identity' ? {} : { 'content-encoding': coding }),
+        });
         return void res.end(encoded);
       }
       if (req.url?.startsWith('/download/')) {
@@ -230,7 +244,13 @@ describe('TLS interception for the vault', () => {
     await withInterceptor(async ({ front, rewriter }) => {
       const response = await request(front.port, ca, {
         path: `/v1/items?key=${PLACEHOLDER}`,
-        headers: { authorization: `Bearer ${PLACEHOLDER}`, 'x-kept': 'yes', connection: 'keep-alive, x-hop', 'x-hop': 'for this connection only', 'proxy-authorization': 'Basic eA==' },
+        headers: {
+          authorization: `Bearer ${PLACEHOLDER}`,
+          'x-kept': 'yes',
+          connection: 'keep-alive, x-hop',
+          'x-hop': 'for this connection only',
+          'proxy-authorization': 'Basic eA==',
+        },
       });
       assert.equal(response.status, 200);
       assert.equal(response.headers['x-upstream'], 'echo');
@@ -463,7 +483,11 @@ describe('TLS interception for the vault', () => {
     await withInterceptor(async ({ front, rewriter }) => {
       const before = upgradeHeaders.length;
       // ws hands its options to tls.connect, servername included (its types leave that one out).
-      const options: ClientOptions & Pick<tls.ConnectionOptions, 'servername'> = { servername: NAME, ca: [ca.certPem], headers: { host: NAME, authorization: `Bearer ${PLACEHOLDER}` } };
+      const options: ClientOptions & Pick<tls.ConnectionOptions, 'servername'> = {
+        servername: NAME,
+        ca: [ca.certPem],
+        headers: { host: NAME, authorization: `Bearer ${PLACEHOLDER}` },
+      };
       const ws = new WebSocket(`wss://127.0.0.1:${front.port}/socket?token=${PLACEHOLDER}`, options);
       try {
         await new Promise<void>((resolve, reject) => {
@@ -510,7 +534,11 @@ describe('TLS interception for the vault', () => {
       assert.match(byHost, /^HTTP\/1\.1 421 /);
       const byTarget = await raw(`GET https://other.test/x HTTP/1.1\r\nHost: ${NAME}\r\nConnection: close\r\n\r\n`);
       assert.match(byTarget, /^HTTP\/1\.1 421 /);
-      assert.deepEqual(rewriter.seen.map((r) => r.misdirected !== undefined), [true, true], 'rewrite is told, to record it');
+      assert.deepEqual(
+        rewriter.seen.map((r) => r.misdirected !== undefined),
+        [true, true],
+        'rewrite is told, to record it',
+      );
       assert.deepEqual(rewriter.outcomes, [{ status: 421 }, { status: 421 }]);
       // An absolute-form target for the name itself goes upstream in origin form.
       const ok = await raw(`GET https://api.test/abs?q=1 HTTP/1.1\r\nHost: ${NAME}\r\nConnection: close\r\n\r\n`);
@@ -527,7 +555,10 @@ describe('TLS interception for the vault', () => {
     await withInterceptor(
       async ({ front }) => {
         for (const coding of ['identity', 'gzip', 'deflate', 'br']) {
-          const response = await request(front.port, ca, { path: `/reflect/${coding}`, headers: { authorization: `Bearer ${PLACEHOLDER}`, 'accept-encoding': 'gzip, br' } });
+          const response = await request(front.port, ca, {
+            path: `/reflect/${coding}`,
+            headers: { authorization: `Bearer ${PLACEHOLDER}`, 'accept-encoding': 'gzip, br' },
+          });
           assert.equal(response.status, 200, coding);
           const everything = JSON.stringify(response.headers) + response.body.toString();
           assert.ok(!everything.includes(SECRET) && !everything.includes(Buffer.from(`Bearer ${SECRET}`).toString('base64')), `${coding}: ${everything}`);
@@ -544,7 +575,12 @@ describe('TLS interception for the vault', () => {
 
         // A WebSocket: compression is not offered, and server messages are masked.
         const before = upgradeHeaders.length;
-        const options: ClientOptions & Pick<tls.ConnectionOptions, 'servername'> = { servername: NAME, ca: [ca.certPem], headers: { host: NAME, authorization: `Bearer ${PLACEHOLDER}` }, perMessageDeflate: true };
+        const options: ClientOptions & Pick<tls.ConnectionOptions, 'servername'> = {
+          servername: NAME,
+          ca: [ca.certPem],
+          headers: { host: NAME, authorization: `Bearer ${PLACEHOLDER}` },
+          perMessageDeflate: true,
+        };
         const ws = new WebSocket(`wss://127.0.0.1:${front.port}/socket`, options);
         try {
           await new Promise<void>((resolve, reject) => {
@@ -657,10 +693,18 @@ describe('LeafCertificates', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const peer = await new Promise<crypto.X509Certificate>((resolve, reject) => {
-        const socket = tls.connect({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port, ca: [ca.certPem], checkServerIdentity: (_host, cert) => tls.checkServerIdentity('10.0.0.7', cert) }, () => {
-          resolve(socket.getPeerX509Certificate()!);
-          socket.destroy();
-        });
+        const socket = tls.connect(
+          {
+            host: '127.0.0.1',
+            port: (server.address() as net.AddressInfo).port,
+            ca: [ca.certPem],
+            checkServerIdentity: (_host, cert) => tls.checkServerIdentity('10.0.0.7', cert),
+          },
+          () => {
+            resolve(socket.getPeerX509Certificate()!);
+            socket.destroy();
+          },
+        );
         socket.on('error', reject);
       });
       assert.equal(peer.subjectAltName, 'IP Address:10.0.0.7');

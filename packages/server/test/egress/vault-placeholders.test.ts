@@ -36,15 +36,29 @@ describe('vault placeholders', () => {
     assert.deepEqual(normalizeInjection(undefined, 'K'), { type: 'bearer' });
     assert.deepEqual(normalizeInjection({ type: 'basic' }, 'K'), { type: 'basic' });
     assert.deepEqual(normalizeInjection({ type: 'header', name: 'X-Api-Key' }, 'K'), { type: 'header', name: 'X-Api-Key', prefix: '' });
-    assert.deepEqual(normalizeInjection({ type: 'header', name: 'Authorization', prefix: 'token ' }, 'K'), { type: 'header', name: 'Authorization', prefix: 'token ' });
-    for (const bad of [{ type: 'header' }, { type: 'header', name: 'Host' }, { type: 'header', name: 'x y' }, { type: 'header', name: 'Content-Length' }, { type: 'header', name: 'Origin' }, { type: 'header', name: 'X', prefix: 'a\nb' }, { type: 'bearer', name: 'X' }, { type: 'cookie' }]) {
+    assert.deepEqual(normalizeInjection({ type: 'header', name: 'Authorization', prefix: 'token ' }, 'K'), {
+      type: 'header',
+      name: 'Authorization',
+      prefix: 'token ',
+    });
+    for (const bad of [
+      { type: 'header' },
+      { type: 'header', name: 'Host' },
+      { type: 'header', name: 'x y' },
+      { type: 'header', name: 'Content-Length' },
+      { type: 'header', name: 'Origin' },
+      { type: 'header', name: 'X', prefix: 'a\nb' },
+      { type: 'bearer', name: 'X' },
+      { type: 'cookie' },
+    ]) {
       assert.throws(() => normalizeInjection(bad, 'K'), /inject/, JSON.stringify(bad));
     }
   });
 
   test('a placeholder is swapped only at its injection point; everywhere else it stays and is reported', () => {
     const secrets = new Map<string, InjectableSecret>();
-    const as = (placeholder: string, injection: Injection, value: string | null = `value-of-${placeholder.slice(-4)}`) => secrets.set(placeholder, { injection, value });
+    const as = (placeholder: string, injection: Injection, value: string | null = `value-of-${placeholder.slice(-4)}`) =>
+      secrets.set(placeholder, { injection, value });
     const lookup = (placeholder: string) => secrets.get(placeholder);
     const c = newVaultPlaceholder();
     as(a, { type: 'bearer' });
@@ -61,7 +75,22 @@ describe('vault placeholders', () => {
     const elsewhere = injectSecrets(
       {
         path: `/v1/${a}?key=${b}`,
-        rawHeaders: ['Host', a, 'Origin', `https://${a}.x`, 'Referer', `https://x/?${a}`, 'Cookie', `k=${a}`, 'X-Api-Key', `Bearer ${b}`, 'Authorization', `Bearer ${b}`, 'X-Other', c],
+        rawHeaders: [
+          'Host',
+          a,
+          'Origin',
+          `https://${a}.x`,
+          'Referer',
+          `https://x/?${a}`,
+          'Cookie',
+          `k=${a}`,
+          'X-Api-Key',
+          `Bearer ${b}`,
+          'Authorization',
+          `Bearer ${b}`,
+          'X-Other',
+          c,
+        ],
       },
       lookup,
     );
@@ -92,7 +121,13 @@ describe('vault placeholders', () => {
   test('Basic credentials: the user or the password swapped when it is the placeholder of a basic secret', () => {
     const user = newVaultPlaceholder();
     const lookup = (placeholder: string): InjectableSecret | undefined =>
-      placeholder === a ? { injection: { type: 'basic' }, value: 'the:secret' } : placeholder === user ? { injection: { type: 'basic' }, value: 'sk_user' } : placeholder === b ? { injection: { type: 'bearer' }, value: 'bearer-value' } : undefined;
+      placeholder === a
+        ? { injection: { type: 'basic' }, value: 'the:secret' }
+        : placeholder === user
+          ? { injection: { type: 'basic' }, value: 'sk_user' }
+          : placeholder === b
+            ? { injection: { type: 'bearer' }, value: 'bearer-value' }
+            : undefined;
     const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
     const decoded = (headers: string[]) => Buffer.from(headers[1]!.slice('Basic '.length), 'base64').toString();
 

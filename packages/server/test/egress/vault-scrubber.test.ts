@@ -48,13 +48,20 @@ describe('vault answer scrubber', () => {
       assert.equal(Buffer.from(masked, 'latin1').length, Buffer.byteLength(header), echo);
       assert.ok(!leaks(Buffer.from(masked, 'latin1').toString('utf8'), SECRET), `${echo} → ${masked}`);
     }
-    assert.ok(echoes(SECRET).every((echo) => leaks(`x ${echo} y`, SECRET)), 'the check finds each form unmasked');
+    assert.ok(
+      echoes(SECRET).every((echo) => leaks(`x ${echo} y`, SECRET)),
+      'the check finds each form unmasked',
+    );
     assert.equal(scrubber.text('nothing here'), 'nothing here');
     assert.ok(secretForms('abc').length >= 1, 'a short value is still masked as it is');
   });
 
   test('a stream cut at every size gives what a whole scan gives, and nothing leaks', async () => {
-    const body = Buffer.from(echoes(SECRET).map((echo, i) => `line ${i}: ${echo}\n`).join('') + 'second-secret-0123 end');
+    const body = Buffer.from(
+      echoes(SECRET)
+        .map((echo, i) => `line ${i}: ${echo}\n`)
+        .join('') + 'second-secret-0123 end',
+    );
     const whole = scrubber.text(body.toString('latin1'));
     for (const size of [1, 2, 3, 5, 7, 13, 31, 64, 1000]) {
       const streamed = await throughStream(scrubber, body, size);
@@ -64,7 +71,7 @@ describe('vault answer scrubber', () => {
     }
   });
 
-  test('a header that carried a secret upstream is masked in its base64 forms: a whole Basic header echoed base64\'d', () => {
+  test("a header that carried a secret upstream is masked in its base64 forms: a whole Basic header echoed base64'd", () => {
     const header = `Basic ${Buffer.from(`svc:${SECRET}`).toString('base64')}`;
     const echo = Buffer.from(header).toString('base64');
     assert.ok(leaks(echo, SECRET), 'base64 twice gives it away');

@@ -20,7 +20,8 @@ import { call, startTestServer, type TestServer } from '../helpers/test-server.t
 import { startVaultNetwork, type VaultNetwork } from '../helpers/vault-network.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
-const skip = process.getuid?.() !== 0 ? 'needs root (nftables, cgroups, network namespaces)' : spawnSync('nft', ['--version']).status !== 0 ? 'needs nft' : false;
+const skip =
+  process.getuid?.() !== 0 ? 'needs root (nftables, cgroups, network namespaces)' : spawnSync('nft', ['--version']).status !== 0 ? 'needs nft' : false;
 
 const SECRET = 'sk-live-7Hq2-vault-test-value';
 const ROTATED = 'sk-live-rotated-9Zk1';
@@ -66,7 +67,10 @@ describe('the vault: secrets swapped in on the way out, never in the VM', { skip
   });
 
   test('a vault is created with a secret bound to api.test; no answer carries the value, the store holds it sealed', async () => {
-    const created = await call(server, 'POST', '/v1/vaults', { apiKey, json: { name: 'ci', description: 'CI tokens', secrets: [{ name: 'API_TOKEN', value: SECRET, allowed_hosts: ['API.test'] }] } });
+    const created = await call(server, 'POST', '/v1/vaults', {
+      apiKey,
+      json: { name: 'ci', description: 'CI tokens', secrets: [{ name: 'API_TOKEN', value: SECRET, allowed_hosts: ['API.test'] }] },
+    });
     assert.equal(created.status, 201, created.text);
     vaultId = created.body.id;
     assert.match(vaultId, /^vlt_/);
@@ -88,13 +92,19 @@ describe('the vault: secrets swapped in on the way out, never in the VM', { skip
   test('bad input is refused with nothing written: a host "*", a duplicate name, another user\'s vault', async () => {
     const star = await call(server, 'POST', '/v1/vaults', { apiKey, json: { name: 'x', secrets: [{ name: 'K', value: 'v', allowed_hosts: ['*'] }] } });
     assert.equal(star.status, 400, star.text);
-    const badName = await call(server, 'POST', '/v1/vaults', { apiKey, json: { name: 'y', secrets: [{ name: 'not-a-var', value: 'v', allowed_hosts: ['a.test'] }] } });
+    const badName = await call(server, 'POST', '/v1/vaults', {
+      apiKey,
+      json: { name: 'y', secrets: [{ name: 'not-a-var', value: 'v', allowed_hosts: ['a.test'] }] },
+    });
     assert.equal(badName.status, 422, badName.text);
     assert.equal((await call(server, 'POST', '/v1/vaults', { apiKey, json: { name: 'ci' } })).status, 409);
     assert.equal((await call(server, 'GET', '/v1/vaults', { apiKey })).body.length, 1, 'nothing half-written');
     assert.equal((await call(server, 'GET', `/v1/vaults/${vaultId}`, { apiKey: otherKey })).status, 404);
     assert.equal((await call(server, 'GET', `/v1/vaults/${vaultId}/request-logs`, { apiKey: otherKey })).status, 404);
-    assert.equal((await call(server, 'PUT', `/v1/vaults/${vaultId}/secrets/STOLEN`, { apiKey: otherKey, json: { value: 'x', allowed_hosts: ['evil.test'] } })).status, 404);
+    assert.equal(
+      (await call(server, 'PUT', `/v1/vaults/${vaultId}/secrets/STOLEN`, { apiKey: otherKey, json: { value: 'x', allowed_hosts: ['evil.test'] } })).status,
+      404,
+    );
     assert.equal((await call(server, 'DELETE', `/v1/vaults/${vaultId}`, { apiKey: otherKey })).status, 404);
     const stolen = await call(server, 'POST', '/v1/sessions/session', { apiKey: otherKey, json: { vault_ids: [vaultId] } });
     assert.equal(stolen.status, 404, "another user's vault cannot be attached");
@@ -115,17 +125,26 @@ describe('the vault: secrets swapped in on the way out, never in the VM', { skip
     // which the guest sees masked (same length: what api.test received was not the placeholder).
     const viaCurl = echoed(await guest('curl -sS -m 20 https://api.test/echo-headers -H "Authorization: Bearer $API_TOKEN"'));
     assert.equal(viaCurl.authorization, `Bearer ${masked(SECRET)}`);
-    const viaNode = echoed(await guest(`node -e "fetch('https://api.test/echo-headers?key=' + process.env.API_TOKEN, { headers: { authorization: 'Bearer ' + process.env.API_TOKEN } }).then((r) => r.text()).then(console.log)"`));
+    const viaNode = echoed(
+      await guest(
+        `node -e "fetch('https://api.test/echo-headers?key=' + process.env.API_TOKEN, { headers: { authorization: 'Bearer ' + process.env.API_TOKEN } }).then((r) => r.text()).then(console.log)"`,
+      ),
+    );
     assert.equal(viaNode.authorization, `Bearer ${masked(SECRET)}`);
     const viaPython = echoed(
-      await guest(`python3 -c "import os, urllib.request; r = urllib.request.Request('https://api.test/echo-headers', headers={'Authorization': 'Bearer ' + os.environ['API_TOKEN']}); print(urllib.request.urlopen(r, timeout=20).read().decode())"`),
+      await guest(
+        `python3 -c "import os, urllib.request; r = urllib.request.Request('https://api.test/echo-headers', headers={'Authorization': 'Bearer ' + os.environ['API_TOKEN']}); print(urllib.request.urlopen(r, timeout=20).read().decode())"`,
+      ),
     );
     assert.equal(viaPython.authorization, `Bearer ${masked(SECRET)}`);
     // Basic credentials are not this secret's injection point: the placeholder goes as it is (and is flagged).
     const basic = echoed(await guest('curl -sS -m 20 -u "me:$API_TOKEN" https://api.test/echo-headers'));
     assert.equal(basic.authorization, `Basic ${Buffer.from(`me:${placeholder}`).toString('base64')}`);
     const requests = await api.requests();
-    assert.ok(requests.some((r) => r.path === `/echo-headers?key=${placeholder}`), 'the query string is never swapped');
+    assert.ok(
+      requests.some((r) => r.path === `/echo-headers?key=${placeholder}`),
+      'the query string is never swapped',
+    );
     assert.ok(!JSON.stringify(requests).includes(SECRET));
   });
 
@@ -150,18 +169,37 @@ describe('the vault: secrets swapped in on the way out, never in the VM', { skip
     assert.ok(!page.text.includes(SECRET));
     const used = items.filter((e) => e.outcome === 'substituted');
     assert.ok(used.length >= 3, page.text);
-    assert.ok(used.every((e) => e.host === 'api.test' && e.scheme === 'https' && e.status === 200 && e.vm_id === vmId && e.session_id === sessionId && e.secret_name === 'API_TOKEN'));
+    assert.ok(
+      used.every(
+        (e) =>
+          e.host === 'api.test' && e.scheme === 'https' && e.status === 200 && e.vm_id === vmId && e.session_id === sessionId && e.secret_name === 'API_TOKEN',
+      ),
+    );
     assert.ok(used.some((e) => e.method === 'GET' && e.path === '/echo-headers'));
     const flagged = items.filter((e) => e.outcome === 'flagged');
-    assert.ok(flagged.some((e) => e.host === 'other.test' && e.scheme === 'http' && /not bound/.test(e.detail)), page.text);
-    assert.ok(flagged.some((e) => e.host === 'api.test' && e.scheme === 'http' && /plain HTTP/.test(e.detail)), page.text);
-    assert.ok(flagged.some((e) => e.host === 'api.test' && e.scheme === 'https' && /not at its injection point \(Authorization: Bearer\): in the query/.test(e.detail)), page.text);
-    assert.ok(flagged.some((e) => e.host === 'api.test' && e.scheme === 'https' && /Basic credentials/.test(e.detail)), page.text);
+    assert.ok(
+      flagged.some((e) => e.host === 'other.test' && e.scheme === 'http' && /not bound/.test(e.detail)),
+      page.text,
+    );
+    assert.ok(
+      flagged.some((e) => e.host === 'api.test' && e.scheme === 'http' && /plain HTTP/.test(e.detail)),
+      page.text,
+    );
+    assert.ok(
+      flagged.some((e) => e.host === 'api.test' && e.scheme === 'https' && /not at its injection point \(Authorization: Bearer\): in the query/.test(e.detail)),
+      page.text,
+    );
+    assert.ok(
+      flagged.some((e) => e.host === 'api.test' && e.scheme === 'https' && /Basic credentials/.test(e.detail)),
+      page.text,
+    );
     const onlyFlags = await call(server, 'GET', `/v1/vaults/${vaultId}/request-logs?outcome=flagged&limit=1`, { apiKey });
     assert.equal(onlyFlags.body.items.length, 1);
     assert.ok(onlyFlags.body.next_cursor);
     // Events are rate-limited per session (one a minute, whatever host the guest names); the log has every flag.
-    const events = (await listEventsAfter(server.services.database.db, 0, 10_000)).filter((e) => e.type === 'vault.placeholder_flagged' && e.data.session_id === sessionId);
+    const events = (await listEventsAfter(server.services.database.db, 0, 10_000)).filter(
+      (e) => e.type === 'vault.placeholder_flagged' && e.data.session_id === sessionId,
+    );
     assert.ok(events.length >= 1 && events.length < flagged.length, JSON.stringify(events));
     const egress = await waitUntil('the intercepted connections are in the egress log', async () => {
       const res = await call(server, 'GET', `/v1/vms/${vmId}/egress/log?destination=api.test&limit=100`, { apiKey });
@@ -179,7 +217,10 @@ describe('the vault: secrets swapped in on the way out, never in the VM', { skip
     const put = await call(server, 'PUT', `/v1/vaults/${vaultId}/secrets/API_TOKEN`, { apiKey, json: { value: ROTATED, allowed_hosts: ['api.test'] } });
     assert.equal(put.status, 200, put.text);
     assert.ok(!put.text.includes(ROTATED));
-    assert.equal(echoed(await guest('curl -sS -m 20 https://api.test/echo-headers -H "Authorization: Bearer $API_TOKEN"')).authorization, `Bearer ${masked(ROTATED)}`);
+    assert.equal(
+      echoed(await guest('curl -sS -m 20 https://api.test/echo-headers -H "Authorization: Bearer $API_TOKEN"')).authorization,
+      `Bearer ${masked(ROTATED)}`,
+    );
     assert.equal((await call(server, 'DELETE', `/v1/vaults/${vaultId}/secrets/API_TOKEN`, { apiKey })).status, 204);
     // No secret is bound to api.test any more: its TLS is no longer intercepted (the guest sees api.test's own certificate).
     const after = echoed(await guest('curl -sS -m 20 --cacert /tmp/test-ca.pem https://api.test/echo-headers -H "Authorization: Bearer $API_TOKEN"'));

@@ -64,10 +64,15 @@ describe('disk quota per VM on real VMs', { timeout: 20 * 60_000 }, () => {
     // The guest discards what it freed once its journal commits (sync), the host hole-punches the clusters.
     await sh(engine, VM_ID, 'rm /root/big && sync');
     const started = Date.now();
-    const removed = await waitUntil('the overlay to shrink back', async () => {
-      const now = overlayAllocatedBytes();
-      return now <= base + 32 * MIB && now;
-    }, 60_000, 250);
+    const removed = await waitUntil(
+      'the overlay to shrink back',
+      async () => {
+        const now = overlayAllocatedBytes();
+        return now <= base + 32 * MIB && now;
+      },
+      60_000,
+      250,
+    );
     t.diagnostic(
       `overlay ${(base / MIB).toFixed(1)} MiB, with a 512 MiB file ${(written / MIB).toFixed(1)} MiB, ` +
         `${(removed / MIB).toFixed(1)} MiB ${Date.now() - started} ms after rm + sync`,
@@ -84,7 +89,11 @@ describe('disk quota per VM on real VMs', { timeout: 20 * 60_000 }, () => {
     // qcow2's own tables take ~0.2 % of the disk; the rest is at most the disk's own blocks.
     assert.ok(overlay <= DISK_MB * MIB * 1.01 + 16 * MIB, `the overlay takes ${(overlay / MIB).toFixed(1)} MiB`);
 
-    const afterwards = await sh(engine, VM_ID, 'rm /root/fill && echo still-writable > /root/after && cat /root/after; dmesg | grep -c "EXT4-fs error" || true');
+    const afterwards = await sh(
+      engine,
+      VM_ID,
+      'rm /root/fill && echo still-writable > /root/after && cat /root/after; dmesg | grep -c "EXT4-fs error" || true',
+    );
     assert.deepEqual(afterwards.trim().split('\n'), ['still-writable', '0']);
   });
 });

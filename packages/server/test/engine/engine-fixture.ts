@@ -10,7 +10,10 @@ import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
 
 export function engineConfig(dataDir: string, overrides: ConfigOverrides = {}): Config {
   // Without root there is no network guard: VMs start unguarded there (as root the guard is required).
-  return loadConfig({}, { dataDir, logLevel: 'silent', warmVcpus: [1], poolSize: 0, ...(process.getuid?.() !== 0 ? { vmNetworkUnguarded: true } : {}), ...overrides });
+  return loadConfig(
+    {},
+    { dataDir, logLevel: 'silent', warmVcpus: [1], poolSize: 0, ...(process.getuid?.() !== 0 ? { vmNetworkUnguarded: true } : {}), ...overrides },
+  );
 }
 
 export function newDataDir(): string {

@@ -60,11 +60,7 @@ describe('a VM under hostile use', () => {
     const agent = engine.agent(vmId)!;
     await sh(engine, vmId, 'for i in 1 2 3 4 5; do mkfifo /tmp/fifo$i; done; echo plain > /tmp/plain.txt');
     // Five at once: more than libuv's default pool of four threads, which blocking opens used to fill.
-    const reads = await within(
-      60_000,
-      'five FIFO downloads',
-      Promise.allSettled([1, 2, 3, 4, 5].map((i) => agent.readFile(`/tmp/fifo${i}`))),
-    );
+    const reads = await within(60_000, 'five FIFO downloads', Promise.allSettled([1, 2, 3, 4, 5].map((i) => agent.readFile(`/tmp/fifo${i}`))));
     for (const [index, outcome] of reads.entries()) {
       assert.equal(outcome.status, 'rejected', `fifo${index + 1} was not refused`);
       const error = (outcome as PromiseRejectedResult).reason as AppError;
@@ -128,10 +124,17 @@ describe('a VM under hostile use', () => {
     const agent = engine.agent(vmId)!;
     assert.equal((await agent.runPython({ contextId: 'oom', code: 'kept = 41\nkept + 1' })).result, '42');
     // Touches 16 MiB at a time: each allocation succeeds, the pages do not, and the guest's OOM killer steps in.
-    const hog = await within(240_000, 'the memory hog', agent.runPython({ contextId: 'oom', code: 'hog = []\nwhile True:\n    hog.append(b"x" * (16 << 20))', timeoutMs: 180_000 }));
+    const hog = await within(
+      240_000,
+      'the memory hog',
+      agent.runPython({ contextId: 'oom', code: 'hog = []\nwhile True:\n    hog.append(b"x" * (16 << 20))', timeoutMs: 180_000 }),
+    );
     assert.equal(hog.kernelRestarted, true);
     assert.equal(hog.error?.name, 'KernelDied');
-    assert.match(hog.error?.value ?? '', /killed by the out-of-memory killer: the code used more memory than the VM has \(\d+ MiB\); its state \(variables, imports\) is lost/);
+    assert.match(
+      hog.error?.value ?? '',
+      /killed by the out-of-memory killer: the code used more memory than the VM has \(\d+ MiB\); its state \(variables, imports\) is lost/,
+    );
     // What the host's execution record shows on stderr.
     assert.equal(hog.error?.traceback, `KernelDied: ${hog.error?.value}\n`);
     const after = await agent.runPython({ contextId: 'oom', code: 'kept' });
@@ -160,7 +163,12 @@ describe('a VM under hostile use', () => {
     }
     assert.ok(most <= 1024 + 300, `the VM ran ${most} tasks`);
     // A bomb that ran into its group's process limit has its leftovers killed.
-    await waitUntil('the bomb killed', async () => Number((await sh(engine, vmId, 'cat /sys/fs/cgroup/sandboxd-exec/pids.current')).trim()) < 50, 120_000, 1000);
+    await waitUntil(
+      'the bomb killed',
+      async () => Number((await sh(engine, vmId, 'cat /sys/fs/cgroup/sandboxd-exec/pids.current')).trim()) < 50,
+      120_000,
+      1000,
+    );
     assert.equal((await within(60_000, 'exec after the bomb', sh(engine, vmId, 'echo alive'))).trim(), 'alive');
     await within(60_000, 'terminal after the bomb', checkTerminal(engine, vmId));
     await engine.kill(vmId);

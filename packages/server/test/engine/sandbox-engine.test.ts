@@ -65,7 +65,11 @@ describe('sandbox engine on real VMs', () => {
     for await (const chunk of read.stream) hash.update(chunk as Buffer);
     assert.equal(hash.digest('hex'), sha);
     // Those bytes took the transfer share, which the guest can write to: it is capped, not the host's disk.
-    const fill = await sh(engine, 'vm-bigfile', 'mount | grep -c "sandboxd.transfer on /run/sandboxd-transfer type 9p"; dd if=/dev/zero of=/run/sandboxd-transfer/fill bs=1M count=200 2>&1 | tail -1; echo "exit ${PIPESTATUS[0]}"; rm -f /run/sandboxd-transfer/fill');
+    const fill = await sh(
+      engine,
+      'vm-bigfile',
+      'mount | grep -c "sandboxd.transfer on /run/sandboxd-transfer type 9p"; dd if=/dev/zero of=/run/sandboxd-transfer/fill bs=1M count=200 2>&1 | tail -1; echo "exit ${PIPESTATUS[0]}"; rm -f /run/sandboxd-transfer/fill',
+    );
     assert.match(fill, /^1\n/, fill);
     assert.match(fill, /No space left on device|exit 1/, fill);
     const filled = Number(/(\d+) bytes/.exec(fill)?.[1] ?? 0);
@@ -85,7 +89,10 @@ describe('sandbox engine on real VMs', () => {
     assert.equal(Buffer.concat(stderr).toString(), 'oops\n');
     // setsid puts the background sleep outside the command's process group: only its cgroup still holds it.
     const started = Date.now();
-    const slow = await agent.exec({ command: 'setsid sleep 300 & sleep 300', shell: ['/bin/bash', '-c'], timeoutMs: 1500 }, { onStdout: () => {}, onStderr: () => {} });
+    const slow = await agent.exec(
+      { command: 'setsid sleep 300 & sleep 300', shell: ['/bin/bash', '-c'], timeoutMs: 1500 },
+      { onStdout: () => {}, onStderr: () => {} },
+    );
     assert.equal(slow.timedOut, true);
     assert.ok(Date.now() - started < 15_000, `killed after ${Date.now() - started} ms`);
     // Both sleeps are gone, and the agent, which was in that cgroup for the moment of the fork, is not.
@@ -101,7 +108,8 @@ describe('sandbox engine on real VMs', () => {
       await engine.acquire({ vmId, vcpuCount: 1, memoryMb, lifetimeSeconds: 300 });
       // Touches 16 MiB at a time until the guest stops it (MemoryError or the guest's OOM killer), printing how
       // far it got.
-      const hog = 'held = []\ntry:\n    while True:\n        held.append(bytearray(b"x" * (16 << 20)))\n        print(len(held) * 16, flush=True)\nexcept MemoryError:\n    print("MemoryError", flush=True)\n';
+      const hog =
+        'held = []\ntry:\n    while True:\n        held.append(bytearray(b"x" * (16 << 20)))\n        print(len(held) * 16, flush=True)\nexcept MemoryError:\n    print("MemoryError", flush=True)\n';
       const out = await sh(engine, vmId, `python3 -c '${hog}' > /tmp/hog.out 2>&1; echo "exit=$?"; tail -n 2 /tmp/hog.out`);
       const reachedMb = Math.max(0, ...[...out.matchAll(/^(\d+)$/gm)].map((m) => Number(m[1])));
       t.diagnostic(`${memoryMb} MiB VM: the hog held ${reachedMb} MiB, then ${/MemoryError/.test(out) ? 'MemoryError' : 'the OOM killer'}`);
@@ -172,7 +180,9 @@ describe('after a server crash', () => {
 
   /** Acquires a VM in a child process and SIGKILLs it; answers when the VM was handed out (its lifetime runs from then). */
   async function crashWithVm(vmId: string, lifetimeSeconds: number): Promise<number> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'fixtures', 'hold-vm.ts'), dataDir, vmId, String(lifetimeSeconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'fixtures', 'hold-vm.ts'), dataDir, vmId, String(lifetimeSeconds)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (d) => String(d).includes('acquired') && resolve());
       child.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
@@ -204,6 +214,10 @@ describe('after a server crash', () => {
       await engine.close();
     }
     assert.equal(fs.existsSync(config.vm.runDir), false, 'closing kills and cleans up the adopted VM, then removes the empty run root');
-    assert.deepEqual(runDirs.flatMap((d) => qemuProcessesMatching(d)), [], 'no QEMU of either VM is left');
+    assert.deepEqual(
+      runDirs.flatMap((d) => qemuProcessesMatching(d)),
+      [],
+      'no QEMU of either VM is left',
+    );
   });
 });

@@ -60,7 +60,11 @@ export async function startDnsServer(): Promise<DnsServer> {
     if (queries.length > 100_000) queries.splice(0, 50_000);
     if (server.mode === 'silent') return;
     const records = zone.get(name);
-    const wildcard = name.split('.').slice(1).map((_, i, labels) => `*.${labels.slice(i).join('.')}`).find((pattern) => aZone.has(pattern));
+    const wildcard = name
+      .split('.')
+      .slice(1)
+      .map((_, i, labels) => `*.${labels.slice(i).join('.')}`)
+      .find((pattern) => aZone.has(pattern));
     const addresses = aZone.get(name) ?? (wildcard ? aZone.get(wildcard) : undefined);
     let rcode = 0;
     let answers: dnsPacket.Answer[] = [];

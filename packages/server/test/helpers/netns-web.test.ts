@@ -29,7 +29,10 @@ function inCidr(address: string, cidr: string): boolean {
 }
 
 function namespaces(): string[] {
-  return spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n').map((line) => line.trim().split(/\s+/)[0] ?? '').filter(Boolean);
+  return spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .map((line) => line.trim().split(/\s+/)[0] ?? '')
+    .filter(Boolean);
 }
 
 function interfaceExists(name: string): boolean {
@@ -48,7 +51,9 @@ function startChild(mode: 'exit' | 'wait') {
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const started = new Promise<{ namespace: string; hostInterface: string; baseUrl: string }>((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
@@ -72,29 +77,49 @@ describe('web server in a network namespace', { skip }, () => {
 
   test('the host fetches /form from an address in 198.51.100.0/24 that the network guard does not block', async () => {
     assert.match(server.baseUrl, /^http:\/\/198\.51\.100\.\d{1,3}$/);
-    assert.ok(inCidr(server.serverAddress, server.subnet) && inCidr(server.hostAddress, server.subnet), `${server.serverAddress}, ${server.hostAddress} in ${server.subnet}`);
-    assert.deepEqual(DEFAULT_BLOCKED_IPV4.filter((cidr) => inCidr(server.serverAddress, cidr)), []);
+    assert.ok(
+      inCidr(server.serverAddress, server.subnet) && inCidr(server.hostAddress, server.subnet),
+      `${server.serverAddress}, ${server.hostAddress} in ${server.subnet}`,
+    );
+    assert.deepEqual(
+      DEFAULT_BLOCKED_IPV4.filter((cidr) => inCidr(server.serverAddress, cidr)),
+      [],
+    );
     const form = await text(`${server.baseUrl}/form`);
     assert.equal(form.status, 200);
     assert.equal(form.contentType, 'text/html; charset=utf-8');
-    for (const needle of ['id="name"', 'type="email" id="email"', 'type="password" id="password"', 'id="bio"', 'id="color"', 'type="checkbox"', 'id="submit"', 'id="result"', 'id="counter-btn"', 'id="count"', 'id="last-key"', "addEventListener('keydown'"]) {
+    for (const needle of [
+      'id="name"',
+      'type="email" id="email"',
+      'type="password" id="password"',
+      'id="bio"',
+      'id="color"',
+      'type="checkbox"',
+      'id="submit"',
+      'id="result"',
+      'id="counter-btn"',
+      'id="count"',
+      'id="last-key"',
+      "addEventListener('keydown'",
+    ]) {
       assert.ok(form.body.includes(needle), `the form page has ${needle}`);
     }
   });
 
-  test('the server lives in the namespace: its address is on the namespace\'s interface, only the host end is on the host', async () => {
+  test("the server lives in the namespace: its address is on the namespace's interface, only the host end is on the host", async () => {
     assert.ok(namespaces().includes(server.namespace));
     assert.match(server.namespace, /^sbxw-\d+-[0-9a-f]+$/);
     const inside = (await runProgram('ip', ['-n', server.namespace, '-4', '-o', 'addr', 'show'])).stdout;
     const host = (await runProgram('ip', ['-4', '-o', 'addr', 'show'])).stdout;
     assert.ok(inside.includes(`inet ${server.serverAddress}/30`), inside);
     assert.ok(host.includes(`inet ${server.hostAddress}/30`) && host.includes(server.hostInterface), host);
-    assert.ok(!host.includes(`inet ${server.serverAddress}/`), 'the server address is not the host\'s');
+    assert.ok(!host.includes(`inet ${server.serverAddress}/`), "the server address is not the host's");
   });
 
   test('the pages the browser tests drive', async () => {
     const index = await text(`${server.baseUrl}/`);
-    for (const href of ['/form', '/links', '/page/1', '/delayed?ms=1000', '/never', '/slow?ms=2000', '/login', '/echo-headers']) assert.ok(index.body.includes(`href="${href}"`), `/ links to ${href}`);
+    for (const href of ['/form', '/links', '/page/1', '/delayed?ms=1000', '/never', '/slow?ms=2000', '/login', '/echo-headers'])
+      assert.ok(index.body.includes(`href="${href}"`), `/ links to ${href}`);
 
     const links = (await text(`${server.baseUrl}/links`)).body;
     for (let n = 1; n <= 5; n++) assert.ok(links.includes(`href="/page/${n}">Go to page ${n}</a>`), `link to page ${n}`);
@@ -124,7 +149,10 @@ describe('web server in a network namespace', { skip }, () => {
 
     assert.ok((await text(`${server.baseUrl}/extra`)).body.includes('<h1 id="extra">An extra page</h1>'), 'pages given to startNetnsWebServer are served');
     const teapot = await fetch(`${server.baseUrl}/teapot`);
-    assert.deepEqual([teapot.status, teapot.headers.get('content-type'), teapot.headers.get('x-fixture'), await teapot.text()], [418, 'text/plain', 'yes', 'short and stout']);
+    assert.deepEqual(
+      [teapot.status, teapot.headers.get('content-type'), teapot.headers.get('x-fixture'), await teapot.text()],
+      [418, 'text/plain', 'yes', 'short and stout'],
+    );
     assert.equal((await text(`${server.baseUrl}/no-such-page`)).status, 404);
 
     // The pages' scripts at least parse (a browser would skip a broken one silently, and the page would just not react).
@@ -149,11 +177,15 @@ describe('web server in a network namespace', { skip }, () => {
     const vmUser = await lookupUser(DEFAULT_VM_USER);
     if (!vmUser) return t.skip(`no user ${DEFAULT_VM_USER}: the engine's host preparation creates it`);
     if (spawnSync('curl', ['--version'], { stdio: 'ignore' }).status !== 0) return t.skip('needs curl');
-    const curl = (url: string) => runProgram('runuser', ['-u', DEFAULT_VM_USER, '--', 'curl', '-sS', '--max-time', '5', '-A', 'sandboxd-vm-curl', url], { timeoutMs: 15_000 });
+    const curl = (url: string) =>
+      runProgram('runuser', ['-u', DEFAULT_VM_USER, '--', 'curl', '-sS', '--max-time', '5', '-A', 'sandboxd-vm-curl', url], { timeoutMs: 15_000 });
 
     const { stdout } = await curl(`${server.baseUrl}/form`);
     assert.ok(stdout.includes('id="name"'), stdout);
-    assert.ok((await server.requests()).some((r) => r.path === '/form' && r.userAgent === 'sandboxd-vm-curl'), 'the server saw the VM user\'s request');
+    assert.ok(
+      (await server.requests()).some((r) => r.path === '/form' && r.userAgent === 'sandboxd-vm-curl'),
+      "the server saw the VM user's request",
+    );
 
     const guard = await networkGuardStatus(vmUser.uid);
     if (!guard.active) {

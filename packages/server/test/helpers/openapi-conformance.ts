@@ -158,7 +158,13 @@ export function instrumentApp(app: App): () => OpenApiConformance {
     const routeUrl = request.routeOptions.url;
     if (!routeUrl) return payload;
     const status = reply.statusCode;
-    const problem = checker().problemWith({ method: request.method, routeUrl, status, contentType: reply.getHeader('content-type') as string | undefined, body: bodyText(payload) });
+    const problem = checker().problemWith({
+      method: request.method,
+      routeUrl,
+      status,
+      contentType: reply.getHeader('content-type') as string | undefined,
+      body: bodyText(payload),
+    });
     if (!problem) return payload;
     record(request, status, problem);
     if (payload && typeof (payload as { destroy?: unknown }).destroy === 'function') (payload as { destroy(): void }).destroy();

@@ -18,7 +18,7 @@ function findBinDir(): string {
   const base = '/usr/lib/postgresql';
   const versions = fs.existsSync(base) ? fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb'))) : [];
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
-  if (!newest) throw new Error('PostgreSQL is not installed (the test set-up installs Debian\'s postgresql package: run npm test)');
+  if (!newest) throw new Error("PostgreSQL is not installed (the test set-up installs Debian's postgresql package: run npm test)");
   return path.join(base, newest, 'bin');
 }
 
@@ -46,7 +46,18 @@ export async function startPostgres(): Promise<PostgresServer> {
     if (result.status !== 0) throw new Error(`${binary} failed: ${result.stderr || result.stdout}`);
   };
   run('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'sandboxd', '--no-sync', '-E', 'UTF8']);
-  run('pg_ctl', ['-D', dataDir, '-w', '-t', '60', '-l', path.join(dir, 'server.log'), '-o', `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+  run('pg_ctl', [
+    '-D',
+    dataDir,
+    '-w',
+    '-t',
+    '60',
+    '-l',
+    path.join(dir, 'server.log'),
+    '-o',
+    `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+    'start',
+  ]);
   const createdb = spawnSync(path.join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'sandboxd', 'sandboxd_test']);
   if (createdb.status !== 0) {
     run('pg_ctl', ['-D', dataDir, '-m', 'immediate', 'stop']);

@@ -27,7 +27,9 @@ export interface TestServer extends BuiltApp {
  * `dataDir`: reuse a data directory (a restart); it is then left in place on close. `logger`: a logger to
  * read what the server logs (none by default). `database`: a store opened by the test (it closes it).
  */
-export async function startTestServer(options: { config?: ConfigOverrides; clock?: Clock; dataDir?: string; logger?: FastifyBaseLogger; database?: Database } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { config?: ConfigOverrides; clock?: Clock; dataDir?: string; logger?: FastifyBaseLogger; database?: Database } = {},
+): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
   // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one.
   const port = options.config?.port ?? (await freePort());
@@ -38,7 +40,21 @@ export async function startTestServer(options: { config?: ConfigOverrides; clock
   // Without root there is no network guard (it needs QEMU's own user): VMs start unguarded there, as they did
   // before the guard failed closed (SANDBOXD_VM_NETWORK_UNGUARDED); as root the guard is required.
   const unguarded = process.getuid?.() !== 0 ? { vmNetworkUnguarded: true } : {};
-  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port, logLevel: 'silent', warmVcpus: [1], dnsServers: ['127.0.0.1:1'], dnsTimeoutMs: 1000, ...EPHEMERAL_LISTENERS, ...unguarded, ...options.config });
+  const config = loadConfig(
+    {},
+    {
+      dataDir,
+      host: '127.0.0.1',
+      port,
+      logLevel: 'silent',
+      warmVcpus: [1],
+      dnsServers: ['127.0.0.1:1'],
+      dnsTimeoutMs: 1000,
+      ...EPHEMERAL_LISTENERS,
+      ...unguarded,
+      ...options.config,
+    },
+  );
   let conformance: (() => OpenApiConformance) | undefined;
   const built = await buildApp({
     config,
@@ -72,7 +88,9 @@ export async function startTestServer(options: { config?: ConfigOverrides; clock
       }
       const violations = conformance?.().violations ?? [];
       if (violations.length > 0) {
-        throw new Error(`${violations.length} responses did not match /openapi.json:\n${violations.map((v) => `  ${v.method} ${v.url} → ${v.status}: ${v.problem}`).join('\n')}`);
+        throw new Error(
+          `${violations.length} responses did not match /openapi.json:\n${violations.map((v) => `  ${v.method} ${v.url} → ${v.status}: ${v.problem}`).join('\n')}`,
+        );
       }
     },
   };

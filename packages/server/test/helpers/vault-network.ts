@@ -42,7 +42,10 @@ export async function startVaultNetwork(specs: VaultUpstreamSpec[]): Promise<Vau
   };
   try {
     for (const spec of specs) {
-      const upstream = await startNetnsWebServer(spec.pages ?? {}, { tls: { certPath: ca.certPath, keyPath: ca.keyPath }, ...(spec.script ? { script: spec.script } : {}) });
+      const upstream = await startNetnsWebServer(spec.pages ?? {}, {
+        tls: { certPath: ca.certPath, keyPath: ca.keyPath },
+        ...(spec.script ? { script: spec.script } : {}),
+      });
       upstreams.push(upstream);
       for (const name of spec.names) dns.setA(name, [upstream.serverAddress]);
     }

@@ -11,29 +11,37 @@ describe('host apt sources', () => {
     aptDir = await mkdtemp(join(tmpdir(), 'sandboxd-apt-test-'));
     await mkdir(join(aptDir, 'sources.list.d'));
   });
-  after(async () => { await rm(aptDir, { recursive: true, force: true }); });
+  after(async () => {
+    await rm(aptDir, { recursive: true, force: true });
+  });
 
   test('enabled bookworm entries are read from deb822 and one-line files; others are skipped', async () => {
-    await writeFile(join(aptDir, 'sources.list.d', 'debian.sources'), [
-      'Types: deb',
-      '# a comment',
-      'URIs: http://mirror.example/debian',
-      'Suites: bookworm bookworm-updates',
-      'Components: main',
-      'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg',
-      '',
-      'Types: deb-src',
-      'URIs: http://mirror.example/debian',
-      'Suites: bookworm',
-      'Components: main',
-      '',
-      'Types: deb',
-      'URIs: http://disabled.example/debian',
-      'Suites: bookworm',
-      'Components: main',
-      'Enabled: no',
-    ].join('\n'));
-    await writeFile(join(aptDir, 'sources.list'), 'deb [arch=amd64] http://security.example/debian-security bookworm-security main contrib # note\ndeb http://mirror.example/debian trixie main\n');
+    await writeFile(
+      join(aptDir, 'sources.list.d', 'debian.sources'),
+      [
+        'Types: deb',
+        '# a comment',
+        'URIs: http://mirror.example/debian',
+        'Suites: bookworm bookworm-updates',
+        'Components: main',
+        'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg',
+        '',
+        'Types: deb-src',
+        'URIs: http://mirror.example/debian',
+        'Suites: bookworm',
+        'Components: main',
+        '',
+        'Types: deb',
+        'URIs: http://disabled.example/debian',
+        'Suites: bookworm',
+        'Components: main',
+        'Enabled: no',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(aptDir, 'sources.list'),
+      'deb [arch=amd64] http://security.example/debian-security bookworm-security main contrib # note\ndeb http://mirror.example/debian trixie main\n',
+    );
     await writeFile(join(aptDir, 'sources.list.d', 'vendor.list.disabled'), 'deb http://vendor.example/ bookworm main\n');
     assert.deepEqual(await hostAptSources('bookworm', aptDir), [
       'deb http://security.example/debian-security bookworm-security main contrib',
@@ -42,7 +50,7 @@ describe('host apt sources', () => {
     ]);
   });
 
-  test('without an entry for the main suite, Debian\'s mirror is used', async () => {
+  test("without an entry for the main suite, Debian's mirror is used", async () => {
     const empty = await mkdtemp(join(tmpdir(), 'sandboxd-apt-empty-'));
     try {
       assert.deepEqual(await hostAptSources('bookworm', empty), ['deb http://deb.debian.org/debian bookworm main']);

@@ -50,14 +50,41 @@ export async function bootTestVm(image: GuestImage, options: BootOptions = {}): 
   const append = ['console=ttyS0', 'tsc_early_khz=2445000', 'quiet', 'rw', 'panic=-1', `sandboxd.net=${options.net === false ? 0 : 1}`];
   if (options.extraAppend) append.push(options.extraAppend);
   const args = [
-    '-M', 'microvm', '-accel', 'tcg', '-cpu', 'max', '-m', String(options.memoryMb ?? 512), '-smp', '1',
-    '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
-    '-serial', `file:${serialLog}`,
-    '-kernel', image.kernelPath, '-initrd', image.initrdPath, '-append', append.join(' '),
-    '-drive', `file=${overlay},format=qcow2,if=none,id=root`, '-device', 'virtio-blk-device,drive=root',
-    '-device', 'virtio-serial-device',
-    '-chardev', `socket,id=agent,path=${agentSocket},server=on,wait=off`, '-device', 'virtserialport,chardev=agent,name=sandboxd.agent',
-    '-device', 'virtio-rng-device',
+    '-M',
+    'microvm',
+    '-accel',
+    'tcg',
+    '-cpu',
+    'max',
+    '-m',
+    String(options.memoryMb ?? 512),
+    '-smp',
+    '1',
+    '-nodefaults',
+    '-no-user-config',
+    '-display',
+    'none',
+    '-no-reboot',
+    '-serial',
+    `file:${serialLog}`,
+    '-kernel',
+    image.kernelPath,
+    '-initrd',
+    image.initrdPath,
+    '-append',
+    append.join(' '),
+    '-drive',
+    `file=${overlay},format=qcow2,if=none,id=root`,
+    '-device',
+    'virtio-blk-device,drive=root',
+    '-device',
+    'virtio-serial-device',
+    '-chardev',
+    `socket,id=agent,path=${agentSocket},server=on,wait=off`,
+    '-device',
+    'virtserialport,chardev=agent,name=sandboxd.agent',
+    '-device',
+    'virtio-rng-device',
   ];
   if (options.net !== false) args.push('-netdev', 'user,id=n0', '-device', 'virtio-net-device,netdev=n0');
 
@@ -65,10 +92,14 @@ export async function bootTestVm(image: GuestImage, options: BootOptions = {}): 
   const qemu = spawn('qemu-system-x86_64', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let qemuStderr = '';
   qemu.stderr?.setEncoding('utf8');
-  qemu.stderr?.on('data', (chunk: string) => { qemuStderr += chunk; });
+  qemu.stderr?.on('data', (chunk: string) => {
+    qemuStderr += chunk;
+  });
   const exited = new Promise<void>((resolve) => qemu.once('close', () => resolve()));
   let hasExited = false;
-  void exited.then(() => { hasExited = true; });
+  void exited.then(() => {
+    hasExited = true;
+  });
 
   const consoleText = async (): Promise<string> => readFile(serialLog, 'utf8').catch(() => '');
   let agent: AgentClient | undefined;
@@ -132,7 +163,9 @@ class AgentClient {
     while (!socket) {
       socket = await new Promise<Socket | undefined>((resolve, reject) => {
         const s = connect(path, () => resolve(s));
-        s.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' || error.code === 'ECONNREFUSED') && performance.now() < deadline ? resolve(undefined) : reject(error));
+        s.once('error', (error: NodeJS.ErrnoException) =>
+          (error.code === 'ENOENT' || error.code === 'ECONNREFUSED') && performance.now() < deadline ? resolve(undefined) : reject(error),
+        );
       });
       if (!socket) await sleep(50);
     }
@@ -176,7 +209,9 @@ async function runToEnd(program: string, args: string[]): Promise<void> {
   const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => { stderr += chunk; });
+  child.stderr?.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', resolve);

@@ -18,7 +18,9 @@ describe('guest image boot', { timeout: 15 * 60 * 1000 }, () => {
     const image = await ensureGuestImage({ cacheDir: defaultCacheDir(), agentBundlePath: TEST_AGENT });
     vm = await bootTestVm(image);
   });
-  after(async () => { await vm?.stop(); });
+  after(async () => {
+    await vm?.stop();
+  });
 
   test('the console shows the initramfs, init and agent stage markers in that order', async () => {
     await vm.waitForConsole(/^node ok v18\./, BOOT_TIMEOUT_MS);
@@ -34,7 +36,7 @@ describe('guest image boot', { timeout: 15 * 60 * 1000 }, () => {
   });
 
   test('the root disk is writable and the runtime filesystems are mounted', async () => {
-    const reply = await vm.run('touch /root/written && awk \'{print $2, $3, substr($4, 1, 2)}\' /proc/mounts');
+    const reply = await vm.run("touch /root/written && awk '{print $2, $3, substr($4, 1, 2)}' /proc/mounts");
     assert.equal(reply.code, 0, reply.out);
     for (const mount of ['/ ext4 rw', '/tmp tmpfs rw', '/run tmpfs rw', '/dev/shm tmpfs rw', '/dev/pts devpts rw', '/sys/fs/cgroup cgroup2 rw']) {
       assert.ok(reply.out.split('\n').includes(mount), `missing mount "${mount}" in:\n${reply.out}`);
@@ -50,7 +52,10 @@ describe('guest image boot', { timeout: 15 * 60 * 1000 }, () => {
   });
 
   test('python3, pip, venv, git and curl are installed', async () => {
-    const reply = await vm.run('python3 -c "print(6 * 7)" && python3 -m pip --version && python3 -m venv --help >/dev/null && git --version && curl --version | head -1', 120_000);
+    const reply = await vm.run(
+      'python3 -c "print(6 * 7)" && python3 -m pip --version && python3 -m venv --help >/dev/null && git --version && curl --version | head -1',
+      120_000,
+    );
     assert.equal(reply.code, 0, reply.out);
     assert.match(reply.out, /^42\n/);
   });

@@ -27,7 +27,9 @@ describe('ensureGuestImage', { timeout: BUILD_TIMEOUT_MS }, () => {
     scratch = await mkdtemp(join(tmpdir(), 'sandboxd-image-test-'));
     image = await ensureGuestImage({ cacheDir, agentBundlePath: TEST_AGENT });
   });
-  after(async () => { await rm(scratch, { recursive: true, force: true }); });
+  after(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
 
   test('a second call returns the cached image quickly without building anything', async () => {
     const events: ImageBuildProgress[] = [];
@@ -35,7 +37,10 @@ describe('ensureGuestImage', { timeout: BUILD_TIMEOUT_MS }, () => {
     const again = await ensureGuestImage({ cacheDir, agentBundlePath: TEST_AGENT, onProgress: (event) => events.push(event) });
     const elapsedMs = performance.now() - started;
     assert.deepEqual(again, image);
-    assert.deepEqual(events.map((event) => event.type), ['layer-cached']);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['layer-cached'],
+    );
     assert.ok(elapsedMs < 2000, `cached lookup took ${Math.round(elapsedMs)} ms`);
   });
 
@@ -60,7 +65,9 @@ describe('ensureGuestImage', { timeout: BUILD_TIMEOUT_MS }, () => {
     assert.deepEqual(await magic(image.rootfsPath, 1024 + 0x38, 2), Buffer.from([0x53, 0xef]), 'rootfs has the ext4 superblock magic');
 
     const manifest = await readManifest(image.dir);
-    const agentSha = createHash('sha256').update(await readFile(TEST_AGENT)).digest('hex');
+    const agentSha = createHash('sha256')
+      .update(await readFile(TEST_AGENT))
+      .digest('hex');
     assert.equal(manifest.hash, image.hash);
     assert.equal(manifest.kernelVersion, image.kernelVersion);
     assert.equal(manifest.bootContractVersion, BOOT_CONTRACT_VERSION);

@@ -11,8 +11,12 @@ import type { ImageBuildProgress } from '../../src/image/types.ts';
 
 describe('layer cache', () => {
   let cacheDir: string;
-  before(async () => { cacheDir = await mkdtemp(join(tmpdir(), 'sandboxd-layer-test-')); });
-  after(async () => { await rm(cacheDir, { recursive: true, force: true }); });
+  before(async () => {
+    cacheDir = await mkdtemp(join(tmpdir(), 'sandboxd-layer-test-'));
+  });
+  after(async () => {
+    await rm(cacheDir, { recursive: true, force: true });
+  });
 
   test('concurrent requests for one layer build it once and all get the finished directory', async () => {
     let builds = 0;
@@ -32,11 +36,23 @@ describe('layer cache', () => {
   test('a failed build leaves neither a layer nor a temporary directory, and the next call builds again', async () => {
     const progress = new ProgressReporter();
     await assert.rejects(
-      ensureLayer({ cacheDir, layer: 'kernel', hash: 'fails', progress, build: async (dir) => { await writeFile(join(dir, 'half'), 'x'); throw new Error('boom'); } }),
+      ensureLayer({
+        cacheDir,
+        layer: 'kernel',
+        hash: 'fails',
+        progress,
+        build: async (dir) => {
+          await writeFile(join(dir, 'half'), 'x');
+          throw new Error('boom');
+        },
+      }),
       /boom/,
     );
     await assert.rejects(stat(layerDir(cacheDir, 'kernel', 'fails')), { code: 'ENOENT' });
-    assert.deepEqual((await readdir(buildTmpDir(cacheDir))).filter((name) => name.startsWith('kernel-fails-')), []);
+    assert.deepEqual(
+      (await readdir(buildTmpDir(cacheDir))).filter((name) => name.startsWith('kernel-fails-')),
+      [],
+    );
     const result = await ensureLayer({ cacheDir, layer: 'kernel', hash: 'fails', progress, build: async () => {} });
     assert.equal(result.built, true);
   });
@@ -65,10 +81,21 @@ describe('layer cache', () => {
     const events: ImageBuildProgress[] = [];
     let builds = 0;
     // The layer does not exist yet when we look, so we go for the lock, wait, and then find it built.
-    const result = await ensureLayer({ cacheDir, layer: 'base', hash, progress: new ProgressReporter((event) => events.push(event)), build: async () => { builds++; } });
+    const result = await ensureLayer({
+      cacheDir,
+      layer: 'base',
+      hash,
+      progress: new ProgressReporter((event) => events.push(event)),
+      build: async () => {
+        builds++;
+      },
+    });
     await exited;
     assert.equal(builds, 0);
     assert.equal(result.built, false);
-    assert.deepEqual(events.map((event) => event.type), ['lock-wait', 'layer-cached']);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['lock-wait', 'layer-cached'],
+    );
   });
 });

@@ -40,7 +40,13 @@ describe('injecting the runtime into a foreign root filesystem', () => {
   }
 
   function input(root: string, env: Record<string, string> = {}): InjectRuntimeInput {
-    return { tree: root, runtimeTar, agentBundle: Buffer.from('// agent\n'), guestInit: Buffer.from('#!/opt/sandboxd/runtime/bin/sh\n'), config: { env, workingDir: null, user: null, entrypoint: [], cmd: [] } };
+    return {
+      tree: root,
+      runtimeTar,
+      agentBundle: Buffer.from('// agent\n'),
+      guestInit: Buffer.from('#!/opt/sandboxd/runtime/bin/sh\n'),
+      config: { env, workingDir: null, user: null, entrypoint: [], cmd: [] },
+    };
   }
 
   async function executable(path: string, text = '\x7fELF'): Promise<void> {
@@ -80,7 +86,7 @@ describe('injecting the runtime into a foreign root filesystem', () => {
     });
   });
 
-  test('the user\'s Python is the image\'s python3 on its PATH, through its links, else the runtime\'s', async () => {
+  test("the user's Python is the image's python3 on its PATH, through its links, else the runtime's", async () => {
     const modern = await tree('python-modern', async (r) => {
       await executable(join(r, 'usr', 'local', 'bin', 'python3.12'));
       await symlink('python3.12', join(r, 'usr', 'local', 'bin', 'python3'));
@@ -90,9 +96,20 @@ describe('injecting the runtime into a foreign root filesystem', () => {
     const chosen = await injectRuntime(input(modern, { PATH: '/nowhere:/usr/local/bin:/usr/bin', LANG: 'C' }));
     assert.deepEqual(chosen, { userPython: '/usr/local/bin/python3', userPythonSource: 'image', shell: '/bin/bash' });
     assert.deepEqual((await readFile(join(modern, 'opt', 'sandboxd', 'agent-args'), 'utf8')).split('\n'), [
-      '--python', '/usr/local/bin/python3', '--helper-python', '/opt/sandboxd/runtime/bin/python3', '--shell', '/bin/bash', '--env-file', '/opt/sandboxd/image-env.json', '',
+      '--python',
+      '/usr/local/bin/python3',
+      '--helper-python',
+      '/opt/sandboxd/runtime/bin/python3',
+      '--shell',
+      '/bin/bash',
+      '--env-file',
+      '/opt/sandboxd/image-env.json',
+      '',
     ]);
-    assert.deepEqual(JSON.parse(await readFile(join(modern, 'opt', 'sandboxd', 'image-env.json'), 'utf8')), { PATH: '/nowhere:/usr/local/bin:/usr/bin', LANG: 'C' });
+    assert.deepEqual(JSON.parse(await readFile(join(modern, 'opt', 'sandboxd', 'image-env.json'), 'utf8')), {
+      PATH: '/nowhere:/usr/local/bin:/usr/bin',
+      LANG: 'C',
+    });
 
     // An absolute link is resolved inside the tree (to a Python 2 here), not on the host; no shell at all.
     const old = await tree('python-old', async (r) => {
@@ -100,7 +117,11 @@ describe('injecting the runtime into a foreign root filesystem', () => {
       await mkdir(join(r, 'bin'), { recursive: true });
       await symlink('/usr/bin/python2.7', join(r, 'bin', 'python3'));
     });
-    assert.deepEqual(await injectRuntime(input(old, { PATH: '/bin' })), { userPython: '/opt/sandboxd/runtime/bin/python3', userPythonSource: 'runtime', shell: '/opt/sandboxd/runtime/bin/sh' });
+    assert.deepEqual(await injectRuntime(input(old, { PATH: '/bin' })), {
+      userPython: '/opt/sandboxd/runtime/bin/python3',
+      userPythonSource: 'runtime',
+      shell: '/opt/sandboxd/runtime/bin/sh',
+    });
 
     // A python3 that is not executable, or a link that leaves the tree for the host's python3, does not count.
     const broken = await tree('python-broken', async (r) => {

@@ -41,19 +41,36 @@ export async function addDebianImage(layout: TestLayout, baseTarPath: string): P
     await mkdir(join(scratch, 'tree', 'etc'), { recursive: true });
     await writeFile(join(scratch, 'tree', 'etc', '.wh.motd'), '');
     await writeFile(join(scratch, 'tree', ADDED_FILE.slice(1)), `${ADDED_TEXT}\n`);
-    await runCommand('tar', ['--create', '--file', join(scratch, 'layer.tar'), '--directory', join(scratch, 'tree'), '--owner=0', '--group=0', '--numeric-owner', 'etc']);
+    await runCommand('tar', [
+      '--create',
+      '--file',
+      join(scratch, 'layer.tar'),
+      '--directory',
+      join(scratch, 'tree'),
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      'etc',
+    ]);
     await runCommand('umoci', ['raw', 'add-layer', '--image', image, join(scratch, 'layer.tar')]);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
   await runCommand('umoci', [
-    'config', '--image', image,
-    '--config.env', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    '--config.env', 'GREETING=hello from the image',
+    'config',
+    '--image',
+    image,
+    '--config.env',
+    'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    '--config.env',
+    'GREETING=hello from the image',
     // A home that does not exist: the agent still works in /root (its kernels start there).
-    '--config.env', 'HOME=/home/app',
-    '--config.workingdir', '/srv',
-    '--config.cmd', '/bin/bash',
+    '--config.env',
+    'HOME=/home/app',
+    '--config.workingdir',
+    '/srv',
+    '--config.cmd',
+    '/bin/bash',
   ]);
 }
 
@@ -66,11 +83,31 @@ export async function addBusyboxImage(layout: TestLayout): Promise<void> {
     await mkdir(bin, { recursive: true });
     await runCommand('cp', ['/bin/busybox', join(bin, 'busybox')]);
     for (const applet of ['sh', 'ls', 'cat', 'echo', 'id', 'ip', 'env']) await symlink('busybox', join(bin, applet));
-    await runCommand('tar', ['--create', '--file', join(scratch, 'layer.tar'), '--directory', join(scratch, 'tree'), '--owner=0', '--group=0', '--numeric-owner', 'bin']);
+    await runCommand('tar', [
+      '--create',
+      '--file',
+      join(scratch, 'layer.tar'),
+      '--directory',
+      join(scratch, 'tree'),
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      'bin',
+    ]);
     await runCommand('umoci', ['new', '--image', image]);
     await runCommand('umoci', ['raw', 'add-layer', '--image', image, join(scratch, 'layer.tar')]);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  await runCommand('umoci', ['config', '--image', image, '--config.env', 'PATH=/bin', '--config.env', 'GREETING=hello from busybox', '--config.entrypoint', '/bin/sh']);
+  await runCommand('umoci', [
+    'config',
+    '--image',
+    image,
+    '--config.env',
+    'PATH=/bin',
+    '--config.env',
+    'GREETING=hello from busybox',
+    '--config.entrypoint',
+    '/bin/sh',
+  ]);
 }

@@ -13,7 +13,14 @@ import { AgentClient } from '../../src/agent/index.ts';
 import { BASE_FILES } from '../../src/image/base-layer.ts';
 import { layerLockPath } from '../../src/image/cache-layout.ts';
 import { defaultCacheDir } from '../../src/image/index.ts';
-import { buildOciImage, OciImageError, type BuildOciImageOptions, type OciBuildProgress, type OciGuestImage, type OciImageManifest } from '../../src/image/oci/index.ts';
+import {
+  buildOciImage,
+  OciImageError,
+  type BuildOciImageOptions,
+  type OciBuildProgress,
+  type OciGuestImage,
+  type OciImageManifest,
+} from '../../src/image/oci/index.ts';
 import { readManifest } from '../../src/image/guest-layer.ts';
 import type { VmInfo } from '../../src/vm/vm-driver.ts';
 import { AGENT_BUNDLE, createDriver, scratchDir, testImage, type RecordingDriver } from '../vm/vm-fixture.ts';
@@ -33,7 +40,10 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
   const vms: VmInfo[] = [];
 
   /** buildOciImage against the test registries, recording the progress; the images are removed after the file. */
-  async function build(reference: string, extra: Partial<BuildOciImageOptions> = {}): Promise<{ image: OciGuestImage; events: OciBuildProgress[]; ms: number }> {
+  async function build(
+    reference: string,
+    extra: Partial<BuildOciImageOptions> = {},
+  ): Promise<{ image: OciGuestImage; events: OciBuildProgress[]; ms: number }> {
     const events: OciBuildProgress[] = [];
     const started = Date.now();
     const image = await buildOciImage({
@@ -49,7 +59,10 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
   }
 
   async function rejection(promise: Promise<unknown>): Promise<OciImageError> {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     assert.ok(error instanceof OciImageError, `expected an OciImageError, got ${String(error)}`);
     return error;
   }
@@ -58,7 +71,9 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
     const started = Date.now();
     const vm = await driver.driver.boot({ vmId, runDir: join(runRoot, vmId), image, vcpuCount: 1, memoryMb: 512, network, timeoutMs: BOOT_TIMEOUT_MS });
     vms.push(vm);
-    t.diagnostic(`cold boot to agent: ${Date.now() - started} ms; stages ${JSON.stringify(driver.stages.filter((s) => s.vmId === vmId).map((s) => [s.stage, s.elapsedMs]))}`);
+    t.diagnostic(
+      `cold boot to agent: ${Date.now() - started} ms; stages ${JSON.stringify(driver.stages.filter((s) => s.vmId === vmId).map((s) => [s.stage, s.elapsedMs]))}`,
+    );
     return AgentClient.connect({ socketPath: vm.agentSocketPath }, { timeoutMs: 30_000 });
   }
 
@@ -137,7 +152,10 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
     const authDirsBefore = await authDirs();
     const { image, events, ms } = await build(`${locked.host}/sandboxd-test/busybox:${BUSYBOX_TAG}`, { credentials: CREDENTIALS });
     t.diagnostic(`built in ${ms} ms: ${stepTimes(events)}`);
-    assert.deepEqual(events.filter((e) => e.type === 'step-done').map((e) => e.type === 'step-done' && e.step), ['resolve', 'pull', 'unpack', 'runtime', 'mkfs']);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'step-done').map((e) => e.type === 'step-done' && e.step),
+      ['resolve', 'pull', 'unpack', 'runtime', 'mkfs'],
+    );
     assert.deepEqual(await authDirs(), authDirsBefore, 'the credentials file is gone');
     assert.match(image.digest, /^sha256:[a-f0-9]{64}$/);
     assert.deepEqual(image.kernelArgs, ['sandboxd.init=/opt/sandboxd/guest-init']);
@@ -176,12 +194,19 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
     assert.ok(first, 'the busybox image was built before');
     const { image, events, ms } = await build(reference, { credentials: CREDENTIALS });
     assert.equal(image.dir, first.dir);
-    assert.ok(events.some((e) => e.type === 'cached'), 'reported as cached');
-    assert.deepEqual(events.filter((e) => e.type === 'step-start').map((e) => e.type === 'step-start' && e.step), ['resolve'], 'nothing after resolve ran');
+    assert.ok(
+      events.some((e) => e.type === 'cached'),
+      'reported as cached',
+    );
+    assert.deepEqual(
+      events.filter((e) => e.type === 'step-start').map((e) => e.type === 'step-start' && e.step),
+      ['resolve'],
+      'nothing after resolve ran',
+    );
     assert.ok(ms < 5000, `took ${ms} ms`);
   });
 
-  test('a Debian image made from the base layer boots: its own python3 runs the user\'s code; whiteouts were applied', async (t) => {
+  test("a Debian image made from the base layer boots: its own python3 runs the user's code; whiteouts were applied", async (t) => {
     const defaultImage = await testImage();
     const baseHash = (await readManifest(defaultImage.dir)).layers.base;
     const started = Date.now();
@@ -197,11 +222,14 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
 
     const client = await boot(t, image, 'oci-debian', 'none');
     try {
-      assert.equal(await shell(client, 'echo "$GREETING $HOME"; git --version | cut -d" " -f1-2; echo $BASH_VERSION | cut -c1'), 'hello from the image /home/app\ngit version\n5\n');
+      assert.equal(
+        await shell(client, 'echo "$GREETING $HOME"; git --version | cut -d" " -f1-2; echo $BASH_VERSION | cut -c1'),
+        'hello from the image /home/app\ngit version\n5\n',
+      );
       assert.equal(await shell(client, `cat ${ADDED_FILE}; test -e /etc/motd || echo "motd whited out"`), `${ADDED_TEXT}\nmotd whited out\n`);
       const first = await client.runPython({ contextId: 'state', code: 'import sys\nx = 41\nprint(sys.executable)' });
       assert.equal(first.error, null, JSON.stringify(first.error));
-      assert.equal(first.stdout, '/usr/bin/python3\n', 'the image\'s own python3');
+      assert.equal(first.stdout, '/usr/bin/python3\n', "the image's own python3");
       assert.equal((await client.runPython({ contextId: 'state', code: 'import os\nos.getcwd()' })).result, "'/root'");
       assert.equal((await client.runPython({ contextId: 'state', code: 'x + 1' })).result, '42');
     } finally {
@@ -216,13 +244,17 @@ async function terminalOutput(client: AgentClient, argv: string[]): Promise<stri
   return new Promise<string>((resolve, reject) => {
     let text = '';
     const timer = setTimeout(() => reject(new Error(`the terminal did not exit; it printed ${JSON.stringify(text)}`)), 60_000);
-    client.attachPty(info.id, {
-      onOutput: (chunk) => { text += chunk.toString(); },
-      onExit: () => {
-        clearTimeout(timer);
-        resolve(text);
-      },
-    }).catch(reject);
+    client
+      .attachPty(info.id, {
+        onOutput: (chunk) => {
+          text += chunk.toString();
+        },
+        onExit: () => {
+          clearTimeout(timer);
+          resolve(text);
+        },
+      })
+      .catch(reject);
   });
 }
 

@@ -15,13 +15,23 @@ describe('OCI image references', () => {
     assert.equal(parseImageReference('python:3.12-slim').canonical, 'docker.io/library/python:3.12-slim');
     assert.equal(parseImageReference('bitnami/redis').canonical, 'docker.io/bitnami/redis:latest');
     assert.equal(parseImageReference('ghcr.io/owner/app/worker:v1.2').canonical, 'ghcr.io/owner/app/worker:v1.2');
-    assert.deepEqual(parseImageReference('127.0.0.1:5000/test/bb:v1'), { registry: '127.0.0.1:5000', repository: 'test/bb', tag: 'v1', canonical: '127.0.0.1:5000/test/bb:v1' });
+    assert.deepEqual(parseImageReference('127.0.0.1:5000/test/bb:v1'), {
+      registry: '127.0.0.1:5000',
+      repository: 'test/bb',
+      tag: 'v1',
+      canonical: '127.0.0.1:5000/test/bb:v1',
+    });
     assert.equal(parseImageReference('localhost/app').registry, 'localhost');
     assert.equal(parseImageReference('localhost:5000/app').canonical, 'localhost:5000/app:latest');
   });
 
   test('keep a pinned digest, with or without a tag', () => {
-    assert.deepEqual(parseImageReference(`registry.example.com/app@${DIGEST}`), { registry: 'registry.example.com', repository: 'app', digest: DIGEST, canonical: `registry.example.com/app@${DIGEST}` });
+    assert.deepEqual(parseImageReference(`registry.example.com/app@${DIGEST}`), {
+      registry: 'registry.example.com',
+      repository: 'app',
+      digest: DIGEST,
+      canonical: `registry.example.com/app@${DIGEST}`,
+    });
     assert.equal(parseImageReference(`app:1@${DIGEST}`).canonical, `docker.io/library/app:1@${DIGEST}`);
   });
 
@@ -40,13 +50,16 @@ describe('OCI image references', () => {
       [`a/${'b'.repeat(300)}`, /longer than/],
     ];
     for (const [input, why] of bad) {
-      assert.throws(() => parseImageReference(input), (error: unknown) => {
-        assert.ok(error instanceof OciImageError, `${input}: ${String(error)}`);
-        assert.equal(error.code, 'OCI_REFERENCE_INVALID');
-        assert.equal(error.step, 'resolve');
-        assert.match(error.message, why, input);
-        return true;
-      });
+      assert.throws(
+        () => parseImageReference(input),
+        (error: unknown) => {
+          assert.ok(error instanceof OciImageError, `${input}: ${String(error)}`);
+          assert.equal(error.code, 'OCI_REFERENCE_INVALID');
+          assert.equal(error.step, 'resolve');
+          assert.match(error.message, why, input);
+          return true;
+        },
+      );
     }
   });
 });

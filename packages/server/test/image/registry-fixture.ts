@@ -36,11 +36,17 @@ export async function startRegistry(options: { credentials?: { username: string;
   await writeFile(join(dir, 'config.yml'), `${lines.join('\n')}\n`);
   const child: ChildProcess = spawn('docker-registry', ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   let running = true;
-  void exited.then(() => { running = false; });
+  void exited.then(() => {
+    running = false;
+  });
   const stop = async (): Promise<void> => {
     if (running) child.kill('SIGTERM');
     await exited;
@@ -49,7 +55,10 @@ export async function startRegistry(options: { credentials?: { username: string;
   try {
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const status = await fetch(`http://${host}/v2/`).then((response) => response.status, () => 0);
+      const status = await fetch(`http://${host}/v2/`).then(
+        (response) => response.status,
+        () => 0,
+      );
       if (status === 200 || status === 401) break;
       if (!running || Date.now() > deadline) throw new Error(`the registry on ${host} did not come up: ${output}`);
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -30,7 +30,15 @@ async function startHostileAgent(dir: string) {
   h2.on('stream', (stream, headers) => {
     const path = String(headers[':path']).split('?')[0]!;
     if (path === ROUTES.hello) {
-      const hello: HelloResponse = { protocol: PROTOCOL_VERSION, agentVersion: 'hostile', vmId: 'vm-hostile', hostname: 'hostile', bootId: null, capabilities: [], uptimeSeconds: 1 };
+      const hello: HelloResponse = {
+        protocol: PROTOCOL_VERSION,
+        agentVersion: 'hostile',
+        vmId: 'vm-hostile',
+        hostname: 'hostile',
+        bootId: null,
+        capabilities: [],
+        uptimeSeconds: 1,
+      };
       stream.respond({ ':status': 200, 'content-type': 'application/json' });
       stream.end(JSON.stringify(hello));
       return;
@@ -114,7 +122,10 @@ describe('security: guest agent answers (L-8)', () => {
     assert.ok(grownBytes < 32 * 1024 * 1024, `buffers grew by ${grownBytes} bytes`);
 
     // An endless error body is capped the same way.
-    const statError = await client.stat('/etc/hostname', { timeoutMs }).then(() => undefined, (caught: unknown) => caught);
+    const statError = await client.stat('/etc/hostname', { timeoutMs }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     assert.ok(statError instanceof AgentAnswerTooLargeError, String(statError));
     // The API answers it with a code of its own, not "agent unavailable".
     const translated = translateAgentError(error);

@@ -70,7 +70,10 @@ describe('M-3: cluster internal traffic (signatures, nonces, agent-RPC arguments
 
   /** Whether `path` exists in the VM (through the public API). */
   async function existsInVm(path: string): Promise<boolean> {
-    const answer = await call(server, 'POST', '/execute', { apiKey, json: { session_id: sessionId, language: 'bash', command: `test -e ${path} && echo yes || echo no` } });
+    const answer = await call(server, 'POST', '/execute', {
+      apiKey,
+      json: { session_id: sessionId, language: 'bash', command: `test -e ${path} && echo yes || echo no` },
+    });
     assert.equal(answer.status, 200, answer.text);
     return answer.body.stdout.trim() === 'yes';
   }
@@ -156,7 +159,9 @@ describe('M-3: cluster internal traffic (signatures, nonces, agent-RPC arguments
     assert.equal(onPublic.status, 404, JSON.stringify(onPublic.body));
     // Nor the agent RPC's WebSocket.
     const status = await new Promise<number>((resolve) => {
-      const socket = new WebSocket(`${server.baseUrl.replace(/^http/, 'ws')}${AGENT_RPC_PATH}/${vmId}/exec`, { headers: sign('GET', `${AGENT_RPC_PATH}/${vmId}/exec`, 'null') });
+      const socket = new WebSocket(`${server.baseUrl.replace(/^http/, 'ws')}${AGENT_RPC_PATH}/${vmId}/exec`, {
+        headers: sign('GET', `${AGENT_RPC_PATH}/${vmId}/exec`, 'null'),
+      });
       socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
       socket.once('open', () => (socket.close(), resolve(101)));
       socket.once('error', () => resolve(-1));

@@ -41,7 +41,8 @@ describe('security: the console session', () => {
   };
   const asCookie = (s: { session: string; csrf: string }) => `sandboxd_session=${s.session}; sandboxd_csrf=${s.csrf}`;
   const whoAmI = async (cookie: string, headers: Record<string, string> = {}) => call(server, 'GET', '/v1/auth/session', { headers: { cookie, ...headers } });
-  const keyDescriptions = async (user: User) => (await call(server, 'GET', '/v1/api-keys/', { apiKey: user.apiKey })).body.map((k: { description: string }) => k.description);
+  const keyDescriptions = async (user: User) =>
+    (await call(server, 'GET', '/v1/api-keys/', { apiKey: user.apiKey })).body.map((k: { description: string }) => k.description);
 
   before(async () => {
     server = await startTestServer({ config: { trustProxy: true, signInMaxFailuresPerUsername: 3, signInMaxFailuresPerAddress: 6 } });
@@ -66,7 +67,10 @@ describe('security: the console session', () => {
     assert.equal(out.status, 204);
     // The value captured before sign-out (what a copy of the cookie holds) no longer works, for reads or changes.
     assert.equal((await whoAmI(asCookie(s))).status, 401);
-    const change = await call(server, 'POST', '/v1/api-keys/', { headers: { cookie: asCookie(s), 'x-csrf-token': s.csrf }, json: { description: 'after sign-out' } });
+    const change = await call(server, 'POST', '/v1/api-keys/', {
+      headers: { cookie: asCookie(s), 'x-csrf-token': s.csrf },
+      json: { description: 'after sign-out' },
+    });
     assert.equal(change.status, 401);
     assert.ok(!(await keyDescriptions(victim)).includes('after sign-out'));
   });
@@ -85,7 +89,10 @@ describe('security: the console session', () => {
     const second = await call(server, 'POST', '/v1/api-keys/', { apiKey: victim.apiKey, json: { description: 'short key' } });
     const withSecond = await signIn({ api_key: second.body.full_key });
     assert.equal((await whoAmI(asCookie(withSecond))).status, 200);
-    const expired = await call(server, 'PATCH', `/v1/api-keys/${second.body.id}`, { apiKey: victim.apiKey, json: { expires_at: new Date(Date.now() - 1000).toISOString() } });
+    const expired = await call(server, 'PATCH', `/v1/api-keys/${second.body.id}`, {
+      apiKey: victim.apiKey,
+      json: { expires_at: new Date(Date.now() - 1000).toISOString() },
+    });
     assert.equal(expired.status, 200, expired.text);
     assert.equal((await whoAmI(asCookie(withSecond))).status, 401);
   });
@@ -94,7 +101,8 @@ describe('security: the console session', () => {
     const carol = await server.createUserWithKey('carol');
     const dave = await server.createUserWithKey('dave');
     const from = (address: string) => ({ 'x-forwarded-for': address });
-    const session = (user: string, password: string, address: string) => call(server, 'POST', '/v1/auth/session', { json: { username: user, password }, headers: from(address) });
+    const session = (user: string, password: string, address: string) =>
+      call(server, 'POST', '/v1/auth/session', { json: { username: user, password }, headers: from(address) });
     const assert429 = (res: Awaited<ReturnType<typeof call>>, what: string) => {
       assert.equal(res.status, 429, `${what}: ${res.text}`);
       assert.equal(res.body.code, 'RATE_LIMITED', what);
@@ -109,7 +117,10 @@ describe('security: the console session', () => {
     for (let i = 0; i < 3; i++) assert.equal((await session('carol', `wrong-${i}`, '198.51.100.7')).status, 401);
     assert429(await session('carol', carol.password, '198.51.100.7'), 'the right password during the lockout');
     assert429(await session('carol', carol.password, '192.0.2.55'), 'from another address');
-    assert429(await call(server, 'POST', '/v1/auth/token', { form: { username: 'carol', password: carol.password }, headers: from('192.0.2.55') }), 'POST /v1/auth/token');
+    assert429(
+      await call(server, 'POST', '/v1/auth/token', { form: { username: 'carol', password: carol.password }, headers: from('192.0.2.55') }),
+      'POST /v1/auth/token',
+    );
     // The command-line login's page checks passwords too: same lockout, shown on the page.
     const login = await call(server, 'POST', '/api/cli-auth/start', { json: { hostname: 'h', code_challenge: 'c'.repeat(43) } });
     const form = await fetch(`${server.baseUrl}/cli-auth?user_code=${login.body.user_code}`);
@@ -128,7 +139,10 @@ describe('security: the console session', () => {
     // Per address (limit 6 here): guesses spread over many usernames from one address stop there too.
     for (let i = 0; i < 6; i++) assert.equal((await session(`nobody-${i}`, 'guess-guess', '203.0.113.9')).status, 401);
     assert429(await session('dave', dave.password, '203.0.113.9'), 'a known user from the busy address');
-    assert429(await call(server, 'POST', '/v1/auth/session', { json: { api_key: 'sbx_sk_' + 'A'.repeat(43) }, headers: from('203.0.113.9') }), 'an API key sign-in from it');
+    assert429(
+      await call(server, 'POST', '/v1/auth/session', { json: { api_key: 'sbx_sk_' + 'A'.repeat(43) }, headers: from('203.0.113.9') }),
+      'an API key sign-in from it',
+    );
     assert.equal((await session('dave', dave.password, '192.0.2.55')).status, 200, 'the same user from another address');
   });
 
@@ -136,7 +150,11 @@ describe('security: the console session', () => {
     const attacker = await signIn({ api_key: mallory.apiKey });
     // The victim signs in from the console's page in Chromium.
     await page.goto(`${server.baseUrl}/sign-in`);
-    const signedIn = await page.evaluate(async (key) => (await fetch('/v1/auth/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: key }) })).status, victim.apiKey);
+    const signedIn = await page.evaluate(
+      async (key) =>
+        (await fetch('/v1/auth/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: key }) })).status,
+      victim.apiKey,
+    );
     assert.equal(signedIn, 200);
     // What the console does for a change: read the CSRF cookie, echo it.
     const createKey = async (description: string) =>
@@ -179,7 +197,10 @@ describe('security: the console session', () => {
       assert.doesNotMatch(line, /Domain=/i, line);
       assert.match(line, /SameSite=Strict/, line);
     }
-    assert.match(lines.find((l) => l.startsWith('__Host-sandboxd_session='))!, /HttpOnly/);
+    assert.match(
+      lines.find((l) => l.startsWith('__Host-sandboxd_session='))!,
+      /HttpOnly/,
+    );
     assert.equal(jar['__Host-sandboxd_csrf'], res.body.csrf_token);
     const own = `__Host-sandboxd_session=${jar['__Host-sandboxd_session']}`;
     assert.equal((await whoAmI(own, https)).body.username, 'victim');
@@ -203,7 +224,9 @@ describe('security: the console session', () => {
     try {
       // What a tenant's public share could serve on this origin, and an HTML injection that loads it.
       const vmScript = '/v1/app/some-session/8000/evil.js';
-      await fresh.route(`${server.baseUrl}${vmScript}`, (route) => route.fulfill({ status: 200, contentType: 'text/javascript', body: 'window.__vmScriptRan = true;' }));
+      await fresh.route(`${server.baseUrl}${vmScript}`, (route) =>
+        route.fulfill({ status: 200, contentType: 'text/javascript', body: 'window.__vmScriptRan = true;' }),
+      );
       await fresh.route(`${server.baseUrl}/sign-in`, async (route) => {
         const response = await route.fetch();
         const body = (await response.text()).replace('</head>', `<script type="module" src="${vmScript}"></script><script src="${vmScript}"></script></head>`);
@@ -219,7 +242,10 @@ describe('security: the console session', () => {
       assert.equal(await fresh.evaluate('window.__vmScriptRan'), undefined, "the VM's script did not run");
       const violations = (await fresh.evaluate('window.__violations')) as string[];
       assert.equal(violations.length, 2, violations.join('\n'));
-      assert.ok(violations.every((v) => v.startsWith('script-src') && v.endsWith(vmScript)), violations.join('\n'));
+      assert.ok(
+        violations.every((v) => v.startsWith('script-src') && v.endsWith(vmScript)),
+        violations.join('\n'),
+      );
     } finally {
       await fresh.close();
     }
@@ -227,9 +253,20 @@ describe('security: the console session', () => {
 
   test('MCP: POST /mcp with a foreign Origin is refused', async () => {
     const port = new URL(server.baseUrl).port;
-    const message = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'origin-test', version: '1' } } });
+    const message = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'origin-test', version: '1' } },
+    });
     const post = (headers: Record<string, string>) =>
-      rawRequest(Number(port), '/mcp', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': victim.apiKey, ...headers }, 'POST', message);
+      rawRequest(
+        Number(port),
+        '/mcp',
+        { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': victim.apiKey, ...headers },
+        'POST',
+        message,
+      );
     // A DNS-rebinding page: its own name, re-pointed at this server, in both Host and Origin.
     const rebound = await post({ host: `rebind.example:${port}`, origin: `http://rebind.example:${port}` });
     assert.equal(rebound.status, 403, rebound.body.toString());

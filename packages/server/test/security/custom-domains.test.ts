@@ -66,10 +66,15 @@ describe('security: custom domains are re-verified (L-6)', () => {
 
     // While the record stays, re-checks find it and nothing changes.
     const verifiedAt = (await get()).last_checked_at;
-    const rechecked = await waitUntil('a re-check that finds the record', async () => {
-      const record = await get();
-      return record.last_checked_at !== verifiedAt ? record : null;
-    }, 10_000, 100);
+    const rechecked = await waitUntil(
+      'a re-check that finds the record',
+      async () => {
+        const record = await get();
+        return record.last_checked_at !== verifiedAt ? record : null;
+      },
+      10_000,
+      100,
+    );
     assert.deepEqual([rechecked.status, rechecked.last_error], ['verified', null]);
     assert.ok(Date.parse(rechecked.next_check_at) > Date.parse(rechecked.last_checked_at));
 
@@ -79,17 +84,27 @@ describe('security: custom domains are re-verified (L-6)', () => {
     offsetMs += 61_000;
     assert.equal(await tlsCheck(), 404);
     // One miss is not yet the end (a DNS hiccup must not take a site down)...
-    const missedOnce = await waitUntil('a re-check that misses the record', async () => {
-      const record = await get();
-      return record.last_error ? record : null;
-    }, 10_000, 50);
+    const missedOnce = await waitUntil(
+      'a re-check that misses the record',
+      async () => {
+        const record = await get();
+        return record.last_error ? record : null;
+      },
+      10_000,
+      50,
+    );
     assert.equal(missedOnce.status, 'verified');
     assert.match(missedOnce.last_error, new RegExp(`not found at a re-check \\(1 of ${MISSES} in a row`));
     // ...but misses in a row fail the claim, and the domain stops being served at once.
-    const failed = await waitUntil('the claim to fail', async () => {
-      const record = await get();
-      return record.status === 'failed' ? record : null;
-    }, 10_000, 100);
+    const failed = await waitUntil(
+      'the claim to fail',
+      async () => {
+        const record = await get();
+        return record.status === 'failed' ? record : null;
+      },
+      10_000,
+      100,
+    );
     assert.equal(failed.failure_reason, 'record_missing');
     assert.match(failed.last_error, /no longer served/);
     assert.equal(failed.next_check_at, null);
@@ -97,7 +112,10 @@ describe('security: custom domains are re-verified (L-6)', () => {
     assert.equal((await rawRequest(port, '/healthz', { host: DOMAIN })).status, 200);
     assert.equal(await tlsCheck(), 404);
     const events = await server.services.database.db.selectFrom('events').select(['type', 'payload']).where('subject_id', '=', id).orderBy('id').execute();
-    assert.deepEqual(events.map((event) => event.type), ['custom_domain.created', 'custom_domain.verified', 'custom_domain.failed']);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['custom_domain.created', 'custom_domain.verified', 'custom_domain.failed'],
+    );
     assert.equal(JSON.parse(events[2]!.payload).reason, 'record_missing');
   });
 });

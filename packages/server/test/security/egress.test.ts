@@ -23,7 +23,8 @@ import { call, startTestServer, type TestServer } from '../helpers/test-server.t
 import { waitUntil } from '../helpers/wait.ts';
 import { createDriver, scratchDir, testImage } from '../vm/vm-fixture.ts';
 
-const skip = process.getuid?.() !== 0 ? 'needs root (nftables, cgroups, network namespaces)' : spawnSync('nft', ['--version']).status !== 0 ? 'needs nft' : false;
+const skip =
+  process.getuid?.() !== 0 ? 'needs root (nftables, cgroups, network namespaces)' : spawnSync('nft', ['--version']).status !== 0 ? 'needs nft' : false;
 const LISTENERS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'fixtures', 'egress-listeners.mjs');
 
 /** What reached the shared front end (fixtures/egress-listeners.mjs). */
@@ -130,7 +131,11 @@ PY`;
       'the refusals of 8443/tcp and 443/udp in the egress log',
       async () => {
         const log = await egressLog(A.vmId);
-        return ['tcp', 'udp'].every((protocol) => log.some((e) => e.protocol === protocol && e.port === (protocol === 'tcp' ? 8443 : 443) && e.verdict === 'refused' && /not in allowed_ports/.test(e.reason)));
+        return ['tcp', 'udp'].every((protocol) =>
+          log.some(
+            (e) => e.protocol === protocol && e.port === (protocol === 'tcp' ? 8443 : 443) && e.verdict === 'refused' && /not in allowed_ports/.test(e.reason),
+          ),
+        );
       },
       10_000,
     );
@@ -194,7 +199,11 @@ PY`,
     );
     assert.match(out, /first: HTTP\/1.1 200 OK \| hello from allowed.test/, out);
     assert.match(out, /second: HTTP\/1.1 403 Forbidden \| sandboxd: the egress policy of this VM refuses other.test/, out);
-    assert.match(out, /absolute: HTTP\/1.1 403 Forbidden \| sandboxd: the egress policy of this VM refuses allowed.test \(the absolute-form target names other.test/, out);
+    assert.match(
+      out,
+      /absolute: HTTP\/1.1 403 Forbidden \| sandboxd: the egress policy of this VM refuses allowed.test \(the absolute-form target names other.test/,
+      out,
+    );
     assert.match(out, /pipelined: .*hello from allowed.test.*403 Forbidden/s, out);
     assert.doesNotMatch(out, /hello from other.test/);
     const requests = (await frontEnd()).filter((e) => e.kind === 'http');
@@ -204,8 +213,14 @@ PY`,
       'the front end saw only the requests for allowed.test',
     );
     const refused = (await egressLog(A.vmId)).filter((e) => e.scheme === 'http' && e.verdict === 'refused');
-    assert.ok(refused.some((e) => e.name === 'other.test' && e.reason === 'name not allowed by the egress policy'), JSON.stringify(refused));
-    assert.ok(refused.some((e) => /absolute-form target names other.test/.test(e.reason)), JSON.stringify(refused));
+    assert.ok(
+      refused.some((e) => e.name === 'other.test' && e.reason === 'name not allowed by the egress policy'),
+      JSON.stringify(refused),
+    );
+    assert.ok(
+      refused.some((e) => /absolute-form target names other.test/.test(e.reason)),
+      JSON.stringify(refused),
+    );
   });
 
   test('M-2: an encrypted ClientHello (ECH) is refused under a restricted policy', async () => {
@@ -233,8 +248,15 @@ time.sleep(0.3)
     const log = await egressLog(A.vmId);
     const seen = `${out}\nfront end: ${JSON.stringify(connections)}\negress log: ${JSON.stringify(log.slice(0, 4))}`;
     assert.equal(connections.filter((e) => e.bytes?.includes('ee'.repeat(16))).length, 0, `the ECH ClientHello never reached the front end: ${seen}`);
-    assert.equal(connections.filter((e) => e.bytes?.includes('cc'.repeat(16))).length, 1, `the same ClientHello without ECH is spliced through (the control): ${seen}`);
-    assert.ok(log.some((e) => e.scheme === 'https' && e.verdict === 'refused' && /ECH/.test(e.reason)), JSON.stringify(log.slice(0, 5)));
+    assert.equal(
+      connections.filter((e) => e.bytes?.includes('cc'.repeat(16))).length,
+      1,
+      `the same ClientHello without ECH is spliced through (the control): ${seen}`,
+    );
+    assert.ok(
+      log.some((e) => e.scheme === 'https' && e.verdict === 'refused' && /ECH/.test(e.reason)),
+      JSON.stringify(log.slice(0, 5)),
+    );
   });
 
   test('L-2: a DNS message with two questions is refused', async () => {
@@ -256,7 +278,9 @@ PY`,
   /** R: restored from a snapshot of B taken while a process in it sends to the front end every 30 ms. */
   function restoreR(): Promise<{ sessionId: string; vmId: string; putWhile: string; putStatus: number }> {
     restored ??= (async () => {
-      await guest(B.sessionId, `setsid -f python3 -c "
+      await guest(
+        B.sessionId,
+        `setsid -f python3 -c "
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 n = 0
@@ -265,7 +289,8 @@ while True:
     try: s.sendto(b'm4loop %d' % n, ('${front.serverAddress}', 9000))
     except OSError: pass
     time.sleep(0.03)
-" >/dev/null 2>&1 </dev/null; sleep 0.5; pgrep -f 'm4loo[p]' >/dev/null && echo running`);
+" >/dev/null 2>&1 </dev/null; sleep 0.5; pgrep -f 'm4loo[p]' >/dev/null && echo running`,
+      );
       // The control: the loop does reach the front end from B (the listener's address is one of B's CIDRs).
       await waitUntil('the loop in B reaches the front end', async () => (await frontEnd()).some((e) => e.kind === 'udp' && e.port === 9000), 10_000);
       const snapshot = await call(server, 'POST', `/v1/vms/${B.vmId}/snapshot`, { apiKey, json: { name: 'm4-loop' } });
@@ -275,7 +300,10 @@ while True:
       await new Promise((resolve) => setTimeout(resolve, 500));
       await frontEnd('DELETE');
       // Created with a policy, changed while it starts (L-5): the PUT must win.
-      const created = await call(server, 'POST', '/v1/vms?wait=false', { apiKey, json: { snapshot: 'm4-loop', egress_policy: { allowed_domains: ['other.test'] } } });
+      const created = await call(server, 'POST', '/v1/vms?wait=false', {
+        apiKey,
+        json: { snapshot: 'm4-loop', egress_policy: { allowed_domains: ['other.test'] } },
+      });
       assert.equal(created.status, 202, created.text);
       const vmId = created.body.vm_id as string;
       const put = await call(server, 'PUT', `/v1/vms/${vmId}/egress`, { apiKey, json: { allowed_domains: ['allowed.test'] } });
@@ -290,15 +318,27 @@ while True:
     const r = await restoreR();
     // It runs in R (the restored loop) and tries to send: the firewall refuses it, the front end sees nothing.
     assert.match(await guest(r.sessionId, "sleep 1; pgrep -f 'm4loo[p]' >/dev/null && echo running"), /running/);
-    assert.deepEqual((await frontEnd()).filter((e) => e.kind === 'udp'), [], 'nothing of the restored loop reached the front end');
-    await waitUntil('R\'s refused sends in its egress log', async () => (await egressLog(r.vmId)).some((e) => e.protocol === 'udp' && e.port === 9000 && e.verdict === 'refused'), 10_000);
+    assert.deepEqual(
+      (await frontEnd()).filter((e) => e.kind === 'udp'),
+      [],
+      'nothing of the restored loop reached the front end',
+    );
+    await waitUntil(
+      "R's refused sends in its egress log",
+      async () => (await egressLog(r.vmId)).some((e) => e.protocol === 'udp' && e.port === 9000 && e.verdict === 'refused'),
+      10_000,
+    );
 
     // Pause and resume: the resumed hypervisor is in a new cgroup, with its rules before it runs.
     assert.equal((await call(server, 'POST', `/v1/vms/${r.vmId}/pause`, { apiKey })).status, 200);
     const resumed = await call(server, 'POST', `/v1/vms/${r.vmId}/resume`, { apiKey });
     assert.equal(resumed.status, 200, resumed.text);
     assert.match(await guest(r.sessionId, "sleep 1; pgrep -f 'm4loo[p]' >/dev/null && echo running"), /running/);
-    assert.deepEqual((await frontEnd()).filter((e) => e.kind === 'udp'), [], 'nothing of the resumed loop reached the front end');
+    assert.deepEqual(
+      (await frontEnd()).filter((e) => e.kind === 'udp'),
+      [],
+      'nothing of the resumed loop reached the front end',
+    );
   });
 
   test('L-5: a policy PUT while the VM is starting is kept', async () => {
@@ -307,12 +347,15 @@ while True:
     assert.equal(r.putWhile, 'starting', 'the PUT was made while the VM started');
     const policy = await call(server, 'GET', `/v1/vms/${r.vmId}/egress`, { apiKey });
     assert.deepEqual([policy.body.allowed_domains, policy.body.source, policy.body.enforced], [['allowed.test'], 'vm', true], policy.text);
-    const out = await guest(r.sessionId, 'getent hosts allowed.test >/dev/null && echo allowed-resolves; getent hosts other.test >/dev/null && echo other-resolves || echo other-refused');
+    const out = await guest(
+      r.sessionId,
+      'getent hosts allowed.test >/dev/null && echo allowed-resolves; getent hosts other.test >/dev/null && echo other-resolves || echo other-refused',
+    );
     assert.match(out, /allowed-resolves/);
     assert.match(out, /other-refused/);
   });
 
-  test('M-7: a DNS flood from one VM does not delay another VM\'s lookups beyond 500 ms', async (t) => {
+  test("M-7: a DNS flood from one VM does not delay another VM's lookups beyond 500 ms", async (t) => {
     const lookups = (delaySeconds: number) => `python3 - <<'PY'
 ${PY_QUERY}
 tag = os.urandom(3).hex()
@@ -380,7 +423,8 @@ PY`,
       await setPolicy(A.vmId, { allowed_domains: ['private.test'], ...(ports.length ? { allowed_ports: ports } : {}) });
       const out = await guest(A.sessionId, 'getent ahostsv4 private.test | head -1; curl -sS -m 10 -o /dev/null -w "%{http_code}\\n" http://private.test/');
       const set = await pinned();
-      for (const address of ['127.0.0.1', '10.1.2.3', front.hostAddress]) assert.ok(!set.includes(address), `${address} is not pinned (${ports.join(' ') || 'no ports'}): ${set}`);
+      for (const address of ['127.0.0.1', '10.1.2.3', front.hostAddress])
+        assert.ok(!set.includes(address), `${address} is not pinned (${ports.join(' ') || 'no ports'}): ${set}`);
       if (ports.length) assert.ok(set.includes(front.serverAddress), `the public address is pinned for the port rule: ${set}`);
       assert.match(out, /200/, `the proxy goes to the public address: ${out}`);
     }
@@ -392,7 +436,15 @@ PY`,
       const report = await unguarded.driver.prepare(await testImage());
       assert.equal(report.networkGuard.active, false);
       await assert.rejects(
-        unguarded.driver.boot({ vmId: 'l7-unguarded', runDir: path.join(scratch, 'run'), image: await testImage(), vcpuCount: 1, memoryMb: 256, network: 'user', timeoutMs: 90_000 }),
+        unguarded.driver.boot({
+          vmId: 'l7-unguarded',
+          runDir: path.join(scratch, 'run'),
+          image: await testImage(),
+          vcpuCount: 1,
+          memoryMb: 256,
+          network: 'user',
+          timeoutMs: 90_000,
+        }),
         (error: Error & { code?: string }) => error.code === 'VM_NETWORK_UNGUARDED',
       );
     } finally {

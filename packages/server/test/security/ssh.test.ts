@@ -109,7 +109,10 @@ describe('security: SSH gateway (L-1)', () => {
     port = server.sshGateway.port;
     alice = await server.createUserWithKey('ssh-sec-alice');
     bob = await server.createUserWithKey('ssh-sec-bob');
-    for (const [user, pair] of [[alice, aliceKey], [bob, bobKey]] as const) {
+    for (const [user, pair] of [
+      [alice, aliceKey],
+      [bob, bobKey],
+    ] as const) {
       const created = await call(server, 'POST', '/v1/ssh-keys', { apiKey: user.apiKey, json: { public_key: pair.public } });
       assert.equal(created.status, 201, created.text);
     }
@@ -141,12 +144,14 @@ describe('security: SSH gateway (L-1)', () => {
     assert.ok(silentMs! >= GRACE_SECONDS * 1000 - 100 && talkerMs! >= GRACE_SECONDS * 1000 - 100, `dropped before the grace time: ${silentMs}, ${talkerMs} ms`);
 
     // The connection cap per source: beyond it a connection is closed at once, before any SSH is spoken.
-    const held = await Promise.all(Array.from({ length: PER_SOURCE }, async () => {
-      const socket = net.connect(port, '127.0.0.1');
-      await once(socket, 'connect');
-      socket.resume();
-      return socket;
-    }));
+    const held = await Promise.all(
+      Array.from({ length: PER_SOURCE }, async () => {
+        const socket = net.connect(port, '127.0.0.1');
+        await once(socket, 'connect');
+        socket.resume();
+        return socket;
+      }),
+    );
     const extra = net.connect(port, '127.0.0.1');
     let extraBytes = 0;
     extra.on('data', (chunk: Buffer) => (extraBytes += chunk.length));
@@ -170,7 +175,7 @@ describe('security: SSH gateway (L-1)', () => {
     assert.equal((await login(aliceSession, [parsed(aliceKey.private)])).ready, true);
   });
 
-  test('L-1: a key query answers the same whether or not the key\'s owner has the VM', async () => {
+  test("L-1: a key query answers the same whether or not the key's owner has the VM", async () => {
     /**
      * Offers alice's key with a signer that refuses, as someone who holds only the public key would: the client
      * first asks whether the key would do. When the gateway says yes (PK_OK) the client tries to sign and

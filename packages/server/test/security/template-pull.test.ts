@@ -36,7 +36,14 @@ function tinyImage(marker: string): { manifest: string; blobs: Map<string, Buffe
     layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: sha256(layer), size: layer.length }],
     annotations: { marker },
   });
-  return { manifest, blobs: new Map([[sha256(config), config], [sha256(layer), layer]]), layerDigest: sha256(layer) };
+  return {
+    manifest,
+    blobs: new Map([
+      [sha256(config), config],
+      [sha256(layer), layer],
+    ]),
+    layerDigest: sha256(layer),
+  };
 }
 
 /** An HTTP server on `host` (port 0 = any) that records what reaches it. */
@@ -62,11 +69,15 @@ function registryHandler(repositories: Record<string, ReturnType<typeof tinyImag
     if (!match || !image) return void response.writeHead(404, headers).end();
     if (match[2] === 'manifests') {
       const body = Buffer.from(image.manifest);
-      return void response.writeHead(200, { ...headers, 'content-type': MANIFEST_TYPE, 'content-length': body.length, 'docker-content-digest': sha256(body) }).end(request.method === 'HEAD' ? undefined : body);
+      return void response
+        .writeHead(200, { ...headers, 'content-type': MANIFEST_TYPE, 'content-length': body.length, 'docker-content-digest': sha256(body) })
+        .end(request.method === 'HEAD' ? undefined : body);
     }
     const blob = image.blobs.get(decodeURIComponent(match[3]!));
     if (!blob) return void response.writeHead(404, headers).end();
-    response.writeHead(200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': blob.length }).end(request.method === 'HEAD' ? undefined : blob);
+    response
+      .writeHead(200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': blob.length })
+      .end(request.method === 'HEAD' ? undefined : blob);
   };
 }
 
@@ -89,11 +100,22 @@ describe('security: template pulls (M-6)', () => {
     const parsed = parseImageReference(reference);
     return withRegistryAccess(parsed, options, async (access) => {
       const { digest } = await resolveManifest(parsed, access);
-      return pullImage({ cacheDir: join(scratch, 'cache'), reference: parsed, digest, access, progress: new ProgressReporter(), lockTimeoutMs: 60_000, onLine: () => undefined });
+      return pullImage({
+        cacheDir: join(scratch, 'cache'),
+        reference: parsed,
+        digest,
+        access,
+        progress: new ProgressReporter(),
+        lockTimeoutMs: 60_000,
+        onLine: () => undefined,
+      });
     });
   };
   const rejection = async (promise: Promise<unknown>): Promise<OciImageError> => {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     assert.ok(error instanceof OciImageError, `expected the pull to fail, got ${String(error)}`);
     return error;
   };
@@ -103,10 +125,17 @@ describe('security: template pulls (M-6)', () => {
     // Whatever reaches the recorder is an SSRF that got through: it answers like a registry would, to be sure.
     recorder = await listen('127.0.0.1', 0, registryHandler({}, {}));
     const to = (path: string) => `http://127.0.0.1:${recorder.port}${path}`;
-    registry = await listen('127.0.0.1', 0, registryHandler({ 'good/image': good, 'evil/blob': stealer }, {
-      '/v2/evil/manifest/manifests/latest': to('/internal/admin?from=manifest'),
-      [`/v2/evil/blob/blobs/${stealer.layerDigest}`]: to('/internal/admin?from=blob'),
-    }));
+    registry = await listen(
+      '127.0.0.1',
+      0,
+      registryHandler(
+        { 'good/image': good, 'evil/blob': stealer },
+        {
+          '/v2/evil/manifest/manifests/latest': to('/internal/admin?from=manifest'),
+          [`/v2/evil/blob/blobs/${stealer.layerDigest}`]: to('/internal/admin?from=blob'),
+        },
+      ),
+    );
     // The same port on two loopback addresses: the registry a name was checked at, and what it re-resolves to.
     pinned = await listen('127.0.0.2', 0, registryHandler({ 'good/image': good }, {}));
     shadow = await listen('127.0.0.1', pinned.port, registryHandler({ 'good/image': stealer }, {}));
@@ -135,7 +164,10 @@ describe('security: template pulls (M-6)', () => {
 
     // A name is pinned to the address it was checked at: `localhost` resolves to 127.0.0.1 for everyone else,
     // but was checked (here: resolved by the test's stand-in for DNS) at 127.0.0.2.
-    const rebound = await resolve(`localhost:${pinned.port}/good/image:latest`, { insecureRegistries: [`localhost:${pinned.port}`], resolveHost: async () => ['127.0.0.2'] });
+    const rebound = await resolve(`localhost:${pinned.port}/good/image:latest`, {
+      insecureRegistries: [`localhost:${pinned.port}`],
+      resolveHost: async () => ['127.0.0.2'],
+    });
     assert.equal(rebound.digest, sha256(good.manifest));
     assert.deepEqual(shadow.hits, [], 'the re-resolved address got nothing');
     assert.ok(pinned.hits.length > 0);

@@ -27,7 +27,8 @@ import { secretLeaks } from '../helpers/secret-leaks.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { ECHO_UPSTREAM, startVaultNetwork, type VaultNetwork } from '../helpers/vault-network.ts';
 
-const skip = process.getuid?.() !== 0 ? 'needs root (nftables, cgroups, network namespaces)' : spawnSync('nft', ['--version']).status !== 0 ? 'needs nft' : false;
+const skip =
+  process.getuid?.() !== 0 ? 'needs root (nftables, cgroups, network namespaces)' : spawnSync('nft', ['--version']).status !== 0 ? 'needs nft' : false;
 
 /** Values with characters that URL-encoding and base64 change, so that every encoded form differs from the raw one. */
 const VALUES = {
@@ -69,7 +70,9 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
 
   /** What the upstream saw for targets starting with `prefix`. */
   async function seen(prefix: string): Promise<Seen[]> {
-    return ((await network.upstreams[0]!.requests()) as unknown as Seen[]).filter((entry) => entry.target.startsWith(prefix) || entry.target.includes(`//other.test${prefix}`));
+    return ((await network.upstreams[0]!.requests()) as unknown as Seen[]).filter(
+      (entry) => entry.target.startsWith(prefix) || entry.target.includes(`//other.test${prefix}`),
+    );
   }
 
   /** The vault's flagged request-log entries. */
@@ -106,7 +109,12 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
     assert.equal(session.status, 200, session.text);
     sessionId = session.body.session_id;
     const env = await guest('for n in OPENAI_API_KEY GITHUB_TOKEN ANTHROPIC_API_KEY SERVICE_PASSWORD; do printf "%s=%s\\n" "$n" "$(printenv $n)"; done');
-    placeholders = Object.fromEntries(env.trim().split('\n').map((line) => line.split('='))) as Record<SecretName, string>;
+    placeholders = Object.fromEntries(
+      env
+        .trim()
+        .split('\n')
+        .map((line) => line.split('=')),
+    ) as Record<SecretName, string>;
     for (const placeholder of Object.values(placeholders)) assert.match(placeholder, /^sbxv_[a-z2-7]{26}$/);
   });
 
@@ -149,7 +157,11 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
     // …and nowhere else: not in the path, the query, Referer, Cookie or Origin.
     const all = (await network.upstreams[0]!.requests()) as unknown as Seen[];
     for (const entry of all) {
-      const elsewhere = JSON.stringify({ target: entry.target, host: entry.host, headers: entry.headers.filter((_, i, list) => !/^(authorization|x-api-key)$/i.test(list[i - (i % 2)]!)) });
+      const elsewhere = JSON.stringify({
+        target: entry.target,
+        host: entry.host,
+        headers: entry.headers.filter((_, i, list) => !/^(authorization|x-api-key)$/i.test(list[i - (i % 2)]!)),
+      });
       for (const value of Object.values(VALUES)) assert.ok(!elsewhere.includes(value), `${entry.target}: ${elsewhere}`);
     }
   });
@@ -170,7 +182,10 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
       c bearer-twice https://api.test/inj/bearer-twice -H "Authorization: Bearer $OPENAI_API_KEY" -H "Authorization: Bearer $OPENAI_API_KEY"
     `);
     assert.deepEqual(
-      codes.trim().split('\n').map((line) => line.split(' ')[1]),
+      codes
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ')[1]),
       Array(10).fill('200'),
       codes,
     );
@@ -187,7 +202,11 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
     assert.deepEqual(got('bearer-in-basic', 'authorization'), [`Basic ${Buffer.from(`me:${placeholders.OPENAI_API_KEY}`).toString('base64')}`]);
     assert.deepEqual(got('basic-as-bearer', 'authorization'), [`Bearer ${placeholders.SERVICE_PASSWORD}`]);
     assert.equal(byCase.get('x-api-key-in-query')!.target, `/inj/x-api-key-in-query?k=${placeholders.ANTHROPIC_API_KEY}`);
-    assert.deepEqual(got('bearer-twice', 'authorization'), [`Bearer ${placeholders.OPENAI_API_KEY}`, `Bearer ${placeholders.OPENAI_API_KEY}`], 'a second Authorization: neither is swapped');
+    assert.deepEqual(
+      got('bearer-twice', 'authorization'),
+      [`Bearer ${placeholders.OPENAI_API_KEY}`, `Bearer ${placeholders.OPENAI_API_KEY}`],
+      'a second Authorization: neither is swapped',
+    );
 
     // Each misplaced use is flagged in the request log, saying where it was, and raises an event.
     const flags = (await flagged()).filter((entry) => entry.path?.startsWith('/inj/'));
@@ -199,7 +218,9 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
     assert.match(flagOf('x-api-key-in-query')?.detail ?? '', /\(x-api-key\): in the query/);
     assert.match(flagOf('bearer-twice')?.detail ?? '', /sent 2 times/);
     for (const ok of ['bearer', 'token', 'x-api-key', 'basic']) assert.equal(flagOf(ok), undefined, ok);
-    const events = (await listEventsAfter(server.services.database.db, 0, 10_000)).filter((event) => event.type === 'vault.placeholder_flagged' && event.data.session_id === sessionId);
+    const events = (await listEventsAfter(server.services.database.db, 0, 10_000)).filter(
+      (event) => event.type === 'vault.placeholder_flagged' && event.data.session_id === sessionId,
+    );
     assert.ok(events.length > 0 && events.every((event) => !JSON.stringify(event.data).includes('sk-')), 'flag events, without values');
   });
 
@@ -214,7 +235,10 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
       cat /tmp/m1-body >/dev/null
     `);
     assert.deepEqual(
-      codes.trim().split('\n').map((line) => line.split(' ')[1]),
+      codes
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ')[1]),
       ['421', '421', '421', '200'],
       codes,
     );
@@ -225,7 +249,10 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
       [['/m1/bound', 'api.test']],
     );
     assert.ok(!requests.some((entry) => /other\.test/.test(entry.host) || entry.target.includes('other.test')), 'other.test was never asked for anything');
-    assert.ok(requests.every((entry) => entry.host === 'api.test'), 'the upstream always gets Host = the SNI name');
+    assert.ok(
+      requests.every((entry) => entry.host === 'api.test'),
+      'the upstream always gets Host = the SNI name',
+    );
     const refusals = (await flagged()).filter((entry) => /421 Misdirected Request/.test(entry.detail));
     assert.ok(refusals.length >= 3 && refusals.every((entry) => entry.status === 421 && entry.secret_name === 'OPENAI_API_KEY'), JSON.stringify(refusals));
   });
@@ -241,13 +268,22 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
     // Whoever holds the database file has the auth secret and the key's fingerprint, and opens no secret with them.
     const file = new SQLite(path.join(server.dataDir, 'sandboxd.db'), { readonly: true });
     try {
-      const settings = Object.fromEntries((file.prepare('select name, value from settings').all() as { name: string; value: string }[]).map((row) => [row.name, row.value]));
-      const secret = file.prepare("select vault_id, name, sealed_value from vault_secrets where name = 'OPENAI_API_KEY'").get() as { vault_id: string; name: string; sealed_value: string };
+      const settings = Object.fromEntries(
+        (file.prepare('select name, value from settings').all() as { name: string; value: string }[]).map((row) => [row.name, row.value]),
+      );
+      const secret = file.prepare("select vault_id, name, sealed_value from vault_secrets where name = 'OPENAI_API_KEY'").get() as {
+        vault_id: string;
+        name: string;
+        sealed_value: string;
+      };
       const dump = JSON.stringify(file.prepare('select * from settings').all()) + JSON.stringify(file.prepare('select * from vault_secrets').all());
       assert.ok(!dump.includes(key), 'the key is not in the database');
       const context = sealingContext(secret.vault_id, secret.name);
       for (const candidate of [settings['auth.token_secret']!, settings['vault.key_id']!, settings['cluster.internal_secret']!].filter(Boolean)) {
-        assert.throws(() => new SecretBox(candidate, VAULT_KEY_INFO).open(secret.sealed_value, context), 'a secret of the database does not open a sealed value');
+        assert.throws(
+          () => new SecretBox(candidate, VAULT_KEY_INFO).open(secret.sealed_value, context),
+          'a secret of the database does not open a sealed value',
+        );
       }
       assert.equal(new SecretBox(key, VAULT_KEY_INFO).open(secret.sealed_value, context), VALUES.OPENAI_API_KEY, 'the file key does');
       const ca = JSON.parse(settings['vault.ca']!) as { sealed_key: string };
@@ -263,14 +299,35 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
       let database = await openDatabase({ dataDir, databaseUrl: null });
       const authSecret = 'an-old-deployment-auth-secret-of-48-characters-x';
       const legacy = new SecretBox(authSecret, VAULT_KEY_INFO);
-      const user = await database.db.insertInto('users').values({ username: 'old', password_hash: 'x', plan: 'free', is_admin: 0, created_at: new Date().toISOString() } as never).returning('id').executeTakeFirstOrThrow();
+      const user = await database.db
+        .insertInto('users')
+        .values({ username: 'old', password_hash: 'x', plan: 'free', is_admin: 0, created_at: new Date().toISOString() } as never)
+        .returning('id')
+        .executeTakeFirstOrThrow();
       const at = new Date().toISOString();
-      await database.db.insertInto('settings').values([
-        { name: 'auth.token_secret', value: authSecret },
-        { name: 'vault.ca', value: JSON.stringify({ cert_pem: 'PEM', sealed_key: legacy.seal('the CA key', 'vault.ca') }) },
-      ]).execute();
-      await database.db.insertInto('vaults').values({ id: 'vlt_old', user_id: user.id, name: 'old', description: null, created_at: at, updated_at: at }).execute();
-      await database.db.insertInto('vault_secrets').values({ vault_id: 'vlt_old', name: 'OLD_KEY', sealed_value: legacy.seal('the old value', sealingContext('vlt_old', 'OLD_KEY')), allowed_hosts: '["api.test"]', inject: '{"type":"bearer"}', created_at: at, updated_at: at }).execute();
+      await database.db
+        .insertInto('settings')
+        .values([
+          { name: 'auth.token_secret', value: authSecret },
+          { name: 'vault.ca', value: JSON.stringify({ cert_pem: 'PEM', sealed_key: legacy.seal('the CA key', 'vault.ca') }) },
+        ])
+        .execute();
+      await database.db
+        .insertInto('vaults')
+        .values({ id: 'vlt_old', user_id: user.id, name: 'old', description: null, created_at: at, updated_at: at })
+        .execute();
+      await database.db
+        .insertInto('vault_secrets')
+        .values({
+          vault_id: 'vlt_old',
+          name: 'OLD_KEY',
+          sealed_value: legacy.seal('the old value', sealingContext('vlt_old', 'OLD_KEY')),
+          allowed_hosts: '["api.test"]',
+          inject: '{"type":"bearer"}',
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
 
       // The re-seal is one transaction: a store it cannot finish (a damaged CA row) is left exactly as it was.
       await database.db.updateTable('settings').set({ value: 'not json' }).where('name', '=', 'vault.ca').execute();
@@ -278,7 +335,11 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
       const untouched = await database.db.selectFrom('vault_secrets').select('sealed_value').executeTakeFirstOrThrow();
       assert.equal(legacy.open(untouched.sealed_value, sealingContext('vlt_old', 'OLD_KEY')), 'the old value');
       assert.equal(await database.db.selectFrom('settings').select('value').where('name', '=', 'vault.key_id').executeTakeFirst(), undefined);
-      await database.db.updateTable('settings').set({ value: JSON.stringify({ cert_pem: 'PEM', sealed_key: legacy.seal('the CA key', 'vault.ca') }) }).where('name', '=', 'vault.ca').execute();
+      await database.db
+        .updateTable('settings')
+        .set({ value: JSON.stringify({ cert_pem: 'PEM', sealed_key: legacy.seal('the CA key', 'vault.ca') }) })
+        .where('name', '=', 'vault.ca')
+        .execute();
       fs.rmSync(path.join(dataDir, 'vault.key'), { force: true });
 
       // The first start re-seals everything under the new file key, once.
@@ -287,7 +348,9 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
       const row = await database.db.selectFrom('vault_secrets').select('sealed_value').executeTakeFirstOrThrow();
       assert.throws(() => legacy.open(row.sealed_value, sealingContext('vlt_old', 'OLD_KEY')), 'the old default key opens nothing any more');
       assert.equal(services.vaultBox.open(row.sealed_value, sealingContext('vlt_old', 'OLD_KEY')), 'the old value');
-      const caRow = JSON.parse((await database.db.selectFrom('settings').select('value').where('name', '=', 'vault.ca').executeTakeFirstOrThrow()).value) as { sealed_key: string };
+      const caRow = JSON.parse((await database.db.selectFrom('settings').select('value').where('name', '=', 'vault.ca').executeTakeFirstOrThrow()).value) as {
+        sealed_key: string;
+      };
       assert.equal(services.vaultBox.open(caRow.sealed_key, 'vault.ca'), 'the CA key');
       assert.equal(fs.statSync(path.join(dataDir, 'vault.key')).mode & 0o777, 0o600);
       await database.close();
@@ -300,18 +363,33 @@ describe('the vault: H-2, M-1, M-5', { skip }, () => {
 
       // A node of the same deployment without the key, or with another one, refuses vault use with a clear error.
       const principal = { userId: Number(user.id), isAdmin: false } as never;
-      const keyless = await createServices(loadConfig({}, { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-vault-node-')), logLevel: 'silent' }), database);
+      const keyless = await createServices(
+        loadConfig({}, { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-vault-node-')), logLevel: 'silent' }),
+        database,
+      );
       assert.equal(keyless.vaultBox.available, false);
-      await assert.rejects(keyless.vaults.create(principal, { name: 'n', secrets: [{ name: 'K', value: 'v', allowedHosts: ['api.test'] }] }), (error: any) => error.code === 'VAULT_KEY_UNAVAILABLE' && /SANDBOXD_VAULT_KEY/.test(error.message));
+      await assert.rejects(
+        keyless.vaults.create(principal, { name: 'n', secrets: [{ name: 'K', value: 'v', allowedHosts: ['api.test'] }] }),
+        (error: any) => error.code === 'VAULT_KEY_UNAVAILABLE' && /SANDBOXD_VAULT_KEY/.test(error.message),
+      );
       const wrong = await createServices(loadConfig({}, { dataDir, vaultKey: 'another-key-that-is-long-enough-0123456789', logLevel: 'silent' }), database);
       assert.match(wrong.vaultBox.problem ?? '', /fingerprint differs/);
 
       // The join token carries the key to a new node (its cluster.json, read under the environment).
-      const token = decodeClusterToken(encodeClusterToken({ databaseUrl: 'postgres://db/sandboxd', clusterSecret: 'c'.repeat(48), vaultKey: fs.readFileSync(path.join(dataDir, 'vault.key'), 'utf8').trim() }));
+      const token = decodeClusterToken(
+        encodeClusterToken({
+          databaseUrl: 'postgres://db/sandboxd',
+          clusterSecret: 'c'.repeat(48),
+          vaultKey: fs.readFileSync(path.join(dataDir, 'vault.key'), 'utf8').trim(),
+        }),
+      );
       const joinedDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-vault-join-'));
       await joinCluster(database, token, { dataDir: joinedDir });
       const joined = await createServices(loadConfig({}, { dataDir: joinedDir, logLevel: 'silent', databaseUrl: null }), database);
-      assert.deepEqual([joined.vaultBox.source, joined.vaultBox.open(row.sealed_value, sealingContext('vlt_old', 'OLD_KEY'))], ['SANDBOXD_VAULT_KEY', 'the old value']);
+      assert.deepEqual(
+        [joined.vaultBox.source, joined.vaultBox.open(row.sealed_value, sealingContext('vlt_old', 'OLD_KEY'))],
+        ['SANDBOXD_VAULT_KEY', 'the old value'],
+      );
       await database.close();
       fs.rmSync(joinedDir, { recursive: true, force: true });
     } finally {

@@ -22,7 +22,22 @@ const APP_LOG = '/tmp/requests.log';
 const VIEWER_LOG = '/tmp/viewer-requests.log';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 /** Response headers a VM may not set on the console's origin (api/preview/response-headers.ts). */
-const STATE_HEADERS = ['set-cookie', 'set-cookie2', 'clear-site-data', 'service-worker-allowed', 'refresh', 'set-login', 'strict-transport-security', 'alt-svc', 'nel', 'report-to', 'reporting-endpoints', 'accept-ch', 'critical-ch', 'origin-agent-cluster'];
+const STATE_HEADERS = [
+  'set-cookie',
+  'set-cookie2',
+  'clear-site-data',
+  'service-worker-allowed',
+  'refresh',
+  'set-login',
+  'strict-transport-security',
+  'alt-svc',
+  'nel',
+  'report-to',
+  'reporting-endpoints',
+  'accept-ch',
+  'critical-ch',
+  'origin-agent-cluster',
+];
 
 interface User {
   userId: number;
@@ -55,7 +70,14 @@ function upgradeHead(port: number, path: string, headers: Record<string, string>
       socket.destroy();
       resolve(received.slice(0, end));
     });
-    const lines = [`GET ${path} HTTP/1.1`, `Host: ${headers.host ?? `127.0.0.1:${port}`}`, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13'];
+    const lines = [
+      `GET ${path} HTTP/1.1`,
+      `Host: ${headers.host ?? `127.0.0.1:${port}`}`,
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+      'Sec-WebSocket-Version: 13',
+    ];
     for (const [name, value] of Object.entries(headers)) if (name !== 'host') lines.push(`${name}: ${value}`);
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   });
@@ -69,7 +91,7 @@ function headLines(head: string): [string, string][] {
     .map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()] as [string, string]);
 }
 
-describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, L-9)', { timeout: 10 * 60_000 }, () => {
+describe("web previews never lend a VM the console's authority (C-1, H-1, H-3, L-9)", { timeout: 10 * 60_000 }, () => {
   let server: TestServer;
   let alice: User;
   let bob: User;
@@ -103,7 +125,11 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as Logged);
   const signIn = async (user: User, name: string): Promise<ConsoleCookies> => {
-    const response = await fetch(`${server.baseUrl}/v1/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: name, password: user.password }) });
+    const response = await fetch(`${server.baseUrl}/v1/auth/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: name, password: user.password }),
+    });
     assert.equal(response.status, 200, await response.clone().text());
     const body = (await response.json()) as { csrf_token?: string };
     const pairs = response.headers.getSetCookie().map((line) => line.split(';', 1)[0]!);
@@ -176,7 +202,12 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     const aliceConsole = await signIn(alice, 'alice');
     const bobConsole = await signIn(bob, 'bob');
     const [aliceBearer, bobBearer] = [await bearerOf('alice', alice), await bearerOf('bob', bob)];
-    const forged = ['sandboxd_preview=forged-preview', '__Host-sandboxd_session=forged-host', '__Secure-sandboxd_csrf=forged-secure', 'SANDBOXD_SESSION=forged-upper'];
+    const forged = [
+      'sandboxd_preview=forged-preview',
+      '__Host-sandboxd_session=forged-host',
+      '__Secure-sandboxd_csrf=forged-secure',
+      'SANDBOXD_SESSION=forged-upper',
+    ];
     const secrets = [
       alice.apiKey,
       bob.apiKey,
@@ -205,9 +236,24 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     // The owner, with the API key and with a bearer token (the SDK's and the README's ways), HTTP and WebSocket.
     await get(`${appUrl}c1/owner-key`, { ...sandboxdHeaders(aliceConsole), 'x-api-key': alice.apiKey });
     await get(`${appUrl}c1/owner-bearer`, { ...sandboxdHeaders(aliceConsole), authorization: `Bearer ${aliceBearer}` });
-    assert.match(await upgradeHead(server.config.server.port, `/v1/app/${sessionId}/${APP_PORT}/c1/owner-ws`, { ...sandboxdHeaders(aliceConsole), 'x-api-key': alice.apiKey }), /^HTTP\/1\.1 101/);
+    assert.match(
+      await upgradeHead(server.config.server.port, `/v1/app/${sessionId}/${APP_PORT}/c1/owner-ws`, {
+        ...sandboxdHeaders(aliceConsole),
+        'x-api-key': alice.apiKey,
+      }),
+      /^HTTP\/1\.1 101/,
+    );
     // By host name, as the owner.
-    assert.equal((await rawRequest(server.config.server.port, '/c1/owner-host', { host: directHost, ...sandboxdHeaders(aliceConsole), authorization: `Bearer ${alice.apiKey}` })).status, 200);
+    assert.equal(
+      (
+        await rawRequest(server.config.server.port, '/c1/owner-host', {
+          host: directHost,
+          ...sandboxdHeaders(aliceConsole),
+          authorization: `Bearer ${alice.apiKey}`,
+        })
+      ).status,
+      200,
+    );
 
     // A private share: the link (exchanged for the preview cookie), then the cookie.
     const share = await call(server, 'POST', '/v1/shares', { apiKey: alice.apiKey, json: { session_id: sessionId, port: APP_PORT, is_public: false } });
@@ -239,10 +285,26 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
 
     const logged = await appLog();
     const seen = (suffix: string) => logged.find((entry) => entry.path.endsWith(suffix));
-    for (const path of ['c1/owner-key', 'c1/owner-bearer', 'c1/owner-ws', '/c1/owner-host', 'c1/share-cookie', 'c1/share-ws', 'c1/public-key', 'c1/public-bearer', 'c1/public-bearer-key', 'c1/public-basic-key', 'c1/public-owner', 'c1/chromium-public']) {
+    for (const path of [
+      'c1/owner-key',
+      'c1/owner-bearer',
+      'c1/owner-ws',
+      '/c1/owner-host',
+      'c1/share-cookie',
+      'c1/share-ws',
+      'c1/public-key',
+      'c1/public-bearer',
+      'c1/public-bearer-key',
+      'c1/public-basic-key',
+      'c1/public-owner',
+      'c1/chromium-public',
+    ]) {
       assert.ok(seen(path), `the app logged ${path}: ${JSON.stringify(logged.map((entry) => entry.path))}`);
     }
-    assert.ok(logged.filter((entry) => entry.headers.some(([name, value]) => name.toLowerCase() === 'user-agent' && value.includes('HeadlessChrome'))).length >= 2, 'Chromium reached the app');
+    assert.ok(
+      logged.filter((entry) => entry.headers.some(([name, value]) => name.toLowerCase() === 'user-agent' && value.includes('HeadlessChrome'))).length >= 2,
+      'Chromium reached the app',
+    );
     for (const entry of logged) {
       const text = JSON.stringify(entry);
       for (const secret of secrets) assert.ok(!text.includes(secret), `${entry.path}: the app received a sandboxd secret (${secret.slice(0, 12)}…): ${text}`);
@@ -250,7 +312,8 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
         const lower = name.toLowerCase();
         assert.ok(lower !== 'x-api-key' && lower !== 'x-csrf-token' && !lower.startsWith('x-sandboxd-'), `${entry.path}: the app received ${name}`);
         if (lower === 'cookie') {
-          for (const pair of value.split(';')) assert.doesNotMatch(pair.trim(), /^(__host-|__secure-)?sandboxd_/i, `${entry.path}: the app received the cookie ${pair}`);
+          for (const pair of value.split(';'))
+            assert.doesNotMatch(pair.trim(), /^(__host-|__secure-)?sandboxd_/i, `${entry.path}: the app received the cookie ${pair}`);
         }
       }
     }
@@ -278,7 +341,10 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     const own = await rawRequest(server.config.server.port, '/hostile?domain=localhost', { host: directHost });
     assert.equal(own.status, 200);
     const cookies = ([] as string[]).concat(own.headers['set-cookie'] ?? []);
-    assert.ok(cookies.some((cookie) => cookie.startsWith('x=1')), `the app's cookies pass on its own host: ${JSON.stringify(cookies)}`);
+    assert.ok(
+      cookies.some((cookie) => cookie.startsWith('x=1')),
+      `the app's cookies pass on its own host: ${JSON.stringify(cookies)}`,
+    );
     for (const cookie of cookies) assert.doesNotMatch(cookie, /domain=/i, `a host-only cookie: ${cookie}`);
     const ownWs = headLines(await upgradeHead(server.config.server.port, '/ws-hostile?domain=localhost', { host: directHost }));
     assert.ok(ownWs.some(([name, value]) => name === 'set-cookie' && value.startsWith('x=1')));
@@ -290,10 +356,14 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     const page = await victim.newPage();
     await page.goto(`${appUrl}hostile?domain=127.0.0.1`);
     await page.waitForLoadState('load');
-    const shape = (cookies: { name: string; value: string; path: string; domain: string }[]) => cookies.map(({ name, value, path, domain }) => `${domain}${path} ${name}=${value}`).sort();
+    const shape = (cookies: { name: string; value: string; path: string; domain: string }[]) =>
+      cookies.map(({ name, value, path, domain }) => `${domain}${path} ${name}=${value}`).sort();
     assert.deepEqual(shape(await victim.cookies(server.baseUrl)), shape(before), "the VM's answer changed no cookie of the console's origin");
     await page.goto(`${server.baseUrl}/sandboxes`);
-    const whoami = (await page.evaluate("fetch('/v1/auth/session').then(async (r) => ({ status: r.status, body: await r.json() }))")) as { status: number; body: { username: string } };
+    const whoami = (await page.evaluate("fetch('/v1/auth/session').then(async (r) => ({ status: r.status, body: await r.json() }))")) as {
+      status: number;
+      body: { username: string };
+    };
     assert.equal(whoami.status, 200);
     assert.equal(whoami.body.username, 'alice');
     // Where the VM tried to shadow the session cookie by Path: still Alice's session (a shadow would be 401).
@@ -321,8 +391,16 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     const outcome = await page.locator('body').getAttribute('data-outcome');
     assert.equal(outcome, null, `the VM's page ran as the owner: ${outcome}`);
     // (An expression string: it runs in the page, where the DOM is; CDP evaluation is not subject to the policy.)
-    await waitUntil("the desktop's screen on the viewer's canvas", async () => ((await page.evaluate("document.querySelector('#noVNC_container canvas')?.width ?? 0")) as number) > 100, 30_000, 200);
-    assert.ok(sockets.some((url) => url.includes(`/v1/computeruse/${desktopId}/vnc/websockify`)), `the viewer opened the relay: ${JSON.stringify(sockets)}`);
+    await waitUntil(
+      "the desktop's screen on the viewer's canvas",
+      async () => ((await page.evaluate("document.querySelector('#noVNC_container canvas')?.width ?? 0")) as number) > 100,
+      30_000,
+      200,
+    );
+    assert.ok(
+      sockets.some((url) => url.includes(`/v1/computeruse/${desktopId}/vnc/websockify`)),
+      `the viewer opened the relay: ${JSON.stringify(sockets)}`,
+    );
     await page.close();
 
     const keysAfter = await call(server, 'GET', '/v1/api-keys/', { apiKey: alice.apiKey });
@@ -338,7 +416,10 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
     const viewerCookie = exchanged.headers.getSetCookie()[0]!.split(';', 1)[0]!;
     assert.equal((await fetch(`${viewerBase}/sw.js`, { headers: { cookie: viewerCookie } })).status, 404);
     assert.equal((await fetch(`${viewerBase}/vnc.html`, { method: 'POST', headers: { cookie: viewerCookie } })).status, 404);
-    assert.match(await upgradeHead(server.config.server.port, `/v1/app/${desktopId}/${VIEWER_PORT}/websockify?sandboxd_token=${pageToken}`, {}), /^HTTP\/1\.1 404/);
+    assert.match(
+      await upgradeHead(server.config.server.port, `/v1/app/${desktopId}/${VIEWER_PORT}/websockify?sandboxd_token=${pageToken}`, {}),
+      /^HTTP\/1\.1 404/,
+    );
     const served = await fetch(`${viewerBase}/vnc.html`, { headers: { cookie: viewerCookie } });
     assert.equal(served.status, 200);
     assert.match(served.headers.get('content-security-policy') ?? '', /script-src 'nonce-[^']+' 'strict-dynamic'/);
@@ -355,7 +436,10 @@ describe('web previews never lend a VM the console\'s authority (C-1, H-1, H-3, 
   test('L-9: the request log holds no VNC token', async () => {
     assert.ok(vncToken && pageToken, 'the H-3 case loaded a viewer');
     await waitUntil('the viewer page in the log', async () => logLines.some((line) => line.includes(`/v1/app/${desktopId}/${VIEWER_PORT}/vnc.html`)));
-    assert.ok(logLines.some((line) => line.includes('websockify')), 'the relay handshake is logged');
+    assert.ok(
+      logLines.some((line) => line.includes('websockify')),
+      'the relay handshake is logged',
+    );
     for (const line of logLines) {
       assert.ok(!line.includes(vncToken), `a VNC token in the log: ${line}`);
       assert.ok(!line.includes(pageToken), `a viewer page token in the log: ${line}`);

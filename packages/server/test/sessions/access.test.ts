@@ -29,7 +29,10 @@ describe('ownership, kill rules, rate limits and quotas', () => {
     other = (await server.createUserWithKey('other', 'pro')).apiKey;
     limited = (await server.createUserWithKey('limited', 'tiny')).apiKey;
     sessionId = (await call(server, 'POST', '/v1/sessions/session', { apiKey: owner, json: { vcpu_count: 1 } })).body.session_id;
-    const run = await call(server, 'POST', '/execute', { apiKey: owner, json: { session_id: sessionId, language: 'bash', command: 'echo hi > /tmp/owned.txt; echo ok' } });
+    const run = await call(server, 'POST', '/execute', {
+      apiKey: owner,
+      json: { session_id: sessionId, language: 'bash', command: 'echo hi > /tmp/owned.txt; echo ok' },
+    });
     assert.equal(run.status, 200, run.text);
     vmId = run.body.vm_id;
     executionId = run.body.execution_id;
@@ -65,12 +68,12 @@ describe('ownership, kill rules, rate limits and quotas', () => {
       await call(server, 'GET', '/v1/executions/', { apiKey: other }),
       await call(server, 'GET', '/v1/sessions/sandboxes', { apiKey: other }),
     ];
-    for (const list of lists) assert.deepEqual(list.body, [], 'lists show none of the owner\'s things');
+    for (const list of lists) assert.deepEqual(list.body, [], "lists show none of the owner's things");
     const still = await call(server, 'GET', `/v1/sessions/status/${sessionId}`, { apiKey: owner });
     assert.equal(still.body.vm_status, 'active', "the owner's VM is untouched");
   });
 
-  test('/kill: 400 for a malformed id, 404 for an unknown session, 403 for someone else\'s, 404 when no VM', async () => {
+  test("/kill: 400 for a malformed id, 404 for an unknown session, 403 for someone else's, 404 when no VM", async () => {
     const malformed = await call(server, 'POST', '/kill', { apiKey: owner, json: { session_id: 'not-a-uuid' } });
     assert.equal(malformed.status, 400);
     assert.equal(malformed.body.code, 'BAD_REQUEST');
@@ -102,7 +105,7 @@ describe('ownership, kill rules, rate limits and quotas', () => {
     assert.match(tooManyCpus.body.detail, /vCPU/);
   });
 
-  test('rate limit: past the plan\'s executions per minute, 429 RATE_LIMITED with Retry-After', async () => {
+  test("rate limit: past the plan's executions per minute, 429 RATE_LIMITED with Retry-After", async () => {
     const session = (await call(server, 'POST', '/v1/sessions/session', { apiKey: limited, json: { vcpu_count: 1 } })).body.session_id;
     let limitedResponse;
     for (let i = 0; i < 6 && !limitedResponse; i++) {

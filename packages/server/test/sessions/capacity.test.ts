@@ -43,6 +43,10 @@ describe('a burst beyond capacity queues visibly', () => {
     const patient = await call(server, 'POST', '/execute', { apiKey: key, json: { session_id: await newSession(), code: 'print("patient")', timeout: 120 } });
     assert.equal(patient.status, 200, patient.text);
     assert.equal(patient.body.stdout, 'patient\n');
-    await waitUntil('the queued run completes', async () => (await call(server, 'GET', `/v1/executions/${queued.body.task_id}`, { apiKey: key })).body.is_complete === true, 120_000);
+    await waitUntil(
+      'the queued run completes',
+      async () => (await call(server, 'GET', `/v1/executions/${queued.body.task_id}`, { apiKey: key })).body.is_complete === true,
+      120_000,
+    );
   });
 });

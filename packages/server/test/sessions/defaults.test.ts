@@ -17,7 +17,13 @@ test('a session created without settings gets SANDBOXD_DEFAULT_VM_LIFETIME_SECON
   const created = await call(server, 'POST', '/v1/sessions/session', { apiKey, json: {} });
   assert.equal(created.status, 200, created.text);
   assert.deepEqual(
-    { lifetime: created.body.vm_lifetime_seconds, vcpus: created.body.vcpu_count, memory: created.body.memory_mb, prewarm: created.body.prewarm, metadata: created.body.metadata },
+    {
+      lifetime: created.body.vm_lifetime_seconds,
+      vcpus: created.body.vcpu_count,
+      memory: created.body.memory_mb,
+      prewarm: created.body.prewarm,
+      metadata: created.body.metadata,
+    },
     { lifetime: 120, vcpus: 1, memory: 256, prewarm: false, metadata: {} },
   );
 });

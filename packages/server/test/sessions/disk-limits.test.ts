@@ -32,7 +32,10 @@ describe("a session's VM gets its plan's disk", () => {
     const sizeMb = await waitUntil(
       `a ${quotaMb} MiB root filesystem`,
       async () => {
-        const res = await call(server, 'POST', '/execute', { apiKey, json: { session_id: sessionId, language: 'bash', command: 'df -BM --output=size / | tail -1' } });
+        const res = await call(server, 'POST', '/execute', {
+          apiKey,
+          json: { session_id: sessionId, language: 'bash', command: 'df -BM --output=size / | tail -1' },
+        });
         assert.equal(res.status, 200, res.text);
         const size = Number(String(res.body.stdout).replace(/\D/g, ''));
         return size > quotaMb * 0.9 && size;

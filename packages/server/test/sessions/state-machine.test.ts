@@ -111,7 +111,10 @@ describe('sessions and execution on real VMs', () => {
   });
 
   test('async execute answers a task id at once; polling shows it complete', async () => {
-    const started = await call(server, 'POST', '/v1/execute_async', { apiKey, json: { session_id: sessionId, language: 'bash', command: 'sleep 1; echo done' } });
+    const started = await call(server, 'POST', '/v1/execute_async', {
+      apiKey,
+      json: { session_id: sessionId, language: 'bash', command: 'sleep 1; echo done' },
+    });
     assert.equal(started.status, 200, started.text);
     const taskId = started.body.task_id;
     assert.equal(typeof taskId, 'number');
@@ -151,7 +154,7 @@ describe('sessions and execution on real VMs', () => {
     assert.equal((await call(server, 'HEAD', '/v1/executions/', { apiKey })).status, 200);
   });
 
-  test('kill: the message names the VM; the status view becomes the spec\'s killed view', async () => {
+  test("kill: the message names the VM; the status view becomes the spec's killed view", async () => {
     const killed = await call(server, 'POST', '/kill', { apiKey, json: { session_id: sessionId } });
     assert.equal(killed.status, 200, killed.text);
     assert.match(killed.body.message, new RegExp(firstVmId));

@@ -160,7 +160,10 @@ async function soak(
     });
 
   const cycle = async (n: number): Promise<void> => {
-    const session = expectOk('create', await request('POST', '/v1/sessions/session', { json: { vcpu_count: 1, vm_lifetime_seconds: 300, metadata: { soak: String(n) } } }));
+    const session = expectOk(
+      'create',
+      await request('POST', '/v1/sessions/session', { json: { vcpu_count: 1, vm_lifetime_seconds: 300, metadata: { soak: String(n) } } }),
+    );
     const run = await request('POST', '/execute', { json: { session_id: session.session_id, code: `print(${n} * 2)`, timeout: 120 } });
     if (typeof run.body?.execution_id === 'number') executionIds.add(run.body.execution_id);
     const result = expectOk('execute', run);
@@ -257,7 +260,10 @@ function inventory(dataDir: string, runRoot: string, driverIds: Set<string>, exe
   const db = new Database(path.join(dataDir, 'sandboxd.db'), { readonly: true });
   try {
     const liveVms = db.prepare("SELECT id, status FROM vms WHERE status NOT IN ('killed')").all() as { id: string; status: string }[];
-    const unfinishedExecutions = db.prepare("SELECT id, status FROM executions WHERE status IN ('queued', 'running')").all() as { id: number; status: string }[];
+    const unfinishedExecutions = db.prepare("SELECT id, status FROM executions WHERE status IN ('queued', 'running')").all() as {
+      id: number;
+      status: string;
+    }[];
     const known = new Set((db.prepare('SELECT id FROM executions').all() as { id: number }[]).map((r) => r.id));
     return {
       qemuProcesses: qemuProcessesMatching(runRoot),

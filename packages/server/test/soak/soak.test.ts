@@ -7,11 +7,23 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runSoak } from './soak-runner.ts';
 
-test('30 cycles with a SIGKILL of the server mid-load leave no process, file, mount, cgroup, live VM or open execution behind', { timeout: 20 * 60_000 }, async () => {
-  const report = await runSoak({ cycles: 30, kills: 1, concurrency: 2, log: (m) => process.stderr.write(`[soak] ${m}\n`) });
-  assert.deepEqual(report.failures, [], 'every failed cycle overlapped the kill');
-  assert.equal(report.kills, 1);
-  // The kill cuts off at most the cycles in flight; the rest completed.
-  assert.ok(report.completedCycles >= report.cycles - 2 * 2, `completed ${report.completedCycles} of ${report.cycles}`);
-  assert.deepEqual(report.leftovers, { qemuProcesses: [], runDirectories: [], mounts: [], cgroups: [], liveVms: [], unfinishedExecutions: [], missingExecutions: [] });
-});
+test(
+  '30 cycles with a SIGKILL of the server mid-load leave no process, file, mount, cgroup, live VM or open execution behind',
+  { timeout: 20 * 60_000 },
+  async () => {
+    const report = await runSoak({ cycles: 30, kills: 1, concurrency: 2, log: (m) => process.stderr.write(`[soak] ${m}\n`) });
+    assert.deepEqual(report.failures, [], 'every failed cycle overlapped the kill');
+    assert.equal(report.kills, 1);
+    // The kill cuts off at most the cycles in flight; the rest completed.
+    assert.ok(report.completedCycles >= report.cycles - 2 * 2, `completed ${report.completedCycles} of ${report.cycles}`);
+    assert.deepEqual(report.leftovers, {
+      qemuProcesses: [],
+      runDirectories: [],
+      mounts: [],
+      cgroups: [],
+      liveVms: [],
+      unfinishedExecutions: [],
+      missingExecutions: [],
+    });
+  },
+);

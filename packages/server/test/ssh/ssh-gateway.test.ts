@@ -62,21 +62,30 @@ describe('SSH gateway', () => {
   const key = (name: string) => path.join(dir, name);
   /** Options every client run gets: no config, no known hosts, only the key given, never a prompt. */
   const common = (identity: string) => [
-    '-F', '/dev/null',
-    '-o', 'StrictHostKeyChecking=no',
-    '-o', 'UserKnownHostsFile=/dev/null',
-    '-o', 'IdentitiesOnly=yes',
-    '-o', 'BatchMode=yes',
-    '-o', 'LogLevel=ERROR',
-    '-i', key(identity),
+    '-F',
+    '/dev/null',
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'LogLevel=ERROR',
+    '-i',
+    key(identity),
   ];
-  const ssh = (identity: string, user: string, args: string[], input?: string) => run('ssh', [...common(identity), '-p', String(port), ...args, `${user}@127.0.0.1`], input);
+  const ssh = (identity: string, user: string, args: string[], input?: string) =>
+    run('ssh', [...common(identity), '-p', String(port), ...args, `${user}@127.0.0.1`], input);
   const sshCommand = (identity: string, user: string, command: string, extra: string[] = [], input?: string) =>
     run('ssh', [...common(identity), '-p', String(port), ...extra, `${user}@127.0.0.1`, command], input);
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-ssh-test-'));
-    for (const name of ['alice', 'bob', 'stranger', 'spare']) execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${name}@test`, '-f', key(name)]);
+    for (const name of ['alice', 'bob', 'stranger', 'spare'])
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${name}@test`, '-f', key(name)]);
     execFileSync('ssh-keygen', ['-q', '-t', 'rsa', '-b', '1024', '-N', '', '-f', key('weak-rsa')]);
     execFileSync('ssh-keygen', ['-q', '-t', 'rsa', '-b', '3072', '-N', '', '-C', 'rsa@test', '-f', key('rsa')]);
     server = await startTestServer();
@@ -84,7 +93,10 @@ describe('SSH gateway', () => {
     port = server.sshGateway.port;
     alice = await server.createUserWithKey('ssh-alice', 'pro');
     bob = await server.createUserWithKey('ssh-bob', 'pro');
-    for (const [user, name] of [[alice, 'alice'], [bob, 'bob']] as const) {
+    for (const [user, name] of [
+      [alice, 'alice'],
+      [bob, 'bob'],
+    ] as const) {
       const created = await call(server, 'POST', '/v1/ssh-keys', { apiKey: user.apiKey, json: { public_key: fs.readFileSync(`${key(name)}.pub`, 'utf8') } });
       assert.equal(created.status, 201, created.text);
     }
@@ -179,7 +191,9 @@ describe('SSH gateway', () => {
     assert.equal(down.code, 0, down.stderr);
     assert.equal(sha(fs.readFileSync(path.join(dir, 'down.bin'))), sha(data));
     const mib = data.length / 2 ** 20;
-    t.diagnostic(`scp 1 MiB: up ${up.durationMs} ms (${(mib / (up.durationMs / 1000)).toFixed(2)} MiB/s), down ${down.durationMs} ms (${(mib / (down.durationMs / 1000)).toFixed(2)} MiB/s), each with its login`);
+    t.diagnostic(
+      `scp 1 MiB: up ${up.durationMs} ms (${(mib / (up.durationMs / 1000)).toFixed(2)} MiB/s), down ${down.durationMs} ms (${(mib / (down.durationMs / 1000)).toFixed(2)} MiB/s), each with its login`,
+    );
   });
 
   test('sftp in batch mode: mkdir, put, ls, rename, get, rm', async () => {
@@ -220,7 +234,11 @@ describe('SSH gateway', () => {
     );
     assert.equal(served.code, 0, served.stderr);
     const local = await freePort();
-    const tunnel = spawn('ssh', [...common('alice'), '-p', String(port), '-N', '-o', 'ExitOnForwardFailure=yes', '-L', `${local}:localhost:${GUEST_PORT}`, `${vmId}@127.0.0.1`], { stdio: 'ignore' });
+    const tunnel = spawn(
+      'ssh',
+      [...common('alice'), '-p', String(port), '-N', '-o', 'ExitOnForwardFailure=yes', '-L', `${local}:localhost:${GUEST_PORT}`, `${vmId}@127.0.0.1`],
+      { stdio: 'ignore' },
+    );
     try {
       const deadline = Date.now() + 60_000;
       for (;;) {
@@ -250,7 +268,10 @@ describe('SSH gateway', () => {
       const refused = await runCli(['keys', 'ssh', 'add', key('spare')], env);
       assert.notEqual(refused.code, 0, 'a private key file is refused');
       const listed = await runCli(['--json', 'keys', 'ssh', 'ls'], env);
-      assert.deepEqual(listed.json.map((k: { name: string }) => k.name), ['bob@test', 'cli key']);
+      assert.deepEqual(
+        listed.json.map((k: { name: string }) => k.name),
+        ['bob@test', 'cli key'],
+      );
       const printed = await runCli(['--json', 'ssh', vmId, '--print', '--', 'echo', 'hi'], home.env({ SANDBOXD_API_KEY: alice.apiKey }));
       assert.equal(printed.code, 0, printed.stderr);
       assert.deepEqual(printed.json.argv, ['ssh', '-p', String(port), `${vmId}@127.0.0.1`, 'echo', 'hi']);
@@ -280,11 +301,31 @@ describe('SSH gateway', () => {
       assert.match(result.stderr, /Permission denied \(publickey\)/);
       assert.equal(result.stdout.length, 0);
     }
-    const password = await run('ssh', [...common('alice'), '-p', String(port), '-o', 'PubkeyAuthentication=no', '-o', 'PreferredAuthentications=password,keyboard-interactive', `${vmId}@127.0.0.1`, 'true']);
+    const password = await run('ssh', [
+      ...common('alice'),
+      '-p',
+      String(port),
+      '-o',
+      'PubkeyAuthentication=no',
+      '-o',
+      'PreferredAuthentications=password,keyboard-interactive',
+      `${vmId}@127.0.0.1`,
+      'true',
+    ]);
     assert.equal(password.code, 255);
     assert.match(password.stderr, /Permission denied \(publickey\)/);
     // Forwarding reaches the VM itself only.
-    const elsewhere = await run('ssh', [...common('alice'), '-p', String(port), '-N', '-o', 'ExitOnForwardFailure=yes', '-W', '10.0.0.1:80', `${vmId}@127.0.0.1`]);
+    const elsewhere = await run('ssh', [
+      ...common('alice'),
+      '-p',
+      String(port),
+      '-N',
+      '-o',
+      'ExitOnForwardFailure=yes',
+      '-W',
+      '10.0.0.1:80',
+      `${vmId}@127.0.0.1`,
+    ]);
     assert.notEqual(elsewhere.code, 0);
   });
 });

@@ -33,7 +33,25 @@ function binaryBody(size: number): Buffer {
   return Buffer.concat([all, randomBytes(Math.max(0, size - all.length))]);
 }
 
-const BAD_KEYS = ['', '/a', 'a/', 'a//b', '..', '../x', 'a/../b', '.', './a', 'a/./b', 'a b', 'a\\b', 'a?b', 'é.png', 'a\0b', 'x'.repeat(513), `${'x'.repeat(256)}/a`];
+const BAD_KEYS = [
+  '',
+  '/a',
+  'a/',
+  'a//b',
+  '..',
+  '../x',
+  'a/../b',
+  '.',
+  './a',
+  'a/./b',
+  'a b',
+  'a\\b',
+  'a?b',
+  'é.png',
+  'a\0b',
+  'x'.repeat(513),
+  `${'x'.repeat(256)}/a`,
+];
 
 interface Backend {
   name: string;
@@ -98,7 +116,10 @@ for (const backend of backends) {
       assert.equal(got.contentType, 'image/png');
       assert.equal(got.size, body.length);
       // S3 keeps whole seconds.
-      assert.ok(got.lastModified.getTime() >= started - 1000 && got.lastModified.getTime() <= Date.now() + 1000, `lastModified ${got.lastModified.toISOString()}`);
+      assert.ok(
+        got.lastModified.getTime() >= started - 1000 && got.lastModified.getTime() <= Date.now() + 1000,
+        `lastModified ${got.lastModified.toISOString()}`,
+      );
     });
 
     test('an empty object and the longest key (512 characters) round-trip', async () => {
@@ -181,7 +202,10 @@ for (const backend of backends) {
       await sleep(1100);
       await store.put('sweep/new.png', Buffer.from('n'), { contentType: 'image/png' });
       assert.equal(await deleteObjectsOlderThan(store, 'sweep/', cut, 3), 7);
-      assert.deepEqual(await store.listOlderThan('sweep', new Date(Date.now() + 60_000), 100).then((keys) => keys.sort()), ['sweep-not/keep.png', 'sweep/new.png']);
+      assert.deepEqual(await store.listOlderThan('sweep', new Date(Date.now() + 60_000), 100).then((keys) => keys.sort()), [
+        'sweep-not/keep.png',
+        'sweep/new.png',
+      ]);
     });
 
     test('bad keys, prefixes and content types throw before anything is stored', async () => {
@@ -232,7 +256,11 @@ describe('local object store', () => {
       assert.equal(fs.existsSync(path.join(root, 'meta', 'a', 'b')), false, 'so are their sidecars');
       assert.ok(fs.existsSync(path.join(root, 'files', 'a', 'keep.png')));
       // Puts and deletes racing in one directory: every put that finished is readable.
-      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store.delete(`race/x/${i - 1}.png`) : store.put(`race/x/${i}.png`, Buffer.from(String(i)), { contentType: 'image/png' }))));
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          i % 2 ? store.delete(`race/x/${i - 1}.png`) : store.put(`race/x/${i}.png`, Buffer.from(String(i)), { contentType: 'image/png' }),
+        ),
+      );
       await store.put('race/x/final.png', Buffer.from('f'), { contentType: 'image/png' });
       assert.equal((await store.get('race/x/final.png'))?.body.toString(), 'f');
     } finally {
@@ -260,7 +288,14 @@ describe('local object store', () => {
 });
 
 describe('S3 object store', () => {
-  const options = () => ({ endpoint: s3.endpoint, region: 'us-east-1', bucket: BUCKET, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true });
+  const options = () => ({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    bucket: BUCKET,
+    accessKeyId: s3.accessKeyId,
+    secretAccessKey: s3.secretAccessKey,
+    forcePathStyle: true,
+  });
 
   test('keys live under the prefix in the bucket, and listing follows continuation pages', async () => {
     const store = new S3ObjectStore({ ...options(), prefix: '/pages/run-1/', listPageSize: 2 });
@@ -307,7 +342,14 @@ describe('object store configuration', () => {
   test('defaults: local, under <data dir>/objects; S3 settings for a path-style store in us-east-1; screenshots kept 7 days', () => {
     const config = loadConfig({ SANDBOXD_DATA_DIR: '/srv/sandboxd' });
     assert.deepEqual(
-      [config.objects.objectStore, config.objects.objectStoreDir, config.objects.s3Region, config.objects.s3Prefix, config.objects.s3ForcePathStyle, config.browser.screenshotRetentionDays],
+      [
+        config.objects.objectStore,
+        config.objects.objectStoreDir,
+        config.objects.s3Region,
+        config.objects.s3Prefix,
+        config.objects.s3ForcePathStyle,
+        config.browser.screenshotRetentionDays,
+      ],
       ['local', '/srv/sandboxd/objects', 'us-east-1', '', true, 7],
     );
     assert.equal(createObjectStore(config.objects).description, 'local:/srv/sandboxd/objects');
@@ -325,7 +367,15 @@ describe('object store configuration', () => {
       SANDBOXD_SCREENSHOT_RETENTION_DAYS: '0',
     });
     assert.deepEqual(
-      [config.objects.s3Endpoint, config.objects.s3Region, config.objects.s3Bucket, config.objects.s3Prefix, config.objects.s3ForcePathStyle, config.objects.s3AccessKeyId, config.browser.screenshotRetentionDays],
+      [
+        config.objects.s3Endpoint,
+        config.objects.s3Region,
+        config.objects.s3Bucket,
+        config.objects.s3Prefix,
+        config.objects.s3ForcePathStyle,
+        config.objects.s3AccessKeyId,
+        config.browser.screenshotRetentionDays,
+      ],
       ['https://objects.example.com', 'auto', 'shots.example', 'sandboxd/prod', false, null, 0],
     );
     const store = createObjectStore(config.objects);
@@ -351,7 +401,11 @@ describe('object store configuration', () => {
       [{ SANDBOXD_SCREENSHOT_RETENTION_DAYS: '-1' }, /^SANDBOXD_SCREENSHOT_RETENTION_DAYS/],
     ];
     for (const [env, pattern] of cases) {
-      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && pattern.test(e.message), JSON.stringify(env));
+      assert.throws(
+        () => loadConfig(env),
+        (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+        JSON.stringify(env),
+      );
     }
     assert.doesNotThrow(() => loadConfig({ SANDBOXD_S3_ACCESS_KEY_ID: 'id' }), 'S3 settings are not checked while the store is local');
   });

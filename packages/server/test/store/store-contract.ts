@@ -22,8 +22,25 @@ import {
 import { countUsers, findUserById, findUserByUsername, insertUser, updateUserPlan } from '../../src/store/users-store.ts';
 import { findSession, findSessionWithVm, insertSession, updateSession } from '../../src/store/sessions-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, snapshotInUseByVm, transitionVm } from '../../src/store/vms-store.ts';
-import { deleteVolumeRow, findVolume, insertVolume, insertVolumeAttachment, listVolumes, openAttachments, totalVolumeMb, vmHasVolumes } from '../../src/store/volumes-store.ts';
-import { completeSnapshot, deleteSnapshotRow, findChildSnapshot, findSnapshotByName, insertSnapshot, listCreatingSnapshotsOfNode, listSnapshots } from '../../src/store/snapshots-store.ts';
+import {
+  deleteVolumeRow,
+  findVolume,
+  insertVolume,
+  insertVolumeAttachment,
+  listVolumes,
+  openAttachments,
+  totalVolumeMb,
+  vmHasVolumes,
+} from '../../src/store/volumes-store.ts';
+import {
+  completeSnapshot,
+  deleteSnapshotRow,
+  findChildSnapshot,
+  findSnapshotByName,
+  insertSnapshot,
+  listCreatingSnapshotsOfNode,
+  listSnapshots,
+} from '../../src/store/snapshots-store.ts';
 import {
   appendTemplateLog,
   deleteTemplateRow,
@@ -85,9 +102,8 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     });
 
     test('users: a taken username is a unique violation', async () => {
-      await assert.rejects(
-        insertUser(database.db, { username: 'ann', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() }),
-        (error) => isUniqueViolation(error),
+      await assert.rejects(insertUser(database.db, { username: 'ann', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() }), (error) =>
+        isUniqueViolation(error),
       );
     });
 
@@ -105,8 +121,14 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const k2 = await insertApiKey(database.db, { ...base, user_id: ann.id, key_hash: 'hash-2', key_prefix: 'sbx_sk_2', expires_at: iso(60_000) });
       const k3 = await insertApiKey(database.db, { ...base, user_id: bob.id, key_hash: 'hash-3', key_prefix: 'sbx_sk_3' });
 
-      assert.deepEqual((await listApiKeys(database.db, ann.id)).map((k) => k.id), [k1.id, k2.id]);
-      assert.deepEqual((await listApiKeys(database.db, bob.id)).map((k) => k.id), [k3.id]);
+      assert.deepEqual(
+        (await listApiKeys(database.db, ann.id)).map((k) => k.id),
+        [k1.id, k2.id],
+      );
+      assert.deepEqual(
+        (await listApiKeys(database.db, bob.id)).map((k) => k.id),
+        [k3.id],
+      );
       assert.equal(await findApiKey(database.db, bob.id, k1.id), undefined, "bob must not see ann's key");
       assert.equal((await findApiKeyByHash(database.db, 'hash-2'))?.id, k2.id);
       assert.equal((await findApiKeyByHash(database.db, 'hash-2'))?.expires_at, k2.expires_at, 'timestamps round-trip as the same ISO text');
@@ -119,7 +141,10 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
       await updateApiKey(database.db, ann.id, k1.id, { status: 'deleted', deleted_at: iso() });
       assert.equal(await findApiKey(database.db, ann.id, k1.id), undefined);
-      assert.deepEqual((await listApiKeys(database.db, ann.id)).map((k) => k.id), [k2.id]);
+      assert.deepEqual(
+        (await listApiKeys(database.db, ann.id)).map((k) => k.id),
+        [k2.id],
+      );
       assert.equal((await findApiKeyByHash(database.db, 'hash-1'))?.status, 'deleted', 'deleted keys stay for the audit trail');
       assert.equal(await updateApiKey(database.db, ann.id, k1.id, { description: 'again' }), undefined, 'a deleted key cannot be changed');
     });
@@ -127,7 +152,17 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     test('api keys: key hashes are unique', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       await assert.rejects(
-        insertApiKey(database.db, { user_id: ann.id, key_hash: 'hash-2', key_prefix: 'p', description: null, status: 'active' as const, created_at: iso(), expires_at: null, last_used_at: null, deleted_at: null }),
+        insertApiKey(database.db, {
+          user_id: ann.id,
+          key_hash: 'hash-2',
+          key_prefix: 'p',
+          description: null,
+          status: 'active' as const,
+          created_at: iso(),
+          expires_at: null,
+          last_used_at: null,
+          deleted_at: null,
+        }),
         (error) => isUniqueViolation(error),
       );
     });
@@ -140,7 +175,15 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
     test('webhook queue: an event is fanned out once; a due delivery is claimed by one sender and settled only by it', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
-      const event = await insertEvent(database.db, { id: 'evt_contract', userId: ann.id, type: 'vm.started', group: 'vm', subjectId: null, data: { vm_id: 'vm-1' }, createdAt: iso() });
+      const event = await insertEvent(database.db, {
+        id: 'evt_contract',
+        userId: ann.id,
+        type: 'vm.started',
+        group: 'vm',
+        subjectId: null,
+        data: { vm_id: 'vm-1' },
+        createdAt: iso(),
+      });
       assert.deepEqual(await listUndispatchedEvents(database.db, 10), [event]);
       assert.deepEqual(event.data, { vm_id: 'vm-1' }, 'the payload comes back as it was recorded');
       const fanOuts = await Promise.all([claimEventDispatch(database.db, event.seq, iso()), claimEventDispatch(database.db, event.seq, iso())]);
@@ -149,8 +192,19 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
       const stamp = iso();
       await insertEndpoint(database.db, {
-        id: 'we_contract', userId: ann.id, url: 'https://hooks.example.com/', description: null, eventPatterns: ['vm.*', 'api_key.created'], enabled: true,
-        secretCiphertext: 'sealed', previousSecretCiphertext: null, previousSecretExpiresAt: null, verifiedAt: null, createdAt: stamp, updatedAt: stamp, deletedAt: null,
+        id: 'we_contract',
+        userId: ann.id,
+        url: 'https://hooks.example.com/',
+        description: null,
+        eventPatterns: ['vm.*', 'api_key.created'],
+        enabled: true,
+        secretCiphertext: 'sealed',
+        previousSecretCiphertext: null,
+        previousSecretExpiresAt: null,
+        verifiedAt: null,
+        createdAt: stamp,
+        updatedAt: stamp,
+        deletedAt: null,
       });
       const [receiving] = await listReceivingEndpoints(database.db, ann.id);
       assert.deepEqual([receiving?.id, receiving?.eventPatterns, receiving?.enabled], ['we_contract', ['vm.*', 'api_key.created'], true]);
@@ -158,13 +212,31 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
       const newDelivery = (deliveryId: string) =>
         insertDelivery(database.db, {
-          delivery_id: deliveryId, endpoint_id: 'we_contract', user_id: ann.id, event_id: 'evt_contract', event_type: 'vm.started', event_group: 'vm',
-          status: 'pending', scheduled_attempt: 1, next_retry_at: stamp, last_attempt_at: null, delivered_at: null, final_http_status: null,
-          error_message: null, replay_of_delivery_id: null, lease_until: null, lease_owner: null, created_at: stamp, updated_at: stamp,
+          delivery_id: deliveryId,
+          endpoint_id: 'we_contract',
+          user_id: ann.id,
+          event_id: 'evt_contract',
+          event_type: 'vm.started',
+          event_group: 'vm',
+          status: 'pending',
+          scheduled_attempt: 1,
+          next_retry_at: stamp,
+          last_attempt_at: null,
+          delivered_at: null,
+          final_http_status: null,
+          error_message: null,
+          replay_of_delivery_id: null,
+          lease_until: null,
+          lease_owner: null,
+          created_at: stamp,
+          updated_at: stamp,
         });
       const first = await newDelivery('wd_contract_1');
       assert.equal(await nextDueTime(database.db), stamp);
-      assert.deepEqual((await listDueDeliveries(database.db, iso(1000), 10)).map((d) => d.id), [first.id]);
+      assert.deepEqual(
+        (await listDueDeliveries(database.db, iso(1000), 10)).map((d) => d.id),
+        [first.id],
+      );
       const [a, b] = await Promise.all([
         claimDelivery(database.db, first.id, iso(1000), iso(60_000), 'node-a'),
         claimDelivery(database.db, first.id, iso(1000), iso(60_000), 'node-b'),
@@ -180,10 +252,20 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const second = await newDelivery('wd_contract_2');
       assert.equal(await claimDelivery(database.db, second.id, iso(1000), iso(2000), 'dead-node'), true);
       assert.deepEqual(await listDueDeliveries(database.db, iso(1500), 10), [], 'not while the lease holds');
-      assert.deepEqual((await listDueDeliveries(database.db, iso(3000), 10)).map((d) => d.id), [second.id], 'an expired lease is due again');
+      assert.deepEqual(
+        (await listDueDeliveries(database.db, iso(3000), 10)).map((d) => d.id),
+        [second.id],
+        'an expired lease is due again',
+      );
       assert.equal(await claimDelivery(database.db, second.id, iso(3000), iso(60_000), 'node-a'), true);
-      assert.deepEqual((await listDeliveries(database.db, { userId: ann.id, limit: 10 })).map((d) => d.delivery_id), ['wd_contract_2', 'wd_contract_1']);
-      assert.deepEqual((await listDeliveries(database.db, { userId: ann.id, beforeSeq: second.id, limit: 10 })).map((d) => d.delivery_id), ['wd_contract_1']);
+      assert.deepEqual(
+        (await listDeliveries(database.db, { userId: ann.id, limit: 10 })).map((d) => d.delivery_id),
+        ['wd_contract_2', 'wd_contract_1'],
+      );
+      assert.deepEqual(
+        (await listDeliveries(database.db, { userId: ann.id, beforeSeq: second.id, limit: 10 })).map((d) => d.delivery_id),
+        ['wd_contract_1'],
+      );
     });
 
     test('audit log: append, filter by user and outcome, newest first', async () => {
@@ -194,50 +276,144 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const e2 = await insertAuditEvent(database.db, { ...base, actor, outcome: 'failure', createdAt: iso() });
       const e3 = await insertAuditEvent(database.db, { ...base, actor: { ...actor, userId: null, username: 'nobody' }, outcome: 'failure', createdAt: iso() });
       assert.deepEqual(e1.detail, { reason: 'a', n: 1 }, 'detail comes back as it was recorded');
-      assert.deepEqual((await listAuditEvents(database.db, { userId: ann.id, limit: 10 })).map((e) => e.id), [e2.id, e1.id]);
-      assert.deepEqual((await listAuditEvents(database.db, { outcome: 'failure', limit: 10 })).map((e) => e.id), [e3.id, e2.id]);
-      assert.deepEqual((await listAuditEvents(database.db, { beforeId: e3.id, limit: 1 })).map((e) => e.id), [e2.id]);
+      assert.deepEqual(
+        (await listAuditEvents(database.db, { userId: ann.id, limit: 10 })).map((e) => e.id),
+        [e2.id, e1.id],
+      );
+      assert.deepEqual(
+        (await listAuditEvents(database.db, { outcome: 'failure', limit: 10 })).map((e) => e.id),
+        [e3.id, e2.id],
+      );
+      assert.deepEqual(
+        (await listAuditEvents(database.db, { beforeId: e3.id, limit: 1 })).map((e) => e.id),
+        [e2.id],
+      );
     });
 
     test('snapshots and templates: records come back as written (JSON parsed, byte counts as numbers), names unique per user, builds update only while building', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       const snapshot = {
-        id: 'snap_contract1', userId: ann.id, name: 'first', status: 'ready' as const, sourceVmId: 'vm-x', parentId: null, templateId: 'default', nodeId: 'node-a',
-        vcpuCount: 2, memoryMb: 512, diskSizeMb: 4096, memoryBytes: 5_000_000_000, diskBytes: 1234, stateBytes: 80_000, pauseMs: 31, durationMs: 2200,
-        metadata: { stage: 'prod' }, pythonContext: 'session-1', createdAt: iso(),
+        id: 'snap_contract1',
+        userId: ann.id,
+        name: 'first',
+        status: 'ready' as const,
+        sourceVmId: 'vm-x',
+        parentId: null,
+        templateId: 'default',
+        nodeId: 'node-a',
+        vcpuCount: 2,
+        memoryMb: 512,
+        diskSizeMb: 4096,
+        memoryBytes: 5_000_000_000,
+        diskBytes: 1234,
+        stateBytes: 80_000,
+        pauseMs: 31,
+        durationMs: 2200,
+        metadata: { stage: 'prod' },
+        pythonContext: 'session-1',
+        createdAt: iso(),
       };
       assert.deepEqual(await insertSnapshot(database.db, snapshot), snapshot);
       const child = await insertSnapshot(database.db, { ...snapshot, id: 'snap_contract2', name: 'second', parentId: snapshot.id, createdAt: iso(1000) });
       assert.deepEqual(await findSnapshotByName(database.db, ann.id, 'first'), snapshot);
       assert.equal((await findChildSnapshot(database.db, snapshot.id))?.id, child.id);
-      assert.deepEqual((await listSnapshots(database.db, ann.id, 10, 0)).map((s) => s.id), [child.id, snapshot.id]);
+      assert.deepEqual(
+        (await listSnapshots(database.db, ann.id, 10, 0)).map((s) => s.id),
+        [child.id, snapshot.id],
+      );
       await assert.rejects(insertSnapshot(database.db, { ...snapshot, id: 'snap_contract3' }), 'a name is unique per user');
-      const reserved = await insertSnapshot(database.db, { ...snapshot, id: 'snap_contract4', name: 'reserved', status: 'creating', memoryBytes: 0, createdAt: iso(2000) });
-      assert.deepEqual((await listCreatingSnapshotsOfNode(database.db, 'node-a')).map((s) => s.id), [reserved.id]);
-      const done = await completeSnapshot(database.db, reserved.id, { vcpuCount: 1, memoryMb: 256, diskSizeMb: 2048, memoryBytes: 9_000_000_000, diskBytes: 7, stateBytes: 8, pauseMs: 12.4, durationMs: 900 });
+      const reserved = await insertSnapshot(database.db, {
+        ...snapshot,
+        id: 'snap_contract4',
+        name: 'reserved',
+        status: 'creating',
+        memoryBytes: 0,
+        createdAt: iso(2000),
+      });
+      assert.deepEqual(
+        (await listCreatingSnapshotsOfNode(database.db, 'node-a')).map((s) => s.id),
+        [reserved.id],
+      );
+      const done = await completeSnapshot(database.db, reserved.id, {
+        vcpuCount: 1,
+        memoryMb: 256,
+        diskSizeMb: 2048,
+        memoryBytes: 9_000_000_000,
+        diskBytes: 7,
+        stateBytes: 8,
+        pauseMs: 12.4,
+        durationMs: 900,
+      });
       assert.deepEqual([done?.status, done?.memoryBytes, done?.pauseMs, done?.vcpuCount], ['ready', 9_000_000_000, 12, 1]);
-      assert.equal(await completeSnapshot(database.db, reserved.id, { vcpuCount: 1, memoryMb: 256, diskSizeMb: 1, memoryBytes: 1, diskBytes: 1, stateBytes: 1, pauseMs: 1, durationMs: 1 }), undefined, 'only once');
+      assert.equal(
+        await completeSnapshot(database.db, reserved.id, {
+          vcpuCount: 1,
+          memoryMb: 256,
+          diskSizeMb: 1,
+          memoryBytes: 1,
+          diskBytes: 1,
+          stateBytes: 1,
+          pauseMs: 1,
+          durationMs: 1,
+        }),
+        undefined,
+        'only once',
+      );
       assert.equal(await deleteSnapshotRow(database.db, reserved.id), true);
       assert.equal(await deleteSnapshotRow(database.db, child.id), true);
       assert.equal(await findChildSnapshot(database.db, snapshot.id), undefined);
 
       const template = {
-        id: 'tpl_contract1', userId: ann.id, name: 'app', status: 'building' as const, ociImage: '127.0.0.1:5000/app:1', imageDigest: null,
-        buildArgs: { gitCloneUrl: 'git://h/r.git', gitCloneBranch: null, envs: { A: 'b' }, postBuildCmd: 'make' }, vcpuCount: 1, memoryMb: 512,
-        nodeId: 'node-a', image: null, step: 'pull' as const, error: null, createdAt: iso(), updatedAt: iso(), readyAt: null,
+        id: 'tpl_contract1',
+        userId: ann.id,
+        name: 'app',
+        status: 'building' as const,
+        ociImage: '127.0.0.1:5000/app:1',
+        imageDigest: null,
+        buildArgs: { gitCloneUrl: 'git://h/r.git', gitCloneBranch: null, envs: { A: 'b' }, postBuildCmd: 'make' },
+        vcpuCount: 1,
+        memoryMb: 512,
+        nodeId: 'node-a',
+        image: null,
+        step: 'pull' as const,
+        error: null,
+        createdAt: iso(),
+        updatedAt: iso(),
+        readyAt: null,
       };
       assert.deepEqual(await insertTemplate(database.db, template), template);
-      assert.deepEqual((await listBuildingTemplatesOfNode(database.db, 'node-a')).map((t) => t.id), [template.id]);
+      assert.deepEqual(
+        (await listBuildingTemplatesOfNode(database.db, 'node-a')).map((t) => t.id),
+        [template.id],
+      );
       await appendTemplateLog(database.db, template.id, ['one', 'two'], iso());
       const log = await listTemplateLog(database.db, template.id, 0, 10);
-      assert.deepEqual(log.map((l) => l.line), ['one', 'two']);
-      assert.deepEqual((await listTemplateLog(database.db, template.id, log[0]!.id, 10)).map((l) => l.line), ['two']);
-      const image = { hash: 'h', kernelPath: '/k', initrdPath: '/i', rootfsPath: '/r', rootfsFormat: 'qcow2' as const, kernelArgs: ['x=1'], diskSizeMb: 1024, env: { P: '1' } };
+      assert.deepEqual(
+        log.map((l) => l.line),
+        ['one', 'two'],
+      );
+      assert.deepEqual(
+        (await listTemplateLog(database.db, template.id, log[0]!.id, 10)).map((l) => l.line),
+        ['two'],
+      );
+      const image = {
+        hash: 'h',
+        kernelPath: '/k',
+        initrdPath: '/i',
+        rootfsPath: '/r',
+        rootfsFormat: 'qcow2' as const,
+        kernelArgs: ['x=1'],
+        diskSizeMb: 1024,
+        env: { P: '1' },
+      };
       const ready = await updateBuildingTemplate(database.db, template.id, { status: 'ready', image, imageDigest: 'sha256:ab', step: null, readyAt: iso() });
       assert.deepEqual([ready?.status, ready?.image, ready?.imageDigest], ['ready', image, 'sha256:ab']);
       assert.equal(await updateBuildingTemplate(database.db, template.id, { status: 'failed' }), undefined, 'a finished build is not changed');
       assert.deepEqual(await findTemplateByName(database.db, ann.id, 'app'), ready);
-      assert.deepEqual((await listTemplates(database.db, ann.id, 10, 0)).map((t) => t.id), [template.id]);
+      assert.deepEqual(
+        (await listTemplates(database.db, ann.id, 10, 0)).map((t) => t.id),
+        [template.id],
+      );
       assert.equal(await deleteTemplateRow(database.db, template.id), true);
       assert.deepEqual(await listTemplateLog(database.db, template.id, 0, 10), [], 'the log goes with its template');
     });
@@ -245,9 +421,19 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     test('sessions, VMs and executions: records come back as written (JSON parsed, flags as booleans), transitions are conditional', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       const session = await insertSession(database.db, {
-        id: '00000000-0000-4000-8000-000000000001', userId: ann.id, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1,
-        metadata: { team: 'search', 'with "quotes"': 'ü' }, env: { A: '1' }, prewarm: true, currentVmId: null, createdAt: iso(), lastActivityAt: iso(),
-        source: { kind: 'snapshot', id: 'snap_abc' }, screen: { width: 1024, height: 768 },
+        id: '00000000-0000-4000-8000-000000000001',
+        userId: ann.id,
+        vmLifetimeSeconds: 300,
+        memoryMb: 512,
+        vcpuCount: 1,
+        metadata: { team: 'search', 'with "quotes"': 'ü' },
+        env: { A: '1' },
+        prewarm: true,
+        currentVmId: null,
+        createdAt: iso(),
+        lastActivityAt: iso(),
+        source: { kind: 'snapshot', id: 'snap_abc' },
+        screen: { width: 1024, height: 768 },
         lifecycleHooks: { preStop: { command: "echo 'bye'", timeoutSeconds: 7 } },
       });
       assert.deepEqual(await findSession(database.db, session.id), session);
@@ -257,9 +443,27 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
       const vm = (id: string, nodeId: string) =>
         insertVm(database.db, {
-          id, userId: ann.id, sessionId: session.id, nodeId, status: 'active', endReason: null, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 300,
-          templateId: 'snap1', ip: null, createdAt: iso(), startedAt: iso(), expiresAt: iso(300_000), endedAt: null,
-          name: `name of ${id}`, metadata: { k: 'v' }, baseSnapshotId: null, pausedAt: null, remainingSeconds: null, pythonContext: 'ctx-1',
+          id,
+          userId: ann.id,
+          sessionId: session.id,
+          nodeId,
+          status: 'active',
+          endReason: null,
+          vcpuCount: 1,
+          memoryMb: 512,
+          lifetimeSeconds: 300,
+          templateId: 'snap1',
+          ip: null,
+          createdAt: iso(),
+          startedAt: iso(),
+          expiresAt: iso(300_000),
+          endedAt: null,
+          name: `name of ${id}`,
+          metadata: { k: 'v' },
+          baseSnapshotId: null,
+          pausedAt: null,
+          remainingSeconds: null,
+          pythonContext: 'ctx-1',
           lifecycleHooks: nodeId === 'node-a' ? { preStop: { command: 'sync', timeoutSeconds: 30 } } : null,
         });
       await vm('vm-a', 'node-a');
@@ -269,22 +473,58 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       await updateSession(database.db, session.id, { currentVmId: 'vm-a' });
       assert.equal((await findSession(database.db, session.id))?.currentVmId, 'vm-a');
       // One query for the session and its current VM: both come back as their own reads give them.
-      assert.deepEqual(await findSessionWithVm(database.db, session.id), { session: (await findSession(database.db, session.id))!, vm: (await findVm(database.db, 'vm-a'))! });
-      assert.deepEqual((await listLiveVmsOfNode(database.db, 'node-a')).map((v) => v.id), ['vm-a']);
+      assert.deepEqual(await findSessionWithVm(database.db, session.id), {
+        session: (await findSession(database.db, session.id))!,
+        vm: (await findVm(database.db, 'vm-a'))!,
+      });
+      assert.deepEqual(
+        (await listLiveVmsOfNode(database.db, 'node-a')).map((v) => v.id),
+        ['vm-a'],
+      );
       const ended = await transitionVm(database.db, 'vm-a', ['active'], { status: 'killed', endReason: 'agent_lost', endedAt: iso() });
       assert.deepEqual([ended?.status, ended?.endReason], ['killed', 'agent_lost']);
       assert.equal(await transitionVm(database.db, 'vm-a', ['active'], { status: 'killed', endReason: 'expired' }), undefined, 'only from the given statuses');
       assert.equal((await findVm(database.db, 'vm-a'))?.endReason, 'agent_lost');
-      const paused = await transitionVm(database.db, 'vm-b', ['active'], { status: 'paused', pausedAt: iso(), remainingSeconds: 250, baseSnapshotId: 'snap_abc' });
-      assert.deepEqual([paused?.status, paused?.remainingSeconds, paused?.baseSnapshotId, paused?.name, paused?.metadata], ['paused', 250, 'snap_abc', 'name of vm-b', { k: 'v' }]);
+      const paused = await transitionVm(database.db, 'vm-b', ['active'], {
+        status: 'paused',
+        pausedAt: iso(),
+        remainingSeconds: 250,
+        baseSnapshotId: 'snap_abc',
+      });
+      assert.deepEqual(
+        [paused?.status, paused?.remainingSeconds, paused?.baseSnapshotId, paused?.name, paused?.metadata],
+        ['paused', 250, 'snap_abc', 'name of vm-b', { k: 'v' }],
+      );
       assert.equal((await snapshotInUseByVm(database.db, 'snap_abc'))?.id, 'vm-b', 'a paused VM still builds on its snapshot');
-      assert.deepEqual((await listLiveVmsOfNode(database.db, 'node-b')).map((v) => v.id), [], 'a paused VM is not live');
+      assert.deepEqual(
+        (await listLiveVmsOfNode(database.db, 'node-b')).map((v) => v.id),
+        [],
+        'a paused VM is not live',
+      );
       await transitionVm(database.db, 'vm-b', ['paused'], { status: 'active', pausedAt: null, remainingSeconds: null });
 
       const run = (vmId: string | null, nodeId: string | null, status: NewExecution['status']) =>
         insertExecution(database.db, {
-          userId: ann.id, sessionId: session.id, vmId, nodeId, mode: 'async', trigger: 'request', language: 'python', source: 'x', status, exitCode: null, error: null,
-          stdout: '', stderr: '', stdoutTruncated: false, stderrTruncated: true, createdAt: iso(), startedAt: null, completedAt: null, executionTime: null, cpuTime: null,
+          userId: ann.id,
+          sessionId: session.id,
+          vmId,
+          nodeId,
+          mode: 'async',
+          trigger: 'request',
+          language: 'python',
+          source: 'x',
+          status,
+          exitCode: null,
+          error: null,
+          stdout: '',
+          stderr: '',
+          stdoutTruncated: false,
+          stderrTruncated: true,
+          createdAt: iso(),
+          startedAt: null,
+          completedAt: null,
+          executionTime: null,
+          cpuTime: null,
         });
       const queuedA = await run(null, 'node-a', 'queued');
       const runningA = await run('vm-a', 'node-a', 'running');
@@ -296,7 +536,10 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       assert.ok(failedOfNode.every((e) => e.status === 'failed' && e.error === 'the server stopped' && e.completedAt !== null));
       assert.equal((await findExecution(database.db, ann.id, doneA.id))?.status, 'completed', 'final records stay');
       assert.equal((await findExecution(database.db, ann.id, runningB.id))?.status, 'running', "another node's run stays");
-      assert.deepEqual((await failInFlightExecutions(database.db, { vmId: 'vm-b' }, 'the VM ended', iso())).map((e) => e.id), [runningB.id]);
+      assert.deepEqual(
+        (await failInFlightExecutions(database.db, { vmId: 'vm-b' }, 'the VM ended', iso())).map((e) => e.id),
+        [runningB.id],
+      );
       assert.equal(
         await updateExecution(database.db, runningA.id, { status: 'completed', exitCode: 0 }, ['queued', 'running']),
         undefined,
@@ -309,8 +552,26 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       const at = (time: string, cpuTime: number | null) =>
         insertExecution(database.db, {
-          userId: ann.id, sessionId: '00000000-0000-4000-8000-000000000001', vmId: null, nodeId: null, mode: 'sync', trigger: 'request', language: 'bash', source: 'x', status: 'completed',
-          exitCode: 0, error: null, stdout: '', stderr: '', stdoutTruncated: false, stderrTruncated: false, createdAt: time, startedAt: null, completedAt: null, executionTime: null, cpuTime,
+          userId: ann.id,
+          sessionId: '00000000-0000-4000-8000-000000000001',
+          vmId: null,
+          nodeId: null,
+          mode: 'sync',
+          trigger: 'request',
+          language: 'bash',
+          source: 'x',
+          status: 'completed',
+          exitCode: 0,
+          error: null,
+          stdout: '',
+          stderr: '',
+          stdoutTruncated: false,
+          stderrTruncated: false,
+          createdAt: time,
+          startedAt: null,
+          completedAt: null,
+          executionTime: null,
+          cpuTime,
         });
       await at('2030-01-01T23:59:59.000Z', 0.25);
       await at('2030-01-02T00:00:00.000Z', 1.5);
@@ -330,8 +591,18 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
     test('daily usage: egress attempts, refusals and bytes, and vault swaps and flags, per UTC day by the store', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
       const attempt = (at: string, verdict: 'allowed' | 'refused', sent: number | null, received: number | null) => ({
-        vm_id: 'vm-usage', user_id: ann.id, at, protocol: 'tcp', scheme: 'https', name: 'a.test', address: '203.0.113.1', port: 443,
-        bytes_sent: sent, bytes_received: received, verdict, reason: null,
+        vm_id: 'vm-usage',
+        user_id: ann.id,
+        at,
+        protocol: 'tcp',
+        scheme: 'https',
+        name: 'a.test',
+        address: '203.0.113.1',
+        port: 443,
+        bytes_sent: sent,
+        bytes_received: received,
+        verdict,
+        reason: null,
       });
       await insertEgressLog(database.db, [
         attempt('2031-03-01T23:59:59.000Z', 'allowed', 100, 5_000_000_000),
@@ -348,9 +619,26 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         ],
       );
       const use = (at: string, outcome: 'substituted' | 'flagged') => ({
-        vault_id: 'vlt_usage', user_id: ann.id, secret_name: 'K', session_id: 's', vm_id: 'vm-usage', at, outcome, scheme: 'https', host: 'a.test', method: 'GET', path: '/', status: 200, detail: null,
+        vault_id: 'vlt_usage',
+        user_id: ann.id,
+        secret_name: 'K',
+        session_id: 's',
+        vm_id: 'vm-usage',
+        at,
+        outcome,
+        scheme: 'https',
+        host: 'a.test',
+        method: 'GET',
+        path: '/',
+        status: 200,
+        detail: null,
       });
-      await insertVaultRequestLogs(database.db, [use('2031-03-01T10:00:00.000Z', 'substituted'), use('2031-03-02T10:00:00.000Z', 'substituted'), use('2031-03-02T11:00:00.000Z', 'flagged'), use('2031-03-02T12:00:00.000Z', 'substituted')]);
+      await insertVaultRequestLogs(database.db, [
+        use('2031-03-01T10:00:00.000Z', 'substituted'),
+        use('2031-03-02T10:00:00.000Z', 'substituted'),
+        use('2031-03-02T11:00:00.000Z', 'flagged'),
+        use('2031-03-02T12:00:00.000Z', 'substituted'),
+      ]);
       const vault = await vaultUsePerDaySince(database.db, ann.id, '2031-03-02T00:00:00.000Z');
       assert.deepEqual(vault, [{ day: '2031-03-02', substituted: 2, flagged: 1 }]);
     });
@@ -362,7 +650,10 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const second = await insertVolume(database.db, { ...volume, id: 'vol_contract2', name: 'more', sizeMb: 64, createdAt: iso(1000) });
       await assert.rejects(insertVolume(database.db, { ...volume, id: 'vol_contract3' }), (error) => isUniqueViolation(error));
       assert.deepEqual(await findVolume(database.db, volume.id), volume);
-      assert.deepEqual((await listVolumes(database.db, ann.id, 10, 0)).map((v) => v.id), [second.id, volume.id]);
+      assert.deepEqual(
+        (await listVolumes(database.db, ann.id, 10, 0)).map((v) => v.id),
+        [second.id, volume.id],
+      );
       assert.equal(await totalVolumeMb(database.db, ann.id), 1088);
       assert.equal(await totalVolumeMb(database.db, ann.id + 1000), 0);
       // vm-a ended in the test above; vm-b is active.
@@ -383,26 +674,67 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const bea = await insertUser(database.db, { username: 'bea', passwordHash: 'h', plan: 'free', isAdmin: false, createdAt: iso() });
       const sessionOf = async (id: string, userId: number) =>
         insertSession(database.db, {
-          id, userId, vmLifetimeSeconds: 300, memoryMb: 512, vcpuCount: 1, metadata: {}, env: {}, prewarm: false, currentVmId: null, createdAt: iso(), lastActivityAt: iso(), source: { kind: 'template', id: 'default' }, screen: null, lifecycleHooks: null,
+          id,
+          userId,
+          vmLifetimeSeconds: 300,
+          memoryMb: 512,
+          vcpuCount: 1,
+          metadata: {},
+          env: {},
+          prewarm: false,
+          currentVmId: null,
+          createdAt: iso(),
+          lastActivityAt: iso(),
+          source: { kind: 'template', id: 'default' },
+          screen: null,
+          lifecycleHooks: null,
         });
       await sessionOf('00000000-0000-4000-8000-00000000000a', ann.id);
       await sessionOf('00000000-0000-4000-8000-00000000000b', bea.id);
       const claim = (id: string, userId: number, sessionId: string): CustomDomain => ({
-        id, userId, domain: 'contract.example.com', shareId: null, sessionId, port: 80, dnsProvider: 'manual', verificationToken: `token-${id}`,
-        status: 'pending', failureReason: null, createdAt: iso(), expiresAt: iso(86_400_000), verifiedAt: null, lastCheckedAt: null, lastError: null, nextCheckAt: iso(-1000), recordSeenAt: null, missedChecks: 0,
+        id,
+        userId,
+        domain: 'contract.example.com',
+        shareId: null,
+        sessionId,
+        port: 80,
+        dnsProvider: 'manual',
+        verificationToken: `token-${id}`,
+        status: 'pending',
+        failureReason: null,
+        createdAt: iso(),
+        expiresAt: iso(86_400_000),
+        verifiedAt: null,
+        lastCheckedAt: null,
+        lastError: null,
+        nextCheckAt: iso(-1000),
+        recordSeenAt: null,
+        missedChecks: 0,
       });
       const annClaim = await insertCustomDomain(database.db, claim('cd_ann', ann.id, '00000000-0000-4000-8000-00000000000a'));
       assert.deepEqual(await findCustomDomain(database.db, 'cd_ann'), annClaim);
       await insertCustomDomain(database.db, claim('cd_bea', bea.id, '00000000-0000-4000-8000-00000000000b'));
-      await assert.rejects(insertCustomDomain(database.db, claim('cd_ann2', ann.id, '00000000-0000-4000-8000-00000000000a')), (error) => isUniqueViolation(error), 'one open claim per user');
+      await assert.rejects(
+        insertCustomDomain(database.db, claim('cd_ann2', ann.id, '00000000-0000-4000-8000-00000000000a')),
+        (error) => isUniqueViolation(error),
+        'one open claim per user',
+      );
 
       // Two checkers race for one due claim: exactly one gets it; the outcome is written only by the holder.
       assert.deepEqual((await listDueChecks(database.db, iso(), 10)).map((c) => c.id).sort(), ['cd_ann', 'cd_bea']);
-      const wins = await Promise.all([claimCheck(database.db, 'cd_ann', iso(), iso(60_000), 'one'), claimCheck(database.db, 'cd_ann', iso(), iso(60_000), 'two')]);
+      const wins = await Promise.all([
+        claimCheck(database.db, 'cd_ann', iso(), iso(60_000), 'one'),
+        claimCheck(database.db, 'cd_ann', iso(), iso(60_000), 'two'),
+      ]);
       assert.deepEqual(wins.sort(), [false, true]);
-      const holder = (await database.db.selectFrom('custom_domains').select('check_lease_owner').where('id', '=', 'cd_ann').executeTakeFirstOrThrow()).check_lease_owner!;
+      const holder = (await database.db.selectFrom('custom_domains').select('check_lease_owner').where('id', '=', 'cd_ann').executeTakeFirstOrThrow())
+        .check_lease_owner!;
       const other = holder === 'one' ? 'two' : 'one';
-      assert.deepEqual((await listDueChecks(database.db, iso(), 10)).map((c) => c.id), ['cd_bea'], 'a leased claim is not due');
+      assert.deepEqual(
+        (await listDueChecks(database.db, iso(), 10)).map((c) => c.id),
+        ['cd_bea'],
+        'a leased claim is not due',
+      );
       assert.equal(await recordFailedCheck(database.db, 'cd_ann', { now: iso(), error: 'no record', nextCheckAt: iso(60_000) }, other), false);
       assert.equal(await recordFailedCheck(database.db, 'cd_ann', { now: iso(), error: 'no record', nextCheckAt: iso(60_000) }, holder), true);
       assert.equal((await findCustomDomain(database.db, 'cd_ann'))?.lastError, 'no record');
@@ -416,14 +748,29 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       await assert.rejects(markVerified(database.db, 'cd_ann', iso(), iso(60_000)), (error) => isUniqueViolation(error), 'one verified claim per domain');
       assert.equal((await findCustomDomain(database.db, 'cd_ann'))?.status, 'pending');
       assert.equal(await markVerified(database.db, 'cd_bea', iso(), iso(60_000)), undefined, 'only from pending');
-      const failed = await failPendingClaims(database.db, { domain: 'contract.example.com', exceptId: 'cd_bea' }, { reason: 'verified_elsewhere', message: 'lost', now: iso() });
-      assert.deepEqual(failed.map((c) => [c.id, c.status, c.failureReason, c.nextCheckAt]), [['cd_ann', 'failed', 'verified_elsewhere', null]]);
+      const failed = await failPendingClaims(
+        database.db,
+        { domain: 'contract.example.com', exceptId: 'cd_bea' },
+        { reason: 'verified_elsewhere', message: 'lost', now: iso() },
+      );
+      assert.deepEqual(
+        failed.map((c) => [c.id, c.status, c.failureReason, c.nextCheckAt]),
+        [['cd_ann', 'failed', 'verified_elsewhere', null]],
+      );
       assert.deepEqual(await listVerifiedDomainNames(database.db), ['contract.example.com']);
 
       // A verified claim is re-checked through the same leases: misses count up, a find resets them.
-      assert.deepEqual((await listDueChecks(database.db, iso(), 10)).map((c) => c.id), ['cd_bea'], 'a verified claim falls due for its re-check');
+      assert.deepEqual(
+        (await listDueChecks(database.db, iso(), 10)).map((c) => c.id),
+        ['cd_bea'],
+        'a verified claim falls due for its re-check',
+      );
       assert.equal(await claimCheck(database.db, 'cd_bea', iso(), iso(60_000), 'three'), true);
-      assert.equal(await recordMissedReverify(database.db, 'cd_bea', { now: iso(), error: 'gone', nextCheckAt: iso(-100) }, 'four'), undefined, 'only by the lease holder');
+      assert.equal(
+        await recordMissedReverify(database.db, 'cd_bea', { now: iso(), error: 'gone', nextCheckAt: iso(-100) }, 'four'),
+        undefined,
+        'only by the lease holder',
+      );
       const missed = await recordMissedReverify(database.db, 'cd_bea', { now: iso(), error: 'gone', nextCheckAt: iso(-100) }, 'three');
       assert.deepEqual([missed?.missedChecks, missed?.lastError, missed?.status], [1, 'gone', 'verified']);
       assert.equal(await claimCheck(database.db, 'cd_bea', iso(), iso(60_000), 'five'), true);

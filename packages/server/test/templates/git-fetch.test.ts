@@ -25,7 +25,10 @@ describe('git fetch for template builds', () => {
   const fetch = (options: Parameters<typeof fetcher>[0], branch: string | null = null, url = git.url) =>
     fetcher(options).fetch({ url, branch, signal: new AbortController().signal, onLine: () => {} });
   const failure = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     assert.ok(error instanceof RepositoryFetchError, `expected a RepositoryFetchError, got ${String(error)}`);
     return error;
   };
@@ -69,7 +72,15 @@ describe('git fetch for template builds', () => {
 
   test('git URLs and branch names: what a tool could misread is refused', () => {
     assert.equal(checkGitUrl('https://git.example.com/team/app.git'), 'https://git.example.com/team/app.git');
-    for (const bad of ['file:///etc', 'ssh://git@example.com/r.git', 'ext::sh -c id', 'https://u:p@example.com/r.git', 'https://example.com/', 'https://example.com/a b', '-u/x']) {
+    for (const bad of [
+      'file:///etc',
+      'ssh://git@example.com/r.git',
+      'ext::sh -c id',
+      'https://u:p@example.com/r.git',
+      'https://example.com/',
+      'https://example.com/a b',
+      '-u/x',
+    ]) {
       assert.throws(() => checkGitUrl(bad), /git_clone_url/, bad);
     }
     for (const good of ['main', 'release/1.2', 'feature-x']) assert.ok(isBranchName(good), good);

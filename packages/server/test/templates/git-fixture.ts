@@ -59,7 +59,10 @@ export async function startGitServer(name: string, files: Record<string, string>
   // Serving once `git ls-remote` answers.
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const ok = await runCommand('git', ['ls-remote', url], { env: GIT_ENV }).then(() => true, () => false);
+    const ok = await runCommand('git', ['ls-remote', url], { env: GIT_ENV }).then(
+      () => true,
+      () => false,
+    );
     if (ok) break;
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();

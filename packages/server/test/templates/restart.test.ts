@@ -25,7 +25,13 @@ test('a crash or a stop during a build fails it, saying the server stopped and i
   });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const registry = `127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
-  const env = { SANDBOXD_DATA_DIR: dataDir, SANDBOXD_POOL_SIZE: '0', SANDBOXD_WARM_VCPUS: '1', SANDBOXD_LOG_LEVEL: 'info', SANDBOXD_TEMPLATE_INSECURE_REGISTRIES: registry };
+  const env = {
+    SANDBOXD_DATA_DIR: dataDir,
+    SANDBOXD_POOL_SIZE: '0',
+    SANDBOXD_WARM_VCPUS: '1',
+    SANDBOXD_LOG_LEVEL: 'info',
+    SANDBOXD_TEMPLATE_INSECURE_REGISTRIES: registry,
+  };
   let server: RunningServer | undefined;
   try {
     server = await startServerProcess(env);
@@ -66,7 +72,9 @@ test('a crash or a stop during a build fails it, saying the server stopped and i
       const waiting = await database.db.selectFrom('templates').selectAll().where('id', '=', queued.body.template_id).executeTakeFirstOrThrow();
       assert.equal(waiting.status, 'failed');
       assert.match(waiting.error ?? '', /the server stopped before the build started/);
-      const failures = (await listEventsAfter(database.db, 0, 10_000)).filter((event) => event.type === 'template.build.failed').map((event) => event.data.template_id);
+      const failures = (await listEventsAfter(database.db, 0, 10_000))
+        .filter((event) => event.type === 'template.build.failed')
+        .map((event) => event.data.template_id);
       assert.deepEqual(failures.sort(), [crashed, stopped, queued.body.template_id].sort(), 'one template.build.failed event each');
     } finally {
       await database.close();

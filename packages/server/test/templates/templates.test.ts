@@ -98,7 +98,8 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
   });
 
   test('bad input is refused with 4xx and starts nothing', async () => {
-    const post = (body: Record<string, unknown>) => call(server, 'POST', '/v1/templates', { ...as(alice), json: { name: 'bad', oci_image: reference, ...body } });
+    const post = (body: Record<string, unknown>) =>
+      call(server, 'POST', '/v1/templates', { ...as(alice), json: { name: 'bad', oci_image: reference, ...body } });
     const refused: [Record<string, unknown>, number, RegExp?][] = [
       [{ oci_image: 'has a space' }, 422],
       [{ oci_image: '--output=/etc/passwd' }, 422],
@@ -122,7 +123,11 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
       if (message) assert.match(answer.body.detail, message);
     }
     const listed = await call(server, 'GET', '/v1/templates', as(alice));
-    assert.deepEqual(listed.body.map((t: { template_id: string }) => t.template_id), ['default'], 'nothing was recorded');
+    assert.deepEqual(
+      listed.body.map((t: { template_id: string }) => t.template_id),
+      ['default'],
+      'nothing was recorded',
+    );
   });
 
   test('a build from the registry with a git clone and a post-build command ends ready; its log follows every step', async (t) => {
@@ -135,7 +140,8 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
           git_clone_url: git.url,
           envs: { BUILD_SECRET },
           // Runs in the clone: proves the clone is there before the capture, and that envs reach the command.
-          post_build_cmd: 'printf %s "$BUILD_SECRET" | sha256sum | cut -d" " -f1 > /root/secret.sha && git log --oneline | wc -l > /root/commits && echo post-build ran in "$PWD"',
+          post_build_cmd:
+            'printf %s "$BUILD_SECRET" | sha256sum | cut -d" " -f1 > /root/secret.sha && git log --oneline | wc -l > /root/commits && echo post-build ran in "$PWD"',
         },
         vcpu_count: 1,
         memory_mb: 512,
@@ -148,7 +154,10 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
     templateId = created.body.template_id;
     assert.match(templateId, /^tpl_[a-z2-7]{16}$/);
     // The spec's alias, queued behind it: a tag the registry does not have.
-    const alias = await call(server, 'POST', '/v1/snapshots', { ...as(alice), json: { name: 'missing-tag', oci_image: `${registry.host}/sandboxd-test/debian:no-such-tag` } });
+    const alias = await call(server, 'POST', '/v1/snapshots', {
+      ...as(alice),
+      json: { name: 'missing-tag', oci_image: `${registry.host}/sandboxd-test/debian:no-such-tag` },
+    });
     assert.equal(alias.status, 202, alias.text);
     missingTagId = alias.body.template_id;
     const again = await call(server, 'POST', '/v1/templates', { ...as(alice), json: { name: 'debian-tpl', oci_image: reference } });
@@ -164,8 +173,15 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
     assert.equal(template.error, null);
     assert.deepEqual(template.progress, { step: null, step_index: 9, step_count: 9 });
     assert.ok(template.disk_size_mb > 0);
-    for (const step of ['resolve', 'boot', 'git_clone', 'post_build_cmd', 'snapshot']) assert.ok(lines.some((line) => line.startsWith('==> step') && line.endsWith(`: ${step}`)), `the log announces ${step}`);
-    assert.ok(lines.some((line) => line === 'post-build ran in /workspace/sample'), 'the command ran in the clone');
+    for (const step of ['resolve', 'boot', 'git_clone', 'post_build_cmd', 'snapshot'])
+      assert.ok(
+        lines.some((line) => line.startsWith('==> step') && line.endsWith(`: ${step}`)),
+        `the log announces ${step}`,
+      );
+    assert.ok(
+      lines.some((line) => line === 'post-build ran in /workspace/sample'),
+      'the command ran in the clone',
+    );
     const everything = JSON.stringify(template) + lines.join('\n');
     assert.ok(!everything.includes(BUILD_SECRET), 'the value of an env is in no record or log');
   });
@@ -175,7 +191,10 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
     assert.equal(template.status, 'failed');
     assert.equal(template.progress.step, 'resolve');
     assert.match(template.error, /^resolve: .*no such image/s);
-    assert.ok(lines.some((line) => /build failed at resolve/.test(line)), lines.join('\n'));
+    assert.ok(
+      lines.some((line) => /build failed at resolve/.test(line)),
+      lines.join('\n'),
+    );
   });
 
   test('a post-build command that exits 3 ends the build failed at post_build_cmd with its output', async () => {
@@ -193,7 +212,10 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
   });
 
   test("a VM starts from the template by name: the image's files, the clone in /workspace, what the command made", async () => {
-    const started = await call(server, 'POST', '/v1/vms', { ...as(alice), json: { template: 'debian-tpl', vcpu_count: 1, memory_mb: 512, vm_lifetime_seconds: 900 } });
+    const started = await call(server, 'POST', '/v1/vms', {
+      ...as(alice),
+      json: { template: 'debian-tpl', vcpu_count: 1, memory_mb: 512, vm_lifetime_seconds: 900 },
+    });
     assert.equal(started.status, 200, started.text);
     assert.equal(started.body.template_id, templateId);
     vmId = started.body.vm_id;
@@ -209,11 +231,18 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
   });
 
   test('another user gets 404 on the template by id and by name', async () => {
-    for (const [method, url] of [['GET', `/v1/templates/${templateId}`], ['GET', `/v1/templates/${templateId}/logs`], ['DELETE', `/v1/templates/${templateId}`]] as const) {
+    for (const [method, url] of [
+      ['GET', `/v1/templates/${templateId}`],
+      ['GET', `/v1/templates/${templateId}/logs`],
+      ['DELETE', `/v1/templates/${templateId}`],
+    ] as const) {
       assert.equal((await call(server, method, url, as(bob))).status, 404, `${method} ${url}`);
     }
     const listed = await call(server, 'GET', '/v1/templates', as(bob));
-    assert.deepEqual(listed.body.map((t: { template_id: string }) => t.template_id), ['default']);
+    assert.deepEqual(
+      listed.body.map((t: { template_id: string }) => t.template_id),
+      ['default'],
+    );
     const vm = await call(server, 'POST', '/v1/vms', { ...as(bob), json: { template: 'debian-tpl', vcpu_count: 1 } });
     assert.equal(vm.status, 404, vm.text);
   });
@@ -241,7 +270,10 @@ async function removeCachedImages(cacheDir: string | undefined, digests: Set<str
   if (!cacheDir || digests.size === 0) return;
   const imagesRoot = join(imagesDir(cacheDir), 'oci-image');
   for (const hash of await readdir(imagesRoot).catch(() => [])) {
-    const manifest = await readFile(join(imagesRoot, hash, 'manifest.json'), 'utf8').then((text) => JSON.parse(text) as { digest?: string }, () => ({}) as { digest?: string });
+    const manifest = await readFile(join(imagesRoot, hash, 'manifest.json'), 'utf8').then(
+      (text) => JSON.parse(text) as { digest?: string },
+      () => ({}) as { digest?: string },
+    );
     if (!manifest.digest || !digests.has(manifest.digest)) continue;
     await rm(join(imagesRoot, hash), { recursive: true, force: true });
     await rm(layerLockPath(cacheDir, 'oci-image', hash), { force: true });

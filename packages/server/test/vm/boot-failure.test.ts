@@ -30,8 +30,20 @@ describe('boot failures name their stage', { timeout: 10 * 60_000 }, () => {
 
   async function bootError(vmId: string, overrides: Partial<GuestImage> & { kernelArgs?: string[] }, snapshotDir?: string): Promise<VmBootError> {
     const error = await rec.driver
-      .boot({ vmId, runDir: join(root, 'run', vmId), image: { ...image, ...overrides }, vcpuCount: 1, memoryMb: 256, network: 'none', snapshotDir, timeoutMs: 120_000 })
-      .then(() => assert.fail('the boot should have failed'), (e: unknown) => e);
+      .boot({
+        vmId,
+        runDir: join(root, 'run', vmId),
+        image: { ...image, ...overrides },
+        vcpuCount: 1,
+        memoryMb: 256,
+        network: 'none',
+        snapshotDir,
+        timeoutMs: 120_000,
+      })
+      .then(
+        () => assert.fail('the boot should have failed'),
+        (e: unknown) => e,
+      );
     assert.ok(error instanceof VmBootError, String(error));
     assert.equal(existsSync(join(root, 'run', vmId)), false, 'the run directory is gone');
     assert.equal(rec.driver.get(vmId), undefined);

@@ -1,7 +1,15 @@
 /** The QEMU argv: what a restore must reproduce, and the hardening every VM gets. */
 import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
-import { buildQemuArgv, kernelCommandLine, seccompPolicy, slotDrives, snapshotCompatibilityKey, type QemuInstance, type QemuMachine } from '../../src/vm/qemu/command-line.ts';
+import {
+  buildQemuArgv,
+  kernelCommandLine,
+  seccompPolicy,
+  slotDrives,
+  snapshotCompatibilityKey,
+  type QemuInstance,
+  type QemuMachine,
+} from '../../src/vm/qemu/command-line.ts';
 
 const machine: QemuMachine = {
   accelerator: 'tcg',
@@ -42,7 +50,10 @@ describe('QEMU command line', () => {
   });
 
   test('TCG uses multi-threaded TCG with -cpu max; KVM uses -cpu host and no fixed TSC frequency', () => {
-    assert.deepEqual([option(buildQemuArgv(machine, instance), '-accel'), option(buildQemuArgv(machine, instance), '-cpu')], [['tcg,thread=multi,tb-size=256'], ['max']]);
+    assert.deepEqual(
+      [option(buildQemuArgv(machine, instance), '-accel'), option(buildQemuArgv(machine, instance), '-cpu')],
+      [['tcg,thread=multi,tb-size=256'], ['max']],
+    );
     const kvm = { ...machine, accelerator: 'kvm' as const, kernelArgs: kernelCommandLine('kvm', 'vm-1') };
     const argv = buildQemuArgv(kvm, instance);
     assert.deepEqual([option(argv, '-accel'), option(argv, '-cpu')], [['kvm'], ['host']]);
@@ -72,7 +83,10 @@ describe('QEMU command line', () => {
     const { memoryFile: _file, ...anonymous } = instance;
     const argv = buildQemuArgv(machine, anonymous);
     assert.deepEqual(option(argv, '-machine'), ['microvm,acpi=on,memory-backend=mem']);
-    assert.deepEqual(option(argv, '-object').filter((value) => value.startsWith('memory-backend')), ['memory-backend-ram,id=mem,size=1024M']);
+    assert.deepEqual(
+      option(argv, '-object').filter((value) => value.startsWith('memory-backend')),
+      ['memory-backend-ram,id=mem,size=1024M'],
+    );
   });
 
   test('snapshot sources and clones have the same devices in the same order, whatever the network', () => {
@@ -111,7 +125,7 @@ describe('QEMU command line', () => {
     assert.throws(() => buildQemuArgv(machine, { ...instance, volumeSlots: [] }), /4 volume slots/);
   });
 
-  test('the transfer share is a 9p export of the VM\'s area, read-only when the area is not a capped tmpfs', () => {
+  test("the transfer share is a 9p export of the VM's area, read-only when the area is not a capped tmpfs", () => {
     const argv = buildQemuArgv(machine, instance);
     assert.deepEqual(option(argv, '-fsdev'), ['local,id=transfer,path=/run/vm-1/transfer,security_model=none']);
     assert.ok(option(argv, '-device').includes('virtio-9p-device,fsdev=transfer,mount_tag=sandboxd.transfer'));

@@ -40,7 +40,10 @@ async function memTotalKb(vm: VmInfo): Promise<number> {
 /** Mount points at or below `dir`, from the host's mount table. */
 async function mountsUnder(dir: string): Promise<string[]> {
   const mounts = await readFile('/proc/self/mounts', 'utf8');
-  return mounts.split('\n').map((line) => line.split(' ')[1] ?? '').filter((point) => point === dir || point.startsWith(`${dir}/`));
+  return mounts
+    .split('\n')
+    .map((line) => line.split(' ')[1] ?? '')
+    .filter((point) => point === dir || point.startsWith(`${dir}/`));
 }
 
 async function assertNothingLeft(pid: number, state: VmStateFile, runDir: string): Promise<void> {
@@ -98,8 +101,13 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
       network: 'none',
       snapshotDir: join(root, 'snapshot'),
     });
-    t.diagnostic(`cold boot to agent: ${Date.now() - started} ms; stages ${JSON.stringify(rec.stages.filter((s) => s.vmId === 'source').map((s) => [s.stage, s.elapsedMs]))}`);
-    assert.deepEqual(rec.stages.filter((s) => s.vmId === 'source').map((s) => s.stage), ['spawn', 'initramfs', 'init', 'agent']);
+    t.diagnostic(
+      `cold boot to agent: ${Date.now() - started} ms; stages ${JSON.stringify(rec.stages.filter((s) => s.vmId === 'source').map((s) => [s.stage, s.elapsedMs]))}`,
+    );
+    assert.deepEqual(
+      rec.stages.filter((s) => s.vmId === 'source').map((s) => s.stage),
+      ['spawn', 'initramfs', 'init', 'agent'],
+    );
     assert.equal(source.snapshotCapable, true);
     assert.equal(await processAlive(source.pid), true);
     if (host.processSandbox.active) {
@@ -140,7 +148,9 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     await client.prepareSnapshot({ timeoutMs: 60_000 });
     const started = Date.now();
     snapshot = await rec.driver.saveSnapshot({ vmId: 'source', minMemoryMb: MIN_MEMORY_MB });
-    t.diagnostic(`save (with shrinking the guest ${BOOT_MEMORY_MB} -> ${MIN_MEMORY_MB} MiB): ${Date.now() - started} ms, device state ${snapshot.stateBytes} bytes`);
+    t.diagnostic(
+      `save (with shrinking the guest ${BOOT_MEMORY_MB} -> ${MIN_MEMORY_MB} MiB): ${Date.now() - started} ms, device state ${snapshot.stateBytes} bytes`,
+    );
     assert.deepEqual([snapshot.bootMemoryMb, snapshot.minMemoryMb, snapshot.vcpuCount], [BOOT_MEMORY_MB, MIN_MEMORY_MB, 1]);
     for (const file of ['memory', 'state', 'disk.qcow2', 'snapshot.json']) {
       const { mode } = await stat(join(snapshot.dir, file));
@@ -150,7 +160,11 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     assert.equal(existsSync(source.runDir), false);
     assert.equal(rec.driver.get('source'), undefined);
     assert.deepEqual(await rec.driver.readSnapshot(snapshot.dir), snapshot);
-    assert.equal(rec.exits.some((exit) => exit.vmId === 'source'), false, 'a VM consumed by a snapshot is not reported as exited');
+    assert.equal(
+      rec.exits.some((exit) => exit.vmId === 'source'),
+      false,
+      'a VM consumed by a snapshot is not reported as exited',
+    );
   });
 
   test('two restores at the same time both answer, each its own VM with its own disk', async (t) => {
@@ -193,7 +207,7 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     }
   });
 
-  test('growDisk enlarges a running guest\'s root disk at once and never shrinks it', async () => {
+  test("growDisk enlarges a running guest's root disk at once and never shrinks it", async () => {
     const a = clones[0]!;
     const sectors = async () => Number((await guestShell(a.agentSocketPath, 'cat /sys/block/vda/size')).output.trim());
     const grown = (2048 * 1024 * 1024) / 512;
@@ -220,7 +234,9 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     } finally {
       await client.close();
     }
-    t.diagnostic(`capture (${host.accelerator === 'kvm' ? 'live' : 'guest stopped for the copy under TCG'}): guest stopped ${capture.pausedMs} ms, whole capture ${capture.durationMs} ms; memory file ${(capture.memoryBytes / 2 ** 20).toFixed(1)} MiB, disk layer ${(capture.diskBytes / 2 ** 20).toFixed(1)} MiB`);
+    t.diagnostic(
+      `capture (${host.accelerator === 'kvm' ? 'live' : 'guest stopped for the copy under TCG'}): guest stopped ${capture.pausedMs} ms, whole capture ${capture.durationMs} ms; memory file ${(capture.memoryBytes / 2 ** 20).toFixed(1)} MiB, disk layer ${(capture.diskBytes / 2 ** 20).toFixed(1)} MiB`,
+    );
     assert.ok(capture.pausedMs > 0 && capture.pausedMs <= capture.durationMs + 1, `paused ${capture.pausedMs} of ${capture.durationMs} ms`);
     assert.deepEqual([capture.network, capture.vcpuCount, capture.minMemoryMb], ['user', 1, a.memoryMb]);
     const { dir, accelerator, network, vcpuCount, bootMemoryMb, minMemoryMb, savedAtMs, stateBytes } = capture;
@@ -230,11 +246,23 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     await assert.rejects(rec.driver.captureSnapshot({ vmId: a.vmId, snapshotDir: capture.dir, then: 'run' }), { code: 'VM_INVALID_REQUEST' });
     await assert.rejects(rec.driver.captureSnapshot({ vmId: 'no-such-vm', snapshotDir: join(root, 'capture-x'), then: 'run' }), { code: 'VM_NOT_FOUND' });
     await assert.rejects(
-      rec.driver.restore({ vmId: 'wrong-net', runDir: join(root, 'run', 'wrong-net'), snapshotDir: capture.dir, memoryMb: capture.minMemoryMb, network: 'none' }),
+      rec.driver.restore({
+        vmId: 'wrong-net',
+        runDir: join(root, 'run', 'wrong-net'),
+        snapshotDir: capture.dir,
+        memoryMb: capture.minMemoryMb,
+        network: 'none',
+      }),
       { code: 'VM_INVALID_REQUEST' },
     );
 
-    const clone = await rec.driver.restore({ vmId: 'capture-clone', runDir: join(root, 'run', 'capture-clone'), snapshotDir: capture.dir, memoryMb: capture.minMemoryMb, network: 'user' });
+    const clone = await rec.driver.restore({
+      vmId: 'capture-clone',
+      runDir: join(root, 'run', 'capture-clone'),
+      snapshotDir: capture.dir,
+      memoryMb: capture.minMemoryMb,
+      network: 'user',
+    });
     clones.push(clone);
     const fixer = await AgentClient.connect({ socketPath: clone.agentSocketPath }, { timeoutMs: 30_000 });
     try {
@@ -242,7 +270,10 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     } finally {
       await fixer.close();
     }
-    const seen = await guestShell(clone.agentSocketPath, 'cat /root/captured; ls /root/after-capture 2>&1; pgrep -x sleep -a; cat /sys/block/vda/size; hostname; cat /proc/sys/kernel/random/boot_id');
+    const seen = await guestShell(
+      clone.agentSocketPath,
+      'cat /root/captured; ls /root/after-capture 2>&1; pgrep -x sleep -a; cat /sys/block/vda/size; hostname; cat /proc/sys/kernel/random/boot_id',
+    );
     const [captured, after, sleeper, sectors, name, bootId] = seen.output.trim().split('\n');
     assert.equal(captured, 'before-capture');
     assert.match(after!, /No such file/, 'what the source wrote after the capture is not in the clone');
@@ -263,12 +294,21 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
       const client = await AgentClient.connect({ socketPath: vm.agentSocketPath }, { timeoutMs: 30_000 });
       await client.quiesce().finally(() => client.close());
       const pause = await rec.driver.captureSnapshot({ vmId, snapshotDir: join(root, `pause-${round}`), then: 'stop' });
-      t.diagnostic(`pause ${round}: ${pause.durationMs} ms; memory ${(pause.memoryBytes / 2 ** 20).toFixed(1)} MiB, disk ${(pause.diskBytes / 2 ** 20).toFixed(1)} MiB`);
-      assert.equal(await processAlive(vm.pid), false, 'the paused VM\'s QEMU is gone');
+      t.diagnostic(
+        `pause ${round}: ${pause.durationMs} ms; memory ${(pause.memoryBytes / 2 ** 20).toFixed(1)} MiB, disk ${(pause.diskBytes / 2 ** 20).toFixed(1)} MiB`,
+      );
+      assert.equal(await processAlive(vm.pid), false, "the paused VM's QEMU is gone");
       assert.equal(rec.driver.get(vmId), undefined);
       assert.equal(existsSync(vm.runDir), false);
       const started = Date.now();
-      vm = await rec.driver.restore({ vmId, runDir: join(root, 'run', vmId), snapshotDir: pause.dir, memoryMb: pause.minMemoryMb, network: 'user', takeDisk: true });
+      vm = await rec.driver.restore({
+        vmId,
+        runDir: join(root, 'run', vmId),
+        snapshotDir: pause.dir,
+        memoryMb: pause.minMemoryMb,
+        network: 'user',
+        takeDisk: true,
+      });
       t.diagnostic(`resume ${round}: ${Date.now() - started} ms`);
       // Used up: the directory may go at once (QEMU keeps the memory file mapped).
       await rm(pause.dir, { recursive: true, force: true });
@@ -278,14 +318,21 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
       } finally {
         await resumed.close();
       }
-      const seen = await guestShell(vm.agentSocketPath, `cat /root/pause-marker; pgrep -x sleep -a; cat /proc/sys/kernel/random/boot_id; echo round-${round} >> /root/rounds; cat /root/rounds | wc -l`);
+      const seen = await guestShell(
+        vm.agentSocketPath,
+        `cat /root/pause-marker; pgrep -x sleep -a; cat /proc/sys/kernel/random/boot_id; echo round-${round} >> /root/rounds; cat /root/rounds | wc -l`,
+      );
       const [marker, sleeper, sameBootId, rounds] = seen.output.trim().split('\n');
       assert.equal(marker, 'paused-once');
       assert.match(sleeper!, /sleep 1001/);
       assert.equal(sameBootId, bootId, 'a resumed VM is the same machine: it keeps its boot id');
       assert.equal(Number(rounds), round, 'what it wrote before each pause is there, on its own disk');
     }
-    assert.equal(rec.exits.some((exit) => exit.vmId === vmId), false, 'a pause is not reported as an exit');
+    assert.equal(
+      rec.exits.some((exit) => exit.vmId === vmId),
+      false,
+      'a pause is not reported as an exit',
+    );
     await rec.driver.kill(vmId);
   });
 
@@ -297,7 +344,9 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     try {
       const loopbackPort = (loopback.address() as { port: number }).port;
       const anyPort = (anyAddress.address() as { port: number }).port;
-      const hostIp = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+      const hostIp = Object.values(networkInterfaces())
+        .flat()
+        .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
       // Control: the host itself reaches both listeners.
       assert.match((await runProgram('curl', ['-sS', '-m', '5', `http://127.0.0.1:${loopbackPort}/`])).stdout, /host service/);
       const viaSlirp = await guestShell(a.agentSocketPath, `curl -sS -m 10 http://10.0.2.2:${loopbackPort}/ 2>&1; echo "exit=$?"`);
@@ -311,7 +360,10 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
       }
       const counters = (await runProgram('nft', ['list', 'chain', 'inet', GUARD_TABLE, 'deny'])).stdout;
       assert.match(counters, /counter packets [1-9]/);
-      const hostReachesMirror = await fetch('http://deb.debian.org/debian/', { signal: AbortSignal.timeout(10_000) }).then((r) => r.status < 500, () => false);
+      const hostReachesMirror = await fetch('http://deb.debian.org/debian/', { signal: AbortSignal.timeout(10_000) }).then(
+        (r) => r.status < 500,
+        () => false,
+      );
       if (!hostReachesMirror) return t.diagnostic('the host cannot reach deb.debian.org: egress not checked');
       const egress = await guestShell(a.agentSocketPath, 'curl -sS -m 30 -o /dev/null -w "%{http_code}" http://deb.debian.org/debian/');
       t.diagnostic(`guest -> deb.debian.org: HTTP ${egress.output}`);
@@ -347,7 +399,10 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     t.after(async () => {
       await createDriver().driver.recover({ runRoot, keep: () => false });
     });
-    const server = spawn(process.execPath, ['--import', 'tsx', CRASHING_SERVER, runRoot, snapshot.dir, 'keep-me', 'reap-me'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, ['--import', 'tsx', CRASHING_SERVER, runRoot, snapshot.dir, 'keep-me', 'reap-me'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     server.stdout.on('data', (chunk) => (output += chunk));
     server.stderr.on('data', (chunk) => (output += chunk));
@@ -372,10 +427,19 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     const next = createDriver();
     const report = await next.driver.recover({ runRoot, keep: (vm) => vm.vmId === 'keep-me' });
     t.diagnostic(`recovered: adopted ${report.adopted.map((v) => v.vmId)}, killed ${report.killed.map((v) => v.vmId)}, cleaned ${report.cleaned}`);
-    assert.deepEqual(report.killed.map((vm) => vm.vmId), ['reap-me']);
+    assert.deepEqual(
+      report.killed.map((vm) => vm.vmId),
+      ['reap-me'],
+    );
     await assertNothingLeft(reaped.pid, reapedState, reaped.runDir);
-    assert.deepEqual(report.adopted.map((vm) => [vm.vmId, vm.pid, vm.origin, vm.transferDir]), [['keep-me', kept.pid, 'adopted', kept.transferDir]]);
-    assert.deepEqual(next.driver.list().map((vm) => vm.vmId), ['keep-me']);
+    assert.deepEqual(
+      report.adopted.map((vm) => [vm.vmId, vm.pid, vm.origin, vm.transferDir]),
+      [['keep-me', kept.pid, 'adopted', kept.transferDir]],
+    );
+    assert.deepEqual(
+      next.driver.list().map((vm) => vm.vmId),
+      ['keep-me'],
+    );
     assert.match((await guestShell(kept.agentSocketPath, 'echo adopted')).output, /adopted/);
 
     const keptState = await readState(kept);

@@ -33,7 +33,11 @@ describe('QMP client', () => {
   });
 
   test('matches concurrent commands to their answers', async () => {
-    const [status, version, name] = await Promise.all([qmp.execute<{ status: string }>('query-status'), qmp.execute<{ package: string }>('query-version'), qmp.execute('query-name')]);
+    const [status, version, name] = await Promise.all([
+      qmp.execute<{ status: string }>('query-status'),
+      qmp.execute<{ package: string }>('query-version'),
+      qmp.execute('query-name'),
+    ]);
     assert.ok(typeof status.status === 'string');
     assert.ok(typeof version.package === 'string');
     assert.deepEqual(name, {});

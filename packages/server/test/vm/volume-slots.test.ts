@@ -30,7 +30,10 @@ describe('volume slots on real VMs', { timeout: 10 * 60_000 }, () => {
     snapshotDir = join(root, 'snap');
     writable = join(root, 'writable.img');
     readOnly = join(root, 'read-only.img');
-    for (const [file, mb] of [[writable, 64], [readOnly, 32]] as const) {
+    for (const [file, mb] of [
+      [writable, 64],
+      [readOnly, 32],
+    ] as const) {
       execFileSync('truncate', ['-s', `${mb}M`, file]);
       execFileSync(DEFAULT_VOLUME_TOOLS.mkfsBinary, ['-q', '-F', file]);
     }
@@ -41,7 +44,15 @@ describe('volume slots on real VMs', { timeout: 10 * 60_000 }, () => {
   });
 
   test('a snapshot source has four empty slots, by serial', async () => {
-    const source = await rec.driver.boot({ vmId: 'vs-src', runDir: join(root, 'run', 'vs-src'), image, vcpuCount: 1, memoryMb: 512, network: 'none', snapshotDir });
+    const source = await rec.driver.boot({
+      vmId: 'vs-src',
+      runDir: join(root, 'run', 'vs-src'),
+      image,
+      vcpuCount: 1,
+      memoryMb: 512,
+      network: 'none',
+      snapshotDir,
+    });
     const disks = (await guestShell(source.agentSocketPath, DISKS)).output.trim().split('\n');
     assert.deepEqual(disks.slice(1), ['vdb 0 sandboxd-vol0', 'vdc 0 sandboxd-vol1', 'vdd 0 sandboxd-vol2', 'vde 0 sandboxd-vol3']);
     await rec.driver.saveSnapshot({ vmId: 'vs-src' });
@@ -60,7 +71,10 @@ describe('volume slots on real VMs', { timeout: 10 * 60_000 }, () => {
         { slot: 2, imagePath: readOnly, readOnly: true },
       ],
     });
-    assert.deepEqual(vm.volumes.map((v) => v.slot), [0, 2]);
+    assert.deepEqual(
+      vm.volumes.map((v) => v.slot),
+      [0, 2],
+    );
     const disks = (await guestShell(vm.agentSocketPath, DISKS)).output.trim().split('\n');
     assert.deepEqual(disks.slice(1), ['vdb 131072 sandboxd-vol0', 'vdc 0 sandboxd-vol1', 'vdd 65536 sandboxd-vol2', 'vde 0 sandboxd-vol3']);
     const wrote = await guestShell(
@@ -79,7 +93,13 @@ describe('volume slots on real VMs', { timeout: 10 * 60_000 }, () => {
     const restore = (volumes: { slot: number; imagePath: string; readOnly: boolean }[]) =>
       rec.driver.restore({ vmId: 'vs-bad', runDir: join(root, 'run', 'vs-bad'), snapshotDir, memoryMb: 512, network: 'none', volumes });
     await assert.rejects(restore([{ slot: 4, imagePath: writable, readOnly: false }]), /slots are 0 to 3/);
-    await assert.rejects(restore([{ slot: 1, imagePath: writable, readOnly: false }, { slot: 1, imagePath: readOnly, readOnly: true }]), /two volumes/);
+    await assert.rejects(
+      restore([
+        { slot: 1, imagePath: writable, readOnly: false },
+        { slot: 1, imagePath: readOnly, readOnly: true },
+      ]),
+      /two volumes/,
+    );
     await assert.rejects(restore([{ slot: 1, imagePath: join(root, 'nothing.img'), readOnly: false }]), /no volume image/);
   });
 });

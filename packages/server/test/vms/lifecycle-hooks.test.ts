@@ -60,17 +60,29 @@ describe('lifecycle hooks and end reasons', () => {
   test("a session's hook runs in its VM before a kill: its output is in the records, the end says user_kill", async () => {
     const created = await call(server, 'POST', '/v1/sessions/session', {
       apiKey,
-      json: { vcpu_count: 1, env: { SAYING: 'goodbye' }, lifecycle_hooks: { pre_stop: { command: 'echo "$SAYING from $(hostname)"; echo to-stderr >&2; exit 3' } } },
+      json: {
+        vcpu_count: 1,
+        env: { SAYING: 'goodbye' },
+        lifecycle_hooks: { pre_stop: { command: 'echo "$SAYING from $(hostname)"; echo to-stderr >&2; exit 3' } },
+      },
     });
     assert.equal(created.status, 200, created.text);
     const sessionId = created.body.session_id;
-    assert.deepEqual(created.body.lifecycle_hooks, { pre_stop: { command: 'echo "$SAYING from $(hostname)"; echo to-stderr >&2; exit 3', timeout_seconds: 30 } }, 'the default timeout is applied');
+    assert.deepEqual(
+      created.body.lifecycle_hooks,
+      { pre_stop: { command: 'echo "$SAYING from $(hostname)"; echo to-stderr >&2; exit 3', timeout_seconds: 30 } },
+      'the default timeout is applied',
+    );
     assert.deepEqual((await call(server, 'GET', `/v1/sessions/session/${sessionId}`, { apiKey })).body.lifecycle_hooks, created.body.lifecycle_hooks);
 
     const run = await call(server, 'POST', '/execute', { apiKey, json: { session_id: sessionId, language: 'bash', command: 'hostname' } });
     assert.equal(run.status, 200, run.text);
     const vmId = run.body.vm_id;
-    assert.deepEqual((await call(server, 'GET', `/v1/vms/${vmId}`, { apiKey })).body.lifecycle_hooks, created.body.lifecycle_hooks, 'the VM inherited the hook');
+    assert.deepEqual(
+      (await call(server, 'GET', `/v1/vms/${vmId}`, { apiKey })).body.lifecycle_hooks,
+      created.body.lifecycle_hooks,
+      'the VM inherited the hook',
+    );
 
     const killed = await call(server, 'POST', '/kill', { apiKey, json: { session_id: sessionId } });
     assert.equal(killed.status, 200, killed.text);
@@ -86,7 +98,15 @@ describe('lifecycle hooks and end reasons', () => {
     assert.deepEqual([vm.status, vm.end_reason, vm.end_detail], ['killed', 'user_kill', 'killed']);
     const events = await eventsOf(vmId);
     const hook = events.find((e) => e.type === 'vm.pre_stop_hook');
-    assert.deepEqual(hook?.data, { vm_id: vmId, session_id: sessionId, execution_id: record!.id, stop: 'user_kill', status: 'failed', exit_code: 3, timed_out: false });
+    assert.deepEqual(hook?.data, {
+      vm_id: vmId,
+      session_id: sessionId,
+      execution_id: record!.id,
+      stop: 'user_kill',
+      status: 'failed',
+      exit_code: 3,
+      timed_out: false,
+    });
     const end = events.find((e) => e.type === 'vm.killed');
     assert.deepEqual([end?.data.reason, end?.data.detail], ['user_kill', 'killed']);
     assert.ok(hook!.seq < end!.seq, 'the hook ran before the end');
@@ -120,7 +140,10 @@ describe('lifecycle hooks and end reasons', () => {
   });
 
   test('a pause runs the hook first; killing the paused VM does not run it again', async () => {
-    const created = await call(server, 'POST', '/v1/vms', { apiKey, json: { vcpu_count: 1, lifecycle_hooks: { pre_stop: { command: 'sync; echo flushed', timeout_seconds: 10 } } } });
+    const created = await call(server, 'POST', '/v1/vms', {
+      apiKey,
+      json: { vcpu_count: 1, lifecycle_hooks: { pre_stop: { command: 'sync; echo flushed', timeout_seconds: 10 } } },
+    });
     assert.equal(created.status, 200, created.text);
     const vmId = created.body.vm_id;
     const paused = await call(server, 'POST', `/v1/vms/${vmId}/pause`, { apiKey });
@@ -131,7 +154,10 @@ describe('lifecycle hooks and end reasons', () => {
       [['completed', 'flushed\n']],
     );
     const events = await eventsOf(vmId);
-    assert.deepEqual(events.filter((e) => e.type === 'vm.pre_stop_hook').map((e) => e.data.stop), ['pause']);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'vm.pre_stop_hook').map((e) => e.data.stop),
+      ['pause'],
+    );
     const killed = await call(server, 'DELETE', `/v1/vms/${vmId}`, { apiKey });
     assert.equal(killed.status, 200, killed.text);
     assert.equal((await hookRecordsOf(vmId)).length, 1, 'nothing runs in a paused VM');

@@ -55,7 +55,10 @@ describe('snapshots, clones, pause and resume on real VMs', { timeout: 30 * 60_0
   const probe = async (session: string) => (await bash(session, PROBE)).split('|');
 
   test('a session VM with state: a variable, a file, a background process and a listening port', async () => {
-    const created = await call(server, 'POST', '/v1/sessions/session', { ...as(alice), json: { vcpu_count: 1, vm_lifetime_seconds: 1800, metadata: { suite: 'snapshots' } } });
+    const created = await call(server, 'POST', '/v1/sessions/session', {
+      ...as(alice),
+      json: { vcpu_count: 1, vm_lifetime_seconds: 1800, metadata: { suite: 'snapshots' } },
+    });
     assert.equal(created.status, 200, created.text);
     assert.deepEqual(created.body.source, { kind: 'template', id: 'default', name: 'default' });
     sessionId = created.body.session_id;
@@ -80,10 +83,15 @@ describe('snapshots, clones, pause and resume on real VMs', { timeout: 30 * 60_0
     const taken = await call(server, 'POST', `/v1/vms/${vmId}/snapshot`, { ...as(alice), json: { name: 'with-state', metadata: { stage: 'one' } } });
     assert.equal(taken.status, 200, taken.text);
     snapshotId = taken.body.snapshot_id;
-    t.diagnostic(`snapshot: stopped ${taken.body.pause_ms} ms, took ${taken.body.duration_ms} ms; memory ${(taken.body.memory_bytes / 2 ** 20).toFixed(1)} MiB, disk layer ${(taken.body.disk_bytes / 2 ** 20).toFixed(1)} MiB`);
+    t.diagnostic(
+      `snapshot: stopped ${taken.body.pause_ms} ms, took ${taken.body.duration_ms} ms; memory ${(taken.body.memory_bytes / 2 ** 20).toFixed(1)} MiB, disk layer ${(taken.body.disk_bytes / 2 ** 20).toFixed(1)} MiB`,
+    );
     assert.match(snapshotId, /^snap_[a-z2-7]{16}$/);
     assert.equal(taken.body.status, 'ready');
-    assert.deepEqual([taken.body.name, taken.body.source_vm_id, taken.body.parent_id, taken.body.template_id, taken.body.vcpu_count, taken.body.memory_mb], ['with-state', vmId, null, 'default', 1, 512]);
+    assert.deepEqual(
+      [taken.body.name, taken.body.source_vm_id, taken.body.parent_id, taken.body.template_id, taken.body.vcpu_count, taken.body.memory_mb],
+      ['with-state', vmId, null, 'default', 1, 512],
+    );
     assert.ok(taken.body.pause_ms < 5000, `the VM was stopped ${taken.body.pause_ms} ms`);
     assert.ok(taken.body.memory_bytes > 0 && taken.body.disk_bytes > 0 && taken.body.size_bytes >= taken.body.memory_bytes + taken.body.disk_bytes);
     // The VM runs on, its state intact, and now builds its disk on the snapshot.
@@ -92,7 +100,10 @@ describe('snapshots, clones, pause and resume on real VMs', { timeout: 30 * 60_0
     assert.deepEqual([vm.status, vm.base_snapshot_id], ['active', snapshotId]);
     assert.equal((await call(server, 'POST', `/v1/vms/${vmId}/snapshot`, { ...as(alice), json: { name: 'with-state' } })).status, 409, 'a name is taken once');
     const listed = (await call(server, 'GET', '/v1/snapshots', as(alice))).body;
-    assert.deepEqual(listed.map((s: { snapshot_id: string }) => s.snapshot_id), [snapshotId]);
+    assert.deepEqual(
+      listed.map((s: { snapshot_id: string }) => s.snapshot_id),
+      [snapshotId],
+    );
   });
 
   test('a clone of the snapshot has the variable, the file, the process and the port; its identity and random state are its own', async () => {
@@ -133,7 +144,9 @@ describe('snapshots, clones, pause and resume on real VMs', { timeout: 30 * 60_0
       assert.deepEqual([view.vm_status, view.vm_alive, view.vm_id], ['paused', false, vmId]);
       const resumed = await call(server, 'POST', `/v1/vms/${vmId}/resume`, as(alice));
       assert.equal(resumed.status, 200, resumed.text);
-      t.diagnostic(`cycle ${cycle}: pause ${paused.body.pause.duration_ms} ms (memory ${(paused.body.pause.memory_bytes / 2 ** 20).toFixed(1)} MiB); resume answered`);
+      t.diagnostic(
+        `cycle ${cycle}: pause ${paused.body.pause.duration_ms} ms (memory ${(paused.body.pause.memory_bytes / 2 ** 20).toFixed(1)} MiB); resume answered`,
+      );
       assert.deepEqual([resumed.body.status, resumed.body.vm_id], ['active', vmId]);
       assert.equal(await python(sessionId, `x += 1\nprint(x)`), String(42 + cycle), 'the variable, counting the cycles');
       const [file, ticker, served, sameHost, sameBootId, sameMachineId] = await probe(sessionId);
@@ -157,9 +170,11 @@ describe('snapshots, clones, pause and resume on real VMs', { timeout: 30 * 60_0
     assert.equal(cloned.status, 200, cloned.text);
     const { snapshot, clones } = cloned.body;
     assert.match(snapshot.name, new RegExp(`^${vmId}-clone-`));
-    assert.equal(snapshot.parent_id, snapshotId, 'its layer builds on the VM\'s previous snapshot');
+    assert.equal(snapshot.parent_id, snapshotId, "its layer builds on the VM's previous snapshot");
     assert.equal(clones.length, 2);
-    const views = await Promise.all(clones.map(async (c: { session_id: string }) => ({ x: await python(c.session_id, 'print(x)'), probe: await probe(c.session_id) })));
+    const views = await Promise.all(
+      clones.map(async (c: { session_id: string }) => ({ x: await python(c.session_id, 'print(x)'), probe: await probe(c.session_id) })),
+    );
     for (const view of views) assert.equal(view.x, '47');
     assert.notEqual(views[0]!.probe[4], views[1]!.probe[4], 'boot ids differ');
     assert.notEqual(views[0]!.probe[5], views[1]!.probe[5], 'machine ids differ');

@@ -70,7 +70,11 @@ describe('warm execute: store round trips', () => {
   /** A warm execute whose statements are collected. */
   const countedExecute = async (command: string): Promise<{ body: any; statements: string[] }> => {
     const before = counted.length;
-    const res = await call(server, 'POST', '/execute', { apiKey, headers: { 'x-count-queries': '1' }, json: { session_id: sessionId, language: 'bash', command } });
+    const res = await call(server, 'POST', '/execute', {
+      apiKey,
+      headers: { 'x-count-queries': '1' },
+      json: { session_id: sessionId, language: 'bash', command },
+    });
     assert.equal(res.status, 200, res.text);
     // Work the request left running (a fire-and-forget write) is part of it: give it a moment to land.
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -47,7 +47,10 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     const plan = server.config.auth.plans.pro!;
     const tooBig = await call(server, 'POST', '/v1/volumes', { ...as(alice), json: { name: 'big', size_mb: plan.diskMb - 63 } });
     assert.equal(tooBig.status, 429, `the plan's ${plan.diskMb} MiB hold 64 MiB and no more: ${tooBig.text}`);
-    assert.deepEqual((await call(server, 'GET', '/v1/volumes', as(alice))).body.map((v: { volume_id: string }) => v.volume_id), [volumeId]);
+    assert.deepEqual(
+      (await call(server, 'GET', '/v1/volumes', as(alice))).body.map((v: { volume_id: string }) => v.volume_id),
+      [volumeId],
+    );
     assert.equal((await call(server, 'GET', `/v1/volumes/${volumeId}`, as(alice))).body.name, 'data');
     assert.equal((await call(server, 'GET', `/v1/volumes/${volumeId}`, as(bob))).status, 404);
     assert.equal((await call(server, 'DELETE', `/v1/volumes/${volumeId}`, as(bob))).status, 404);
@@ -57,13 +60,31 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
   });
 
   test('bad mount paths and too many volumes are 422, before any VM starts', async () => {
-    for (const mountPath of ['/', 'data', '/data/', '/a//b', '/a/../b', '/proc', '/etc/x', '/usr/local', '/opt/sandboxd/x', '/dev/x', '/sys', '/tmp', '/da ta', '/data;reboot']) {
+    for (const mountPath of [
+      '/',
+      'data',
+      '/data/',
+      '/a//b',
+      '/a/../b',
+      '/proc',
+      '/etc/x',
+      '/usr/local',
+      '/opt/sandboxd/x',
+      '/dev/x',
+      '/sys',
+      '/tmp',
+      '/da ta',
+      '/data;reboot',
+    ]) {
       const answer = await startVm([{ volume_id: volumeId, mount_path: mountPath }]);
       assert.equal(answer.status, 422, `${mountPath}: ${answer.text}`);
     }
     const five = Array.from({ length: 5 }, (_, i) => ({ volume_id: volumeId, mount_path: `/d${i}` }));
     assert.equal((await startVm(five)).status, 422);
-    const twice = await startVm([{ volume_id: volumeId, mount_path: '/a' }, { volume_id: volumeId, mount_path: '/b' }]);
+    const twice = await startVm([
+      { volume_id: volumeId, mount_path: '/a' },
+      { volume_id: volumeId, mount_path: '/b' },
+    ]);
     assert.equal(twice.status, 400, twice.text);
     assert.deepEqual((await call(server, 'GET', '/v1/vms', as(alice))).body, [], 'no VM was reserved');
   });
@@ -114,7 +135,10 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     const wrote = await bash(vm.body.session_id, 'echo synced > /data/synced.txt && sync && echo unsynced > /data/late.txt');
     assert.equal(wrote.exit_code, 0, wrote.stderr);
     // A kernel crash: panic=-1 and -no-reboot end QEMU at once, with no unmount.
-    void call(server, 'POST', '/execute', { ...as(alice), json: { session_id: vm.body.session_id, language: 'bash', command: 'echo c > /proc/sysrq-trigger', timeout: 30 } });
+    void call(server, 'POST', '/execute', {
+      ...as(alice),
+      json: { session_id: vm.body.session_id, language: 'bash', command: 'echo c > /proc/sysrq-trigger', timeout: 30 },
+    });
     const deadline = Date.now() + 60_000;
     let status = '';
     while (Date.now() < deadline) {
@@ -143,7 +167,10 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     assert.equal(snapshot.status, 200, snapshot.text);
     assert.equal((await call(server, 'DELETE', `/v1/vms/${plain.body.vm_id}`, as(alice))).status, 200);
     const started = Date.now();
-    const vm = await call(server, 'POST', '/v1/vms', { ...as(alice), json: { snapshot: 'plain', vm_lifetime_seconds: 900, volumes: [{ volume_id: volumeId, mount_path: '/srv/data' }] } });
+    const vm = await call(server, 'POST', '/v1/vms', {
+      ...as(alice),
+      json: { snapshot: 'plain', vm_lifetime_seconds: 900, volumes: [{ volume_id: volumeId, mount_path: '/srv/data' }] },
+    });
     assert.equal(vm.status, 200, vm.text);
     t.diagnostic(`a VM from a user snapshot with a volume started in ${Date.now() - started} ms`);
     const read = await bash(vm.body.session_id, 'cat /root/marker.txt /srv/data/hello.txt');

@@ -98,7 +98,11 @@ describe('webhook delivery', () => {
     assert.equal(detail.status, 200);
     assert.deepEqual(
       detail.body.attempts.map((a: any) => [a.attempt, a.http_status, a.succeeded]),
-      [[1, 500, false], [2, 500, false], [3, 200, true]],
+      [
+        [1, 500, false],
+        [2, 500, false],
+        [3, 200, true],
+      ],
     );
     for (const attempt of detail.body.attempts) assert.ok(attempt.duration_ms >= 0 && attempt.started_at);
   });
@@ -167,7 +171,10 @@ describe('webhook delivery', () => {
     const endpoint = await createEndpoint(server, alice.apiKey, echo.url);
     const res = await call(server, 'POST', `/v1/webhooks/endpoints/${endpoint.id}/verify`, { apiKey: alice.apiKey });
     assert.equal(res.status, 200);
-    assert.deepEqual({ ...res.body, duration_ms: 0 }, { endpoint_id: endpoint.id, verified: true, challenge_echoed: true, http_status: 200, error: null, duration_ms: 0 });
+    assert.deepEqual(
+      { ...res.body, duration_ms: 0 },
+      { endpoint_id: endpoint.id, verified: true, challenge_echoed: true, http_status: 200, error: null, duration_ms: 0 },
+    );
     const payload = new Webhook(endpoint.secret).verify(echo.requests[0]!.body, echo.requests[0]!.headers as Record<string, string>) as any;
     assert.equal(payload.type, 'webhook.verify');
     assert.ok((await call(server, 'GET', `/v1/webhooks/endpoints/${endpoint.id}`, { apiKey: alice.apiKey })).body.verified_at);
@@ -181,7 +188,7 @@ describe('webhook delivery', () => {
     assert.match(failed.body.error, /401/);
   });
 
-  test('the deliveries list: newest first, filters, opaque cursor paging, and only the caller\'s deliveries', async () => {
+  test("the deliveries list: newest first, filters, opaque cursor paging, and only the caller's deliveries", async () => {
     const carol = await server.createUserWithKey('carol');
     const a = await receiver();
     const b = await receiver();
@@ -205,8 +212,15 @@ describe('webhook delivery', () => {
     assert.equal(pages, 3);
     assert.equal(new Set(seen).size, 8, 'every delivery once');
     const all = await listDeliveries(server, carol.apiKey, 'limit=200');
-    assert.deepEqual(seen, all.map((d) => d.id));
-    assert.deepEqual([...all].sort((x, y) => Date.parse(y.created_at) - Date.parse(x.created_at)).map((d) => d.created_at), all.map((d) => d.created_at), 'newest first');
+    assert.deepEqual(
+      seen,
+      all.map((d) => d.id),
+    );
+    assert.deepEqual(
+      [...all].sort((x, y) => Date.parse(y.created_at) - Date.parse(x.created_at)).map((d) => d.created_at),
+      all.map((d) => d.created_at),
+      'newest first',
+    );
 
     assert.ok((await listDeliveries(server, carol.apiKey, `endpoint_id=${e1.id}`)).every((d) => d.endpoint_id === e1.id));
     assert.equal((await listDeliveries(server, carol.apiKey, `endpoint_id=${e2.id}`)).length, 4);

@@ -58,7 +58,10 @@ describe('webhook endpoints', () => {
 
   test('PATCH changes only the given fields; DELETE removes the endpoint', async () => {
     const created = await createEndpoint(server, alice.apiKey, 'https://a.example.com/hook', ['vm.*']);
-    const patched = await call(server, 'PATCH', `/v1/webhooks/endpoints/${created.id}`, { apiKey: alice.apiKey, json: { enabled: false, description: 'paused' } });
+    const patched = await call(server, 'PATCH', `/v1/webhooks/endpoints/${created.id}`, {
+      apiKey: alice.apiKey,
+      json: { enabled: false, description: 'paused' },
+    });
     assert.equal(patched.status, 200);
     assert.equal(patched.body.enabled, false);
     assert.equal(patched.body.description, 'paused');

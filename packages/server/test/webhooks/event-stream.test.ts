@@ -93,7 +93,7 @@ describe('event stream (SSE)', () => {
   });
   after(() => server.close());
 
-  test('delivers the caller\'s events live (not other users\'), and resumes after Last-Event-ID', async (t) => {
+  test("delivers the caller's events live (not other users'), and resumes after Last-Event-ID", async (t) => {
     const stream = await openStream(server, alice.apiKey);
     assert.equal(stream.response.statusCode, 200);
     assert.match(stream.response.headers['content-type']!, /^text\/event-stream/);
@@ -116,12 +116,15 @@ describe('event stream (SSE)', () => {
     const missed = [await triggerEvent(server, alice.apiKey), await triggerEvent(server, alice.apiKey)];
     const resumed = await openStream(server, alice.apiKey, { lastEventId: message!.id });
     const replayed = await resumed.waitFor(2);
-    assert.deepEqual(replayed.map((m) => m.data.data.api_key_id), missed);
+    assert.deepEqual(
+      replayed.map((m) => m.data.data.api_key_id),
+      missed,
+    );
     assert.ok(Number(replayed[0]!.id) > Number(message!.id) && Number(replayed[1]!.id) > Number(replayed[0]!.id));
     await resumed.close();
   });
 
-  test('all=true: every user\'s events for an administrator, 403 for anyone else', async () => {
+  test("all=true: every user's events for an administrator, 403 for anyone else", async () => {
     assert.equal((await call(server, 'GET', '/v1/events/stream?all=true', { apiKey: alice.apiKey })).status, 403);
     const stream = await openStream(server, root.apiKey, { query: '?all=true' });
     await triggerEvent(server, bob.apiKey);

@@ -13,7 +13,12 @@ export const FAST: ConfigOverrides = {
   eventPollIntervalMs: 100,
 };
 
-export async function createEndpoint(server: TestServer, apiKey: string, url: string, eventPatterns: string[] = ['*']): Promise<{ id: string; secret: string; [k: string]: unknown }> {
+export async function createEndpoint(
+  server: TestServer,
+  apiKey: string,
+  url: string,
+  eventPatterns: string[] = ['*'],
+): Promise<{ id: string; secret: string; [k: string]: unknown }> {
   const res = await call(server, 'POST', '/v1/webhooks/endpoints', { apiKey, json: { url, event_patterns: eventPatterns } });
   assert.equal(res.status, 200, res.text);
   return res.body;

@@ -63,7 +63,12 @@ describe('hostile webhook receivers', () => {
       .insertInto('webhook_deliveries')
       .values(
         Array.from({ length: 300 }, (_v, i) => ({
-          ...newDeliveryRow({ endpointId: stuck.id, userId: alice.userId, event: { id: template.event_id, type: template.event_type, group: template.event_group }, now: new Date() }),
+          ...newDeliveryRow({
+            endpointId: stuck.id,
+            userId: alice.userId,
+            event: { id: template.event_id, type: template.event_type, group: template.event_group },
+            now: new Date(),
+          }),
           delivery_id: `wd_backlog_${i}`,
           next_retry_at: dueLongAgo,
         })),
@@ -91,7 +96,9 @@ describe('hostile webhook receivers', () => {
       const port = (endless.address() as AddressInfo).port;
       const endpoint = await createEndpoint(server, alice.apiKey, `http://127.0.0.1:${port}/hook`, ['webhook.test']);
       const started = performance.now();
-      const res = (await (await fetch(`${server.baseUrl}/v1/webhooks/endpoints/${endpoint.id}/test`, { method: 'POST', headers: { 'x-api-key': alice.apiKey } })).json()) as { status: string };
+      const res = (await (
+        await fetch(`${server.baseUrl}/v1/webhooks/endpoints/${endpoint.id}/test`, { method: 'POST', headers: { 'x-api-key': alice.apiKey } })
+      ).json()) as { status: string };
       assert.equal(res.status, 'succeeded');
       assert.ok(performance.now() - started < 1000, 'answered long before the 1.5 s timeout');
     } finally {

@@ -52,7 +52,10 @@ test('a delivery pending when the server stops is sent by the next server on the
     assert.ok(attempts.length >= 2);
     assert.equal(attempts.at(-1).http_status, 200);
     assert.ok(attempts.slice(0, -1).every((a) => a.http_status === null && /connection refused/.test(a.error)));
-    assert.deepEqual(attempts.map((a) => a.attempt), attempts.map((_a, i) => i + 1));
+    assert.deepEqual(
+      attempts.map((a) => a.attempt),
+      attempts.map((_a, i) => i + 1),
+    );
   } finally {
     await second?.close();
     await receiver?.close();
@@ -60,7 +63,7 @@ test('a delivery pending when the server stops is sent by the next server on the
   }
 });
 
-test("a delivery leased by a node that died is resumed once the lease expires, never while it holds", async () => {
+test('a delivery leased by a node that died is resumed once the lease expires, never while it holds', async () => {
   const server = await startTestServer({ config: CONFIG });
   const receiver = await startReceiver();
   try {
@@ -75,7 +78,13 @@ test("a delivery leased by a node that died is resumed once the lease expires, n
     const claimedBy = (leaseUntil: Date) =>
       db
         .updateTable('webhook_deliveries')
-        .set({ status: 'delivering', scheduled_attempt: 2, next_retry_at: new Date().toISOString(), lease_owner: 'other-node', lease_until: leaseUntil.toISOString() })
+        .set({
+          status: 'delivering',
+          scheduled_attempt: 2,
+          next_retry_at: new Date().toISOString(),
+          lease_owner: 'other-node',
+          lease_until: leaseUntil.toISOString(),
+        })
         .where('delivery_id', '=', delivery.id)
         .execute();
     await claimedBy(new Date(Date.now() + 60_000));

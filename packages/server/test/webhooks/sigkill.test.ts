@@ -48,7 +48,10 @@ test('deliveries pending when the server is SIGKILLed all arrive after the resta
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(pending.length, EVENTS, 'one delivery per event');
-    assert.ok(pending.every((d) => d.status !== 'succeeded' && d.scheduled_attempt >= 2), 'all failed at least once');
+    assert.ok(
+      pending.every((d) => d.status !== 'succeeded' && d.scheduled_attempt >= 2),
+      'all failed at least once',
+    );
 
     server.process.kill('SIGKILL');
     await new Promise((r) => server.process.once('exit', r));

@@ -26,7 +26,20 @@ export const DASHBOARD_DIST = fileURLToPath(new URL('../../../../dashboard/dist'
  * The paths the console routes in the browser (packages/dashboard/src/routes.ts); none is an API path.
  * `/cli-login` is where `sandbox login` sends the user (routes/cli-auth/start.ts).
  */
-export const CONSOLE_ROUTES = ['/', '/sign-in', '/sandboxes', '/sandboxes/:session_id', '/keys', '/vaults', '/webhooks', '/audit', '/usage', '/admin/users', '/admin/nodes', '/cli-login'];
+export const CONSOLE_ROUTES = [
+  '/',
+  '/sign-in',
+  '/sandboxes',
+  '/sandboxes/:session_id',
+  '/keys',
+  '/vaults',
+  '/webhooks',
+  '/audit',
+  '/usage',
+  '/admin/users',
+  '/admin/nodes',
+  '/cli-login',
+];
 export const CLI_LOGIN_PATH = '/cli-login';
 
 /** The console's policy; `nonce` null: no script at all (the page that says how to build the console). */

@@ -48,7 +48,12 @@ export async function sendDesktopViewerPage(reply: FastifyReply, distDir: string
     html = await fs.promises.readFile(path.join(distDir, VIEWER_PAGE_FILE), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    return reply.code(503).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(NOT_BUILT_PAGE);
+    return reply
+      .code(503)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .send(NOT_BUILT_PAGE);
   }
   const nonce = randomBytes(16).toString('base64');
   return reply

@@ -18,7 +18,8 @@ import { allowedResponseHeader, type PreviewOrigin } from './response-headers.ts
  * cookie and act as you. Scripts, forms, pop-ups and downloads still work; the page's own storage and
  * same-origin requests do not (use the app's `direct_url`, its own origin, for full apps).
  */
-export const PATH_PREVIEW_SANDBOX = 'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads allow-pointer-lock allow-presentation';
+export const PATH_PREVIEW_SANDBOX =
+  'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads allow-pointer-lock allow-presentation';
 
 /**
  * Sends `request` (body streamed from the client) to `path` in the VM and answers with the app's response,
@@ -26,7 +27,14 @@ export const PATH_PREVIEW_SANDBOX = 'sandbox allow-scripts allow-forms allow-pop
  * every answer carries {@link PATH_PREVIEW_SANDBOX} besides any policy the app sends (browsers enforce both),
  * with no exception: nothing a VM serves there runs with the console's origin.
  */
-export function forwardHttp(request: FastifyRequest, reply: FastifyReply, tunnel: Duplex, path: string, headers: [string, string][], origin: PreviewOrigin): Promise<FastifyReply> {
+export function forwardHttp(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  tunnel: Duplex,
+  path: string,
+  headers: [string, string][],
+  origin: PreviewOrigin,
+): Promise<FastifyReply> {
   return new Promise((resolve, reject) => {
     const upstream = httpRequest({
       method: request.method,
@@ -54,7 +62,12 @@ export function forwardHttp(request: FastifyRequest, reply: FastifyReply, tunnel
     upstream.on('error', (error) => {
       if (answered) return; // the response stream errors too; Fastify ends the reply
       tunnel.destroy();
-      reject(new AppError('APP_PORT_UNREACHABLE', `the app in the VM closed the connection without answering (${(error as NodeJS.ErrnoException).code ?? error.message})`));
+      reject(
+        new AppError(
+          'APP_PORT_UNREACHABLE',
+          `the app in the VM closed the connection without answering (${(error as NodeJS.ErrnoException).code ?? error.message})`,
+        ),
+      );
     });
     // A client that goes away mid-request or mid-response ends the exchange with the app too.
     reply.raw.once('close', () => {

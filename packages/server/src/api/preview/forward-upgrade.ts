@@ -11,7 +11,15 @@ import { filterResponseHead, MAX_RESPONSE_HEAD_BYTES, type PreviewOrigin } from 
 
 const HEAD_END = Buffer.from('\r\n\r\n');
 
-export function forwardUpgrade(request: IncomingMessage, client: Duplex, head: Buffer, tunnel: Duplex, path: string, headers: [string, string][], origin: PreviewOrigin): void {
+export function forwardUpgrade(
+  request: IncomingMessage,
+  client: Duplex,
+  head: Buffer,
+  tunnel: Duplex,
+  path: string,
+  headers: [string, string][],
+  origin: PreviewOrigin,
+): void {
   const lines = [`${request.method ?? 'GET'} ${path} HTTP/1.1`, ...headers.map(([name, value]) => `${name}: ${value}`), '', ''];
   const end = (): void => {
     client.destroy();

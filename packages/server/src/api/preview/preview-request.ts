@@ -12,7 +12,17 @@ import { SHARE_TOKEN_PARAM } from '../../core/shares.ts';
 import { isSandboxdAuthorization, isSandboxdHeader, withoutSandboxdCookies } from './sandboxd-credentials.ts';
 
 /** Headers that describe one hop, never forwarded (RFC 9110 §7.6.1), besides those named in `Connection`. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** Header names that must not be forwarded: hop-by-hop ones and those listed in `Connection`. */
 export function hopByHopNames(headers: IncomingHttpHeaders): Set<string> {
@@ -76,7 +86,9 @@ export interface ForwardContext {
  * (a prompt-injected agent in it is as untrusted as a stranger's code behind a share link).
  */
 export function forwardedHeaders(request: IncomingMessage, context: ForwardContext): [string, string][] {
-  const drop = context.upgrade ? new Set([...hopByHopNames(request.headers)].filter((name) => name !== 'connection' && name !== 'upgrade')) : hopByHopNames(request.headers);
+  const drop = context.upgrade
+    ? new Set([...hopByHopNames(request.headers)].filter((name) => name !== 'connection' && name !== 'upgrade'))
+    : hopByHopNames(request.headers);
   for (const name of ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-prefix', 'forwarded']) drop.add(name);
   const out: [string, string][] = [];
   const raw = request.rawHeaders;

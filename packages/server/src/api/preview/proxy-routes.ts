@@ -85,7 +85,9 @@ const VIEWER_PAGE_PATH = '/vnc.html';
 async function serveViewer(request: FastifyRequest, reply: FastifyReply, upstreamPath: string): Promise<FastifyReply> {
   const path = upstreamPath.split('?', 1)[0];
   if ((request.method === 'GET' || request.method === 'HEAD') && path === VIEWER_PAGE_PATH) return sendDesktopViewerPage(reply);
-  throw notFound(`${path} of the desktop viewer (a viewer link opens ${VIEWER_PAGE_PATH} only, which the server serves; its WebSocket is /v1/computeruse/{session_id}/vnc/websockify)`);
+  throw notFound(
+    `${path} of the desktop viewer (a viewer link opens ${VIEWER_PAGE_PATH} only, which the server serves; its WebSocket is /v1/computeruse/{session_id}/vnc/websockify)`,
+  );
 }
 
 /** Serves one HTTP request of a preview: authorize, exchange a link for a cookie, forward (or the viewer page). */
@@ -104,7 +106,15 @@ async function servePreview(
     const cookie = await previews.viewerCookieFor(grant.viewer);
     reply.header(
       'set-cookie',
-      stringifySetCookie({ name: PREVIEW_COOKIE, value: cookie.value, expires: cookie.expiresAt, path: prefix ?? '/', httpOnly: true, sameSite: 'lax', secure: urls.secure }),
+      stringifySetCookie({
+        name: PREVIEW_COOKIE,
+        value: cookie.value,
+        expires: cookie.expiresAt,
+        path: prefix ?? '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: urls.secure,
+      }),
     );
     if (request.method === 'GET' || request.method === 'HEAD') {
       // The fragment (the VNC token, `#token=…`) is kept by the browser across the redirect.
@@ -116,7 +126,15 @@ async function servePreview(
     const cookie = await previews.cookieFor(grant.share);
     reply.header(
       'set-cookie',
-      stringifySetCookie({ name: PREVIEW_COOKIE, value: cookie.value, expires: cookie.expiresAt, path: prefix ?? '/', httpOnly: true, sameSite: 'lax', secure: urls.secure }),
+      stringifySetCookie({
+        name: PREVIEW_COOKIE,
+        value: cookie.value,
+        expires: cookie.expiresAt,
+        path: prefix ?? '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: urls.secure,
+      }),
     );
     if (request.method === 'GET' || request.method === 'HEAD') {
       // The token leaves the address bar (and Referer headers); the cookie carries access from here on.
@@ -133,10 +151,10 @@ async function servePreview(
 export function registerPreviewRoutes(app: App, { services }: RouteContext): void {
   const { previews, appUrls, customDomains } = services.sandbox;
   const description =
-    'Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session\'s VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). ' +
+    "Forwards any request (bodies streamed both ways) and WebSocket upgrades to the port inside the session's VM, at the path after the port. Allowed: the owner (X-API-Key or bearer), anyone when a public share exists for the port, holders of a private share link (`?sandboxd_token=`, exchanged for an HttpOnly cookie scoped to this preview and a redirect to the clean URL). " +
     "Whoever is let in, the app never receives sandboxd's credentials: every sandboxd cookie (`sandboxd_*`, also with the `__Host-`/`__Secure-` prefix), X-API-Key, X-CSRF-Token, the cluster's `X-Sandboxd-*` headers and an Authorization that carries a sandboxd API key or token are removed (the app's own cookies and Authorization pass). " +
     "These paths share the web console's origin, so they are sandboxed and stateless: every answer carries `Content-Security-Policy: sandbox …` (no allow-same-origin), and the app's Set-Cookie, Clear-Site-Data, Service-Worker-Allowed, Refresh, Strict-Transport-Security, Alt-Svc, NEL/Report-To/Reporting-Endpoints, Accept-CH/Critical-CH, Set-Login, Origin-Agent-Cluster and similar origin-wide headers are dropped, on WebSocket handshakes too. Apps that need cookies or storage use `direct_url` (their own host name) or a custom domain, where Set-Cookie passes host-only (its Domain attribute removed). " +
-    'A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd\'s own viewer page at `6080/vnc.html`, never the VM\'s. ' +
+    "A desktop viewer link (GET /v1/computeruse/{session_id}/viewer-url) opens sandboxd's own viewer page at `6080/vnc.html`, never the VM's. " +
     '502 APP_PORT_UNREACHABLE when nothing listens on the port, 410 VM_GONE when the VM was killed or expired.';
   void app.register(async (scope) => {
     // Bodies are the app's business: stream them through instead of parsing (and no body limit applies).
@@ -165,7 +183,10 @@ export function registerPreviewRoutes(app: App, { services }: RouteContext): voi
       if (rest === undefined) {
         // `/v1/app/{id}/{port}` → `…/{port}/`, so the app's relative links resolve under the prefix.
         const query = queryOf(request.raw.url ?? '');
-        return reply.code(308).header('location', `${prefix}/${query ? `?${query}` : ''}`).send();
+        return reply
+          .code(308)
+          .header('location', `${prefix}/${query ? `?${query}` : ''}`)
+          .send();
       }
       const query = queryOf(request.raw.url ?? '');
       return servePreview(previews, appUrls, request, reply, { kind: 'path', sessionId, port }, `${rest}${query ? `?${query}` : ''}`, prefix);
@@ -233,11 +254,14 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
       // A link token is accepted as is here: a handshake cannot follow a redirect or keep a cookie.
       const grant = await previews.authorize(target, previewCredentials(request.headers, queryOf(request.url ?? '')));
       if (grant.via === 'viewer') {
-        throw notFound('a WebSocket of the desktop viewer page (a viewer link reaches nothing in the VM; the viewer\'s WebSocket is /v1/computeruse/{session_id}/vnc/websockify)');
+        throw notFound(
+          "a WebSocket of the desktop viewer page (a viewer link reaches nothing in the VM; the viewer's WebSocket is /v1/computeruse/{session_id}/vnc/websockify)",
+        );
       }
       const tunnel = await previews.connect(grant);
       const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
-      const forwardedProto = services.config.server.trustProxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'] : null;
+      const forwardedProto =
+        services.config.server.trustProxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'] : null;
       const headers = forwardedHeaders(request, {
         remoteAddress: request.socket.remoteAddress,
         protocol: forwardedProto ?? (encrypted ? 'https' : 'http'),

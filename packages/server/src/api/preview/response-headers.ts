@@ -32,7 +32,7 @@ const SHARED_ORIGIN_DENIED: ReadonlyMap<string, string> = new Map([
   ['reporting-endpoints', 'the same, for the Reporting API v1'],
   ['accept-ch', 'client-hint preferences the browser keeps for the origin'],
   ['critical-ch', 'the same, with a retry of the request'],
-  ['origin-agent-cluster', "how the whole origin is isolated, decided by the first page that says"],
+  ['origin-agent-cluster', 'how the whole origin is isolated, decided by the first page that says'],
   ['shared-storage-write', "writes to the origin's shared storage"],
   ['attribution-reporting-register-source', 'attribution state registered for the site'],
   ['attribution-reporting-register-trigger', 'attribution state registered for the site'],

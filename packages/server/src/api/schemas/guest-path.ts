@@ -21,7 +21,8 @@ export const GUEST_PATH_RULE = `a path in the VM (absolute, or relative to ${GUE
 export function guestPathProblem(given: string): string | null {
   if (given.includes('\0')) return 'contains a NUL byte';
   if (given.trim() === '') return 'is empty';
-  if (Buffer.byteLength(path.resolve(GUEST_HOME, given)) > GUEST_PATH_MAX_BYTES) return `is longer than ${GUEST_PATH_MAX_BYTES} bytes once resolved against ${GUEST_HOME}`;
+  if (Buffer.byteLength(path.resolve(GUEST_HOME, given)) > GUEST_PATH_MAX_BYTES)
+    return `is longer than ${GUEST_PATH_MAX_BYTES} bytes once resolved against ${GUEST_HOME}`;
   const long = given.split('/').find((name) => Buffer.byteLength(name) > GUEST_NAME_MAX_BYTES);
   if (long !== undefined) return `has a name longer than ${GUEST_NAME_MAX_BYTES} bytes ("${long.slice(0, 24)}…")`;
   return null;

@@ -31,14 +31,42 @@ export const SessionId = Type.String({ minLength: 1, maxLength: 128, description
 export const Selector = (description: string) => Type.String({ minLength: 1, maxLength: MAX_SELECTOR_CHARS, description });
 export const OptionalSelector = (description: string) => Type.Optional(Type.Union([Selector(description), Type.Null()]));
 export const TimeoutMs = (what: string) =>
-  Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TIMEOUT_MS, default: DEFAULT_TIMEOUT_MS, description: `Milliseconds to wait ${what} (0 to ${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS})` }));
+  Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_TIMEOUT_MS,
+      default: DEFAULT_TIMEOUT_MS,
+      description: `Milliseconds to wait ${what} (0 to ${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS})`,
+    }),
+  );
 export const Url = (description: string) => Type.String({ minLength: 1, maxLength: MAX_URL_CHARS, description });
-export const UserAgent = Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Null()], { description: "The User-Agent header and navigator.userAgent (default: the browser's own)" }));
-export const Width = Type.Integer({ minimum: VIEWPORT.minWidth, maximum: VIEWPORT.maxWidth, default: VIEWPORT.defaultWidth, description: `Viewport width, pixels (${VIEWPORT.minWidth} to ${VIEWPORT.maxWidth}, default ${VIEWPORT.defaultWidth})` });
-export const Height = Type.Integer({ minimum: VIEWPORT.minHeight, maximum: VIEWPORT.maxHeight, default: VIEWPORT.defaultHeight, description: `Viewport height, pixels (${VIEWPORT.minHeight} to ${VIEWPORT.maxHeight}, default ${VIEWPORT.defaultHeight})` });
-export const WaitUntilField = StringEnum(WAIT_UNTIL, { default: 'load', description: 'When a page counts as loaded: `load` (default), `domcontentloaded`, `networkidle` (no requests for 500 ms) or `commit` (the response arrived)' });
+export const UserAgent = Type.Optional(
+  Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Null()], {
+    description: "The User-Agent header and navigator.userAgent (default: the browser's own)",
+  }),
+);
+export const Width = Type.Integer({
+  minimum: VIEWPORT.minWidth,
+  maximum: VIEWPORT.maxWidth,
+  default: VIEWPORT.defaultWidth,
+  description: `Viewport width, pixels (${VIEWPORT.minWidth} to ${VIEWPORT.maxWidth}, default ${VIEWPORT.defaultWidth})`,
+});
+export const Height = Type.Integer({
+  minimum: VIEWPORT.minHeight,
+  maximum: VIEWPORT.maxHeight,
+  default: VIEWPORT.defaultHeight,
+  description: `Viewport height, pixels (${VIEWPORT.minHeight} to ${VIEWPORT.maxHeight}, default ${VIEWPORT.defaultHeight})`,
+});
+export const WaitUntilField = StringEnum(WAIT_UNTIL, {
+  default: 'load',
+  description: 'When a page counts as loaded: `load` (default), `domcontentloaded`, `networkidle` (no requests for 500 ms) or `commit` (the response arrived)',
+});
 export const Format = StringEnum(SCREENSHOT_FORMATS, { default: 'png', description: 'Image format: `png` (default) or `jpeg`' });
-export const Quality = Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100 }), Type.Null()], { description: 'JPEG quality, 0 to 100 (jpeg only; the browser\'s default when absent)' }));
+export const Quality = Type.Optional(
+  Type.Union([Type.Integer({ minimum: 0, maximum: 100 }), Type.Null()], {
+    description: "JPEG quality, 0 to 100 (jpeg only; the browser's default when absent)",
+  }),
+);
 export const ApiKeyField = Type.Optional(Type.String({ description: 'The API key, for clients that send it in the body (a header works too)' }));
 
 export const Clip = Type.Object(

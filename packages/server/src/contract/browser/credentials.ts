@@ -16,7 +16,11 @@ const HostPattern = Type.String({
   pattern: HOST_PATTERN_PATTERN,
   description: 'A host name, exact (`example.com` does not cover `www.example.com`) or `*.example.com` for its subdomains',
 });
-const AllowedHosts = Type.Array(HostPattern, { minItems: 1, maxItems: MAX_CREDENTIAL_HOSTS, description: `The hosts it may be filled on (1 to ${MAX_CREDENTIAL_HOSTS}): the page must be on one of them` });
+const AllowedHosts = Type.Array(HostPattern, {
+  minItems: 1,
+  maxItems: MAX_CREDENTIAL_HOSTS,
+  description: `The hosts it may be filled on (1 to ${MAX_CREDENTIAL_HOSTS}): the page must be on one of them`,
+});
 const CredentialUsername = Type.String({ minLength: 1, maxLength: 1024 });
 const CredentialPassword = Type.String({ minLength: 1, maxLength: 4096, description: 'Never shown again: no answer or list has it' });
 

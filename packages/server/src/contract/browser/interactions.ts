@@ -25,7 +25,20 @@ import {
 } from './common.ts';
 
 /** The interactions served, by their path's last segment (`POST /v1/browser/interactions/{name}`). */
-export const BROWSER_INTERACTIONS = ['navigate', 'click', 'type', 'fill', 'scroll', 'wait', 'hover', 'keypress', 'screenshot', 'extract', 'content', 'fill-credential'] as const;
+export const BROWSER_INTERACTIONS = [
+  'navigate',
+  'click',
+  'type',
+  'fill',
+  'scroll',
+  'wait',
+  'hover',
+  'keypress',
+  'screenshot',
+  'extract',
+  'content',
+  'fill-credential',
+] as const;
 export type BrowserInteractionName = (typeof BROWSER_INTERACTIONS)[number];
 
 // ---- The fields of each page action (an interaction's request without its session id) ----
@@ -33,7 +46,12 @@ export type BrowserInteractionName = (typeof BROWSER_INTERACTIONS)[number];
 export const NAVIGATE_FIELDS = {
   url: Url('Where to go: http, https, data or about URLs'),
   wait_timeout: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: MAX_TIMEOUT_MS, default: DEFAULT_TIMEOUT_MS, description: `Milliseconds to wait for the page to load (0 to ${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS}); past it, 408 BROWSER_TIMEOUT` }),
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_TIMEOUT_MS,
+      default: DEFAULT_TIMEOUT_MS,
+      description: `Milliseconds to wait for the page to load (0 to ${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS}); past it, 408 BROWSER_TIMEOUT`,
+    }),
   ),
   wait_until: Type.Optional(WaitUntilField),
 };
@@ -49,8 +67,13 @@ export const CLICK_FIELDS = {
 /** `delayDefault`: a session's typing is paced like a user's; a render's, which nobody watches, is not. */
 export const typeFields = (delayDefault: number) => ({
   selector: Selector('The element to type into (it is focused first)'),
-  text: Type.String({ maxLength: MAX_TEXT_CHARS, description: `Typed key by key, as a user would (at most ${MAX_TEXT_CHARS} characters); \`fill\` sets a value at once` }),
-  delay: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: delayDefault, description: `Milliseconds between key presses (0 to 1000, default ${delayDefault})` })),
+  text: Type.String({
+    maxLength: MAX_TEXT_CHARS,
+    description: `Typed key by key, as a user would (at most ${MAX_TEXT_CHARS} characters); \`fill\` sets a value at once`,
+  }),
+  delay: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 1000, default: delayDefault, description: `Milliseconds between key presses (0 to 1000, default ${delayDefault})` }),
+  ),
   timeout: TimeoutMs('for the element'),
 });
 
@@ -62,8 +85,16 @@ export const FILL_FIELDS = {
 
 export const SCROLL_FIELDS = {
   selector: OptionalSelector('Scroll this element into view'),
-  x: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], { description: 'Scroll the page to this horizontal position, pixels (absolute)' })),
-  y: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], { description: 'Scroll the page to this vertical position, pixels (absolute)' })),
+  x: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], {
+      description: 'Scroll the page to this horizontal position, pixels (absolute)',
+    }),
+  ),
+  y: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], {
+      description: 'Scroll the page to this vertical position, pixels (absolute)',
+    }),
+  ),
 };
 
 export const WAIT_FIELDS = {
@@ -81,14 +112,21 @@ export const HOVER_FIELDS = {
 };
 
 export const KEYPRESS_FIELDS = {
-  key: Type.String({ minLength: 1, maxLength: 100, description: 'A key name as Playwright names them: `Enter`, `Tab`, `ArrowDown`, `a`, or a chord such as `Control+A`' }),
+  key: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'A key name as Playwright names them: `Enter`, `Tab`, `ArrowDown`, `a`, or a chord such as `Control+A`',
+  }),
   selector: OptionalSelector('Press it in this element (default: the focused element)'),
   timeout: TimeoutMs('for the element'),
 };
 
 // ---- Interaction requests ----
 
-export const BrowserNavigateRequest = Type.Object({ session_id: SessionId, ...NAVIGATE_FIELDS }, { $id: 'BrowserNavigateRequest', title: 'BrowserNavigateRequest' });
+export const BrowserNavigateRequest = Type.Object(
+  { session_id: SessionId, ...NAVIGATE_FIELDS },
+  { $id: 'BrowserNavigateRequest', title: 'BrowserNavigateRequest' },
+);
 export type BrowserNavigateRequest = Static<typeof BrowserNavigateRequest>;
 
 export const BrowserClickRequest = Type.Object({ session_id: SessionId, ...CLICK_FIELDS }, { $id: 'BrowserClickRequest', title: 'BrowserClickRequest' });
@@ -113,7 +151,10 @@ export type BrowserWaitRequest = Static<typeof BrowserWaitRequest>;
 export const BrowserTargetRequest = Type.Object({ session_id: SessionId, ...HOVER_FIELDS }, { $id: 'BrowserTargetRequest', title: 'BrowserTargetRequest' });
 export type BrowserTargetRequest = Static<typeof BrowserTargetRequest>;
 
-export const BrowserKeyPressRequest = Type.Object({ session_id: SessionId, ...KEYPRESS_FIELDS }, { $id: 'BrowserKeyPressRequest', title: 'BrowserKeyPressRequest' });
+export const BrowserKeyPressRequest = Type.Object(
+  { session_id: SessionId, ...KEYPRESS_FIELDS },
+  { $id: 'BrowserKeyPressRequest', title: 'BrowserKeyPressRequest' },
+);
 export type BrowserKeyPressRequest = Static<typeof BrowserKeyPressRequest>;
 
 export const BrowserScreenshotRequest = Type.Object(
@@ -133,9 +174,14 @@ export const BrowserExtractRequest = Type.Object(
     session_id: SessionId,
     selector: OptionalSelector('The elements to read (default `body *`)'),
     attributes: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 50, description: 'Attributes to read from each element besides its text and tag, e.g. `["href", "class"]` (at most 50)' }),
+      Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+        maxItems: 50,
+        description: 'Attributes to read from each element besides its text and tag, e.g. `["href", "class"]` (at most 50)',
+      }),
     ),
-    max_elements: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many elements, in document order (1 to 1000, default 100)' })),
+    max_elements: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many elements, in document order (1 to 1000, default 100)' }),
+    ),
   },
   { $id: 'BrowserExtractRequest', title: 'BrowserExtractRequest' },
 );
@@ -155,7 +201,7 @@ export type BrowserContentRequest = Static<typeof BrowserContentRequest>;
 export const BrowserFillCredentialRequest = Type.Object(
   {
     session_id: SessionId,
-    credential_id: Type.String({ minLength: 1, maxLength: 64, description: 'A stored credential (`POST /v1/browser/credentials`) allowed on the page\'s host' }),
+    credential_id: Type.String({ minLength: 1, maxLength: 64, description: "A stored credential (`POST /v1/browser/credentials`) allowed on the page's host" }),
     username_selector: OptionalSelector('The username field (default: the first `input[type=email]`, `input[name*=user]` or text input of the page)'),
     password_selector: OptionalSelector('The password field (default: the first `input[type=password]`)'),
     submit: Type.Optional(Type.Boolean({ default: false, description: 'Press Enter in the password field after filling (default false)' })),

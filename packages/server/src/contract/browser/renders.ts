@@ -22,7 +22,17 @@ import {
   WaitUntilField,
   Width,
 } from './common.ts';
-import { CLICK_FIELDS, FILL_FIELDS, HOVER_FIELDS, KEYPRESS_FIELDS, NAVIGATE_FIELDS, pageActionProblems, SCROLL_FIELDS, typeFields, WAIT_FIELDS } from './interactions.ts';
+import {
+  CLICK_FIELDS,
+  FILL_FIELDS,
+  HOVER_FIELDS,
+  KEYPRESS_FIELDS,
+  NAVIGATE_FIELDS,
+  pageActionProblems,
+  SCROLL_FIELDS,
+  typeFields,
+  WAIT_FIELDS,
+} from './interactions.ts';
 
 /** The most actions one render runs. */
 export const MAX_RENDER_ACTIONS = 50;
@@ -32,14 +42,54 @@ function renderAction<const T extends string, P extends TProperties>(type: T, id
   return Type.Object({ type: Type.Literal(type, { description: 'The interaction' }), ...fields }, { $id: id, title: id, description });
 }
 
-export const BrowserRenderNavigateAction = renderAction('navigate', 'BrowserRenderNavigateAction', NAVIGATE_FIELDS, 'Go to another page, as `POST /v1/browser/interactions/navigate`: `{"type":"navigate","url":"https://example.com/next"}`');
-export const BrowserRenderClickAction = renderAction('click', 'BrowserRenderClickAction', CLICK_FIELDS, 'Click an element, as `POST /v1/browser/interactions/click`: `{"type":"click","selector":"#accept"}`');
-export const BrowserRenderTypeAction = renderAction('type', 'BrowserRenderTypeAction', typeFields(0), 'Type text key by key, as `POST /v1/browser/interactions/type` (no delay between keys unless `delay` says so)');
-export const BrowserRenderFillAction = renderAction('fill', 'BrowserRenderFillAction', FILL_FIELDS, 'Set a form field\'s value, as `POST /v1/browser/interactions/fill`: `{"type":"fill","selector":"#q","value":"otters"}`');
-export const BrowserRenderScrollAction = renderAction('scroll', 'BrowserRenderScrollAction', SCROLL_FIELDS, 'Scroll an element into view, or the page to `x`/`y`, as `POST /v1/browser/interactions/scroll` (give `selector`, or `x` and/or `y`)');
-export const BrowserRenderWaitAction = renderAction('wait', 'BrowserRenderWaitAction', WAIT_FIELDS, 'Wait for an element, a load state or a time, as `POST /v1/browser/interactions/wait`: `{"type":"wait","condition":"networkidle"}`');
-export const BrowserRenderHoverAction = renderAction('hover', 'BrowserRenderHoverAction', HOVER_FIELDS, 'Move the mouse over an element, as `POST /v1/browser/interactions/hover`');
-export const BrowserRenderKeyPressAction = renderAction('keypress', 'BrowserRenderKeyPressAction', KEYPRESS_FIELDS, 'Press a key or a chord, as `POST /v1/browser/interactions/keypress`: `{"type":"keypress","key":"Enter"}`');
+export const BrowserRenderNavigateAction = renderAction(
+  'navigate',
+  'BrowserRenderNavigateAction',
+  NAVIGATE_FIELDS,
+  'Go to another page, as `POST /v1/browser/interactions/navigate`: `{"type":"navigate","url":"https://example.com/next"}`',
+);
+export const BrowserRenderClickAction = renderAction(
+  'click',
+  'BrowserRenderClickAction',
+  CLICK_FIELDS,
+  'Click an element, as `POST /v1/browser/interactions/click`: `{"type":"click","selector":"#accept"}`',
+);
+export const BrowserRenderTypeAction = renderAction(
+  'type',
+  'BrowserRenderTypeAction',
+  typeFields(0),
+  'Type text key by key, as `POST /v1/browser/interactions/type` (no delay between keys unless `delay` says so)',
+);
+export const BrowserRenderFillAction = renderAction(
+  'fill',
+  'BrowserRenderFillAction',
+  FILL_FIELDS,
+  'Set a form field\'s value, as `POST /v1/browser/interactions/fill`: `{"type":"fill","selector":"#q","value":"otters"}`',
+);
+export const BrowserRenderScrollAction = renderAction(
+  'scroll',
+  'BrowserRenderScrollAction',
+  SCROLL_FIELDS,
+  'Scroll an element into view, or the page to `x`/`y`, as `POST /v1/browser/interactions/scroll` (give `selector`, or `x` and/or `y`)',
+);
+export const BrowserRenderWaitAction = renderAction(
+  'wait',
+  'BrowserRenderWaitAction',
+  WAIT_FIELDS,
+  'Wait for an element, a load state or a time, as `POST /v1/browser/interactions/wait`: `{"type":"wait","condition":"networkidle"}`',
+);
+export const BrowserRenderHoverAction = renderAction(
+  'hover',
+  'BrowserRenderHoverAction',
+  HOVER_FIELDS,
+  'Move the mouse over an element, as `POST /v1/browser/interactions/hover`',
+);
+export const BrowserRenderKeyPressAction = renderAction(
+  'keypress',
+  'BrowserRenderKeyPressAction',
+  KEYPRESS_FIELDS,
+  'Press a key or a chord, as `POST /v1/browser/interactions/keypress`: `{"type":"keypress","key":"Enter"}`',
+);
 
 /** Every render action schema, in the order the union lists them. */
 export const RENDER_ACTION_SCHEMAS = [
@@ -67,7 +117,7 @@ export type RenderActionType = BrowserRenderAction['type'];
 export const BrowserRenderAction = Type.Unsafe<BrowserRenderAction>({
   $id: 'BrowserRenderAction',
   title: 'BrowserRenderAction',
-  description: 'An interaction run after the page loaded: `type` and the fields of that interaction\'s request without `session_id`',
+  description: "An interaction run after the page loaded: `type` and the fields of that interaction's request without `session_id`",
   type: 'object',
   oneOf: RENDER_ACTION_SCHEMAS.map((schema) => Type.Ref(idOf(schema))),
   discriminator: { propertyName: 'type' },
@@ -76,14 +126,24 @@ export const BrowserRenderAction = Type.Unsafe<BrowserRenderAction>({
 export const BrowserRenderRequest = Type.Object(
   {
     url: Type.Optional(Type.Union([Url('The page to render (http, https, data or about); give `url` or `html`'), Type.Null()])),
-    html: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: MAX_HTML_CHARS, description: `A document to render instead of a URL (at most ${MAX_HTML_CHARS} characters)` }), Type.Null()])),
+    html: Type.Optional(
+      Type.Union([
+        Type.String({ minLength: 1, maxLength: MAX_HTML_CHARS, description: `A document to render instead of a URL (at most ${MAX_HTML_CHARS} characters)` }),
+        Type.Null(),
+      ]),
+    ),
     width: Type.Optional(Width),
     height: Type.Optional(Height),
     user_agent: UserAgent,
     wait_until: Type.Optional(WaitUntilField),
     wait_for_selector: OptionalSelector('Also wait until this element is visible'),
     wait_timeout: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: MAX_TIMEOUT_MS, default: DEFAULT_TIMEOUT_MS, description: `Milliseconds for loading and \`wait_for_selector\` together (0 to ${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS})` }),
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_TIMEOUT_MS,
+        default: DEFAULT_TIMEOUT_MS,
+        description: `Milliseconds for loading and \`wait_for_selector\` together (0 to ${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS})`,
+      }),
     ),
     full_page: Type.Optional(Type.Boolean({ default: false, description: 'The whole scrollable page instead of the viewport (default false)' })),
     clip: ClipField,
@@ -91,9 +151,14 @@ export const BrowserRenderRequest = Type.Object(
     quality: Quality,
     return_html: Type.Optional(Type.Boolean({ default: false, description: "Answer the page's HTML after the actions ran (default false)" })),
     return_text: Type.Optional(Type.Boolean({ default: false, description: "Answer the page's readable text (default false)" })),
-    return_screenshot: Type.Optional(Type.Boolean({ default: true, description: 'Answer a screenshot, base64 (default true); it is stored either way while retention keeps it' })),
+    return_screenshot: Type.Optional(
+      Type.Boolean({ default: true, description: 'Answer a screenshot, base64 (default true); it is stored either way while retention keeps it' }),
+    ),
     actions: Type.Optional(
-      Type.Array(Type.Ref('BrowserRenderAction') as unknown as typeof BrowserRenderAction, { maxItems: MAX_RENDER_ACTIONS, description: `Interactions run in order after loading (at most ${MAX_RENDER_ACTIONS})` }),
+      Type.Array(Type.Ref('BrowserRenderAction') as unknown as typeof BrowserRenderAction, {
+        maxItems: MAX_RENDER_ACTIONS,
+        description: `Interactions run in order after loading (at most ${MAX_RENDER_ACTIONS})`,
+      }),
     ),
     api_key: ApiKeyField,
   },

@@ -9,7 +9,12 @@ export const BrowserSessionCreateRequest = Type.Object(
     viewport_height: Type.Optional(Height),
     user_agent: UserAgent,
     idle_timeout_seconds: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 86_400, description: 'Seconds without an interaction after which the session is closed; the default and the largest value allowed are the server\'s (see `GET /v1/browser/capabilities`)' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 86_400,
+        description:
+          "Seconds without an interaction after which the session is closed; the default and the largest value allowed are the server's (see `GET /v1/browser/capabilities`)",
+      }),
     ),
     api_key: ApiKeyField,
   },
@@ -20,19 +25,26 @@ export type BrowserSessionCreateRequest = Static<typeof BrowserSessionCreateRequ
 export const BrowserSessionResponse = Type.Object(
   {
     session_id: Type.String(),
-    status: StringEnum(SESSION_STATUSES, { description: '`active` until it is closed (DELETE), idle past its idle timeout, past its lifetime, or its VM ends (`failed`)' }),
+    status: StringEnum(SESSION_STATUSES, {
+      description: '`active` until it is closed (DELETE), idle past its idle timeout, past its lifetime, or its VM ends (`failed`)',
+    }),
     viewport_width: Type.Integer(),
     viewport_height: Type.Integer(),
     user_agent: StringOrNull,
     created_at: DateTime,
     last_activity: DateTime,
-    expires_at: Type.String({ format: 'date-time', description: 'When the session closes unless used again (idle timeout), never later than its lifetime allows' }),
+    expires_at: Type.String({
+      format: 'date-time',
+      description: 'When the session closes unless used again (idle timeout), never later than its lifetime allows',
+    }),
     idle_timeout_seconds: Type.Integer(),
     url: Type.String({ description: 'The page the session shows now (about:blank at first)' }),
     pages_visited: Type.Integer(),
     screenshots_taken: Type.Integer(),
     closed_at: DateTimeOrNull,
-    end_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it ended: `closed` (DELETE), `idle`, `lifetime`, `vm_ended` or `server_shutdown`; null while active' }),
+    end_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why it ended: `closed` (DELETE), `idle`, `lifetime`, `vm_ended` or `server_shutdown`; null while active',
+    }),
   },
   { $id: 'BrowserSessionResponse', title: 'BrowserSessionResponse' },
 );

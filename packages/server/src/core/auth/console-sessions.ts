@@ -12,12 +12,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { newConsoleSessionId } from '../ids.ts';
 import type { Database } from '../../store/database.ts';
-import {
-  deleteEndedConsoleSessions,
-  findLiveConsoleSession,
-  insertConsoleSession,
-  revokeConsoleSessionByHash,
-} from '../../store/console-sessions-store.ts';
+import { deleteEndedConsoleSessions, findLiveConsoleSession, insertConsoleSession, revokeConsoleSessionByHash } from '../../store/console-sessions-store.ts';
 
 /** What signing in hands the browser. */
 export interface StartedConsoleSession {

@@ -164,7 +164,10 @@ export class BrowserService implements BrowserApi {
       username: principal.username,
       plan: principal.plan,
       browser_available: unavailable === null,
-      message: unavailable === null ? `authenticated as ${principal.username}; the browser service is available` : `authenticated as ${principal.username}; the browser is unavailable: ${unavailable}`,
+      message:
+        unavailable === null
+          ? `authenticated as ${principal.username}; the browser service is available`
+          : `authenticated as ${principal.username}; the browser is unavailable: ${unavailable}`,
     };
   }
 

@@ -59,7 +59,13 @@ export class BrowserVms {
   /** A VM from the browser template with its page ready; the VM is killed when the page cannot be opened. */
   async openPage(vmId: string, lifetimeSeconds: number, viewport: Viewport, userAgent: string | null): Promise<BrowserPage> {
     const template = await this.browserTemplate();
-    const vm = await this.engine.acquire({ vmId, source: { kind: 'template', image: template }, vcpuCount: this.options.vcpuCount, memoryMb: this.options.memoryMb, lifetimeSeconds });
+    const vm = await this.engine.acquire({
+      vmId,
+      source: { kind: 'template', image: template },
+      vcpuCount: this.options.vcpuCount,
+      memoryMb: this.options.memoryMb,
+      lifetimeSeconds,
+    });
     try {
       const agent = this.engine.agent(vmId);
       if (!agent) throw new AppError('VM_UNAVAILABLE', `browser VM ${vmId} ended before its browser could be reached`);
@@ -79,7 +85,10 @@ export class BrowserVms {
     const limit = this.limiter.limitsOf(principal).maxBrowserSessions;
     const open = (await countActiveBrowserSessions(trx, principal.userId)) + (this.rendering.get(principal.userId) ?? 0);
     if (open >= limit) {
-      throw new AppError('QUOTA_EXCEEDED', `quota exceeded: your plan (${principal.plan}) allows ${limit} browser sessions and renders at once and you have ${open}; close one first`);
+      throw new AppError(
+        'QUOTA_EXCEEDED',
+        `quota exceeded: your plan (${principal.plan}) allows ${limit} browser sessions and renders at once and you have ${open}; close one first`,
+      );
     }
   }
 

@@ -39,10 +39,21 @@ export class BrowserCredentials {
 
   async create(principal: Principal, request: Wire.BrowserCredentialCreateRequest): Promise<Wire.BrowserCredentialRecord> {
     const hosts = allowedHosts(request.allowed_hosts, ['body', 'allowed_hosts']);
-    if (await findBrowserCredentialByName(this.database.db, principal.userId, request.name)) throw new AppError('CONFLICT', `you already have a credential named "${request.name}"`);
+    if (await findBrowserCredentialByName(this.database.db, principal.userId, request.name))
+      throw new AppError('CONFLICT', `you already have a credential named "${request.name}"`);
     const now = this.clock.now().toISOString();
     const id = `cred_${randomBytes(12).toString('hex')}`;
-    const row: BrowserCredentialRow = { id, user_id: principal.userId, name: request.name, username: request.username, secret_sealed: '', allowed_hosts: JSON.stringify(hosts), created_at: now, updated_at: now, last_used_at: null };
+    const row: BrowserCredentialRow = {
+      id,
+      user_id: principal.userId,
+      name: request.name,
+      username: request.username,
+      secret_sealed: '',
+      allowed_hosts: JSON.stringify(hosts),
+      created_at: now,
+      updated_at: now,
+      last_used_at: null,
+    };
     row.secret_sealed = this.box.seal(request.password, credentialAad(row));
     await insertBrowserCredential(this.database.db, row);
     return toCredentialRecord(row);
@@ -88,7 +99,10 @@ export class BrowserCredentials {
       await page.fill(passwordSelector, password, { timeoutMs });
       if (request.submit) await page.keypress('Enter', { selector: passwordSelector, timeoutMs });
       await updateBrowserCredential(this.database.db, credential.id, { last_used_at: this.clock.now().toISOString() });
-      return { message: `filled credential ${credential.name} on ${host}${request.submit ? ' and submitted' : ''}`, data: { credential_id: credential.id, host, submitted: request.submit ?? false } };
+      return {
+        message: `filled credential ${credential.name} on ${host}${request.submit ? ' and submitted' : ''}`,
+        data: { credential_id: credential.id, host, submitted: request.submit ?? false },
+      };
     });
   }
 
@@ -101,7 +115,8 @@ export class BrowserCredentials {
 
 /** Canonical host patterns, or a 422 at the entry that is not one (`*` alone is refused: that binds nothing). */
 function allowedHosts(hosts: string[], loc: (string | number)[]): string[] {
-  if (!Array.isArray(hosts) || hosts.length === 0 || hosts.length > MAX_CREDENTIAL_HOSTS) throw new InputError([{ loc, msg: `give 1 to ${MAX_CREDENTIAL_HOSTS} host names`, type: 'value_error' }]);
+  if (!Array.isArray(hosts) || hosts.length === 0 || hosts.length > MAX_CREDENTIAL_HOSTS)
+    throw new InputError([{ loc, msg: `give 1 to ${MAX_CREDENTIAL_HOSTS} host names`, type: 'value_error' }]);
   return hosts.map((host, index) => {
     try {
       return normalizeHostPattern(host, { addresses: true });

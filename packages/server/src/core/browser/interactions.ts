@@ -54,7 +54,13 @@ export class BrowserInteractions {
     const started = performance.now();
     let shot: Screenshot | undefined;
     const live = await this.sessions.run(principal, request.session_id, async (session) => {
-      shot = await session.page.screenshot({ fullPage: request.full_page ?? false, format, clip: request.clip ?? null, quality: request.quality ?? null, timeoutMs: DEFAULT_TIMEOUT_MS });
+      shot = await session.page.screenshot({
+        fullPage: request.full_page ?? false,
+        format,
+        clip: request.clip ?? null,
+        quality: request.quality ?? null,
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+      });
       session.screenshots += 1;
     });
     return {
@@ -72,7 +78,12 @@ export class BrowserInteractions {
     const started = performance.now();
     let elements: Wire.ExtractedElement[] = [];
     await this.sessions.run(principal, request.session_id, async (session) => {
-      elements = await session.page.extract({ selector: request.selector ?? null, attributes: request.attributes ?? [], maxElements: request.max_elements ?? 100, timeoutMs: DEFAULT_TIMEOUT_MS });
+      elements = await session.page.extract({
+        selector: request.selector ?? null,
+        attributes: request.attributes ?? [],
+        maxElements: request.max_elements ?? 100,
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+      });
     });
     return { elements, count: elements.length, execution_time: secondsSince(started), session_id: request.session_id };
   }

@@ -40,7 +40,12 @@ export async function navigatePage(page: BrowserPage, fields: Fields<Wire.Browse
 }
 
 export async function clickPage(page: BrowserPage, fields: Fields<Wire.BrowserClickRequest>): Promise<PageOutcome> {
-  await page.click(fields.selector, { force: fields.force ?? false, timeoutMs: fields.timeout ?? DEFAULT_TIMEOUT_MS, button: fields.button ?? 'left', clickCount: fields.click_count ?? 1 });
+  await page.click(fields.selector, {
+    force: fields.force ?? false,
+    timeoutMs: fields.timeout ?? DEFAULT_TIMEOUT_MS,
+    button: fields.button ?? 'left',
+    clickCount: fields.click_count ?? 1,
+  });
   return { message: `clicked ${fields.selector}`, data: { selector: fields.selector, url: page.url() } };
 }
 

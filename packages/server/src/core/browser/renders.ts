@@ -58,7 +58,21 @@ export class BrowserRenders {
     let page: BrowserPage | undefined;
     let pages = 0;
     try {
-      usageId = await insertBrowserUsage(this.database.db, { user_id: principal.userId, kind: 'render', session_id: null, url: url ?? 'about:blank (html)', status: 'active', error: null, pages: 0, screenshots: 0, duration_ms: 0, screenshot_key: null, screenshot_format: null, screenshot_bytes: null, created_at: createdAt });
+      usageId = await insertBrowserUsage(this.database.db, {
+        user_id: principal.userId,
+        kind: 'render',
+        session_id: null,
+        url: url ?? 'about:blank (html)',
+        status: 'active',
+        error: null,
+        pages: 0,
+        screenshots: 0,
+        duration_ms: 0,
+        screenshot_key: null,
+        screenshot_format: null,
+        screenshot_bytes: null,
+        created_at: createdAt,
+      });
       page = await this.vms.openPage(vmId, Math.ceil(waitTimeoutMs / 1000) + RENDER_VM_EXTRA_SECONDS, viewport, request.user_agent ?? null);
       page.onNavigated(() => (pages += 1));
       const deadline = Date.now() + waitTimeoutMs;
@@ -70,7 +84,13 @@ export class BrowserRenders {
       for (const [index, action] of actions.entries()) await runRenderAction(page, action, ['body', 'actions', index]);
       let shot: Screenshot | null = null;
       if (request.return_screenshot !== false) {
-        shot = await page.screenshot({ fullPage: request.full_page ?? false, format, clip: request.clip ?? null, quality: request.quality ?? null, timeoutMs: DEFAULT_TIMEOUT_MS });
+        shot = await page.screenshot({
+          fullPage: request.full_page ?? false,
+          format,
+          clip: request.clip ?? null,
+          quality: request.quality ?? null,
+          timeoutMs: DEFAULT_TIMEOUT_MS,
+        });
       }
       const html = request.return_html ? await page.html() : null;
       const text = request.return_text ? await page.text() : null;
@@ -109,7 +129,13 @@ export class BrowserRenders {
       };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (usageId) await updateBrowserUsage(this.database.db, usageId, { status: 'failed', error: message.slice(0, 2000), pages, duration_ms: Math.round(performance.now() - started) }).catch(() => undefined);
+      if (usageId)
+        await updateBrowserUsage(this.database.db, usageId, {
+          status: 'failed',
+          error: message.slice(0, 2000),
+          pages,
+          duration_ms: Math.round(performance.now() - started),
+        }).catch(() => undefined);
       throw error;
     } finally {
       await page?.close().catch(() => undefined);

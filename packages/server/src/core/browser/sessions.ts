@@ -79,10 +79,15 @@ export class BrowserSessions {
   }
 
   async create(principal: Principal, request: Wire.BrowserSessionCreateRequest): Promise<Wire.BrowserSessionResponse> {
-    const viewport = { width: request.viewport_width ?? this.options.defaultViewport.width, height: request.viewport_height ?? this.options.defaultViewport.height };
+    const viewport = {
+      width: request.viewport_width ?? this.options.defaultViewport.width,
+      height: request.viewport_height ?? this.options.defaultViewport.height,
+    };
     const idle = request.idle_timeout_seconds ?? this.options.idleTimeoutSeconds;
     if (idle < 10 || idle > this.options.idleTimeoutSeconds) {
-      throw new InputError([{ loc: ['body', 'idle_timeout_seconds'], msg: `must be from 10 to ${this.options.idleTimeoutSeconds} seconds`, type: 'value_error' }]);
+      throw new InputError([
+        { loc: ['body', 'idle_timeout_seconds'], msg: `must be from 10 to ${this.options.idleTimeoutSeconds} seconds`, type: 'value_error' },
+      ]);
     }
     const now = this.clock.now();
     const row: BrowserSessionRow = {
@@ -110,7 +115,21 @@ export class BrowserSessions {
     await this.database.db.transaction().execute(async (trx) => {
       await lockUser(trx, this.database.dialect, principal.userId);
       await this.vms.assertQuota(trx, principal);
-      row.usage_id = await insertBrowserUsage(trx, { user_id: principal.userId, kind: 'session', session_id: row.id, url: null, status: 'active', error: null, pages: 0, screenshots: 0, duration_ms: 0, screenshot_key: null, screenshot_format: null, screenshot_bytes: null, created_at: row.created_at });
+      row.usage_id = await insertBrowserUsage(trx, {
+        user_id: principal.userId,
+        kind: 'session',
+        session_id: row.id,
+        url: null,
+        status: 'active',
+        error: null,
+        pages: 0,
+        screenshots: 0,
+        duration_ms: 0,
+        screenshot_key: null,
+        screenshot_format: null,
+        screenshot_bytes: null,
+        created_at: row.created_at,
+      });
       await insertBrowserSession(trx, row);
     });
     let page: BrowserPage;
@@ -173,7 +192,11 @@ export class BrowserSessions {
 
   /** What a session has used so far. */
   usageInfo(session: LiveSession): Wire.UsageInfo {
-    return { pages_visited: session.pages, screenshots_taken: session.screenshots, session_seconds: seconds(this.clock.now().getTime() - Date.parse(session.row.created_at)) };
+    return {
+      pages_visited: session.pages,
+      screenshots_taken: session.screenshots,
+      session_seconds: seconds(this.clock.now().getTime() - Date.parse(session.row.created_at)),
+    };
   }
 
   /** Runs `run` on the page of the caller's session, in its queue, and answers it as an interaction. */
@@ -240,11 +263,13 @@ export class BrowserSessions {
   }
 
   private async liveSession(principal: Principal, sessionId: string): Promise<LiveSession> {
-    if (typeof sessionId !== 'string' || sessionId === '') throw new InputError([{ loc: ['body', 'session_id'], msg: 'a browser session id is required', type: 'missing' }]);
+    if (typeof sessionId !== 'string' || sessionId === '')
+      throw new InputError([{ loc: ['body', 'session_id'], msg: 'a browser session id is required', type: 'missing' }]);
     const live = this.live.get(sessionId);
     if (live && live.row.user_id === principal.userId && !live.ending) return live;
     const row = await this.ownedRow(principal, sessionId);
-    if (row.status !== 'active' || live?.ending) throw new AppError('NOT_FOUND', `browser session ${sessionId} is ${row.status === 'active' ? 'closing' : row.status}`);
+    if (row.status !== 'active' || live?.ending)
+      throw new AppError('NOT_FOUND', `browser session ${sessionId} is ${row.status === 'active' ? 'closing' : row.status}`);
     this.assertLocal(row);
     throw new AppError('NOT_FOUND', `browser session ${sessionId} is not running on this server any more`);
   }
@@ -273,14 +298,30 @@ export class BrowserSessions {
     await this.recordEnd(session.row, status, reason, session.pages, session.screenshots, session.page.url(), new Date(session.lastActivityMs).toISOString());
   }
 
-  private async recordEnd(row: BrowserSessionRow, status: EndStatus, reason: EndReason, pages: number, screenshots: number, url: string, lastActivity: string, error?: string): Promise<void> {
+  private async recordEnd(
+    row: BrowserSessionRow,
+    status: EndStatus,
+    reason: EndReason,
+    pages: number,
+    screenshots: number,
+    url: string,
+    lastActivity: string,
+    error?: string,
+  ): Promise<void> {
     const closedAt = this.clock.now().toISOString();
     const durationMs = Math.max(0, Date.parse(closedAt) - Date.parse(row.created_at));
     const ended = await this.database.db.transaction().execute(async (trx) => {
       const changed = await endBrowserSession(trx, row.id, { status, endReason: reason, closedAt, url, pages, screenshots, lastActivity });
       if (!changed) return false;
       if (row.usage_id !== null) {
-        await updateBrowserUsage(trx, row.usage_id, { status: error ? 'failed' : 'ok', error: error?.slice(0, 2000) ?? null, url, pages, screenshots, duration_ms: durationMs });
+        await updateBrowserUsage(trx, row.usage_id, {
+          status: error ? 'failed' : 'ok',
+          error: error?.slice(0, 2000) ?? null,
+          url,
+          pages,
+          screenshots,
+          duration_ms: durationMs,
+        });
       }
       await recordEvent(trx, this.clock, {
         type: 'browser.session.closed',
@@ -295,7 +336,10 @@ export class BrowserSessions {
 
   private toResponse(row: BrowserSessionRow, live: LiveSession | undefined): Wire.BrowserSessionResponse {
     const lastActivityMs = live ? live.lastActivityMs : Date.parse(row.last_activity);
-    const expiresAt = row.status === 'active' ? Math.min(lastActivityMs + row.idle_timeout_seconds * 1000, Date.parse(row.lifetime_ends_at)) : Date.parse(row.closed_at ?? row.last_activity);
+    const expiresAt =
+      row.status === 'active'
+        ? Math.min(lastActivityMs + row.idle_timeout_seconds * 1000, Date.parse(row.lifetime_ends_at))
+        : Date.parse(row.closed_at ?? row.last_activity);
     return {
       session_id: row.id,
       status: row.status as Wire.BrowserSessionStatus,

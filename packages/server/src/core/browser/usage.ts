@@ -44,7 +44,11 @@ export class BrowserUsage {
     ]);
     const live = this.sessions.liveOf(principal.userId);
     // Open sessions count what they did so far (their usage rows are written when they end).
-    const extra = { pages: sum(live.map((s) => s.pages)), screenshots: sum(live.map((s) => s.screenshots)), ms: sum(live.map((s) => this.clock.now().getTime() - Date.parse(s.row.created_at))) };
+    const extra = {
+      pages: sum(live.map((s) => s.pages)),
+      screenshots: sum(live.map((s) => s.screenshots)),
+      ms: sum(live.map((s) => this.clock.now().getTime() - Date.parse(s.row.created_at))),
+    };
     const totals = (t: typeof all) => ({
       renders: t.renders,
       sessions: t.sessions,
@@ -52,7 +56,13 @@ export class BrowserUsage {
       screenshots: t.screenshots + extra.screenshots,
       total_seconds: seconds(t.durationMs + extra.ms),
     });
-    return { user_id: principal.userId, ...totals(all), active_sessions: active, max_sessions: this.limiter.limitsOf(principal).maxBrowserSessions, last_30_days: totals(recent) };
+    return {
+      user_id: principal.userId,
+      ...totals(all),
+      active_sessions: active,
+      max_sessions: this.limiter.limitsOf(principal).maxBrowserSessions,
+      last_30_days: totals(recent),
+    };
   }
 
   async history(principal: Principal, page: { limit: number; offset: number }): Promise<Wire.BrowserUsageHistory> {
@@ -63,7 +73,11 @@ export class BrowserUsage {
   async storedScreenshot(principal: Principal, usageId: number): Promise<Wire.BrowserStoredScreenshot> {
     const row = await findBrowserUsage(this.database.db, usageId);
     if (!row || row.user_id !== principal.userId) throw notFound(`browser usage record ${usageId}`);
-    if (!row.screenshot_key || !row.screenshot_format) throw new AppError('NOT_FOUND', `usage record ${usageId} has no stored screenshot (only renders with a screenshot keep one, and only for ${this.screenshotRetentionDays} days)`);
+    if (!row.screenshot_key || !row.screenshot_format)
+      throw new AppError(
+        'NOT_FOUND',
+        `usage record ${usageId} has no stored screenshot (only renders with a screenshot keep one, and only for ${this.screenshotRetentionDays} days)`,
+      );
     const stored = await this.objects.get(row.screenshot_key);
     if (!stored) throw new AppError('NOT_FOUND', `the screenshot of usage record ${usageId} is no longer kept`);
     const expiresAt = this.screenshotRetentionDays > 0 ? new Date(Date.parse(row.created_at) + this.screenshotRetentionDays * DAY_MS).toISOString() : null;

@@ -36,7 +36,11 @@ export class ClusterBrowserRouter implements BrowserApi {
     // Not found, another user's or ended: the local service gives the answer (404s stay 404s).
     if (!row || row.user_id !== principal.userId || row.status !== 'active') return runLocally();
     const call = { method: name, argument } as BrowserCall;
-    return this.ownership.onOwner(row.node_id, runLocally, (nodeId) => this.remote.command(nodeId, { op: 'browser.call', principal, call }) as Promise<Result<K>>);
+    return this.ownership.onOwner(
+      row.node_id,
+      runLocally,
+      (nodeId) => this.remote.command(nodeId, { op: 'browser.call', principal, call }) as Promise<Result<K>>,
+    );
   }
 
   closeSession(principal: Principal, sessionId: string) {

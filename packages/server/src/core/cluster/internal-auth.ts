@@ -104,7 +104,10 @@ export class SeenNonces {
     if (this.expiries.size >= this.capacity) {
       this.forgetExpired(now, true);
       if (this.expiries.size >= this.capacity) {
-        throw new AppError('SERVICE_UNAVAILABLE', 'this node is receiving more internal requests than it can remember for replay protection; retry in a moment');
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          'this node is receiving more internal requests than it can remember for replay protection; retry in a moment',
+        );
       }
     }
     this.expiries.set(nonce, expiresAtMs);
@@ -173,7 +176,14 @@ export class InternalAuth {
       throw new AppError('NOT_AUTHENTICATED', 'internal cluster requests must be signed by a node of the cluster');
     }
     // The shapes keep the MAC's fields unambiguous (none can hold the separator) and the nonce cache small.
-    if (!NODE_ID.test(from) || !NODE_ID.test(destination) || !TIME.test(time) || !NONCE.test(nonce) || !SHA256_HEX.test(digest) || /[\r\n]/.test(pathWithQuery)) {
+    if (
+      !NODE_ID.test(from) ||
+      !NODE_ID.test(destination) ||
+      !TIME.test(time) ||
+      !NONCE.test(nonce) ||
+      !SHA256_HEX.test(digest) ||
+      /[\r\n]/.test(pathWithQuery)
+    ) {
       throw new AppError('INVALID_CREDENTIALS', 'bad internal request signature');
     }
     const signedAt = Number(time);

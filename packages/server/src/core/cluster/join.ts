@@ -28,12 +28,21 @@ export interface ClusterToken {
 }
 
 export function encodeClusterToken(token: ClusterToken): string {
-  return TOKEN_PREFIX + Buffer.from(JSON.stringify({ database_url: token.databaseUrl, cluster_secret: token.clusterSecret, ...(token.vaultKey ? { vault_key: token.vaultKey } : {}) })).toString('base64url');
+  return (
+    TOKEN_PREFIX +
+    Buffer.from(
+      JSON.stringify({ database_url: token.databaseUrl, cluster_secret: token.clusterSecret, ...(token.vaultKey ? { vault_key: token.vaultKey } : {}) }),
+    ).toString('base64url')
+  );
 }
 
 export function decodeClusterToken(raw: string): ClusterToken {
   const text = raw.trim();
-  if (!text.startsWith(TOKEN_PREFIX)) throw new AppError('BAD_REQUEST', `not a sandboxd cluster token (it starts with "${TOKEN_PREFIX}"; print one with \`sandboxd cluster token\` on a node of the cluster)`);
+  if (!text.startsWith(TOKEN_PREFIX))
+    throw new AppError(
+      'BAD_REQUEST',
+      `not a sandboxd cluster token (it starts with "${TOKEN_PREFIX}"; print one with \`sandboxd cluster token\` on a node of the cluster)`,
+    );
   let fields: { database_url?: unknown; cluster_secret?: unknown; vault_key?: unknown };
   try {
     fields = JSON.parse(Buffer.from(text.slice(TOKEN_PREFIX.length), 'base64url').toString('utf8')) as typeof fields;
@@ -45,12 +54,18 @@ export function decodeClusterToken(raw: string): ClusterToken {
     throw new AppError('BAD_REQUEST', 'the cluster token is damaged (copy it whole)');
   }
   const vaultKey = fields.vault_key;
-  if (vaultKey !== undefined && (typeof vaultKey !== 'string' || vaultKey.length < 32)) throw new AppError('BAD_REQUEST', 'the cluster token is damaged (copy it whole)');
+  if (vaultKey !== undefined && (typeof vaultKey !== 'string' || vaultKey.length < 32))
+    throw new AppError('BAD_REQUEST', 'the cluster token is damaged (copy it whole)');
   return { databaseUrl, clusterSecret, ...(vaultKey ? { vaultKey } : {}) };
 }
 
 /** The token of the cluster whose database this is: its URL, the secret its nodes sign with, and this node's vault key. */
-export async function clusterTokenOf(database: Database, databaseUrl: string, configuredSecret: string | null, vaultKey: string | null = null): Promise<string> {
+export async function clusterTokenOf(
+  database: Database,
+  databaseUrl: string,
+  configuredSecret: string | null,
+  vaultKey: string | null = null,
+): Promise<string> {
   // The same secret the running nodes use: the configured one, else the one generated into the store.
   const clusterSecret = configuredSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
   return encodeClusterToken({ databaseUrl, clusterSecret, ...(vaultKey ? { vaultKey } : {}) });
@@ -69,14 +84,19 @@ export interface JoinOptions {
  * Writes the cluster settings for this machine after the database answered (opened and migrated by the caller
  * with the token's URL); returns the nodes already there. Settings already in the file are replaced.
  */
-export async function joinCluster(database: Database, token: ClusterToken, options: JoinOptions): Promise<{ file: string; nodes: { id: string; state: string }[] }> {
+export async function joinCluster(
+  database: Database,
+  token: ClusterToken,
+  options: JoinOptions,
+): Promise<{ file: string; nodes: { id: string; state: string }[] }> {
   const nodes = (await listNodes(database.db)).map((n) => ({ id: n.id, state: n.state }));
   const settings: Record<string, string> = { SANDBOXD_DATABASE_URL: token.databaseUrl, SANDBOXD_CLUSTER_SECRET: token.clusterSecret };
   if (token.vaultKey) settings.SANDBOXD_VAULT_KEY = token.vaultKey;
   if (options.internalUrl) settings.SANDBOXD_INTERNAL_URL = options.internalUrl;
   if (options.internalListen) settings.SANDBOXD_INTERNAL_LISTEN = options.internalListen;
   if (options.nodeId) {
-    if (nodes.some((n) => n.id === options.nodeId && n.state === 'live')) throw new AppError('CONFLICT', `a live node is already called ${options.nodeId}: pick another --node-id`);
+    if (nodes.some((n) => n.id === options.nodeId && n.state === 'live'))
+      throw new AppError('CONFLICT', `a live node is already called ${options.nodeId}: pick another --node-id`);
     settings.SANDBOXD_NODE_ID = options.nodeId;
   }
   fs.mkdirSync(options.dataDir, { recursive: true });

@@ -13,7 +13,16 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Database } from '../../store/database.ts';
-import { declareDeadNodes, findNode, heartbeatNode, listNodes, markNodeLeft, updateNodeDrain, upsertNode, type ClusterNodeRow } from '../../store/nodes-store.ts';
+import {
+  declareDeadNodes,
+  findNode,
+  heartbeatNode,
+  listNodes,
+  markNodeLeft,
+  updateNodeDrain,
+  upsertNode,
+  type ClusterNodeRow,
+} from '../../store/nodes-store.ts';
 
 export interface NodeCapacity {
   vcpus: number;

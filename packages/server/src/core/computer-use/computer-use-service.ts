@@ -110,7 +110,10 @@ export class ComputerUseService {
     if (!isUuid(sessionId)) throw notFound(`session ${sessionId}`);
     const session = await this.sessions.getOwned(principal, sessionId);
     if (!VmSources.isBuiltin(session.source, DESKTOP_TEMPLATE_ID)) {
-      throw new AppError('CONFLICT', `session ${sessionId} is not a desktop session: create one with {"template": "${DESKTOP_TEMPLATE_ID}"} to use computer use`);
+      throw new AppError(
+        'CONFLICT',
+        `session ${sessionId} is not a desktop session: create one with {"template": "${DESKTOP_TEMPLATE_ID}"} to use computer use`,
+      );
     }
     return session;
   }
@@ -135,7 +138,12 @@ export class ComputerUseService {
     const expiresAt = new Date(this.clock.now().getTime() + this.options.viewerTokenTtlSeconds * 1000);
     const grant: ViewerGrant = { sessionId: session.id, viewOnly, expiresAt };
     const [pageToken, vncToken] = await Promise.all([this.tokens.sign('page', grant), this.tokens.sign('vnc', grant)]);
-    await this.record(principal.userId, 'computer_use.viewer.created', session.id, { session_id: session.id, vm_id: live.vm.id, view_only: viewOnly, expires_at: expiresAt.toISOString() });
+    await this.record(principal.userId, 'computer_use.viewer.created', session.id, {
+      session_id: session.id,
+      vm_id: live.vm.id,
+      view_only: viewOnly,
+      expires_at: expiresAt.toISOString(),
+    });
     return { pageToken, vncToken, expiresAt, viewOnly };
   }
 
@@ -144,7 +152,10 @@ export class ComputerUseService {
    * needed), or by the owner's own credentials (interactive). No credentials or a bad token: 401; a token for
    * another session, another user's credentials, or a session that is not a desktop: 404.
    */
-  async connectVnc(sessionId: string, auth: { token: string | null; principal: Principal | null }): Promise<{ grant: ViewerGrant; session: Session; live: LiveVm; tunnel: Duplex }> {
+  async connectVnc(
+    sessionId: string,
+    auth: { token: string | null; principal: Principal | null },
+  ): Promise<{ grant: ViewerGrant; session: Session; live: LiveVm; tunnel: Duplex }> {
     let grant: ViewerGrant;
     if (auth.principal) {
       if (!isUuid(sessionId)) throw notFound(`session ${sessionId}`);
@@ -152,7 +163,11 @@ export class ComputerUseService {
       if (!owned || owned.userId !== auth.principal.userId) throw notFound(`session ${sessionId}`);
       grant = { sessionId, viewOnly: false, expiresAt: this.clock.now() };
     } else {
-      if (!auth.token) throw new AppError('NOT_AUTHENTICATED', 'this WebSocket needs the token of a viewer URL (GET /v1/computeruse/{session_id}/viewer-url) as ?token=…, or your API key');
+      if (!auth.token)
+        throw new AppError(
+          'NOT_AUTHENTICATED',
+          'this WebSocket needs the token of a viewer URL (GET /v1/computeruse/{session_id}/viewer-url) as ?token=…, or your API key',
+        );
       const verified = await this.tokens.verify('vnc', auth.token);
       if (!verified) throw new AppError('NOT_AUTHENTICATED', 'the viewer token is invalid or has expired: get a new viewer URL');
       if (verified.sessionId !== sessionId) throw notFound(`session ${sessionId}`);
@@ -169,7 +184,12 @@ export class ComputerUseService {
   }
 
   /** Records that a viewer connected or left (`computer_use.viewer.connected` / `.disconnected`). */
-  async viewerEvent(session: Session, vmId: string, type: 'computer_use.viewer.connected' | 'computer_use.viewer.disconnected', viewOnly: boolean): Promise<void> {
+  async viewerEvent(
+    session: Session,
+    vmId: string,
+    type: 'computer_use.viewer.connected' | 'computer_use.viewer.disconnected',
+    viewOnly: boolean,
+  ): Promise<void> {
     await this.record(session.userId, type, session.id, { session_id: session.id, vm_id: vmId, view_only: viewOnly });
   }
 
@@ -265,7 +285,10 @@ export class ComputerUseService {
   async downloadRecording(principal: Principal, sessionId: string, recordingId: string) {
     const recording = await this.getRecording(principal, sessionId, recordingId);
     if (recording.status !== 'ready' || !recording.objectKey) {
-      throw new AppError('CONFLICT', `recording ${recordingId} is ${recording.status}${recording.error ? `: ${recording.error}` : ''}; only a saved recording downloads`);
+      throw new AppError(
+        'CONFLICT',
+        `recording ${recordingId} is ${recording.status}${recording.error ? `: ${recording.error}` : ''}; only a saved recording downloads`,
+      );
     }
     const stored = await this.objects.getStream(recording.objectKey);
     if (!stored) throw new AppError('NOT_FOUND', `recording ${recordingId} is no longer in the object store`);
@@ -295,7 +318,12 @@ export class ComputerUseService {
       if (type === 'computer_use.viewer.created') {
         await recordEvent(trx, this.clock, { type, userId, subjectId: sessionId, data: { ...data, expires_at: data.expires_at! } });
       } else {
-        await recordEvent(trx, this.clock, { type, userId, subjectId: sessionId, data: { session_id: data.session_id, vm_id: data.vm_id, view_only: data.view_only } });
+        await recordEvent(trx, this.clock, {
+          type,
+          userId,
+          subjectId: sessionId,
+          data: { session_id: data.session_id, vm_id: data.vm_id, view_only: data.view_only },
+        });
       }
     });
     this.notifier.committed();

@@ -27,10 +27,16 @@ export async function guestRequest(agent: GuestAgent, port: number, request: Gue
       timeout: request.timeoutMs ?? 60_000,
     });
     outgoing.on('response', resolve);
-    outgoing.on('timeout', () => outgoing.destroy(new AppError('VM_UNAVAILABLE', `the desktop service did not answer ${request.method} ${request.path} in time`)));
+    outgoing.on('timeout', () =>
+      outgoing.destroy(new AppError('VM_UNAVAILABLE', `the desktop service did not answer ${request.method} ${request.path} in time`)),
+    );
     outgoing.on('error', (error) => {
       tunnel.destroy();
-      reject(error instanceof AppError ? error : new AppError('APP_PORT_UNREACHABLE', `the desktop service closed the connection (${(error as NodeJS.ErrnoException).code ?? error.message})`));
+      reject(
+        error instanceof AppError
+          ? error
+          : new AppError('APP_PORT_UNREACHABLE', `the desktop service closed the connection (${(error as NodeJS.ErrnoException).code ?? error.message})`),
+      );
     });
     outgoing.end(body);
   });
@@ -51,7 +57,10 @@ export async function guestJson<T>(agent: GuestAgent, port: number, request: Gue
     } catch {
       // not JSON: the text itself says what happened
     }
-    throw new AppError(status === 404 ? 'NOT_FOUND' : status === 409 ? 'CONFLICT' : 'VM_UNAVAILABLE', `the desktop service answered ${status} to ${request.method} ${request.path}: ${detail}`);
+    throw new AppError(
+      status === 404 ? 'NOT_FOUND' : status === 409 ? 'CONFLICT' : 'VM_UNAVAILABLE',
+      `the desktop service answered ${status} to ${request.method} ${request.path}: ${detail}`,
+    );
   }
   return JSON.parse(text) as T;
 }

@@ -61,7 +61,8 @@ export function parseInjection(stored: string | null | undefined): Injection {
   try {
     const parsed = JSON.parse(stored ?? '') as Injection;
     if (parsed.type === 'bearer' || parsed.type === 'basic') return { type: parsed.type };
-    if (parsed.type === 'header' && typeof parsed.name === 'string' && typeof parsed.prefix === 'string') return { type: 'header', name: parsed.name, prefix: parsed.prefix };
+    if (parsed.type === 'header' && typeof parsed.name === 'string' && typeof parsed.prefix === 'string')
+      return { type: 'header', name: parsed.name, prefix: parsed.prefix };
   } catch {
     // fall through
   }
@@ -103,7 +104,10 @@ function placeholdersIn(text: string): string[] {
  * Swaps each known placeholder (`lookup`) for its value at its injection point and nowhere else; the request
  * target is never rewritten. Unknown placeholders (another session's) are left alone and not reported.
  */
-export function injectSecrets(request: { path: string; rawHeaders: readonly string[] }, lookup: (placeholder: string) => InjectableSecret | undefined): InjectionResult {
+export function injectSecrets(
+  request: { path: string; rawHeaders: readonly string[] },
+  lookup: (placeholder: string) => InjectableSecret | undefined,
+): InjectionResult {
   const result: InjectionResult = { rawHeaders: [...request.rawHeaders], swapped: new Set(), misplaced: new Map() };
   const misplaced = (placeholder: string, where: string) => {
     if (!lookup(placeholder)) return;
@@ -159,7 +163,13 @@ function isInjectionPoint(injection: Injection, lowerName: string, prefix: strin
 }
 
 /** Basic credentials with a placeholder as the user or the password swapped (base64 again); null when unchanged. */
-function injectBasic(encoded: string, once: boolean, lookup: (placeholder: string) => InjectableSecret | undefined, result: InjectionResult, misplaced: (placeholder: string) => void): string | null {
+function injectBasic(
+  encoded: string,
+  once: boolean,
+  lookup: (placeholder: string) => InjectableSecret | undefined,
+  result: InjectionResult,
+  misplaced: (placeholder: string) => void,
+): string | null {
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
   const found = placeholdersIn(decoded);
   if (found.length === 0) return null;

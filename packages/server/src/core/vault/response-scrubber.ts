@@ -50,7 +50,9 @@ function asciiJson(json: string): string {
 
 /** The base64 digits (no padding) that depend on `bytes` only, when they sit `offset` bytes into a 3-byte group. */
 function base64Core(bytes: Buffer, offset: 0 | 1 | 2, urlSafe: boolean): string {
-  const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString(urlSafe ? 'base64url' : 'base64').replace(/=+$/, '');
+  const encoded = Buffer.concat([Buffer.alloc(offset), bytes])
+    .toString(urlSafe ? 'base64url' : 'base64')
+    .replace(/=+$/, '');
   const first = Math.ceil((offset * 8) / 6);
   const end = Math.floor(((offset + bytes.length) * 8) / 6);
   return encoded.slice(first, end);
@@ -65,7 +67,14 @@ export function secretForms(value: string, base64Only = false): Buffer[] {
   const json = JSON.stringify(value).slice(1, -1);
   const texts = new Set<string>();
   if (!base64Only) {
-    for (const text of [encodeURIComponent(value), formEncoded(value), json, json.replace(/\//g, '\\/'), asciiJson(json), asciiJson(json).replace(/\//g, '\\/')]) {
+    for (const text of [
+      encodeURIComponent(value),
+      formEncoded(value),
+      json,
+      json.replace(/\//g, '\\/'),
+      asciiJson(json),
+      asciiJson(json).replace(/\//g, '\\/'),
+    ]) {
       texts.add(text);
       texts.add(lowerHex(text));
     }

@@ -43,7 +43,11 @@ export class VaultCa {
     let stored = await readSetting(this.database.db, SETTING);
     if (stored === undefined) {
       const made = await this.create('sandboxd vault CA');
-      stored = await readOrInitSetting(this.database.db, SETTING, JSON.stringify({ cert_pem: made.certPem, sealed_key: this.box.seal(made.keyPem, SEALING_CONTEXT) }));
+      stored = await readOrInitSetting(
+        this.database.db,
+        SETTING,
+        JSON.stringify({ cert_pem: made.certPem, sealed_key: this.box.seal(made.keyPem, SEALING_CONTEXT) }),
+      );
     }
     const { cert_pem: certPem, sealed_key: sealedKey } = JSON.parse(stored) as { cert_pem: string; sealed_key: string };
     try {
@@ -82,5 +86,6 @@ export async function installGuestCa(agent: GuestAgent, certPem: string): Promis
       },
     },
   );
-  if (result.exitCode !== 0) throw new Error(`the vault CA could not be installed in the guest (exit ${result.exitCode}): ${Buffer.concat(stderr).toString('utf8').trim()}`);
+  if (result.exitCode !== 0)
+    throw new Error(`the vault CA could not be installed in the guest (exit ${result.exitCode}): ${Buffer.concat(stderr).toString('utf8').trim()}`);
 }

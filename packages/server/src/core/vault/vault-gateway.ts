@@ -158,7 +158,13 @@ export class VaultGateway {
           const row = held.placeholders.get(placeholder);
           if (!row) continue;
           const bound = this.boundTo(held, row, host);
-          this.flag(vmId, held, row, { scheme, host, method: null, path: null }, bound ? 'sent over plain HTTP: secrets are only swapped in over HTTPS' : `not bound to ${host}`);
+          this.flag(
+            vmId,
+            held,
+            row,
+            { scheme, host, method: null, path: null },
+            bound ? 'sent over plain HTTP: secrets are only swapped in over HTTPS' : `not bound to ${host}`,
+          );
         }
       },
     };
@@ -231,7 +237,15 @@ export class VaultGateway {
     vmId: string,
     held: SessionSecrets,
     row: PlaceholderRow,
-    entry: { scheme: string; host: string; method: string | null; path: string | null; outcome: 'substituted' | 'flagged'; status: number | null; detail: string | null },
+    entry: {
+      scheme: string;
+      host: string;
+      method: string | null;
+      path: string | null;
+      outcome: 'substituted' | 'flagged';
+      status: number | null;
+      detail: string | null;
+    },
   ): void {
     this.pendingLog.push({
       vault_id: row.vault_id,
@@ -245,7 +259,14 @@ export class VaultGateway {
     if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
   }
 
-  private flag(vmId: string, held: SessionSecrets, row: PlaceholderRow, where: { scheme: string; host: string; method: string | null; path: string | null }, detail: string, status: number | null = null): void {
+  private flag(
+    vmId: string,
+    held: SessionSecrets,
+    row: PlaceholderRow,
+    where: { scheme: string; host: string; method: string | null; path: string | null },
+    detail: string,
+    status: number | null = null,
+  ): void {
     this.log(vmId, held, row, { ...where, outcome: 'flagged', status, detail });
     // One event a minute per session (M-7): a key with the guest-chosen host would let a guest flood events,
     // webhooks and this map with a new name each time. Every flag is still in the request log.

@@ -87,7 +87,8 @@ export class VaultKey implements VaultSealer {
   /** A line for the start-up log: which key source is used. */
   describe(): string {
     if (!this.available) return `vault key: none usable, vault use is refused (${this.problem})`;
-    const reseal = this.resealed.resealed > 0 ? `; ${this.resealed.resealed} sealed values moved from the old default key (derived from the auth secret) to it` : '';
+    const reseal =
+      this.resealed.resealed > 0 ? `; ${this.resealed.resealed} sealed values moved from the old default key (derived from the auth secret) to it` : '';
     if (this.source === 'SANDBOXD_VAULT_KEY') return `vault key: SANDBOXD_VAULT_KEY${reseal}`;
     return `vault key: ${this.file} (${this.source === 'generated' ? 'generated now, mode 0600; back it up, apart from the database' : 'mode 0600'})${reseal}`;
   }
@@ -103,7 +104,8 @@ function readKeyFile(file: string): string | null {
     throw error;
   }
   const key = text.trim();
-  if (key.length < 32) throw new Error(`${file} does not hold a vault key (at least 32 characters): restore it from a backup, or remove it only if no secret was ever stored`);
+  if (key.length < 32)
+    throw new Error(`${file} does not hold a vault key (at least 32 characters): restore it from a backup, or remove it only if no secret was ever stored`);
   // Whoever put it there with looser permissions: it is tightened, as the file was made 0600.
   if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
   return key;
@@ -170,13 +172,19 @@ async function reseal(db: Executor, box: SecretBox, legacy: SecretBox): Promise<
   const secrets = await db.selectFrom('vault_secrets').select(['vault_id', 'name', 'sealed_value']).execute();
   for (const secret of secrets) {
     const sealed = moved(secret.sealed_value, sealingContext(secret.vault_id, secret.name));
-    if (sealed) await db.updateTable('vault_secrets').set({ sealed_value: sealed }).where('vault_id', '=', secret.vault_id).where('name', '=', secret.name).execute();
+    if (sealed)
+      await db.updateTable('vault_secrets').set({ sealed_value: sealed }).where('vault_id', '=', secret.vault_id).where('name', '=', secret.name).execute();
   }
   const ca = await readSetting(db, CA_SETTING);
   if (ca !== undefined) {
     const parsed = JSON.parse(ca) as { cert_pem: string; sealed_key: string };
     const sealed = moved(parsed.sealed_key, CA_SEALING_CONTEXT);
-    if (sealed) await db.updateTable('settings').set({ value: JSON.stringify({ ...parsed, sealed_key: sealed }) }).where('name', '=', CA_SETTING).execute();
+    if (sealed)
+      await db
+        .updateTable('settings')
+        .set({ value: JSON.stringify({ ...parsed, sealed_key: sealed }) })
+        .where('name', '=', CA_SETTING)
+        .execute();
   }
   return report;
 }
@@ -201,7 +209,11 @@ export async function resolveVaultKey(options: { configuredKey: string | null; d
   const fingerprint = vaultKeyFingerprint(material);
   const outcome = await database.db.transaction().execute(async (trx) => {
     // Claimed first: a node starting at the same time blocks here until this commits, then finds it taken.
-    const inserted = await trx.insertInto('settings').values({ name: FINGERPRINT_SETTING, value: fingerprint }).onConflict((oc) => oc.column('name').doNothing()).executeTakeFirst();
+    const inserted = await trx
+      .insertInto('settings')
+      .values({ name: FINGERPRINT_SETTING, value: fingerprint })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .executeTakeFirst();
     const claimed = await readSetting(trx, FINGERPRINT_SETTING);
     if (claimed !== fingerprint) return { matches: false, report: { resealed: 0, unreadable: 0 } };
     // The fingerprint is new: the first start since vault keys are kept out of the store, the one re-seal.

@@ -87,9 +87,11 @@ export interface VaultServiceOptions {
   logRetentionDays: number;
 }
 
-
 function checkSecretName(name: string): void {
-  if (!SECRET_NAME.test(name)) throw badRequest(`secret name ${JSON.stringify(name)} must be an environment variable name (letters, digits and _, not starting with a digit, at most 128)`);
+  if (!SECRET_NAME.test(name))
+    throw badRequest(
+      `secret name ${JSON.stringify(name)} must be an environment variable name (letters, digits and _, not starting with a digit, at most 128)`,
+    );
   if (RESERVED_NAMES.has(name) || name.startsWith('SANDBOXD_')) throw badRequest(`secret name ${name} is reserved`);
 }
 
@@ -101,7 +103,8 @@ export function normalizeAllowedHosts(hosts: string[]): string[] {
     try {
       return normalizeHostPattern(host);
     } catch (error) {
-      if (error instanceof HostPatternError && error.reason === 'every-host') throw badRequest('allowed_hosts: "*" would send the secret to every host; name the hosts');
+      if (error instanceof HostPatternError && error.reason === 'every-host')
+        throw badRequest('allowed_hosts: "*" would send the secret to every host; name the hosts');
       throw badRequest(`allowed_hosts: ${JSON.stringify(host)} is not a host name or "*.domain"`);
     }
   });
@@ -109,7 +112,13 @@ export function normalizeAllowedHosts(hosts: string[]): string[] {
 }
 
 function secretView(row: VaultSecretRow): VaultSecretView {
-  return { name: row.name, allowedHosts: JSON.parse(row.allowed_hosts) as string[], inject: parseInjection(row.inject), createdAt: row.created_at, updatedAt: row.updated_at };
+  return {
+    name: row.name,
+    allowedHosts: JSON.parse(row.allowed_hosts) as string[],
+    inject: parseInjection(row.inject),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 interface CheckedSecret {
@@ -150,7 +159,8 @@ export class VaultService {
   private checkSecret(input: VaultSecretInput): CheckedSecret {
     checkSecretName(input.name);
     if (input.value.length === 0) throw badRequest(`secret ${input.name}: the value is empty`);
-    if (Buffer.byteLength(input.value) > MAX_SECRET_VALUE_BYTES) throw badRequest(`secret ${input.name}: the value is larger than ${MAX_SECRET_VALUE_BYTES} bytes`);
+    if (Buffer.byteLength(input.value) > MAX_SECRET_VALUE_BYTES)
+      throw badRequest(`secret ${input.name}: the value is larger than ${MAX_SECRET_VALUE_BYTES} bytes`);
     if (/[\r\n\0]/.test(input.value)) throw badRequest(`secret ${input.name}: the value has a line break or NUL (it goes into HTTP headers)`);
     const inject = input.inject === undefined ? undefined : normalizeInjection(input.inject, input.name);
     return { name: input.name, value: input.value, allowedHosts: normalizeAllowedHosts(input.allowedHosts), inject };
@@ -186,11 +196,24 @@ export class VaultService {
     const id = newVaultId();
     await this.database.db.transaction().execute(async (trx) => {
       if (await findVaultByName(trx, principal.userId, name)) throw conflict(`you have a vault named ${JSON.stringify(name)} already`);
-      if ((await countVaults(trx, principal.userId)) >= MAX_VAULTS_PER_USER) throw new AppError('QUOTA_EXCEEDED', `you have ${MAX_VAULTS_PER_USER} vaults, the most an account may have`);
+      if ((await countVaults(trx, principal.userId)) >= MAX_VAULTS_PER_USER)
+        throw new AppError('QUOTA_EXCEEDED', `you have ${MAX_VAULTS_PER_USER} vaults, the most an account may have`);
       await insertVault(trx, { id, user_id: principal.userId, name, description: input.description ?? null, created_at: at, updated_at: at });
       for (const secret of secrets) await upsertVaultSecret(trx, this.sealedRow(id, secret, at));
-      await recordEvent(trx, this.clock, { type: 'vault.created', userId: principal.userId, subjectId: id, data: { vault_id: id, name, secret_names: [...names] } });
-      await recordAudit(trx, { actor, action: 'vault.create', target: { type: 'vault', id }, outcome: 'success', detail: { name, secret_names: [...names] }, at: now });
+      await recordEvent(trx, this.clock, {
+        type: 'vault.created',
+        userId: principal.userId,
+        subjectId: id,
+        data: { vault_id: id, name, secret_names: [...names] },
+      });
+      await recordAudit(trx, {
+        actor,
+        action: 'vault.create',
+        target: { type: 'vault', id },
+        outcome: 'success',
+        detail: { name, secret_names: [...names] },
+        at: now,
+      });
     });
     this.notifier.committed();
     return this.get(principal, id);
@@ -211,15 +234,32 @@ export class VaultService {
   }
 
   /** Renames a vault or changes its description. */
-  async update(principal: Principal, vaultId: string, changes: { name?: string | undefined; description?: string | null | undefined }, actor: AuditActor = systemActor(principal.userId)): Promise<VaultView> {
+  async update(
+    principal: Principal,
+    vaultId: string,
+    changes: { name?: string | undefined; description?: string | null | undefined },
+    actor: AuditActor = systemActor(principal.userId),
+  ): Promise<VaultView> {
     const now = this.clock.now();
     await this.database.db.transaction().execute(async (trx) => {
       const row = await this.owned(trx, principal.userId, vaultId);
       const name = changes.name?.trim();
       if (changes.name !== undefined && !name) throw badRequest('name: give the vault a name');
-      if (name && name !== row.name && (await findVaultByName(trx, principal.userId, name))) throw conflict(`you have a vault named ${JSON.stringify(name)} already`);
-      await updateVault(trx, row.id, { ...(name ? { name } : {}), ...(changes.description !== undefined ? { description: changes.description } : {}), updated_at: now.toISOString() });
-      await recordAudit(trx, { actor, action: 'vault.update', target: { type: 'vault', id: row.id }, outcome: 'success', detail: { name: name ?? row.name }, at: now });
+      if (name && name !== row.name && (await findVaultByName(trx, principal.userId, name)))
+        throw conflict(`you have a vault named ${JSON.stringify(name)} already`);
+      await updateVault(trx, row.id, {
+        ...(name ? { name } : {}),
+        ...(changes.description !== undefined ? { description: changes.description } : {}),
+        updated_at: now.toISOString(),
+      });
+      await recordAudit(trx, {
+        actor,
+        action: 'vault.update',
+        target: { type: 'vault', id: row.id },
+        outcome: 'success',
+        detail: { name: name ?? row.name },
+        at: now,
+      });
     });
     return this.get(principal, vaultId);
   }
@@ -232,7 +272,14 @@ export class VaultService {
       await this.owned(trx, principal.userId, vaultId);
       await deleteVault(trx, vaultId);
       await recordEvent(trx, this.clock, { type: 'vault.deleted', userId: principal.userId, subjectId: vaultId, data: { vault_id: vaultId, name: view.name } });
-      await recordAudit(trx, { actor, action: 'vault.delete', target: { type: 'vault', id: vaultId }, outcome: 'success', detail: { name: view.name }, at: now });
+      await recordAudit(trx, {
+        actor,
+        action: 'vault.delete',
+        target: { type: 'vault', id: vaultId },
+        outcome: 'success',
+        detail: { name: view.name },
+        at: now,
+      });
     });
     this.notifier.committed();
     return view;
@@ -271,7 +318,14 @@ export class VaultService {
       const row = await this.owned(trx, principal.userId, vaultId);
       if (!(await deleteVaultSecret(trx, row.id, name))) throw notFound(`secret ${name} in vault ${vaultId}`);
       await updateVault(trx, row.id, { updated_at: now.toISOString() });
-      await recordAudit(trx, { actor, action: 'vault.secret_delete', target: { type: 'vault', id: row.id }, outcome: 'success', detail: { secret_name: name }, at: now });
+      await recordAudit(trx, {
+        actor,
+        action: 'vault.secret_delete',
+        target: { type: 'vault', id: row.id },
+        outcome: 'success',
+        detail: { secret_name: name },
+        at: now,
+      });
     });
   }
 
@@ -292,7 +346,8 @@ export class VaultService {
       const held = existing.find((row) => row.vault_id === secret.vault_id && row.secret_name === secret.name);
       if (held) continue;
       const other = owners.get(secret.name);
-      if (other !== undefined) throw badRequest(`vaults ${other} and ${secret.vault_id} both have a secret named ${secret.name}: a VM sees one environment variable per name`);
+      if (other !== undefined)
+        throw badRequest(`vaults ${other} and ${secret.vault_id} both have a secret named ${secret.name}: a VM sees one environment variable per name`);
       if (env[secret.name] !== undefined) throw badRequest(`env sets ${secret.name}, which is a secret of vault ${secret.vault_id}: drop it from env`);
       owners.set(secret.name, secret.vault_id);
       const placeholder = newVaultPlaceholder();

@@ -133,7 +133,14 @@ export class VmCapture {
         type: 'vm.paused',
         userId: principal.userId,
         subjectId: vm.id,
-        data: { vm_id: vm.id, session_id: vm.sessionId, paused_at: at, remaining_seconds: remainingSeconds, duration_ms: Math.round(outcome.durationMs), memory_bytes: outcome.memoryBytes },
+        data: {
+          vm_id: vm.id,
+          session_id: vm.sessionId,
+          paused_at: at,
+          remaining_seconds: remainingSeconds,
+          duration_ms: Math.round(outcome.durationMs),
+          memory_bytes: outcome.memoryBytes,
+        },
       });
       return row;
     });
@@ -217,7 +224,8 @@ export class VmCapture {
    * while the images go on changing: a VM restored from it would corrupt them. So such VMs are not captured.
    */
   private async assertNoVolumes(vm: Vm, what: string): Promise<void> {
-    if (await vmHasVolumes(this.deps.database.db, vm.id)) throw new AppError('CONFLICT', `VM ${vm.id} has volumes mounted: a VM with volumes cannot be ${what}`);
+    if (await vmHasVolumes(this.deps.database.db, vm.id))
+      throw new AppError('CONFLICT', `VM ${vm.id} has volumes mounted: a VM with volumes cannot be ${what}`);
   }
 
   /** The template a VM's chain starts from: its own, or its base snapshot's (older records named the variant). */

@@ -51,7 +51,11 @@ export class VmCluster {
   agentOf(vm: Vm): GuestAgent | null {
     if (vm.status !== 'active') return null;
     const { engine, remote } = this.deps;
-    return this.ownership.onOwner(vm, () => engine.agent(vm.id), () => (remote ? remote.agentOf(vm) : null));
+    return this.ownership.onOwner(
+      vm,
+      () => engine.agent(vm.id),
+      () => (remote ? remote.agentOf(vm) : null),
+    );
   }
 
   /** The agent of a live VM another node runs (callers checked `reachesOthers`). */

@@ -87,7 +87,9 @@ export class VmEnds {
       if (!ended) return undefined;
       await endInFlightExecutions(trx, clock, { vmId }, endedExecutionError(reason));
       // The table pairs each end with an event whose payload takes it; the payload is the same for all of them.
-      const data = { vm_id: vmId, session_id: ended.sessionId, ended_at: at, reason: endCauseOf(reason), detail: reason } as EventPayload<(typeof END_EVENTS)[RecordedEndReason]>;
+      const data = { vm_id: vmId, session_id: ended.sessionId, ended_at: at, reason: endCauseOf(reason), detail: reason } as EventPayload<
+        (typeof END_EVENTS)[RecordedEndReason]
+      >;
       await recordEvent(trx, clock, { type: END_EVENTS[reason], userId: ended.userId, subjectId: vmId, data });
       return ended;
     });

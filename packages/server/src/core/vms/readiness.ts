@@ -68,7 +68,10 @@ export async function applySessionEnv(session: Session, live: LiveVm): Promise<v
   if (Object.keys(session.env).length === 0) return;
   // JSON twice: the outer one makes a Python string literal of the inner one, so no value can break out of it.
   const env = JSON.stringify(JSON.stringify(session.env));
-  await live.agent.runPython({ contextId: pythonContextOf(live.vm) ?? session.id, code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${env}))\ndel _os, _json` });
+  await live.agent.runPython({
+    contextId: pythonContextOf(live.vm) ?? session.id,
+    code: `import os as _os, json as _json\n_os.environ.update(_json.loads(${env}))\ndel _os, _json`,
+  });
 }
 
 /** The `vaultCa` step, over the vault's view of sessions and the deployment's CA. */

@@ -91,7 +91,10 @@ export class VmResolver {
       case 'starting':
         // An acquisition of this process is joined through `acquiring`; a 'starting' record left by a process
         // that died was ended when this one started.
-        throw new AppError('VM_UNAVAILABLE', `the session's VM ${state.vm.id} is still starting${state.where === 'remote' ? ` on node ${state.vm.nodeId}` : ''}: retry`);
+        throw new AppError(
+          'VM_UNAVAILABLE',
+          `the session's VM ${state.vm.id} is still starting${state.where === 'remote' ? ` on node ${state.vm.nodeId}` : ''}: retry`,
+        );
       case 'active':
         break;
     }

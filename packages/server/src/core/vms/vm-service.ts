@@ -150,7 +150,8 @@ export class VmService {
   /** How long a caller would wait for a new VM of this shape if it asked now. */
   private estimate(spec: SessionSpec): AcquireEstimate {
     // A source other than the built-in template restores without the pool: the estimate says so.
-    const source = spec.source.kind === 'template' && spec.source.id === DEFAULT_TEMPLATE_ID ? undefined : ({ kind: 'snapshot', snapshotId: '', diskSizeMb: 0 } as const);
+    const source =
+      spec.source.kind === 'template' && spec.source.id === DEFAULT_TEMPLATE_ID ? undefined : ({ kind: 'snapshot', snapshotId: '', diskSizeMb: 0 } as const);
     return this.deps.engine.estimateAcquire({ vcpuCount: spec.vcpuCount, memoryMb: spec.memoryMb, ...(source ? { source } : {}) });
   }
 

@@ -265,9 +265,21 @@ export class WebhookDispatcher extends EventEmitter {
     const db = this.database.db;
     const owner = row.lease_owner;
     const [endpoint, event] = await Promise.all([findEndpointById(db, row.endpoint_id), findEventByEventId(db, row.event_id)]);
-    const gone = !endpoint || endpoint.deletedAt !== null ? 'the endpoint was deleted' : !endpoint.enabled ? 'the endpoint is disabled' : !event ? 'the event no longer exists' : null;
+    const gone =
+      !endpoint || endpoint.deletedAt !== null
+        ? 'the endpoint was deleted'
+        : !endpoint.enabled
+          ? 'the endpoint is disabled'
+          : !event
+            ? 'the event no longer exists'
+            : null;
     if (gone || !endpoint || !event) {
-      await settleDelivery(db, row.id, owner, { status: 'failed', next_retry_at: null, error_message: `not sent: ${gone}`, updated_at: this.clock.now().toISOString() });
+      await settleDelivery(db, row.id, owner, {
+        status: 'failed',
+        next_retry_at: null,
+        error_message: `not sent: ${gone}`,
+        updated_at: this.clock.now().toISOString(),
+      });
       return;
     }
 

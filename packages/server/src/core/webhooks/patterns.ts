@@ -24,7 +24,12 @@ export function normalizePatterns(patterns: string[]): string[] {
 }
 
 function toRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((part) => part.replace(/\./g, '\\.')).join('.+')}$`);
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/\./g, '\\.'))
+      .join('.+')}$`,
+  );
 }
 
 /** True when any of the patterns matches the event type. */

@@ -124,7 +124,14 @@ export class WebhookService {
         updatedAt: now,
         deletedAt: null,
       });
-      await recordAudit(trx, { actor, action: 'webhook_endpoint.create', target: { type: 'webhook_endpoint', id }, outcome: 'success', detail: { url, event_patterns: patterns }, at: this.clock.now() });
+      await recordAudit(trx, {
+        actor,
+        action: 'webhook_endpoint.create',
+        target: { type: 'webhook_endpoint', id },
+        outcome: 'success',
+        detail: { url, event_patterns: patterns },
+        at: this.clock.now(),
+      });
       return inserted;
     });
     return { ...toEndpoint(stored), secret };
@@ -171,7 +178,14 @@ export class WebhookService {
       const deleted = await updateEndpoint(trx, userId, id, { deletedAt: now, enabled: false, updatedAt: now });
       if (!deleted) throw notFound(`webhook endpoint ${id}`);
       await failPendingDeliveries(trx, id, 'not sent: the endpoint was deleted', now);
-      await recordAudit(trx, { actor, action: 'webhook_endpoint.delete', target: { type: 'webhook_endpoint', id }, outcome: 'success', detail: { url: deleted.url }, at: this.clock.now() });
+      await recordAudit(trx, {
+        actor,
+        action: 'webhook_endpoint.delete',
+        target: { type: 'webhook_endpoint', id },
+        outcome: 'success',
+        detail: { url: deleted.url },
+        at: this.clock.now(),
+      });
       return deleted;
     });
     return toEndpoint(row);

@@ -120,7 +120,14 @@ export async function buildOciImage(options: BuildOciImageOptions): Promise<OciG
         const [kernelDir, runtime] = await progress.step('runtime', async () => {
           const built = await Promise.all([
             lower.ensureKernel(),
-            ensureRuntimeLayer({ cacheDir, baseHash: lower.baseHash, ensureBase: lower.ensureBase, busyboxPath: BUSYBOX_PATH, progress: progress.layers, lockTimeoutMs }),
+            ensureRuntimeLayer({
+              cacheDir,
+              baseHash: lower.baseHash,
+              ensureBase: lower.ensureBase,
+              busyboxPath: BUSYBOX_PATH,
+              progress: progress.layers,
+              lockTimeoutMs,
+            }),
           ]);
           const injected = await injectRuntime({ tree, runtimeTar: join(built[1].dir, RUNTIME_FILES.tar), agentBundle, guestInit, config, signal });
           return [built[0], { ...injected, hash: built[1].hash }] as const;
@@ -179,7 +186,11 @@ export async function buildOciImage(options: BuildOciImageOptions): Promise<OciG
 /** umoci keeps the layers' owners and mkfs.ext4 -d copies them: both need root, as for the default image. */
 function requireRoot(): void {
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    throw new OciImageError('OCI_NOT_ROOT', 'building an image from an OCI image needs root (file ownership of its layers and of the ext4 image); run the build as root', { step: 'pull' });
+    throw new OciImageError(
+      'OCI_NOT_ROOT',
+      'building an image from an OCI image needs root (file ownership of its layers and of the ext4 image); run the build as root',
+      { step: 'pull' },
+    );
   }
 }
 

@@ -22,11 +22,16 @@ const USAGE =
 function formatProgress(event: OciBuildProgress): string {
   const time = `[${(event.elapsedMs / 1000).toFixed(1).padStart(6)}s]`;
   switch (event.type) {
-    case 'step-start': return `${time} ${event.step}...`;
-    case 'step-done': return `${time} ${event.step} done in ${(event.stepMs / 1000).toFixed(1)}s`;
-    case 'output': return `${time} ${event.step} | ${event.line}`;
-    case 'cached': return `${time} cached: ${event.digest} (${event.hash})`;
-    case 'layer': return `${time} ${event.step}: ${event.event.type} ${event.event.layer}${'hash' in event.event ? ` ${event.event.hash}` : ''}${'stage' in event.event ? ` ${event.event.stage}` : ''}`;
+    case 'step-start':
+      return `${time} ${event.step}...`;
+    case 'step-done':
+      return `${time} ${event.step} done in ${(event.stepMs / 1000).toFixed(1)}s`;
+    case 'output':
+      return `${time} ${event.step} | ${event.line}`;
+    case 'cached':
+      return `${time} cached: ${event.digest} (${event.hash})`;
+    case 'layer':
+      return `${time} ${event.step}: ${event.event.type} ${event.event.layer}${'hash' in event.event ? ` ${event.event.hash}` : ''}${'stage' in event.event ? ` ${event.event.stage}` : ''}`;
   }
 }
 

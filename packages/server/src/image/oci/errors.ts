@@ -66,16 +66,25 @@ export function asOciImageError(error: unknown, step: OciBuildStep): OciImageErr
     const where = error.layer ? ` (layer ${error.layer}${error.stage ? `, ${error.stage}` : ''})` : '';
     return new OciImageError(FROM_IMAGE_BUILD[error.code], `${error.message}${where}`, { step, outputTail: error.outputTail, cause: error });
   }
-  if ((error as { name?: string } | null)?.name === 'AbortError') return new OciImageError('OCI_ABORTED', `the build was aborted during ${step}`, { step, cause: error });
+  if ((error as { name?: string } | null)?.name === 'AbortError')
+    return new OciImageError('OCI_ABORTED', `the build was aborted during ${step}`, { step, cause: error });
   return new OciImageError('OCI_COMMAND_FAILED', `${step} failed: ${error instanceof Error ? error.message : String(error)}`, { step, cause: error });
 }
 
 /** How a registry answer that skopeo reports reads in its output (containers/image and registry messages). */
 const REGISTRY_FAILURES: readonly [RegExp, OciImageErrorCode, string][] = [
-  [/unauthorized|authentication required|invalid username\/password|status 401|denied: requested access/i, 'OCI_UNAUTHORIZED', 'the registry refused access: check the credentials'],
+  [
+    /unauthorized|authentication required|invalid username\/password|status 401|denied: requested access/i,
+    'OCI_UNAUTHORIZED',
+    'the registry refused access: check the credentials',
+  ],
   [/manifest unknown|name unknown|repository name not known|not found|status 404/i, 'OCI_NOT_FOUND', 'the registry has no such image'],
   [/server gave HTTP response to HTTPS client/i, 'OCI_REGISTRY_UNREACHABLE', 'the registry speaks plain HTTP: list it in the insecure registries to use it'],
-  [/connection refused|no such host|i\/o timeout|network is unreachable|x509:|tls:|certificate|EOF$/i, 'OCI_REGISTRY_UNREACHABLE', 'the registry could not be reached'],
+  [
+    /connection refused|no such host|i\/o timeout|network is unreachable|x509:|tls:|certificate|EOF$/i,
+    'OCI_REGISTRY_UNREACHABLE',
+    'the registry could not be reached',
+  ],
 ];
 
 /**

@@ -71,7 +71,11 @@ export async function realDirInTree(root: string, path: string, replace: (guestP
     if (stats?.isDirectory()) continue;
     if (stats) {
       if (!replace(guestPath)) {
-        throw new OciImageError('OCI_UNSUPPORTED', `the image's ${guestPath} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}; sandboxd needs a directory there`, { step: 'runtime' });
+        throw new OciImageError(
+          'OCI_UNSUPPORTED',
+          `the image's ${guestPath} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}; sandboxd needs a directory there`,
+          { step: 'runtime' },
+        );
       }
       await rm(current, { recursive: true, force: true });
     }

@@ -7,4 +7,12 @@ export { buildOciImage, type OciImageManifest } from './build-oci-image.ts';
 export { OciImageError, type OciImageErrorCode } from './errors.ts';
 export { parseImageReference, type ImageReference } from './reference.ts';
 export { GUEST_RUNTIME } from './runtime-layer.ts';
-export { OCI_BUILD_STEPS, type BuildOciImageOptions, type OciBuildProgress, type OciBuildStep, type OciGuestImage, type OciImageConfig, type RegistryCredentials } from './types.ts';
+export {
+  OCI_BUILD_STEPS,
+  type BuildOciImageOptions,
+  type OciBuildProgress,
+  type OciBuildStep,
+  type OciGuestImage,
+  type OciImageConfig,
+  type RegistryCredentials,
+} from './types.ts';

@@ -56,7 +56,9 @@ export async function injectRuntime(input: InjectRuntimeInput): Promise<Injected
   const home = join(await realDirInTree(tree, dirname(GUEST_RUNTIME.home), () => false), basename(GUEST_RUNTIME.home));
   await rm(home, { recursive: true, force: true });
   await mkdir(home, { mode: 0o755 });
-  await runCommand('tar', ['--extract', '--file', input.runtimeTar, '--directory', home, '--numeric-owner', '--preserve-permissions'], { signal: input.signal });
+  await runCommand('tar', ['--extract', '--file', input.runtimeTar, '--directory', home, '--numeric-owner', '--preserve-permissions'], {
+    signal: input.signal,
+  });
 
   await writeFile(join(tree, FOREIGN_GUEST_FILES.agent), input.agentBundle, { mode: 0o644 });
   await writeFile(join(tree, FOREIGN_GUEST_FILES.init), input.guestInit);

@@ -22,14 +22,18 @@ interface ImageConfigBlob {
  * its digest, and refuses images that are not linux/amd64. Returns the config normalised.
  */
 export async function readImageConfig(layoutDir: string): Promise<OciImageConfig> {
-  const index = JSON.parse(await readFile(join(layoutDir, 'index.json'), 'utf8')) as { manifests?: { digest?: string; annotations?: Record<string, string> }[] };
+  const index = JSON.parse(await readFile(join(layoutDir, 'index.json'), 'utf8')) as {
+    manifests?: { digest?: string; annotations?: Record<string, string> }[];
+  };
   const entry = index.manifests?.find((candidate) => candidate.annotations?.['org.opencontainers.image.ref.name'] === LAYOUT_TAG);
   if (!entry?.digest) throw new OciImageError('OCI_COMMAND_FAILED', `the pulled layout ${layoutDir} has no image tagged ${LAYOUT_TAG}`, { step: 'unpack' });
   const manifest = JSON.parse(await readBlob(layoutDir, entry.digest)) as { config?: { digest?: string } };
   if (!manifest.config?.digest) throw new OciImageError('OCI_UNSUPPORTED', 'the image manifest names no config', { step: 'unpack' });
   const blob = JSON.parse(await readBlob(layoutDir, manifest.config.digest)) as ImageConfigBlob;
   if (blob.os !== 'linux' || blob.architecture !== 'amd64') {
-    throw new OciImageError('OCI_UNSUPPORTED', `the image is for ${String(blob.os)}/${String(blob.architecture)}; sandboxd boots linux/amd64 images`, { step: 'unpack' });
+    throw new OciImageError('OCI_UNSUPPORTED', `the image is for ${String(blob.os)}/${String(blob.architecture)}; sandboxd boots linux/amd64 images`, {
+      step: 'unpack',
+    });
   }
   return normaliseConfig(blob.config ?? {});
 }

@@ -102,7 +102,12 @@ export class PullGuard {
       throw error;
     });
     const elements = destinations.map(element);
-    const ruleset = pullGuardRuleset({ uid: user.uid, dnsServers: await hostDnsServers(), blockedIpv4: DEFAULT_BLOCKED_IPV4, blockedIpv6: DEFAULT_BLOCKED_IPV6 });
+    const ruleset = pullGuardRuleset({
+      uid: user.uid,
+      dnsServers: await hostDnsServers(),
+      blockedIpv4: DEFAULT_BLOCKED_IPV4,
+      blockedIpv6: DEFAULT_BLOCKED_IPV6,
+    });
     const adds = elements.map(({ set, key }) => `add element inet ${PULL_GUARD_TABLE} ${set} { ${key} timeout ${ALLOWANCE_TIMEOUT} }`);
     await runProgram(this.nft, ['-f', '-'], { input: `${ruleset}${adds.join('\n')}\n` });
     for (const { set, key } of elements) this.allowances.set(`${set} ${key}`, (this.allowances.get(`${set} ${key}`) ?? 0) + 1);

@@ -16,7 +16,11 @@ const PULL_RECIPE_VERSION = 1;
 
 /** The pull layer's hash: the manifest digest only (content-addressed). */
 export function pullLayerHash(digest: string): string {
-  return hashInputs([['layer', 'oci-pull'], ['recipe-version', String(PULL_RECIPE_VERSION)], ['digest', digest]]);
+  return hashInputs([
+    ['layer', 'oci-pull'],
+    ['recipe-version', String(PULL_RECIPE_VERSION)],
+    ['digest', digest],
+  ]);
 }
 
 /** Where the pulled OCI layout of `digest` is (or will be) in the cache. */
@@ -68,7 +72,9 @@ export async function pullImage(options: PullOptions): Promise<string> {
         onLine: options.onLine,
         signal: options.signal,
         bind: { source: layout, target },
-      }).catch((error: unknown) => { throw classifyRegistryFailure(error, 'pull', `cannot pull ${source}`); });
+      }).catch((error: unknown) => {
+        throw classifyRegistryFailure(error, 'pull', `cannot pull ${source}`);
+      });
       await runCommand('chown', ['-R', '--no-dereference', '0:0', layout]);
       await writeFile(join(dir, 'pull.json'), `${JSON.stringify({ source, digest, pulledAt: new Date().toISOString() }, null, 2)}\n`);
     },

@@ -65,7 +65,11 @@ export function parseImageReference(input: string): ImageReference {
   if (registry === DEFAULT_REGISTRY && components.length === 1) components.unshift('library');
   for (const component of components) {
     if (!PATH_COMPONENT.test(component)) {
-      fail(component === '' ? 'the repository name is empty or has an empty path component' : `"${component}" is not a repository path component (lowercase letters, digits and single separators . _ __ -)`);
+      fail(
+        component === ''
+          ? 'the repository name is empty or has an empty path component'
+          : `"${component}" is not a repository path component (lowercase letters, digits and single separators . _ __ -)`,
+      );
     }
   }
   const repository = components.join('/');

@@ -63,8 +63,16 @@ export async function checkRegistry(reference: ImageReference, options: Registry
       ...(options.resolveHost ? { lookup: options.resolveHost } : {}),
     });
   } catch (error) {
-    if (error instanceof ForbiddenHostError) throw new OciImageError('OCI_REGISTRY_FORBIDDEN', `the registry ${reference.registry} cannot be used: ${error.message}`, { step: 'resolve', cause: error });
-    if (error instanceof UnresolvableHostError) throw new OciImageError('OCI_REGISTRY_UNREACHABLE', `the registry ${reference.registry} cannot be used: ${error.message}`, { step: 'resolve', cause: error });
+    if (error instanceof ForbiddenHostError)
+      throw new OciImageError('OCI_REGISTRY_FORBIDDEN', `the registry ${reference.registry} cannot be used: ${error.message}`, {
+        step: 'resolve',
+        cause: error,
+      });
+    if (error instanceof UnresolvableHostError)
+      throw new OciImageError('OCI_REGISTRY_UNREACHABLE', `the registry ${reference.registry} cannot be used: ${error.message}`, {
+        step: 'resolve',
+        cause: error,
+      });
     throw error;
   }
   const ports = port !== undefined ? [Number(port)] : insecure ? [443, 80] : [443];
@@ -95,7 +103,11 @@ export function copySourceOptions(access: RegistryAccess): string[] {
  * Anonymous access is explicit (`--no-creds`), so credentials the host keeps for its own use
  * (`~/.docker/config.json`, `$XDG_RUNTIME_DIR/containers/auth.json`) are never sent to a registry a user named.
  */
-export async function withRegistryAccess<T>(reference: ImageReference, options: RegistryAccessOptions, use: (access: RegistryAccess) => Promise<T>): Promise<T> {
+export async function withRegistryAccess<T>(
+  reference: ImageReference,
+  options: RegistryAccessOptions,
+  use: (access: RegistryAccess) => Promise<T>,
+): Promise<T> {
   const tlsVerify = !(options.insecureRegistries ?? []).includes(reference.registry);
   const { credentials } = options;
   if (credentials) checkCredentials(credentials);
@@ -145,5 +157,6 @@ function checkCredentials(credentials: RegistryCredentials): void {
   // The auth file's `user:password` is split at the first colon; control characters have no place in either.
   if (username.includes(':')) throw new OciImageError('OCI_INPUT_INVALID', 'a registry username cannot contain ":"', { step: 'resolve' });
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(username + password)) throw new OciImageError('OCI_INPUT_INVALID', 'registry credentials cannot contain control characters', { step: 'resolve' });
+  if (/[\u0000-\u001f\u007f]/.test(username + password))
+    throw new OciImageError('OCI_INPUT_INVALID', 'registry credentials cannot contain control characters', { step: 'resolve' });
 }

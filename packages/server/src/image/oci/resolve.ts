@@ -21,12 +21,23 @@ const DIGEST = /^sha256:[a-f0-9]{64}$/;
  * returns the digest of the linux/amd64 image manifest it stands for, which the pull then fetches by digest,
  * so a tag moved in between cannot change what is built. A pinned digest is checked against the bytes.
  */
-export async function resolveManifest(reference: ImageReference, access: RegistryAccess, options: { signal?: AbortSignal; onLine?: (line: string) => void } = {}): Promise<ResolvedManifest> {
-  const raw = await runSkopeo(access.sandbox, ['inspect', '--raw', '--retry-times', '2', ...inspectOptions(access), `docker://${reference.canonical}`], options)
-    .catch((error: unknown) => { throw classifyRegistryFailure(error, 'resolve', `cannot resolve ${reference.canonical}`); });
+export async function resolveManifest(
+  reference: ImageReference,
+  access: RegistryAccess,
+  options: { signal?: AbortSignal; onLine?: (line: string) => void } = {},
+): Promise<ResolvedManifest> {
+  const raw = await runSkopeo(
+    access.sandbox,
+    ['inspect', '--raw', '--retry-times', '2', ...inspectOptions(access), `docker://${reference.canonical}`],
+    options,
+  ).catch((error: unknown) => {
+    throw classifyRegistryFailure(error, 'resolve', `cannot resolve ${reference.canonical}`);
+  });
   const digest = `sha256:${sha256(Buffer.from(raw, 'utf8'))}`;
   if (reference.digest?.startsWith('sha256:') && reference.digest !== digest) {
-    throw new OciImageError('OCI_COMMAND_FAILED', `the registry's manifest for ${reference.canonical} has digest ${digest}, not the one asked for`, { step: 'resolve' });
+    throw new OciImageError('OCI_COMMAND_FAILED', `the registry's manifest for ${reference.canonical} has digest ${digest}, not the one asked for`, {
+      step: 'resolve',
+    });
   }
   let manifest: { schemaVersion?: unknown; mediaType?: unknown; manifests?: unknown; config?: unknown };
   try {
@@ -35,9 +46,18 @@ export async function resolveManifest(reference: ImageReference, access: Registr
     throw new OciImageError('OCI_UNSUPPORTED', `the registry's manifest for ${reference.canonical} is not JSON`, { step: 'resolve', cause: error });
   }
   if (manifest.schemaVersion !== 2) {
-    throw new OciImageError('OCI_UNSUPPORTED', `${reference.canonical} has a schema ${String(manifest.schemaVersion)} manifest; only schema 2 (OCI, Docker v2) images are supported`, { step: 'resolve' });
+    throw new OciImageError(
+      'OCI_UNSUPPORTED',
+      `${reference.canonical} has a schema ${String(manifest.schemaVersion)} manifest; only schema 2 (OCI, Docker v2) images are supported`,
+      { step: 'resolve' },
+    );
   }
-  const mediaType = typeof manifest.mediaType === 'string' ? manifest.mediaType : Array.isArray(manifest.manifests) ? 'application/vnd.oci.image.index.v1+json' : 'application/vnd.oci.image.manifest.v1+json';
+  const mediaType =
+    typeof manifest.mediaType === 'string'
+      ? manifest.mediaType
+      : Array.isArray(manifest.manifests)
+        ? 'application/vnd.oci.image.index.v1+json'
+        : 'application/vnd.oci.image.manifest.v1+json';
   if (MANIFEST_TYPES.has(mediaType)) return { digest, indexDigest: null };
   if (!INDEX_TYPES.has(mediaType) || !Array.isArray(manifest.manifests)) {
     throw new OciImageError('OCI_UNSUPPORTED', `${reference.canonical} is a ${mediaType}, not an image`, { step: 'resolve' });

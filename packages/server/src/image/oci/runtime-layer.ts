@@ -103,8 +103,21 @@ async function buildRuntime(baseTar: string, input: RuntimeLayerInput, dir: stri
   const runtime = join(out, relative(GUEST_RUNTIME.home, GUEST_RUNTIME.root));
   await mkdir(base);
   await runCommand('tar', [
-    '--extract', '--file', baseTar, '--directory', base, '--numeric-owner', '--wildcards',
-    './usr/bin/node', './usr/bin/python3*', './usr/bin/tini-static', `./${LIB_DIR}`, './usr/lib64', './usr/lib/python3.*', './usr/share/nodejs', './var/lib/dpkg/status',
+    '--extract',
+    '--file',
+    baseTar,
+    '--directory',
+    base,
+    '--numeric-owner',
+    '--wildcards',
+    './usr/bin/node',
+    './usr/bin/python3*',
+    './usr/bin/tini-static',
+    `./${LIB_DIR}`,
+    './usr/lib64',
+    './usr/lib/python3.*',
+    './usr/share/nodejs',
+    './var/lib/dpkg/status',
   ]);
 
   const python = await readlink(join(base, 'usr/bin/python3')); // python3.11
@@ -161,7 +174,8 @@ async function sharedLibraryClosure(base: string, files: readonly string[]): Pro
   for (const file of files) {
     const listing = await runCommand(join(base, LOADER), ['--library-path', join(base, LIB_DIR), '--list', file]);
     for (const line of listing.split('\n')) {
-      if (/not found/.test(line)) throw new ImageBuildError('IMAGE_INPUT_INVALID', `${relative(base, file)} needs a library the base layer lacks: ${line.trim()}`);
+      if (/not found/.test(line))
+        throw new ImageBuildError('IMAGE_INPUT_INVALID', `${relative(base, file)} needs a library the base layer lacks: ${line.trim()}`);
       const path = /=> (\/\S+) \(/.exec(line)?.[1];
       if (path && basename(path) !== basename(LOADER)) found.add(path);
     }
@@ -185,7 +199,10 @@ async function redirectNodeBuiltins(base: string, libnode: string, targetDir: st
     // Each use is a whole path: a C string of its own (the loader's) or a value in the embedded build config.
     const path = /^\/usr\/share\/nodejs\/[\w./-]+?\.js(?=\0|")/.exec(bytes.subarray(at, at + 256).toString('latin1'))?.[0];
     if (!path || !PATH_STARTS_AFTER.has(bytes[at - 1] ?? -1)) {
-      throw new ImageBuildError('IMAGE_INPUT_INVALID', `libnode uses ${DEBIAN_NODE_BUILTINS} in an unexpected way ("${bytes.subarray(at - 16, at + 80).toString('latin1')}")`);
+      throw new ImageBuildError(
+        'IMAGE_INPUT_INVALID',
+        `libnode uses ${DEBIAN_NODE_BUILTINS} in an unexpected way ("${bytes.subarray(at - 16, at + 80).toString('latin1')}")`,
+      );
     }
     paths.add(path.slice(from.length));
     to.copy(bytes, at);

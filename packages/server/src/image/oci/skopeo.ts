@@ -35,9 +35,29 @@ const SANDBOX_SCRIPT = [
  * Runs `skopeo args` in `sandbox`; `bind` mounts a directory at a path of the scratch directory for it. Resolves
  * with its stdout, like `runCommand`, and fails like it (the tail of skopeo's output included).
  */
-export async function runSkopeo(sandbox: PullSandbox, args: readonly string[], options: RunCommandOptions & { bind?: { source: string; target: string } } = {}): Promise<string> {
+export async function runSkopeo(
+  sandbox: PullSandbox,
+  args: readonly string[],
+  options: RunCommandOptions & { bind?: { source: string; target: string } } = {},
+): Promise<string> {
   const { bind, ...rest } = options;
-  const argv = ['--mount', '--propagation', 'private', '--', 'sh', '-c', SANDBOX_SCRIPT, 'sandboxd-pull', sandbox.hostsFile, String(sandbox.uid), String(sandbox.gid), bind?.source ?? '', bind?.target ?? '', 'skopeo', ...args];
+  const argv = [
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    'sh',
+    '-c',
+    SANDBOX_SCRIPT,
+    'sandboxd-pull',
+    sandbox.hostsFile,
+    String(sandbox.uid),
+    String(sandbox.gid),
+    bind?.source ?? '',
+    bind?.target ?? '',
+    'skopeo',
+    ...args,
+  ];
   try {
     return await runCommand('unshare', argv, {
       ...rest,

@@ -57,8 +57,10 @@ export type OciBuildProgress =
   | { type: 'layer'; step: OciBuildStep; event: ImageBuildProgress; elapsedMs: number };
 
 /** Options of `buildOciImage`. */
-export interface BuildOciImageOptions
-  extends Pick<EnsureGuestImageOptions, 'cacheDir' | 'agentBundlePath' | 'kernelVersion' | 'mirrors' | 'recipesDir' | 'lockTimeoutMs'> {
+export interface BuildOciImageOptions extends Pick<
+  EnsureGuestImageOptions,
+  'cacheDir' | 'agentBundlePath' | 'kernelVersion' | 'mirrors' | 'recipesDir' | 'lockTimeoutMs'
+> {
   /** `[registry/]repository[:tag][@digest]`, Docker's short forms included (`alpine` = `docker.io/library/alpine:latest`). */
   reference: string;
   /** Basic credentials for the registry (bearer-token registries take them too); none: anonymous. */

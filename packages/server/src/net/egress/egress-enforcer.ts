@@ -173,21 +173,21 @@ export class EgressEnforcer {
     try {
       await this.nft(
         ensureTableScript(this.options.table) +
-        applyScript(
-          this.options.table,
-          {
-            key: entry.key,
-            classifier,
-            ports: entry.ports,
-            allowHttp: policy.allowHttp,
-            allowHttps: policy.allowHttps,
-            cidrs: policy.allowedCidrs,
-            openPorts,
-            // The firewall needs the pins only to open `allowed_ports` on them; the proxy reads the table itself.
-            pinned: openPorts.length ? entry.pins.addresses(now) : [],
-          },
-          [...this.vms.values()],
-        ),
+          applyScript(
+            this.options.table,
+            {
+              key: entry.key,
+              classifier,
+              ports: entry.ports,
+              allowHttp: policy.allowHttp,
+              allowHttps: policy.allowHttps,
+              cidrs: policy.allowedCidrs,
+              openPorts,
+              // The firewall needs the pins only to open `allowed_ports` on them; the proxy reads the table itself.
+              pinned: openPorts.length ? entry.pins.addresses(now) : [],
+            },
+            [...this.vms.values()],
+          ),
       );
     } catch (error) {
       if (!this.byKey.has(entry.key) || this.vms.get(vmId) !== entry) throw error;
@@ -222,7 +222,18 @@ export class EgressEnforcer {
       upstreams: this.upstreams,
       allows: (name) => allowsName(entry.policy, name),
       pin: (name, addresses) => this.pin(entry, name, addresses),
-      refused: (name) => this.report(entry, { protocol: 'dns', scheme: null, name, address: null, port: 53, bytesSent: null, bytesReceived: null, verdict: 'refused', reason: 'name not allowed by the egress policy' }),
+      refused: (name) =>
+        this.report(entry, {
+          protocol: 'dns',
+          scheme: null,
+          name,
+          address: null,
+          port: 53,
+          bytesSent: null,
+          bytesReceived: null,
+          verdict: 'refused',
+          reason: 'name not allowed by the egress policy',
+        }),
     });
     entry.proxy = new EgressProxy({
       decide: (request) => this.decide(entry, request),
@@ -249,7 +260,9 @@ export class EgressEnforcer {
     if (!entry) return;
     this.vms.delete(vmId);
     // The last restricted VM takes the table with it (a later one creates it again).
-    await this.nft(this.vms.size === 0 ? `delete table inet ${this.options.table}\n` : removeScript(this.options.table, entry.key, [...this.vms.values()])).catch(() => undefined);
+    await this.nft(
+      this.vms.size === 0 ? `delete table inet ${this.options.table}\n` : removeScript(this.options.table, entry.key, [...this.vms.values()]),
+    ).catch(() => undefined);
     await this.forget(entry);
   }
 
@@ -317,7 +330,8 @@ export class EgressEnforcer {
     const policy = entry.policy;
     if (!allowsScheme(policy, request.scheme)) return { allowed: false, reason: `${request.scheme} is closed by the egress policy` };
     // The SNI of an ECH ClientHello is a front end's public name; the name it really asks for is encrypted.
-    if (request.encryptedClientHello && !isOpenEgressPolicy(policy)) return { allowed: false, reason: 'encrypted ClientHello (ECH) hides the server name: refused under a restricted egress policy' };
+    if (request.encryptedClientHello && !isOpenEgressPolicy(policy))
+      return { allowed: false, reason: 'encrypted ClientHello (ECH) hides the server name: refused under a restricted egress policy' };
     let address: string;
     if (request.literalAddress) {
       if (!allowsAddress(policy, request.literalAddress)) return { allowed: false, reason: 'address not in allowed_cidrs' };
@@ -400,7 +414,8 @@ export class EgressEnforcer {
 
 /** Why the firewall refused a packet, for the egress log. */
 function refusalReason(attempt: TracedAttempt, pinned: boolean): string {
-  if (attempt.protocol === 'tcp' && (attempt.port === 80 || attempt.port === 443)) return `${attempt.port === 80 ? 'http' : 'https'} is closed by the egress policy`;
+  if (attempt.protocol === 'tcp' && (attempt.port === 80 || attempt.port === 443))
+    return `${attempt.port === 80 ? 'http' : 'https'} is closed by the egress policy`;
   if (pinned) {
     const what = attempt.port === null ? attempt.protocol : `${attempt.port}/${attempt.protocol}`;
     return `${what} is not in allowed_ports: an allowed name opens only HTTP and HTTPS, through the proxy`;

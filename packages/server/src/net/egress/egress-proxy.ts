@@ -84,7 +84,10 @@ export class EgressProxy {
         else if (hello.kind === 'invalid' || head.length > MAX_CLIENT_HELLO_BYTES) finish({ head, host: null, encryptedClientHello: false });
       };
       const onClose = () => finish(undefined);
-      const timer = setTimeout(() => finish(head.length ? { head, host: null, encryptedClientHello: false } : undefined), this.options.firstBytesTimeoutMs ?? 10_000);
+      const timer = setTimeout(
+        () => finish(head.length ? { head, host: null, encryptedClientHello: false } : undefined),
+        this.options.firstBytesTimeoutMs ?? 10_000,
+      );
       socket.on('data', onData);
       socket.once('close', onClose);
     });
@@ -110,7 +113,9 @@ export class EgressProxy {
       return;
     }
     if (decision.intercept && this.options.intercept) {
-      const outcome = await this.options.intercept(socket, first.head, request, decision.address).catch((error: Error) => ({ bytesSent: 0, bytesReceived: 0, error }));
+      const outcome = await this.options
+        .intercept(socket, first.head, request, decision.address)
+        .catch((error: Error) => ({ bytesSent: 0, bytesReceived: 0, error }));
       this.options.record({
         request,
         address: decision.address,
@@ -126,7 +131,14 @@ export class EgressProxy {
   }
 
   /** Connects to `address` and copies bytes both ways until either side ends, then records the connection. */
-  private async splice(request: EgressRequest, address: string, head: Buffer, socket: net.Socket, startedAt: Date, inspect?: (chunk: Buffer) => void): Promise<void> {
+  private async splice(
+    request: EgressRequest,
+    address: string,
+    head: Buffer,
+    socket: net.Socket,
+    startedAt: Date,
+    inspect?: (chunk: Buffer) => void,
+  ): Promise<void> {
     const upstream = net.connect({ host: address, port: request.port });
     this.sockets.add(upstream);
     upstream.setTimeout(this.options.connectTimeoutMs ?? 10_000, () => upstream.destroy(new Error('connect timeout')));

@@ -59,7 +59,8 @@ export function requestTarget(url: string, rawHeaders: readonly string[]): { hos
   if (target.username || target.password) return { host, refused: 'the absolute-form target carries credentials' };
   const authority = hostParts(target.host);
   const named = host ? hostParts(host) : null;
-  const same = named && (authority.name ?? authority.literalAddress) !== null && authority.name === named.name && authority.literalAddress === named.literalAddress;
+  const same =
+    named && (authority.name ?? authority.literalAddress) !== null && authority.name === named.name && authority.literalAddress === named.literalAddress;
   if (!same) return { host, refused: `the absolute-form target names ${target.hostname}, the Host header ${host ?? 'nothing'}` };
   return { host, path: `${target.pathname}${target.search}` };
 }
@@ -98,7 +99,10 @@ export class HttpForwarder {
     // requestTimeout off: a large upload may take long. Idle keep-alive connections close after the default 5 s.
     this.server = http.createServer({ requestTimeout: 0 });
     this.server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void this.forward(req, res).catch(() => res.destroy()));
-    this.server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.forwardUpgrade(req, socket, head).catch(() => socket.destroy()));
+    this.server.on(
+      'upgrade',
+      (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.forwardUpgrade(req, socket, head).catch(() => socket.destroy()),
+    );
     this.server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
       const request: EgressRequest = { scheme: 'http', port: 80, ...hostParts(req.url ?? '') };
       this.refuseRaw(socket, request, 'CONNECT is not proxied (it would tunnel to any destination)', 405, 'Method Not Allowed');
@@ -106,7 +110,15 @@ export class HttpForwarder {
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: net.Socket) => {
       // Not HTTP/1.x the parser can frame (TLS on port 80, HTTP/2 prior knowledge, smuggling attempts): nothing is forwarded.
       if (error.code?.startsWith('HPE_')) {
-        this.options.record({ request: { scheme: 'http', port: 80, name: null, literalAddress: null }, address: null, verdict: 'refused', reason: `not an HTTP/1.1 request sandboxd can read (${error.code ?? error.message})`, bytesSent: 0, bytesReceived: 0, startedAt: new Date() });
+        this.options.record({
+          request: { scheme: 'http', port: 80, name: null, literalAddress: null },
+          address: null,
+          verdict: 'refused',
+          reason: `not an HTTP/1.1 request sandboxd can read (${error.code ?? error.message})`,
+          bytesSent: 0,
+          bytesReceived: 0,
+          startedAt: new Date(),
+        });
       }
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\nx-sandboxd-egress: refused\r\n\r\n');
       socket.destroy();
@@ -230,7 +242,8 @@ export class HttpForwarder {
     decision.inspect?.(requestHead);
     const fail = (text: string) => {
       const body = `${text}\n`;
-      if (socket.writable) socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      if (socket.writable)
+        socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       else socket.destroy();
     };
     const protocol = req.headers.upgrade ?? '';
@@ -280,7 +293,10 @@ export class HttpForwarder {
     if (exchange) this.finish(exchange, 'refused', reason);
     else this.options.record({ request, address: null, verdict: 'refused', reason, bytesSent: 0, bytesReceived: 0, startedAt: new Date() });
     const body = refusalText(request, reason);
-    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${statusMessage}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\nx-sandboxd-egress: refused\r\n\r\n${body}`);
+    if (socket.writable)
+      socket.end(
+        `HTTP/1.1 ${status} ${statusMessage}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\nx-sandboxd-egress: refused\r\n\r\n${body}`,
+      );
     else socket.destroy();
   }
 

@@ -8,7 +8,17 @@
  * Hop-by-hop headers (RFC 9110 §7.6.1, and the never-standard keep-alive and proxy-connection): they describe one
  * connection, so they are dropped on the way through, as are the headers a Connection header names.
  */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** Headers to pass on (flat, as rawHeaders): hop-by-hop ones, those Connection names, and `drop` removed; `add` appended. */
 export function endToEndHeaders(rawHeaders: readonly string[], { add = [], drop = [] }: { add?: string[]; drop?: string[] } = {}): string[] {

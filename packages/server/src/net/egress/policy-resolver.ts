@@ -41,7 +41,16 @@ export function parseUpstream(entry: string): Upstream {
 /** The guest's EDNS record as it goes upstream: its payload size (bounded) and DO bit, none of its options. */
 function ednsOf(opt: dnsPacket.OptAnswer): dnsPacket.OptAnswer {
   const flags = (opt.flags ?? 0) & dnsPacket.DNSSEC_OK;
-  return { type: 'OPT', name: '.', udpPayloadSize: Math.min(Math.max(opt.udpPayloadSize, 512), 4096), extendedRcode: 0, ednsVersion: 0, flags, flag_do: flags !== 0, options: [] };
+  return {
+    type: 'OPT',
+    name: '.',
+    udpPayloadSize: Math.min(Math.max(opt.udpPayloadSize, 512), 4096),
+    extendedRcode: 0,
+    ednsVersion: 0,
+    flags,
+    flag_do: flags !== 0,
+    options: [],
+  };
 }
 
 /**
@@ -63,7 +72,7 @@ export function standardQuery(message: Buffer, query: dnsPacket.Packet): { quest
     type: 'query',
     id: Math.floor(Math.random() * 65536),
     // Recursion desired and checking disabled are the only flags a stub sets that mean anything upstream.
-    flags: (message.readUInt16BE(2) & (dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED)),
+    flags: message.readUInt16BE(2) & (dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED),
     questions: [{ type: question.type, name: question.name, class: 'IN' }],
     additionals: opt ? [ednsOf(opt)] : [],
   });
@@ -102,7 +111,12 @@ export async function forwardQuery(query: Buffer, upstreams: Upstream[], timeout
 
 /** The IPv4 addresses of `name` with their TTLs, asked of the upstreams (for the proxy, when the guest never asked). */
 export async function lookupA(name: string, upstreams: Upstream[]): Promise<{ address: string; ttlSeconds: number }[]> {
-  const query = dnsPacket.encode({ type: 'query', id: Math.floor(Math.random() * 65535), flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name, class: 'IN' }] });
+  const query = dnsPacket.encode({
+    type: 'query',
+    id: Math.floor(Math.random() * 65535),
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type: 'A', name, class: 'IN' }],
+  });
   return aRecords(dnsPacket.decode(await forwardQuery(query, upstreams)));
 }
 
@@ -180,7 +194,12 @@ export class PolicyResolver {
     }
     if (query.type !== 'query') return null;
     const reply = (rcode: number, questions: dnsPacket.Question[] = []) =>
-      dnsPacket.encode({ type: 'response', id: query.id ?? 0, flags: (message.readUInt16BE(2) & dnsPacket.RECURSION_DESIRED) | dnsPacket.RECURSION_AVAILABLE | rcode, questions });
+      dnsPacket.encode({
+        type: 'response',
+        id: query.id ?? 0,
+        flags: (message.readUInt16BE(2) & dnsPacket.RECURSION_DESIRED) | dnsPacket.RECURSION_AVAILABLE | rcode,
+        questions,
+      });
     const standard = standardQuery(message, query);
     if ('rcode' in standard) return reply(standard.rcode);
     const { question, upstream } = standard;

@@ -69,7 +69,8 @@ function check(rules: VmRules): void {
   if (!Number.isInteger(rules.classifier.level) || rules.classifier.level < 1) throw new Error(`bad cgroup level ${rules.classifier.level}`);
   for (const port of Object.values(rules.ports)) if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad port ${port}`);
   for (const cidr of rules.cidrs) if (!/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(cidr)) throw new Error(`bad CIDR ${cidr}`);
-  for (const { port, protocol } of rules.openPorts) if (!Number.isInteger(port) || port < 1 || port > 65535 || (protocol !== 'tcp' && protocol !== 'udp')) throw new Error(`bad port ${port}/${protocol}`);
+  for (const { port, protocol } of rules.openPorts)
+    if (!Number.isInteger(port) || port < 1 || port > 65535 || (protocol !== 'tcp' && protocol !== 'udp')) throw new Error(`bad port ${port}/${protocol}`);
   for (const { address } of rules.pinned) if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) throw new Error(`bad address ${address}`);
 }
 
@@ -114,7 +115,9 @@ export function applyScript(table: string, rules: VmRules, all: Pick<VmRules, 'k
     `add set ${T} c_${k} { type ipv4_addr; flags interval; auto-merge; }`,
     `flush set ${T} c_${k}`,
     ...(rules.cidrs.length ? [`add element ${T} c_${k} { ${rules.cidrs.join(', ')} }`] : []),
-    ...(rules.pinned.length ? [`add element ${T} p_${k} { ${rules.pinned.map((p) => `${p.address} timeout ${Math.max(1, Math.round(p.ttlSeconds))}s`).join(', ')} }`] : []),
+    ...(rules.pinned.length
+      ? [`add element ${T} p_${k} { ${rules.pinned.map((p) => `${p.address} timeout ${Math.max(1, Math.round(p.ttlSeconds))}s`).join(', ')} }`]
+      : []),
     // Every DNS query, to slirp's 10.0.2.3 or to any server the guest names, goes to the VM's resolver.
     `add rule ${T} n_${k} udp dport 53 ${mark} redirect to :${rules.ports.dnsUdp}`,
     `add rule ${T} n_${k} tcp dport 53 ${mark} redirect to :${rules.ports.dnsTcp}`,
@@ -145,14 +148,24 @@ function jumpLines(table: string, all: Pick<VmRules, 'key' | 'classifier'>[]): s
   return [
     `flush chain ${T} nat_output`,
     `flush chain ${T} filter_output`,
-    ...all.flatMap(({ key, classifier }) => [`add rule ${T} nat_output ${match(classifier)} jump n_${key}`, `add rule ${T} filter_output ${match(classifier)} jump f_${key}`]),
+    ...all.flatMap(({ key, classifier }) => [
+      `add rule ${T} nat_output ${match(classifier)} jump n_${key}`,
+      `add rule ${T} filter_output ${match(classifier)} jump f_${key}`,
+    ]),
   ];
 }
 
 /** Removes a VM's chains and sets; the base chains keep the jumps of `remaining`. */
 export function removeScript(table: string, key: string, remaining: Pick<VmRules, 'key' | 'classifier'>[]): string {
   const T = inet(table);
-  return [...jumpLines(table, remaining), `delete chain ${T} n_${key}`, `delete chain ${T} f_${key}`, `delete set ${T} p_${key}`, `delete set ${T} c_${key}`, ''].join('\n');
+  return [
+    ...jumpLines(table, remaining),
+    `delete chain ${T} n_${key}`,
+    `delete chain ${T} f_${key}`,
+    `delete set ${T} p_${key}`,
+    `delete set ${T} c_${key}`,
+    '',
+  ].join('\n');
 }
 
 /** Deletes the chains and sets of VMs not in `keep` (what an earlier process left for VMs that are gone). */
@@ -189,11 +202,18 @@ export function pinScript(table: string, key: string, pinned: { address: string;
   if (pinned.length) {
     // delete-then-add refreshes the timeout of an element that is already there.
     const elements = pinned.map((p) => `${p.address} timeout ${Math.max(1, Math.round(p.ttlSeconds))}s`).join(', ');
-    lines.push(`add element ${T} p_${key} { ${elements} }`, `delete element ${T} p_${key} { ${pinned.map((p) => p.address).join(', ')} }`, `add element ${T} p_${key} { ${elements} }`);
+    lines.push(
+      `add element ${T} p_${key} { ${elements} }`,
+      `delete element ${T} p_${key} { ${pinned.map((p) => p.address).join(', ')} }`,
+      `add element ${T} p_${key} { ${elements} }`,
+    );
   }
   if (dropped.length) {
     // Added first so that the delete cannot fail on an element whose timeout already removed it.
-    lines.push(`add element ${T} p_${key} { ${dropped.map((address) => `${address} timeout 1s`).join(', ')} }`, `delete element ${T} p_${key} { ${dropped.join(', ')} }`);
+    lines.push(
+      `add element ${T} p_${key} { ${dropped.map((address) => `${address} timeout 1s`).join(', ')} }`,
+      `delete element ${T} p_${key} { ${dropped.join(', ')} }`,
+    );
   }
   return lines.length ? `${lines.join('\n')}\n` : '';
 }

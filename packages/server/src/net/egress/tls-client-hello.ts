@@ -55,7 +55,8 @@ export function parseClientHello(data: Buffer): ClientHelloResult {
   if (handshake[0] !== CLIENT_HELLO) return { kind: 'invalid', reason: 'the first handshake message is not a ClientHello' };
   const helloLength = handshake.readUIntBE(1, 3);
   if (helloLength > MAX_CLIENT_HELLO_BYTES) return { kind: 'invalid', reason: 'ClientHello too large' };
-  if (handshake.length < 4 + helloLength) return data.length >= MAX_CLIENT_HELLO_BYTES ? { kind: 'invalid', reason: 'ClientHello too large' } : { kind: 'incomplete' };
+  if (handshake.length < 4 + helloLength)
+    return data.length >= MAX_CLIENT_HELLO_BYTES ? { kind: 'invalid', reason: 'ClientHello too large' } : { kind: 'incomplete' };
   const hello = handshake.subarray(4, 4 + helloLength);
   const bad = (reason: string): ClientHelloResult => ({ kind: 'invalid', reason });
   // legacy_version (2), random (32), then session id, cipher suites, compression methods, extensions.

@@ -82,7 +82,9 @@ class UpstreamTimeoutError extends Error {
 
 /** The host of a Host header or URL authority: lower case, no port, no brackets, no trailing dot. */
 function authorityHost(authority: string): string {
-  const host = authority.startsWith('[') ? authority.slice(1, authority.indexOf(']') === -1 ? undefined : authority.indexOf(']')) : authority.replace(/:\d*$/, '');
+  const host = authority.startsWith('[')
+    ? authority.slice(1, authority.indexOf(']') === -1 ? undefined : authority.indexOf(']'))
+    : authority.replace(/:\d*$/, '');
   return host.toLowerCase().replace(/\.$/, '');
 }
 
@@ -143,7 +145,12 @@ function headerValue(rawHeaders: readonly string[], name: string): string | unde
  * length dropped when the body is decoded) and the stages its body passes through. Null when the body is
  * compressed in a way that cannot be decoded (it could not be checked, so it is not relayed).
  */
-function scrubbedAnswer(scrubber: AnswerScrubber | undefined, method: string, status: number, rawHeaders: string[]): { rawHeaders: string[]; stages: Transform[] } | null {
+function scrubbedAnswer(
+  scrubber: AnswerScrubber | undefined,
+  method: string,
+  status: number,
+  rawHeaders: string[],
+): { rawHeaders: string[]; stages: Transform[] } | null {
   if (!scrubber?.active) return { rawHeaders, stages: [] };
   const encoding = headerValue(rawHeaders, 'content-encoding');
   let decoders: Transform[] = [];
@@ -169,7 +176,19 @@ function describeUpstreamError(error: Error, name: string, address: string, port
 /** A plain-text answer of sandboxd's own on a handed-over socket, which is then closed. */
 function endRawWithText(socket: net.Socket, status: number, statusMessage: string, text: string): void {
   const body = Buffer.from(`${text}\n`);
-  socket.end(responseHead(status, statusMessage, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length), 'connection', 'close', 'x-sandboxd-vault', 'not-forwarded']) + body.toString('latin1'), 'latin1');
+  socket.end(
+    responseHead(status, statusMessage, [
+      'content-type',
+      'text/plain; charset=utf-8',
+      'content-length',
+      String(body.length),
+      'connection',
+      'close',
+      'x-sandboxd-vault',
+      'not-forwarded',
+    ]) + body.toString('latin1'),
+    'latin1',
+  );
 }
 
 /** Headers the interceptor sets itself on the way up: the guest's are dropped. */
@@ -218,7 +237,10 @@ export class TlsInterceptor {
     this.server = http.createServer();
     // Whatever goes wrong with one request ends that request's connection, never the process.
     this.server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void this.forward(req, res).catch(() => res.destroy()));
-    this.server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.forwardUpgrade(req, socket, head).catch(() => socket.destroy()));
+    this.server.on(
+      'upgrade',
+      (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.forwardUpgrade(req, socket, head).catch(() => socket.destroy()),
+    );
   }
 
   /**
@@ -280,7 +302,11 @@ export class TlsInterceptor {
    * Calls `rewrite`; null (after answering the guest) when it refused or failed, or when the request is not for
    * the connection's name (421 Misdirected Request: a client opens a new connection for another name).
    */
-  private async rewritten(connection: GuestConnection, req: http.IncomingMessage, refuse: (text: string, status?: number) => void): Promise<RewrittenRequest | null> {
+  private async rewritten(
+    connection: GuestConnection,
+    req: http.IncomingMessage,
+    refuse: (text: string, status?: number) => void,
+  ): Promise<RewrittenRequest | null> {
     const target = req.url ?? '/';
     const misdirected = misdirection(connection.name, target, req.rawHeaders);
     let rewritten: RewrittenRequest;
@@ -298,7 +324,10 @@ export class TlsInterceptor {
     }
     if (!misdirected) return rewritten;
     onceDone(rewritten.done)(421);
-    refuse(`sandboxd vault: this TLS connection is for ${connection.name} and ${misdirected}: the request was not forwarded (open a connection for the other name)`, 421);
+    refuse(
+      `sandboxd vault: this TLS connection is for ${connection.name} and ${misdirected}: the request was not forwarded (open a connection for the other name)`,
+      421,
+    );
     return null;
   }
 
@@ -313,7 +342,12 @@ export class TlsInterceptor {
   }
 
   /** The options of an upstream request to the connection's address, verified for its name. */
-  private upstreamOptions(connection: GuestConnection, method: string, path: string, headers: string[]): https.RequestOptions & Pick<tls.ConnectionOptions, 'secureContext' | 'ALPNProtocols'> {
+  private upstreamOptions(
+    connection: GuestConnection,
+    method: string,
+    path: string,
+    headers: string[],
+  ): https.RequestOptions & Pick<tls.ConnectionOptions, 'secureContext' | 'ALPNProtocols'> {
     const { name } = connection;
     return {
       host: connection.address,
@@ -330,7 +364,12 @@ export class TlsInterceptor {
   }
 
   /** Starts an upstream request; null (after answering the guest) when the rewritten request is not valid HTTP (a CR or LF in a header, say). */
-  private request(connection: GuestConnection, options: https.RequestOptions, done: (status: number | null, error?: Error) => void, refuse: (text: string) => void): http.ClientRequest | null {
+  private request(
+    connection: GuestConnection,
+    options: https.RequestOptions,
+    done: (status: number | null, error?: Error) => void,
+    refuse: (text: string) => void,
+  ): http.ClientRequest | null {
     let upstream: http.ClientRequest;
     try {
       upstream = https.request(options);
@@ -414,7 +453,9 @@ export class TlsInterceptor {
     const connection = this.connections.get(socket);
     if (!connection) return void socket.destroy();
     connection.stats.requests++;
-    const rewritten = await this.rewritten(connection, req, (text, status = 502) => endRawWithText(socket, status, status === 421 ? 'Misdirected Request' : 'Bad Gateway', text));
+    const rewritten = await this.rewritten(connection, req, (text, status = 502) =>
+      endRawWithText(socket, status, status === 421 ? 'Misdirected Request' : 'Bad Gateway', text),
+    );
     if (!rewritten) return;
     const done = onceDone(rewritten.done);
     if (socket.destroyed) return done(null, new Error('the client went away before the request was sent'));
@@ -424,8 +465,11 @@ export class TlsInterceptor {
     const scrubber = rewritten.scrubber?.active ? rewritten.scrubber : null;
     const headers = this.upstreamHeaders(connection, rewritten, ['Connection', 'Upgrade', 'Upgrade', protocol]);
     // Its own connection, not the agent's: an upgraded socket never returns to a pool.
-    const upstream = this.request(connection, { ...this.upstreamOptions(connection, req.method ?? 'GET', rewritten.path, headers), agent: false }, done, (text) =>
-      endRawWithText(socket, 502, 'Bad Gateway', text),
+    const upstream = this.request(
+      connection,
+      { ...this.upstreamOptions(connection, req.method ?? 'GET', rewritten.path, headers), agent: false },
+      done,
+      (text) => endRawWithText(socket, 502, 'Bad Gateway', text),
     );
     if (!upstream) return;
     this.limitConnect(upstream);
@@ -436,12 +480,23 @@ export class TlsInterceptor {
       if (scrubber && headerValue(answer.rawHeaders, 'sec-websocket-extensions') !== undefined) {
         done(null, new Error('the upstream accepted a WebSocket extension that was not offered'));
         upstreamSocket.destroy();
-        return endRawWithText(socket, 502, 'Bad Gateway', `sandboxd vault: ${connection.name} turned on a WebSocket extension (compression) sandboxd did not offer: not relayed`);
+        return endRawWithText(
+          socket,
+          502,
+          'Bad Gateway',
+          `sandboxd vault: ${connection.name} turned on a WebSocket extension (compression) sandboxd did not offer: not relayed`,
+        );
       }
       done(answer.statusCode ?? 101);
       // The 101's headers (Connection, Upgrade, Sec-WebSocket-Accept) belong to the upgrade and go through (masked).
       const rawHeaders = scrubber ? answer.rawHeaders.map((item) => scrubber.text(item)) : answer.rawHeaders;
-      socket.write(responseHead(answer.statusCode ?? 101, scrubber ? scrubber.text(answer.statusMessage ?? 'Switching Protocols') : (answer.statusMessage ?? 'Switching Protocols'), rawHeaders));
+      socket.write(
+        responseHead(
+          answer.statusCode ?? 101,
+          scrubber ? scrubber.text(answer.statusMessage ?? 'Switching Protocols') : (answer.statusMessage ?? 'Switching Protocols'),
+          rawHeaders,
+        ),
+      );
       if (head.length) upstreamSocket.write(head);
       upstreamSocket.on('error', () => socket.destroy());
       socket.on('error', () => upstreamSocket.destroy());
@@ -467,7 +522,12 @@ export class TlsInterceptor {
       const scrubbed = scrubbedAnswer(rewritten.scrubber, method, status, endToEndHeaders(answer.rawHeaders, { add: ['Connection', 'close'] }));
       if (!scrubbed) {
         done(502, new Error(`the answer's Content-Encoding (${headerValue(answer.rawHeaders, 'content-encoding')}) cannot be decoded to check it for secrets`));
-        endRawWithText(socket, 502, 'Bad Gateway', `sandboxd vault: ${connection.name} answered with a Content-Encoding sandboxd cannot decode to check it for secrets: not relayed`);
+        endRawWithText(
+          socket,
+          502,
+          'Bad Gateway',
+          `sandboxd vault: ${connection.name} answered with a Content-Encoding sandboxd cannot decode to check it for secrets: not relayed`,
+        );
         upstream.removeAllListeners('error').on('error', () => undefined);
         return void upstream.destroy();
       }

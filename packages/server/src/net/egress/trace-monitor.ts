@@ -24,7 +24,6 @@ interface PendingPacket {
   port: number | null;
 }
 
-
 /** Parses trace lines into attempts; exported for its test. */
 export class TraceParser {
   private readonly pending = new Map<string, PendingPacket>();

@@ -9,14 +9,23 @@ import { withSerialId } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   await db.schema.alterTable('vms').addColumn('name', 'text').execute();
-  await db.schema.alterTable('vms').addColumn('metadata', 'text', (c) => c.notNull().defaultTo('{}')).execute();
+  await db.schema
+    .alterTable('vms')
+    .addColumn('metadata', 'text', (c) => c.notNull().defaultTo('{}'))
+    .execute();
   await db.schema.alterTable('vms').addColumn('base_snapshot_id', 'text').execute();
   await db.schema.alterTable('vms').addColumn('paused_at', 'text').execute();
   await db.schema.alterTable('vms').addColumn('remaining_seconds', 'integer').execute();
   await db.schema.alterTable('vms').addColumn('python_context', 'text').execute();
   await db.schema.createIndex('vms_base_snapshot').on('vms').column('base_snapshot_id').execute();
-  await db.schema.alterTable('sessions').addColumn('source_kind', 'text', (c) => c.notNull().defaultTo('template')).execute();
-  await db.schema.alterTable('sessions').addColumn('source_id', 'text', (c) => c.notNull().defaultTo('default')).execute();
+  await db.schema
+    .alterTable('sessions')
+    .addColumn('source_kind', 'text', (c) => c.notNull().defaultTo('template'))
+    .execute();
+  await db.schema
+    .alterTable('sessions')
+    .addColumn('source_id', 'text', (c) => c.notNull().defaultTo('default'))
+    .execute();
 
   await db.schema
     .createTable('snapshots')
@@ -75,6 +84,7 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
 export async function down(db: Kysely<unknown>): Promise<void> {
   for (const table of ['template_build_logs', 'templates', 'snapshots']) await db.schema.dropTable(table).execute();
   await db.schema.dropIndex('vms_base_snapshot').execute();
-  for (const column of ['name', 'metadata', 'base_snapshot_id', 'paused_at', 'remaining_seconds', 'python_context']) await db.schema.alterTable('vms').dropColumn(column).execute();
+  for (const column of ['name', 'metadata', 'base_snapshot_id', 'paused_at', 'remaining_seconds', 'python_context'])
+    await db.schema.alterTable('vms').dropColumn(column).execute();
   for (const column of ['source_kind', 'source_id']) await db.schema.alterTable('sessions').dropColumn(column).execute();
 }

@@ -37,7 +37,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('custom_domains_share_id').on('custom_domains').column('share_id').execute();
   await db.schema.createIndex('custom_domains_due').on('custom_domains').columns(['status', 'next_check_at']).execute();
   // Partial indexes (both SQLite and PostgreSQL have them); the conditions are literal DDL, not parameters.
-  await db.schema.createIndex('custom_domains_one_verified').on('custom_domains').column('domain').unique().where(sql.raw<boolean>(`status = 'verified'`)).execute();
+  await db.schema
+    .createIndex('custom_domains_one_verified')
+    .on('custom_domains')
+    .column('domain')
+    .unique()
+    .where(sql.raw<boolean>(`status = 'verified'`))
+    .execute();
   await db.schema
     .createIndex('custom_domains_one_open_claim_per_user')
     .on('custom_domains')

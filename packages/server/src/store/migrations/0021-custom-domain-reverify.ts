@@ -10,7 +10,10 @@ import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('custom_domains').addColumn('record_seen_at', 'text').execute();
-  await db.schema.alterTable('custom_domains').addColumn('missed_checks', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('custom_domains')
+    .addColumn('missed_checks', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await sql`UPDATE custom_domains SET record_seen_at = verified_at, next_check_at = verified_at WHERE status = 'verified'`.execute(db);
 }
 

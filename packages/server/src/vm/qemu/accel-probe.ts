@@ -48,11 +48,30 @@ export async function testKvm(options: { qemuBinary: string; image: GuestImageFi
     binary: options.qemuBinary,
     logPath,
     argv: [
-      '-nodefaults', '-no-user-config', '-nographic', '-no-reboot',
-      '-machine', 'microvm,acpi=on', '-accel', 'kvm', '-cpu', 'host', '-m', '256M', '-smp', '1',
-      '-chardev', `file,id=console,path=${consolePath}`, '-serial', 'chardev:console',
-      '-kernel', options.image.kernelPath, '-initrd', options.image.initrdPath,
-      '-append', 'console=ttyS0 quiet panic=-1',
+      '-nodefaults',
+      '-no-user-config',
+      '-nographic',
+      '-no-reboot',
+      '-machine',
+      'microvm,acpi=on',
+      '-accel',
+      'kvm',
+      '-cpu',
+      'host',
+      '-m',
+      '256M',
+      '-smp',
+      '1',
+      '-chardev',
+      `file,id=console,path=${consolePath}`,
+      '-serial',
+      'chardev:console',
+      '-kernel',
+      options.image.kernelPath,
+      '-initrd',
+      options.image.initrdPath,
+      '-append',
+      'console=ttyS0 quiet panic=-1',
     ],
   });
   const exit = childExited(child);
@@ -68,7 +87,11 @@ export async function testKvm(options: { qemuBinary: string; image: GuestImageFi
       }
       await sleep(25);
     }
-    return { ok: false, elapsedMs: Date.now() - started, reason: `the KVM test boot did not reach the initramfs within ${timeoutMs} ms (KVM present but too slow to use)` };
+    return {
+      ok: false,
+      elapsedMs: Date.now() - started,
+      reason: `the KVM test boot did not reach the initramfs within ${timeoutMs} ms (KVM present but too slow to use)`,
+    };
   } finally {
     if (!exited) child.kill('SIGKILL');
     await exit;
@@ -82,7 +105,12 @@ const verdicts = new Map<string, Promise<AcceleratorVerdict>>();
  * The accelerator to use for `request`, decided once per process (and QEMU binary). `kvm` fails when the
  * self-test fails; `auto` falls back to TCG and says why.
  */
-export function resolveAccelerator(options: { request: AcceleratorRequest; qemuBinary: string; image: GuestImageFiles; timeoutMs?: number }): Promise<AcceleratorVerdict> {
+export function resolveAccelerator(options: {
+  request: AcceleratorRequest;
+  qemuBinary: string;
+  image: GuestImageFiles;
+  timeoutMs?: number;
+}): Promise<AcceleratorVerdict> {
   if (options.request === 'tcg') return Promise.resolve({ accelerator: 'tcg', fallbackReason: null });
   const key = `${options.request}\0${options.qemuBinary}`;
   let verdict = verdicts.get(key);

@@ -49,11 +49,20 @@ const MIGRATION_PARAMETERS = { 'max-bandwidth': 64 * 1024 ** 3, 'downtime-limit'
 const LAYER_NAME = /^disk-(\d+)\.qcow2$/;
 
 /** Captures `vm` into `request.snapshotDir` (see the module comment). */
-export async function captureVm<C>(ctx: DriverContext<C>, vm: LiveVm, request: CaptureSnapshotRequest, prepared: PreparedHost, live: boolean): Promise<CaptureResult> {
+export async function captureVm<C>(
+  ctx: DriverContext<C>,
+  vm: LiveVm,
+  request: CaptureSnapshotRequest,
+  prepared: PreparedHost,
+  live: boolean,
+): Promise<CaptureResult> {
   const { qmp, machine, overlayPath } = vm;
   if (vm.state !== 'running' || !qmp) throw new VmError('VM_BAD_STATE', `VM ${vm.info.vmId} is ${vm.state}: only a running VM can be captured`);
   if (!machine || !overlayPath) {
-    throw new VmError('VM_BAD_STATE', `VM ${vm.info.vmId} was started by an older sandboxd that did not record its machine: it cannot be captured (it runs on)`);
+    throw new VmError(
+      'VM_BAD_STATE',
+      `VM ${vm.info.vmId} was started by an older sandboxd that did not record its machine: it cannot be captured (it runs on)`,
+    );
   }
   if (vm.capturing) throw new VmError('VM_BAD_STATE', `a capture of VM ${vm.info.vmId} is already under way`);
   // A capture of a VM with volumes would hold their filesystems' state in its memory (page cache, open files)
@@ -103,7 +112,14 @@ export async function captureVm<C>(ctx: DriverContext<C>, vm: LiveVm, request: C
     await linkOrCopyFile(overlayPath, files.overlayPath);
     if (request.then === 'run') {
       const next = nextLayerPath(vm.paths.runDir, overlayPath);
-      await createOverlay({ qemuImgBinary: ctx.qemuImgBinary, overlayPath: next, backingPath: files.overlayPath, backingFormat: 'qcow2', sizeBytes: diskSizeBytes, owner: prepared.vmUser });
+      await createOverlay({
+        qemuImgBinary: ctx.qemuImgBinary,
+        overlayPath: next,
+        backingPath: files.overlayPath,
+        backingFormat: 'qcow2',
+        sizeBytes: diskSizeBytes,
+        owner: prepared.vmUser,
+      });
       await qmp.execute('blockdev-snapshot-sync', { device: ROOT_DRIVE_ID, 'snapshot-file': next, format: 'qcow2', mode: 'existing' });
       switchedTo = next;
     }
@@ -113,7 +129,12 @@ export async function captureVm<C>(ctx: DriverContext<C>, vm: LiveVm, request: C
     if (request.then === 'run') await resumeSource(ctx, vm, qmp);
     const pausedMs = stoppedMs(stopEvents) ?? performance.now() - started;
 
-    const stateBytes = await saveDeviceState(receiverQmp, { socketPath: receiving.paths.migrationSocketPath, statePath: files.statePath, owner: prepared.vmUser, timeoutMs: remaining() });
+    const stateBytes = await saveDeviceState(receiverQmp, {
+      socketPath: receiving.paths.migrationSocketPath,
+      statePath: files.statePath,
+      owner: prepared.vmUser,
+      timeoutMs: remaining(),
+    });
     await receiverQmp.execute('quit').catch(() => undefined); // the answer may race QEMU's exit
     const manifest: SnapshotManifest = {
       version: 1,
@@ -172,7 +193,11 @@ async function resumeSource<C>(ctx: DriverContext<C>, vm: LiveVm, qmp: QmpClient
     const exited = await Promise.race([vm.exited.then(() => true), sleep(2000).then(() => false)]);
     if (!exited) throw error;
     const tail = await diagnosticTail(vm.paths).catch(() => '');
-    ctx.warn('CAPTURE_SOURCE_DIED', `VM ${vm.info.vmId}'s QEMU ended when told to run on after its capture (${(error as Error).message}); the snapshot is complete\n${tail}`, vm.info.vmId);
+    ctx.warn(
+      'CAPTURE_SOURCE_DIED',
+      `VM ${vm.info.vmId}'s QEMU ended when told to run on after its capture (${(error as Error).message}); the snapshot is complete\n${tail}`,
+      vm.info.vmId,
+    );
   }
 }
 
@@ -183,7 +208,15 @@ async function resumeSource<C>(ctx: DriverContext<C>, vm: LiveVm, qmp: QmpClient
  * and that is the one directory of a run directory it owns). It is tracked like a VM, so a crashed server's
  * successor reaps it, and what it leaves in the snapshot directory while no manifest completes it.
  */
-async function startReceiver<C>(ctx: DriverContext<C>, source: LiveVm, dir: string, diskSizeBytes: number, prepared: PreparedHost, deadline: number, signal: AbortSignal | undefined) {
+async function startReceiver<C>(
+  ctx: DriverContext<C>,
+  source: LiveVm,
+  dir: string,
+  diskSizeBytes: number,
+  prepared: PreparedHost,
+  deadline: number,
+  signal: AbortSignal | undefined,
+) {
   const machine = source.machine!;
   const vmId = `${source.info.vmId.slice(0, 48)}-cap${randomBytes(3).toString('hex')}`;
   const launched = await launch(ctx, {

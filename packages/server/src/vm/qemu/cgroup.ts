@@ -149,7 +149,10 @@ export async function detectCgroups(options: DetectCgroupsOptions = {}): Promise
   const parent = options.parent ?? 'sandboxd';
   if (parent.split('/').includes('..')) return { manager: null, reason: `invalid cgroup parent ${parent}` };
   const mounts = await readFile('/proc/self/mounts', 'utf8').catch(() => '');
-  const entries = mounts.split('\n').map((line) => line.split(' ')).filter((fields) => fields.length > 3);
+  const entries = mounts
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter((fields) => fields.length > 3);
   const v2 = entries.find(([, mountPoint, type]) => type === 'cgroup2' && mountPoint === '/sys/fs/cgroup');
   try {
     if (v2) return await prepareV2('/sys/fs/cgroup', parent, options.cpuWeight);
@@ -186,7 +189,11 @@ async function prepareV2(root: string, parent: string, cpuWeight: number | undef
   return { manager: new CgroupV2(dir) };
 }
 
-async function prepareV1(mounts: { cpu: string; memory: string; pids: string; unified: string | null }, parent: string, cpuWeight: number | undefined): Promise<CgroupDetection> {
+async function prepareV1(
+  mounts: { cpu: string; memory: string; pids: string; unified: string | null },
+  parent: string,
+  cpuWeight: number | undefined,
+): Promise<CgroupDetection> {
   const own = await ownV1Cgroups();
   const resolve = (controller: 'cpu' | 'memory' | 'pids') => join(mounts[controller], own.get(controller) ?? '/', parent);
   // The server's own cgroup v2 is the `0::<path>` line (an empty controller list).
@@ -197,7 +204,11 @@ async function prepareV1(mounts: { cpu: string; memory: string; pids: string; un
     await access(join(dir, 'cgroup.procs'));
   }
   // Without it only egress policies are lost (VMs stay open; the host report says so), so a failure is no reason to run without limits.
-  if (unified) unified = await mkdir(unified, { recursive: true }).then(() => unified, () => null);
+  if (unified)
+    unified = await mkdir(unified, { recursive: true }).then(
+      () => unified,
+      () => null,
+    );
   if (cpuWeight !== undefined) await writeFile(join(parents.cpu, 'cpu.shares'), String(sharesOfWeight(cpuWeight)));
   return { manager: new CgroupV1({ ...parents, unified }) };
 }

@@ -98,7 +98,14 @@ export function kernelCommandLine(accelerator: Accelerator, vmId: string, imageA
  * restore old ones.
  */
 export function snapshotCompatibilityKey(accelerator: Accelerator, qemuVersion: string): string {
-  const machine: QemuMachine = { accelerator, vcpuCount: 1, memoryMb: 512, kernelPath: 'vmlinux', initrdPath: 'initrd', kernelArgs: kernelCommandLine(accelerator, 'vm') };
+  const machine: QemuMachine = {
+    accelerator,
+    vcpuCount: 1,
+    memoryMb: 512,
+    kernelPath: 'vmlinux',
+    initrdPath: 'initrd',
+    kernelArgs: kernelCommandLine(accelerator, 'vm'),
+  };
   const argv = buildQemuArgv(machine, {
     vmId: 'vm',
     qmpSocketPath: 'qmp.sock',
@@ -138,9 +145,14 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
   const machineOptions = ['microvm', 'acpi=on']; // ACPI: the Debian kernel finds virtio-mmio devices only through it
   const argv: string[] = [
     // The VM id in argv lets the reaper recognise this process in /proc/<pid>/cmdline.
-    '-name', `sandboxd.${instance.vmId},process=sandboxd-qemu`,
-    '-nodefaults', '-no-user-config', '-nographic', '-no-reboot',
-    '-msg', 'timestamp=on',
+    '-name',
+    `sandboxd.${instance.vmId},process=sandboxd-qemu`,
+    '-nodefaults',
+    '-no-user-config',
+    '-nographic',
+    '-no-reboot',
+    '-msg',
+    'timestamp=on',
   ];
   // Every VM's RAM is the backend `mem`, anonymous or a file: a migration stream names RAM blocks by their
   // backend's id, so a VM booted without a file (a template's build VM) can still be captured into a receiver
@@ -149,7 +161,9 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
   argv.push('-machine', machineOptions.join(','));
   // TCG's translation cache defaults to 1 GiB, touched as it fills; capping it keeps QEMU's own memory within
   // the cgroup allowance for overhead (TCG_TRANSLATION_CACHE_MB + device emulation).
-  argv.push(...(machine.accelerator === 'kvm' ? ['-accel', 'kvm', '-cpu', 'host'] : ['-accel', `tcg,thread=multi,tb-size=${TCG_TRANSLATION_CACHE_MB}`, '-cpu', 'max']));
+  argv.push(
+    ...(machine.accelerator === 'kvm' ? ['-accel', 'kvm', '-cpu', 'host'] : ['-accel', `tcg,thread=multi,tb-size=${TCG_TRANSLATION_CACHE_MB}`, '-cpu', 'max']),
+  );
   argv.push('-m', `${machine.memoryMb}M`, '-smp', String(machine.vcpuCount));
   if (instance.memoryFile) {
     const { path, shared } = instance.memoryFile;
@@ -161,14 +175,22 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
   if (instance.runAsUser) argv.push('-runas', instance.runAsUser);
   argv.push(
     // append=on: the driver may truncate the log to cap its size while QEMU keeps writing.
-    '-chardev', `file,id=console,path=${e(instance.consoleLogPath)},append=on`,
-    '-serial', 'chardev:console',
-    '-qmp', `unix:${e(instance.qmpSocketPath)},server=on,wait=off`,
-    '-device', 'virtio-serial-device',
-    '-chardev', `socket,id=agent,path=${e(instance.agentSocketPath)},server=on,wait=off`,
-    '-device', `virtserialport,chardev=agent,name=${AGENT_PORT_NAME}`,
-    '-drive', `id=root,file=${e(instance.overlayPath)},format=qcow2,if=none,discard=unmap`,
-    '-device', 'virtio-blk-device,drive=root',
+    '-chardev',
+    `file,id=console,path=${e(instance.consoleLogPath)},append=on`,
+    '-serial',
+    'chardev:console',
+    '-qmp',
+    `unix:${e(instance.qmpSocketPath)},server=on,wait=off`,
+    '-device',
+    'virtio-serial-device',
+    '-chardev',
+    `socket,id=agent,path=${e(instance.agentSocketPath)},server=on,wait=off`,
+    '-device',
+    `virtserialport,chardev=agent,name=${AGENT_PORT_NAME}`,
+    '-drive',
+    `id=root,file=${e(instance.overlayPath)},format=qcow2,if=none,discard=unmap`,
+    '-device',
+    'virtio-blk-device,drive=root',
   );
   if (instance.volumeSlots.length !== VOLUME_SLOT_COUNT) throw new Error(`a VM has ${VOLUME_SLOT_COUNT} volume slots, got ${instance.volumeSlots.length}`);
   // The volume slots, right after the root disk (vdb…, but the guest goes by the serial). A placeholder is QEMU's
@@ -181,12 +203,16 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
   });
   argv.push(
     // Entropy for clones: the host's RNG feeds the guest's (microvm's ACPI has no vmgenid device).
-    '-device', 'virtio-rng-device',
-    '-device', 'virtio-balloon-device,id=balloon',
+    '-device',
+    'virtio-rng-device',
+    '-device',
+    'virtio-balloon-device,id=balloon',
     // The transfer share for large files (transfer-area.ts). security_model=none: the guest sees the host's
     // owners and modes, and nothing is stored in extended attributes.
-    '-fsdev', `local,id=transfer,path=${e(instance.transfer.dir)},security_model=none${instance.transfer.writable ? '' : ',readonly=on'}`,
-    '-device', `virtio-9p-device,fsdev=transfer,mount_tag=${TRANSFER_MOUNT_TAG}`,
+    '-fsdev',
+    `local,id=transfer,path=${e(instance.transfer.dir)},security_model=none${instance.transfer.writable ? '' : ',readonly=on'}`,
+    '-device',
+    `virtio-9p-device,fsdev=transfer,mount_tag=${TRANSFER_MOUNT_TAG}`,
   );
   // The NIC exists in every VM so that snapshots and clones have the same devices; the backend is what
   // differs. A snapshot is saved without a backend: slirp's state in the stream would make restores that

@@ -26,7 +26,10 @@ export function stageFromConsole(text: string): VmStage {
 
 /** `sandboxd-error:` lines the guest printed (why the initramfs gave up), newest last. */
 export function errorLines(text: string): string[] {
-  return text.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('sandboxd-error:'));
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('sandboxd-error:'));
 }
 
 /** The last `maxLines` lines of a text file (reads at most `maxBytes` from its end); '' if unreadable. */
@@ -59,7 +62,10 @@ export async function readLog(path: string): Promise<string> {
  * with O_APPEND, so it goes on writing at the new end; a line written during the cut may be lost.
  */
 export async function capLogFile(path: string, maxBytes: number): Promise<boolean> {
-  const size = await stat(path).then((s) => s.size, () => 0);
+  const size = await stat(path).then(
+    (s) => s.size,
+    () => 0,
+  );
   if (size <= maxBytes) return false;
   const keep = await readTail(path, Number.MAX_SAFE_INTEGER, Math.floor(maxBytes / 4));
   await truncate(path, 0);

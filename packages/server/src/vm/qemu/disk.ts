@@ -35,7 +35,12 @@ export async function createOverlay(options: {
 }
 
 /** A qcow2 disk of `sizeBytes` with no backing file, owned by `owner`. */
-export async function createBlankDisk(options: { qemuImgBinary: string; path: string; sizeBytes: number; owner: { uid: number; gid: number } | null }): Promise<void> {
+export async function createBlankDisk(options: {
+  qemuImgBinary: string;
+  path: string;
+  sizeBytes: number;
+  owner: { uid: number; gid: number } | null;
+}): Promise<void> {
   await runProgram(options.qemuImgBinary, ['create', '-q', '-f', 'qcow2', options.path, String(options.sizeBytes)]);
   await chmod(options.path, 0o600);
   if (options.owner) await chown(options.path, options.owner.uid, options.owner.gid);

@@ -86,7 +86,10 @@ export async function prepareHost<C>(ctx: DriverContext<C>, image: GuestImageFil
     guard = new NetworkGuardMonitor(
       guardOptions,
       networkGuard,
-      (status) => (status.active ? ctx.warn('NETWORK_GUARD_RESTORED', `the network guard is active again: ${status.detail}`) : ctx.warn('NETWORK_GUARD_INACTIVE', `${consequence}: ${status.detail}`)),
+      (status) =>
+        status.active
+          ? ctx.warn('NETWORK_GUARD_RESTORED', `the network guard is active again: ${status.detail}`)
+          : ctx.warn('NETWORK_GUARD_INACTIVE', `${consequence}: ${status.detail}`),
       recheckIntervalMs,
     );
     guard.start();

@@ -57,7 +57,8 @@ export async function resizeGuestMemory(qmp: QmpClient, targetMb: number, timeou
       lastMb = actualMb;
       lastChange = now;
     }
-    if (now - lastChange > stallMs) throw new Error(`the guest's memory stopped at ${actualMb.toFixed(0)} MiB on its way to ${targetMb} MiB (it cannot free more)`);
+    if (now - lastChange > stallMs)
+      throw new Error(`the guest's memory stopped at ${actualMb.toFixed(0)} MiB on its way to ${targetMb} MiB (it cannot free more)`);
     if (now > deadline) throw new Error(`the guest's memory reached ${actualMb.toFixed(0)} MiB, not ${targetMb} MiB, within ${timeoutMs} ms`);
     await sleep(20);
   }

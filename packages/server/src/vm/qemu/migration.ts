@@ -32,7 +32,8 @@ export async function waitForMigrationStatus(qmp: QmpClient, wanted: string, tim
   for (;;) {
     const status = await qmp.execute<MigrationStatus>('query-migrate');
     if (status.status === wanted) return;
-    if (status.status === 'failed' || status.status === 'cancelled') throw new Error(`migration ${status.status}: ${status['error-desc'] ?? 'no reason given (see the QEMU log)'}`);
+    if (status.status === 'failed' || status.status === 'cancelled')
+      throw new Error(`migration ${status.status}: ${status['error-desc'] ?? 'no reason given (see the QEMU log)'}`);
     if (Date.now() > deadline) throw new Error(`migration not completed within ${timeoutMs} ms (status ${status.status ?? 'none'})`);
     await sleep(5);
   }
@@ -43,7 +44,10 @@ export async function waitForMigrationStatus(qmp: QmpClient, wanted: string, tim
  * and synced). `socketPath` is where QEMU connects; `owner` the user QEMU runs as. The VM stays stopped.
  * Resolves with the state's size in bytes.
  */
-export async function saveDeviceState(qmp: QmpClient, options: { socketPath: string; statePath: string; owner: { uid: number; gid: number } | null; timeoutMs: number }): Promise<number> {
+export async function saveDeviceState(
+  qmp: QmpClient,
+  options: { socketPath: string; statePath: string; owner: { uid: number; gid: number } | null; timeoutMs: number },
+): Promise<number> {
   const tmpPath = `${options.statePath}.tmp`;
   let server: Server | undefined;
   try {

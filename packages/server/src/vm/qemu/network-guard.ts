@@ -21,7 +21,16 @@ import { runProgram } from '../../host/run-program.ts';
 export const GUARD_TABLE = 'sandboxd_guard';
 
 /** Destinations blocked by default besides the host itself. */
-export const DEFAULT_BLOCKED_IPV4 = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '224.0.0.0/3'];
+export const DEFAULT_BLOCKED_IPV4 = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '224.0.0.0/3',
+];
 export const DEFAULT_BLOCKED_IPV6 = ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8'];
 
 export interface NetworkGuardOptions {
@@ -115,7 +124,8 @@ export async function installNetworkGuard(options: NetworkGuardOptions): Promise
 export async function networkGuardStatus(uid: number, nft = 'nft', table = GUARD_TABLE): Promise<NetworkGuardStatus> {
   try {
     const { stdout } = await runProgram(nft, ['-n', 'list', 'table', 'inet', table]);
-    if (!stdout.includes(`meta skuid ${uid} jump vm_egress`)) return { active: false, detail: `nftables table inet ${table} exists but does not match uid ${uid}` };
+    if (!stdout.includes(`meta skuid ${uid} jump vm_egress`))
+      return { active: false, detail: `nftables table inet ${table} exists but does not match uid ${uid}` };
     return { active: true, detail: `nftables table inet ${table} rejects uid ${uid}'s traffic to the host and to private ranges` };
   } catch (error) {
     return { active: false, detail: `nftables table inet ${table} is not loaded: ${(error as Error).message}` };

@@ -128,7 +128,12 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       origin: 'boot',
       memoryMb: request.memoryMb,
       snapshotDir: request.snapshotDir ?? null,
-      disk: { kind: 'overlay', ...(overlayPath ? { path: overlayPath } : {}), backingPath: request.image.rootfsPath, backingFormat: request.image.rootfsFormat ?? 'raw' },
+      disk: {
+        kind: 'overlay',
+        ...(overlayPath ? { path: overlayPath } : {}),
+        backingPath: request.image.rootfsPath,
+        backingFormat: request.image.rootfsFormat ?? 'raw',
+      },
       // Snapshot sources and boots have placeholders in every slot: their restores choose the volumes.
       volumes: [],
       memoryFile,
@@ -145,16 +150,28 @@ export class QemuDriver<C = void> implements VmDriver<C> {
     const prepared = await this.ensurePrepared({ kernelPath: manifest.machine.kernelPath, initrdPath: manifest.machine.initrdPath, rootfsPath: '' });
     const { machine } = manifest;
     if (machine.accelerator !== prepared.report.accelerator) {
-      throw new VmError('VM_INVALID_REQUEST', `snapshot ${request.snapshotDir} was saved under ${machine.accelerator}, this host runs ${prepared.report.accelerator}: make a new snapshot`);
+      throw new VmError(
+        'VM_INVALID_REQUEST',
+        `snapshot ${request.snapshotDir} was saved under ${machine.accelerator}, this host runs ${prepared.report.accelerator}: make a new snapshot`,
+      );
     }
     if (manifest.qemuVersion !== prepared.qemuVersion) {
-      throw new VmError('VM_INVALID_REQUEST', `snapshot ${request.snapshotDir} was saved by QEMU ${manifest.qemuVersion}, this is ${prepared.qemuVersion}: make a new snapshot`);
+      throw new VmError(
+        'VM_INVALID_REQUEST',
+        `snapshot ${request.snapshotDir} was saved by QEMU ${manifest.qemuVersion}, this is ${prepared.qemuVersion}: make a new snapshot`,
+      );
     }
     if (!Number.isInteger(request.memoryMb) || request.memoryMb < manifest.minMemoryMb || request.memoryMb > machine.memoryMb) {
-      throw new VmError('VM_INVALID_REQUEST', `snapshot ${request.snapshotDir} serves ${manifest.minMemoryMb} to ${machine.memoryMb} MiB, not ${request.memoryMb}`);
+      throw new VmError(
+        'VM_INVALID_REQUEST',
+        `snapshot ${request.snapshotDir} serves ${manifest.minMemoryMb} to ${machine.memoryMb} MiB, not ${request.memoryMb}`,
+      );
     }
     if (manifest.network && manifest.network !== request.network) {
-      throw new VmError('VM_INVALID_REQUEST', `snapshot ${request.snapshotDir} holds the state of a '${manifest.network}' network: restore it with that network, not '${request.network}'`);
+      throw new VmError(
+        'VM_INVALID_REQUEST',
+        `snapshot ${request.snapshotDir} holds the state of a '${manifest.network}' network: restore it with that network, not '${request.network}'`,
+      );
     }
     await this.assertGuarded(request.network, prepared);
     const volumes = await checkVolumes(request.volumes ?? [], prepared.vmUser);
@@ -302,13 +319,18 @@ export class QemuDriver<C = void> implements VmDriver<C> {
     const TMPFS_MAGIC = 0x01021994;
     const stats = await statfs(dir).catch(() => undefined);
     if (stats?.type === TMPFS_MAGIC) {
-      this.ctx.warn('SNAPSHOT_ON_TMPFS', `snapshot directory ${dir} is on tmpfs: every page a clone touches first is added to the shared RAM file for good; use a disk filesystem`, vmId);
+      this.ctx.warn(
+        'SNAPSHOT_ON_TMPFS',
+        `snapshot directory ${dir} is on tmpfs: every page a clone touches first is added to the shared RAM file for good; use a disk filesystem`,
+        vmId,
+      );
     }
   }
 }
 
 function assertVcpuCount(vcpuCount: number): void {
-  if (!(VCPU_COUNTS as readonly number[]).includes(vcpuCount)) throw new VmError('VM_INVALID_REQUEST', `vcpuCount must be one of ${VCPU_COUNTS.join(', ')}, got ${vcpuCount}`);
+  if (!(VCPU_COUNTS as readonly number[]).includes(vcpuCount))
+    throw new VmError('VM_INVALID_REQUEST', `vcpuCount must be one of ${VCPU_COUNTS.join(', ')}, got ${vcpuCount}`);
 }
 
 function assertMemory(memoryMb: number): void {

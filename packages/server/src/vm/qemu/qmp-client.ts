@@ -191,7 +191,14 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   }
 
   private onMessage(line: string): void {
-    let message: { id?: string; return?: unknown; error?: { class: string; desc: string }; event?: string; data?: Record<string, unknown>; timestamp?: QmpEvent['timestamp'] };
+    let message: {
+      id?: string;
+      return?: unknown;
+      error?: { class: string; desc: string };
+      event?: string;
+      data?: Record<string, unknown>;
+      timestamp?: QmpEvent['timestamp'];
+    };
     try {
       message = JSON.parse(line);
     } catch {

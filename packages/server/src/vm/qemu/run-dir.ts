@@ -89,7 +89,10 @@ export function runPaths(runDir: string): RunPaths {
   };
   for (const socket of [paths.qmpSocketPath, paths.agentSocketPath, paths.migrationSocketPath]) {
     if (Buffer.byteLength(socket) > MAX_SOCKET_PATH_BYTES) {
-      throw new VmError('VM_INVALID_REQUEST', `run directory path too long for unix sockets (${socket} exceeds ${MAX_SOCKET_PATH_BYTES} bytes): use a shorter run root`);
+      throw new VmError(
+        'VM_INVALID_REQUEST',
+        `run directory path too long for unix sockets (${socket} exceeds ${MAX_SOCKET_PATH_BYTES} bytes): use a shorter run root`,
+      );
     }
   }
   return paths;

@@ -39,7 +39,16 @@ export async function createTransferArea(dir: string, vmUser: { uid: number; gid
   if (vmUser) await chown(dir, vmUser.uid, vmUser.gid);
   if (process.getuid?.() !== 0) return false;
   const owner = vmUser ?? { uid: 0, gid: 0 };
-  const options = [`size=${TRANSFER_AREA_MB}m`, `nr_inodes=${TRANSFER_AREA_INODES}`, 'mode=0700', `uid=${owner.uid}`, `gid=${owner.gid}`, 'nosuid', 'nodev', 'noexec'];
+  const options = [
+    `size=${TRANSFER_AREA_MB}m`,
+    `nr_inodes=${TRANSFER_AREA_INODES}`,
+    'mode=0700',
+    `uid=${owner.uid}`,
+    `gid=${owner.gid}`,
+    'nosuid',
+    'nodev',
+    'noexec',
+  ];
   try {
     await runProgram('mount', ['-t', 'tmpfs', '-o', options.join(','), 'sandboxd-transfer', dir], { timeoutMs: 10_000 });
     return true;

@@ -35,7 +35,18 @@ export async function ensureVmUser(name: string = DEFAULT_VM_USER, comment = 'sa
   const existing = await lookupUser(name);
   if (existing) return existing;
   try {
-    await runProgram('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', comment, name]);
+    await runProgram('useradd', [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      '--comment',
+      comment,
+      name,
+    ]);
   } catch (error) {
     // Another server process may have created it at the same moment.
     const raced = await lookupUser(name);

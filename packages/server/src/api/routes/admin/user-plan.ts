@@ -19,8 +19,14 @@ export function registerAdminUserPlan(app: App, { services, requireAuth }: Route
         summary: "Change a user's plan (administrators)",
         security: BEARER_OR_API_KEY,
         params: Type.Object({ user_id: RecordId() }),
-        body: Type.Object({ plan: Type.String({ minLength: 1, maxLength: 100, description: 'One of the plans GET /v1/admin/users lists' }) }, { additionalProperties: false }),
-        response: authedResponses({ 200: Type.Ref('AdminUser') }, { 400: 'Not a plan the server knows (BAD_REQUEST)', 403: 'Not an administrator', 404: 'No such user' }),
+        body: Type.Object(
+          { plan: Type.String({ minLength: 1, maxLength: 100, description: 'One of the plans GET /v1/admin/users lists' }) },
+          { additionalProperties: false },
+        ),
+        response: authedResponses(
+          { 200: Type.Ref('AdminUser') },
+          { 400: 'Not a plan the server knows (BAD_REQUEST)', 403: 'Not an administrator', 404: 'No such user' },
+        ),
       },
       onRequest: adminOnly(requireAuth),
     },

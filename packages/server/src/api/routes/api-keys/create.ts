@@ -4,7 +4,7 @@ import { auditActorOf } from '../../audit-context.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import type { ApiKeyBody} from './schemas.ts';
+import type { ApiKeyBody } from './schemas.ts';
 import { toApiKeyRecord } from './schemas.ts';
 
 export function registerCreateApiKey(app: App, { services, requireAuth }: RouteContext): void {
@@ -23,7 +23,11 @@ export function registerCreateApiKey(app: App, { services, requireAuth }: RouteC
     },
     async (request) => {
       const body = request.body ?? {};
-      const key = await services.apiKeys.create(principalOf(request).userId, { expiresAt: body.expires_at, description: body.description }, auditActorOf(request));
+      const key = await services.apiKeys.create(
+        principalOf(request).userId,
+        { expiresAt: body.expires_at, description: body.description },
+        auditActorOf(request),
+      );
       return toApiKeyRecord(key);
     },
   );

@@ -24,9 +24,7 @@ export const ApiKeyRecord = Type.Object(
 
 export const ApiKeyBody = Type.Object(
   {
-    expires_at: Type.Optional(
-      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the key stops working; null = never' }),
-    ),
+    expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the key stops working; null = never' })),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
   },
   { $id: 'ApiKeyBody', title: 'ApiKeyCreateUpdate' },

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import type { ApiKeyBody} from './schemas.ts';
+import type { ApiKeyBody } from './schemas.ts';
 import { ItemIdParams, toApiKeyRecord } from './schemas.ts';
 
 export function registerUpdateApiKey(app: App, { services, requireAuth }: RouteContext): void {

@@ -15,7 +15,7 @@ export function registerAppUrl(app: App, { services, requireAuth }: RouteContext
         tags: ['apps'],
         summary: 'Public URL of a port inside the VM',
         description:
-          'The addresses of a port of the session\'s VM through the preview proxy. Only the owner may open them (API key or bearer token) until a share (POST /v1/shares) opens the port to others. Nothing needs to listen on the port yet; a request to it answers 502 until something does.',
+          "The addresses of a port of the session's VM through the preview proxy. Only the owner may open them (API key or bearer token) until a share (POST /v1/shares) opens the port to others. Nothing needs to listen on the port yet; a request to it answers 502 until something does.",
         security: BEARER_OR_API_KEY,
         params: Type.Object({ session_id: Type.String() }),
         querystring: Type.Object({ port: Type.Optional({ ...PortNumber, default: 80 }) }),

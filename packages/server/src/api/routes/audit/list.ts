@@ -15,7 +15,7 @@ export function registerListAuditEvents(app: App, { services, requireAuth }: Rou
         tags: ['audit'],
         summary: 'The audit log',
         description:
-          'Security-relevant actions: sign-ins (also failed ones), API key and webhook endpoint changes, secret rotations. Your own entries, or everyone\'s for an administrator. Newest first; pass next_cursor as cursor for older entries.',
+          "Security-relevant actions: sign-ins (also failed ones), API key and webhook endpoint changes, secret rotations. Your own entries, or everyone's for an administrator. Newest first; pass next_cursor as cursor for older entries.",
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),

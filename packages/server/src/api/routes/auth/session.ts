@@ -30,7 +30,10 @@ const ConsoleSession = Type.Object({
   username: Type.String(),
   is_admin: Type.Boolean(),
   csrf_token: Type.Optional(
-    Type.String({ description: "Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie, __Host-sandboxd_csrf over HTTPS); it is bound to this session" }),
+    Type.String({
+      description:
+        'Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie, __Host-sandboxd_csrf over HTTPS); it is bound to this session',
+    }),
   ),
   expires_in: Type.Optional(Type.Integer({ description: 'Seconds until the session ends' })),
 });
@@ -45,13 +48,17 @@ export function registerSessionSignInRoutes(app: App, { services, requireAuth }:
         summary: 'Sign in to the web console (session cookie)',
         description:
           'For browsers: starts a console session held by the server and sets an HttpOnly, SameSite=Strict session cookie (a random token naming it, not the key) and a CSRF cookie, ' +
-          'both `__Host-` prefixed over HTTPS. Requests authenticated by the cookie must send the session\'s CSRF token in X-CSRF-Token, except GET and HEAD. ' +
+          "both `__Host-` prefixed over HTTPS. Requests authenticated by the cookie must send the session's CSRF token in X-CSRF-Token, except GET and HEAD. " +
           'Failed sign-ins are counted per username and per source address: past SANDBOXD_SIGN_IN_MAX_FAILURES_PER_USERNAME / _PER_ADDRESS in SANDBOXD_SIGN_IN_WINDOW_SECONDS, ' +
           'sign-ins are refused with 429 RATE_LIMITED and Retry-After, even with the right password.',
         body: SessionSignIn,
         response: publicResponses(
           { 200: ConsoleSession },
-          { 401: 'Wrong username or password, or an invalid API key', 403: 'Sent by a page of another origin', 429: 'Too many failed sign-ins for this username or from this address (Retry-After)' },
+          {
+            401: 'Wrong username or password, or an invalid API key',
+            403: 'Sent by a page of another origin',
+            429: 'Too many failed sign-ins for this username or from this address (Retry-After)',
+          },
         ),
       },
     },

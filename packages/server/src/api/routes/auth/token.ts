@@ -32,7 +32,10 @@ export function registerTokenRoute(app: App, { services }: RouteContext): void {
           'Failed sign-ins are counted per username and per source address (shared with POST /v1/auth/session): past the limit this answers 429 RATE_LIMITED with Retry-After, even with the right password.',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenRequest,
-        response: publicResponses({ 200: TokenResponse }, { 401: 'Wrong username or password', 429: 'Too many failed sign-ins for this username or from this address (Retry-After)' }),
+        response: publicResponses(
+          { 200: TokenResponse },
+          { 401: 'Wrong username or password', 429: 'Too many failed sign-ins for this username or from this address (Retry-After)' },
+        ),
       },
     },
     async (request) => {

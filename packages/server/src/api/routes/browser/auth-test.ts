@@ -12,7 +12,8 @@ export function registerBrowserAuthTest(app: App, { services, requireAuthOrBodyK
       schema: {
         tags: ['browser'],
         summary: 'Test browser authentication',
-        description: 'Answers who the key belongs to, the plan, and whether a browser can be started now. A bad key is 401 as everywhere. The key may come in a header or in the body\'s `api_key`; the body is optional.',
+        description:
+          "Answers who the key belongs to, the plan, and whether a browser can be started now. A bad key is 401 as everywhere. The key may come in a header or in the body's `api_key`; the body is optional.",
         security: BEARER_OR_API_KEY,
         body: Type.Union([Type.Ref('BrowserAuthTestRequest'), Type.Null()]) as unknown as typeof BrowserAuthTestRequest,
         response: authedResponses({ 200: Type.Ref('BrowserAuthTestResponse') }),

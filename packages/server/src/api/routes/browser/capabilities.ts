@@ -11,7 +11,8 @@ export function registerBrowserCapabilities(app: App, { services, requireAuth }:
       schema: {
         tags: ['browser'],
         summary: 'What the browser can do',
-        description: 'The engine and its version, the interactions, formats and wait conditions served, viewport bounds and defaults, session timeouts and your plan\'s session limit.',
+        description:
+          "The engine and its version, the interactions, formats and wait conditions served, viewport bounds and defaults, session timeouts and your plan's session limit.",
         security: BEARER_OR_API_KEY,
         response: authedResponses({ 200: Type.Ref('BrowserCapabilities') }),
       },

@@ -14,7 +14,7 @@ export function registerCreateBrowserSession(app: App, { services, requireAuthOr
         summary: 'Create a browser session',
         description:
           'Starts a browser with a blank page (`about:blank`) and answers its `session_id`, which every interaction names in its body. ' +
-          'The session closes after `idle_timeout_seconds` without an interaction, at the latest after the server\'s session lifetime, or on `DELETE`. ' +
+          "The session closes after `idle_timeout_seconds` without an interaction, at the latest after the server's session lifetime, or on `DELETE`. " +
           'Every field of the body has a default (send `{}`). The path also answers without its trailing slash.',
         security: BEARER_OR_API_KEY,
         body: Type.Ref('BrowserSessionCreateRequest') as unknown as typeof BrowserSessionCreateRequest,

@@ -32,7 +32,8 @@ import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
 
 const SESSION_404 = 'No such browser session among yours, or it ended (NOT_FOUND)';
-const ELEMENT_404 = 'No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`)';
+const ELEMENT_404 =
+  'No such browser session among yours (NOT_FOUND), or `selector` matched no element within `timeout` (ELEMENT_NOT_FOUND; the body has `selector`)';
 const TIMEOUT_408 = 'Not done within `timeout` (BROWSER_TIMEOUT); the page stays as it got and the session stays usable';
 const UNREACHABLE_503 = "The session's browser stopped answering";
 
@@ -63,8 +64,14 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     body: BrowserNavigateRequest,
     response: 'BrowserInteractionResponse',
     summary: 'Go to a URL',
-    description: 'Loads `url` in the session\'s page and waits until `wait_until` (default `load`), at most `wait_timeout` milliseconds. `data` has what was loaded, e.g. the final `url` (after redirects) and the `title`.',
-    errors: { 400: 'The page could not be loaded (NAVIGATION_FAILED): the name does not resolve, the connection failed, TLS failed, or the scheme is not allowed', 404: SESSION_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
+    description:
+      "Loads `url` in the session's page and waits until `wait_until` (default `load`), at most `wait_timeout` milliseconds. `data` has what was loaded, e.g. the final `url` (after redirects) and the `title`.",
+    errors: {
+      400: 'The page could not be loaded (NAVIGATION_FAILED): the name does not resolve, the connection failed, TLS failed, or the scheme is not allowed',
+      404: SESSION_404,
+      408: TIMEOUT_408,
+      503: UNREACHABLE_503,
+    },
     call: (browser, principal, body) => browser.navigate(principal, body),
   }),
   interaction({
@@ -72,7 +79,8 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     body: BrowserClickRequest,
     response: 'BrowserInteractionResponse',
     summary: 'Click an element',
-    description: 'Waits up to `timeout` milliseconds for the element to be visible, stable and enabled (unless `force`), scrolls it into view and clicks its centre.',
+    description:
+      'Waits up to `timeout` milliseconds for the element to be visible, stable and enabled (unless `force`), scrolls it into view and clicks its centre.',
     errors: { 404: ELEMENT_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
     call: (browser, principal, body) => browser.click(principal, body),
   }),
@@ -81,7 +89,8 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     body: BrowserTypeRequest,
     response: 'BrowserInteractionResponse',
     summary: 'Type text into an element, key by key',
-    description: 'Focuses the element and types `text` with `delay` milliseconds between keys, firing key events as a user would. Use `fill` to set a value at once.',
+    description:
+      'Focuses the element and types `text` with `delay` milliseconds between keys, firing key events as a user would. Use `fill` to set a value at once.',
     errors: { 404: ELEMENT_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
     call: (browser, principal, body) => browser.type(principal, body),
   }),
@@ -99,7 +108,8 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     body: BrowserScrollRequest,
     response: 'BrowserInteractionResponse',
     summary: 'Scroll an element into view, or the page to a position',
-    description: 'With `selector`, scrolls that element into view; else scrolls the page to `x`/`y` (absolute pixels; an absent one keeps its position). A body with neither is a 422. `data` has the resulting `{x, y}`.',
+    description:
+      'With `selector`, scrolls that element into view; else scrolls the page to `x`/`y` (absolute pixels; an absent one keeps its position). A body with neither is a 422. `data` has the resulting `{x, y}`.',
     errors: { 404: ELEMENT_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
     call: (browser, principal, body) => browser.scroll(principal, body),
   }),
@@ -135,7 +145,8 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     body: BrowserScreenshotRequest,
     response: 'BrowserScreenshotResponse',
     summary: 'Take a screenshot of the page',
-    description: 'The viewport (or the whole page with `full_page`, or the `clip` rectangle) as PNG or JPEG, base64 in `screenshot`: `jq -r .screenshot | base64 -d > shot.png`.',
+    description:
+      'The viewport (or the whole page with `full_page`, or the `clip` rectangle) as PNG or JPEG, base64 in `screenshot`: `jq -r .screenshot | base64 -d > shot.png`.',
     errors: { 404: SESSION_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
     call: (browser, principal, body) => browser.screenshot(principal, body),
   }),
@@ -144,7 +155,8 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     body: BrowserExtractRequest,
     response: 'BrowserExtractResponse',
     summary: 'Read elements of the page',
-    description: 'The elements `selector` matches (default `body *`), at most `max_elements`, each with its tag, text, the `attributes` asked for, visibility, form value and a selector that finds it again. No match is an empty list.',
+    description:
+      'The elements `selector` matches (default `body *`), at most `max_elements`, each with its tag, text, the `attributes` asked for, visibility, form value and a selector that finds it again. No match is an empty list.',
     errors: { 404: SESSION_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
     call: (browser, principal, body) => browser.extract(principal, body),
   }),
@@ -153,7 +165,8 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     body: BrowserContentRequest,
     response: 'BrowserContentResponse',
     summary: 'The page as text for a language model',
-    description: "The page's readable text and title, its interactive elements (links, buttons, form fields) and text anchors, each with a selector the other interactions take.",
+    description:
+      "The page's readable text and title, its interactive elements (links, buttons, form fields) and text anchors, each with a selector the other interactions take.",
     errors: { 404: SESSION_404, 408: TIMEOUT_408, 503: UNREACHABLE_503 },
     call: (browser, principal, body) => browser.content(principal, body),
   }),
@@ -163,7 +176,7 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
     response: 'BrowserInteractionResponse',
     summary: 'Fill a stored credential into a login form',
     description:
-      'Fills the username and password of a stored credential (`/v1/browser/credentials`) into the page, only when the page\'s host is one of its `allowed_hosts`; the password never appears in a response. With `submit`, presses Enter in the password field.',
+      "Fills the username and password of a stored credential (`/v1/browser/credentials`) into the page, only when the page's host is one of its `allowed_hosts`; the password never appears in a response. With `submit`, presses Enter in the password field.",
     errors: {
       403: "The page's host is not among the credential's allowed_hosts",
       404: 'No such browser session or credential among yours (NOT_FOUND), or a field was not found (ELEMENT_NOT_FOUND, with `selector`)',
@@ -175,7 +188,8 @@ export const INTERACTIONS: Interaction<TSchema>[] = [
 ];
 
 // Capabilities list the contract's interactions: the table serves exactly those, in that order.
-if (INTERACTIONS.map((entry) => entry.action).join() !== BROWSER_INTERACTIONS.join()) throw new Error("the interactions table and the contract's BROWSER_INTERACTIONS disagree");
+if (INTERACTIONS.map((entry) => entry.action).join() !== BROWSER_INTERACTIONS.join())
+  throw new Error("the interactions table and the contract's BROWSER_INTERACTIONS disagree");
 
 /** Refuses a body that breaks one of the contract's rules across fields, with FastAPI's 422. */
 export function refuseProblems(problems: FieldProblem[]): void {

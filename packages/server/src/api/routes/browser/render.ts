@@ -22,7 +22,7 @@ export function registerBrowserRender(app: App, { services, requireAuthOrBodyKey
           { 200: Type.Ref('BrowserRenderResponse') },
           {
             400: 'The page could not be loaded (NAVIGATION_FAILED)',
-            404: 'An action\'s selector matched no element (ELEMENT_NOT_FOUND, with `selector`)',
+            404: "An action's selector matched no element (ELEMENT_NOT_FOUND, with `selector`)",
             408: 'Loading, waiting or an action took longer than allowed (BROWSER_TIMEOUT)',
             429: "Your plan's browsers are all in use (QUOTA_EXCEEDED)",
             503: 'No browser could be started',

@@ -12,7 +12,7 @@ export function registerBrowserUsage(app: App, { services, requireAuth }: RouteC
       schema: {
         tags: ['browser'],
         summary: 'Browser usage statistics of the caller',
-        description: 'Renders, sessions, pages, screenshots and browser seconds, in all and in the last 30 days, with the open sessions and your plan\'s limit.',
+        description: "Renders, sessions, pages, screenshots and browser seconds, in all and in the last 30 days, with the open sessions and your plan's limit.",
         security: BEARER_OR_API_KEY,
         response: authedResponses({ 200: Type.Ref('BrowserUsageSummary') }),
       },
@@ -27,7 +27,8 @@ export function registerBrowserUsage(app: App, { services, requireAuth }: RouteC
       schema: {
         tags: ['browser'],
         summary: 'Browser usage history',
-        description: 'One record per render and per session, newest first, a page at a time (`limit`, default 50; `offset`, default 0); `total` counts them all.',
+        description:
+          'One record per render and per session, newest first, a page at a time (`limit`, default 50; `offset`, default 0); `total` counts them all.',
         security: BEARER_OR_API_KEY,
         querystring: BrowserUsageHistoryQuery,
         response: authedResponses({ 200: Type.Ref('BrowserUsageHistory') }),

@@ -18,7 +18,7 @@ export function registerCliAuthExchange(app: App, { services }: RouteContext): v
         tags: ['cli-auth'],
         summary: 'Exchange an approved login for an API key',
         description:
-          'Answers the new key once. Errors are 400 with `code` and RFC 8628\'s `error`: CLI_AUTH_PENDING (authorization_pending: poll again after `interval` s), ' +
+          "Answers the new key once. Errors are 400 with `code` and RFC 8628's `error`: CLI_AUTH_PENDING (authorization_pending: poll again after `interval` s), " +
           'CLI_AUTH_SLOW_DOWN (slow_down: polled too fast; `interval` is the new interval), CLI_AUTH_DENIED (access_denied), CLI_AUTH_EXPIRED (expired_token), ' +
           'CLI_AUTH_ALREADY_USED, CLI_AUTH_INVALID_VERIFIER and CLI_AUTH_UNKNOWN_CODE (invalid_grant).',
         body: Type.Ref('CLIAuthExchangeRequest') as unknown as typeof CliAuthExchangeRequest,
@@ -26,7 +26,10 @@ export function registerCliAuthExchange(app: App, { services }: RouteContext): v
       },
     },
     async (request) => {
-      const { apiKey } = await services.cliAuth.exchange({ deviceCode: request.body.device_code, codeVerifier: request.body.code_verifier }, clientInfoOf(request));
+      const { apiKey } = await services.cliAuth.exchange(
+        { deviceCode: request.body.device_code, codeVerifier: request.body.code_verifier },
+        clientInfoOf(request),
+      );
       const user = await services.users.get(apiKey.userId);
       return {
         api_key: apiKey.fullKey,

@@ -77,7 +77,12 @@ export function registerCliAuthPage(app: App, { services }: RouteContext): void 
 
     const cookie = readCookie(request, CSRF_COOKIE);
     if (!cookie || !field('csrf_token') || !sameSecret(cookie, field('csrf_token')) || !isSameOriginOrNotBrowser(request)) {
-      return sendPage(request, reply, 403, { userCode, login: null, username, error: 'This form expired or did not come from this page. It has been reloaded: please try again.' });
+      return sendPage(request, reply, 403, {
+        userCode,
+        login: null,
+        username,
+        error: 'This form expired or did not come from this page. It has been reloaded: please try again.',
+      });
     }
 
     let login: CliAuthDescription;
@@ -85,7 +90,12 @@ export function registerCliAuthPage(app: App, { services }: RouteContext): void 
       login = await services.cliAuth.describe(userCode);
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'NOT_FOUND')) throw error;
-      return sendPage(request, reply, 404, { userCode, login: null, username, error: `No login has the code "${userCode}". Check the code your terminal shows.` });
+      return sendPage(request, reply, 404, {
+        userCode,
+        login: null,
+        username,
+        error: `No login has the code "${userCode}". Check the code your terminal shows.`,
+      });
     }
     const done = finalState(login);
     if (done) return sendPage(request, reply, 409, { userCode, login, done });
@@ -95,7 +105,12 @@ export function registerCliAuthPage(app: App, { services }: RouteContext): void 
       principal = await services.signIn.checkPassword(username, field('password'), clientInfoOf(request));
     } catch (error) {
       if (error instanceof AppError && error.code === 'RATE_LIMITED') {
-        const page = { userCode, login, username, error: `Too many failed sign-ins for this username or from this address: try again in ${String(error.fields.retry_after)} seconds.` };
+        const page = {
+          userCode,
+          login,
+          username,
+          error: `Too many failed sign-ins for this username or from this address: try again in ${String(error.fields.retry_after)} seconds.`,
+        };
         return sendPage(request, reply.headers(error.headers), 429, page);
       }
       if (!(error instanceof AppError && error.statusCode === 401)) throw error;

@@ -6,8 +6,18 @@ const CODE_VERIFIER_PATTERN = '^[A-Za-z0-9._~-]{43,128}$';
 
 export const CliAuthStartRequest = Type.Object(
   {
-    hostname: Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'Name of the machine logging in; the key is described "CLI - <hostname>"' }),
-    code_challenge: Type.String({ minLength: 43, maxLength: 43, pattern: '^[A-Za-z0-9_-]{43}$', description: 'base64url(SHA-256(code_verifier)), no padding (PKCE S256)' }),
+    hostname: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+      description: 'Name of the machine logging in; the key is described "CLI - <hostname>"',
+    }),
+    code_challenge: Type.String({
+      minLength: 43,
+      maxLength: 43,
+      pattern: '^[A-Za-z0-9_-]{43}$',
+      description: 'base64url(SHA-256(code_verifier)), no padding (PKCE S256)',
+    }),
     code_challenge_method: Type.Optional(Type.Unsafe<'S256'>({ type: 'string', enum: ['S256'], description: 'Only S256' })),
   },
   { $id: 'CLIAuthStartRequest', title: 'CLIAuthStartRequest' },
@@ -69,4 +79,11 @@ export type CliAuthStartBody = Static<typeof CliAuthStartRequest>;
 export type CliAuthApproveBody = Static<typeof CliAuthApproveRequest>;
 export type CliAuthExchangeBody = Static<typeof CliAuthExchangeRequest>;
 
-export const CLI_AUTH_SCHEMAS = [CliAuthStartRequest, CliAuthStartResponse, CliAuthApproveRequest, CliAuthApproveResponse, CliAuthExchangeRequest, CliAuthExchangeResponse];
+export const CLI_AUTH_SCHEMAS = [
+  CliAuthStartRequest,
+  CliAuthStartResponse,
+  CliAuthApproveRequest,
+  CliAuthApproveResponse,
+  CliAuthExchangeRequest,
+  CliAuthExchangeResponse,
+];

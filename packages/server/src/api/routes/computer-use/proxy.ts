@@ -52,11 +52,14 @@ export function registerComputerUseProxy(app: App, { services, requireAuth }: Ro
         security: BEARER_OR_API_KEY,
         params: Type.Object({ session_id: Type.String(), '*': Type.String() }),
         response: {
-          default: byMediaType("The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503", {
-            'application/json': Type.Unknown(),
-            'image/png': Type.String({ format: 'binary' }),
-            'video/mp4': Type.String({ format: 'binary' }),
-          }),
+          default: byMediaType(
+            "The computer-use API's answer as it is (JSON; PNG screenshots and MP4 recordings streamed); or sandboxd's own errors (JSON ErrorResponse): 401, 404, 409 (not a desktop session), 502, 503",
+            {
+              'application/json': Type.Unknown(),
+              'image/png': Type.String({ format: 'binary' }),
+              'video/mp4': Type.String({ format: 'binary' }),
+            },
+          ),
         },
       },
       onRequest: requireAuth,
@@ -77,7 +80,9 @@ export function registerComputerUseProxy(app: App, { services, requireAuth }: Ro
           upstream.on('response', resolve);
           upstream.on('error', (error) => {
             tunnel.destroy();
-            reject(new AppError('APP_PORT_UNREACHABLE', `the computer-use API in the VM did not answer (${(error as NodeJS.ErrnoException).code ?? error.message})`));
+            reject(
+              new AppError('APP_PORT_UNREACHABLE', `the computer-use API in the VM did not answer (${(error as NodeJS.ErrnoException).code ?? error.message})`),
+            );
           });
           reply.raw.once('close', () => {
             if (!reply.raw.writableFinished) upstream.destroy();
@@ -100,7 +105,10 @@ export function registerComputerUseProxy(app: App, { services, requireAuth }: Ro
           size += chunk.length;
           if (size > MAX_BUFFERED_BYTES) {
             response.destroy();
-            throw new AppError('APP_PORT_UNREACHABLE', `the computer-use API answered more than ${MAX_BUFFERED_BYTES} bytes of ${String(response.headers['content-type'] ?? 'data')}`);
+            throw new AppError(
+              'APP_PORT_UNREACHABLE',
+              `the computer-use API answered more than ${MAX_BUFFERED_BYTES} bytes of ${String(response.headers['content-type'] ?? 'data')}`,
+            );
           }
           chunks.push(chunk);
         }

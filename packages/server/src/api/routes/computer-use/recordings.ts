@@ -5,7 +5,10 @@ import { authedResponses, BEARER_OR_API_KEY, byMediaType, ListOffset } from '../
 import type { App, RouteContext } from '../../types.ts';
 import { toDesktopRecording } from './schemas.ts';
 
-const params = Type.Object({ session_id: Type.String(), recording_id: Type.String({ pattern: '^rec_[0-9a-f]{16}$', description: 'A recording id (`rec_` + 16 hex)' }) });
+const params = Type.Object({
+  session_id: Type.String(),
+  recording_id: Type.String({ pattern: '^rec_[0-9a-f]{16}$', description: 'A recording id (`rec_` + 16 hex)' }),
+});
 
 export function registerRecordingRoutes(app: App, { services, requireAuth }: RouteContext): void {
   const { computerUse } = services.sandbox;
@@ -15,7 +18,8 @@ export function registerRecordingRoutes(app: App, { services, requireAuth }: Rou
       schema: {
         tags: ['computer-use'],
         summary: "A desktop session's saved recordings",
-        description: 'Screen recordings stopped through the computer-use proxy (`POST /v1/computeruse/{session_id}/recording/stop`), newest first: "saving" while the MP4 is copied from the VM, then "ready" or "failed". They outlive the VM.',
+        description:
+          'Screen recordings stopped through the computer-use proxy (`POST /v1/computeruse/{session_id}/recording/stop`), newest first: "saving" while the MP4 is copied from the VM, then "ready" or "failed". They outlive the VM.',
         security: BEARER_OR_API_KEY,
         params: Type.Object({ session_id: Type.String() }),
         querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }), offset: ListOffset }),
@@ -24,7 +28,12 @@ export function registerRecordingRoutes(app: App, { services, requireAuth }: Rou
       onRequest: requireAuth,
     },
     async (request) => {
-      const recordings = await computerUse.listRecordings(principalOf(request), request.params.session_id, request.query.limit ?? 50, request.query.offset ?? 0);
+      const recordings = await computerUse.listRecordings(
+        principalOf(request),
+        request.params.session_id,
+        request.query.limit ?? 50,
+        request.query.offset ?? 0,
+      );
       return { recordings: recordings.map(toDesktopRecording), count: recordings.length };
     },
   );
@@ -76,7 +85,10 @@ export function registerRecordingRoutes(app: App, { services, requireAuth }: Rou
         description: 'Removes the MP4 from the object store and its record. 409 while it is being saved.',
         security: BEARER_OR_API_KEY,
         params,
-        response: authedResponses({ 200: Type.Ref('DesktopRecording') }, { 404: 'No such session or recording among yours', 409: 'The recording is being saved' }),
+        response: authedResponses(
+          { 200: Type.Ref('DesktopRecording') },
+          { 404: 'No such session or recording among yours', 409: 'The recording is being saved' },
+        ),
       },
       onRequest: requireAuth,
     },

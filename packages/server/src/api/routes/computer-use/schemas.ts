@@ -6,7 +6,10 @@ import type { StoredRecording } from '../../../activity.ts';
 export const ViewerUrlResponse = Type.Object(
   {
     session_id: Type.String(),
-    viewer_url: Type.String({ description: "sandboxd's own noVNC viewer page for the desktop (nothing of the VM's is served to it), its VNC token in the fragment (`#token=…`); opens in any browser without other credentials while it is valid" }),
+    viewer_url: Type.String({
+      description:
+        "sandboxd's own noVNC viewer page for the desktop (nothing of the VM's is served to it), its VNC token in the fragment (`#token=…`); opens in any browser without other credentials while it is valid",
+    }),
     websocket_url: Type.String({ description: 'The VNC WebSocket (RFB over binary frames) the page connects to, for other VNC clients' }),
     view_only: Type.Boolean({ description: 'Input from this viewer is dropped by the server (not only hidden by the page)' }),
     expires_at: Type.String({ format: 'date-time', description: 'Both URLs stop working then; a viewer connected by then stays connected' }),
@@ -19,7 +22,9 @@ export const DesktopRecording = Type.Object(
     recording_id: Type.String({ description: 'The id the desktop service gave it (`rec_…`)' }),
     session_id: Type.String(),
     vm_id: Type.String(),
-    status: StringEnum(['saving', 'ready', 'failed'], { description: '"saving" while the MP4 is copied from the VM into the object store, then "ready" (downloadable) or "failed"' }),
+    status: StringEnum(['saving', 'ready', 'failed'], {
+      description: '"saving" while the MP4 is copied from the VM into the object store, then "ready" (downloadable) or "failed"',
+    }),
     duration_seconds: Type.Union([Type.Number(), Type.Null()]),
     size_bytes: Type.Union([Type.Integer(), Type.Null()]),
     width: Type.Integer(),

@@ -18,7 +18,7 @@ export function registerViewerUrl(app: App, { services, requireAuth }: RouteCont
           "A link to the desktop session's screen, and the VNC WebSocket it connects to. The link (`/v1/app/{session_id}/6080/vnc.html`) opens sandboxd's own viewer page (noVNC, bundled with the web console, under a strict Content-Security-Policy), never a page of the VM: a viewer link reaches nothing of the VM's port 6080. " +
           'Both carry short-lived tokens (SANDBOXD_VIEWER_TOKEN_TTL_SECONDS, default 600), so the link opens in any browser without an API key: treat it as a secret. ' +
           "The link's VNC token is in its fragment (`#token=…`), which browsers never send to a server (so it is in no request log); its page token (`?sandboxd_token=`) is exchanged for a cookie scoped to the viewer and a redirect to the clean address. " +
-          '`view_only=true` makes the server drop every input the viewer sends (keys, pointer, clipboard, resize). Starts the session\'s VM if it has none. ' +
+          "`view_only=true` makes the server drop every input the viewer sends (keys, pointer, clipboard, resize). Starts the session's VM if it has none. " +
           '409 for a session that is not a desktop session (create one with `"template": "desktop"`).',
         security: BEARER_OR_API_KEY,
         params: Type.Object({ session_id: Type.String() }),

@@ -24,7 +24,11 @@ interface VncClaim {
 export function vncRelayHandler(services: RouteContext['services']): UpgradeHandler<VncClaim> {
   const { computerUse } = services.sandbox;
   // noVNC asks for the "binary" subprotocol (older viewers for "base64", which is not offered).
-  const server = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024, handleProtocols: (protocols) => (protocols.has('binary') ? 'binary' : false) });
+  const server = new WebSocketServer({
+    noServer: true,
+    maxPayload: 16 * 1024 * 1024,
+    handleProtocols: (protocols) => (protocols.has('binary') ? 'binary' : false),
+  });
   return {
     claim(request) {
       const match = VNC_PATH.exec(request.url ?? '');
@@ -33,7 +37,10 @@ export function vncRelayHandler(services: RouteContext['services']): UpgradeHand
     },
     async handle(request, socket, head, claim, log) {
       if (String(request.headers.upgrade).toLowerCase() !== 'websocket' || !request.headers['sec-websocket-key']) {
-        throw new AppError('UPGRADE_REQUIRED', 'This is a WebSocket endpoint (Upgrade: websocket): open it from the viewer or a VNC client that speaks RFB over WebSockets');
+        throw new AppError(
+          'UPGRADE_REQUIRED',
+          'This is a WebSocket endpoint (Upgrade: websocket): open it from the viewer or a VNC client that speaks RFB over WebSockets',
+        );
       }
       const credential = credentialOf(request);
       const principal = credential ? await services.authenticator.authenticate(credential.value, credential.source) : null;
@@ -47,9 +54,13 @@ export function vncRelayHandler(services: RouteContext['services']): UpgradeHand
           resolve();
           const viewer = createWebSocketStream(webSocket);
           const ended = (): void => {
-            void computerUse.viewerEvent(session, live.vm.id, 'computer_use.viewer.disconnected', grant.viewOnly).catch((error: unknown) => log.warn({ err: error }, 'viewer event'));
+            void computerUse
+              .viewerEvent(session, live.vm.id, 'computer_use.viewer.disconnected', grant.viewOnly)
+              .catch((error: unknown) => log.warn({ err: error }, 'viewer event'));
           };
-          void computerUse.viewerEvent(session, live.vm.id, 'computer_use.viewer.connected', grant.viewOnly).catch((error: unknown) => log.warn({ err: error }, 'viewer event'));
+          void computerUse
+            .viewerEvent(session, live.vm.id, 'computer_use.viewer.connected', grant.viewOnly)
+            .catch((error: unknown) => log.warn({ err: error }, 'viewer event'));
           let closed = false;
           const close = (error?: Error | null): void => {
             if (closed) return;
@@ -86,7 +97,10 @@ export function registerVncPlainHttp(app: App): void {
       },
     },
     async () => {
-      throw new AppError('UPGRADE_REQUIRED', 'This is a WebSocket endpoint (Upgrade: websocket): open it from the viewer or a VNC client that speaks RFB over WebSockets');
+      throw new AppError(
+        'UPGRADE_REQUIRED',
+        'This is a WebSocket endpoint (Upgrade: websocket): open it from the viewer or a VNC client that speaks RFB over WebSockets',
+      );
     },
   );
 }

@@ -14,7 +14,7 @@ export function registerCreateCustomDomain(app: App, { services, requireAuth }: 
         tags: ['custom-domains'],
         summary: 'Claim a custom domain for a share or a port',
         description:
-          'Maps `domain` to a share of yours (`share_id`: served with the share\'s access rules) or to a port of a session of yours (`session_id` + `port`: served like a private preview). ' +
+          "Maps `domain` to a share of yours (`share_id`: served with the share's access rules) or to a port of a session of yours (`session_id` + `port`: served like a private preview). " +
           'The claim is `pending` until the TXT record in `verification` (`_sandboxd-challenge.<domain>`, your token) is seen in DNS: create it, then `POST /v1/custom-domains/{domain_id}/verify`, or wait for the background check. ' +
           'Once verified, requests whose Host is the domain are served at `/` (HTTP and WebSockets); front the server with a reverse proxy that obtains certificates on demand (see GET /v1/custom-domains/tls-check). ' +
           'Several accounts may claim one domain while pending; the first verified wins and the others fail. 409 when another account already verified it or you already hold a claim of it.',

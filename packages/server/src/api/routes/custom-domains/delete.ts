@@ -13,7 +13,8 @@ export function registerDeleteCustomDomain(app: App, { services, requireAuth }: 
       schema: {
         tags: ['custom-domains'],
         summary: 'Delete one of your custom domains',
-        description: 'A verified domain stops being served at once (requests with its Host then reach the API as any unknown host does). Answers the claim as it was.',
+        description:
+          'A verified domain stops being served at once (requests with its Host then reach the API as any unknown host does). Answers the claim as it was.',
         security: BEARER_OR_API_KEY,
         params: DomainIdParams,
         response: authedResponses({ 200: Type.Ref('CustomDomain') }, { 404: 'No such custom domain among yours' }),

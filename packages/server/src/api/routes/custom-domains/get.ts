@@ -11,7 +11,7 @@ export function registerGetCustomDomain(app: App, { services, requireAuth }: Rou
     {
       schema: {
         tags: ['custom-domains'],
-        summary: 'One of your custom domains (a private share\'s with a freshly signed link)',
+        summary: "One of your custom domains (a private share's with a freshly signed link)",
         security: BEARER_OR_API_KEY,
         params: DomainIdParams,
         response: authedResponses({ 200: Type.Ref('CustomDomain') }, { 404: 'No such custom domain among yours' }),

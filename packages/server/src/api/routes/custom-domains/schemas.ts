@@ -17,15 +17,30 @@ export const CustomDomainCreateRequest = Type.Object(
       maxLength: 254,
       pattern: DOMAIN_NAME_PATTERN,
       description:
-        'The fully qualified domain name to serve, e.g. app.example.com (stored in lower case; internationalized names in their xn-- form). Not an IP address, not this server\'s own host name, not SANDBOXD_APP_DOMAIN or a name under it. Point it (CNAME or A/AAAA) at this server or its reverse proxy.',
+        "The fully qualified domain name to serve, e.g. app.example.com (stored in lower case; internationalized names in their xn-- form). Not an IP address, not this server's own host name, not SANDBOXD_APP_DOMAIN or a name under it. Point it (CNAME or A/AAAA) at this server or its reverse proxy.",
     }),
-    share_id: Type.Optional(Type.String({ maxLength: 64, description: 'A share of yours: the domain is served like it (public, or private with its signed link and cookie). Deleting the share deletes the domain' })),
-    session_id: Type.Optional(Type.String({ maxLength: 64, description: "Without share_id: a session of yours whose port the domain serves, to you only (like a private preview, or as a share of that port allows). With share_id: optional, must be the share's" })),
+    share_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'A share of yours: the domain is served like it (public, or private with its signed link and cookie). Deleting the share deletes the domain',
+      }),
+    ),
+    session_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "Without share_id: a session of yours whose port the domain serves, to you only (like a private preview, or as a share of that port allows). With share_id: optional, must be the share's",
+      }),
+    ),
     port: Type.Optional({ ...PortNumber, description: "The port inside the VM, with session_id. With share_id: optional, must be the share's" }),
-    dns_provider: Type.Optional(StringEnum(DNS_PROVIDERS, { default: 'manual', description: 'Who creates the TXT record: manual (you, at your DNS host; the only supported value)' })),
+    dns_provider: Type.Optional(
+      StringEnum(DNS_PROVIDERS, { default: 'manual', description: 'Who creates the TXT record: manual (you, at your DNS host; the only supported value)' }),
+    ),
     dns_credentials: Type.Optional(
       Type.Union([Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4096 }), { maxProperties: 32 }), Type.Null()], {
-        description: 'Credentials for a DNS provider that sandboxd would drive itself. None is supported yet, so a non-empty object is refused (422); never stored, logged or shown',
+        description:
+          'Credentials for a DNS provider that sandboxd would drive itself. None is supported yet, so a non-empty object is refused (422); never stored, logged or shown',
       }),
     ),
   },
@@ -43,7 +58,7 @@ export const CustomDomainRecord = Type.Object(
     }),
     failure_reason: Type.Union([StringEnum(CUSTOM_DOMAIN_FAILURE_REASONS), Type.Null()], {
       description:
-        'Why a claim failed: expired (not verified in time), verified_elsewhere (another account verified the domain first) or record_missing (a verified domain\'s TXT record was not found at SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES re-checks in a row; it is no longer served); null unless failed',
+        "Why a claim failed: expired (not verified in time), verified_elsewhere (another account verified the domain first) or record_missing (a verified domain's TXT record was not found at SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES re-checks in a row; it is no longer served); null unless failed",
     }),
     share_id: Type.Union([Type.String(), Type.Null()], { description: 'The share it is served like; null when it maps session_id and port directly' }),
     session_id: Type.String(),
@@ -59,7 +74,8 @@ export const CustomDomainRecord = Type.Object(
     ),
     url: Type.String({ description: 'Where the domain serves the port once verified: {scheme}://{domain}[:port]/ with the scheme and port of the public URL' }),
     link: Type.Union([Type.String(), Type.Null()], {
-      description: 'For a verified domain of a private share: url with a freshly signed share link (?sandboxd_token=…), which sets the preview cookie on first use; else null',
+      description:
+        'For a verified domain of a private share: url with a freshly signed share link (?sandboxd_token=…), which sets the preview cookie on first use; else null',
     }),
     link_expires_at: Type.Union([DateTime, Type.Null()], { description: 'When link (and the cookie it sets) stops working' }),
     created_at: DateTime,

@@ -17,9 +17,12 @@ export function registerCustomDomainTlsCheck(app: App, { services }: RouteContex
         tags: ['custom-domains'],
         summary: 'Whether a certificate may be issued for a domain (on-demand TLS ask)',
         description:
-          'Answers 200 when `domain` is a verified custom domain of this server and its TXT record is still there (DNS is asked again; the answer is reused for a minute), else 404. Meant for a reverse proxy that obtains certificates on demand: Caddy\'s `on_demand_tls { ask http://127.0.0.1:8080/v1/custom-domains/tls-check }`. Says nothing about who owns the domain.',
+          "Answers 200 when `domain` is a verified custom domain of this server and its TXT record is still there (DNS is asked again; the answer is reused for a minute), else 404. Meant for a reverse proxy that obtains certificates on demand: Caddy's `on_demand_tls { ask http://127.0.0.1:8080/v1/custom-domains/tls-check }`. Says nothing about who owns the domain.",
         querystring: Type.Object({ domain: Type.String({ minLength: 1, maxLength: 255, description: 'The host name the proxy is asked to serve' }) }),
-        response: publicResponses({ 200: Type.Ref('CustomDomainTlsCheck') }, { 404: 'Not a verified custom domain, or its record is gone: no certificate should be issued' }),
+        response: publicResponses(
+          { 200: Type.Ref('CustomDomainTlsCheck') },
+          { 404: 'Not a verified custom domain, or its record is gone: no certificate should be issued' },
+        ),
       },
     },
     async (request) => {

@@ -13,11 +13,14 @@ export function registerVerifyCustomDomain(app: App, { services, requireAuth }: 
         tags: ['custom-domains'],
         summary: 'Check the TXT record of a custom domain now',
         description:
-          'Asks DNS (SANDBOXD_DNS_SERVERS, else the system resolvers) for the TXT record in `verification`. A match makes the claim `verified` (and fails other accounts\' pending claims of the domain); otherwise it stays `pending` with what was found in `last_error`. ' +
+          "Asks DNS (SANDBOXD_DNS_SERVERS, else the system resolvers) for the TXT record in `verification`. A match makes the claim `verified` (and fails other accounts' pending claims of the domain); otherwise it stays `pending` with what was found in `last_error`. " +
           'A verified claim is answered as it is (it stays verified until deleted); a failed one answers 409.',
         security: BEARER_OR_API_KEY,
         params: DomainIdParams,
-        response: authedResponses({ 200: Type.Ref('CustomDomain') }, { 404: 'No such custom domain among yours', 409: 'The claim failed (expired, or verified by another account): create a new one' }),
+        response: authedResponses(
+          { 200: Type.Ref('CustomDomain') },
+          { 404: 'No such custom domain among yours', 409: 'The claim failed (expired, or verified by another account): create a new one' },
+        ),
       },
       onRequest: requireAuth,
     },

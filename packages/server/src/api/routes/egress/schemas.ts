@@ -10,22 +10,36 @@ const NullableString = Type.Union([Type.String(), Type.Null()]);
 /** A policy in a request: omitted fields take the restrictive side except the two schemes. */
 export const EgressPolicyInput = Type.Object(
   {
-    allow_package_managers: Type.Optional(Type.Boolean({ default: false, description: 'Open the Debian, PyPI and npm registries (deb.debian.org, security.debian.org, pypi.org, files.pythonhosted.org, registry.npmjs.org, …) over HTTP and HTTPS' })),
-    allow_http: Type.Optional(Type.Boolean({ default: true, description: 'Port 80 at all (to allowed names and CIDRs); false refuses every port-80 connection' })),
-    allow_https: Type.Optional(Type.Boolean({ default: true, description: 'Port 443 at all (to allowed names and CIDRs); false also closes UDP/443 (QUIC) unless allowed_ports names 443/udp' })),
+    allow_package_managers: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Open the Debian, PyPI and npm registries (deb.debian.org, security.debian.org, pypi.org, files.pythonhosted.org, registry.npmjs.org, …) over HTTP and HTTPS',
+      }),
+    ),
+    allow_http: Type.Optional(
+      Type.Boolean({ default: true, description: 'Port 80 at all (to allowed names and CIDRs); false refuses every port-80 connection' }),
+    ),
+    allow_https: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: 'Port 443 at all (to allowed names and CIDRs); false also closes UDP/443 (QUIC) unless allowed_ports names 443/udp',
+      }),
+    ),
     allowed_domains: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
         maxItems: MAX_EGRESS_DOMAINS,
         default: [],
         description:
-          'Names the guest may resolve and reach over HTTP and HTTPS, through the proxy (matched on its DNS question, the TLS SNI and every HTTP request\'s Host): `example.com`, `*.example.com` (its subdomains) or `*` (every name). Other ports and protocols to their addresses only as allowed_ports names them: the addresses may be shared (CDNs) with any other name',
+          "Names the guest may resolve and reach over HTTP and HTTPS, through the proxy (matched on its DNS question, the TLS SNI and every HTTP request's Host): `example.com`, `*.example.com` (its subdomains) or `*` (every name). Other ports and protocols to their addresses only as allowed_ports names them: the addresses may be shared (CDNs) with any other name",
       }),
     ),
     allowed_cidrs: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 18 }), {
         maxItems: MAX_EGRESS_CIDRS,
         default: [],
-        description: 'IPv4 addresses or CIDRs the guest may reach on any port and protocol (explicit address grants), and by raw address over HTTP (`0.0.0.0/0`: every public address)',
+        description:
+          'IPv4 addresses or CIDRs the guest may reach on any port and protocol (explicit address grants), and by raw address over HTTP (`0.0.0.0/0`: every public address)',
       }),
     ),
     allowed_ports: Type.Optional(
@@ -33,7 +47,7 @@ export const EgressPolicyInput = Type.Object(
         maxItems: MAX_EGRESS_PORTS,
         default: [],
         description:
-          'Ports besides HTTP and HTTPS that the addresses of allowed names (as the VM\'s own DNS answers gave them) are open on, `<port>/tcp` or `<port>/udp`: e.g. `22/tcp`, `5432/tcp`, `443/udp` (QUIC). Not 80/tcp, 443/tcp (the proxy) or 53 (the policy resolver). Without it an allowed name gives HTTP and HTTPS only',
+          "Ports besides HTTP and HTTPS that the addresses of allowed names (as the VM's own DNS answers gave them) are open on, `<port>/tcp` or `<port>/udp`: e.g. `22/tcp`, `5432/tcp`, `443/udp` (QUIC). Not 80/tcp, 443/tcp (the proxy) or 53 (the policy resolver). Without it an allowed name gives HTTP and HTTPS only",
       }),
     ),
   },
@@ -62,7 +76,9 @@ export const EgressLogEntryRecord = Type.Object(
     vm_id: Type.String(),
     protocol: StringEnum(['tcp', 'udp', 'icmp', 'dns', 'other'] as const, { description: '`dns`: a name lookup the policy refused' }),
     scheme: Type.Union([StringEnum(['http', 'https'] as const), Type.Null()], { description: 'Set when the proxy handled the connection (ports 80 and 443)' }),
-    name: Type.Union([Type.String(), Type.Null()], { description: 'The name asked for (DNS question, SNI, Host), or the one whose DNS answer gave the address' }),
+    name: Type.Union([Type.String(), Type.Null()], {
+      description: 'The name asked for (DNS question, SNI, Host), or the one whose DNS answer gave the address',
+    }),
     address: NullableString,
     port: Type.Union([Type.Integer(), Type.Null()]),
     bytes_sent: Type.Union([Type.Integer(), Type.Null()], { description: 'Guest to destination (proxied connections only)' }),
@@ -98,7 +114,9 @@ export function toEgressPolicy(input: Static<typeof EgressPolicyInput>): CorePol
   };
 }
 
-export function toEgressPolicyRecord(view: Pick<EgressPolicyView, 'policy' | 'source'> & { enforced?: boolean; updatedVmIds?: string[] }): Static<typeof EgressPolicyRecord> {
+export function toEgressPolicyRecord(
+  view: Pick<EgressPolicyView, 'policy' | 'source'> & { enforced?: boolean; updatedVmIds?: string[] },
+): Static<typeof EgressPolicyRecord> {
   return {
     allow_package_managers: view.policy.allowPackageManagers,
     allow_http: view.policy.allowHttp,

@@ -29,13 +29,18 @@ export function registerSessionEgressPolicy(app: App, { services, requireAuth }:
       schema: {
         tags: ['egress'],
         summary: "Replace a session's egress policy",
-        description: "Replaces the policy of the session's future VMs, and of its running VM now (`updated_vm_ids`), which follows it from its next connection.",
+        description:
+          "Replaces the policy of the session's future VMs, and of its running VM now (`updated_vm_ids`), which follows it from its next connection.",
         security: BEARER_OR_API_KEY,
         params: SessionIdParams,
         body: EgressPolicyRef,
         response: authedResponses(
           { 200: Type.Ref('EgressPolicy') },
-          { 400: 'A domain, CIDR or port entry that is not one (or a port the proxy or the resolver always takes: 80/tcp, 443/tcp, 53)', 404: 'No such session among yours', 503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2)' },
+          {
+            400: 'A domain, CIDR or port entry that is not one (or a port the proxy or the resolver always takes: 80/tcp, 443/tcp, 53)',
+            404: 'No such session among yours',
+            503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2)',
+          },
         ),
       },
       onRequest: requireAuth,

@@ -13,7 +13,8 @@ export function registerVmEgressPolicy(app: App, { services, requireAuth }: Rout
       schema: {
         tags: ['egress'],
         summary: "A VM's egress policy",
-        description: "The policy the VM runs under: its own, else its session's when it started, else the deployment's default (`source`). `enforced` says whether the host enforces it on the running VM now.",
+        description:
+          "The policy the VM runs under: its own, else its session's when it started, else the deployment's default (`source`). `enforced` says whether the host enforces it on the running VM now.",
         security: BEARER_OR_API_KEY,
         params: VmIdParams,
         response: authedResponses({ 200: Type.Ref('EgressPolicy') }, { 404: 'No such VM among yours' }),
@@ -36,7 +37,12 @@ export function registerVmEgressPolicy(app: App, { services, requireAuth }: Rout
         body: EgressPolicyRef,
         response: authedResponses(
           { 200: Type.Ref('EgressPolicy') },
-          { 400: 'A domain, CIDR or port entry that is not one (or a port the proxy or the resolver always takes: 80/tcp, 443/tcp, 53)', 404: 'No such VM among yours', 409: 'The VM has ended', 503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the node that runs the VM cannot be reached' },
+          {
+            400: 'A domain, CIDR or port entry that is not one (or a port the proxy or the resolver always takes: 80/tcp, 443/tcp, 53)',
+            404: 'No such VM among yours',
+            409: 'The VM has ended',
+            503: 'This server cannot enforce egress policies (not root, no nftables or cgroup v2), or the node that runs the VM cannot be reached',
+          },
         ),
       },
       onRequest: requireAuth,

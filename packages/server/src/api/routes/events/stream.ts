@@ -32,11 +32,13 @@ export function registerEventStream(app: App, { services, requireAuth }: RouteCo
         tags: ['events'],
         summary: 'Follow your events live (Server-Sent Events)',
         description:
-          'text/event-stream. Send Last-Event-ID (or ?last_event_id=) to resume after an event id; without it the stream starts with the next event. Administrators may pass all=true for every user\'s events.',
+          "text/event-stream. Send Last-Event-ID (or ?last_event_id=) to resume after an event id; without it the stream starts with the next event. Administrators may pass all=true for every user's events.",
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({
           all: Type.Optional(Type.Boolean({ default: false, description: "Every user's events (administrators only)" })),
-          last_event_id: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, description: 'Same as the Last-Event-ID header, for clients that cannot set it' })),
+          last_event_id: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, description: 'Same as the Last-Event-ID header, for clients that cannot set it' }),
+          ),
         }),
         response: authedResponses(
           { 200: byMediaType('A stream of `id:`, `event:`, `data:` messages', { 'text/event-stream': Type.String({ description: 'Server-Sent Events' }) }) },
@@ -50,7 +52,8 @@ export function registerEventStream(app: App, { services, requireAuth }: RouteCo
       const all = request.query.all === true;
       if (all && !principal.isAdmin) throw forbidden("all=true follows every user's events: only administrators may use it");
       const header = request.headers['last-event-id'];
-      if (typeof header === 'string' && !(CANONICAL_ID.test(header.trim()) && Number(header.trim()) <= MAX_RECORD_ID)) throw badRequest('Last-Event-ID must be the id of an event from this stream');
+      if (typeof header === 'string' && !(CANONICAL_ID.test(header.trim()) && Number(header.trim()) <= MAX_RECORD_ID))
+        throw badRequest('Last-Event-ID must be the id of an event from this stream');
       const resumeAfter = typeof header === 'string' ? Number(header.trim()) : request.query.last_event_id;
       const afterSeq = resumeAfter ?? (await services.eventFeed.latestSeq());
 

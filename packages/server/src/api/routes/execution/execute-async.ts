@@ -12,7 +12,8 @@ const AsyncResponse = Type.Object({
   session_id: Type.String(),
   status: StringEnum(EXECUTION_STATUSES),
   queue_position: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'When the run waits for a new VM while the host restores others: VM starts ahead of it; null when its VM is ready (or came from the warm pool)',
+    description:
+      'When the run waits for a new VM while the host restores others: VM starts ahead of it; null when its VM is ready (or came from the warm pool)',
   }),
   estimated_start_seconds: Type.Union([Type.Integer(), Type.Null()], { description: 'Expected wait for that VM, seconds; null with queue_position' }),
 });

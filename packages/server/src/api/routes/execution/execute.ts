@@ -22,7 +22,13 @@ export function registerExecute(app: App, { services, requireAuthOrBodyKey }: Ro
         body: Type.Ref('ExecuteCommandRequest') as unknown as typeof ExecuteCommandRequest,
         response: authedResponses(
           { 200: Type.Ref('ExecuteResponse') },
-          { 404: 'No such session among yours', 408: 'Still running after timeout (body has execution_id)', 429: 'Rate limit, quota, or no VM could be ready within the timeout (CAPACITY_BUSY, with Retry-After)', 503: 'No VM could be started', 507: 'The server is low on disk space (HOST_STORAGE_LOW); no VM was started' },
+          {
+            404: 'No such session among yours',
+            408: 'Still running after timeout (body has execution_id)',
+            429: 'Rate limit, quota, or no VM could be ready within the timeout (CAPACITY_BUSY, with Retry-After)',
+            503: 'No VM could be started',
+            507: 'The server is low on disk space (HOST_STORAGE_LOW); no VM was started',
+          },
         ),
       },
       ...requireAuthOrBodyKey,

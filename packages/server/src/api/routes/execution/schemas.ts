@@ -11,10 +11,17 @@ export const ExecuteCommandRequest = Type.Object(
     code: Type.Optional(Type.String({ maxLength: 1_000_000 })),
     language: StringEnum(LANGUAGES, {
       default: 'python',
-      description: 'python runs in the session\'s stateful interpreter (variables survive between calls); bash and node run a fresh process',
+      description: "python runs in the session's stateful interpreter (variables survive between calls); bash and node run a fresh process",
     }),
-    session_id: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'Omit to run in a new session (its id is in the answer)' })),
-    timeout: Type.Integer({ minimum: 1, maximum: 600, default: 60, description: 'How long the HTTP call waits, seconds (not the VM lifetime); the command goes on after a 408' }),
+    session_id: Type.Optional(
+      Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'Omit to run in a new session (its id is in the answer)' }),
+    ),
+    timeout: Type.Integer({
+      minimum: 1,
+      maximum: 600,
+      default: 60,
+      description: 'How long the HTTP call waits, seconds (not the VM lifetime); the command goes on after a 408',
+    }),
     api_key: Type.Optional(Type.String()),
   },
   { $id: 'ExecuteCommandRequest', title: 'ExecuteCommandRequest' },
@@ -44,7 +51,10 @@ export const TaskRecord = Type.Object(
     session_id: Type.String(),
     vm_id: Type.Union([Type.String(), Type.Null()]),
     mode: StringEnum(EXECUTION_MODES),
-    trigger: StringEnum(EXECUTION_TRIGGERS, { description: '`request` (an execute call) or `pre_stop` (the VM\'s pre-stop lifecycle hook ran it before a kill, pause or the end of its lifetime; `status` timeout means the hook was cut and the stop went on)' }),
+    trigger: StringEnum(EXECUTION_TRIGGERS, {
+      description:
+        "`request` (an execute call) or `pre_stop` (the VM's pre-stop lifecycle hook ran it before a kill, pause or the end of its lifetime; `status` timeout means the hook was cut and the stop went on)",
+    }),
     language: StringEnum(LANGUAGES),
     code: Type.String({ description: 'The code or command (first 64 KiB)' }),
     status: StringEnum(EXECUTION_STATUSES),

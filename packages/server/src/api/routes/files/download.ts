@@ -62,7 +62,10 @@ export function registerDownload(app: App, { services, requireAuthOrBodyKey }: R
       }
       if (file.size > services.config.execution.downloadJsonLimitBytes) {
         file.stream.destroy();
-        throw new AppError('PAYLOAD_TOO_LARGE', `${file.path} is ${file.size} bytes, more than ${services.config.execution.downloadJsonLimitBytes} for a JSON answer; send Accept: application/octet-stream to stream it`);
+        throw new AppError(
+          'PAYLOAD_TOO_LARGE',
+          `${file.path} is ${file.size} bytes, more than ${services.config.execution.downloadJsonLimitBytes} for a JSON answer; send Accept: application/octet-stream to stream it`,
+        );
       }
       const chunks: Buffer[] = [];
       for await (const chunk of file.stream) chunks.push(chunk as Buffer);

@@ -16,7 +16,10 @@ const FileEntry = Type.Object({
 });
 
 export const FileListing = Type.Object(
-  { path: Type.String({ description: 'The directory, absolute' }), entries: Type.Array(FileEntry, { description: 'Sorted by name; symlinks are not followed' }) },
+  {
+    path: Type.String({ description: 'The directory, absolute' }),
+    entries: Type.Array(FileEntry, { description: 'Sorted by name; symlinks are not followed' }),
+  },
   { $id: 'FileListing', title: 'FileListing' },
 );
 
@@ -27,11 +30,14 @@ export function registerFileList(app: App, { services, requireAuth }: RouteConte
       schema: {
         tags: ['files'],
         summary: 'List a directory in the VM',
-        description: 'Starts the session\'s VM if it has none (like upload and download). A relative path is resolved against /root.',
+        description: "Starts the session's VM if it has none (like upload and download). A relative path is resolved against /root.",
         security: BEARER_OR_API_KEY,
         params: Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 64 }) }),
         querystring: Type.Object({ path: Type.Optional({ ...GuestPath('The directory (default /root)') }) }),
-        response: authedResponses({ 200: Type.Ref('FileListing') }, { 404: 'No such session among yours, or no such directory', 409: 'The path is not a directory' }),
+        response: authedResponses(
+          { 200: Type.Ref('FileListing') },
+          { 404: 'No such session among yours, or no such directory', 409: 'The path is not a directory' },
+        ),
       },
       onRequest: requireAuth,
     },

@@ -37,7 +37,12 @@ const UploadForm = Type.Object({
   file: Type.String({ format: 'binary', description: 'The bytes; its filename names the file when remote_path is absent or ends with "/"' }),
   session_id: Type.String({ minLength: 1, maxLength: 64 }),
   remote_path: Type.Optional(GuestPath('Where to write it')),
-  recursive: Type.Optional(Type.String({ maxLength: 5, description: '"true" (or "1"): the file is a tar archive (gzip allowed) unpacked at remote_path; anything else writes it as one file' })),
+  recursive: Type.Optional(
+    Type.String({
+      maxLength: 5,
+      description: '"true" (or "1"): the file is a tar archive (gzip allowed) unpacked at remote_path; anything else writes it as one file',
+    }),
+  ),
   api_key: Type.Optional(Type.String({ description: 'The API key, for clients that send it in the form (send it before the file)' })),
 });
 
@@ -103,7 +108,12 @@ export function registerUpload(app: App, { services, headerAuthIfPresent }: Rout
             security: BEARER_OR_API_KEY,
             response: authedResponses(
               { 200: UploadResponse },
-              { 400: 'Malformed multipart body (no boundary, truncated, garbled)', 404: 'No such session among yours', 413: 'File too large', 415: 'Not multipart/form-data' },
+              {
+                400: 'Malformed multipart body (no boundary, truncated, garbled)',
+                404: 'No such session among yours',
+                413: 'File too large',
+                415: 'Not multipart/form-data',
+              },
             ),
           },
           // Header credentials are checked before the body is read; an api_key form field is checked when it

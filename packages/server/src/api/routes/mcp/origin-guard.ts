@@ -22,6 +22,8 @@ export function mcpOriginGuard(publicUrl: string): onRequestAsyncHookHandler {
   return async (request) => {
     const origin = request.headers.origin;
     if (origin === undefined || isOwnOrigin(origin, publicUrl)) return;
-    throw forbidden(`MCP requests from a web page of another origin (${origin.slice(0, 200)}) are refused; this server's origin is ${new URL(publicUrl).origin}`);
+    throw forbidden(
+      `MCP requests from a web page of another origin (${origin.slice(0, 200)}) are refused; this server's origin is ${new URL(publicUrl).origin}`,
+    );
   };
 }

@@ -10,7 +10,12 @@ import { byMediaType, errorRef } from '../../schemas/common.ts';
 const JsonRpcMessage = Type.Object(
   {
     jsonrpc: Type.Optional(Type.String({ maxLength: 16, description: 'Always "2.0"' })),
-    method: Type.Optional(Type.String({ maxLength: 256, description: 'initialize, tools/list, tools/call, resources/list, resources/templates/list, resources/read, ping, notifications/…' })),
+    method: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description: 'initialize, tools/list, tools/call, resources/list, resources/templates/list, resources/read, ping, notifications/…',
+      }),
+    ),
     params: Type.Optional(Type.Object({}, { additionalProperties: true, description: "The method's parameters, as the MCP specification defines them" })),
   },
   { additionalProperties: true, description: 'A JSON-RPC 2.0 request (with its "id") or notification' },
@@ -34,13 +39,18 @@ const eitherError = (description: string) => ({ anyOf: [errorRef('sandboxd refus
 
 /** Answers of POST /mcp besides the standard 401 and 422. */
 export const postResponses = {
-  200: byMediaType('An event stream (text/event-stream) of JSON-RPC messages: progress notifications while a tool runs, then the response to each request of the body', {
-    'text/event-stream': Type.String({ description: 'Server-sent events, one JSON-RPC message in each `data:`' }),
-  }),
+  200: byMediaType(
+    'An event stream (text/event-stream) of JSON-RPC messages: progress notifications while a tool runs, then the response to each request of the body',
+    {
+      'text/event-stream': Type.String({ description: 'Server-sent events, one JSON-RPC message in each `data:`' }),
+    },
+  ),
   202: Type.Null({ description: 'Accepted: the body held only notifications or responses, which have no answer' }),
   400: eitherError('The body is not a JSON-RPC message (JSON-RPC error -32700 or -32600), or an unsupported MCP-Protocol-Version header'),
   406: { ...JsonRpcErrorBody, description: 'The Accept header must list both application/json and text/event-stream' },
   415: eitherError('The Content-Type must be application/json'),
 };
 
-export const methodNotAllowed = { 405: { ...JsonRpcErrorBody, description: 'This endpoint is stateless: only POST carries messages (no server-to-client stream, no sessions to end)' } };
+export const methodNotAllowed = {
+  405: { ...JsonRpcErrorBody, description: 'This endpoint is stateless: only POST carries messages (no server-to-client stream, no sessions to end)' },
+};

@@ -47,7 +47,12 @@ export function registerPtyRoutes(app: App, { services, requireAuth }: RouteCont
   /** The record with its attach address and a fresh single-use token. */
   const attachable = async (request: FastifyRequest, kind: ScopeKind, view: TerminalView) => {
     const { token, expiresInSeconds } = await terminals.issueAttachToken(principalOf(request), view);
-    return { ...view, websocket_url: `${wsBase}${kind.connectPath(view, request.params as Record<string, string>)}`, connect_token: token, connect_token_expires_in: expiresInSeconds };
+    return {
+      ...view,
+      websocket_url: `${wsBase}${kind.connectPath(view, request.params as Record<string, string>)}`,
+      connect_token: token,
+      connect_token_expires_in: expiresInSeconds,
+    };
   };
 
   for (const [name, kind] of Object.entries(SCOPES)) {

@@ -2,22 +2,31 @@
 import { Type, type Static } from 'typebox';
 import { GuestPath } from '../../schemas/guest-path.ts';
 
-const Dimension = (what: string, fallback: number) => Type.Integer({ minimum: 1, maximum: 1000, default: fallback, description: `Terminal ${what}, 1 to 1000 (default ${fallback})` });
+const Dimension = (what: string, fallback: number) =>
+  Type.Integer({ minimum: 1, maximum: 1000, default: fallback, description: `Terminal ${what}, 1 to 1000 (default ${fallback})` });
 
 export const PtyCreateRequest = Type.Object(
   {
     cols: Type.Optional(Dimension('columns', 80)),
     rows: Type.Optional(Dimension('rows', 24)),
-    command: Type.Optional(Type.String({ minLength: 1, maxLength: 65_536, description: 'Command line to run instead of an interactive shell (run with `<shell> -lc`); the terminal exits with it' })),
+    command: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 65_536,
+        description: 'Command line to run instead of an interactive shell (run with `<shell> -lc`); the terminal exits with it',
+      }),
+    ),
     shell: Type.Optional({ ...GuestPath('Absolute path of the shell (default /bin/bash), started as a login shell'), pattern: '^/' }),
     env: Type.Optional(
       Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }), Type.String({ maxLength: 4096 }), {
         maxProperties: 64,
-        description: 'Environment on top of the session\'s env (TERM is xterm-256color unless set here)',
+        description: "Environment on top of the session's env (TERM is xterm-256color unless set here)",
       }),
     ),
     cwd: Type.Optional(GuestPath('Working directory (default /root)')),
-    scrollback_bytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_048_576, description: 'Recent output replayed to each new attachment (default 65536)' })),
+    scrollback_bytes: Type.Optional(
+      Type.Integer({ minimum: 1024, maximum: 1_048_576, description: 'Recent output replayed to each new attachment (default 65536)' }),
+    ),
   },
   { $id: 'PtyCreateRequest', title: 'PtyCreateRequest', additionalProperties: false },
 );

@@ -23,12 +23,20 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
           '`env` applies to every execution of the session. The body is optional: every field has a default. ' +
           '`snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). ' +
           '`egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. ' +
-          '`vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only at the secret\'s injection point in HTTPS requests to its hosts (see POST /v1/vaults). ' +
+          "`vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). " +
           '`lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). ' +
           '`"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.',
         security: BEARER_OR_API_KEY,
         body: Type.Union([Type.Ref('SessionCreateRequest'), Type.Null()]) as unknown as typeof SessionCreateRequest,
-        response: authedResponses({ 200: Type.Ref('SessionCreateResponse') }, { 400: 'A screen size for a session that is not a desktop session, or two attached vaults (or env) naming one variable', 404: 'No snapshot, template or vault of that name or id among yours', 409: 'The template is not ready', 503: 'The snapshot or template is on another node, or vault_ids on a server without egress enforcement or on a node without the vault key (VAULT_KEY_UNAVAILABLE)' }),
+        response: authedResponses(
+          { 200: Type.Ref('SessionCreateResponse') },
+          {
+            400: 'A screen size for a session that is not a desktop session, or two attached vaults (or env) naming one variable',
+            404: 'No snapshot, template or vault of that name or id among yours',
+            409: 'The template is not ready',
+            503: 'The snapshot or template is on another node, or vault_ids on a server without egress enforcement or on a node without the vault key (VAULT_KEY_UNAVAILABLE)',
+          },
+        ),
       },
       ...requireAuthOrBodyKey,
     },

@@ -24,7 +24,10 @@ export const StringMap = (description: string, keyPattern: string) =>
 export const Metadata = (description: string) => StringMap(description, '^.{1,128}$');
 
 /** A name of a snapshot or template: letters, digits, `.`, `_`, `-`; unique among the user's snapshots and templates. */
-export const SourceName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$', description: 'Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit' });
+export const SourceName = Type.String({
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$',
+  description: 'Letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit',
+});
 
 /** Where a session's VMs (or a VM) start from, by name: a snapshot or a template; either field finds either. */
 export const SourceFields = {
@@ -43,8 +46,17 @@ export const LifecycleHooksSchema = Type.Object(
     pre_stop: Type.Optional(
       Type.Object(
         {
-          command: Type.String({ minLength: 1, maxLength: 65_536, description: 'A bash command (`bash -c`, in /root, with the session\'s env), e.g. `pg_dump app > /data/app.sql`' }),
-          timeout_seconds: Type.Integer({ minimum: 1, maximum: 120, default: 30, description: 'How long it may run, 1 to 120 seconds (default 30); then it is killed and the stop goes on' }),
+          command: Type.String({
+            minLength: 1,
+            maxLength: 65_536,
+            description: "A bash command (`bash -c`, in /root, with the session's env), e.g. `pg_dump app > /data/app.sql`",
+          }),
+          timeout_seconds: Type.Integer({
+            minimum: 1,
+            maximum: 120,
+            default: 30,
+            description: 'How long it may run, 1 to 120 seconds (default 30); then it is killed and the stop goes on',
+          }),
         },
         {
           description:
@@ -78,14 +90,22 @@ const LifecycleHooksAnswer = Type.Union([Type.Ref('LifecycleHooks'), Type.Null()
 export const SessionCreateRequest = Type.Object(
   {
     api_key: Type.Optional(Type.String({ description: 'The API key, for clients that send it in the body' })),
-    vm_lifetime_seconds: Type.Optional({ ...LifetimeSeconds, description: 'Seconds from spawn until the VM is killed; 20 to 2592000, default SANDBOXD_DEFAULT_VM_LIFETIME_SECONDS (300)' }),
+    vm_lifetime_seconds: Type.Optional({
+      ...LifetimeSeconds,
+      description: 'Seconds from spawn until the VM is killed; 20 to 2592000, default SANDBOXD_DEFAULT_VM_LIFETIME_SECONDS (300)',
+    }),
     memory_mb: Type.Optional({ ...MemoryMb, description: 'Guest memory in MiB, 128 to 8192; default SANDBOXD_DEFAULT_MEMORY_MB (512)' }),
-    vcpu_count: Type.Optional({ ...VcpuCount, description: 'vCPUs: 1, 2, 4, 6 or 8, default SANDBOXD_DEFAULT_VCPUS (2) (selects the snapshot variant snap1…snap8)' }),
+    vcpu_count: Type.Optional({
+      ...VcpuCount,
+      description: 'vCPUs: 1, 2, 4, 6 or 8, default SANDBOXD_DEFAULT_VCPUS (2) (selects the snapshot variant snap1…snap8)',
+    }),
     metadata: Type.Optional(StringMap('User-defined key/value pairs, for filtering sandboxes', '^.{1,128}$')),
     env: Type.Optional(StringMap('Environment of every execution of the session', '^[A-Za-z_][A-Za-z0-9_]{0,127}$')),
     prewarm: Type.Optional(Type.Boolean({ description: 'Acquire a standard VM at once, in the background (default false)' })),
     ...SourceFields,
-    screen_width: Type.Optional(Type.Integer({ minimum: 320, maximum: 3840, description: 'Desktop sessions (`"template": "desktop"`) only: screen width in pixels, default 1280' })),
+    screen_width: Type.Optional(
+      Type.Integer({ minimum: 320, maximum: 3840, description: 'Desktop sessions (`"template": "desktop"`) only: screen width in pixels, default 1280' }),
+    ),
     screen_height: Type.Optional(Type.Integer({ minimum: 320, maximum: 2160, description: 'Desktop sessions only: screen height in pixels, default 800' })),
     // Every VM of the session inherits them (see the route's description).
     lifecycle_hooks: Type.Optional(LifecycleHooksRef),
@@ -157,7 +177,13 @@ export const VmRecord = Type.Object(
       }),
       Type.Null(),
     ]),
-    end_detail: Type.Union([StringEnum(VM_END_REASONS, { description: 'The specific reason behind end_reason (null while it runs): killed, expired, crashed, failed, server_restart, server_shutdown, agent_lost or node_lost; the `detail` of its ending event' }), Type.Null()]),
+    end_detail: Type.Union([
+      StringEnum(VM_END_REASONS, {
+        description:
+          'The specific reason behind end_reason (null while it runs): killed, expired, crashed, failed, server_restart, server_shutdown, agent_lost or node_lost; the `detail` of its ending event',
+      }),
+      Type.Null(),
+    ]),
     vcpu_count: Type.Integer(),
     memory_mb: Type.Integer(),
     vm_lifetime_seconds: Type.Integer(),
@@ -171,7 +197,9 @@ export const VmRecord = Type.Object(
     expires_in_seconds: Type.Number({ description: 'Seconds until it is killed; 0 once ended; while paused, the lifetime it has left (it stops counting)' }),
     name: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
-    base_snapshot_id: Type.Union([Type.String(), Type.Null()], { description: 'The snapshot its disk builds on (it was cloned from it or snapshotted into it): kept while the VM lives' }),
+    base_snapshot_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'The snapshot its disk builds on (it was cloned from it or snapshotted into it): kept while the VM lives',
+    }),
     paused_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     lifecycle_hooks: LifecycleHooksAnswer,
   },
@@ -206,7 +234,15 @@ export const SessionUsage = Type.Object(
 
 export const SessionIdParams = Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const SESSION_SCHEMAS = [LifecycleHooksSchema, SessionCreateRequest, SessionCreateResponse, SessionStatusResponse, SandboxInfoSchema, VmRecord, SessionUsage];
+export const SESSION_SCHEMAS = [
+  LifecycleHooksSchema,
+  SessionCreateRequest,
+  SessionCreateResponse,
+  SessionStatusResponse,
+  SandboxInfoSchema,
+  VmRecord,
+  SessionUsage,
+];
 
 export function toVmRecord(vm: Vm, now: Date): Static<typeof VmRecord> {
   return {
@@ -226,7 +262,11 @@ export function toVmRecord(vm: Vm, now: Date): Static<typeof VmRecord> {
     expires_at: vm.expiresAt,
     ended_at: vm.endedAt,
     expires_in_seconds:
-      vm.status === 'killed' ? 0 : vm.status === 'paused' ? (vm.remainingSeconds ?? 0) : Math.max(0, Math.round((Date.parse(vm.expiresAt) - now.getTime()) / 10) / 100),
+      vm.status === 'killed'
+        ? 0
+        : vm.status === 'paused'
+          ? (vm.remainingSeconds ?? 0)
+          : Math.max(0, Math.round((Date.parse(vm.expiresAt) - now.getTime()) / 10) / 100),
     name: vm.name,
     metadata: vm.metadata,
     base_snapshot_id: vm.baseSnapshotId,

@@ -37,7 +37,7 @@ export function registerSessionUsage(app: App, { services, headerAuthIfPresent }
           "`cpu_seconds` and `execution_seconds` sum the session's executions; `vm` holds the live VM's own figures (guest CPU seconds since boot, memory) while it runs. " +
           (keyless
             ? 'Credentials are optional here, because a published client asks without any: a request with none gets these figures for the session it names (the id, 122 random bits, is the secret; nothing else about the session is answered). ' +
-              'A request with credentials also gets `vm_id` and `vm_status`, and another user\'s session is 404. An operator who prefers to require a key sets SANDBOXD_USAGE_REQUIRES_KEY=true (then such clients get 401).'
+              "A request with credentials also gets `vm_id` and `vm_status`, and another user's session is 404. An operator who prefers to require a key sets SANDBOXD_USAGE_REQUIRES_KEY=true (then such clients get 401)."
             : 'Requires credentials (SANDBOXD_USAGE_REQUIRES_KEY is set).'),
         security: keyless ? [...BEARER_OR_API_KEY, {}] : BEARER_OR_API_KEY,
         params: SessionIdParams,

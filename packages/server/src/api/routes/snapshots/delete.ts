@@ -17,7 +17,11 @@ export function registerDeleteSnapshot(app: App, { services, requireAuth }: Rout
         params: SnapshotIdParams,
         response: authedResponses(
           { 200: Type.Object({ deleted: Type.Boolean(), snapshot_id: Type.String(), name: Type.String() }) },
-          { 404: 'No such snapshot among yours', 409: 'A VM or another snapshot builds on it, or it is still being taken', 503: 'Its files are on another node' },
+          {
+            404: 'No such snapshot among yours',
+            409: 'A VM or another snapshot builds on it, or it is still being taken',
+            503: 'Its files are on another node',
+          },
         ),
       },
       onRequest: requireAuth,

@@ -18,7 +18,14 @@ export function registerSshInfo(app: App, { requireAuth, sshGateway }: RouteCont
     },
     async () => {
       const address = sshGateway();
-      if (!address) return { enabled: false, host: null, port: null, host_key_fingerprint: null, usage: 'this server runs without its SSH gateway (SANDBOXD_SSH_LISTEN=off)' };
+      if (!address)
+        return {
+          enabled: false,
+          host: null,
+          port: null,
+          host_key_fingerprint: null,
+          usage: 'this server runs without its SSH gateway (SANDBOXD_SSH_LISTEN=off)',
+        };
       return {
         enabled: true,
         host: address.publicHost,

@@ -30,7 +30,9 @@ export const SshGatewayInfo = Type.Object(
     enabled: Type.Boolean({ description: 'False when the server runs without its SSH gateway (SANDBOXD_SSH_LISTEN=off)' }),
     host: Type.Union([Type.String(), Type.Null()], { description: 'The host name to connect to' }),
     port: Type.Union([Type.Integer(), Type.Null()]),
-    host_key_fingerprint: Type.Union([Type.String(), Type.Null()], { description: "The gateway's host key, `SHA256:…`: compare it with what ssh shows at the first connection" }),
+    host_key_fingerprint: Type.Union([Type.String(), Type.Null()], {
+      description: "The gateway's host key, `SHA256:…`: compare it with what ssh shows at the first connection",
+    }),
     usage: Type.String({ description: 'How to log in' }),
   },
   { $id: 'SshGatewayInfo', title: 'SshGatewayInfo' },

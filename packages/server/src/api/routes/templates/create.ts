@@ -18,11 +18,20 @@ export const TEMPLATE_CREATE_ERRORS = {
 };
 
 export function registerCreateTemplate(app: App, context: RouteContext): void {
-  registerTemplateBuild(app, context, { url: '/v1/templates', tag: 'templates', summary: 'Build a template from an OCI image', description: TEMPLATE_BUILD_DESCRIPTION });
+  registerTemplateBuild(app, context, {
+    url: '/v1/templates',
+    tag: 'templates',
+    summary: 'Build a template from an OCI image',
+    description: TEMPLATE_BUILD_DESCRIPTION,
+  });
 }
 
 /** A route that starts a template build: POST /v1/templates, and its alias POST /v1/snapshots (one handler). */
-export function registerTemplateBuild(app: App, { services, requireAuth }: RouteContext, route: { url: string; tag: string; summary: string; description: string }): void {
+export function registerTemplateBuild(
+  app: App,
+  { services, requireAuth }: RouteContext,
+  route: { url: string; tag: string; summary: string; description: string },
+): void {
   app.post(
     route.url,
     {

@@ -14,14 +14,19 @@ export function registerTemplateLogs(app: App, { services, requireAuth }: RouteC
         tags: ['templates'],
         summary: "A template build's log",
         description:
-          'The lines the build wrote after line `after` (0: from the start), oldest first, with the build\'s status and step. Poll with `after` = `next_after` until `status` is no longer `building`; the log is complete before the status changes. ' +
-          'With `wait_seconds`, a request that finds no new line of a build under way waits up to that long for one (or for the build\'s end) before it answers: long polling.',
+          "The lines the build wrote after line `after` (0: from the start), oldest first, with the build's status and step. Poll with `after` = `next_after` until `status` is no longer `building`; the log is complete before the status changes. " +
+          "With `wait_seconds`, a request that finds no new line of a build under way waits up to that long for one (or for the build's end) before it answers: long polling.",
         security: BEARER_OR_API_KEY,
         params: TemplateIdParams,
         querystring: Type.Object({
           after: Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, default: 0, description: 'The id of the last line already read' }),
           limit: Type.Integer({ minimum: 1, maximum: 5000, default: 1000 }),
-          wait_seconds: Type.Integer({ minimum: 0, maximum: MAX_LOG_WAIT_MS / 1000, default: 0, description: 'Wait up to this long for a new line while the build runs (0: answer at once)' }),
+          wait_seconds: Type.Integer({
+            minimum: 0,
+            maximum: MAX_LOG_WAIT_MS / 1000,
+            default: 0,
+            description: 'Wait up to this long for a new line while the build runs (0: answer at once)',
+          }),
         }),
         response: authedResponses({ 200: Type.Ref('TemplateLogResponse') }, { 404: 'No such template among yours' }),
       },

@@ -3,7 +3,15 @@
  * there are sandboxd's). The values of `build_args.envs` and `registry_auth` are taken in and never shown again.
  */
 import { Type, type Static } from 'typebox';
-import { MAX_GIT_URL_CHARS, MAX_POST_BUILD_CMD_CHARS, MIN_BUILD_MEMORY_MB, isBuiltin, type AnyTemplate, type TemplateCreateInput, type TemplateLogLine } from '../../../core/templates.ts';
+import {
+  MAX_GIT_URL_CHARS,
+  MAX_POST_BUILD_CMD_CHARS,
+  MIN_BUILD_MEMORY_MB,
+  isBuiltin,
+  type AnyTemplate,
+  type TemplateCreateInput,
+  type TemplateLogLine,
+} from '../../../core/templates.ts';
 import { TEMPLATE_BUILD_STEPS, TEMPLATE_STATUSES } from '../../../model.ts';
 import { StringEnum } from '../../schemas/common.ts';
 import { SourceName, StringMap, VcpuCount } from '../sessions/schemas.ts';
@@ -29,10 +37,16 @@ export const TemplateBuildArgsRequest = Type.Object(
         description: 'A repository (http, https or git URL, no credentials) cloned into `/workspace/<repository name>`; the image needs git',
       }),
     ),
-    git_clone_branch: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^-\\s][^\\s]*$', description: 'The branch to clone (default: the remote\'s default branch)' })),
+    git_clone_branch: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, pattern: '^[^-\\s][^\\s]*$', description: "The branch to clone (default: the remote's default branch)" }),
+    ),
     envs: Type.Optional(StringMap('The environment of `post_build_cmd` (values are never stored or shown)', '^[A-Za-z_][A-Za-z0-9_]{0,127}$')),
     post_build_cmd: Type.Optional(
-      Type.String({ minLength: 1, maxLength: MAX_POST_BUILD_CMD_CHARS, description: 'A shell command run in the build VM (bash -lc, else sh -lc) in the clone (else /root); a non-zero exit fails the build' }),
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_POST_BUILD_CMD_CHARS,
+        description: 'A shell command run in the build VM (bash -lc, else sh -lc) in the clone (else /root); a non-zero exit fails the build',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -50,7 +64,9 @@ export const TemplateCreateRequest = Type.Object(
       ),
     ),
     vcpu_count: Type.Optional(VcpuCount),
-    memory_mb: Type.Optional(Type.Integer({ minimum: MIN_BUILD_MEMORY_MB, maximum: 8192, description: 'Memory of the build VM, MiB (default: the server\'s default VM memory)' })),
+    memory_mb: Type.Optional(
+      Type.Integer({ minimum: MIN_BUILD_MEMORY_MB, maximum: 8192, description: "Memory of the build VM, MiB (default: the server's default VM memory)" }),
+    ),
   },
   { $id: 'TemplateCreateRequest', title: 'TemplateCreateRequest', additionalProperties: false },
 );
@@ -58,9 +74,13 @@ export type TemplateCreateBody = Static<typeof TemplateCreateRequest>;
 
 const Progress = Type.Object(
   {
-    step: Type.Union([StringEnum(TEMPLATE_BUILD_STEPS), Type.Null()], { description: 'The step under way (building), the one it failed in (failed), null when ready' }),
+    step: Type.Union([StringEnum(TEMPLATE_BUILD_STEPS), Type.Null()], {
+      description: 'The step under way (building), the one it failed in (failed), null when ready',
+    }),
     step_index: Type.Integer({ description: '1-based position of `step` among the steps; all of them once ready' }),
-    step_count: Type.Integer({ description: `How many steps a build has (${TEMPLATE_BUILD_STEPS.join(', ')}; git_clone and post_build_cmd are passed over when not asked for)` }),
+    step_count: Type.Integer({
+      description: `How many steps a build has (${TEMPLATE_BUILD_STEPS.join(', ')}; git_clone and post_build_cmd are passed over when not asked for)`,
+    }),
   },
   { description: 'How far the build got' },
 );
@@ -82,7 +102,9 @@ export const TemplateRecord = Type.Object(
       }),
       Type.Null(),
     ]),
-    vcpu_count: Type.Union([Type.Integer(), Type.Null()], { description: 'The build VM\'s vCPUs: its snapshot of this shape is made at the end (other shapes on first use)' }),
+    vcpu_count: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The build VM's vCPUs: its snapshot of this shape is made at the end (other shapes on first use)",
+    }),
     memory_mb: Type.Union([Type.Integer(), Type.Null()]),
     disk_size_mb: Type.Union([Type.Integer(), Type.Null()], { description: 'Size of its root disk, once ready' }),
     node_id: Type.Union([Type.String(), Type.Null()], { description: 'The node that holds its files' }),
@@ -102,8 +124,14 @@ export const TemplateLogResponse = Type.Object(
     status: StringEnum(TEMPLATE_STATUSES),
     progress: Progress,
     error: Type.Union([Type.String(), Type.Null()]),
-    lines: Type.Array(Type.Object({ id: Type.Integer({ description: 'Pass the last one as `after` to read on' }), line: Type.String(), created_at: Type.String({ format: 'date-time' }) })),
-    next_after: Type.Integer({ description: 'The `after` of the next page (the last line\'s id, or the request\'s `after` when there was none)' }),
+    lines: Type.Array(
+      Type.Object({
+        id: Type.Integer({ description: 'Pass the last one as `after` to read on' }),
+        line: Type.String(),
+        created_at: Type.String({ format: 'date-time' }),
+      }),
+    ),
+    next_after: Type.Integer({ description: "The `after` of the next page (the last line's id, or the request's `after` when there was none)" }),
   },
   { $id: 'TemplateLogResponse', title: 'TemplateLogResponse' },
 );

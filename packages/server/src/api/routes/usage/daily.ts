@@ -13,7 +13,9 @@ export const DailyUsageList = Type.Object(
         executions: Type.Integer({ description: 'Executions started that day' }),
         vm_seconds: Type.Number({ description: 'Seconds your VMs ran that day' }),
         cpu_seconds: Type.Number({ description: 'CPU seconds your code used in executions started that day' }),
-        egress_attempts: Type.Integer({ description: "Connection attempts in your VMs' egress logs that day (VMs under a restricted egress policy or with a vault)" }),
+        egress_attempts: Type.Integer({
+          description: "Connection attempts in your VMs' egress logs that day (VMs under a restricted egress policy or with a vault)",
+        }),
         egress_refused: Type.Integer({ description: 'Of those, refused by the policy' }),
         egress_bytes_sent: Type.Integer({ description: 'Bytes your VMs sent through the egress proxy (HTTP and HTTPS)' }),
         egress_bytes_received: Type.Integer(),

@@ -13,7 +13,7 @@ export function registerVaultRequestLogs(app: App, { services, requireAuth }: Ro
         tags: ['vaults'],
         summary: "A vault's request log",
         description:
-          'One entry per secret per request: `substituted` when a VM\'s request to a bound host had the placeholder swapped for the value at its injection point, `flagged` when a placeholder went out unchanged: somewhere other than its injection point (the path, the query, another header: `detail` says where), to a host the secret is not bound to, over plain HTTP, or in a request refused because its Host was not the name the VM connected to (421). Kept for SANDBOXD_VAULT_LOG_RETENTION_DAYS. Newest first; pass next_cursor as cursor for older entries.',
+          "One entry per secret per request: `substituted` when a VM's request to a bound host had the placeholder swapped for the value at its injection point, `flagged` when a placeholder went out unchanged: somewhere other than its injection point (the path, the query, another header: `detail` says where), to a host the secret is not bound to, over plain HTTP, or in a request refused because its Host was not the name the VM connected to (421). Kept for SANDBOXD_VAULT_LOG_RETENTION_DAYS. Newest first; pass next_cursor as cursor for older entries.",
         security: BEARER_OR_API_KEY,
         params: VaultIdParams,
         querystring: Type.Object({

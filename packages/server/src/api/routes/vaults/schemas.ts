@@ -1,6 +1,12 @@
 /** Vault records (never a secret's value), their request bodies, and the request log, as the API shows them. */
 import { Type, type Static } from 'typebox';
-import { MAX_HOSTS_PER_SECRET, MAX_SECRET_VALUE_BYTES, MAX_SECRETS_PER_VAULT, type VaultSecretView, type VaultView } from '../../../core/vault/vault-service.ts';
+import {
+  MAX_HOSTS_PER_SECRET,
+  MAX_SECRET_VALUE_BYTES,
+  MAX_SECRETS_PER_VAULT,
+  type VaultSecretView,
+  type VaultView,
+} from '../../../core/vault/vault-service.ts';
 import { StringEnum } from '../../schemas/common.ts';
 import type { VaultRequestRecord } from '../../../activity.ts';
 
@@ -16,11 +22,16 @@ export const VaultSecretInjection = Type.Object(
   {
     type: StringEnum(['bearer', 'basic', 'header'] as const),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", description: 'The header (type `header` only)' })),
-    prefix: Type.Optional(Type.String({ maxLength: 64, description: 'What comes before the placeholder in the header value (type `header` only; default "")' })),
+    prefix: Type.Optional(
+      Type.String({ maxLength: 64, description: 'What comes before the placeholder in the header value (type `header` only; default "")' }),
+    ),
   },
   { $id: 'VaultSecretInjection', title: 'VaultSecretInjection', additionalProperties: false, description: INJECTION_DESCRIPTION },
 );
-const SecretName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$', description: 'The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY' });
+const SecretName = Type.String({
+  pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$',
+  description: 'The environment variable VMs see its placeholder in, e.g. OPENAI_API_KEY',
+});
 const AllowedHosts = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
   minItems: 1,
   maxItems: MAX_HOSTS_PER_SECRET,
@@ -82,7 +93,11 @@ export const VaultSecretSetBody = Type.Object(
   {
     value: Type.String({ minLength: 1, maxLength: MAX_SECRET_VALUE_BYTES, description: 'The new value; stored encrypted and never returned' }),
     allowed_hosts: AllowedHosts,
-    inject: Type.Optional(Type.Ref('VaultSecretInjection', { description: 'Absent: the secret keeps its injection point (a new secret gets `{"type":"bearer"}`)' }) as unknown as typeof VaultSecretInjection),
+    inject: Type.Optional(
+      Type.Ref('VaultSecretInjection', {
+        description: 'Absent: the secret keeps its injection point (a new secret gets `{"type":"bearer"}`)',
+      }) as unknown as typeof VaultSecretInjection,
+    ),
   },
   { $id: 'VaultSecretSet', title: 'VaultSecretSet', additionalProperties: false },
 );
@@ -96,7 +111,8 @@ export const VaultRequestLogRecord = Type.Object(
     session_id: Type.String(),
     vm_id: Type.String(),
     outcome: StringEnum(['substituted', 'flagged'] as const, {
-      description: '`substituted`: the value replaced the placeholder in a request to a bound host; `flagged`: the placeholder went out unchanged somewhere the secret is not bound to',
+      description:
+        '`substituted`: the value replaced the placeholder in a request to a bound host; `flagged`: the placeholder went out unchanged somewhere the secret is not bound to',
     }),
     scheme: StringEnum(['http', 'https'] as const),
     host: Type.String({ description: 'The name the VM sent the request to (SNI or Host), or its address' }),
@@ -116,7 +132,17 @@ export const VaultRequestLogList = Type.Object(
   { $id: 'VaultRequestLogList', title: 'VaultRequestLogList' },
 );
 
-export const VAULT_SCHEMAS = [VaultSecretInjection, VaultSecretRecord, VaultRecord, VaultSecretInput, VaultCreateBody, VaultUpdateBody, VaultSecretSetBody, VaultRequestLogRecord, VaultRequestLogList];
+export const VAULT_SCHEMAS = [
+  VaultSecretInjection,
+  VaultSecretRecord,
+  VaultRecord,
+  VaultSecretInput,
+  VaultCreateBody,
+  VaultUpdateBody,
+  VaultSecretSetBody,
+  VaultRequestLogRecord,
+  VaultRequestLogList,
+];
 
 export const VaultIdParams = Type.Object({ vault_id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const VaultSecretParams = Type.Object({ vault_id: Type.String({ minLength: 1, maxLength: 64 }), name: SecretName });

@@ -18,7 +18,14 @@ export function registerVaultSecrets(app: App, { services, requireAuth }: RouteC
         security: BEARER_OR_API_KEY,
         params: VaultSecretParams,
         body: VaultSecretSetBody,
-        response: authedResponses({ 200: Type.Ref('VaultSecret') }, { 400: 'A bad value, host or injection point, or the vault is full', 404: 'No such vault among yours', 503: 'This node has no usable vault key (VAULT_KEY_UNAVAILABLE)' }),
+        response: authedResponses(
+          { 200: Type.Ref('VaultSecret') },
+          {
+            400: 'A bad value, host or injection point, or the vault is full',
+            404: 'No such vault among yours',
+            503: 'This node has no usable vault key (VAULT_KEY_UNAVAILABLE)',
+          },
+        ),
       },
       onRequest: requireAuth,
     },

@@ -14,7 +14,9 @@ import { VaultIds } from '../vaults/schemas.ts';
 import { VolumeMounts } from '../volumes/schemas.ts';
 
 const VmCreateRequest = Type.Object({
-  session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Bind the VM to this session of yours (it must have no running VM); default: a new session' })),
+  session_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'Bind the VM to this session of yours (it must have no running VM); default: a new session' }),
+  ),
   vm_lifetime_seconds: Type.Optional(LifetimeSeconds),
   memory_mb: Type.Optional(MemoryMb),
   vcpu_count: Type.Optional(VcpuCount),
@@ -38,13 +40,15 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         tags: ['vms'],
         summary: 'Start a VM',
         description:
-          'Starts a VM with the given lifetime, memory and vCPUs (defaults: the session\'s), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). ' +
-          'It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM\'s metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. ' +
-          '`egress_policy` (default: the session\'s, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. ' +
-          '`vault_ids` attaches your vaults to the VM\'s session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only at the secret\'s injection point in HTTPS requests to its hosts (see POST /v1/vaults). ' +
+          "Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). " +
+          "It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. " +
+          "`egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. " +
+          "`vault_ids` attaches your vaults to the VM's session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). " +
           '`lifecycle_hooks.pre_stop` (default: the session\'s) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.',
         security: BEARER_OR_API_KEY,
-        querystring: Type.Object({ wait: Type.Boolean({ default: true, description: 'Answer once the VM runs (default); false: at once, with the VM starting' }) }),
+        querystring: Type.Object({
+          wait: Type.Boolean({ default: true, description: 'Answer once the VM runs (default); false: at once, with the VM starting' }),
+        }),
         body: VmCreateRequest,
         response: authedResponses(
           { 200: Type.Ref('VmRecord'), 202: Type.Ref('VmRecord') },
@@ -62,7 +66,8 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
     },
     async (request, reply) => {
       const { body } = request;
-      if (body.image !== undefined && body.image !== null) throw new AppError('BAD_REQUEST', 'build a template from the image first (POST /v1/templates), then pass its name as "template"');
+      if (body.image !== undefined && body.image !== null)
+        throw new AppError('BAD_REQUEST', 'build a template from the image first (POST /v1/templates), then pass its name as "template"');
       const principal = principalOf(request);
       const { sandbox } = services;
       const egressPolicy = body.egress_policy ? sandbox.egress.normalize(toEgressPolicy(body.egress_policy)) : undefined;

@@ -25,20 +25,27 @@ export function registerPauseVm(app: App, { services, requireAuth }: RouteContex
         tags: ['vms'],
         summary: 'Pause a running VM',
         description:
-          'Saves the VM\'s memory, processes and disk to the node\'s disk and ends its QEMU: it holds no memory or CPU and does not count against the plan\'s running VMs, and its lifetime stops counting. ' +
-          '`POST /v1/vms/{vm_id}/resume` (or the session\'s next execute, upload, download or terminal) brings the same VM back, with its files, processes, open ports and Python variables. Executions running in it are recorded failed (their processes go on after the resume).',
+          "Saves the VM's memory, processes and disk to the node's disk and ends its QEMU: it holds no memory or CPU and does not count against the plan's running VMs, and its lifetime stops counting. " +
+          "`POST /v1/vms/{vm_id}/resume` (or the session's next execute, upload, download or terminal) brings the same VM back, with its files, processes, open ports and Python variables. Executions running in it are recorded failed (their processes go on after the resume).",
         security: BEARER_OR_API_KEY,
         params: VmIdParams,
         response: authedResponses(
           { 200: PauseResponse },
-          { 404: 'No such VM among yours', 409: 'The VM is not running (already paused, ended or starting), or it has volumes mounted', 503: 'Pausing failed (the VM runs on), or the VM is on another node' },
+          {
+            404: 'No such VM among yours',
+            409: 'The VM is not running (already paused, ended or starting), or it has volumes mounted',
+            503: 'Pausing failed (the VM runs on), or the VM is on another node',
+          },
         ),
       },
       onRequest: requireAuth,
     },
     async (request) => {
       const { vm, outcome } = await services.sandbox.vms.pause(principalOf(request), request.params.vm_id);
-      return { ...toVmRecord(vm, services.clock.now()), pause: { duration_ms: Math.round(outcome.durationMs), memory_bytes: outcome.memoryBytes, disk_bytes: outcome.diskBytes } };
+      return {
+        ...toVmRecord(vm, services.clock.now()),
+        pause: { duration_ms: Math.round(outcome.durationMs), memory_bytes: outcome.memoryBytes, disk_bytes: outcome.diskBytes },
+      };
     },
   );
   app.post(
@@ -47,12 +54,18 @@ export function registerPauseVm(app: App, { services, requireAuth }: RouteContex
       schema: {
         tags: ['vms'],
         summary: 'Resume a paused VM',
-        description: 'Brings a paused VM back under the same id, with what it had when paused; its remaining lifetime counts from now. Counts against the plan\'s running VMs like a new one.',
+        description:
+          "Brings a paused VM back under the same id, with what it had when paused; its remaining lifetime counts from now. Counts against the plan's running VMs like a new one.",
         security: BEARER_OR_API_KEY,
         params: VmIdParams,
         response: authedResponses(
           { 200: Type.Ref('VmRecord') },
-          { 404: 'No such VM among yours', 409: 'The VM is not paused', 429: 'Plan quota exceeded', 503: 'The VM could not resume (it stays paused), or it is on another node' },
+          {
+            404: 'No such VM among yours',
+            409: 'The VM is not paused',
+            429: 'Plan quota exceeded',
+            503: 'The VM could not resume (it stays paused), or it is on another node',
+          },
         ),
       },
       onRequest: requireAuth,

@@ -26,7 +26,10 @@ export function registerCreateVolume(app: App, { services, requireAuth }: RouteC
           size_gb: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_VOLUME_MB / 1024, description: 'Size, GiB' })),
           size_mb: Type.Optional(Type.Integer({ minimum: MIN_VOLUME_MB, maximum: MAX_VOLUME_MB, description: 'Size, MiB' })),
         }),
-        response: authedResponses({ 201: Type.Ref('VolumeRecord') }, { 409: 'You have a volume of this name', 429: 'Your volumes would exceed your plan\'s disk quota', 507: 'The server is low on disk space' }),
+        response: authedResponses(
+          { 201: Type.Ref('VolumeRecord') },
+          { 409: 'You have a volume of this name', 429: "Your volumes would exceed your plan's disk quota", 507: 'The server is low on disk space' },
+        ),
       },
       onRequest: requireAuth,
     },

@@ -13,17 +13,19 @@ export const VolumeRecord = Type.Object(
     user_id: Type.Integer({ description: 'The owner' }),
     node_id: Type.String({ description: 'The node whose disk holds it: VMs that mount it run there' }),
     created_at: Type.String({ format: 'date-time' }),
-    attachments: Type.Array(
-      Type.Object({ vm_id: Type.String(), mount_path: Type.String(), read_only: Type.Boolean() }),
-      { description: 'The VMs that have it mounted and have not ended' },
-    ),
+    attachments: Type.Array(Type.Object({ vm_id: Type.String(), mount_path: Type.String(), read_only: Type.Boolean() }), {
+      description: 'The VMs that have it mounted and have not ended',
+    }),
   },
   { $id: 'VolumeRecord', title: 'VolumeRecord' },
 );
 
 export const VolumeIdParams = Type.Object({ volume_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const VolumeName = { ...SourceName, description: 'Unique among your volumes: letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit' };
+export const VolumeName = {
+  ...SourceName,
+  description: 'Unique among your volumes: letters, digits, ".", "_" and "-", at most 63, starting with a letter or digit',
+};
 
 /** A volume a new VM mounts (`POST /v1/vms` `volumes`). */
 export const VolumeMountRequest = Type.Object({

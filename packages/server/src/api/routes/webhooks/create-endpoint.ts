@@ -17,7 +17,10 @@ export function registerCreateEndpoint(app: App, { services, requireAuth }: Rout
           'Events whose type matches one of `event_patterns` are POSTed to `url`, signed the Standard Webhooks way. The response carries `secret` (whsec_…): keep it to verify signatures; it is not shown again. URLs that point at loopback, private, link-local or metadata addresses are refused unless the server allows private targets.',
         security: BEARER_OR_API_KEY,
         body: EndpointCreateBody,
-        response: authedResponses({ 200: Type.Ref('WebhookEndpoint') }, { 400: 'URL not allowed (WEBHOOK_URL_NOT_ALLOWED), bad pattern, or too many endpoints' }),
+        response: authedResponses(
+          { 200: Type.Ref('WebhookEndpoint') },
+          { 400: 'URL not allowed (WEBHOOK_URL_NOT_ALLOWED), bad pattern, or too many endpoints' },
+        ),
       },
       onRequest: requireAuth,
     },

@@ -14,7 +14,8 @@ export function registerListDeliveries(app: App, { services, requireAuth }: Rout
       schema: {
         tags: ['webhooks'],
         summary: 'The webhook delivery log',
-        description: 'Newest first. Pass next_cursor as cursor for the next page; next_cursor is null on the last page. status is one of pending, delivering, succeeded, failed.',
+        description:
+          'Newest first. Pass next_cursor as cursor for the next page; next_cursor is null on the last page. status is one of pending, delivering, succeeded, failed.',
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({
           endpoint_id: OptionalText,
@@ -23,7 +24,10 @@ export function registerListDeliveries(app: App, { services, requireAuth }: Rout
           cursor: OptionalText,
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
         }),
-        response: authedResponses({ 200: Type.Ref('WebhookDeliveryList') }, { 400: 'Unknown status or a cursor this server did not return', 404: 'endpoint_id names no endpoint of yours' }),
+        response: authedResponses(
+          { 200: Type.Ref('WebhookDeliveryList') },
+          { 400: 'Unknown status or a cursor this server did not return', 404: 'endpoint_id names no endpoint of yours' },
+        ),
       },
       onRequest: requireAuth,
     },

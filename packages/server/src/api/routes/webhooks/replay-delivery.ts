@@ -16,7 +16,10 @@ export function registerReplayDelivery(app: App, { services, requireAuth }: Rout
           'Creates a new delivery of the same event to the same endpoint, with replay_of_delivery_id set, sends it at once and answers with it after that first attempt. The webhook-id header is the event id, as in the original: receivers that already processed it can recognise it.',
         security: BEARER_OR_API_KEY,
         params: DeliveryIdParams,
-        response: authedResponses({ 200: Type.Ref('WebhookDelivery') }, { 404: 'No such delivery among yours, or its endpoint was deleted', 409: 'The endpoint is disabled' }),
+        response: authedResponses(
+          { 200: Type.Ref('WebhookDelivery') },
+          { 404: 'No such delivery among yours, or its endpoint was deleted', 409: 'The endpoint is disabled' },
+        ),
       },
       onRequest: requireAuth,
     },

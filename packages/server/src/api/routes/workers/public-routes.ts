@@ -21,8 +21,19 @@ export function registerPublicWorkerRoutes(app: App): void {
   const responses = publicResponses({ 200: AnyObject }, { 403: 'Always on this listener: use the admin listener' });
   // Refused before the body is read or validated: nothing about these requests is this listener's business.
   const onRequest = async () => refuse();
-  app.post('/workers/:worker_id/drain', { schema: { tags: ['system'], summary: 'Put a worker node in drain mode', description: ELSEWHERE, params: WorkerParams, response: responses }, onRequest }, refuse);
-  app.post('/workers/:worker_id/undrain', { schema: { tags: ['system'], summary: 'Take a worker node out of drain mode', description: ELSEWHERE, params: WorkerParams, response: responses }, onRequest }, refuse);
+  app.post(
+    '/workers/:worker_id/drain',
+    { schema: { tags: ['system'], summary: 'Put a worker node in drain mode', description: ELSEWHERE, params: WorkerParams, response: responses }, onRequest },
+    refuse,
+  );
+  app.post(
+    '/workers/:worker_id/undrain',
+    {
+      schema: { tags: ['system'], summary: 'Take a worker node out of drain mode', description: ELSEWHERE, params: WorkerParams, response: responses },
+      onRequest,
+    },
+    refuse,
+  );
   app.post(
     '/workers/:worker_id/deployment-drain/:action',
     {

@@ -9,9 +9,12 @@ export const WorkerParams = Type.Object({ worker_id: Type.String({ minLength: 1,
 
 export const DeploymentDrainParams = Type.Object({
   worker_id: Type.String({ minLength: 1, maxLength: 63 }),
-  action: Type.Union(DEPLOYMENT_DRAIN_ACTIONS.map((a) => Type.Literal(a)), {
-    description: '`start`: stop placement on the node and let its VMs end; `status`: where it stands (`done` once no VM runs there); `cancel`: undrain',
-  }),
+  action: Type.Union(
+    DEPLOYMENT_DRAIN_ACTIONS.map((a) => Type.Literal(a)),
+    {
+      description: '`start`: stop placement on the node and let its VMs end; `status`: where it stands (`done` once no VM runs there); `cancel`: undrain',
+    },
+  ),
 });
 
 /** DeploymentDrainRequest: every field optional, so `{}` starts a drain with the defaults. */
@@ -25,7 +28,9 @@ export const DeploymentDrainRequest = Type.Object(
 export const WorkerRecord = Type.Object(
   {
     worker_id: Type.String(),
-    state: Type.Union([Type.Literal('live'), Type.Literal('dead'), Type.Literal('left')], { description: '`dead`: it missed its heartbeats; `left`: it shut down cleanly' }),
+    state: Type.Union([Type.Literal('live'), Type.Literal('dead'), Type.Literal('left')], {
+      description: '`dead`: it missed its heartbeats; `left`: it shut down cleanly',
+    }),
     drained: Type.Boolean({ description: 'No new VMs are placed on it' }),
     deployment_drain: Type.Union([Type.Literal('draining'), Type.Literal('done'), Type.Literal('cancelled'), Type.Null()]),
     internal_url: Type.String(),
