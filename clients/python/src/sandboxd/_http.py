@@ -17,33 +17,26 @@ Never retried: time-outs of the client (the caller's budget is spent), 429 QUOTA
 
 from __future__ import annotations
 
-import base64
-import binascii
-import email.utils
 import http.client
 import json as jsonlib
-import math
 import re
 import socket
 import ssl
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Tuple, Union
 from urllib.parse import quote, urlencode, urlsplit
 
 from ._version import VERSION
-from .errors import NetworkError, SandboxdError, error_for
+from ._answers import CHUNK_BYTES, Failure, Retryable, Success, failure_of, read_success
+from .errors import NetworkError, SandboxdError
 
 #: The longest ``Retry-After`` the client waits on its own; a longer one is the caller's decision.
 MAX_RETRY_AFTER_SECONDS = 60.0
 #: Seconds a connection may take to be made (undici's default), within the attempt's own limit.
 CONNECT_TIMEOUT_SECONDS = 10.0
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
-_CHUNK = 64 * 1024
 
-# "always": retry any request; "idempotent": only one that is safe to send twice; "never".
-Retryable = str
 
 MISSING: Any = object()
 
@@ -98,18 +91,6 @@ class Request:
     @property
     def operation(self) -> str:
         return f"{self.method} {self.path}"
-
-
-@dataclass
-class Success:
-    value: Any
-
-
-@dataclass
-class Failure:
-    error: BaseException
-    retryable: Retryable
-    retry_after: Optional[float] = None
 
 
 class Abort:
@@ -205,22 +186,6 @@ def headers_for(settings: Settings, request: Request) -> Dict[str, str]:
     return headers
 
 
-def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
-    """``Retry-After`` in seconds, from delta-seconds or an HTTP date."""
-    if not value:
-        return None
-    text = value.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return float(max(0, math.ceil(when.timestamp() - (time.time() if now is None else now))))
-
-
 # -- one attempt ------------------------------------------------------------------------------------------
 
 
@@ -314,8 +279,8 @@ def attempt(settings: Settings, request: Request, abort: Optional[Abort] = None)
                         connection.sock.settimeout(None)
                     keep_open = True
                     return Success(StreamedResponse(connection, response, abort))
-                return Success(_read_success(response, request, operation))
-            return _failure(response, request, operation)
+                return Success(read_success(response, request, operation))
+            return failure_of(response, request, operation)
         except SandboxdError:
             raise
         except (OSError, http.client.HTTPException, ValueError) as error:
@@ -325,114 +290,6 @@ def attempt(settings: Settings, request: Request, abort: Optional[Abort] = None)
             timer.cancel()
         if not keep_open:
             connection.close()
-
-
-def _read_success(response: http.client.HTTPResponse, request: Request, operation: str) -> Any:
-    kind = request.response_type
-    if kind == "none":
-        response.read()
-        return None
-    content_type = response.getheader("content-type", "") or ""
-    if kind == "bytes":
-        if "application/json" in content_type:
-            data = _base64_content(response.read(), operation)
-            if request.sink is None:
-                return data
-            request.sink.write(data)
-            return len(data)
-        if request.sink is None:
-            return response.read()
-        total = 0
-        while True:
-            chunk = response.read(_CHUNK)
-            if not chunk:
-                return total
-            request.sink.write(chunk)
-            total += len(chunk)
-    text = response.read().decode("utf-8", errors="replace")
-    if kind == "text":
-        return text
-    if text == "":
-        return None
-    try:
-        return jsonlib.loads(text)
-    except ValueError:
-        raise SandboxdError(
-            f"{operation} answered {response.status} with a body that is not JSON: {text[:100]}",
-            status=response.status,
-            operation=operation,
-            body=text,
-        ) from None
-
-
-def _base64_content(raw: bytes, operation: str) -> bytes:
-    """The bytes of a JSON download answer (``content``, base64), for servers that answer JSON."""
-    try:
-        content = jsonlib.loads(raw.decode("utf-8")).get("content")
-        if isinstance(content, str):
-            return base64.b64decode(content, validate=True)
-    except (ValueError, AttributeError, binascii.Error):
-        pass
-    raise SandboxdError(f"{operation}: the download answer has no content", operation=operation)
-
-
-def _describe_validation(issues: Any) -> str:
-    parts = []
-    for issue in issues:
-        if isinstance(issue, dict):
-            location = ".".join(str(x) for x in issue.get("loc") or [])
-            parts.append(f"{location}: {issue.get('msg')}")
-    return "; ".join(parts)
-
-
-def _failure(response: http.client.HTTPResponse, request: Request, operation: str) -> Failure:
-    status = response.status
-    raw = response.read()
-    text = raw.decode("utf-8", errors="replace")
-    body: Any = None
-    try:
-        body = jsonlib.loads(text) if text else None
-    except ValueError:
-        body = None
-    fields: Dict[str, Any] = body if isinstance(body, dict) else {}
-    code = fields.get("code") if isinstance(fields.get("code"), str) else None
-    facts: Dict[str, Any] = {}
-    detail = fields.get("detail")
-    if isinstance(detail, list):
-        facts["detail"] = detail
-        message = f"invalid request: {_describe_validation(detail)}"
-    elif isinstance(detail, str):
-        message = detail
-    else:
-        message = f"{operation} answered {status} {response.reason}".strip()
-    retry_after = parse_retry_after(response.getheader("retry-after"))
-    if retry_after is None and isinstance(fields.get("retry_after"), (int, float)):
-        retry_after = float(fields["retry_after"])
-    if retry_after is not None:
-        facts["retry_after"] = retry_after
-    if isinstance(fields.get("execution_id"), int):
-        facts["execution_id"] = fields["execution_id"]
-    if isinstance(fields.get("session_id"), str):
-        facts["session_id"] = fields["session_id"]
-    if isinstance(fields.get("selector"), str):
-        facts["selector"] = fields["selector"]
-    error = error_for(
-        status,
-        code,
-        request.kind,
-        message,
-        facts=facts,
-        body=body if body is not None else text,
-        operation=operation,
-        request_id=response.getheader("x-request-id"),
-    )
-    if status == 429 and code != "QUOTA_EXCEEDED":
-        retryable = "always"
-    elif status in (502, 503, 504):
-        retryable = "idempotent"
-    else:
-        retryable = "never"
-    return Failure(error, retryable, retry_after)
 
 
 def retry_delay(failure: Failure, request: Request, attempt_number: int, settings: Settings) -> Optional[float]:
@@ -483,13 +340,13 @@ def iter_file(path_or_file: Any, start: int) -> Iterator[bytes]:
     if hasattr(path_or_file, "read"):
         path_or_file.seek(start)
         while True:
-            chunk = path_or_file.read(_CHUNK)
+            chunk = path_or_file.read(CHUNK_BYTES)
             if not chunk:
                 return
             yield chunk
     with open(path_or_file, "rb") as handle:
         while True:
-            chunk = handle.read(_CHUNK)
+            chunk = handle.read(CHUNK_BYTES)
             if not chunk:
                 return
             yield chunk

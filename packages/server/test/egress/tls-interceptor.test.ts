@@ -17,7 +17,8 @@ import { createCertificateAuthority, LeafCertificates } from '../../src/net/egre
 import type { CaMaterial, InterceptedRequest } from '../../src/core/vault/vault-ports.ts';
 import { parseClientHello } from '../../src/net/egress/tls-client-hello.ts';
 import { ResponseScrubber } from '../../src/core/vault/response-scrubber.ts';
-import { misdirection, TlsInterceptor, type InterceptedConnection, type TlsInterceptorOptions } from '../../src/net/egress/tls-interceptor.ts';
+import { TlsInterceptor, type InterceptedConnection, type TlsInterceptorOptions } from '../../src/net/egress/tls-interceptor.ts';
+import { misdirection } from '../../src/net/egress/intercepted-request-target.ts';
 import { createTestCa, type TestCa } from '../helpers/test-ca.ts';
 
 const NAME = 'api.test';

@@ -13,16 +13,22 @@
  * `socket.unshift`. That works: when a `tls.TLSSocket` takes over a `net.Socket`, Node feeds the data buffered
  * in the socket's readable side to the TLS engine first (`initRead` in lib/_tls_wrap.js), and the test
  * "the ClientHello read by the egress step is put back" proves it on a paused socket.
+ *
+ * This file runs the connections; the checks and the upstream side live beside it: `intercepted-request-target.ts`
+ * (is a request for the connection's name), `scrubbed-answer.ts` (what of an answer the guest sees when secrets are
+ * masked), `verified-upstream.ts` (the upstream request, verified for the name).
  */
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
-import { pipeline, type Transform } from 'node:stream';
+import type net from 'node:net';
+import { pipeline } from 'node:stream';
 import tls from 'node:tls';
-import zlib from 'node:zlib';
 import type { LeafCertificates } from './certificate-authority.ts';
 import { endToEndHeaders, responseHead } from './http-relay-headers.ts';
-import type { AnswerScrubber, InterceptedRequest, RewrittenRequest } from '../../core/vault/vault-ports.ts';
+import { misdirection, originForm } from './intercepted-request-target.ts';
+import { headerValue, scrubbedAnswer } from './scrubbed-answer.ts';
+import { describeUpstreamError, limitConnect, upstreamHeaders, upstreamOptions, upstreamTrust, type UpstreamTarget } from './verified-upstream.ts';
+import type { InterceptedRequest, RewrittenRequest } from '../../core/vault/vault-ports.ts';
 
 export interface TlsInterceptorOptions {
   leafs: LeafCertificates;
@@ -51,128 +57,6 @@ export interface InterceptedConnection {
   error: Error | null;
 }
 
-/** The OpenSSL verification failures Node reports as error codes (besides the host name check). */
-const CERTIFICATE_ERRORS = new Set([
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
-  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_NOT_YET_VALID',
-  'CERT_HAS_EXPIRED',
-  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
-  'ERROR_IN_CERT_NOT_AFTER_FIELD',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'CERT_CHAIN_TOO_LONG',
-  'CERT_REVOKED',
-  'INVALID_CA',
-  'PATH_LENGTH_EXCEEDED',
-  'INVALID_PURPOSE',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'HOSTNAME_MISMATCH',
-]);
-
-class UpstreamTimeoutError extends Error {
-  readonly code = 'ETIMEDOUT';
-}
-
-/** The host of a Host header or URL authority: lower case, no port, no brackets, no trailing dot. */
-function authorityHost(authority: string): string {
-  const host = authority.startsWith('[')
-    ? authority.slice(1, authority.indexOf(']') === -1 ? undefined : authority.indexOf(']'))
-    : authority.replace(/:\d*$/, '');
-  return host.toLowerCase().replace(/\.$/, '');
-}
-
-/**
- * Why a request on a connection opened for `name` (the SNI) is not for `name`, or null. A front end shared by
- * many hosts routes on Host (or on an absolute-form target, RFC 9112 §3.2.2), so a request whose Host is another
- * name would take the secret swapped in for `name` to that other host.
- */
-export function misdirection(name: string, target: string, rawHeaders: readonly string[]): string | null {
-  const hosts: string[] = [];
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === 'host') hosts.push(rawHeaders[i + 1]!);
-  if (hosts.length > 1) return 'the request has more than one Host header';
-  if (hosts.length === 1 && authorityHost(hosts[0]!.trim()) !== name) return `its Host is not ${name}`;
-  if (target.startsWith('/') || target === '*') return null;
-  const authority = /^https?:\/\/([^/?#]*)/i.exec(target)?.[1];
-  if (authority === undefined) return 'its target is neither a path nor an http(s) URL';
-  if (authority.includes('@') || authorityHost(authority) !== name) return `its target names a host other than ${name}`;
-  return null;
-}
-
-/** An absolute-form target cut to origin form (the raw path and query, unparsed); other targets as they are. */
-function originForm(target: string): string {
-  const absolute = /^https?:\/\/[^/?#]*(.*)$/is.exec(target);
-  if (!absolute) return target;
-  const rest = absolute[1]!.replace(/#.*$/s, '');
-  return rest.startsWith('/') ? rest : `/${rest}`;
-}
-
-/** Decoders for a Content-Encoding list (last applied, first undone); null when one is not known. */
-function decodersFor(contentEncoding: string): Transform[] | null {
-  const codings = contentEncoding
-    .split(',')
-    .map((coding) => coding.trim().toLowerCase())
-    .filter((coding) => coding !== '' && coding !== 'identity');
-  const decoders: Transform[] = [];
-  for (const coding of codings.reverse()) {
-    if (coding === 'gzip' || coding === 'x-gzip') decoders.push(zlib.createGunzip());
-    else if (coding === 'deflate') decoders.push(zlib.createInflate());
-    else if (coding === 'br') decoders.push(zlib.createBrotliDecompress());
-    else return null;
-  }
-  return decoders;
-}
-
-/** Whether an answer to `method` with `status` has a body (RFC 9110 §6.4.1). */
-function hasBody(method: string, status: number): boolean {
-  return method !== 'HEAD' && status !== 204 && status !== 304 && status >= 200;
-}
-
-/** The value of the first header `name` (lower case) in rawHeaders. */
-function headerValue(rawHeaders: readonly string[], name: string): string | undefined {
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) return rawHeaders[i + 1];
-  return undefined;
-}
-
-/**
- * What of an upstream answer goes to the guest when secrets are masked: its headers (masked; the encoding and
- * length dropped when the body is decoded) and the stages its body passes through. Null when the body is
- * compressed in a way that cannot be decoded (it could not be checked, so it is not relayed).
- */
-function scrubbedAnswer(
-  scrubber: AnswerScrubber | undefined,
-  method: string,
-  status: number,
-  rawHeaders: string[],
-): { rawHeaders: string[]; stages: Transform[] } | null {
-  if (!scrubber?.active) return { rawHeaders, stages: [] };
-  const encoding = headerValue(rawHeaders, 'content-encoding');
-  let decoders: Transform[] = [];
-  let kept = rawHeaders;
-  if (encoding !== undefined && hasBody(method, status)) {
-    const found = decodersFor(encoding);
-    if (found === null) return null;
-    decoders = found;
-    // The body is sent decoded: its coding and length are the upstream's, not the guest's.
-    if (decoders.length > 0) kept = rawHeaders.filter((_, i, all) => !['content-encoding', 'content-length'].includes(all[i - (i % 2)]!.toLowerCase()));
-  }
-  return { rawHeaders: kept.map((item) => scrubber.text(item)), stages: [...decoders, scrubber.stream()] };
-}
-
-/** What the guest is told when its request could not be forwarded (no secret is ever in these messages). */
-function describeUpstreamError(error: Error, name: string, address: string, port: number): string {
-  const code = (error as NodeJS.ErrnoException).code ?? '';
-  if (CERTIFICATE_ERRORS.has(code)) return `sandboxd vault: the upstream certificate is not valid for ${name}: ${error.message}`;
-  if (error instanceof UpstreamTimeoutError) return `sandboxd vault: ${name} (${address}:${port}) did not accept a TLS connection in time: ${error.message}`;
-  return `sandboxd vault: could not reach ${name} (${address}:${port}): ${error.message}`;
-}
-
 /** A plain-text answer of sandboxd's own on a handed-over socket, which is then closed. */
 function endRawWithText(socket: net.Socket, status: number, statusMessage: string, text: string): void {
   const body = Buffer.from(`${text}\n`);
@@ -191,16 +75,8 @@ function endRawWithText(socket: net.Socket, status: number, statusMessage: strin
   );
 }
 
-/** Headers the interceptor sets itself on the way up: the guest's are dropped. */
-const SET_UPSTREAM = ['expect', 'host'];
-/** Dropped as well when answers are scrubbed: compression the scrubber cannot see through is not asked for. */
-const SET_WHEN_SCRUBBING = ['accept-encoding', 'sec-websocket-extensions'];
-
 /** A guest connection being served. */
-interface GuestConnection {
-  name: string;
-  address: string;
-  port: number;
+interface GuestConnection extends UpstreamTarget {
   stats: InterceptedConnection;
 }
 
@@ -224,15 +100,15 @@ export class TlsInterceptor {
   /** Never listens: guest connections are handed to it with `emit('connection')`. */
   private readonly server: http.Server;
   private readonly agent: https.Agent;
-  /** The roots upstream certificates are verified against, built once (parsing ~150 roots takes milliseconds). */
-  private readonly upstreamContext: tls.SecureContext;
+  /** The roots upstream certificates are verified against, built once. */
+  private readonly upstreamTrust: tls.SecureContext;
   private readonly connections = new WeakMap<net.Socket, GuestConnection>();
   /** Everything `close` must destroy: guest sockets (raw and TLS), upgraded upstream sockets, upstream requests. */
   private readonly open = new Set<{ destroy(): unknown }>();
   private readonly handling = new Set<Promise<InterceptedConnection>>();
 
   constructor(private readonly options: TlsInterceptorOptions) {
-    this.upstreamContext = tls.createSecureContext({ ca: [...tls.rootCertificates, ...(options.upstreamCa ?? [])] });
+    this.upstreamTrust = upstreamTrust(options.upstreamCa);
     this.agent = new https.Agent({ keepAlive: true });
     this.server = http.createServer();
     // Whatever goes wrong with one request ends that request's connection, never the process.
@@ -331,38 +207,6 @@ export class TlsInterceptor {
     return null;
   }
 
-  /** The headers sent upstream: end-to-end ones, Host set to the connection's name, and what scrubbing needs. */
-  private upstreamHeaders(connection: GuestConnection, rewritten: RewrittenRequest, add: string[]): string[] {
-    const scrubbing = rewritten.scrubber?.active === true;
-    const host = connection.port === 443 ? connection.name : `${connection.name}:${connection.port}`;
-    return endToEndHeaders(rewritten.rawHeaders, {
-      drop: scrubbing ? [...SET_UPSTREAM, ...SET_WHEN_SCRUBBING] : SET_UPSTREAM,
-      add: ['Host', host, ...(scrubbing ? ['Accept-Encoding', 'identity'] : []), ...add],
-    });
-  }
-
-  /** The options of an upstream request to the connection's address, verified for its name. */
-  private upstreamOptions(
-    connection: GuestConnection,
-    method: string,
-    path: string,
-    headers: string[],
-  ): https.RequestOptions & Pick<tls.ConnectionOptions, 'secureContext' | 'ALPNProtocols'> {
-    const { name } = connection;
-    return {
-      host: connection.address,
-      port: connection.port,
-      // SNI cannot carry an IP literal; the identity check below still uses the name.
-      ...(net.isIP(name) ? {} : { servername: name }),
-      checkServerIdentity: (_host: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(name, cert),
-      secureContext: this.upstreamContext,
-      ALPNProtocols: ['http/1.1'],
-      method,
-      path,
-      headers,
-    };
-  }
-
   /** Starts an upstream request; null (after answering the guest) when the rewritten request is not valid HTTP (a CR or LF in a header, say). */
   private request(
     connection: GuestConnection,
@@ -380,17 +224,6 @@ export class TlsInterceptor {
     }
     this.track(upstream);
     return upstream;
-  }
-
-  /** Fails `request` when a new upstream connection is not up (TCP and TLS) within the connect timeout. */
-  private limitConnect(request: http.ClientRequest): void {
-    const timeoutMs = this.options.connectTimeoutMs ?? 10_000;
-    request.once('socket', (socket: net.Socket) => {
-      if (request.reusedSocket) return;
-      const timer = setTimeout(() => request.destroy(new UpstreamTimeoutError(`no TLS connection after ${timeoutMs} ms`)), timeoutMs);
-      socket.once('secureConnect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
-    });
   }
 
   private async forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -413,10 +246,15 @@ export class TlsInterceptor {
     // by the server (100 Continue), so it is not passed on.
     const framing = req.headers['transfer-encoding'] !== undefined ? ['Transfer-Encoding', 'chunked'] : [];
     const method = req.method ?? 'GET';
-    const headers = this.upstreamHeaders(connection, rewritten, framing);
-    const upstream = this.request(connection, { ...this.upstreamOptions(connection, method, rewritten.path, headers), agent: this.agent }, done, refuse);
+    const headers = upstreamHeaders(connection, rewritten, framing);
+    const upstream = this.request(
+      connection,
+      { ...upstreamOptions(connection, this.upstreamTrust, method, rewritten.path, headers), agent: this.agent },
+      done,
+      refuse,
+    );
     if (!upstream) return;
-    this.limitConnect(upstream);
+    limitConnect(upstream, this.options.connectTimeoutMs ?? 10_000);
 
     upstream.on('response', (answer: http.IncomingMessage) => {
       const status = answer.statusCode ?? 502;
@@ -440,7 +278,7 @@ export class TlsInterceptor {
       done(null, error);
       // Before the answer began the guest is told why; after, only a cut connection can tell it the body is short.
       if (res.headersSent) res.destroy();
-      else refuse(describeUpstreamError(error, connection.name, connection.address, connection.port));
+      else refuse(describeUpstreamError(error, connection));
     });
     // The guest went away (or the answer was cut): the upstream request is abandoned, not left to finish.
     res.once('close', () => {
@@ -463,16 +301,16 @@ export class TlsInterceptor {
     const protocol = req.headers.upgrade ?? '';
     const method = req.method ?? 'GET';
     const scrubber = rewritten.scrubber?.active ? rewritten.scrubber : null;
-    const headers = this.upstreamHeaders(connection, rewritten, ['Connection', 'Upgrade', 'Upgrade', protocol]);
+    const headers = upstreamHeaders(connection, rewritten, ['Connection', 'Upgrade', 'Upgrade', protocol]);
     // Its own connection, not the agent's: an upgraded socket never returns to a pool.
     const upstream = this.request(
       connection,
-      { ...this.upstreamOptions(connection, req.method ?? 'GET', rewritten.path, headers), agent: false },
+      { ...upstreamOptions(connection, this.upstreamTrust, req.method ?? 'GET', rewritten.path, headers), agent: false },
       done,
       (text) => endRawWithText(socket, 502, 'Bad Gateway', text),
     );
     if (!upstream) return;
-    this.limitConnect(upstream);
+    limitConnect(upstream, this.options.connectTimeoutMs ?? 10_000);
 
     upstream.on('upgrade', (answer: http.IncomingMessage, upstreamSocket: net.Socket, upstreamHead: Buffer) => {
       this.track(upstreamSocket);
@@ -540,7 +378,7 @@ export class TlsInterceptor {
     });
     upstream.on('error', (error: Error) => {
       done(null, error);
-      if (socket.writable) endRawWithText(socket, 502, 'Bad Gateway', describeUpstreamError(error, connection.name, connection.address, connection.port));
+      if (socket.writable) endRawWithText(socket, 502, 'Bad Gateway', describeUpstreamError(error, connection));
       else socket.destroy();
     });
     socket.once('close', () => upstream.destroy());
