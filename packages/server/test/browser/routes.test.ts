@@ -275,7 +275,16 @@ describe('browser routes (no browser needed)', () => {
     }
     const member = (name: string) => doc.components.schemas[name];
     const union = member('BrowserRenderAction');
-    assert.deepEqual(union.discriminator, { propertyName: 'type' });
+    // The mapping is stated (generators read the tag's values from it, not from the members' names).
+    assert.deepEqual(union.discriminator, {
+      propertyName: 'type',
+      mapping: Object.fromEntries(
+        ['click', 'fill', 'hover', 'keypress', 'navigate', 'scroll', 'type', 'wait'].map((tag) => [
+          tag,
+          `#/components/schemas/BrowserRender${tag === 'keypress' ? 'KeyPress' : tag.charAt(0).toUpperCase() + tag.slice(1)}Action`,
+        ]),
+      ),
+    });
     const members = union.oneOf.map((ref: { $ref: string }) => member(ref.$ref.split('/').pop()!));
     // The tag of each member: one value (a `const`, which the document states as a one-value `enum`).
     const tagOf = (m: any): string => m.properties.type.const ?? m.properties.type.enum?.[0];
