@@ -65,6 +65,17 @@ class AsyncWalkThrough(ShapeAssertions, unittest.IsolatedAsyncioTestCase):
                 await terminal.read_until("got-xyz", timeout=30)
                 self.assertEqual(await terminal.wait(timeout=30), sandboxd.TerminalExit(0, None))
 
+                # The file verbs, awaited: made, moved, described, removed.
+                self.assertIs(await session.mkdir("/tmp/async-dir/sub"), True)
+                await session.upload("x", "/tmp/async-dir/sub/a.txt")
+                moved = await session.rename("/tmp/async-dir/sub/a.txt", "/tmp/async-dir/b.txt")
+                self.assertEqual((moved["path"], moved["size"]), ("/tmp/async-dir/b.txt", 1))
+                self.assertEqual((await session.stat("/tmp/async-dir/sub"))["type"], "directory")
+                self.assertIs(await session.exists("/tmp/async-dir/sub/a.txt"), False)
+                self.assertIs(await session.remove("/tmp/async-dir", recursive=True), True)
+                self.assertIs(await session.exists("/tmp/async-dir"), False)
+                with self.assertRaises(sandboxd.NotFoundError):
+                    await session.stat("/tmp/async-dir")
                 with self.assertRaises(sandboxd.NotFoundError):
                     await session.download("/tmp/missing")
                 with self.assertRaises(sandboxd.SessionError):

@@ -1,6 +1,7 @@
 """The README walk-through with the sync client, on a real server with real VMs: Python state between calls,
-bash exit codes, files in and out byte for byte, an async run polled to completion, a terminal driven over
-its WebSocket, status and lists, a share, API keys, the error classes of 404/422/429/401/403, and kill.
+bash exit codes, files in and out byte for byte, files made, described, moved and removed, an async run polled
+to completion, a terminal driven over its WebSocket, status and lists, a share, API keys, the error classes of
+404/409/422/429/401/403, and kill.
 
 Every answer is also checked against the TypedDicts of ``sandboxd.models`` (``assertShape``).
 """
@@ -93,6 +94,31 @@ class WalkThrough(ShapeAssertions):
             with open(source, "rb") as handle:
                 self.session.upload(handle, "/tmp/from-handle.bin")
             self.assertEqual(self.session.download("/tmp/from-handle.bin"), source.read_bytes())
+
+    def test_files_are_made_described_moved_and_removed(self) -> None:
+        self.assertIs(self.session.mkdir("tree/a/b"), True, "made, with its parents")
+        self.assertIs(self.session.mkdir("/root/tree/a/b"), False, "already there")
+        directory = self.session.stat("tree/a")
+        self.assertShape(directory, models.FileEntry)
+        self.assertEqual((directory["name"], directory["path"], directory["type"]), ("a", "/root/tree/a", "directory"))
+        self.session.upload("moved\n", "/root/tree/a/b/old.txt")
+        moved = self.session.rename("tree/a/b/old.txt", "tree/new.txt")
+        self.assertShape(moved, models.FileEntry)
+        self.assertEqual((moved["path"], moved["type"], moved["size"]), ("/root/tree/new.txt", "file", 6))
+        self.assertIs(self.session.exists("tree/a/b/old.txt"), False)
+        self.assertIs(self.session.exists("/root/tree/new.txt"), True)
+        listing = self.client.files.list(self.session.id, "tree")
+        self.assertEqual(
+            [(e["type"], e["name"]) for e in listing["entries"]], [("directory", "a"), ("file", "new.txt")]
+        )
+        with self.assertRaises(sandboxd.SandboxdError) as not_empty:
+            self.session.remove("tree")
+        self.assertEqual((not_empty.exception.status, not_empty.exception.code), (409, "CONFLICT"))
+        self.assertIs(self.session.remove("tree", recursive=True), True)
+        self.assertIs(self.session.exists("tree"), False)
+        self.assertIs(self.session.remove("tree"), False, "nothing left to remove")
+        with self.assertRaises(sandboxd.NotFoundError):
+            self.session.stat("/root/tree")
 
     def test_an_async_run_is_polled_to_completion(self) -> None:
         run = self.session.execute_async("import time\ntime.sleep(1.5)\nprint('done')")

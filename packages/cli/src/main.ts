@@ -7,6 +7,7 @@ import { registerDomains } from './commands/domains.ts';
 import { registerEgress } from './commands/egress.ts';
 import { registerExec } from './commands/exec.ts';
 import { registerFiles } from './commands/files.ts';
+import { registerFileVerbs } from './commands/file-verbs.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerLogin } from './commands/login.ts';
 import { registerLogout } from './commands/logout.ts';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerCreate(program, context);
   registerExec(program, context);
   registerFiles(program, context);
+  registerFileVerbs(program, context);
   registerSessionCommands(program, context);
   registerVmCommands(program, context);
   registerShell(program, context);

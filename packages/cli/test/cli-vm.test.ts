@@ -1,7 +1,8 @@
 /**
  * The `sandbox` command on real VMs: exec with state across invocations, exit codes passed through,
- * run FILE by extension, code from stdin, files in and out byte for byte (a directory too), status,
- * ls with a metadata filter, kill. Needs the VM engine (QEMU; KVM when available).
+ * run FILE by extension, code from stdin, files in and out byte for byte (a directory too), files listed,
+ * described, made, moved and removed in the VM, status, ls with a metadata filter, kill.
+ * Needs the VM engine (QEMU; KVM when available).
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -155,6 +156,35 @@ describe('sandbox on real VMs', () => {
     assert.equal(listing.stdout, 'AB');
     const missing = await runCli(['download', '/tmp/nope'], env);
     assert.equal(missing.code, 4);
+  });
+
+  test('files mkdir, stat, ls, mv and rm change the VM; a missing path exits 4 with "not found"', async () => {
+    const made = await runCli(['--json', 'files', 'mkdir', 'work/a/b'], env);
+    assert.equal(made.code, 0, made.stderr);
+    assert.equal(made.json.created, true);
+    assert.equal((await runCli(['files', 'mkdir', '--no-parents', '/root/nowhere/x'], env)).code, 4);
+    const stat = await runCli(['files', 'stat', 'work/a'], env);
+    assert.match(stat.stdout, /^path: +\/root\/work\/a\ntype: +directory\n/);
+
+    const moved = await runCli(['--json', 'files', 'mv', 'work/a/b', 'work/c'], env);
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.deepEqual([moved.json.path, moved.json.type], ['/root/work/c', 'directory']);
+    const clash = await runCli(['files', 'mv', 'work/c', 'work/a'], env);
+    assert.equal(clash.code, 1);
+    assert.match(clash.stderr, /exists.*\[CONFLICT\]/);
+    // work/a is empty now (b moved out): --force may replace it with the directory c.
+    assert.equal((await runCli(['files', 'mv', '--force', 'work/c', 'work/a'], env)).code, 0);
+    const listing = await runCli(['files', 'ls', 'work'], env);
+    assert.match(listing.stdout, /^TYPE +SIZE +MODE +NAME\ndirectory +\d+ +0\d{3} +a\n$/);
+
+    const notEmpty = await runCli(['files', 'rm', 'work'], env);
+    assert.equal(notEmpty.code, 1);
+    assert.match(notEmpty.stderr, /\[CONFLICT\]/);
+    const removed = await runCli(['--json', 'files', 'rm', '-r', 'work'], env);
+    assert.equal(removed.json.removed, true, removed.stderr);
+    const missing = await runCli(['files', 'stat', 'work'], env);
+    assert.equal(missing.code, 4);
+    assert.match(missing.stderr, /not found/i);
   });
 
   test('url prints the preview address of a port (--direct: the host-name one)', async () => {

@@ -4,6 +4,7 @@ import type {
   PtySession,
   ExecuteResult,
   ExecutionRecord,
+  FileEntry,
   KillResult,
   SessionDetails,
   SessionInfo,
@@ -13,7 +14,7 @@ import type {
 } from './api-types.ts';
 import type { ExecuteOptions } from './resources/execution.ts';
 import type { AsyncExecution, Executions } from './resources/executions.ts';
-import type { Files, UploadData, UploadOptions } from './resources/files.ts';
+import type { Files, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
 import type { Sessions } from './resources/sessions.ts';
 import type { TerminalAttachOptions, TerminalConnection, TerminalCreateOptions, Terminals } from './resources/terminals.ts';
 
@@ -57,6 +58,31 @@ export class Session {
   /** Reads a file from the VM. */
   download(remotePath: string, options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
     return this.client.files.download(this.id, remotePath, options);
+  }
+
+  /** What is at a path in the VM (type, size, mode, modified_at; symlinks not followed). Nothing there: NotFoundError. */
+  stat(remotePath: string, options: { signal?: AbortSignal } = {}): Promise<FileEntry> {
+    return this.client.files.stat(this.id, remotePath, options);
+  }
+
+  /** Whether anything is at a path in the VM. */
+  exists(remotePath: string, options: { signal?: AbortSignal } = {}): Promise<boolean> {
+    return this.client.files.exists(this.id, remotePath, options);
+  }
+
+  /** Makes a directory in the VM (with its parents unless `parents: false`); false when it was already there. */
+  mkdir(remotePath: string, options: MkdirOptions = {}): Promise<boolean> {
+    return this.client.files.mkdir(this.id, remotePath, options);
+  }
+
+  /** Removes a file or an empty directory in the VM (`recursive: true`: a whole tree); false when nothing was there. */
+  remove(remotePath: string, options: RemoveOptions = {}): Promise<boolean> {
+    return this.client.files.remove(this.id, remotePath, options);
+  }
+
+  /** Moves a file or directory in the VM to the path `to`; answers what is there then. */
+  rename(from: string, to: string, options: RenameOptions = {}): Promise<FileEntry> {
+    return this.client.files.rename(this.id, from, to, options);
   }
 
   /** Session and VM status: `vm_alive`, `vm_status`, `expires_in_seconds`… */

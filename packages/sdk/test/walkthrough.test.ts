@@ -1,6 +1,6 @@
 /**
  * The whole client on real VMs: a session, Python twice with state, a bash exit code, files in and out
- * byte for byte, an async run waited for, status, lists with the metadata filter, a terminal driven over its
+ * byte for byte, files made, described, moved and removed, an async run waited for, status, lists with the metadata filter, a terminal driven over its
  * WebSocket, a public share, and kill.
  * Needs the VM engine (QEMU; KVM when available).
  */
@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import { WebSocket } from 'ws';
-import { ExecutionError, NotFoundError, Sandboxd, SessionError, type Session, type WebSocketConstructor } from '../src/index.ts';
+import { ExecutionError, NotFoundError, Sandboxd, SandboxdError, SessionError, type Session, type WebSocketConstructor } from '../src/index.ts';
 
 /** The first call of a session starts its VM; allow for that. */
 const FIRST_CALL = { timeout: 180 };
@@ -65,6 +65,29 @@ describe('walk-through on real VMs', () => {
     await assert.rejects(session.download('/tmp/does-not-exist'), NotFoundError);
   });
 
+  test('mkdir, stat, exists, rename and remove act on the VM; a missing path is a NotFoundError', async () => {
+    assert.equal(await session.mkdir('tree/a/b'), true, 'made, with its parents');
+    assert.equal(await session.mkdir('/root/tree/a/b'), false, 'already there');
+    const dir = await session.stat('tree/a');
+    assert.deepEqual([dir.name, dir.path, dir.type], ['a', '/root/tree/a', 'directory']);
+    await session.upload('moved\n', '/root/tree/a/b/old.txt');
+    const moved = await session.rename('tree/a/b/old.txt', 'tree/new.txt');
+    assert.deepEqual([moved.path, moved.type, moved.size], ['/root/tree/new.txt', 'file', 6]);
+    assert.equal(await session.exists('tree/a/b/old.txt'), false);
+    assert.equal(await session.exists('/root/tree/new.txt'), true);
+    assert.deepEqual(
+      (await client.files.list(session.id, 'tree')).entries.map((entry) => `${entry.type} ${entry.name}`),
+      ['directory a', 'file new.txt'],
+    );
+    const notEmpty = await session.remove('tree').catch((e: unknown) => e);
+    assert.ok(notEmpty instanceof SandboxdError, String(notEmpty));
+    assert.deepEqual([notEmpty.status, notEmpty.code], [409, 'CONFLICT']);
+    assert.equal(await session.remove('tree', { recursive: true }), true);
+    assert.equal(await session.exists('tree'), false);
+    assert.equal(await session.remove('tree'), false, 'nothing left to remove');
+    await assert.rejects(session.stat('/root/tree'), NotFoundError);
+  });
+
   test('an async run is waited for by polling its record', async () => {
     const run = await session.executeAsync('import time\ntime.sleep(1.5)\nprint("done", x)');
     assert.equal(run.sessionId, session.id);
@@ -92,6 +115,12 @@ describe('walk-through on real VMs', () => {
       [status.vm_id],
     );
     assert.deepEqual(await client.sandboxes.list({ metadata: { suite: 'other' } }), []);
+    // A lifetime changed while it runs: the VM's end moves to an hour from now.
+    const before = Date.now();
+    const relifed = await client.vms.setLifetime(status.vm_id!, 3600);
+    assert.equal(relifed.vm_id, status.vm_id);
+    const expiresAt = Date.parse(relifed.expires_at!);
+    assert.ok(expiresAt >= before + 3_600_000 && expiresAt <= Date.now() + 3_600_000, relifed.expires_at!);
   });
 
   test('a terminal: sized at creation, typed into, exits with its code', async () => {

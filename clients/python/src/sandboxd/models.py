@@ -712,7 +712,7 @@ class TaskRecord(TypedDict):
     completed_at: Optional[str]
 
 
-class FileListingEntriesItem(TypedDict):
+class FileEntry(TypedDict):
     name: str
     # Absolute path in the VM
     path: str
@@ -729,7 +729,7 @@ class FileListing(TypedDict):
     # The directory, absolute
     path: str
     # Sorted by name; symlinks are not followed
-    entries: List[FileListingEntriesItem]
+    entries: List[FileEntry]
 
 
 class DailyUsageListDaysItem(TypedDict):
@@ -2168,6 +2168,14 @@ class PostV1VmsVmIdPauseResponse(VmRecord):
 PostV1VmsVmIdResumeResponse = VmRecord
 
 
+class PostV1VmsVmIdLifetimeRequest(TypedDict):
+    # Seconds from now until the VM ends: 1 to 2592000 (30 days)
+    lifetime_seconds: int
+
+
+PostV1VmsVmIdLifetimeResponse = VmRecord
+
+
 GetV1VmsVmIdEgressResponse = EgressPolicy
 
 
@@ -2368,6 +2376,47 @@ class PostDownloadResponse(TypedDict):
 
 
 GetV1SessionsSessionIdFilesResponse = FileListing
+
+
+class DeleteV1SessionsSessionIdFilesResponse(TypedDict):
+    # The path, absolute
+    path: str
+    removed: bool
+
+
+GetV1SessionsSessionIdFilesStatResponse = FileEntry
+
+
+class GetV1SessionsSessionIdFilesExistsResponse(TypedDict):
+    # The path, absolute
+    path: str
+    exists: bool
+
+
+class _PostV1SessionsSessionIdFilesMkdirRequestRequired(TypedDict):
+    # The directory: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once
+    # resolved, each name at most 255 bytes, without NUL bytes
+    path: str
+
+
+class PostV1SessionsSessionIdFilesMkdirRequest(_PostV1SessionsSessionIdFilesMkdirRequestRequired, total=False):
+    # Make missing parents too (default true)
+    parents: bool
+
+
+class PostV1SessionsSessionIdFilesMkdirResponse(TypedDict):
+    # The directory, absolute
+    path: str
+    created: bool
+
+
+_PostV1SessionsSessionIdFilesRenameRequestRequired = TypedDict("_PostV1SessionsSessionIdFilesRenameRequestRequired", {"from": str, "to": str}, total=True)
+class PostV1SessionsSessionIdFilesRenameRequest(_PostV1SessionsSessionIdFilesRenameRequestRequired, total=False):
+    """"""
+    overwrite: bool
+
+
+PostV1SessionsSessionIdFilesRenameResponse = FileEntry
 
 
 GetV1UsageResponse = DailyUsageList
@@ -2750,6 +2799,7 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "POST /v1/vms/{vm_id}/clone": ("PostV1VmsVmIdCloneRequest", "PostV1VmsVmIdCloneResponse"),
     "POST /v1/vms/{vm_id}/pause": (None, "PostV1VmsVmIdPauseResponse"),
     "POST /v1/vms/{vm_id}/resume": (None, "PostV1VmsVmIdResumeResponse"),
+    "POST /v1/vms/{vm_id}/lifetime": ("PostV1VmsVmIdLifetimeRequest", "PostV1VmsVmIdLifetimeResponse"),
     "GET /v1/vms/{vm_id}/egress": (None, "GetV1VmsVmIdEgressResponse"),
     "PUT /v1/vms/{vm_id}/egress": ("PutV1VmsVmIdEgressRequest", "PutV1VmsVmIdEgressResponse"),
     "GET /v1/sessions/{session_id}/egress": (None, "GetV1SessionsSessionIdEgressResponse"),
@@ -2785,6 +2835,11 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /v1/executions/{item_id}": (None, "GetV1ExecutionsItemIdResponse"),
     "POST /download": ("PostDownloadRequest", "PostDownloadResponse"),
     "GET /v1/sessions/{session_id}/files": (None, "GetV1SessionsSessionIdFilesResponse"),
+    "DELETE /v1/sessions/{session_id}/files": (None, "DeleteV1SessionsSessionIdFilesResponse"),
+    "GET /v1/sessions/{session_id}/files/stat": (None, "GetV1SessionsSessionIdFilesStatResponse"),
+    "GET /v1/sessions/{session_id}/files/exists": (None, "GetV1SessionsSessionIdFilesExistsResponse"),
+    "POST /v1/sessions/{session_id}/files/mkdir": ("PostV1SessionsSessionIdFilesMkdirRequest", "PostV1SessionsSessionIdFilesMkdirResponse"),
+    "POST /v1/sessions/{session_id}/files/rename": ("PostV1SessionsSessionIdFilesRenameRequest", "PostV1SessionsSessionIdFilesRenameResponse"),
     "GET /v1/usage": (None, "GetV1UsageResponse"),
     "GET /v1/admin/users": (None, "GetV1AdminUsersResponse"),
     "PATCH /v1/admin/users/{user_id}": ("PatchV1AdminUsersUserIdRequest", "PatchV1AdminUsersUserIdResponse"),

@@ -1,5 +1,8 @@
-/** POST /upload and /download: files into and out of a session's VM; GET …/files lists a directory. */
-import type { FileListing, UploadResult } from '../api-types.ts';
+/**
+ * POST /upload and /download: files into and out of a session's VM; /v1/sessions/{id}/files…: list, stat, exists,
+ * mkdir, remove and rename there (E2B's `files.list/getInfo/exists/makeDir/remove/rename`).
+ */
+import type { FileEntry, FileListing, UploadResult } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
 
 /** What can be uploaded: bytes, a Blob (in Node.js, `fs.openAsBlob(path)` streams a file), or text (UTF-8). */
@@ -19,6 +22,24 @@ function toBlob(data: UploadData): Blob {
   // Copy into a plain ArrayBuffer-backed view: Blob does not take shared memory.
   const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   return new Blob([bytes.slice()]);
+}
+
+export interface MkdirOptions {
+  /** Make missing parent directories too, like `mkdir -p` (default true). */
+  parents?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface RemoveOptions {
+  /** Remove a directory with everything in it (default false: only a file, a symlink or an empty directory). */
+  recursive?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface RenameOptions {
+  /** Replace what is at `to` (a file; a directory only by a directory, and only an empty one). Default false. */
+  overwrite?: boolean;
+  signal?: AbortSignal;
 }
 
 export class Files {
@@ -56,5 +77,64 @@ export class Files {
   /** The entries of directory `remotePath` in the session's VM (absolute, or relative to /root; default /root), sorted by name. */
   async list(sessionId: string, remotePath = '/root', options: { signal?: AbortSignal } = {}): Promise<FileListing> {
     return this.transport.call('/v1/sessions/{session_id}/files', 'get', { params: { session_id: sessionId }, query: { path: remotePath }, ...options });
+  }
+
+  /** What is at `remotePath` (symlinks not followed). Nothing there: NotFoundError. */
+  async stat(sessionId: string, remotePath: string, options: { signal?: AbortSignal } = {}): Promise<FileEntry> {
+    return this.transport.call('/v1/sessions/{session_id}/files/stat', 'get', { params: { session_id: sessionId }, query: { path: remotePath }, ...options });
+  }
+
+  /** Whether anything (a file, a directory, a symlink, even a dangling one) is at `remotePath`. */
+  async exists(sessionId: string, remotePath: string, options: { signal?: AbortSignal } = {}): Promise<boolean> {
+    const answer = await this.transport.call('/v1/sessions/{session_id}/files/exists', 'get', {
+      params: { session_id: sessionId },
+      query: { path: remotePath },
+      ...options,
+    });
+    return answer.exists;
+  }
+
+  /**
+   * Makes directory `remotePath`; true when it made it, false when it was already there. A file in the way is a
+   * 409 SandboxdError; without `parents`, a missing parent is a NotFoundError.
+   */
+  async mkdir(sessionId: string, remotePath: string, options: MkdirOptions = {}): Promise<boolean> {
+    const { parents, signal } = options;
+    const answer = await this.transport.call('/v1/sessions/{session_id}/files/mkdir', 'post', {
+      params: { session_id: sessionId },
+      json: { path: remotePath, ...(parents === undefined ? {} : { parents }) },
+      // Making a directory that is there already changes nothing: safe to retry.
+      idempotent: true,
+      ...(signal ? { signal } : {}),
+    });
+    return answer.created;
+  }
+
+  /**
+   * Removes `remotePath` (a symlink itself, not its target); true when something was removed, false when nothing
+   * was there. A directory that is not empty, without `recursive`, is a 409 SandboxdError; `/` is refused (400).
+   */
+  async remove(sessionId: string, remotePath: string, options: RemoveOptions = {}): Promise<boolean> {
+    const { recursive, signal } = options;
+    const answer = await this.transport.call('/v1/sessions/{session_id}/files', 'delete', {
+      params: { session_id: sessionId },
+      query: { path: remotePath, ...(recursive === undefined ? {} : { recursive }) },
+      ...(signal ? { signal } : {}),
+    });
+    return answer.removed;
+  }
+
+  /**
+   * Moves `from` to `to` (the new path itself, never a directory to move into) and answers what is at `to` then.
+   * Something at `to` without `overwrite` is a 409 SandboxdError; a missing `from` (or directory of `to`), a NotFoundError.
+   */
+  async rename(sessionId: string, from: string, to: string, options: RenameOptions = {}): Promise<FileEntry> {
+    const { overwrite, signal } = options;
+    // Not marked idempotent: a retry after a move that went through would find `from` gone (404).
+    return this.transport.call('/v1/sessions/{session_id}/files/rename', 'post', {
+      params: { session_id: sessionId },
+      json: { from, to, ...(overwrite === undefined ? {} : { overwrite }) },
+      ...(signal ? { signal } : {}),
+    });
   }
 }

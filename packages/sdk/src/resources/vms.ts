@@ -1,4 +1,4 @@
-/** VMs: start one (from the built-in image, a template or a snapshot, with volumes), list, get, kill, snapshot, clone, pause, resume. */
+/** VMs: start one (from the built-in image, a template or a snapshot, with volumes), list, get, kill, snapshot, clone, pause, resume, change its lifetime. */
 import type { CloneResult, LifecycleHooks, SnapshotRecord, VmPauseResult, VmRecord } from '../api-types.ts';
 import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
 import type { Transport } from '../transport.ts';
@@ -121,5 +121,13 @@ export class Vms {
   /** Resumes a paused VM: the same machine, as it was (its session's next use resumes it too). */
   async resume(vmId: string): Promise<VmRecord> {
     return this.transport.call('/v1/vms/{vm_id}/resume', 'post', { params: { vm_id: vmId } });
+  }
+
+  /**
+   * The VM now ends `lifetimeSeconds` from now, sooner or later than it would have (a paused VM: that much lifetime
+   * left once it resumes). Answers the VM's record with its new `expires_at`.
+   */
+  async setLifetime(vmId: string, lifetimeSeconds: number): Promise<VmRecord> {
+    return this.transport.call('/v1/vms/{vm_id}/lifetime', 'post', { params: { vm_id: vmId }, json: { lifetime_seconds: lifetimeSeconds } });
   }
 }

@@ -12,6 +12,17 @@ import type { SessionService } from './sessions.ts';
 import type { VmService } from './vms/index.ts';
 import type { Database } from '../store/database.ts';
 import type { FileStat } from '@sandboxd/agent/protocol';
+import type { GuestAgent } from './vm-engine.ts';
+
+/** What is at `target`, or null when nothing is (any other failure throws). */
+async function statOrNull(agent: GuestAgent, target: string): Promise<FileStat | null> {
+  try {
+    return await agent.stat(target);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'NOT_FOUND') return null;
+    throw error;
+  }
+}
 
 /** Where relative guest paths are resolved: the guest user's home. */
 export const GUEST_HOME = '/root';
@@ -22,6 +33,16 @@ export function resolveGuestPath(given: string): string {
   if (given.trim() === '') throw new AppError('BAD_REQUEST', 'the path is empty');
   return path.resolve(GUEST_HOME, given);
 }
+
+/** The error code of what `mv` printed when it failed. */
+function moveFailureCode(message: string): 'NOT_FOUND' | 'CONFLICT' | 'BAD_REQUEST' {
+  if (/No such file or directory/i.test(message)) return 'NOT_FOUND';
+  if (/cannot overwrite|Directory not empty|File exists|Not a directory|Is a directory/i.test(message)) return 'CONFLICT';
+  return 'BAD_REQUEST';
+}
+
+/** A move across filesystems copies: a generous bound, as for a large upload. */
+const RENAME_TIMEOUT_MS = 10 * 60_000;
 
 export class FileService {
   constructor(
@@ -65,6 +86,93 @@ export class FileService {
     const target = resolveGuestPath(dirPath);
     const { agent } = await this.vms.ensureVm(principal, session);
     return { path: target, entries: await agent.listDir(target) };
+  }
+
+  /** What is at `given` in the session's VM (symlinks not followed); NOT_FOUND when nothing is. */
+  async stat(principal: Principal, sessionId: string, given: string): Promise<FileStat> {
+    const { agent, target } = await this.reach(principal, sessionId, given);
+    return agent.stat(target);
+  }
+
+  /** Whether anything (a file, a directory, a dangling symlink) is at `given` in the session's VM. */
+  async exists(principal: Principal, sessionId: string, given: string): Promise<{ path: string; exists: boolean }> {
+    const { agent, target } = await this.reach(principal, sessionId, given);
+    return { path: target, exists: (await statOrNull(agent, target)) !== null };
+  }
+
+  /**
+   * Makes directory `given` (with `parents`, its missing parents too, like `mkdir -p`). `created` is false when the
+   * directory was already there; CONFLICT when a file is in the way.
+   */
+  async mkdir(principal: Principal, sessionId: string, given: string, parents: boolean): Promise<{ path: string; created: boolean }> {
+    const { agent, target } = await this.reach(principal, sessionId, given);
+    const existing = await statOrNull(agent, target);
+    if (existing?.type === 'directory') return { path: target, created: false };
+    if (existing) throw new AppError('CONFLICT', `${target} exists and is not a directory`);
+    await agent.mkdir(target, { parents });
+    return { path: target, created: true };
+  }
+
+  /**
+   * Removes what is at `given`: a file, a symlink (not what it points to) or an empty directory; with `recursive`, a
+   * directory with everything in it. `removed` is false when nothing was there. The root directory is refused.
+   */
+  async remove(principal: Principal, sessionId: string, given: string, recursive: boolean): Promise<{ path: string; removed: boolean }> {
+    let target = '';
+    const agent = await this.agentFor(principal, sessionId, () => {
+      target = resolveGuestPath(given);
+      if (target === '/') throw new AppError('BAD_REQUEST', 'the root directory cannot be removed');
+    });
+    return { path: target, removed: await agent.remove(target, { recursive }) };
+  }
+
+  /**
+   * Moves `from` to `to` in the session's VM (a rename within one filesystem, a copy and delete across them, as `mv`
+   * does). Without `overwrite`, CONFLICT when something is at `to`; with it, a file at `to` is replaced (a directory
+   * only by a directory, and only an empty one). Answers what is at `to` afterwards.
+   */
+  async rename(principal: Principal, sessionId: string, input: { from: string; to: string; overwrite: boolean }): Promise<FileStat> {
+    let from = '';
+    let to = '';
+    const agent = await this.agentFor(principal, sessionId, () => {
+      from = resolveGuestPath(input.from);
+      to = resolveGuestPath(input.to);
+      if (from === '/' || to === '/') throw new AppError('BAD_REQUEST', 'the root directory cannot be moved or replaced');
+      if (from === to) throw new AppError('BAD_REQUEST', 'from and to name the same path');
+      if (to.startsWith(`${from}/`)) throw new AppError('BAD_REQUEST', `${to} is inside ${from}: a directory cannot be moved into itself`);
+    });
+    await agent.stat(from); // NOT_FOUND before anything else
+    if (!input.overwrite && (await statOrNull(agent, to))) throw new AppError('CONFLICT', `${to} exists (pass overwrite to replace it)`);
+    // The agent has no rename of its own: `mv` run directly (no shell), both paths after `--`. -T treats `to` as the
+    // destination itself, never as a directory to move into.
+    let stderr = '';
+    const result = await agent.exec(
+      { argv: ['mv', '-T', ...(input.overwrite ? [] : ['-n']), '--', from, to], timeoutMs: RENAME_TIMEOUT_MS },
+      { onStdout: () => undefined, onStderr: (chunk) => void (stderr = (stderr + chunk.toString('utf8')).slice(0, 4096)) },
+    );
+    if (result.exitCode !== 0) {
+      const message =
+        stderr.trim() || (result.timedOut ? `the move took over ${RENAME_TIMEOUT_MS / 1000} s` : `mv ended with ${result.exitCode ?? result.signal}`);
+      throw new AppError(moveFailureCode(message), message);
+    }
+    return agent.stat(to);
+  }
+
+  /** The session (owned by `principal`), its VM's agent (started if it has none) and `given` resolved. */
+  private async reach(principal: Principal, sessionId: string, given: string): Promise<{ agent: GuestAgent; target: string }> {
+    let target = '';
+    const agent = await this.agentFor(principal, sessionId, () => (target = resolveGuestPath(given)));
+    return { agent, target };
+  }
+
+  /**
+   * The agent of the session's VM (started if it has none), once `check` passed. The order is the API's: another
+   * user's session is 404 whatever the request holds, and a request that cannot succeed starts no VM.
+   */
+  private async agentFor(principal: Principal, sessionId: string, check: () => void): Promise<GuestAgent> {
+    const session = await this.sessions.getOwned(principal, sessionId);
+    check();
+    return (await this.vms.ensureVm(principal, session)).agent;
   }
 
   /** Opens `filename` in the session's VM for reading. */

@@ -319,6 +319,8 @@ export interface VmEngine {
    * be restored ends the VM (`agent_lost`).
    */
   agent(vmId: string): GuestAgent | null;
+  /** Moves a live VM's end to `expiresAt` (kept across a restart of this node); false when it is not live here. */
+  setDeadline(vmId: string, expiresAt: Date): boolean;
   /** Kills a VM and removes everything it left; resolves when it is gone. Unknown ids are a no-op. */
   kill(vmId: string): Promise<void>;
   /**

@@ -197,6 +197,16 @@ export class SandboxEngine implements VmEngine {
     return this.live.get(vmId)?.link.current ?? null;
   }
 
+  setDeadline(vmId: string, expiresAt: Date): boolean {
+    const entry = this.live.get(vmId);
+    if (!entry) return false;
+    entry.state = { ...entry.state, expiresAtMs: expiresAt.getTime() };
+    // Persisted first: a server restarted after this answer re-schedules the new deadline, not the old one.
+    this.states.write(entry.state);
+    this.deadlines.schedule(vmId, expiresAt, () => void this.expire(vmId));
+    return true;
+  }
+
   async kill(vmId: string): Promise<void> {
     const entry = this.live.get(vmId);
     if (!entry) return;

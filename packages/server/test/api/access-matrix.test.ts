@@ -232,6 +232,9 @@ describe("access matrix: a second user with the first user's ids", () => {
       const browserValue: Record<string, unknown> = { selector: '#q', url: BROWSER_PAGE, condition: 'load', key: 'Tab', y: 0 };
       if (name in browserValue) return browserValue[name];
     }
+    // The file verbs work on the file alice uploaded (a new directory for mkdir).
+    if (name === 'path' && operation.path.startsWith('/v1/sessions/{session_id}/files/'))
+      return operation.path.endsWith('/mkdir') ? '/tmp/alice-dir' : '/tmp/alice.txt';
     return validValue(doc, name, schema, {
       pick: (items) => items[0]!,
       optional: () => false,
@@ -244,6 +247,10 @@ describe("access matrix: a second user with the first user's ids", () => {
         remote_path: fixed('/tmp/bob.txt'),
         mount_path: fixed('/data'),
         path: fixed('index.html'),
+        from: fixed('/tmp/alice.txt'),
+        to: fixed('/tmp/alice-renamed.txt'),
+        // Not the least a lifetime may be: alice's VM must outlive the matrix.
+        lifetime_seconds: fixed(3600),
         // A second claim of the same name by its owner is a 409, which the controls accept.
         domain: fixed('matrix.example.com'),
         name: fixed('matrix-name'),

@@ -1,4 +1,7 @@
-/** Uploads and downloads, byte-exact, through HTTP against real VMs: plain files, tar archives, raw streams, limits. */
+/**
+ * Files through HTTP against real VMs: uploads and downloads byte-exact (plain files, tar archives, raw streams,
+ * limits), and the verbs on paths (stat, exists, mkdir, remove, rename) with their error cases.
+ */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -100,5 +103,123 @@ describe('files in and out of a VM', () => {
     const missing = await call(server, 'POST', '/download', { apiKey, json: { session_id: sessionId, filename: '/no/such/file' } });
     assert.equal(missing.status, 404);
     assert.equal(missing.body.code, 'NOT_FOUND');
+  });
+
+  describe('verbs on paths', () => {
+    const files = (suffix = '') => `/v1/sessions/${sessionId}/files${suffix}`;
+    const bash = async (command: string) =>
+      (await call(server, 'POST', '/execute', { apiKey, json: { session_id: sessionId, language: 'bash', command } })).body;
+
+    test('stat describes a file, a directory and a symlink (not followed); a missing path is 404', async () => {
+      await bash('mkdir -p /tmp/verbs && printf 12345 > /tmp/verbs/five.txt && chmod 640 /tmp/verbs/five.txt && ln -sfn five.txt /tmp/verbs/link');
+      const file = await call(server, 'GET', files('/stat?path=/tmp/verbs/five.txt'), { apiKey });
+      assert.equal(file.status, 200, file.text);
+      assert.deepEqual(
+        {
+          name: file.body.name,
+          path: file.body.path,
+          type: file.body.type,
+          size: file.body.size,
+          mode: file.body.mode,
+          symlink_target: file.body.symlink_target,
+        },
+        { name: 'five.txt', path: '/tmp/verbs/five.txt', type: 'file', size: 5, mode: 0o640, symlink_target: null },
+      );
+      assert.ok(Math.abs(Date.parse(file.body.modified_at) - Date.now()) < 10 * 60_000, file.body.modified_at);
+      const dir = await call(server, 'GET', files('/stat?path=/tmp/verbs'), { apiKey });
+      assert.equal(dir.body.type, 'directory');
+      const link = await call(server, 'GET', files('/stat?path=/tmp/verbs/link'), { apiKey });
+      assert.deepEqual([link.body.type, link.body.symlink_target], ['symlink', 'five.txt']);
+      const relative = await call(server, 'GET', files('/stat?path=.'), { apiKey });
+      assert.deepEqual([relative.body.path, relative.body.type], ['/root', 'directory']);
+      const missing = await call(server, 'GET', files('/stat?path=/tmp/verbs/none'), { apiKey });
+      assert.deepEqual([missing.status, missing.body.code], [404, 'NOT_FOUND']);
+    });
+
+    test('exists: true for a file, a directory and a dangling symlink, false for nothing', async () => {
+      await bash('mkdir -p /tmp/verbs && ln -sfn /nowhere /tmp/verbs/dangling');
+      for (const [path, expected] of [
+        ['/tmp/verbs/five.txt', true],
+        ['/tmp/verbs', true],
+        ['/tmp/verbs/dangling', true],
+        ['/tmp/verbs/none', false],
+      ] as const) {
+        const answer = await call(server, 'GET', files(`/exists?path=${encodeURIComponent(path)}`), { apiKey });
+        assert.equal(answer.status, 200, answer.text);
+        assert.deepEqual(answer.body, { path, exists: expected });
+      }
+    });
+
+    test('mkdir makes parents by default, says whether it created, and refuses a file in the way or (without parents) a missing parent', async () => {
+      const made = await call(server, 'POST', files('/mkdir'), { apiKey, json: { path: '/tmp/verbs/a/b/c' } });
+      assert.deepEqual([made.status, made.body], [200, { path: '/tmp/verbs/a/b/c', created: true }]);
+      assert.equal((await bash('test -d /tmp/verbs/a/b/c && echo dir')).stdout, 'dir\n');
+      const again = await call(server, 'POST', files('/mkdir'), { apiKey, json: { path: '/tmp/verbs/a/b/c' } });
+      assert.deepEqual(again.body, { path: '/tmp/verbs/a/b/c', created: false });
+      const onFile = await call(server, 'POST', files('/mkdir'), { apiKey, json: { path: '/tmp/verbs/five.txt' } });
+      assert.deepEqual([onFile.status, onFile.body.code], [409, 'CONFLICT']);
+      const noParent = await call(server, 'POST', files('/mkdir'), { apiKey, json: { path: '/tmp/verbs/x/y', parents: false } });
+      assert.deepEqual([noParent.status, noParent.body.code], [404, 'NOT_FOUND']);
+      const badPath = await call(server, 'POST', files('/mkdir'), { apiKey, json: { path: '' } });
+      assert.equal(badPath.status, 422, badPath.text);
+    });
+
+    test('remove: a file, an empty directory, a tree only with recursive; nothing there is removed=false; / is refused', async () => {
+      await bash('mkdir -p /tmp/gone/sub && echo x > /tmp/gone/sub/f && echo y > /tmp/gone-file && mkdir -p /tmp/gone-empty');
+      const file = await call(server, 'DELETE', files('?path=/tmp/gone-file'), { apiKey });
+      assert.deepEqual([file.status, file.body], [200, { path: '/tmp/gone-file', removed: true }]);
+      const empty = await call(server, 'DELETE', files('?path=/tmp/gone-empty'), { apiKey });
+      assert.equal(empty.body.removed, true);
+      const tree = await call(server, 'DELETE', files('?path=/tmp/gone'), { apiKey });
+      assert.deepEqual([tree.status, tree.body.code], [409, 'CONFLICT']);
+      assert.equal((await bash('cat /tmp/gone/sub/f')).stdout, 'x\n', 'a refused remove removes nothing');
+      const recursive = await call(server, 'DELETE', files('?path=/tmp/gone&recursive=true'), { apiKey });
+      assert.deepEqual(recursive.body, { path: '/tmp/gone', removed: true });
+      assert.equal((await bash('ls -d /tmp/gone /tmp/gone-file /tmp/gone-empty 2>/dev/null | wc -l')).stdout, '0\n');
+      const nothing = await call(server, 'DELETE', files('?path=/tmp/gone'), { apiKey });
+      assert.deepEqual([nothing.status, nothing.body.removed], [200, false]);
+      const root = await call(server, 'DELETE', files('?path=/&recursive=true'), { apiKey });
+      assert.deepEqual([root.status, root.body.code], [400, 'BAD_REQUEST']);
+    });
+
+    test('rename moves a file and a directory, refuses to overwrite unless told, and to move a directory into itself', async () => {
+      await bash('rm -rf /tmp/mv && mkdir -p /tmp/mv/dir/inner && echo one > /tmp/mv/one && echo two > /tmp/mv/two && echo deep > /tmp/mv/dir/inner/f');
+      const moved = await call(server, 'POST', files('/rename'), { apiKey, json: { from: '/tmp/mv/one', to: '/tmp/mv/uno' } });
+      assert.equal(moved.status, 200, moved.text);
+      assert.deepEqual([moved.body.path, moved.body.type, moved.body.size], ['/tmp/mv/uno', 'file', 4]);
+      const taken = await call(server, 'POST', files('/rename'), { apiKey, json: { from: '/tmp/mv/uno', to: '/tmp/mv/two' } });
+      assert.deepEqual([taken.status, taken.body.code], [409, 'CONFLICT']);
+      assert.equal((await bash('cat /tmp/mv/uno /tmp/mv/two')).stdout, 'one\ntwo\n', 'a refused rename changes nothing');
+      const replaced = await call(server, 'POST', files('/rename'), { apiKey, json: { from: '/tmp/mv/uno', to: '/tmp/mv/two', overwrite: true } });
+      assert.equal(replaced.status, 200, replaced.text);
+      assert.equal((await bash('cat /tmp/mv/two; test -e /tmp/mv/uno || echo gone')).stdout, 'one\ngone\n');
+      const dir = await call(server, 'POST', files('/rename'), { apiKey, json: { from: '/tmp/mv/dir', to: '/root/moved-dir' } });
+      assert.deepEqual([dir.status, dir.body.type], [200, 'directory']);
+      assert.equal((await bash('cat /root/moved-dir/inner/f')).stdout, 'deep\n');
+      const intoItself = await call(server, 'POST', files('/rename'), { apiKey, json: { from: '/root/moved-dir', to: '/root/moved-dir/inner/again' } });
+      assert.deepEqual([intoItself.status, intoItself.body.code], [400, 'BAD_REQUEST']);
+      const missing = await call(server, 'POST', files('/rename'), { apiKey, json: { from: '/tmp/mv/none', to: '/tmp/mv/other' } });
+      assert.deepEqual([missing.status, missing.body.code], [404, 'NOT_FOUND']);
+      const noDir = await call(server, 'POST', files('/rename'), { apiKey, json: { from: '/tmp/mv/two', to: '/tmp/no/such/dir/two' } });
+      assert.deepEqual([noDir.status, noDir.body.code], [404, 'NOT_FOUND'], noDir.text);
+      assert.equal((await bash('cat /tmp/mv/two')).stdout, 'one\n', 'a failed move leaves the file where it was');
+    });
+
+    test("another user's session is 404 on every verb, and nothing happens in the VM", async () => {
+      const { apiKey: other } = await server.createUserWithKey('not-the-filer', 'pro');
+      await bash('echo keep > /tmp/keep');
+      const answers = await Promise.all([
+        call(server, 'GET', files('/stat?path=/tmp/keep'), { apiKey: other }),
+        call(server, 'GET', files('/exists?path=/tmp/keep'), { apiKey: other }),
+        call(server, 'POST', files('/mkdir'), { apiKey: other, json: { path: '/tmp/intruder' } }),
+        call(server, 'DELETE', files('?path=/tmp/keep'), { apiKey: other }),
+        call(server, 'POST', files('/rename'), { apiKey: other, json: { from: '/tmp/keep', to: '/tmp/taken' } }),
+      ]);
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [404, 404, 404, 404, 404],
+      );
+      assert.equal((await bash('cat /tmp/keep; test -e /tmp/intruder || echo no-intruder')).stdout, 'keep\nno-intruder\n');
+    });
   });
 });

@@ -3,7 +3,8 @@
  * by its VM and runs before a kill (its output is an execution record with `trigger: pre_stop`, the end's
  * event says `user_kill`); a hook that outlives its timeout is cut and the kill completes, once for two
  * concurrent kills; a pause runs the hook; the end of a lifetime runs it and says `lifetime`; bad hooks are
- * 422. The lifetime VM starts first and expires while the other tests run, to keep the file short.
+ * 422. The lifetime VM starts first and expires while the other tests run, to keep the file short. A lifetime
+ * changed after the start (POST /v1/vms/{id}/lifetime) moves the end both ways, also of a paused VM.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -158,9 +159,48 @@ describe('lifecycle hooks and end reasons', () => {
       events.filter((e) => e.type === 'vm.pre_stop_hook').map((e) => e.data.stop),
       ['pause'],
     );
+    // A paused VM's lifetime does not count down: a new one is what it will have left when it resumes.
+    const relifed = await call(server, 'POST', `/v1/vms/${vmId}/lifetime`, { apiKey, json: { lifetime_seconds: 1234 } });
+    assert.equal(relifed.status, 200, relifed.text);
+    assert.deepEqual([relifed.body.status, relifed.body.expires_in_seconds], ['paused', 1234]);
     const killed = await call(server, 'DELETE', `/v1/vms/${vmId}`, { apiKey });
     assert.equal(killed.status, 200, killed.text);
     assert.equal((await hookRecordsOf(vmId)).length, 1, 'nothing runs in a paused VM');
+  });
+
+  test("a lifetime changed after the start moves the VM's end: later, then sooner (it ends then, saying lifetime)", async () => {
+    const created = await call(server, 'POST', '/v1/vms', { apiKey, json: { vcpu_count: 1, vm_lifetime_seconds: 300 } });
+    assert.equal(created.status, 200, created.text);
+    const vmId = created.body.vm_id;
+    const lifetime = (seconds: unknown, key = apiKey) => call(server, 'POST', `/v1/vms/${vmId}/lifetime`, { apiKey: key, json: { lifetime_seconds: seconds } });
+
+    const before = Date.now();
+    const later = await lifetime(3600);
+    assert.equal(later.status, 200, later.text);
+    const expiresAt = Date.parse(later.body.expires_at);
+    assert.ok(expiresAt >= before + 3600_000 && expiresAt <= Date.now() + 3600_000, later.body.expires_at);
+    assert.equal((await call(server, 'GET', `/v1/vms/${vmId}`, { apiKey })).body.expires_at, later.body.expires_at);
+
+    for (const bad of [0, -5, 2.5, 30 * 24 * 3600 + 1, '60']) assert.equal((await lifetime(bad)).status, 422, `lifetime_seconds ${bad}`);
+    const { apiKey: stranger } = await server.createUserWithKey('not-the-owner', 'pro');
+    assert.equal((await lifetime(5, stranger)).status, 404);
+
+    const setAt = Date.now();
+    const sooner = await lifetime(4);
+    assert.equal(sooner.status, 200, sooner.text);
+    const ended = await waitUntil(
+      'the VM to end at its new deadline',
+      async () => {
+        const row = (await call(server, 'GET', `/v1/vms/${vmId}`, { apiKey })).body;
+        return row.status === 'killed' ? row : undefined;
+      },
+      60_000,
+      250,
+    );
+    assert.deepEqual([ended.end_reason, ended.end_detail], ['lifetime', 'expired']);
+    assert.ok(Date.now() - setAt >= 4000, 'not before its new deadline');
+    const afterEnd = await lifetime(60);
+    assert.deepEqual([afterEnd.status, afterEnd.body.code], [409, 'CONFLICT']);
   });
 
   test('the end of a lifetime runs the hook and says lifetime', async () => {

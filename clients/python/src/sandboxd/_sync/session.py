@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from ..errors import SessionError
-from ..models import PtySession, SessionCreateResponse, SessionStatus, SessionUsage
+from ..models import FileEntry, PtySession, SessionCreateResponse, SessionStatus, SessionUsage
 from ..types import (
     AppUrl,
     ExecuteResult,
@@ -86,6 +86,28 @@ class Session:
     def download_file(self, remote_path: str, local_path: Union[str, "os.PathLike[str]"]) -> int:
         """Copies a file of the VM to ``local_path`` (streamed to disk); answers its size."""
         return self._client.files.download_file(self.id, remote_path, local_path)
+
+    def stat(self, remote_path: str) -> FileEntry:
+        """What is at a path in the VM (``type``, ``size``, ``mode``, ``modified_at``; symlinks not followed).
+        Nothing there: NotFoundError."""
+        return self._client.files.stat(self.id, remote_path)
+
+    def exists(self, remote_path: str) -> bool:
+        """Whether anything is at a path in the VM."""
+        return self._client.files.exists(self.id, remote_path)
+
+    def mkdir(self, remote_path: str, *, parents: bool = True) -> bool:
+        """Makes a directory in the VM (with its parents unless ``parents=False``); False when it was already there."""
+        return self._client.files.mkdir(self.id, remote_path, parents=parents)
+
+    def remove(self, remote_path: str, *, recursive: bool = False) -> bool:
+        """Removes a file or an empty directory in the VM (``recursive=True``: a whole tree); False when nothing was
+        there."""
+        return self._client.files.remove(self.id, remote_path, recursive=recursive)
+
+    def rename(self, old_path: str, new_path: str, *, overwrite: bool = False) -> FileEntry:
+        """Moves a file or directory in the VM to ``new_path``; answers what is there then."""
+        return self._client.files.rename(self.id, old_path, new_path, overwrite=overwrite)
 
     def status(self) -> SessionStatus:
         """Session and VM status: ``vm_alive``, ``vm_status``, ``expires_in_seconds``…"""

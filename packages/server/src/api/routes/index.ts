@@ -29,7 +29,7 @@ import { registerEventRoutes } from './events/index.ts';
 import { registerExecutionRoutes } from './execution/index.ts';
 import { EXECUTION_SCHEMAS } from './execution/schemas.ts';
 import { registerFileRoutes } from './files/index.ts';
-import { FileListing } from './files/list.ts';
+import { FileEntry, FileListing } from './files/list.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMcpRoutes } from './mcp/index.ts';
 import { registerPtyRoutes } from './pty/routes.ts';
@@ -77,7 +77,7 @@ export const API_AREAS: readonly ApiArea[] = [
   { name: 'volumes', schemas: VOLUME_SCHEMAS, register: registerVolumeRoutes },
   { name: 'templates', schemas: TEMPLATE_SCHEMAS, register: registerTemplateRoutes },
   { name: 'execution', schemas: EXECUTION_SCHEMAS, register: registerExecutionRoutes },
-  { name: 'files', schemas: [FileListing], register: registerFileRoutes },
+  { name: 'files', schemas: [FileEntry, FileListing], register: registerFileRoutes },
   { name: 'usage', schemas: [DailyUsageList], register: registerDailyUsage },
   { name: 'admin', schemas: ADMIN_SCHEMAS, register: registerAdminRoutes },
   { name: 'cli-auth', schemas: CLI_AUTH_SCHEMAS, register: registerCliAuthRoutes },

@@ -3,7 +3,7 @@
  * /v1/vms), reuse while alive, pause, resume and snapshot, record expiry and crashes, kill on request, and
  * reconcile with the engine after a restart. Every state change is written with its event in one transaction.
  * The jobs live beside it: resolve.ts (which VM a session has, read once per request), acquisition.ts, capture.ts,
- * ends.ts, pre-stop.ts, readiness.ts (the steps that make a VM ready for its session), recovery.ts, cluster.ts.
+ * ends.ts, lifetime.ts, pre-stop.ts, readiness.ts (the steps that make a VM ready for its session), recovery.ts, cluster.ts.
  */
 import { DEFAULT_TEMPLATE_ID, LIVE_VM_STATUSES, type Session, type SessionSpec, type Snapshot, type Vm, type VmStatus } from '../../model.ts';
 import { findVm, listLiveVmsOfNode, listVms } from '../../store/vms-store.ts';
@@ -22,6 +22,7 @@ import { VmAcquisition } from './acquisition.ts';
 import { VmCapture } from './capture.ts';
 import { VmCluster } from './cluster.ts';
 import { VmEnds } from './ends.ts';
+import { setVmLifetime } from './lifetime.ts';
 import { PreStopHooks } from './pre-stop.ts';
 import { NO_READINESS, type VmReadiness } from './readiness.ts';
 import { VmRecovery, type StartCounts } from './recovery.ts';
@@ -257,6 +258,11 @@ export class VmService {
   }
 
   /** Resumes the caller's paused VM (capture.ts); within the plan's quota, like a new VM. */
+  /** The caller's VM ends `seconds` from now (a paused one: `seconds` after it resumes). */
+  async setLifetime(principal: Principal, vmId: string, seconds: number): Promise<Vm> {
+    return setVmLifetime(this.deps, this.cluster, await this.getOwned(principal, vmId), seconds);
+  }
+
   async resume(principal: Principal, vmId: string): Promise<LiveVm> {
     return this.capture.resume(principal, await this.getOwned(principal, vmId));
   }

@@ -1,5 +1,6 @@
 # Generated from sandboxd/_async/resources/files.py by scripts/unasync.py: do not edit.
-"""POST /upload and /download: files into and out of a session's VM; GET .../files lists a directory."""
+"""POST /upload and /download: files into and out of a session's VM; /v1/sessions/{id}/files...: list, stat, exists,
+mkdir, remove and rename there (E2B's ``files.list/get_info/exists/make_dir/remove/rename``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import pathlib
 from typing import Optional, Union
 
-from ...models import FileListing
+from ...models import FileEntry, FileListing
 from ...types import UploadResult
 from ..._multipart import UploadData, multipart_body
 from ..transport import Transport
@@ -55,6 +56,65 @@ class Files:
         """The entries of directory ``remote_path`` in the session's VM (relative to /root), sorted by name."""
         return self._transport.request(
             "GET", "/v1/sessions/{session_id}/files", params={"session_id": session_id}, query={"path": remote_path}
+        )
+
+    def stat(self, session_id: str, remote_path: str) -> FileEntry:
+        """What is at ``remote_path`` in the session's VM (relative to /root): ``type`` (file, directory, symlink or
+        other), ``size``, ``mode``, ``modified_at``, ``symlink_target``; symlinks are not followed. Nothing there:
+        NotFoundError."""
+        return self._transport.request(
+            "GET",
+            "/v1/sessions/{session_id}/files/stat",
+            params={"session_id": session_id},
+            query={"path": remote_path},
+        )
+
+    def exists(self, session_id: str, remote_path: str) -> bool:
+        """Whether anything (a file, a directory, a symlink, even a dangling one) is at ``remote_path``."""
+        answer = self._transport.request(
+            "GET",
+            "/v1/sessions/{session_id}/files/exists",
+            params={"session_id": session_id},
+            query={"path": remote_path},
+        )
+        return answer["exists"]
+
+    def mkdir(self, session_id: str, remote_path: str, *, parents: bool = True) -> bool:
+        """Makes directory ``remote_path`` (with ``parents``, its missing parents too, like ``mkdir -p``); True when
+        it made it, False when it was already there. A file in the way: SandboxdError 409; without ``parents``, a
+        missing parent: NotFoundError."""
+        answer = self._transport.request(
+            "POST",
+            "/v1/sessions/{session_id}/files/mkdir",
+            params={"session_id": session_id},
+            json={"path": remote_path, "parents": parents},
+            # Making a directory that is there already changes nothing: safe to retry.
+            idempotent=True,
+        )
+        return answer["created"]
+
+    def remove(self, session_id: str, remote_path: str, *, recursive: bool = False) -> bool:
+        """Removes ``remote_path`` (a symlink itself, not its target); True when something was removed, False when
+        nothing was there. A directory that is not empty needs ``recursive=True`` (else SandboxdError 409); the
+        root directory is refused (400)."""
+        answer = self._transport.request(
+            "DELETE",
+            "/v1/sessions/{session_id}/files",
+            params={"session_id": session_id},
+            query={"path": remote_path, "recursive": recursive},
+        )
+        return answer["removed"]
+
+    def rename(self, session_id: str, old_path: str, new_path: str, *, overwrite: bool = False) -> FileEntry:
+        """Moves ``old_path`` to ``new_path`` (the new path itself, never a directory to move into) and answers what
+        is at ``new_path`` then. Something there without ``overwrite=True``: SandboxdError 409; ``old_path`` (or
+        the directory of ``new_path``) missing: NotFoundError."""
+        # Not idempotent: a retry after a move that went through would find ``old_path`` gone.
+        return self._transport.request(
+            "POST",
+            "/v1/sessions/{session_id}/files/rename",
+            params={"session_id": session_id},
+            json={"from": old_path, "to": new_path, "overwrite": overwrite},
         )
 
     def download(self, session_id: str, remote_path: str) -> bytes:

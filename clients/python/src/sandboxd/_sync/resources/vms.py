@@ -106,3 +106,10 @@ class Vms:
     def resume(self, vm_id: str) -> VmRecord:
         """Resumes a paused VM: the same machine, as it was (its session's next use resumes it too)."""
         return self._transport.request("POST", "/v1/vms/{vm_id}/resume", params={"vm_id": vm_id})
+
+    def set_lifetime(self, vm_id: str, lifetime_seconds: int) -> VmRecord:
+        """The VM now ends ``lifetime_seconds`` from now, sooner or later than it would have (a paused VM: that
+        much lifetime left once it resumes). Answers the VM's record with its new ``expires_at``."""
+        return self._transport.request(
+            "POST", "/v1/vms/{vm_id}/lifetime", params={"vm_id": vm_id}, json={"lifetime_seconds": lifetime_seconds}
+        )

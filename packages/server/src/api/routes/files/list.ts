@@ -4,21 +4,38 @@ import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY, StringEnum } from '../../schemas/common.ts';
 import { GuestPath } from '../../schemas/guest-path.ts';
 import type { App, RouteContext } from '../../types.ts';
+import type { FileStat } from '@sandboxd/agent/protocol';
 
-const FileEntry = Type.Object({
-  name: Type.String(),
-  path: Type.String({ description: 'Absolute path in the VM' }),
-  type: StringEnum(['file', 'directory', 'symlink', 'other']),
-  size: Type.Integer({ description: 'Bytes' }),
-  mode: Type.Integer({ description: 'Permission bits (0o644 = 420)' }),
-  modified_at: Type.String({ format: 'date-time' }),
-  symlink_target: Type.Union([Type.String(), Type.Null()]),
-});
+export const FileEntry = Type.Object(
+  {
+    name: Type.String(),
+    path: Type.String({ description: 'Absolute path in the VM' }),
+    type: StringEnum(['file', 'directory', 'symlink', 'other']),
+    size: Type.Integer({ description: 'Bytes' }),
+    mode: Type.Integer({ description: 'Permission bits (0o644 = 420)' }),
+    modified_at: Type.String({ format: 'date-time' }),
+    symlink_target: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'FileEntry', title: 'FileEntry' },
+);
+
+/** A file's record on the wire. */
+export function fileEntryOf(entry: FileStat) {
+  return {
+    name: entry.name,
+    path: entry.path,
+    type: entry.type,
+    size: entry.size,
+    mode: entry.mode,
+    modified_at: new Date(entry.mtimeMs).toISOString(),
+    symlink_target: entry.symlinkTarget ?? null,
+  };
+}
 
 export const FileListing = Type.Object(
   {
     path: Type.String({ description: 'The directory, absolute' }),
-    entries: Type.Array(FileEntry, { description: 'Sorted by name; symlinks are not followed' }),
+    entries: Type.Array(Type.Ref('FileEntry'), { description: 'Sorted by name; symlinks are not followed' }),
   },
   { $id: 'FileListing', title: 'FileListing' },
 );
@@ -45,15 +62,7 @@ export function registerFileList(app: App, { services, requireAuth }: RouteConte
       const listing = await services.sandbox.files.list(principalOf(request), request.params.session_id, request.query.path ?? '/root');
       return {
         path: listing.path,
-        entries: listing.entries.map((entry) => ({
-          name: entry.name,
-          path: entry.path,
-          type: entry.type,
-          size: entry.size,
-          mode: entry.mode,
-          modified_at: new Date(entry.mtimeMs).toISOString(),
-          symlink_target: entry.symlinkTarget ?? null,
-        })),
+        entries: listing.entries.map(fileEntryOf),
       };
     },
   );

@@ -2,6 +2,7 @@ import type { App, RouteContext } from '../../types.ts';
 import { registerCreateVm } from './create.ts';
 import { registerDeleteVm } from './delete.ts';
 import { registerGetVm } from './get.ts';
+import { registerVmLifetime } from './lifetime.ts';
 import { registerListVms } from './list.ts';
 import { registerCloneVm } from './clone.ts';
 import { registerPauseVm } from './pause.ts';
@@ -15,4 +16,5 @@ export function registerVmRoutes(app: App, context: RouteContext): void {
   registerSnapshotVm(app, context);
   registerCloneVm(app, context);
   registerPauseVm(app, context);
+  registerVmLifetime(app, context);
 }
