@@ -24,6 +24,8 @@
 //     --lane=heavy|light                   only that lane's files
 //     --list                               print each file with its lane and why, run nothing
 //     --times=<file.json>                  also write each file's duration, lane and counts as JSON
+//     --also=<command>                     (repeatable) a shell command that must pass too, e.g. the lint: run first
+//                                          in the light lane, beside the heavy lane, and reported like a file
 //
 // SANDBOXD_TEST_FILE_TIMEOUT_MINUTES (default 30): a file still running after that is killed and fails.
 import { spawn } from 'node:child_process';
@@ -39,6 +41,8 @@ const args = process.argv.slice(2);
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const flag = (name) => args.includes(`--${name}`);
 const filters = args.filter((a) => !a.startsWith('--'));
+/** Checks run as light jobs (`--also=…`): `npm test` runs the lint and the typecheck so, beside the first heavy files. */
+const alsoCommands = args.filter((a) => a.startsWith('--also=')).map((a) => a.slice('--also='.length));
 const cores = os.availableParallelism();
 const serial = flag('serial');
 const lightJobs = Math.max(1, Number(option('jobs') ?? cores - 1));
@@ -67,6 +71,9 @@ const files = fs
   .map((file) => ({ file, ...classifyTestFile(path.join(root, file)) }))
   .filter((f) => !laneFilter || f.lane === laneFilter);
 
+const checks = alsoCommands.map((command) => ({ file: command, lane: 'light', reason: 'a check (--also)', command }));
+if (laneFilter !== 'heavy') files.unshift(...checks);
+
 if (files.length === 0) {
   console.error('run-tests: no test files found');
   process.exit(1);
@@ -87,12 +94,11 @@ function runFile(entry) {
   return new Promise((resolve) => {
     const t0 = performance.now();
     // The agent's sources import its guest Python files as text, which tsx cannot load by itself.
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--import', './packages/agent/tsx/register.mjs', '--test', '--test-reporter=spec', entry.file],
-      // Its own process group, so that a timeout or ^C ends the file's children (servers, QEMU) too.
-      { cwd: root, env: { ...process.env, ...color, SANDBOXD_TEST_LANE: entry.lane }, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-    );
+    // Its own process group, so that a timeout or ^C ends the file's children (servers, QEMU) too.
+    const options = { cwd: root, env: { ...process.env, ...color, SANDBOXD_TEST_LANE: entry.lane }, stdio: ['ignore', 'pipe', 'pipe'], detached: true };
+    const child = entry.command
+      ? spawn(entry.command, { ...options, shell: true })
+      : spawn(process.execPath, ['--import', 'tsx', '--import', './packages/agent/tsx/register.mjs', '--test', '--test-reporter=spec', entry.file], options);
     running.add(child);
     const chunks = [];
     // When output last came before the runner's closing counts: a file that stays alive long after its last
@@ -210,11 +216,14 @@ function summary() {
   const wallMs = performance.now() - started;
   const total = (key) => results.reduce((sum, r) => sum + r.counts[key], 0);
   const laneMs = (lane) => results.filter((r) => r.lane === lane).reduce((sum, r) => sum + r.ms, 0);
-  const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 10);
+  const slowest = results
+    .filter((r) => !r.command)
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 10);
   const out = [];
   out.push('', '━━ the ten slowest files');
   for (const r of slowest) out.push(`  ${seconds(r.ms).padStart(8)}  ${r.lane.padEnd(5)}  ${r.counts.tests} tests  ${r.file}`);
-  const slowLight = results.filter((r) => r.lane === 'light' && r.ms > LIGHT_FILE_WARN_MS);
+  const slowLight = results.filter((r) => r.lane === 'light' && !r.command && r.ms > LIGHT_FILE_WARN_MS);
   if (slowLight.length) {
     out.push('', `━━ light files that ran over ${seconds(LIGHT_FILE_WARN_MS)} (heavy work? mark them \`test-lane: heavy\`):`);
     for (const r of slowLight) out.push(`  ${seconds(r.ms).padStart(8)}  ${r.file}`);
@@ -228,12 +237,12 @@ function summary() {
   const notRun = files.length - results.length;
   out.push(
     '',
-    `━━ ${results.length} files, ${total('tests')} tests: ${total('pass')} passed, ${total('fail')} failed, ${total('cancelled')} cancelled, ${total('skipped')} skipped, ${total('todo')} todo` +
+    `━━ ${results.filter((r) => !r.command).length} files${checks.length ? ` and ${results.filter((r) => r.command).length} checks (${checks.map((c) => c.command).join(', ')})` : ''}, ${total('tests')} tests: ${total('pass')} passed, ${total('fail')} failed, ${total('cancelled')} cancelled, ${total('skipped')} skipped, ${total('todo')} todo` +
       (notRun ? `; ${notRun} files not run` : ''),
-    `   wall ${seconds(wallMs)} · heavy lane ${seconds(laneMs('heavy'))} (${results.filter((r) => r.lane === 'heavy').length} files, one at a time) · light lane ${seconds(laneMs('light'))} (${results.filter((r) => r.lane === 'light').length} files, ${serial ? 1 : lightJobs} at a time beside the heavy lane)`,
+    `   wall ${seconds(wallMs)} · heavy lane ${seconds(laneMs('heavy'))} (${results.filter((r) => r.lane === 'heavy').length} files, one at a time) · light lane ${seconds(laneMs('light'))} (${results.filter((r) => r.lane === 'light').length} files and checks, ${serial ? 1 : lightJobs} at a time beside the heavy lane)`,
   );
   if (failed.length) {
-    out.push('', `━━ ✖ ${failed.length} files failed:`);
+    out.push('', `━━ ✖ ${failed.length} files or checks failed:`);
     for (const r of failed) {
       out.push(`  ${r.file}${r.timedOut ? ` (killed after ${seconds(fileTimeoutMs)})` : ''}`);
       for (const name of r.failing) out.push(`      ${name}`);
