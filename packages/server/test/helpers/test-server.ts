@@ -31,69 +31,84 @@ export async function startTestServer(
   options: { config?: ConfigOverrides; clock?: Clock; dataDir?: string; logger?: FastifyBaseLogger; database?: Database } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-test-'));
-  // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one.
-  const port = options.config?.port ?? (await freePort());
-  // The admin and internal listeners on ports of their own choosing (the defaults, the public port + 1 and + 2,
-  // may be taken here).
-  // DNS lookups (custom domain verification) never leave the machine: a loopback port nobody serves, unless
-  // the test runs its own DNS server (helpers/dns-server.ts).
-  // Without root there is no network guard (it needs QEMU's own user): VMs start unguarded there, as they did
-  // before the guard failed closed (SANDBOXD_VM_NETWORK_UNGUARDED); as root the guard is required.
   const unguarded = process.getuid?.() !== 0 ? { vmNetworkUnguarded: true } : {};
-  const config = loadConfig(
-    {},
-    {
-      dataDir,
-      host: '127.0.0.1',
-      port,
-      logLevel: 'silent',
-      warmVcpus: [1],
-      dnsServers: ['127.0.0.1:1'],
-      dnsTimeoutMs: 1000,
-      ...EPHEMERAL_LISTENERS,
-      ...unguarded,
-      ...options.config,
-    },
-  );
   let conformance: (() => OpenApiConformance) | undefined;
-  const built = await buildApp({
-    config,
-    logger: options.logger ?? false,
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.database ? { database: options.database } : {}),
-    // Every response is checked against the served document (openapi-conformance.ts).
-    instrument: (app) => (conformance = instrumentApp(app)),
-  });
-  if (process.env.SANDBOXD_TEST_LANE === 'light') forbidVms(built.services.sandbox.engine);
-  await built.app.listen({ host: '127.0.0.1', port: config.server.port });
-  const address = built.app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no TCP address');
-  return {
-    ...built,
-    config,
-    dataDir,
-    baseUrl: `http://127.0.0.1:${address.port}`,
-    async createUserWithKey(username, plan) {
-      const password = `pw-${username}-long-enough`;
-      const user = await built.services.users.create({ username, password, ...(plan ? { plan } : {}) });
-      const key = await built.services.apiKeys.create(user.id, { description: `test key of ${username}` });
-      return { userId: user.id, apiKey: key.fullKey, password };
-    },
-    async close() {
-      await built.app.close();
-      if (!options.dataDir) {
-        fs.rmSync(dataDir, { recursive: true, force: true });
-        // Snapshots and paused VMs of this store live outside it (the VM user must reach them).
-        fs.rmSync(config.vm.vmSnapshotDir, { recursive: true, force: true });
-      }
-      const violations = conformance?.().violations ?? [];
-      if (violations.length > 0) {
-        throw new Error(
-          `${violations.length} responses did not match /openapi.json:\n${violations.map((v) => `  ${v.method} ${v.url} → ${v.status}: ${v.problem}`).join('\n')}`,
-        );
-      }
-    },
-  };
+  // A known port rather than 0: the public URL (app URLs, terminal attach addresses) must name the real one. A port
+  // that was free a moment ago may be taken by the time the app listens (other test files run beside this one):
+  // then the app is closed (its workers with it, or the process would never end) and built again on another.
+  for (let attempt = 1; ; attempt++) {
+    const port = options.config?.port ?? (await freePort());
+    // The admin and internal listeners on ports of their own choosing (the defaults, the public port + 1 and + 2,
+    // may be taken here).
+    // DNS lookups (custom domain verification) never leave the machine: a loopback port nobody serves, unless
+    // the test runs its own DNS server (helpers/dns-server.ts).
+    // Without root there is no network guard (it needs QEMU's own user): VMs start unguarded there, as they did
+    // before the guard failed closed (SANDBOXD_VM_NETWORK_UNGUARDED); as root the guard is required.
+    const config = loadConfig(
+      {},
+      {
+        dataDir,
+        host: '127.0.0.1',
+        port,
+        logLevel: 'silent',
+        warmVcpus: [1],
+        dnsServers: ['127.0.0.1:1'],
+        dnsTimeoutMs: 1000,
+        ...EPHEMERAL_LISTENERS,
+        ...unguarded,
+        ...options.config,
+      },
+    );
+    const built = await buildApp({
+      config,
+      logger: options.logger ?? false,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.database ? { database: options.database } : {}),
+      // Every response is checked against the served document (openapi-conformance.ts).
+      instrument: (app) => (conformance = instrumentApp(app)),
+    });
+    if (process.env.SANDBOXD_TEST_LANE === 'light') forbidVms(built.services.sandbox.engine);
+    try {
+      await built.app.listen({ host: '127.0.0.1', port: config.server.port });
+    } catch (error) {
+      await built.app.close().catch(() => undefined);
+      const taken = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      if (taken && options.config?.port === undefined && !options.database && attempt < 5) continue;
+      throw error;
+    }
+    return serverOf(built, config);
+  }
+
+  function serverOf(built: Awaited<ReturnType<typeof buildApp>>, config: ReturnType<typeof loadConfig>): TestServer {
+    const address = built.app.server.address();
+    if (!address || typeof address === 'string') throw new Error('no TCP address');
+    return {
+      ...built,
+      config,
+      dataDir,
+      baseUrl: `http://127.0.0.1:${address.port}`,
+      async createUserWithKey(username, plan) {
+        const password = `pw-${username}-long-enough`;
+        const user = await built.services.users.create({ username, password, ...(plan ? { plan } : {}) });
+        const key = await built.services.apiKeys.create(user.id, { description: `test key of ${username}` });
+        return { userId: user.id, apiKey: key.fullKey, password };
+      },
+      async close() {
+        await built.app.close();
+        if (!options.dataDir) {
+          fs.rmSync(dataDir, { recursive: true, force: true });
+          // Snapshots and paused VMs of this store live outside it (the VM user must reach them).
+          fs.rmSync(config.vm.vmSnapshotDir, { recursive: true, force: true });
+        }
+        const violations = conformance?.().violations ?? [];
+        if (violations.length > 0) {
+          throw new Error(
+            `${violations.length} responses did not match /openapi.json:\n${violations.map((v) => `  ${v.method} ${v.url} → ${v.status}: ${v.problem}`).join('\n')}`,
+          );
+        }
+      },
+    };
+  }
 }
 
 /**
