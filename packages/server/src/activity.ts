@@ -28,12 +28,10 @@ export interface StoredRecording {
   savedAt: string | null;
 }
 
-/** One connection attempt of a VM under a restricted egress policy (its egress log), allowed or refused. */
-export interface EgressLogRecord {
-  id: number;
+/** One connection attempt of a VM under a restricted egress policy, allowed or refused, as enforcement reports it. */
+export interface EgressAttempt {
   vmId: string;
-  userId: number;
-  at: string;
+  at: Date;
   /** `dns` for a refused name lookup, otherwise the transport. */
   protocol: 'tcp' | 'udp' | 'icmp' | 'dns' | 'other';
   /** `http`/`https` when the egress proxy handled it. */
@@ -46,6 +44,13 @@ export interface EgressLogRecord {
   bytesReceived: number | null;
   verdict: 'allowed' | 'refused';
   reason: string | null;
+}
+
+/** An attempt as its VM's egress log keeps it. */
+export interface EgressLogRecord extends Omit<EgressAttempt, 'at'> {
+  id: number;
+  userId: number;
+  at: string;
 }
 
 /** One use of a vault secret by a VM (substituted), or its placeholder seen going where it is not bound (flagged). */

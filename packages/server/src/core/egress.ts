@@ -40,24 +40,12 @@ import {
   type EgressLogEntry,
 } from '../store/egress-store.ts';
 import { findVm, findVms } from '../store/vms-store.ts';
-import type { EgressLogRecord } from '../activity.ts';
+import type { EgressAttempt, EgressLogRecord } from '../activity.ts';
 import type { Ownership } from './cluster/ownership.ts';
 import type { RemoteNodes } from './cluster/remote-nodes.ts';
 
 /** One connection attempt, as the enforcement reports it. */
-export interface EgressAttemptReport {
-  vmId: string;
-  at: Date;
-  protocol: 'tcp' | 'udp' | 'icmp' | 'dns' | 'other';
-  scheme: 'http' | 'https' | null;
-  name: string | null;
-  address: string | null;
-  port: number | null;
-  bytesSent: number | null;
-  bytesReceived: number | null;
-  verdict: 'allowed' | 'refused';
-  reason: string | null;
-}
+export type EgressAttemptReport = EgressAttempt;
 
 /** What enforces policies on this node's VMs (the host firewall, resolver and proxy). */
 export interface EgressEnforcement {

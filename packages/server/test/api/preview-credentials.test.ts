@@ -13,6 +13,7 @@ import { forwardedHeaders } from '../../src/api/preview/preview-request.ts';
 import { allowedResponseHeader, filterResponseHead, hostOnlyCookie } from '../../src/api/preview/response-headers.ts';
 import { isSandboxdAuthorization, withoutSandboxdCookies } from '../../src/api/preview/sandboxd-credentials.ts';
 import { redactUrl } from '../../src/api/request-logging.ts';
+import { ORIGIN_STATE_HEADERS } from '../helpers/state-headers.ts';
 
 const KEY = 'sbx_sk_' + 'A'.repeat(43);
 const jwt = (issuer: string) =>
@@ -100,22 +101,7 @@ describe('what a preview request forwards to the app', () => {
 
 describe("what of an app's answer reaches the browser", () => {
   test("on the console's origin no header leaves state in the browser", () => {
-    for (const name of [
-      'set-cookie',
-      'set-cookie2',
-      'clear-site-data',
-      'service-worker-allowed',
-      'refresh',
-      'set-login',
-      'strict-transport-security',
-      'alt-svc',
-      'nel',
-      'report-to',
-      'reporting-endpoints',
-      'accept-ch',
-      'critical-ch',
-      'origin-agent-cluster',
-    ]) {
+    for (const name of ORIGIN_STATE_HEADERS) {
       assert.equal(allowedResponseHeader(name, 'x', 'shared'), null, name);
     }
     assert.equal(allowedResponseHeader('content-type', 'text/html', 'shared'), 'text/html');

@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
+import { ORIGIN_STATE_HEADERS } from '../helpers/state-headers.ts';
 
 const APP_SOURCE = fs.readFileSync(new URL('./fixtures/hostile_app.py', import.meta.url));
 const APP_PORT = 8000;
@@ -21,23 +22,6 @@ const VIEWER_PORT = 6080;
 const APP_LOG = '/tmp/requests.log';
 const VIEWER_LOG = '/tmp/viewer-requests.log';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
-/** Response headers a VM may not set on the console's origin (api/preview/response-headers.ts). */
-const STATE_HEADERS = [
-  'set-cookie',
-  'set-cookie2',
-  'clear-site-data',
-  'service-worker-allowed',
-  'refresh',
-  'set-login',
-  'strict-transport-security',
-  'alt-svc',
-  'nel',
-  'report-to',
-  'reporting-endpoints',
-  'accept-ch',
-  'critical-ch',
-  'origin-agent-cluster',
-];
 
 interface User {
   userId: number;
@@ -329,13 +313,13 @@ describe("web previews never lend a VM the console's authority (C-1, H-1, H-3, L
     const hostile = await fetch(`${appUrl}hostile?domain=127.0.0.1`);
     assert.equal(hostile.status, 200);
     assert.match(await hostile.text(), /hostile page/);
-    for (const name of STATE_HEADERS) assert.equal(hostile.headers.get(name), null, `${name} reached a path-preview answer`);
+    for (const name of ORIGIN_STATE_HEADERS) assert.equal(hostile.headers.get(name), null, `${name} reached a path-preview answer`);
     assert.match(hostile.headers.get('content-security-policy') ?? '', /sandbox allow-scripts/);
     assert.doesNotMatch(hostile.headers.get('content-security-policy') ?? '', /allow-same-origin/);
     // A WebSocket handshake answer too.
     const wsHead = await upgradeHead(server.config.server.port, `/v1/app/${sessionId}/${APP_PORT}/ws-hostile?domain=127.0.0.1`, {});
     assert.match(wsHead, /^HTTP\/1\.1 101/);
-    for (const [name] of headLines(wsHead)) assert.ok(!STATE_HEADERS.includes(name), `${name} reached a path-preview handshake answer`);
+    for (const [name] of headLines(wsHead)) assert.ok(!ORIGIN_STATE_HEADERS.includes(name), `${name} reached a path-preview handshake answer`);
 
     // Its own host name: the cookies stay, but none for the parent domain.
     const own = await rawRequest(server.config.server.port, '/hostile?domain=localhost', { host: directHost });

@@ -22,23 +22,9 @@ import { lookupA, PolicyResolver, type Upstream } from './policy-resolver.ts';
 import { applyScript, ensureTableScript, pinScript, reapLeftovers, removeScript, ruleKey, runNft, type EgressClassifier, type EgressPorts } from './ruleset.ts';
 import { TraceMonitor, type TracedAttempt } from './trace-monitor.ts';
 
-/** One connection attempt of a VM, allowed or refused. */
-export interface EgressAttempt {
-  vmId: string;
-  at: Date;
-  /** `dns` for a refused name lookup, otherwise the transport. */
-  protocol: 'tcp' | 'udp' | 'icmp' | 'dns' | 'other';
-  /** `http`/`https` when the proxy handled it. */
-  scheme: 'http' | 'https' | null;
-  /** The name asked for (DNS question, SNI, Host), or the one a DNS answer gave for the address. */
-  name: string | null;
-  address: string | null;
-  port: number | null;
-  bytesSent: number | null;
-  bytesReceived: number | null;
-  verdict: 'allowed' | 'refused';
-  reason: string | null;
-}
+import type { EgressAttempt } from '../../activity.ts';
+
+export type { EgressAttempt };
 
 export interface EgressEnforcerOptions {
   /** This server's table (`egressTableName(nodeId)`). */

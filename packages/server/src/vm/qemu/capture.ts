@@ -36,7 +36,6 @@ import type { QmpClient, QmpEvent } from './qmp-client.ts';
 import { writeStateFile, readStateFile } from './run-dir.ts';
 import { readSnapshotManifest, removeIncompleteSnapshot, sealSnapshot, snapshotInfo, snapshotPaths, type SnapshotManifest } from './snapshot-files.ts';
 import { attachQemu, launch } from './start-sequence.ts';
-import { diagnosticTail } from './supervision.ts';
 
 /** Default deadline of a capture: copying a large guest's memory under TCG on a busy host takes seconds. */
 const DEFAULT_TIMEOUT_MS = 180_000;
@@ -183,8 +182,8 @@ export async function captureVm<C>(
 /**
  * Lets the source run on after a complete migration. Should its QEMU die at this point (once in a CI run of ~40
  * captures, `cont` read ECONNRESET), the snapshot is still whole: the receiver holds the memory and device state
- * and the disk layer is linked. So the capture completes, the VM's end is reported like any crash (with its
- * console and QEMU log), and the warning says what QEMU printed; any other failure of `cont` fails the capture.
+ * and the disk layer is linked. So the capture completes and the VM's end is reported like any crash (with its
+ * console and QEMU log); any other failure of `cont` fails the capture.
  */
 async function resumeSource<C>(ctx: DriverContext<C>, vm: LiveVm, qmp: QmpClient): Promise<void> {
   try {
@@ -192,10 +191,10 @@ async function resumeSource<C>(ctx: DriverContext<C>, vm: LiveVm, qmp: QmpClient
   } catch (error) {
     const exited = await Promise.race([vm.exited.then(() => true), sleep(2000).then(() => false)]);
     if (!exited) throw error;
-    const tail = await diagnosticTail(vm.paths).catch(() => '');
+    // Its console and QEMU log travel with its exit event (supervision.ts); its run directory is being removed.
     ctx.warn(
       'CAPTURE_SOURCE_DIED',
-      `VM ${vm.info.vmId}'s QEMU ended when told to run on after its capture (${(error as Error).message}); the snapshot is complete\n${tail}`,
+      `VM ${vm.info.vmId}'s QEMU ended when told to run on after its capture (${(error as Error).message}); the snapshot is complete`,
       vm.info.vmId,
     );
   }
