@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
-import { makeHome, runCli, startCli, waitFor, type CliHome } from './run-cli.ts';
+import { BIN, makeHome, runCli, startCli, waitFor, type CliHome } from './run-cli.ts';
 
 const USER_CODE = /confirm the code ([A-Z]{4}-[A-Z]{4})/;
 
@@ -59,6 +59,9 @@ describe('sandbox (command-line tool)', () => {
     const version = await runCli(['--version'], home.env());
     assert.equal(version.code, 0);
     assert.equal(version.stdout.trim(), '0.2.2');
+    // The tests run the sources bundled (cli-bundle.ts); the checkout's entry point runs the same command.
+    const fromEntry = await runCli(['--version'], home.env(), undefined, [process.execPath, BIN]);
+    assert.deepEqual([fromEntry.code, fromEntry.stdout], [0, version.stdout]);
     const help = await runCli(['--help'], home.env());
     assert.equal(help.code, 0);
     for (const command of ['login', 'logout', 'whoami', 'create', 'exec', 'run', 'upload', 'download', 'ls', 'status', 'kill', 'url', 'shell', 'keys']) {
