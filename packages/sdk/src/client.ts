@@ -17,6 +17,7 @@ import { Events } from './resources/events.ts';
 import { Execution, type ExecuteOptions } from './resources/execution.ts';
 import { Executions, type AsyncExecution } from './resources/executions.ts';
 import { Files } from './resources/files.ts';
+import { Processes } from './resources/processes.ts';
 import { Sandboxes } from './resources/sandboxes.ts';
 import { Sessions } from './resources/sessions.ts';
 import { Shares } from './resources/shares.ts';
@@ -69,6 +70,8 @@ export class Sandboxd {
   readonly sessions: Sessions;
   readonly executions: Executions;
   readonly files: Files;
+  /** Background processes in sessions' VMs: start, follow output, stdin, signals, kill. */
+  readonly processes: Processes;
   readonly sandboxes: Sandboxes;
   readonly vms: Vms;
   readonly snapshots: Snapshots;
@@ -130,6 +133,7 @@ export class Sandboxd {
     this.executions = new Executions(this.transport);
     this.execution = new Execution(this.transport, this.executions);
     this.files = new Files(this.transport);
+    this.processes = new Processes(this.transport);
     this.sessions = new Sessions(this.transport, this);
     this.sandboxes = new Sandboxes(this.transport);
     this.vms = new Vms(this.transport);

@@ -15,6 +15,7 @@ import type {
 import type { ExecuteOptions } from './resources/execution.ts';
 import type { AsyncExecution, Executions } from './resources/executions.ts';
 import type { Files, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
+import { SessionProcesses, type Processes } from './resources/processes.ts';
 import type { Sessions } from './resources/sessions.ts';
 import type { TerminalAttachOptions, TerminalConnection, TerminalCreateOptions, Terminals } from './resources/terminals.ts';
 
@@ -23,6 +24,7 @@ export interface SessionContext {
   readonly sessions: Sessions;
   readonly executions: Executions;
   readonly files: Files;
+  readonly processes: Processes;
   readonly terminals: Terminals;
   execute(code: string, options?: ExecuteOptions & { sessionId?: string | null }): Promise<ExecuteResult>;
   executeAsync(code: string, options?: Omit<ExecuteOptions, 'throwOnError'> & { sessionId?: string | null }): Promise<AsyncExecution>;
@@ -83,6 +85,11 @@ export class Session {
   /** Moves a file or directory in the VM to the path `to`; answers what is there then. */
   rename(from: string, to: string, options: RenameOptions = {}): Promise<FileEntry> {
     return this.client.files.rename(this.id, from, to, options);
+  }
+
+  /** Background processes in the session's VM: `start`, `run` (output as it arrives), `output`, `sendStdin`, `signal`, `kill`. */
+  get processes(): SessionProcesses {
+    return new SessionProcesses(this.client.processes, this.id);
   }
 
   /** Session and VM status: `vm_alive`, `vm_status`, `expires_in_seconds`… */

@@ -1,6 +1,6 @@
 /**
  * The whole client on real VMs: a session, Python twice with state, a bash exit code, files in and out
- * byte for byte, files made, described, moved and removed, an async run waited for, status, lists with the metadata filter, a terminal driven over its
+ * byte for byte, files made, described, moved and removed, background processes (streamed output, stdin, signals, kill), an async run waited for, status, lists with the metadata filter, a terminal driven over its
  * WebSocket, a public share, and kill.
  * Needs the VM engine (QEMU; KVM when available).
  */
@@ -86,6 +86,54 @@ describe('walk-through on real VMs', () => {
     assert.equal(await session.exists('tree'), false);
     assert.equal(await session.remove('tree'), false, 'nothing left to remove');
     await assert.rejects(session.stat('/root/tree'), NotFoundError);
+  });
+
+  test('processes: a run hands output over as it arrives; one in the background takes stdin, a signal, and is killed', async () => {
+    // Output reaches the callback while the process still runs: it waits for a file the callback's reaction makes.
+    const seen: string[] = [];
+    const run = await session.processes.run('echo first; while [ ! -e /tmp/go ]; do sleep 0.1; done; echo second; echo warn >&2', {
+      onStdout: (text) => {
+        seen.push(text);
+        if (text.includes('first')) void session.processes.start('touch /tmp/go');
+      },
+    });
+    assert.equal(run.exitCode, 0);
+    assert.equal(run.stdout, 'first\nsecond\n');
+    assert.equal(run.stderr, 'warn\n');
+    assert.ok(seen.length >= 2, `output arrived in pieces: ${JSON.stringify(seen)}`);
+
+    const cat = await session.processes.start(null, { argv: ['cat'], stdin: true, tag: 'echoer' });
+    await session.processes.sendStdin(cat.process_id, 'typed ');
+    await session.processes.sendStdin(cat.process_id, new TextEncoder().encode('bytes\n'), { eof: true });
+    const events = [];
+    for await (const event of session.processes.output(cat.process_id)) events.push(event);
+    assert.equal(
+      events
+        .filter((e) => e.type === 'stdout')
+        .map((e) => e.data)
+        .join(''),
+      'typed bytes\n',
+    );
+    assert.equal(events.at(-1)?.type, 'exit');
+
+    const trap = await session.processes.start("trap 'exit 7' TERM; while true; do sleep 0.1; done");
+    await session.processes.signal(trap.process_id, 'SIGTERM');
+    for await (const event of session.processes.output(trap.process_id, { after: trap.output_seq })) if (event.type === 'exit') break;
+    assert.equal((await session.processes.get(trap.process_id)).exit_code, 7);
+
+    const sleeper = await session.processes.start('sleep 1000');
+    assert.ok((await session.processes.list()).some((p) => p.process_id === sleeper.process_id && p.status === 'running'));
+    const killed = await session.processes.kill(sleeper.process_id);
+    assert.deepEqual([killed.status, killed.signal], ['exited', 'SIGKILL']);
+
+    // Aborting a run kills its process.
+    const controller = new AbortController();
+    let started = '';
+    const aborted = session.processes.run('sleep 1000', { signal: controller.signal, onStart: (p) => ((started = p.process_id), controller.abort()) });
+    await assert.rejects(aborted);
+    for (let i = 0; i < 50 && (await session.processes.get(started)).status === 'running'; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await session.processes.get(started)).signal, 'SIGKILL');
+    await assert.rejects(session.processes.get('proc_0000000000000000'), NotFoundError);
   });
 
   test('an async run is waited for by polling its record', async () => {

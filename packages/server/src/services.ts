@@ -36,6 +36,7 @@ import { WebhookService } from './core/webhooks/webhook-service.ts';
 import { createHttpSender } from './webhooks/http-sender.ts';
 import { ExecutionService } from './core/executions.ts';
 import { FileService } from './core/files.ts';
+import { ProcessService } from './core/processes.ts';
 import { PlanLimiter } from './core/limits.ts';
 import { SessionService } from './core/sessions.ts';
 import type { TemplateImage, VmEngine } from './core/vm-engine.ts';
@@ -204,6 +205,8 @@ export interface SandboxServices {
   templates: TemplateService;
   executions: ExecutionService;
   files: FileService;
+  /** Background processes in sessions' VMs (output kept for re-attaching, stdin, signals). */
+  processes: ProcessService;
   /** Where VM ports are served (path and host name). */
   appUrls: AppUrls;
   shares: ShareService;
@@ -420,6 +423,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     templates,
     executions,
     files: new FileService(database, sessions, vms, clock, events),
+    processes: new ProcessService(sessions, vms, clock),
     appUrls,
     shares,
     previews,

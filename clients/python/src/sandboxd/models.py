@@ -732,6 +732,78 @@ class FileListing(TypedDict):
     entries: List[FileEntry]
 
 
+class ProcessStartRequest(TypedDict, total=False):
+    # A command line, run by `/bin/bash -c`. Exactly one of command and argv
+    command: str
+    # A program and its arguments, run directly (no shell)
+    argv: List[str]
+    # Working directory (default /root); it must exist: a path in the VM (absolute, or relative to /root)
+    # of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+    cwd: str
+    # Environment on top of the session's env
+    env: Dict[str, str]
+    # Killed (its whole process group) after this long; default: runs until the VM's end (at most 24 h)
+    timeout_seconds: int
+    # Keep stdin open for POST …/stdin; otherwise the program reads /dev/null
+    stdin: bool
+    # A label of yours, shown in lists
+    tag: str
+
+
+class ProcessInfo(TypedDict):
+    process_id: str
+    session_id: str
+    vm_id: str
+    # The program's process id in the VM (its process group's too)
+    pid: Optional[int]
+    tag: Optional[str]
+    command: Optional[str]
+    argv: Optional[List[str]]
+    cwd: str
+    # Started with stdin open
+    stdin: bool
+    # `exited`: it ended (exit_code, or the signal that ended it); `failed`: its VM or agent went away
+    # while it ran (error)
+    status: Literal["running", "exited", "failed"]
+    exit_code: Optional[int]
+    # The signal that ended it (e.g. SIGKILL), or null
+    signal: Optional[str]
+    # Its timeout_seconds ended it
+    timed_out: bool
+    error: Optional[str]
+    started_at: str
+    ended_at: Optional[str]
+    # Number of its newest output event: pass it as `after` to read only what follows
+    output_seq: int
+
+
+class ProcessList(TypedDict):
+    processes: List[ProcessInfo]
+
+
+class _ProcessEventRequired(TypedDict):
+    # `start`: the process (a streamed start only); `stdout`/`stderr`: output; `dropped`: output no longer
+    # kept was skipped; `exit`: how it ended (the last event)
+    type: Literal["start", "stdout", "stderr", "dropped", "exit"]
+
+
+class ProcessEvent(_ProcessEventRequired, total=False):
+    # stdout/stderr: the event number (SSE: also its id)
+    seq: int
+    # stdout/stderr: the bytes, as `encoding` says
+    data: str
+    # dropped: how many events were skipped
+    events: int
+    process: ProcessInfo
+
+
+class ProcessOutputPage(TypedDict):
+    events: List[ProcessEvent]
+    process: ProcessInfo
+    # Pass as `after` to read what comes next
+    next_after: int
+
+
 class DailyUsageListDaysItem(TypedDict):
     # The UTC day, YYYY-MM-DD
     date: str
@@ -2419,6 +2491,44 @@ class PostV1SessionsSessionIdFilesRenameRequest(_PostV1SessionsSessionIdFilesRen
 PostV1SessionsSessionIdFilesRenameResponse = FileEntry
 
 
+GetV1SessionsSessionIdProcessesResponse = ProcessList
+
+
+PostV1SessionsSessionIdProcessesRequest = ProcessStartRequest
+
+
+PostV1SessionsSessionIdProcessesResponse = ProcessInfo
+
+
+GetV1SessionsSessionIdProcessesProcessIdResponse = ProcessInfo
+
+
+DeleteV1SessionsSessionIdProcessesProcessIdResponse = ProcessInfo
+
+
+GetV1SessionsSessionIdProcessesProcessIdOutputResponse = ProcessOutputPage
+
+
+class PostV1SessionsSessionIdProcessesProcessIdStdinRequest(TypedDict, total=False):
+    # Text for stdin (UTF-8)
+    data: str
+    # Bytes for stdin, base64 (instead of data)
+    data_base64: str
+    # Close stdin after writing
+    eof: bool
+
+
+PostV1SessionsSessionIdProcessesProcessIdStdinResponse = ProcessInfo
+
+
+class PostV1SessionsSessionIdProcessesProcessIdSignalRequest(TypedDict):
+    # Sent to the program's process group
+    signal: Literal["SIGINT", "SIGTERM", "SIGKILL", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGSTOP", "SIGCONT"]
+
+
+PostV1SessionsSessionIdProcessesProcessIdSignalResponse = ProcessInfo
+
+
 GetV1UsageResponse = DailyUsageList
 
 
@@ -2840,6 +2950,13 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /v1/sessions/{session_id}/files/exists": (None, "GetV1SessionsSessionIdFilesExistsResponse"),
     "POST /v1/sessions/{session_id}/files/mkdir": ("PostV1SessionsSessionIdFilesMkdirRequest", "PostV1SessionsSessionIdFilesMkdirResponse"),
     "POST /v1/sessions/{session_id}/files/rename": ("PostV1SessionsSessionIdFilesRenameRequest", "PostV1SessionsSessionIdFilesRenameResponse"),
+    "GET /v1/sessions/{session_id}/processes": (None, "GetV1SessionsSessionIdProcessesResponse"),
+    "POST /v1/sessions/{session_id}/processes": ("PostV1SessionsSessionIdProcessesRequest", "PostV1SessionsSessionIdProcessesResponse"),
+    "GET /v1/sessions/{session_id}/processes/{process_id}": (None, "GetV1SessionsSessionIdProcessesProcessIdResponse"),
+    "DELETE /v1/sessions/{session_id}/processes/{process_id}": (None, "DeleteV1SessionsSessionIdProcessesProcessIdResponse"),
+    "GET /v1/sessions/{session_id}/processes/{process_id}/output": (None, "GetV1SessionsSessionIdProcessesProcessIdOutputResponse"),
+    "POST /v1/sessions/{session_id}/processes/{process_id}/stdin": ("PostV1SessionsSessionIdProcessesProcessIdStdinRequest", "PostV1SessionsSessionIdProcessesProcessIdStdinResponse"),
+    "POST /v1/sessions/{session_id}/processes/{process_id}/signal": ("PostV1SessionsSessionIdProcessesProcessIdSignalRequest", "PostV1SessionsSessionIdProcessesProcessIdSignalResponse"),
     "GET /v1/usage": (None, "GetV1UsageResponse"),
     "GET /v1/admin/users": (None, "GetV1AdminUsersResponse"),
     "PATCH /v1/admin/users/{user_id}": ("PatchV1AdminUsersUserIdRequest", "PatchV1AdminUsersUserIdResponse"),

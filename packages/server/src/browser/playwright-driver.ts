@@ -12,7 +12,7 @@
  * it makes Chromium start a fresh one, seeded from the guest's kernel, which the engine reseeded at the restore.
  */
 import { imageSize } from 'image-size';
-import { chromium, errors, type Browser, type CDPSession, type Page } from 'playwright-core';
+import type { Browser, CDPSession, Page } from 'playwright-core';
 import { AppError } from '../core/errors.ts';
 import type { BrowserDriver, BrowserPage, PageContent, Screenshot, ScreenshotOptions, Viewport } from '../core/browser/browser-driver.ts';
 import type { ExtractedElement, WaitCondition, WaitUntil } from '../contract/browser/index.ts';
@@ -22,6 +22,20 @@ import { call, CONTENT_SCRIPT, EXTRACT_SCRIPT, SCROLL_POSITION_SCRIPT, SCROLL_TO
 
 import { BROWSER_DEVTOOLS_PORT as DEVTOOLS_PORT } from '../image/flavours.ts';
 const CONNECT_TIMEOUT_MS = 60_000;
+
+/**
+ * playwright-core, loaded when the first browser is reached: importing it takes ~0.45 s of CPU, paid otherwise at
+ * every start of a server that may never open a browser (and of every test file that starts one).
+ */
+let playwright: typeof import('playwright-core') | undefined;
+async function loadPlaywright(): Promise<typeof import('playwright-core')> {
+  return (playwright ??= await import('playwright-core'));
+}
+
+/** Playwright's timeout (only Playwright's calls throw it, so it is loaded by then). */
+function isPlaywrightTimeout(error: unknown): boolean {
+  return playwright !== undefined && error instanceof playwright.errors.TimeoutError;
+}
 
 export class PlaywrightDriver implements BrowserDriver {
   private readonly bridge = new CdpBridge();
@@ -36,7 +50,7 @@ export class PlaywrightDriver implements BrowserDriver {
     const registration = await this.bridge.register(() => agent.openTunnel(DEVTOOLS_PORT));
     let browser: Browser | undefined;
     try {
-      browser = await chromium.connectOverCDP(registration.wsUrl, { timeout: CONNECT_TIMEOUT_MS });
+      browser = await (await loadPlaywright()).chromium.connectOverCDP(registration.wsUrl, { timeout: CONNECT_TIMEOUT_MS });
       this.chromiumVersion = browser.version();
       const context = browser.contexts()[0] ?? (await browser.newContext());
       const page = context.pages()[0] ?? (await context.newPage());
@@ -140,7 +154,7 @@ class PlaywrightPage implements BrowserPage {
           continue;
         }
         // A page that did not load in time keeps loading: stop it, so it cannot interrupt what comes next.
-        if (error instanceof errors.TimeoutError) await this.cdp.send('Page.stopLoading').catch(() => undefined);
+        if (isPlaywrightTimeout(error)) await this.cdp.send('Page.stopLoading').catch(() => undefined);
         throw translate(error, { action: `navigating to ${url}` });
       }
     }
@@ -339,7 +353,7 @@ class PlaywrightPage implements BrowserPage {
     try {
       await run();
     } catch (error) {
-      if (error instanceof errors.TimeoutError) {
+      if (isPlaywrightTimeout(error)) {
         const count = await this.page
           .locator(selector)
           .count()
@@ -362,7 +376,7 @@ function translate(error: unknown, context: { action?: string; selector?: string
   if (!(error instanceof Error)) return error;
   const message = error.message.split('\n')[0]!.replace(/^[a-zA-Z.]+: /, '');
   const doing = context.action ? ` while ${context.action}` : '';
-  if (error instanceof errors.TimeoutError)
+  if (isPlaywrightTimeout(error))
     return new AppError('BROWSER_TIMEOUT', `timed out${doing}: ${message}`, {}, context.selector ? { selector: context.selector } : {});
   if (/net::ERR_|Cannot navigate to invalid URL|Protocol error \(Page\.navigate\)|invalid URL/i.test(message)) {
     return new AppError('NAVIGATION_FAILED', `the page could not be loaded${doing}: ${message}`);

@@ -13,7 +13,7 @@ import WebSocket, { createWebSocketStream } from 'ws';
 import type { ExecRequest, ExecResult } from '@sandboxd/agent/protocol';
 import { AppError, type ErrorCode } from '../core/errors.ts';
 import type { InternalAuth } from '../core/cluster/internal-auth.ts';
-import type { ExecOutput, GuestAgent, PtyAttachment, PtyCreateOptions, PtyOutput } from '../core/vm-engine.ts';
+import type { ExecOutput, ExecSignals, GuestAgent, PtyAttachment, PtyCreateOptions, PtyOutput } from '../core/vm-engine.ts';
 import type { AgentOp } from './agent-rpc-args.ts';
 import { AGENT_RPC_PATH, binaryReadable, pump, STDOUT, toError, type Message } from './agent-rpc-messages.ts';
 
@@ -87,13 +87,18 @@ export class RemoteGuestAgent implements GuestAgent {
     return this.settle<T>(socket);
   }
 
-  async exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable): Promise<ExecResult> {
+  async exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult> {
     const socket = await this.open('exec', { ...request, stdin: stdin !== undefined });
+    signals?.attach((name) => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify({ type: 'signal', signal: name } satisfies Message)));
     // Aborting closes the socket: the owner aborts the run (its own signal), as a local abort would.
     const abort = () => socket.close();
     signal?.addEventListener('abort', abort, { once: true });
     try {
-      const result = this.settle<ExecResult>(socket, undefined, (data) => (data[0] === STDOUT ? output.onStdout : output.onStderr)(data.subarray(1)));
+      const result = this.settle<ExecResult>(
+        socket,
+        (message) => message.type === 'started' && output.onStarted?.(message.pid),
+        (data) => (data[0] === STDOUT ? output.onStdout : output.onStderr)(data.subarray(1)),
+      );
       if (stdin) {
         void pump(stdin, socket)
           .then(() => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify({ type: 'end' } satisfies Message)))

@@ -23,7 +23,11 @@ export type Message =
   | { type: 'end' }
   | { type: 'open' }
   | { type: 'exit'; exit: PtyExit }
-  | { type: 'resize'; cols: number; rows: number };
+  | { type: 'resize'; cols: number; rows: number }
+  /** A signal for a running exec's process group (the exec op's client sends it). */
+  | { type: 'signal'; signal: string }
+  /** The exec's program runs (the owner sends it). */
+  | { type: 'started'; pid: number };
 
 /** Exec output channels: the first byte of each binary message (stdin goes the other way, as plain binary messages). */
 export const STDOUT = 1;

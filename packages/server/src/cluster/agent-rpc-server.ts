@@ -7,7 +7,7 @@
 import type { Duplex, Readable } from 'node:stream';
 import WebSocket, { createWebSocketStream } from 'ws';
 import type { ExecRequest } from '@sandboxd/agent/protocol';
-import type { GuestAgent, PtyAttachment, PtyCreateOptions } from '../core/vm-engine.ts';
+import { ExecSignals, SENDABLE_SIGNALS, type GuestAgent, type PtyAttachment, type PtyCreateOptions, type SendableSignal } from '../core/vm-engine.ts';
 import { checkAgentArgs, type AgentOp } from './agent-rpc-args.ts';
 import { binaryReadable, errorMessage, pump, STDERR, STDOUT, type Message } from './agent-rpc-messages.ts';
 
@@ -58,7 +58,23 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
         const body = stdin;
         socket.on('message', (data: Buffer, isBinary) => !isBinary && (JSON.parse(data.toString()) as Message).type === 'end' && body.push(null));
       }
-      return answer(() => agent.exec(request, { onStdout: channel(STDOUT), onStderr: channel(STDERR) }, aborted.signal, stdin));
+      // Signals the client sends while the program runs; a name outside the sendable ones is ignored here (the
+      // client's service checked it; this is the owner's own guard).
+      const signals = new ExecSignals();
+      socket.on('message', (data: Buffer, isBinary) => {
+        if (isBinary) return;
+        const message = JSON.parse(data.toString()) as Message;
+        if (message.type === 'signal' && (SENDABLE_SIGNALS as readonly string[]).includes(message.signal)) signals.send(message.signal as SendableSignal);
+      });
+      return answer(() =>
+        agent.exec(
+          request,
+          { onStdout: channel(STDOUT), onStderr: channel(STDERR), onStarted: (pid) => send({ type: 'started', pid }) },
+          aborted.signal,
+          stdin,
+          signals,
+        ),
+      );
     }
     case 'runPython':
       return answer(() => agent.runPython(input as Parameters<GuestAgent['runPython']>[0]));

@@ -148,12 +148,40 @@ export type EngineEndReason = Extract<VmEndReason, 'expired' | 'crashed' | 'agen
 export interface ExecOutput {
   onStdout(chunk: Buffer): void;
   onStderr(chunk: Buffer): void;
+  /** The program runs, as process `pid` of the guest. */
+  onStarted?(pid: number): void;
+}
+
+/** Signal names a caller may send to a running program's process group (`ExecSignals`). */
+export const SENDABLE_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT'] as const;
+export type SendableSignal = (typeof SENDABLE_SIGNALS)[number];
+
+/**
+ * Signals for a running exec, sent by its caller at any time: the agent's side attaches once the program runs and
+ * gets those sent before then in order.
+ */
+export class ExecSignals {
+  private listener: ((signal: SendableSignal) => void) | null = null;
+  private readonly early: SendableSignal[] = [];
+
+  send(signal: SendableSignal): void {
+    if (this.listener) this.listener(signal);
+    else this.early.push(signal);
+  }
+
+  attach(listener: (signal: SendableSignal) => void): void {
+    this.listener = listener;
+    for (const signal of this.early.splice(0)) listener(signal);
+  }
 }
 
 /** A live VM's guest agent. */
 export interface GuestAgent {
-  /** `stdin`: bytes for the program's standard input (it ends when the stream does); without it, /dev/null. */
-  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable): Promise<ExecResult>;
+  /**
+   * `stdin`: bytes for the program's standard input (it ends when the stream does); without it, /dev/null.
+   * `signals`: signals for its process group while it runs; `signal` (abort) gives up on it (the group is killed).
+   */
+  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult>;
   runPython(request: PythonRunRequest): Promise<PythonRunResult>;
   writeFile(path: string, body: Readable, options?: { mode?: number }): Promise<FileWriteResponse>;
   extractTar(directory: string, body: Readable, options?: { gzip?: boolean }): Promise<ExtractResponse>;

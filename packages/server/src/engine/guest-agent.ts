@@ -7,7 +7,7 @@ import type { ExecRequest, PythonRunRequest } from '@sandboxd/agent/protocol';
 import type { AgentClient } from '../agent/index.ts';
 import { AgentAnswerTooLargeError, AgentOperationError, GuestPathError, GuestPortUnreachableError } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
-import type { ExecOutput, GuestAgent, PtyCreateOptions, PtyOutput } from '../core/vm-engine.ts';
+import type { ExecOutput, ExecSignals, GuestAgent, PtyCreateOptions, PtyOutput } from '../core/vm-engine.ts';
 
 /** Maps an agent client error to an AppError the API can answer; other errors pass through. */
 export function translateAgentError(error: unknown): unknown {
@@ -91,10 +91,12 @@ export class ClientGuestAgent implements GuestAgent {
     return translated((async () => operation(client))());
   }
 
-  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable) {
+  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals) {
     const { stdin: _stdin, ...options } = request;
     return this.gated(async (client) => {
       const handle = client.exec({ ...options, ...(signal ? { signal } : {}), ...(stdin ? { stdin: true } : {}) });
+      signals?.attach((name) => handle.kill(name));
+      if (output.onStarted) handle.pid.then(output.onStarted, () => undefined);
       const pump = (async () => {
         for await (const event of handle.output) (event.type === 'stdout' ? output.onStdout : output.onStderr)(event.data);
       })();

@@ -2,7 +2,7 @@
  * Access matrix, generated from the served OpenAPI document: for every operation that takes an id (in its
  * path, query or body), a second, non-admin user sending the first user's id gets 404 (the spec's 403 on
  * /kill), and the answer holds none of the first user's data. The first user's resources are real: one
- * session with a running VM, an execution, a file, a terminal, a share, a custom domain, a webhook endpoint
+ * session with a running VM, an execution, a file, a terminal, a background process, a share, a custom domain, a webhook endpoint
  * and a delivery, API keys, a snapshot, a volume, a template (whose build failed), a browser session on a page of
  * the first user's, a render (its usage record and stored screenshot) and a stored browser credential. An id the
  * matrix has no fixture for fails the test, so a new operation must be added here.
@@ -100,6 +100,13 @@ describe("access matrix: a second user with the first user's ids", () => {
     const pty = await call(server, 'POST', `/v1/sessions/${ids.session_id}/pty/sessions`, { ...as, json: { command: 'sleep 1800' } });
     assert.equal(pty.status, 200, pty.text);
     ids.pty_id = pty.body.pty_id;
+    // A background process whose output holds a mark (stdin open, so the stdin operation has something to write to).
+    const process = await call(server, 'POST', `/v1/sessions/${ids.session_id}/processes`, {
+      ...as,
+      json: { command: `echo ${MARK.output}; sleep 1800`, stdin: true },
+    });
+    assert.equal(process.status, 201, process.text);
+    ids.process_id = process.body.process_id;
     const share = await call(server, 'POST', '/v1/shares', { ...as, json: { session_id: ids.session_id, port: 8000, is_public: false } });
     ids.share_id = share.body.share_id;
     const domain = await call(server, 'POST', '/v1/custom-domains', { ...as, json: { domain: 'alice-app.example.com', share_id: ids.share_id } });

@@ -32,6 +32,8 @@ import { registerFileRoutes } from './files/index.ts';
 import { FileEntry, FileListing } from './files/list.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMcpRoutes } from './mcp/index.ts';
+import { registerProcessRoutes } from './processes/index.ts';
+import { PROCESS_SCHEMAS } from './processes/schemas.ts';
 import { registerPtyRoutes } from './pty/routes.ts';
 import { PTY_SCHEMAS } from './pty/schemas.ts';
 import { registerSessionRoutes } from './sessions/index.ts';
@@ -78,6 +80,7 @@ export const API_AREAS: readonly ApiArea[] = [
   { name: 'templates', schemas: TEMPLATE_SCHEMAS, register: registerTemplateRoutes },
   { name: 'execution', schemas: EXECUTION_SCHEMAS, register: registerExecutionRoutes },
   { name: 'files', schemas: [FileEntry, FileListing], register: registerFileRoutes },
+  { name: 'processes', schemas: PROCESS_SCHEMAS, register: registerProcessRoutes },
   { name: 'usage', schemas: [DailyUsageList], register: registerDailyUsage },
   { name: 'admin', schemas: ADMIN_SCHEMAS, register: registerAdminRoutes },
   { name: 'cli-auth', schemas: CLI_AUTH_SCHEMAS, register: registerCliAuthRoutes },

@@ -1,0 +1,273 @@
+/**
+ * /v1/sessions/{id}/processes…: background processes in a session's VM (E2B's `commands.run({ background })`,
+ * `commands.list/connect/sendStdin/kill`): start one, follow its output as it happens (NDJSON read with fetch), feed
+ * its stdin, send it signals, kill it. `run` starts a process and waits for its end, handing output to callbacks as
+ * it arrives; aborting its signal kills the process.
+ */
+import type { JsonBody, Schemas } from '../api-types.ts';
+import type { Transport } from '../transport.ts';
+
+export type ProcessInfo = Schemas['ProcessInfo'];
+/** A signal the API sends: SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGSTOP or SIGCONT. */
+export type ProcessSignal = JsonBody<'/v1/sessions/{session_id}/processes/{process_id}/signal', 'post'>['signal'];
+
+/** One event of a process's output: `stdout`/`stderr` (text, or base64 with `encoding: 'base64'`), `dropped`, `exit`. */
+export interface ProcessEvent {
+  type: 'start' | 'stdout' | 'stderr' | 'dropped' | 'exit';
+  /** stdout/stderr: the event number (pass the last one seen as `after` to resume). */
+  seq?: number;
+  data?: string;
+  /** dropped: events no longer kept that were skipped. */
+  events?: number;
+  /** start and exit: the process. */
+  process?: ProcessInfo;
+}
+
+export interface ProcessStartOptions {
+  /** A program and its arguments, run directly (instead of a command line). */
+  argv?: string[];
+  /** Working directory (default /root). */
+  cwd?: string;
+  /** Environment on top of the session's. */
+  env?: Record<string, string>;
+  /** Killed after this long (default: runs until the VM ends). */
+  timeoutSeconds?: number;
+  /** Keep stdin open for `sendStdin` (default false: the program reads /dev/null). */
+  stdin?: boolean;
+  /** A label of yours, shown in lists. */
+  tag?: string;
+  signal?: AbortSignal;
+}
+
+export interface ProcessRunOptions extends ProcessStartOptions {
+  /** Each piece of standard output as it arrives. */
+  onStdout?: (text: string) => void;
+  onStderr?: (text: string) => void;
+  /** The process runs (its id, for `sendStdin`, `signal` or `kill` while it does). */
+  onStart?: (process: ProcessInfo) => void;
+}
+
+/** What `run` answers: the ended process, and its whole output. */
+export interface ProcessRunResult {
+  process: ProcessInfo;
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const NDJSON = 'application/x-ndjson';
+
+/** The JSON events of an NDJSON answer (empty lines are the server's keep-alives). */
+async function* ndjsonEvents(response: Response): AsyncGenerator<ProcessEvent> {
+  if (!response.body) return;
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline).trim();
+        buffer = buffer.slice(newline + 1);
+        if (line !== '') yield JSON.parse(line) as ProcessEvent;
+      }
+    }
+    if (buffer.trim() !== '') yield JSON.parse(buffer) as ProcessEvent;
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+export class Processes {
+  constructor(private readonly transport: Transport) {}
+
+  private body(command: string | null, options: ProcessStartOptions) {
+    return {
+      ...(command !== null ? { command } : {}),
+      ...(options.argv ? { argv: options.argv } : {}),
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.timeoutSeconds !== undefined ? { timeout_seconds: options.timeoutSeconds } : {}),
+      stdin: options.stdin === true,
+      ...(options.tag ? { tag: options.tag } : {}),
+    };
+  }
+
+  /** Starts `command` (a bash command line; or pass `argv` and null) in the background; answers once it runs. */
+  async start(sessionId: string, command: string | null, options: ProcessStartOptions = {}): Promise<ProcessInfo> {
+    return this.transport.call('/v1/sessions/{session_id}/processes', 'post', {
+      params: { session_id: sessionId },
+      json: this.body(command, options),
+      kind: 'session',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /**
+   * Runs `command` and waits for its end, calling `onStdout`/`onStderr` with output as it arrives. Aborting
+   * `signal` kills the process (its whole process group) and rejects with the signal's reason.
+   */
+  async run(sessionId: string, command: string | null, options: ProcessRunOptions = {}): Promise<ProcessRunResult> {
+    const { signal, ...rest } = options;
+    // The stream is not tied to the caller's signal: an abort kills the process, whose end then closes it.
+    const response = (await this.transport.request(
+      'POST',
+      `/v1/sessions/${encodeURIComponent(sessionId)}/processes`,
+      { json: this.body(command, rest), headers: { accept: NDJSON }, kind: 'session', idempotent: false, timeout: 2 ** 31 - 1 },
+      'stream',
+    )) as Response;
+    let processId: string | undefined;
+    let ended: ProcessInfo | undefined;
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const onAbort = () => processId && void this.kill(sessionId, processId).catch(() => undefined);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const event of ndjsonEvents(response)) {
+        if (event.type === 'start' && event.process) {
+          processId = event.process.process_id;
+          options.onStart?.(event.process);
+          if (signal?.aborted) onAbort();
+        } else if (event.type === 'stdout' && event.data !== undefined) {
+          stdout.push(event.data);
+          options.onStdout?.(event.data);
+        } else if (event.type === 'stderr' && event.data !== undefined) {
+          stderr.push(event.data);
+          options.onStderr?.(event.data);
+        } else if (event.type === 'exit' && event.process) ended = event.process;
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (signal?.aborted) throw signal.reason;
+    // The stream broke off before the end: the process may still run; its record says how it is.
+    const process = ended ?? (processId ? await this.get(sessionId, processId) : undefined);
+    if (!process) throw new Error('the process stream ended before the process started');
+    return { process, exitCode: process.exit_code, stdout: stdout.join(''), stderr: stderr.join('') };
+  }
+
+  /** The session's running processes, and those that ended in the last 10 minutes. */
+  async list(sessionId: string, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo[]> {
+    return (await this.transport.call('/v1/sessions/{session_id}/processes', 'get', { params: { session_id: sessionId }, kind: 'session', ...options }))
+      .processes;
+  }
+
+  async get(sessionId: string, processId: string, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.transport.call('/v1/sessions/{session_id}/processes/{process_id}', 'get', {
+      params: { session_id: sessionId, process_id: processId },
+      ...options,
+    });
+  }
+
+  /**
+   * The process's output events after event `after` (0: from the oldest kept), then live ones until it ends
+   * (`follow: false`: only what is there now), and its `exit` event when it ended. Stop early with `signal` or
+   * `break`: the process runs on.
+   */
+  async *output(
+    sessionId: string,
+    processId: string,
+    options: { after?: number; follow?: boolean; encoding?: 'utf8' | 'base64'; signal?: AbortSignal } = {},
+  ): AsyncGenerator<ProcessEvent> {
+    const response = (await this.transport.request(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(sessionId)}/processes/${encodeURIComponent(processId)}/output`,
+      {
+        query: { after: options.after, follow: options.follow, encoding: options.encoding },
+        headers: { accept: NDJSON },
+        timeout: 2 ** 31 - 1,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+      'stream',
+    )) as Response;
+    yield* ndjsonEvents(response);
+  }
+
+  /** Writes to the stdin of a process started with `stdin: true` (`eof`: then closes it). */
+  async sendStdin(
+    sessionId: string,
+    processId: string,
+    data: string | Uint8Array,
+    options: { eof?: boolean; signal?: AbortSignal } = {},
+  ): Promise<ProcessInfo> {
+    const payload = typeof data === 'string' ? { data } : { data_base64: btoa(Array.from(data, (byte) => String.fromCharCode(byte)).join('')) };
+    return this.transport.call('/v1/sessions/{session_id}/processes/{process_id}/stdin', 'post', {
+      params: { session_id: sessionId, process_id: processId },
+      json: { ...payload, ...(options.eof ? { eof: true } : {}) },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /** Closes the process's stdin (it reads end of file). */
+  closeStdin(sessionId: string, processId: string, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.sendStdin(sessionId, processId, '', { ...options, eof: true });
+  }
+
+  /** Sends a signal (e.g. `SIGTERM`) to the process's group. */
+  async signal(sessionId: string, processId: string, signal: ProcessSignal, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.transport.call('/v1/sessions/{session_id}/processes/{process_id}/signal', 'post', {
+      params: { session_id: sessionId, process_id: processId },
+      json: { signal },
+      ...options,
+    });
+  }
+
+  /** Kills the process (SIGKILL to its group) and answers it once it ended. */
+  async kill(sessionId: string, processId: string, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.transport.call('/v1/sessions/{session_id}/processes/{process_id}', 'delete', {
+      params: { session_id: sessionId, process_id: processId },
+      idempotent: true,
+      ...options,
+    });
+  }
+}
+
+/** A session's processes: the calls of {@link Processes} with the session id bound (`session.processes`). */
+export class SessionProcesses {
+  constructor(
+    private readonly processes: Processes,
+    private readonly sessionId: string,
+  ) {}
+
+  start(command: string | null, options: ProcessStartOptions = {}): Promise<ProcessInfo> {
+    return this.processes.start(this.sessionId, command, options);
+  }
+
+  run(command: string | null, options: ProcessRunOptions = {}): Promise<ProcessRunResult> {
+    return this.processes.run(this.sessionId, command, options);
+  }
+
+  list(options: { signal?: AbortSignal } = {}): Promise<ProcessInfo[]> {
+    return this.processes.list(this.sessionId, options);
+  }
+
+  get(processId: string, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.processes.get(this.sessionId, processId, options);
+  }
+
+  output(
+    processId: string,
+    options: { after?: number; follow?: boolean; encoding?: 'utf8' | 'base64'; signal?: AbortSignal } = {},
+  ): AsyncGenerator<ProcessEvent> {
+    return this.processes.output(this.sessionId, processId, options);
+  }
+
+  sendStdin(processId: string, data: string | Uint8Array, options: { eof?: boolean; signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.processes.sendStdin(this.sessionId, processId, data, options);
+  }
+
+  closeStdin(processId: string, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.processes.closeStdin(this.sessionId, processId, options);
+  }
+
+  signal(processId: string, signal: ProcessSignal, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.processes.signal(this.sessionId, processId, signal, options);
+  }
+
+  kill(processId: string, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
+    return this.processes.kill(this.sessionId, processId, options);
+  }
+}
