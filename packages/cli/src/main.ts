@@ -6,6 +6,7 @@ import { registerDesktop } from './commands/desktop.ts';
 import { registerDomains } from './commands/domains.ts';
 import { registerEgress } from './commands/egress.ts';
 import { registerExec } from './commands/exec.ts';
+import { registerProcesses } from './commands/processes.ts';
 import { registerFiles } from './commands/files.ts';
 import { registerFileVerbs } from './commands/file-verbs.ts';
 import { registerKeys } from './commands/keys.ts';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerWhoami(program, context);
   registerCreate(program, context);
   registerExec(program, context);
+  registerProcesses(program, context);
   registerFiles(program, context);
   registerFileVerbs(program, context);
   registerSessionCommands(program, context);

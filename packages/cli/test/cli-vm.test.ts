@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { call, startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
-import { BIN, makeHome, runCli, type CliHome } from './run-cli.ts';
+import { BIN, makeHome, runCli, startCli, waitFor, type CliHome } from './run-cli.ts';
 
 /**
  * Runs the command given in argv on a pseudo-terminal of 33x111 (as a person's terminal would), types into it,
@@ -185,6 +185,46 @@ describe('sandbox on real VMs', () => {
     const missing = await runCli(['files', 'stat', 'work'], env);
     assert.equal(missing.code, 4);
     assert.match(missing.stderr, /not found/i);
+  });
+
+  test('exec --stream prints output as it arrives and exits with the code; Ctrl-C interrupts the process in the VM', async () => {
+    const res = await runCli(['exec', '--stream', 'echo a; sleep 0.2; echo b; echo warn >&2; exit 5'], env);
+    assert.equal(res.code, 5, res.stderr);
+    assert.equal(res.stdout, 'a\nb\n');
+    assert.match(res.stderr, /warn\n/);
+    const json = await runCli(['--json', 'exec', '--stream', 'echo hi'], env);
+    assert.deepEqual([json.code, json.json.stdout, json.json.exit_code, json.json.status], [0, 'hi\n', 0, 'exited']);
+
+    // The remote program's trap runs on the SIGINT that Ctrl-C of the command line sends it.
+    const run = startCli(['exec', '--stream', "trap 'echo interrupted; exit 130' INT; echo ready; while true; do sleep 0.1; done"], env);
+    let stdout = '';
+    run.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await waitFor(() => stdout, /ready/, 60_000);
+    run.child.kill('SIGINT');
+    const ended = await run.done;
+    assert.equal(ended.code, 130, ended.stderr);
+    assert.match(ended.stdout, /ready\ninterrupted\n/);
+  });
+
+  test('ps start, ls, logs, signal and kill: a background process in the VM', async () => {
+    const started = await runCli(['ps', 'start', '--tag', 'ticker', 'for i in 1 2 3; do echo tick$i; done; sleep 1000'], env);
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    assert.match(id, /^proc_[0-9a-f]{16}$/);
+    const listed = await runCli(['ps'], env);
+    assert.match(listed.stdout, new RegExp(`^PROCESS +STATUS +EXIT +PID +TAG +COMMAND\\n(.*\\n)*${id} +running +\\d+ +ticker +for i in`, 'm'));
+    for (let i = 0; i < 50 && !(await runCli(['ps', 'logs', id], env)).stdout.includes('tick3'); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await runCli(['ps', 'logs', id], env)).stdout, 'tick1\ntick2\ntick3\n');
+    assert.equal((await runCli(['ps', 'signal', id, 'bogus'], env)).code, 2, 'a usage mistake');
+    const stopped = await runCli(['ps', 'signal', id, 'stop'], env);
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.match(stopped.stdout, /Sent SIGSTOP/);
+    const killed = await runCli(['--json', 'ps', 'kill', id], env);
+    assert.deepEqual([killed.code, killed.json.status, killed.json.signal], [0, 'exited', 'SIGKILL']);
+    // Following an ended process prints what it kept and exits with its code (128 + 9).
+    const logs = await runCli(['ps', 'logs', '-f', id], env);
+    assert.deepEqual([logs.code, logs.stdout], [137, 'tick1\ntick2\ntick3\n']);
+    assert.equal((await runCli(['ps', 'kill', 'proc_0000000000000000'], env)).code, 4);
   });
 
   test('url prints the preview address of a port (--direct: the host-name one)', async () => {

@@ -1,7 +1,8 @@
 /**
  * sandbox exec / sandbox run: run code in a session and print its output; the exit code is the
  * command's. A run longer than --timeout is not lost: the server answers 408 and the command line polls
- * the execution record (once a second) until it completes.
+ * the execution record (once a second) until it completes. `exec --stream` runs a bash command as a background
+ * process instead (commands/processes.ts) and prints its output as it arrives; Ctrl-C interrupts it in the VM.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { integer } from '../parse.ts';
+import { streamCommand } from './processes.ts';
 
 const LANGUAGES: Language[] = ['python', 'bash', 'node'];
 const BY_EXTENSION: Record<string, Language> = { '.py': 'python', '.sh': 'bash', '.bash': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node' };
@@ -18,6 +20,7 @@ interface RunOptions {
   session?: string;
   language: Language;
   timeout: number;
+  stream?: boolean;
 }
 
 /** The exit code of `sandbox exec`: the command's, else 124 for a run killed at its deadline (as timeout(1)), else 1 for a failure. */
@@ -69,10 +72,14 @@ export function registerExec(program: Command, context: (options: GlobalOptions)
     .option('-s, --session <id>', 'session to run in (default: the current one; none: a new session)')
     .option('-l, --language <language>', 'python, bash or node', languageOption, 'python' as Language)
     .option('-t, --timeout <seconds>', 'seconds to wait before following the run by polling (1 to 600)', integer('--timeout', 1, 600), 60)
+    .option('--stream', 'run a bash command as a process and print its output as it arrives (Ctrl-C interrupts it in the VM)')
     .action(async (words: string[], options: RunOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const code = words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
-      await runCode(ctx, code, options);
+      if (options.stream) {
+        if (command.getOptionValueSource('language') === 'cli' && options.language !== 'bash') throw new UsageError('--stream runs bash commands');
+        await streamCommand(ctx, code, options.session);
+      } else await runCode(ctx, code, options);
     });
 
   program
