@@ -34,6 +34,7 @@ NAMES: Dict[str, str] = {
     "AsyncExecutionRun": "ExecutionRun",
     "AsyncTerminalConnection": "TerminalConnection",
     "AsyncEventStream": "EventStream",
+    "AsyncProcessEventStream": "ProcessEventStream",
     "AsyncBrowserSession": "BrowserSession",
     "AsyncDesktop": "Desktop",
     "__aenter__": "__enter__",

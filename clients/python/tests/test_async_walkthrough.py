@@ -1,6 +1,7 @@
 """The walk-through with ``AsyncSandboxd`` on real VMs: the same surface, awaited. Runs overlap (gather),
-an async run is polled with asyncio sleeps, a terminal is read over its asyncio WebSocket, the event stream
-is followed, and the error classes are the same."""
+an async run is polled with asyncio sleeps, a terminal is read over its asyncio WebSocket, background processes
+hand their output to a coroutine callback and take stdin, a signal and kill, the event stream is followed, and
+the error classes are the same."""
 
 from __future__ import annotations
 
@@ -76,6 +77,36 @@ class AsyncWalkThrough(ShapeAssertions, unittest.IsolatedAsyncioTestCase):
                 self.assertIs(await session.exists("/tmp/async-dir"), False)
                 with self.assertRaises(sandboxd.NotFoundError):
                     await session.stat("/tmp/async-dir")
+
+                # Background processes, awaited: output to a coroutine callback, stdin, a signal, kill.
+                chunks = []
+
+                async def on_stdout(text: str) -> None:
+                    chunks.append(text)
+
+                ended = await session.run_process("echo a; sleep 0.2; echo b", on_stdout=on_stdout)
+                self.assertShape(ended, models.ProcessInfo)
+                self.assertEqual(("".join(chunks), ended["exit_code"], ended["status"]), ("a\nb\n", 0, "exited"))
+                cat = await client.processes.start(session.id, argv=["cat"], stdin=True)
+                await session.send_stdin(cat["process_id"], "from ")
+                await session.send_stdin(cat["process_id"], b"asyncio\n", eof=True)
+                stream = await session.process_output(cat["process_id"], follow=True)
+                self.assertIsInstance(stream, sandboxd.AsyncProcessEventStream)
+                async with stream:
+                    events = [event async for event in stream]
+                self.assertEqual("".join(e["data"] for e in events if e["type"] == "stdout"), "from asyncio\n")
+                self.assertEqual((events[-1]["type"], events[-1]["process"]["exit_code"]), ("exit", 0))
+                trapped = await session.start_process("trap 'exit 7' TERM; echo ready; while true; do sleep 0.1; done")
+                async with await session.process_output(trapped["process_id"]) as stream:
+                    async for event in stream:
+                        if event["type"] == "stdout" and "ready" in event["data"]:
+                            await session.signal_process(trapped["process_id"], "SIGTERM")
+                self.assertEqual((stream.process or {}).get("exit_code"), 7)
+                sleeper = await session.start_process("sleep 1000")
+                listed = await session.processes()
+                self.assertIn(sleeper["process_id"], [p["process_id"] for p in listed])
+                killed = await client.processes.kill(session.id, sleeper["process_id"])
+                self.assertEqual((killed["status"], killed["signal"]), ("exited", "SIGKILL"))
                 with self.assertRaises(sandboxd.NotFoundError):
                     await session.download("/tmp/missing")
                 with self.assertRaises(sandboxd.SessionError):

@@ -1,7 +1,7 @@
 """The README walk-through with the sync client, on a real server with real VMs: Python state between calls,
-bash exit codes, files in and out byte for byte, files made, described, moved and removed, an async run polled
-to completion, a terminal driven over its WebSocket, status and lists, a share, API keys, the error classes of
-404/409/422/429/401/403, and kill.
+bash exit codes, files in and out byte for byte, files made, described, moved and removed, background processes
+(output streamed, stdin, a signal, kill), an async run polled to completion, a terminal driven over its WebSocket,
+status and lists, a share, API keys, the error classes of 404/409/422/429/401/403, and kill.
 
 Every answer is also checked against the TypedDicts of ``sandboxd.models`` (``assertShape``).
 """
@@ -119,6 +119,66 @@ class WalkThrough(ShapeAssertions):
         self.assertIs(self.session.remove("tree"), False, "nothing left to remove")
         with self.assertRaises(sandboxd.NotFoundError):
             self.session.stat("/root/tree")
+
+    def test_a_background_process_runs_with_its_output_streamed_to_a_callback(self) -> None:
+        chunks: typing.List[str] = []
+        ended = self.session.run_process("echo a; sleep 0.3; echo b", on_stdout=chunks.append)
+        self.assertShape(ended, models.ProcessInfo)
+        self.assertEqual("".join(chunks), "a\nb\n")
+        self.assertGreaterEqual(len(chunks), 2, "each piece as it came")
+        self.assertEqual((ended["status"], ended["exit_code"], ended["signal"]), ("exited", 0, None))
+        self.assertEqual(ended["session_id"], self.session.id)
+
+    def test_a_background_process_takes_stdin_and_its_output_is_read_back(self) -> None:
+        cat = self.session.start_process(argv=["cat"], stdin=True, tag="cat")
+        self.assertShape(cat, models.ProcessInfo)
+        self.assertEqual((cat["status"], cat["stdin"], cat["tag"], cat["argv"]), ("running", True, "cat", ["cat"]))
+        self.assertShape(self.session.send_stdin(cat["process_id"], "hello "), models.ProcessInfo)
+        self.session.send_stdin(cat["process_id"], b"world\n")
+        self.session.close_stdin(cat["process_id"])
+        with self.session.process_output(cat["process_id"], follow=True) as stream:
+            self.assertIsInstance(stream, sandboxd.ProcessEventStream)
+            events = list(stream)
+        for event in events:
+            self.assertShape(event, models.ProcessEvent)
+        self.assertEqual("".join(e["data"] for e in events if e["type"] == "stdout"), "hello world\n")
+        self.assertEqual(events[-1]["type"], "exit")
+        self.assertEqual((events[-1]["process"]["status"], events[-1]["process"]["exit_code"]), ("exited", 0))
+        self.assertEqual(stream.last_seq, events[-1]["process"]["output_seq"])
+        with self.assertRaises(sandboxd.SandboxdError) as ended:
+            self.session.send_stdin(cat["process_id"], "more")
+        self.assertEqual(ended.exception.status, 409)
+
+    def test_a_background_process_gets_a_signal_and_one_is_killed(self) -> None:
+        processes = self.client.processes
+        script = "trap 'echo got-term; exit 7' TERM; echo ready; while true; do sleep 0.1; done"
+        trapped = processes.start(self.session.id, script)
+        text, signalled = "", False
+        with processes.output(self.session.id, trapped["process_id"]) as stream:
+            for event in stream:
+                text += event.get("data", "") if event["type"] == "stdout" else ""
+                if "ready" in text and not signalled:
+                    self.assertShape(
+                        processes.signal(self.session.id, trapped["process_id"], "SIGTERM"), models.ProcessInfo
+                    )
+                    signalled = True
+        self.assertEqual(text, "ready\ngot-term\n")
+        self.assertEqual((stream.process or {}).get("exit_code"), 7)
+        self.assertEqual(processes.get(self.session.id, trapped["process_id"])["exit_code"], 7)
+
+        sleeper = self.session.start_process("sleep 1000", tag="sleeper")
+        listed = self.session.processes()
+        self.assertShape(listed, typing.List[models.ProcessInfo])
+        self.assertIn((sleeper["process_id"], "running"), [(p["process_id"], p["status"]) for p in listed])
+        killed = self.session.kill_process(sleeper["process_id"])
+        self.assertShape(killed, models.ProcessInfo)
+        self.assertEqual((killed["status"], killed["signal"], killed["exit_code"]), ("exited", "SIGKILL", None))
+        self.assertEqual(self.session.get_process(sleeper["process_id"])["status"], "exited")
+        listed = processes.list(self.session.id)
+        self.assertIn((sleeper["process_id"], "exited"), [(p["process_id"], p["status"]) for p in listed])
+        with self.assertRaises(sandboxd.NotFoundError):
+            self.session.get_process("proc_0000000000000000")
+        self.assertEqual(self.session.execute("print('still here')")["stdout"], "still here\n", "the VM goes on")
 
     def test_an_async_run_is_polled_to_completion(self) -> None:
         run = self.session.execute_async("import time\ntime.sleep(1.5)\nprint('done')")

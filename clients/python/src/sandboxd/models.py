@@ -2428,6 +2428,9 @@ GetV1ExecutionsResponse = List[TaskRecord]
 GetV1ExecutionsItemIdResponse = TaskRecord
 
 
+PostV1ExecutionsItemIdCancelResponse = TaskRecord
+
+
 class _PostDownloadRequestRequired(TypedDict):
     # The file to read: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once
     # resolved, each name at most 255 bytes, without NUL bytes
@@ -2943,6 +2946,7 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /v1/executions/": (None, "GetV1ExecutionsResponse"),
     "HEAD /v1/executions/": (None, None),
     "GET /v1/executions/{item_id}": (None, "GetV1ExecutionsItemIdResponse"),
+    "POST /v1/executions/{item_id}/cancel": (None, "PostV1ExecutionsItemIdCancelResponse"),
     "POST /download": ("PostDownloadRequest", "PostDownloadResponse"),
     "GET /v1/sessions/{session_id}/files": (None, "GetV1SessionsSessionIdFilesResponse"),
     "DELETE /v1/sessions/{session_id}/files": (None, "DeleteV1SessionsSessionIdFilesResponse"),

@@ -76,10 +76,14 @@ __all__ = [
     "BrowserStoredScreenshot",
     "ViewerUrl",
     "SavedRecording",
+    "ProcessSignal",
 ]
 
 #: ``python`` (a stateful interpreter per session), ``bash`` or ``node`` (a fresh process each call).
 Language = Literal["python", "bash", "node"]
+
+#: The signals ``processes.signal`` sends (to the program's process group).
+ProcessSignal = Literal["SIGINT", "SIGTERM", "SIGKILL", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGSTOP", "SIGCONT"]
 
 ExecuteResult = ExecuteResponse
 ExecutionRecord = TaskRecord

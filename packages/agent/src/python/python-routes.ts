@@ -32,6 +32,8 @@ export function createPythonRunRoute(kernels: KernelPool) {
     const cancel = new AbortController();
     const onClose = (): void => cancel.abort();
     stream.once('close', onClose);
+    // A host that gave up while the body was read (its stream already closed) would get no 'close' any more.
+    if (stream.closed || stream.destroyed) cancel.abort();
     const result = await kernels.run(contextId, code, timeoutMs, cancel.signal);
     stream.off('close', onClose);
     replyJson(stream, 200, result);

@@ -12,6 +12,7 @@
  * it makes Chromium start a fresh one, seeded from the guest's kernel, which the engine reseeded at the restore.
  */
 import { imageSize } from 'image-size';
+import type * as PlaywrightCore from 'playwright-core';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { AppError } from '../core/errors.ts';
 import type { BrowserDriver, BrowserPage, PageContent, Screenshot, ScreenshotOptions, Viewport } from '../core/browser/browser-driver.ts';
@@ -27,8 +28,8 @@ const CONNECT_TIMEOUT_MS = 60_000;
  * playwright-core, loaded when the first browser is reached: importing it takes ~0.45 s of CPU, paid otherwise at
  * every start of a server that may never open a browser (and of every test file that starts one).
  */
-let playwright: typeof import('playwright-core') | undefined;
-async function loadPlaywright(): Promise<typeof import('playwright-core')> {
+let playwright: typeof PlaywrightCore | undefined;
+async function loadPlaywright(): Promise<typeof PlaywrightCore> {
   return (playwright ??= await import('playwright-core'));
 }
 

@@ -111,8 +111,16 @@ export class RemoteGuestAgent implements GuestAgent {
     }
   }
 
-  runPython(request: Parameters<GuestAgent['runPython']>[0]) {
-    return this.unary<Awaited<ReturnType<GuestAgent['runPython']>>>('runPython', request);
+  async runPython(request: Parameters<GuestAgent['runPython']>[0], signal?: AbortSignal) {
+    const socket = await this.open('runPython', request);
+    // Aborting closes the socket: the owner gives up on the run (its own signal), as a local abort would.
+    const abort = () => socket.close();
+    signal?.addEventListener('abort', abort, { once: true });
+    try {
+      return await this.settle<Awaited<ReturnType<GuestAgent['runPython']>>>(socket);
+    } finally {
+      signal?.removeEventListener('abort', abort);
+    }
   }
 
   private async upload<T>(op: 'writeFile' | 'extractTar', args: unknown, body: Readable): Promise<T> {

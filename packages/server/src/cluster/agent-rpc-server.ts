@@ -76,8 +76,11 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
         ),
       );
     }
-    case 'runPython':
-      return answer(() => agent.runPython(input as Parameters<GuestAgent['runPython']>[0]));
+    case 'runPython': {
+      const aborted = new AbortController();
+      socket.once('close', () => aborted.abort());
+      return answer(() => agent.runPython(input as Parameters<GuestAgent['runPython']>[0], aborted.signal));
+    }
     case 'writeFile':
     case 'extractTar': {
       const body = binaryReadable(socket);

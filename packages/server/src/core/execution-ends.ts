@@ -13,6 +13,9 @@ import type { Executor } from '../store/database.ts';
 export const RESTARTED_ERROR = 'the server stopped (it crashed or was killed) before the execution finished; its output is lost';
 export const SHUT_DOWN_ERROR = 'the server was shut down before the execution finished; its output is lost';
 
+/** What an execution cancelled by its owner is recorded with (its process was killed; the VM goes on). */
+export const CANCELLED_ERROR = 'cancelled by its owner: the run was stopped in the VM, which goes on';
+
 /** What an execution that was running when its VM was paused is recorded with. */
 export const PAUSED_ERROR = 'the VM was paused while the execution ran; its process goes on when the VM resumes, but its output from then on is not recorded';
 

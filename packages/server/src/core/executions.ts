@@ -9,7 +9,7 @@ import { BoundedOutput } from './bounded-output.ts';
 import type { Clock } from './clock.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
-import { endInFlightExecutions, recordExecutionEnd, RESTARTED_ERROR, SHUT_DOWN_ERROR } from './execution-ends.ts';
+import { CANCELLED_ERROR, endInFlightExecutions, recordExecutionEnd, RESTARTED_ERROR, SHUT_DOWN_ERROR } from './execution-ends.ts';
 import type { PlanLimiter } from './limits.ts';
 import {
   IN_FLIGHT_EXECUTION_STATUSES,
@@ -72,6 +72,8 @@ const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGA
 export class ExecutionService {
   /** Set by a graceful stop: runs still going are recorded failed already, and the store is about to close. */
   private stopping = false;
+  /** This node's runs that may still be cancelled, by execution id: what stops each, and its end. */
+  private readonly cancellable = new Map<number, { controller: AbortController; done: Promise<unknown> }>();
 
   constructor(
     private readonly database: Database,
@@ -177,6 +179,26 @@ export class ExecutionService {
     return ended;
   }
 
+  /**
+   * Stops one of the caller's runs (queued or running) and answers its final record, failed with CANCELLED_ERROR:
+   * a command's process group is killed, Python code is interrupted (the interpreter keeps its state), a queued run
+   * never starts. The VM and its other runs go on. CONFLICT when the run has already ended; VM_UNAVAILABLE when
+   * another node of the cluster runs it.
+   */
+  async cancel(principal: Principal, id: number): Promise<Execution> {
+    const row = await this.get(principal, id);
+    if (!(IN_FLIGHT_EXECUTION_STATUSES as readonly string[]).includes(row.status))
+      throw new AppError('CONFLICT', `execution ${id} has already ended (${row.status})`);
+    const run = this.cancellable.get(id);
+    if (!run) {
+      if (row.nodeId && row.nodeId !== this.vms.nodeId) throw new AppError('VM_UNAVAILABLE', `execution ${id} runs on node ${row.nodeId}: cancel it there`);
+      throw new AppError('CONFLICT', `execution ${id} is ending`);
+    }
+    run.controller.abort();
+    await run.done;
+    return this.get(principal, id);
+  }
+
   async get(principal: Principal, id: number): Promise<Execution> {
     const row = await findExecution(this.database.db, principal.userId, id);
     if (!row) throw notFound(`execution ${id}`);
@@ -187,13 +209,29 @@ export class ExecutionService {
     return listExecutions(this.database.db, principal.userId, options.limit, options.offset, options.sessionId);
   }
 
-  private async run(session: Session, record: Execution, request: ExecuteRequest, vmReady: Promise<LiveVm>, principal: Principal): Promise<RunResult> {
+  private run(session: Session, record: Execution, request: ExecuteRequest, vmReady: Promise<LiveVm>, principal: Principal): Promise<RunResult> {
+    const controller = new AbortController();
+    const done = this.runUntilCancelled(session, record, request, vmReady, principal, controller.signal);
+    this.cancellable.set(record.id, { controller, done });
+    void done.finally(() => this.cancellable.delete(record.id));
+    return done;
+  }
+
+  private async runUntilCancelled(
+    session: Session,
+    record: Execution,
+    request: ExecuteRequest,
+    vmReady: Promise<LiveVm>,
+    principal: Principal,
+    cancelled: AbortSignal,
+  ): Promise<RunResult> {
     const started = this.clock.now();
     let outcome: RunOutcome;
     let vmId: string | null = null;
     let agentError: AppError | null = null;
     try {
       const live = await vmReady;
+      if (cancelled.aborted) throw new AppError('CONFLICT', CANCELLED_ERROR);
       vmId = live.vm.id;
       if (record.status !== 'running')
         await updateExecution(this.database.db, record.id, { vmId, status: 'running', startedAt: this.clock.now().toISOString() });
@@ -201,9 +239,12 @@ export class ExecutionService {
       const deadlineMs = Math.max(1000, Math.min(this.settings.maxRunSeconds * 1000, remainingMs));
       outcome =
         request.language === 'python'
-          ? await this.runPython(live.agent, pythonContextOf(live.vm) ?? session.id, request.source, deadlineMs)
-          : await this.runCommand(live.agent, request, session.env, deadlineMs);
-    } catch (error) {
+          ? await this.runPython(live.agent, pythonContextOf(live.vm) ?? session.id, request.source, deadlineMs, cancelled)
+          : await this.runCommand(live.agent, request, session.env, deadlineMs, cancelled);
+      if (cancelled.aborted) throw new AppError('CONFLICT', CANCELLED_ERROR);
+    } catch (thrown) {
+      // A cancelled run fails however the agent said it stopped.
+      const error = cancelled.aborted ? new AppError('CONFLICT', CANCELLED_ERROR) : thrown;
       if (error instanceof AppError && error.code === 'VM_AGENT_UNAVAILABLE') agentError = error;
       const stdout = new BoundedOutput(0);
       const stderr = new BoundedOutput(this.settings.outputLimitBytes);
@@ -222,8 +263,8 @@ export class ExecutionService {
     return { execution: await this.finish(principal.userId, record, vmId, outcome), agentError };
   }
 
-  private async runPython(agent: GuestAgent, contextId: string, code: string, deadlineMs: number): Promise<RunOutcome> {
-    const result = await agent.runPython({ contextId, code, timeoutMs: deadlineMs });
+  private async runPython(agent: GuestAgent, contextId: string, code: string, deadlineMs: number, cancelled?: AbortSignal): Promise<RunOutcome> {
+    const result = await agent.runPython({ contextId, code, timeoutMs: deadlineMs }, cancelled);
     const stdout = new BoundedOutput(this.settings.outputLimitBytes);
     const stderr = new BoundedOutput(this.settings.outputLimitBytes);
     stdout.pushText(result.stdout);
@@ -244,7 +285,13 @@ export class ExecutionService {
     };
   }
 
-  private async runCommand(agent: GuestAgent, request: ExecuteRequest, env: Record<string, string>, deadlineMs: number): Promise<RunOutcome> {
+  private async runCommand(
+    agent: GuestAgent,
+    request: ExecuteRequest,
+    env: Record<string, string>,
+    deadlineMs: number,
+    cancelled?: AbortSignal,
+  ): Promise<RunOutcome> {
     const stdout = new BoundedOutput(this.settings.outputLimitBytes);
     const stderr = new BoundedOutput(this.settings.outputLimitBytes);
     const argv = request.language === 'node' ? ['node', '-e', request.source] : undefined;
@@ -252,6 +299,7 @@ export class ExecutionService {
       // bash -c, not a login shell: the guest's PATH is set by its init, and -l costs ~150 ms per command under TCG.
       { ...(argv ? { argv } : { command: request.source, shell: ['/bin/bash', '-c'] }), env, cwd: '/root', timeoutMs: deadlineMs },
       { onStdout: (c) => stdout.push(c), onStderr: (c) => stderr.push(c) },
+      cancelled,
     );
     return commandOutcome(result, stdout, stderr, `killed after ${Math.round(deadlineMs / 1000)} s`);
   }

@@ -182,7 +182,8 @@ export interface GuestAgent {
    * `signals`: signals for its process group while it runs; `signal` (abort) gives up on it (the group is killed).
    */
   exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult>;
-  runPython(request: PythonRunRequest): Promise<PythonRunResult>;
+  /** `signal`: gives up on the run (the agent interrupts it). */
+  runPython(request: PythonRunRequest, signal?: AbortSignal): Promise<PythonRunResult>;
   writeFile(path: string, body: Readable, options?: { mode?: number }): Promise<FileWriteResponse>;
   extractTar(directory: string, body: Readable, options?: { gzip?: boolean }): Promise<ExtractResponse>;
   /** Opens a file for reading: its size and a stream of its bytes. */

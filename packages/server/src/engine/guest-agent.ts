@@ -114,8 +114,8 @@ export class ClientGuestAgent implements GuestAgent {
     });
   }
 
-  runPython(request: PythonRunRequest) {
-    return this.gated((client) => client.runPython(request));
+  runPython(request: PythonRunRequest, signal?: AbortSignal) {
+    return this.gated((client) => client.runPython({ ...request, ...(signal ? { signal } : {}) }));
   }
 
   writeFile(path: string, body: Readable, options: { mode?: number } = {}) {

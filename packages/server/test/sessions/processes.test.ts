@@ -218,4 +218,47 @@ describe('background processes in a VM', () => {
     assert.equal((await call(server, 'GET', `${base()}/${id}`, { apiKey })).body.status, 'running', "the other user's requests changed nothing");
     await call(server, 'DELETE', `${base()}/${id}`, { apiKey });
   });
+
+  test('cancel of one execution: a command killed, Python interrupted with its state kept; 409 once ended, 404 to another user', async () => {
+    const execute = (json: Record<string, unknown>) => call(server, 'POST', '/v1/execute_async', { apiKey, json: { session_id: sessionId, ...json } });
+    const waitRunning = async (id: number) => {
+      for (let i = 0; i < 100; i++) {
+        const record = await call(server, 'GET', `/v1/executions/${id}`, { apiKey });
+        if (record.body.status === 'running') return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const command = await execute({ language: 'bash', command: 'sleep 30; echo never' });
+    assert.equal(command.status, 200, command.text);
+    await waitRunning(command.body.task_id);
+    const otherUser = await call(server, 'POST', `/v1/executions/${command.body.task_id}/cancel`, { apiKey: otherKey });
+    assert.equal(otherUser.status, 404, otherUser.text);
+    const cancelled = await call(server, 'POST', `/v1/executions/${command.body.task_id}/cancel`, { apiKey });
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal(cancelled.body.status, 'failed');
+    assert.match(cancelled.body.error, /cancelled/);
+    assert.ok(!cancelled.body.stdout?.includes('never'));
+    assert.equal((await call(server, 'POST', `/v1/executions/${command.body.task_id}/cancel`, { apiKey })).status, 409, 'it has ended');
+
+    assert.equal((await call(server, 'POST', '/execute', { apiKey, json: { session_id: sessionId, code: 'kept = 41' } })).status, 200);
+    const python = await execute({ code: 'import pathlib, time\npathlib.Path("/tmp/py-started").touch()\ntime.sleep(120)' });
+    // Cancelled once the code surely runs in the interpreter (not while the request is on its way).
+    for (let i = 0; i < 100; i++) {
+      const check = await call(server, 'POST', '/execute', {
+        apiKey,
+        json: { session_id: sessionId, language: 'bash', command: 'test -e /tmp/py-started && echo yes || true' },
+      });
+      if (check.body.stdout === 'yes\n') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const interrupted = await call(server, 'POST', `/v1/executions/${python.body.task_id}/cancel`, { apiKey });
+    assert.equal(interrupted.status, 200, interrupted.text);
+    assert.equal(interrupted.body.status, 'failed');
+    const started = Date.now();
+    const after = await call(server, 'POST', '/execute', { apiKey, json: { session_id: sessionId, code: 'print(kept + 1)' } });
+    assert.equal(after.body.stdout, '42\n', 'the interpreter kept its state');
+    // Not behind the interrupted cell's 120 s: the interpreter was free at once (generous for a busy host).
+    assert.ok(Date.now() - started < 60_000, `the next run waited ${Date.now() - started} ms`);
+    assert.match(interrupted.body.error, /cancelled/);
+  });
 });

@@ -1,19 +1,38 @@
-"""The live event stream for the asyncio client: ``async for event in stream``.
+"""The streamed answers of the asyncio client: the live event stream (``async for event in stream``) and a
+background process's output.
 
-Hand-written: the lines are read by the sync ``EventStream`` in one of the client's worker threads (the
-standard library has no asyncio HTTP client); ``aclose()`` shuts the connection, which ends a read under way.
+Hand-written: the lines are read by the sync client's streams (``_sync/_streams.py``) in one of the client's
+worker threads (the standard library has no asyncio HTTP client); ``aclose()`` shuts the connection, which ends a
+read under way.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional
+import inspect
+from typing import Any, Awaitable, Callable, Optional, TypeVar, Union
 
 from .._http import StreamedResponse
+from ..models import ProcessEvent, ProcessInfo
 from .._sse import StreamedEvent
-from .._sync._streams import EventStream
+from .._sync._streams import EventStream, ProcessEventStream
 
-__all__ = ["AsyncEventStream", "StreamedEvent"]
+__all__ = ["AsyncEventStream", "StreamedEvent", "AsyncProcessEventStream", "OnOutput", "deliver"]
+
+#: Called with each piece of a process's output (text, as it arrives): a function or a coroutine function.
+OnOutput = Callable[[str], Union[None, Awaitable[None]]]
+
+T = TypeVar("T")
+
+
+async def _next_of(transport: Any, read: Callable[[], Optional[T]], close: Callable[[], None]) -> Optional[T]:
+    """``read()`` in one of the client's worker threads; cancelling the awaiting task closes the stream."""
+    loop = asyncio.get_running_loop()
+    try:
+        return await loop.run_in_executor(transport.pool.executor(), read)
+    except asyncio.CancelledError:
+        close()
+        raise
 
 
 class AsyncEventStream:
@@ -34,12 +53,7 @@ class AsyncEventStream:
         return self
 
     async def __anext__(self) -> StreamedEvent:
-        loop = asyncio.get_running_loop()
-        try:
-            event = await loop.run_in_executor(self._transport.pool.executor(), self._inner.next_event)
-        except asyncio.CancelledError:
-            self._inner.close()
-            raise
+        event = await _next_of(self._transport, self._inner.next_event, self._inner.close)
         if event is None:
             raise StopAsyncIteration
         return event
@@ -52,3 +66,53 @@ class AsyncEventStream:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class AsyncProcessEventStream:
+    """The events of a background process's output (dicts, as ``sandboxd.models.ProcessEvent`` says), read from
+    its NDJSON answer. It ends after the ``exit`` event, when the server ends the answer, or on ``aclose()`` (the
+    process keeps running).
+
+    ``last_seq``: the number of the last output event read (pass it as ``after`` to read only what follows);
+    ``process``: the process as its last ``start`` or ``exit`` event showed it. Use it in an ``async with``
+    block, or close it: it holds a connection (and, while reading, a thread).
+    """
+
+    def __init__(self, response: StreamedResponse, transport: Any) -> None:
+        self._inner = ProcessEventStream(response)
+        self._transport = transport
+
+    @property
+    def last_seq(self) -> int:
+        return self._inner.last_seq
+
+    @property
+    def process(self) -> Optional[ProcessInfo]:
+        return self._inner.process
+
+    def __aiter__(self) -> "AsyncProcessEventStream":
+        return self
+
+    async def __anext__(self) -> ProcessEvent:
+        event = await _next_of(self._transport, self._inner.next_event, self._inner.close)
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+    async def aclose(self) -> None:
+        self._inner.close()
+
+    async def __aenter__(self) -> "AsyncProcessEventStream":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def deliver(callback: Optional[OnOutput], text: str) -> None:
+    """Hands a piece of output to the caller's callback (when there is one), awaiting what a coroutine function
+    returns."""
+    if callback is not None:
+        result = callback(text)
+        if inspect.isawaitable(result):
+            await result

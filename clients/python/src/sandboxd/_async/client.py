@@ -22,6 +22,7 @@ from .resources.events import Events
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS, Execution
 from .resources.executions import AsyncExecutionRun, Executions
 from .resources.files import Files
+from .resources.processes import Processes
 from .resources.sandboxes import Sandboxes
 from .resources.sessions import Sessions
 from .resources.shares import Shares
@@ -110,6 +111,8 @@ class AsyncSandboxd:
         self.executions = Executions(transport)
         self._execution = Execution(transport, self.executions)
         self.files = Files(transport)
+        #: Background processes in a session's VM: start, run, output, stdin, signals, kill.
+        self.processes = Processes(transport)
         self.sessions = Sessions(transport, self)
         self.sandboxes = Sandboxes(transport)
         self.vms = Vms(transport)

@@ -13,6 +13,7 @@ from ..types import AppUrl, ExecuteResult, KillResult, Language, SessionDetails
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
 from .resources.executions import AsyncExecutionRun, Executions
 from .resources.files import Files
+from .resources.processes import Processes
 from .resources.terminals import Terminals
 
 
@@ -40,6 +41,7 @@ class SessionClient(Protocol):
 
     executions: Executions
     files: Files
+    processes: Processes
     terminals: Terminals
 
     @property

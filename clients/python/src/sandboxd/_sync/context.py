@@ -14,6 +14,7 @@ from ..types import AppUrl, ExecuteResult, KillResult, Language, SessionDetails
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
 from .resources.executions import ExecutionRun, Executions
 from .resources.files import Files
+from .resources.processes import Processes
 from .resources.terminals import Terminals
 
 
@@ -41,6 +42,7 @@ class SessionClient(Protocol):
 
     executions: Executions
     files: Files
+    processes: Processes
     terminals: Terminals
 
     @property

@@ -6,17 +6,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from ..errors import SessionError
-from ..models import FileEntry, PtySession, SessionCreateResponse, SessionStatus, SessionUsage
+from ..models import FileEntry, ProcessInfo, PtySession, SessionCreateResponse, SessionStatus, SessionUsage
 from ..types import (
     AppUrl,
     ExecuteResult,
     ExecutionRecord,
     KillResult,
     Language,
+    ProcessSignal,
     SessionDetails,
     UploadResult,
 )
 from .._multipart import UploadData
+from ._streams import ProcessEventStream, OnOutput
 from ._terminal import TerminalConnection, OnData
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
 from .resources.executions import ExecutionRun
@@ -154,6 +156,82 @@ class Session:
     def attach_terminal(self, pty_id: str, *, on_data: Optional[OnData] = None) -> TerminalConnection:
         """Attaches to one of the session's terminals over a WebSocket."""
         return self._client.terminals.attach(pty_id, session_id=self.id, on_data=on_data)
+
+    def start_process(
+        self,
+        command: Optional[str] = None,
+        *,
+        argv: Optional[List[str]] = None,
+        cwd: Optional[str] = None,
+        env: Optional[Dict[str, str]] = None,
+        timeout_seconds: Optional[int] = None,
+        stdin: bool = False,
+        tag: Optional[str] = None,
+    ) -> ProcessInfo:
+        """Starts a background process in the session's VM (``command`` through bash, or ``argv``) and returns once
+        it runs; ``stdin=True`` keeps its stdin open for ``send_stdin``."""
+        return self._client.processes.start(
+            self.id,
+            command,
+            argv=argv,
+            cwd=cwd,
+            env=env,
+            timeout_seconds=timeout_seconds,
+            stdin=stdin,
+            tag=tag,
+        )
+
+    def run_process(
+        self,
+        command: Optional[str] = None,
+        *,
+        argv: Optional[List[str]] = None,
+        cwd: Optional[str] = None,
+        env: Optional[Dict[str, str]] = None,
+        timeout_seconds: Optional[int] = None,
+        on_stdout: Optional[OnOutput] = None,
+        on_stderr: Optional[OnOutput] = None,
+    ) -> ProcessInfo:
+        """Starts a process and follows it to its end, calling ``on_stdout``/``on_stderr`` with its output as it
+        arrives; returns the process as it ended (``exit_code``, ``signal``…)."""
+        return self._client.processes.run(
+            self.id,
+            command,
+            argv=argv,
+            cwd=cwd,
+            env=env,
+            timeout_seconds=timeout_seconds,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
+        )
+
+    def processes(self) -> List[ProcessInfo]:
+        """The session's background processes: running ones, and those that ended in the last 10 minutes."""
+        return self._client.processes.list(self.id)
+
+    def get_process(self, process_id: str) -> ProcessInfo:
+        """One background process of the session."""
+        return self._client.processes.get(self.id, process_id)
+
+    def process_output(self, process_id: str, *, after: int = 0, follow: bool = True) -> ProcessEventStream:
+        """A process's output events after ``after``; with ``follow``, live until it ends (the ``exit`` event)."""
+        return self._client.processes.output(self.id, process_id, after=after, follow=follow)
+
+    def send_stdin(self, process_id: str, data: Union[str, bytes], *, eof: bool = False) -> ProcessInfo:
+        """Writes text or bytes to a process's stdin (started with ``stdin=True``); ``eof=True`` closes it after."""
+        return self._client.processes.send_stdin(self.id, process_id, data, eof=eof)
+
+    def close_stdin(self, process_id: str) -> ProcessInfo:
+        """Closes a process's stdin."""
+        return self._client.processes.close_stdin(self.id, process_id)
+
+    def signal_process(self, process_id: str, signal: ProcessSignal) -> ProcessInfo:
+        """Sends a signal (``"SIGTERM"``…) to a process's process group."""
+        return self._client.processes.signal(self.id, process_id, signal)
+
+    def kill_process(self, process_id: str) -> ProcessInfo:
+        """Kills a process (SIGKILL to its process group) and answers it once it ended."""
+        return self._client.processes.kill(self.id, process_id)
 
     def executions(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> List[ExecutionRecord]:
         """This session's execution records, newest first."""

@@ -1,4 +1,5 @@
 import type { App, RouteContext } from '../../types.ts';
+import { registerCancelExecution } from '../executions/cancel.ts';
 import { registerGetExecution } from '../executions/get.ts';
 import { registerListExecutions } from '../executions/list.ts';
 import { registerExecuteAsync } from './execute-async.ts';
@@ -11,4 +12,5 @@ export function registerExecutionRoutes(app: App, context: RouteContext): void {
   registerKill(app, context);
   registerListExecutions(app, context);
   registerGetExecution(app, context);
+  registerCancelExecution(app, context);
 }
