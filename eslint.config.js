@@ -111,7 +111,7 @@ function floorExceptionRules() {
 }
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '.sandboxd/**', '**/*.d.ts'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '.sandboxd/**', '**/*.d.ts', '**/.test-build/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
