@@ -111,6 +111,21 @@ class WalkThrough(ShapeAssertions):
         self.assertEqual(
             [(e["type"], e["name"]) for e in listing["entries"]], [("directory", "a"), ("file", "new.txt")]
         )
+        written = self.session.write_files(
+            [
+                {"path": "tree/a/b/one.txt", "data": "one\n"},
+                {"path": "/root/tree/c/two.bin", "data": b"\x00\xff", "mode": 0o600},
+            ]
+        )
+        self.assertEqual(
+            written, [{"path": "/root/tree/a/b/one.txt", "size": 4}, {"path": "/root/tree/c/two.bin", "size": 2}]
+        )
+        self.assertEqual(self.session.download("tree/c/two.bin"), b"\x00\xff")
+        deep = self.client.files.list(self.session.id, "tree", depth=2)
+        self.assertEqual(
+            [e["path"].replace("/root/tree/", "") for e in deep["entries"]], ["a", "a/b", "c", "c/two.bin", "new.txt"]
+        )
+        self.assertIs(deep["truncated"], False)
         with self.assertRaises(sandboxd.SandboxdError) as not_empty:
             self.session.remove("tree")
         self.assertEqual((not_empty.exception.status, not_empty.exception.code), (409, "CONFLICT"))

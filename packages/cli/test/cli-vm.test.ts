@@ -176,6 +176,9 @@ describe('sandbox on real VMs', () => {
     assert.equal((await runCli(['files', 'mv', '--force', 'work/c', 'work/a'], env)).code, 0);
     const listing = await runCli(['files', 'ls', 'work'], env);
     assert.match(listing.stdout, /^TYPE +SIZE +MODE +NAME\ndirectory +\d+ +0\d{3} +a\n$/);
+    await runCli(['files', 'mkdir', 'work/a/inner'], env);
+    const deep = await runCli(['files', 'ls', '--depth', '2', 'work'], env);
+    assert.match(deep.stdout, /^TYPE +SIZE +MODE +NAME\ndirectory +\d+ +0\d{3} +a\ndirectory +\d+ +0\d{3} +a\/inner\n$/);
 
     const notEmpty = await runCli(['files', 'rm', 'work'], env);
     assert.equal(notEmpty.code, 1);

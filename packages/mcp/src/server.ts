@@ -12,6 +12,7 @@ import { registerBrowserTools } from './tools/browser.ts';
 import { registerComputerTools } from './tools/computer.ts';
 import { registerExecutionTools } from './tools/execution.ts';
 import { registerFileTools } from './tools/files.ts';
+import { registerProcessTools } from './tools/processes.ts';
 import { registerSandboxTools } from './tools/sandboxes.ts';
 
 /** What the server tells a model about itself when a host connects (MCP `instructions`). */
@@ -32,6 +33,7 @@ export function createSandboxdMcpServer(client: Sandboxd, options: SandboxdMcpOp
   registerSandboxTools(server, ctx);
   registerExecutionTools(server, ctx);
   registerFileTools(server, ctx);
+  registerProcessTools(server, ctx);
   registerBrowserTools(server, ctx);
   registerComputerTools(server, ctx);
   registerFileResources(server, ctx);

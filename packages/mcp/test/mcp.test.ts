@@ -133,6 +133,31 @@ describe('MCP server over HTTP and stdio, on real VMs', () => {
     assert.ok(progress.length >= 1, 'progress while waiting');
   });
 
+  test('a background process: started, its output read in parts (waiting for more), listed, signalled and stopped', async () => {
+    const started = await call(overHttp, 'start_process', {
+      session_id: sessionId,
+      command: "trap 'echo bye; exit 3' TERM; echo first; while [ ! -e /tmp/next ]; do sleep 0.1; done; echo second; while true; do sleep 0.1; done",
+      tag: 'mcp-ticker',
+    });
+    assert.notEqual(started.isError, true, textOf(started));
+    const id = (started.structuredContent as { process_id: string }).process_id;
+    const first = await call(overStdio, 'process_output', { session_id: sessionId, process_id: id, wait_seconds: 3 });
+    assert.match(textOf(first), /running \(pid \d+\) \[mcp-ticker\]/);
+    assert.match(textOf(first), /output:\nfirst\n/);
+    const next = (first.structuredContent as { next_after: number }).next_after;
+    await call(overHttp, 'run_command', { session_id: sessionId, command: 'touch /tmp/next' });
+    const second = await call(overHttp, 'process_output', { session_id: sessionId, process_id: id, after: next, wait_seconds: 30 });
+    assert.match(textOf(second), /output:\nsecond\n/, `only what came after: ${textOf(second)}`);
+    assert.match(textOf(await call(overHttp, 'list_processes', { session_id: sessionId })), new RegExp(`${id} running`));
+    const stopped = await call(overStdio, 'stop_process', { session_id: sessionId, process_id: id, signal: 'SIGTERM' });
+    assert.match(textOf(stopped), /Sent SIGTERM/);
+    const ended = await call(overHttp, 'process_output', { session_id: sessionId, process_id: id, after: next, wait_seconds: 10 });
+    assert.match(textOf(ended), /exited with code 3/, textOf(ended));
+    assert.match(textOf(ended), /bye\n/);
+    const gone = await call(overHttp, 'stop_process', { session_id: sessionId, process_id: 'proc_0000000000000000' });
+    assert.equal(gone.isError, true);
+  });
+
   test('write_file then read_file round-trips, over either transport; list_files shows the file', async () => {
     const content = 'line one\nünïcödé line two\n';
     const written = await call(overHttp, 'write_file', { session_id: sessionId, path: 'mcp-notes/notes.txt', content });

@@ -14,7 +14,8 @@ import type {
 } from './api-types.ts';
 import type { ExecuteOptions } from './resources/execution.ts';
 import type { AsyncExecution, Executions } from './resources/executions.ts';
-import type { Files, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
+import type { FileToWrite, Files, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
+import { SessionError } from './errors.ts';
 import { SessionProcesses, type Processes } from './resources/processes.ts';
 import type { Sessions } from './resources/sessions.ts';
 import type { TerminalAttachOptions, TerminalConnection, TerminalCreateOptions, Terminals } from './resources/terminals.ts';
@@ -55,6 +56,11 @@ export class Session {
   /** Writes a file into the VM (`recursive: true` unpacks a tar archive there). */
   upload(data: UploadData, remotePath: string, options: UploadOptions = {}): Promise<UploadResult> {
     return this.client.files.upload(this.id, data, remotePath, options);
+  }
+
+  /** Writes several files into the VM in one call (parents made, what was there replaced); answers each path and size. */
+  writeFiles(files: FileToWrite[], options: { signal?: AbortSignal } = {}): Promise<{ path: string; size: number }[]> {
+    return this.client.files.write(this.id, files, options);
   }
 
   /** Reads a file from the VM. */
@@ -109,6 +115,16 @@ export class Session {
   /** Kills the session's VM (the session stays; the next execute starts a new VM). */
   kill(): Promise<KillResult> {
     return this.client.sessions.kill(this.id);
+  }
+
+  /**
+   * `await using session = await client.sessions.create()`: the session's VM is killed when the block ends, however
+   * it ends (a VM that is already gone is fine).
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.kill().catch((error: unknown) => {
+      if (!(error instanceof SessionError)) throw error;
+    });
   }
 
   appUrl(port = 80): Promise<AppUrl> {

@@ -9,6 +9,7 @@
  *   or a call marked idempotent). A POST /execute that may have run is never sent twice.
  * Never retried: time-outs of the client (the caller's budget is spent), 429 QUOTA_EXCEEDED, other 4xx, 500.
  */
+import { decodeBase64 } from './base64.ts';
 import type { HttpMethod, JsonBody, JsonResponse, PathParams, paths, QueryParams } from './api-types.ts';
 import { errorFor, NetworkError, SandboxdError, type ErrorFacts, type OperationKind, type ValidationIssue } from './errors.ts';
 import { VERSION } from './version.ts';
@@ -293,8 +294,5 @@ export class Transport {
 /** The bytes of a JSON download answer (`content`, base64), for servers that answer JSON. */
 function base64Content(body: { content?: unknown }): Uint8Array {
   if (typeof body.content !== 'string') throw new SandboxdError('the download answer has no content');
-  const binary = atob(body.content);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
+  return decodeBase64(body.content);
 }

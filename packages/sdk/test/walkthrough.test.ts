@@ -79,6 +79,23 @@ describe('walk-through on real VMs', () => {
       (await client.files.list(session.id, 'tree')).entries.map((entry) => `${entry.type} ${entry.name}`),
       ['directory a', 'file new.txt'],
     );
+    // Several files in one call (parents made), then the tree listed two levels deep.
+    const written = await session.writeFiles([
+      { path: 'tree/a/b/one.txt', data: 'one\n' },
+      { path: '/root/tree/c/two.bin', data: new Uint8Array([0, 1, 2, 255]), mode: 0o600 },
+    ]);
+    assert.deepEqual(written, [
+      { path: '/root/tree/a/b/one.txt', size: 4 },
+      { path: '/root/tree/c/two.bin', size: 4 },
+    ]);
+    assert.deepEqual([...(await session.download('tree/c/two.bin'))], [0, 1, 2, 255]);
+    assert.equal((await session.stat('tree/c/two.bin')).mode, 0o600);
+    const deep = await client.files.list(session.id, 'tree', { depth: 2 });
+    assert.deepEqual(
+      deep.entries.map((entry) => entry.path.replace('/root/tree/', '')),
+      ['a', 'a/b', 'c', 'c/two.bin', 'new.txt'],
+    );
+    assert.equal(deep.truncated, false);
     const notEmpty = await session.remove('tree').catch((e: unknown) => e);
     assert.ok(notEmpty instanceof SandboxdError, String(notEmpty));
     assert.deepEqual([notEmpty.status, notEmpty.code], [409, 'CONFLICT']);
@@ -148,6 +165,14 @@ describe('walk-through on real VMs', () => {
     assert.equal((await client.executions.get(run.id)).id, run.id);
     const mine = await session.executions();
     assert.ok(mine.some((e) => e.id === run.id));
+
+    // One run cancelled: a command stops, the session's VM goes on.
+    const long = await session.executeAsync('sleep 60', { language: 'bash' });
+    const cancelled = await long.cancel();
+    assert.deepEqual([cancelled.status, cancelled.is_complete], ['failed', true]);
+    assert.match(cancelled.error ?? '', /cancelled/);
+    await assert.rejects(long.cancel(), (error: unknown) => error instanceof SandboxdError && error.status === 409);
+    assert.equal((await session.execute('print("on")')).stdout, 'on\n');
   });
 
   test('status, VMs and sandboxes (filtered by metadata) show the running VM', async () => {
@@ -219,13 +244,22 @@ describe('walk-through on real VMs', () => {
     await assert.rejects(client.shares.get(share.share_id), NotFoundError);
   });
 
-  test('kill ends the VM; a second kill is a SessionError', async () => {
+  test('await using kills the VM when its block ends; kill ends the VM; a second kill is a SessionError', async () => {
     const killed = await session.kill();
     assert.equal(killed.success, true);
-    const status = await session.status();
+    let status = await session.status();
+    assert.equal(status.vm_alive, false);
+    // A new VM for the session (the next run starts it), then one held by `await using`: killed as the block ends.
+    assert.equal((await session.execute('print("again")', FIRST_CALL)).stdout, 'again\n');
+    {
+      await using held = session;
+      assert.equal((await held.status()).vm_alive, true);
+    }
+    status = await session.status();
     assert.equal(status.vm_status, 'killed');
     assert.equal(status.vm_alive, false);
     assert.equal(status.expires_in_seconds, 0);
     await assert.rejects(session.kill(), SessionError);
+    await session[Symbol.asyncDispose](); // a VM already gone is fine
   });
 });

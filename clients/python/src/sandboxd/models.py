@@ -728,8 +728,11 @@ class FileEntry(TypedDict):
 class FileListing(TypedDict):
     # The directory, absolute
     path: str
-    # Sorted by name; symlinks are not followed
+    # Sorted by name; with depth > 1 each directory is followed by its contents (as `find` lists them).
+    # Symlinks are not followed
     entries: List[FileEntry]
+    # More entries were left out (`limit`)
+    truncated: bool
 
 
 class ProcessStartRequest(TypedDict, total=False):
@@ -1300,10 +1303,11 @@ class BrowserScrollRequest(_BrowserScrollRequestRequired, total=False):
 class _BrowserWaitRequestRequired(TypedDict):
     # The browser session (from `POST /v1/browser/sessions/`)
     session_id: str
-    # `selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs
-    # `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or
+    # Playwright's element states, each needing `selector`: `visible` (or `selector`: the element is
+    # visible), `hidden` (it is hidden or gone), `attached` (it is in the page), `detached` (it is not);
+    # the load states `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`; or
     # `timeout` (just wait `timeout` milliseconds)
-    condition: Literal["selector", "hidden", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]
+    condition: Literal["selector", "visible", "hidden", "attached", "detached", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]
 
 
 class BrowserWaitRequest(_BrowserWaitRequestRequired, total=False):
@@ -1586,10 +1590,11 @@ class BrowserRenderScrollAction(_BrowserRenderScrollActionRequired, total=False)
 class _BrowserRenderWaitActionRequired(TypedDict):
     # The interaction
     type: Literal["wait"]
-    # `selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs
-    # `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or
+    # Playwright's element states, each needing `selector`: `visible` (or `selector`: the element is
+    # visible), `hidden` (it is hidden or gone), `attached` (it is in the page), `detached` (it is not);
+    # the load states `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`; or
     # `timeout` (just wait `timeout` milliseconds)
-    condition: Literal["selector", "hidden", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]
+    condition: Literal["selector", "visible", "hidden", "attached", "detached", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]
 
 
 class BrowserRenderWaitAction(_BrowserRenderWaitActionRequired, total=False):
@@ -1781,7 +1786,7 @@ class BrowserCapabilities(TypedDict):
     # The interaction operations served
     interactions: List[str]
     screenshot_formats: List[Literal["png", "jpeg"]]
-    wait_conditions: List[Literal["selector", "hidden", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]]
+    wait_conditions: List[Literal["selector", "visible", "hidden", "attached", "detached", "navigation", "load", "domcontentloaded", "networkidle", "timeout"]]
     wait_until: List[Literal["load", "domcontentloaded", "networkidle", "commit"]]
     max_viewport: BrowserCapabilitiesMaxViewport
     default_viewport: BrowserCapabilitiesDefaultViewport
@@ -2494,6 +2499,36 @@ class PostV1SessionsSessionIdFilesRenameRequest(_PostV1SessionsSessionIdFilesRen
 PostV1SessionsSessionIdFilesRenameResponse = FileEntry
 
 
+class _PostV1SessionsSessionIdFilesWriteRequestFilesItemRequired(TypedDict):
+    # Where to write it: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once
+    # resolved, each name at most 255 bytes, without NUL bytes
+    path: str
+
+
+class PostV1SessionsSessionIdFilesWriteRequestFilesItem(_PostV1SessionsSessionIdFilesWriteRequestFilesItemRequired, total=False):
+    # The contents as text (UTF-8)
+    content: str
+    # The contents as base64 (instead of content)
+    content_base64: str
+    # Permission bits (default 0o644 = 420)
+    mode: int
+
+
+class PostV1SessionsSessionIdFilesWriteRequest(TypedDict):
+    files: List[PostV1SessionsSessionIdFilesWriteRequestFilesItem]
+
+
+class PostV1SessionsSessionIdFilesWriteResponseFilesItem(TypedDict):
+    # Absolute
+    path: str
+    # Bytes written
+    size: int
+
+
+class PostV1SessionsSessionIdFilesWriteResponse(TypedDict):
+    files: List[PostV1SessionsSessionIdFilesWriteResponseFilesItem]
+
+
 GetV1SessionsSessionIdProcessesResponse = ProcessList
 
 
@@ -2954,6 +2989,7 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /v1/sessions/{session_id}/files/exists": (None, "GetV1SessionsSessionIdFilesExistsResponse"),
     "POST /v1/sessions/{session_id}/files/mkdir": ("PostV1SessionsSessionIdFilesMkdirRequest", "PostV1SessionsSessionIdFilesMkdirResponse"),
     "POST /v1/sessions/{session_id}/files/rename": ("PostV1SessionsSessionIdFilesRenameRequest", "PostV1SessionsSessionIdFilesRenameResponse"),
+    "POST /v1/sessions/{session_id}/files/write": ("PostV1SessionsSessionIdFilesWriteRequest", "PostV1SessionsSessionIdFilesWriteResponse"),
     "GET /v1/sessions/{session_id}/processes": (None, "GetV1SessionsSessionIdProcessesResponse"),
     "POST /v1/sessions/{session_id}/processes": ("PostV1SessionsSessionIdProcessesRequest", "PostV1SessionsSessionIdProcessesResponse"),
     "GET /v1/sessions/{session_id}/processes/{process_id}": (None, "GetV1SessionsSessionIdProcessesProcessIdResponse"),

@@ -2,10 +2,12 @@
  * sandbox files ls | stat | mkdir | rm | mv: look at and change the files of a session's VM in place
  * (`upload` and `download` copy files in and out). Paths are absolute, or relative to /root.
  */
+import path from 'node:path';
 import type { FileEntry } from '@sandboxd/sdk';
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { keyValues, table } from '../output.ts';
+import { integer } from '../parse.ts';
 
 const SESSION_FLAGS = '-s, --session <id>';
 const SESSION_HELP = 'session (default: the current one)';
@@ -35,16 +37,20 @@ export function registerFileVerbs(program: Command, context: (options: GlobalOpt
     .description('list a directory of the VM, sorted by name (symlinks are not followed)')
     .argument('[path]', 'directory in the VM (absolute, or relative to /root)', '/root')
     .option(SESSION_FLAGS, SESSION_HELP)
-    .action(async (remote: string, options: { session?: string }, command: Command) => {
+    .option('-d, --depth <levels>', 'list subdirectories too, down to this many levels (paths then relative to the directory)', integer('--depth', 1, 16), 1)
+    .action(async (remote: string, options: { session?: string; depth: number }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
-      const listing = await ctx.client.files.list(ctx.requireSession(options.session), remote);
+      const listing = await ctx.client.files.list(ctx.requireSession(options.session), remote, { depth: options.depth });
+      // Deeper listings name each entry by its path under the directory listed.
+      const nameOf = (entry: FileEntry) =>
+        options.depth > 1 ? displayName({ ...entry, name: path.posix.relative(listing.path, entry.path) }) : displayName(entry);
       ctx.out.result(
         listing,
         () =>
-          table(
+          (table(
             ['TYPE', 'SIZE', 'MODE', 'NAME'],
-            listing.entries.map((entry) => [entry.type, String(entry.size), octalMode(entry.mode), displayName(entry)]),
-          ) || `${listing.path} is empty.`,
+            listing.entries.map((entry) => [entry.type, String(entry.size), octalMode(entry.mode), nameOf(entry)]),
+          ) || `${listing.path} is empty.`) + (listing.truncated ? '\n(more entries were left out)' : ''),
       );
     });
 

@@ -6689,6 +6689,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Levels to list: 1 the directory itself, 2 its subdirectories too, … */
+                    depth?: number;
+                    /** @description Most entries to answer (`truncated` says when more were left out) */
+                    limit?: number;
                     /** @description The directory (default /root): a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes */
                     path?: string;
                 };
@@ -7239,6 +7243,135 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/files/write": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write several files into the VM
+         * @description Writes each file (`content` as UTF-8 text, or `content_base64`) at its path, making missing parent directories and replacing what was there; answers each path with its size. Every path is checked before anything is written; a file that fails stops the call with its error (those before it stay written). At most 1000 files and the upload limit in all; larger files go through POST /upload, which streams. Starts the session's VM if it has none. A relative path is resolved against /root.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        files: {
+                            /** @description The contents as text (UTF-8) */
+                            content?: string;
+                            /** @description The contents as base64 (instead of content) */
+                            content_base64?: string;
+                            /** @description Permission bits (default 0o644 = 420) */
+                            mode?: number;
+                            /**
+                             * Format: guest-path
+                             * @description Where to write it: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+                             */
+                            path: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            files: {
+                                /** @description Absolute */
+                                path: string;
+                                /** @description Bytes written */
+                                size: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description A file with both or neither of content and content_base64, a path given twice, or the root */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A file is in the way of a directory */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Over the upload limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -14790,7 +14923,7 @@ export interface components {
             screenshot_formats: ("png" | "jpeg")[];
             /** @description The browser's version */
             version: string;
-            wait_conditions: ("selector" | "hidden" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout")[];
+            wait_conditions: ("selector" | "visible" | "hidden" | "attached" | "detached" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout")[];
             wait_until: ("load" | "domcontentloaded" | "networkidle" | "commit")[];
             /** @description Browsers kept started ahead of need */
             warm_pool_size: number;
@@ -15290,10 +15423,10 @@ export interface components {
          */
         BrowserRenderWaitAction: {
             /**
-             * @description `selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or `timeout` (just wait `timeout` milliseconds)
+             * @description Playwright's element states, each needing `selector`: `visible` (or `selector`: the element is visible), `hidden` (it is hidden or gone), `attached` (it is in the page), `detached` (it is not); the load states `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`; or `timeout` (just wait `timeout` milliseconds)
              * @enum {string}
              */
-            condition: "selector" | "hidden" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout";
+            condition: "selector" | "visible" | "hidden" | "attached" | "detached" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout";
             selector?: string | null;
             /**
              * @description Milliseconds to wait for the condition (for `timeout`: how long to wait) (0 to 120000, default 30000)
@@ -15523,10 +15656,10 @@ export interface components {
         /** BrowserWaitRequest */
         BrowserWaitRequest: {
             /**
-             * @description `selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or `timeout` (just wait `timeout` milliseconds)
+             * @description Playwright's element states, each needing `selector`: `visible` (or `selector`: the element is visible), `hidden` (it is hidden or gone), `attached` (it is in the page), `detached` (it is not); the load states `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`; or `timeout` (just wait `timeout` milliseconds)
              * @enum {string}
              */
-            condition: "selector" | "hidden" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout";
+            condition: "selector" | "visible" | "hidden" | "attached" | "detached" | "navigation" | "load" | "domcontentloaded" | "networkidle" | "timeout";
             selector?: string | null;
             /** @description The browser session (from `POST /v1/browser/sessions/`) */
             session_id: string;
@@ -15887,10 +16020,12 @@ export interface components {
         };
         /** FileListing */
         FileListing: {
-            /** @description Sorted by name; symlinks are not followed */
+            /** @description Sorted by name; with depth > 1 each directory is followed by its contents (as `find` lists them). Symlinks are not followed */
             entries: components["schemas"]["FileEntry"][];
             /** @description The directory, absolute */
             path: string;
+            /** @description More entries were left out (`limit`) */
+            truncated: boolean;
         };
         /** HTTPValidationError */
         HTTPValidationError: {

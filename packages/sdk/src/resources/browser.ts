@@ -25,14 +25,20 @@ import type {
   BrowserStoredScreenshot,
   BrowserUsageHistory,
   BrowserUsageSummary,
+  JsonBody,
   JsonResponse,
 } from '../api-types.ts';
+import { decodeBase64 } from '../base64.ts';
 import { BrowserSessionError, SandboxdError, type OperationKind } from '../errors.ts';
 import type { Transport } from '../transport.ts';
 
 export type ScreenshotFormat = 'png' | 'jpeg';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle' | 'commit';
-export type WaitCondition = 'selector' | 'hidden' | 'navigation' | 'load' | 'domcontentloaded' | 'networkidle' | 'timeout';
+/**
+ * What `wait` waits for (from the served document): an element's state (`visible` — or `selector` —, `hidden`,
+ * `attached`, `detached`; each with a selector), a load state, or `timeout`.
+ */
+export type WaitCondition = JsonBody<'/v1/browser/interactions/wait', 'post'>['condition'];
 
 /** A rectangle of the page, pixels from its top left. */
 export interface Clip {
@@ -164,13 +170,7 @@ export interface BrowserCredentialCreateOptions {
 
 export type BrowserCredentialChanges = Partial<Omit<BrowserCredentialCreateOptions, 'name'>>;
 
-/** Decodes base64 with `atob` (nothing Node-only, so it runs in browsers too). */
-export function decodeBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
+export { decodeBase64 };
 
 /** The screenshot of a render (or of a session), as bytes; an error when the answer has none (`returnScreenshot: false`). */
 export function screenshotBytes(result: { screenshot: string | null; format: ScreenshotFormat | null }): BrowserImage {
@@ -333,6 +333,11 @@ export class BrowserSession {
   /** Closes it: true when this call closed it, false when it was already closed. */
   close(): Promise<boolean> {
     return this.browser.closeSession(this.id);
+  }
+
+  /** `await using page = await client.browser.createSession()`: closed when the block ends. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 }
 

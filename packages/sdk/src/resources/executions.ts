@@ -60,6 +60,15 @@ export class Executions {
     return this.transport.call('/v1/executions/{item_id}', 'get', { params: { item_id: id }, ...options });
   }
 
+  /**
+   * Stops a queued or running execution and answers its final record (status `failed`): a command is killed with its
+   * process group, Python is interrupted (the interpreter keeps its state); the VM and its other runs go on. A run
+   * that has ended already is a SandboxdError with status 409 (CONFLICT).
+   */
+  async cancel(id: number, options: { signal?: AbortSignal } = {}): Promise<ExecutionRecord> {
+    return this.transport.call('/v1/executions/{item_id}/cancel', 'post', { params: { item_id: id }, ...options });
+  }
+
   /** The caller's execution records, newest first. */
   async list(options: { sessionId?: string; limit?: number; offset?: number } = {}): Promise<ExecutionRecord[]> {
     return this.transport.call('/v1/executions/', 'get', {
@@ -90,6 +99,11 @@ export class AsyncExecution {
     readonly id: number,
     readonly sessionId: string,
   ) {}
+
+  /** Stops the run (see `Executions.cancel`) and answers its final record. */
+  cancel(): Promise<ExecutionRecord> {
+    return this.executions.cancel(this.id);
+  }
 
   get(): Promise<ExecutionRecord> {
     return this.executions.get(this.id);

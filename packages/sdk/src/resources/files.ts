@@ -3,6 +3,7 @@
  * mkdir, remove and rename there (E2B's `files.list/getInfo/exists/makeDir/remove/rename`).
  */
 import type { FileEntry, FileListing, UploadResult } from '../api-types.ts';
+import { encodeBase64 } from '../base64.ts';
 import type { Transport } from '../transport.ts';
 
 /** What can be uploaded: bytes, a Blob (in Node.js, `fs.openAsBlob(path)` streams a file), or text (UTF-8). */
@@ -42,8 +43,37 @@ export interface RenameOptions {
   signal?: AbortSignal;
 }
 
+/** One file for `write`: text (UTF-8) or bytes, and its permission bits. */
+export interface FileToWrite {
+  path: string;
+  data: string | Uint8Array;
+  mode?: number;
+}
+
 export class Files {
   constructor(private readonly transport: Transport) {}
+
+  /**
+   * Writes several files into the session's VM in one call (missing parent directories are made; what was at a path
+   * is replaced); answers each path, absolute, with its size. For large files use `upload`, which streams.
+   */
+  async write(sessionId: string, files: FileToWrite[], options: { signal?: AbortSignal } = {}): Promise<{ path: string; size: number }[]> {
+    const body = files.map((file) => ({
+      path: file.path,
+      ...(typeof file.data === 'string' ? { content: file.data } : { content_base64: encodeBase64(file.data) }),
+      ...(file.mode !== undefined ? { mode: file.mode } : {}),
+    }));
+    // Writing the same bytes to the same paths again changes nothing: safe to retry.
+    return (
+      await this.transport.call('/v1/sessions/{session_id}/files/write', 'post', {
+        params: { session_id: sessionId },
+        json: { files: body },
+        kind: 'session',
+        idempotent: true,
+        ...options,
+      })
+    ).files;
+  }
 
   /** Writes `data` to `remotePath` in the session's VM (absolute, or relative to /root; a trailing "/" keeps `filename`). */
   async upload(sessionId: string, data: UploadData, remotePath: string, options: UploadOptions = {}): Promise<UploadResult> {
@@ -74,9 +104,18 @@ export class Files {
     )) as Uint8Array;
   }
 
-  /** The entries of directory `remotePath` in the session's VM (absolute, or relative to /root; default /root), sorted by name. */
-  async list(sessionId: string, remotePath = '/root', options: { signal?: AbortSignal } = {}): Promise<FileListing> {
-    return this.transport.call('/v1/sessions/{session_id}/files', 'get', { params: { session_id: sessionId }, query: { path: remotePath }, ...options });
+  /**
+   * The entries of directory `remotePath` in the session's VM (absolute, or relative to /root; default /root), sorted by
+   * name; `depth` > 1 lists subdirectories too (each directory followed by its contents), at most `limit` entries
+   * (`truncated` says when more were left out).
+   */
+  async list(sessionId: string, remotePath = '/root', options: { depth?: number; limit?: number; signal?: AbortSignal } = {}): Promise<FileListing> {
+    const { depth, limit, ...rest } = options;
+    return this.transport.call('/v1/sessions/{session_id}/files', 'get', {
+      params: { session_id: sessionId },
+      query: { path: remotePath, ...(depth !== undefined ? { depth } : {}), ...(limit !== undefined ? { limit } : {}) },
+      ...rest,
+    });
   }
 
   /** What is at `remotePath` (symlinks not followed). Nothing there: NotFoundError. */

@@ -5,6 +5,7 @@
  * it arrives; aborting its signal kills the process.
  */
 import type { JsonBody, Schemas } from '../api-types.ts';
+import { encodeBase64 } from '../base64.ts';
 import type { Transport } from '../transport.ts';
 
 export type ProcessInfo = Schemas['ProcessInfo'];
@@ -193,7 +194,7 @@ export class Processes {
     data: string | Uint8Array,
     options: { eof?: boolean; signal?: AbortSignal } = {},
   ): Promise<ProcessInfo> {
-    const payload = typeof data === 'string' ? { data } : { data_base64: btoa(Array.from(data, (byte) => String.fromCharCode(byte)).join('')) };
+    const payload = typeof data === 'string' ? { data } : { data_base64: encodeBase64(data) };
     return this.transport.call('/v1/sessions/{session_id}/processes/{process_id}/stdin', 'post', {
       params: { session_id: sessionId, process_id: processId },
       json: { ...payload, ...(options.eof ? { eof: true } : {}) },

@@ -16,7 +16,7 @@ import type * as PlaywrightCore from 'playwright-core';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { AppError } from '../core/errors.ts';
 import type { BrowserDriver, BrowserPage, PageContent, Screenshot, ScreenshotOptions, Viewport } from '../core/browser/browser-driver.ts';
-import type { ExtractedElement, WaitCondition, WaitUntil } from '../contract/browser/index.ts';
+import { ELEMENT_WAIT_STATES, type ExtractedElement, type WaitCondition, type WaitUntil } from '../contract/browser/index.ts';
 import type { GuestAgent } from '../core/vm-engine.ts';
 import { CdpBridge } from './cdp-bridge.ts';
 import { call, CONTENT_SCRIPT, EXTRACT_SCRIPT, SCROLL_POSITION_SCRIPT, SCROLL_TO_SCRIPT, TEXT_SCRIPT } from './page-scripts.ts';
@@ -248,9 +248,12 @@ class PlaywrightPage implements BrowserPage {
     try {
       switch (condition) {
         case 'selector':
+        case 'visible':
         case 'hidden':
+        case 'attached':
+        case 'detached':
           if (options.selector === null) throw new AppError('BAD_REQUEST', `the wait condition "${condition}" needs a selector`);
-          await this.page.waitForSelector(options.selector, { state: condition === 'selector' ? 'visible' : 'hidden', timeout: limit });
+          await this.page.waitForSelector(options.selector, { state: ELEMENT_WAIT_STATES[condition], timeout: limit });
           return;
         case 'navigation':
           await this.page.waitForEvent('framenavigated', { predicate: (frame) => frame === this.page.mainFrame(), timeout: limit });

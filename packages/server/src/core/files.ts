@@ -3,7 +3,7 @@
  * is buffered whole on the host except a download answered as base64 JSON, which has its own limit.
  */
 import path from 'node:path/posix';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
 import { AppError } from './errors.ts';
@@ -80,12 +80,86 @@ export class FileService {
     return { path: target, size, recursive: input.recursive, vmId: vm.id };
   }
 
+  /**
+   * Writes several files into the session's VM in one call (E2B's `files.write([...])`): every path is checked
+   * before anything is written, missing parent directories are made, each file replaces what was at its path. Files
+   * are written in order; one that fails stops the call with its error (those before it stay written).
+   */
+  async writeMany(
+    principal: Principal,
+    sessionId: string,
+    given: { path: string; content?: string | undefined; contentBase64?: string | undefined; mode?: number | undefined }[],
+    limitBytes: number,
+  ): Promise<{ path: string; size: number }[]> {
+    const session = await this.sessions.getOwned(principal, sessionId);
+    const files = given.map((file, index) => {
+      if ((file.content === undefined) === (file.contentBase64 === undefined))
+        throw new AppError('BAD_REQUEST', `files[${index}]: give exactly one of content and content_base64`);
+      const data = file.content !== undefined ? Buffer.from(file.content, 'utf8') : Buffer.from(file.contentBase64!, 'base64');
+      return { path: file.path, data, mode: file.mode };
+    });
+    const total = files.reduce((sum, file) => sum + file.data.length, 0);
+    if (total > limitBytes) throw new AppError('PAYLOAD_TOO_LARGE', `the files hold ${total} bytes, over the upload limit of ${limitBytes}`);
+    const targets = files.map((file) => {
+      const target = resolveGuestPath(file.path);
+      if (target === '/') throw new AppError('BAD_REQUEST', 'the root directory cannot be written as a file');
+      return target;
+    });
+    if (new Set(targets).size !== targets.length) throw new AppError('BAD_REQUEST', 'a path is given twice');
+    const { vm, agent } = await this.vms.ensureVm(principal, session);
+    const written: { path: string; size: number }[] = [];
+    for (const [index, file] of files.entries()) {
+      const target = targets[index]!;
+      await agent.mkdir(path.dirname(target), { parents: true });
+      const { size } = await agent.writeFile(target, Readable.from([file.data]), file.mode !== undefined ? { mode: file.mode } : {});
+      written.push({ path: target, size });
+      await recordEvent(this.database.db, this.clock, {
+        type: 'file.uploaded',
+        userId: principal.userId,
+        subjectId: session.id,
+        data: { session_id: session.id, vm_id: vm.id, path: target, size, recursive: false },
+      });
+    }
+    this.notifier.committed();
+    return written;
+  }
+
   /** The entries of directory `dirPath` in the session's VM, sorted by name (symlinks not followed). */
-  async list(principal: Principal, sessionId: string, dirPath: string): Promise<{ path: string; entries: FileStat[] }> {
+  /**
+   * The entries of directory `dirPath`, sorted by name; with `depth` > 1 also those of its subdirectories down to
+   * that depth, each directory followed by its contents (as `find` lists them; symlinks are not followed), at most
+   * `limit` entries (`truncated` says when more were left out).
+   */
+  async list(
+    principal: Principal,
+    sessionId: string,
+    dirPath: string,
+    options: { depth?: number; limit?: number } = {},
+  ): Promise<{ path: string; entries: FileStat[]; truncated: boolean }> {
     const session = await this.sessions.getOwned(principal, sessionId);
     const target = resolveGuestPath(dirPath);
     const { agent } = await this.vms.ensureVm(principal, session);
-    return { path: target, entries: await agent.listDir(target) };
+    const depth = options.depth ?? 1;
+    const limit = options.limit ?? Infinity;
+    const entries: FileStat[] = [];
+    const walk = async (directory: string, level: number, top: boolean): Promise<boolean> => {
+      let children: FileStat[];
+      try {
+        children = await agent.listDir(directory);
+      } catch (error) {
+        // Gone (or replaced by a file) since its parent was listed: nothing to show; the top one is the caller's error.
+        if (!top && error instanceof AppError && (error.code === 'NOT_FOUND' || error.code === 'CONFLICT')) return true;
+        throw error;
+      }
+      for (const child of children) {
+        if (entries.length >= limit) return false;
+        entries.push(child);
+        if (child.type === 'directory' && level < depth && !(await walk(child.path, level + 1, false))) return false;
+      }
+      return true;
+    };
+    const complete = await walk(target, 1, true);
+    return { path: target, entries, truncated: !complete };
   }
 
   /** What is at `given` in the session's VM (symlinks not followed); NOT_FOUND when nothing is. */

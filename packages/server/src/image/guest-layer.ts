@@ -12,9 +12,10 @@ import { runCommand } from './run-command.ts';
 
 /**
  * Bump when the build code changes what this layer contains (3: /etc/machine-id in /run; 4: with 3's ext4
- * `discard` default mount option from another branch, so images of either half are not reused).
+ * `discard` default mount option from another branch, so images of either half are not reused; 5: a `python`
+ * command).
  */
-const GUEST_RECIPE_VERSION = 4;
+const GUEST_RECIPE_VERSION = 5;
 
 /**
  * Version of the boot contract in packages/server/images/README.md (kernel command line, stage markers,
@@ -130,6 +131,11 @@ export async function buildGuestLayer(input: GuestLayerInput, hash: string, dir:
       await rm(join(tree, 'etc', file), { force: true });
       await symlink(`/run/${file}`, join(tree, 'etc', file));
     }
+    // `python` runs python3, as Debian's python-is-python3 makes it (users and the published clients' examples run
+    // `python script.py`); made here, not by that package, so the base layer (mmdebstrap) is not rebuilt for a link.
+    await symlink('python3', join(tree, 'usr/bin/python')).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
     return installedVersions(join(tree, 'var/lib/dpkg/status'), ['nodejs', 'python3', 'python3-pip', 'tini', 'curl', 'git', 'bash']);
   });
   await progress.stage('guest', 'mkfs.ext4', async (onLine) => {

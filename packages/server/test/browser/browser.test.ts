@@ -223,6 +223,10 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     await interact('navigate', { url: `${web.baseUrl}/delayed?ms=1500` });
     await interact('wait', { condition: 'selector', selector: '#late', timeout: 30_000 });
     assert.equal(await textOf('#late'), 'Here at last');
+    // Playwright's element states, as the published InstaVM client sends them (`wait_for("visible", "body")`).
+    await interact('wait', { condition: 'visible', selector: 'body', timeout: 30_000 });
+    await interact('wait', { condition: 'attached', selector: '#late', timeout: 30_000 });
+    await interact('wait', { condition: 'detached', selector: '#never-there', timeout: 30_000 });
   });
 
   test('screenshots decode as PNG and JPEG of the viewport, the full page and a clip', async () => {

@@ -202,7 +202,7 @@ describe('browser routes (no browser needed)', () => {
     assert.deepEqual(problems(await post('/v1/browser/interactions/scroll', { session_id: SESSION, selector: null, x: null, y: null })), [
       [['body'], 'value_error'],
     ]);
-    for (const condition of ['selector', 'hidden']) {
+    for (const condition of ['selector', 'visible', 'hidden', 'attached', 'detached']) {
       assert.deepEqual(problems(await post('/v1/browser/interactions/wait', { session_id: SESSION, condition })), [[['body', 'selector'], 'missing']]);
     }
   });

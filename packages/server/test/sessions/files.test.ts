@@ -136,6 +136,22 @@ describe('files in and out of a VM', () => {
       assert.deepEqual([missing.status, missing.body.code], [404, 'NOT_FOUND']);
     });
 
+    test('list with depth: each directory followed by its contents, symlinks not followed, a limit that says it cut', async () => {
+      await bash(
+        'rm -rf /tmp/tree && mkdir -p /tmp/tree/a/b/c /tmp/tree/z && touch /tmp/tree/a/one /tmp/tree/a/b/two /tmp/tree/a/b/c/three && ln -s /etc /tmp/tree/etc-link',
+      );
+      const paths = async (query: string) => {
+        const answer = await call(server, 'GET', files(`?path=/tmp/tree${query}`), { apiKey });
+        assert.equal(answer.status, 200, answer.text);
+        return { paths: answer.body.entries.map((e: { path: string }) => e.path.replace('/tmp/tree/', '')), truncated: answer.body.truncated };
+      };
+      assert.deepEqual(await paths(''), { paths: ['a', 'etc-link', 'z'], truncated: false });
+      assert.deepEqual(await paths('&depth=2'), { paths: ['a', 'a/b', 'a/one', 'etc-link', 'z'], truncated: false });
+      assert.deepEqual(await paths('&depth=16'), { paths: ['a', 'a/b', 'a/b/c', 'a/b/c/three', 'a/b/two', 'a/one', 'etc-link', 'z'], truncated: false });
+      assert.deepEqual(await paths('&depth=16&limit=3'), { paths: ['a', 'a/b', 'a/b/c'], truncated: true });
+      assert.equal((await call(server, 'GET', files('?path=/tmp/tree&depth=17'), { apiKey })).status, 422);
+    });
+
     test('exists: true for a file, a directory and a dangling symlink, false for nothing', async () => {
       await bash('mkdir -p /tmp/verbs && ln -sfn /nowhere /tmp/verbs/dangling');
       for (const [path, expected] of [

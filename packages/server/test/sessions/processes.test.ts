@@ -146,6 +146,14 @@ describe('background processes in a VM', () => {
     });
     assert.equal(outputOf((await readStream(env)).events), 'hi there\n/tmp\n');
 
+    // `python` is python3 (as python-is-python3 makes it), for code that runs `python script.py`.
+    const python = await fetch(`${server.baseUrl}${base()}`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', accept: 'application/x-ndjson' },
+      body: JSON.stringify({ argv: ['python', '-c', 'import sys; print(sys.version_info[0] * 14)'] }),
+    });
+    assert.equal(outputOf((await readStream(python)).events), '42\n');
+
     const slow = await start({ command: 'sleep 60', timeout_seconds: 1 });
     assert.equal(slow.status, 201, slow.text);
     const ended = await readStream(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ..errors import SessionError
 from ..models import FileEntry, ProcessInfo, PtySession, SessionCreateResponse, SessionStatus, SessionUsage
@@ -97,6 +97,10 @@ class Session:
     def exists(self, remote_path: str) -> bool:
         """Whether anything is at a path in the VM."""
         return self._client.files.exists(self.id, remote_path)
+
+    def write_files(self, files: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+        """Writes several files into the VM in one call (``path``, ``data`` as str or bytes, optional ``mode``)."""
+        return self._client.files.write(self.id, files)
 
     def mkdir(self, remote_path: str, *, parents: bool = True) -> bool:
         """Makes a directory in the VM (with its parents unless ``parents=False``); False when it was already there."""

@@ -21,8 +21,28 @@ export const SCREENSHOT_FORMATS = ['png', 'jpeg'] as const;
 export type ScreenshotFormat = (typeof SCREENSHOT_FORMATS)[number];
 export const WAIT_UNTIL = ['load', 'domcontentloaded', 'networkidle', 'commit'] as const;
 export type WaitUntil = (typeof WAIT_UNTIL)[number];
-export const WAIT_CONDITIONS = ['selector', 'hidden', 'navigation', 'load', 'domcontentloaded', 'networkidle', 'timeout'] as const;
+export const WAIT_CONDITIONS = [
+  'selector',
+  'visible',
+  'hidden',
+  'attached',
+  'detached',
+  'navigation',
+  'load',
+  'domcontentloaded',
+  'networkidle',
+  'timeout',
+] as const;
 export type WaitCondition = (typeof WAIT_CONDITIONS)[number];
+
+/**
+ * The conditions that wait for an element (`selector`), by the state they wait for: Playwright's element states, as
+ * the published InstaVM client sends them (`wait_for("visible", "body")`); `selector` is `visible` by its older name.
+ */
+export const ELEMENT_WAIT_STATES = { selector: 'visible', visible: 'visible', hidden: 'hidden', attached: 'attached', detached: 'detached' } as const;
+export type ElementWaitCondition = keyof typeof ELEMENT_WAIT_STATES;
+export const isElementWait = (condition: string | undefined): condition is ElementWaitCondition =>
+  condition !== undefined && Object.hasOwn(ELEMENT_WAIT_STATES, condition);
 /** States of a browser session: `active` until closed by its owner, its idle timeout, its lifetime, or its VM ending. */
 export const SESSION_STATUSES = ['active', 'closed', 'expired', 'failed'] as const;
 export type BrowserSessionStatus = (typeof SESSION_STATUSES)[number];

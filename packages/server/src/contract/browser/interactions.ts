@@ -21,6 +21,7 @@ import {
   UsageInfo,
   WAIT_CONDITIONS,
   WaitUntilField,
+  isElementWait,
   type WaitCondition,
 } from './common.ts';
 
@@ -100,9 +101,9 @@ export const SCROLL_FIELDS = {
 export const WAIT_FIELDS = {
   condition: StringEnum(WAIT_CONDITIONS, {
     description:
-      '`selector` (the element is visible; needs `selector`), `hidden` (it is hidden or gone; needs `selector`), `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`, or `timeout` (just wait `timeout` milliseconds)',
+      "Playwright's element states, each needing `selector`: `visible` (or `selector`: the element is visible), `hidden` (it is hidden or gone), `attached` (it is in the page), `detached` (it is not); the load states `navigation` or `load` (the load event), `domcontentloaded`, `networkidle`; or `timeout` (just wait `timeout` milliseconds)",
   }),
-  selector: OptionalSelector('The element of the `selector` and `hidden` conditions'),
+  selector: OptionalSelector('The element of the element-state conditions (`visible`, `selector`, `hidden`, `attached`, `detached`)'),
   timeout: TimeoutMs('for the condition (for `timeout`: how long to wait)'),
 };
 
@@ -303,7 +304,7 @@ export function pageActionProblems(action: string, fields: Record<string, unknow
     return [{ loc, msg: 'Give selector (scroll it into view) or x and/or y (scroll the page there)', type: 'value_error' }];
   }
   const condition = fields.condition as WaitCondition | undefined;
-  if (action === 'wait' && (condition === 'selector' || condition === 'hidden') && !given(fields.selector)) {
+  if (action === 'wait' && isElementWait(condition) && !given(fields.selector)) {
     return [{ loc: [...loc, 'selector'], msg: `Field required when condition is "${condition}"`, type: 'missing' }];
   }
   return [];

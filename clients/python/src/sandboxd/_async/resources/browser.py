@@ -141,7 +141,7 @@ class AsyncBrowserSession:
     async def wait(
         self, condition: str, *, selector: Optional[str] = None, timeout: Optional[int] = None
     ) -> BrowserInteractionResult:
-        """Waits for ``condition``: ``selector``/``hidden`` (with ``selector``), a load state, or ``timeout`` ms."""
+        """Waits for ``condition``: an element state (``visible`` or ``selector``, ``hidden``, ``attached``, ``detached``; with ``selector``), a load state, or ``timeout`` ms."""
         return await self._browser.interact(
             "/v1/browser/interactions/wait",
             "browser.element",

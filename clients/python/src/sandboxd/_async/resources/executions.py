@@ -31,6 +31,14 @@ class Executions:
     async def get(self, execution_id: int) -> ExecutionRecord:
         return await self._transport.request("GET", "/v1/executions/{item_id}", params={"item_id": execution_id})
 
+    async def cancel(self, execution_id: int) -> ExecutionRecord:
+        """Stops a queued or running execution (a command is killed, Python is interrupted with its state kept; the
+        VM and its other runs go on) and returns its final record (status ``failed``). Ended already: SandboxdError 409.
+        """
+        return await self._transport.request(
+            "POST", "/v1/executions/{item_id}/cancel", params={"item_id": execution_id}
+        )
+
     async def list(
         self, *, session_id: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None
     ) -> List[ExecutionRecord]:
@@ -85,6 +93,10 @@ class AsyncExecutionRun:
 
     async def get(self) -> ExecutionRecord:
         return await self._executions.get(self.id)
+
+    async def cancel(self) -> ExecutionRecord:
+        """Stops the run (see ``Executions.cancel``) and returns its final record."""
+        return await self._executions.cancel(self.id)
 
     async def wait(
         self, *, poll_interval: float = 1.0, timeout: Optional[float] = None, raise_on_error: bool = False

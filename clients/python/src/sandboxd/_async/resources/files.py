@@ -3,12 +3,14 @@ mkdir, remove and rename there (E2B's ``files.list/get_info/exists/make_dir/remo
 
 from __future__ import annotations
 
+import base64
 import os
 import pathlib
-from typing import Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ...models import FileEntry, FileListing
 from ...types import UploadResult
+from ..._http import defined
 from ..._multipart import UploadData, multipart_body
 from ..transport import AsyncTransport
 
@@ -51,10 +53,17 @@ class Files:
         path = pathlib.Path(os.fspath(local_path))
         return await self.upload(session_id, path, remote_path, filename=path.name or "file")
 
-    async def list(self, session_id: str, remote_path: str = "/root") -> FileListing:
-        """The entries of directory ``remote_path`` in the session's VM (relative to /root), sorted by name."""
+    async def list(
+        self, session_id: str, remote_path: str = "/root", *, depth: Optional[int] = None, limit: Optional[int] = None
+    ) -> FileListing:
+        """The entries of directory ``remote_path`` in the session's VM (relative to /root), sorted by name; ``depth``
+        > 1 lists subdirectories too (each directory followed by its contents), at most ``limit`` entries
+        (``truncated`` says when more were left out)."""
         return await self._transport.request(
-            "GET", "/v1/sessions/{session_id}/files", params={"session_id": session_id}, query={"path": remote_path}
+            "GET",
+            "/v1/sessions/{session_id}/files",
+            params={"session_id": session_id},
+            query=defined(path=remote_path, depth=depth, limit=limit),
         )
 
     async def stat(self, session_id: str, remote_path: str) -> FileEntry:
@@ -77,6 +86,31 @@ class Files:
             query={"path": remote_path},
         )
         return answer["exists"]
+
+    async def write(self, session_id: str, files: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+        """Writes several files into the session's VM in one call: each a mapping with ``path`` and ``data`` (``str`` is
+        written as UTF-8, ``bytes`` as they are) and optionally ``mode``. Missing parent directories are made, what
+        was at a path is replaced. Returns each absolute path with its ``size``. Large files: ``upload`` (it streams).
+        """
+        body = []
+        for file in files:
+            data = file["data"]
+            entry: Dict[str, Any] = {"path": file["path"]}
+            if isinstance(data, str):
+                entry["content"] = data
+            else:
+                entry["content_base64"] = base64.b64encode(bytes(data)).decode("ascii")
+            if file.get("mode") is not None:
+                entry["mode"] = file["mode"]
+            body.append(entry)
+        answer = await self._transport.request(
+            "POST",
+            "/v1/sessions/{session_id}/files/write",
+            params={"session_id": session_id},
+            json={"files": body},
+            kind="session",
+        )
+        return answer["files"]
 
     async def mkdir(self, session_id: str, remote_path: str, *, parents: bool = True) -> bool:
         """Makes directory ``remote_path`` (with ``parents``, its missing parents too, like ``mkdir -p``); True when

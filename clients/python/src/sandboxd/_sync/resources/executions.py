@@ -32,6 +32,14 @@ class Executions:
     def get(self, execution_id: int) -> ExecutionRecord:
         return self._transport.request("GET", "/v1/executions/{item_id}", params={"item_id": execution_id})
 
+    def cancel(self, execution_id: int) -> ExecutionRecord:
+        """Stops a queued or running execution (a command is killed, Python is interrupted with its state kept; the
+        VM and its other runs go on) and returns its final record (status ``failed``). Ended already: SandboxdError 409.
+        """
+        return self._transport.request(
+            "POST", "/v1/executions/{item_id}/cancel", params={"item_id": execution_id}
+        )
+
     def list(
         self, *, session_id: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None
     ) -> List[ExecutionRecord]:
@@ -86,6 +94,10 @@ class ExecutionRun:
 
     def get(self) -> ExecutionRecord:
         return self._executions.get(self.id)
+
+    def cancel(self) -> ExecutionRecord:
+        """Stops the run (see ``Executions.cancel``) and returns its final record."""
+        return self._executions.cancel(self.id)
 
     def wait(
         self, *, poll_interval: float = 1.0, timeout: Optional[float] = None, raise_on_error: bool = False

@@ -7,6 +7,7 @@ import { registerFileRemove } from './remove.ts';
 import { registerFileRename } from './rename.ts';
 import { registerFileStat } from './stat.ts';
 import { registerUpload } from './upload.ts';
+import { registerFileWrite } from './write.ts';
 
 export function registerFileRoutes(app: App, context: RouteContext): void {
   registerUpload(app, context);
@@ -17,4 +18,5 @@ export function registerFileRoutes(app: App, context: RouteContext): void {
   registerFileMkdir(app, context);
   registerFileRemove(app, context);
   registerFileRename(app, context);
+  registerFileWrite(app, context);
 }

@@ -35,7 +35,10 @@ export function fileEntryOf(entry: FileStat) {
 export const FileListing = Type.Object(
   {
     path: Type.String({ description: 'The directory, absolute' }),
-    entries: Type.Array(Type.Ref('FileEntry'), { description: 'Sorted by name; symlinks are not followed' }),
+    entries: Type.Array(Type.Ref('FileEntry'), {
+      description: 'Sorted by name; with depth > 1 each directory is followed by its contents (as `find` lists them). Symlinks are not followed',
+    }),
+    truncated: Type.Boolean({ description: 'More entries were left out (`limit`)' }),
   },
   { $id: 'FileListing', title: 'FileListing' },
 );
@@ -50,7 +53,15 @@ export function registerFileList(app: App, { services, requireAuth }: RouteConte
         description: "Starts the session's VM if it has none (like upload and download). A relative path is resolved against /root.",
         security: BEARER_OR_API_KEY,
         params: Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 64 }) }),
-        querystring: Type.Object({ path: Type.Optional({ ...GuestPath('The directory (default /root)') }) }),
+        querystring: Type.Object({
+          path: Type.Optional({ ...GuestPath('The directory (default /root)') }),
+          depth: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 16, default: 1, description: 'Levels to list: 1 the directory itself, 2 its subdirectories too, …' }),
+          ),
+          limit: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 100_000, default: 10_000, description: 'Most entries to answer (`truncated` says when more were left out)' }),
+          ),
+        }),
         response: authedResponses(
           { 200: Type.Ref('FileListing') },
           { 404: 'No such session among yours, or no such directory', 409: 'The path is not a directory' },
@@ -59,11 +70,12 @@ export function registerFileList(app: App, { services, requireAuth }: RouteConte
       onRequest: requireAuth,
     },
     async (request) => {
-      const listing = await services.sandbox.files.list(principalOf(request), request.params.session_id, request.query.path ?? '/root');
-      return {
-        path: listing.path,
-        entries: listing.entries.map(fileEntryOf),
-      };
+      const { path, depth, limit } = request.query;
+      const listing = await services.sandbox.files.list(principalOf(request), request.params.session_id, path ?? '/root', {
+        depth: depth ?? 1,
+        limit: limit ?? 10_000,
+      });
+      return { path: listing.path, entries: listing.entries.map(fileEntryOf), truncated: listing.truncated };
     },
   );
 }
