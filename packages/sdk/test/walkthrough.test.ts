@@ -133,9 +133,12 @@ describe('walk-through on real VMs', () => {
     );
     assert.equal(events.at(-1)?.type, 'exit');
 
-    const trap = await session.processes.start("trap 'exit 7' TERM; while true; do sleep 0.1; done");
-    await session.processes.signal(trap.process_id, 'SIGTERM');
-    for await (const event of session.processes.output(trap.process_id, { after: trap.output_seq })) if (event.type === 'exit') break;
+    // Signalled once its trap is in place (it says so): a SIGTERM before that would end bash itself.
+    const trap = await session.processes.start("trap 'exit 7' TERM; echo ready; while true; do sleep 0.1; done");
+    for await (const event of session.processes.output(trap.process_id)) {
+      if (event.type === 'stdout' && event.data?.includes('ready')) await session.processes.signal(trap.process_id, 'SIGTERM');
+      if (event.type === 'exit') break;
+    }
     assert.equal((await session.processes.get(trap.process_id)).exit_code, 7);
 
     const sleeper = await session.processes.start('sleep 1000');
