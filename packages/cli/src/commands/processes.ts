@@ -5,14 +5,12 @@
  * (128 + the signal's number when a signal ended it, 124 when its timeout did, as timeout(1)).
  */
 import os from 'node:os';
-import type { ProcessInfo, ProcessSignal } from '@sandboxd/sdk';
+import { PROCESS_SIGNALS, type ProcessInfo, type ProcessSignal } from '@sandboxd/sdk';
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { keyValues, table } from '../output.ts';
 import { integer } from '../parse.ts';
-
-const SIGNALS: ProcessSignal[] = ['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT'];
 
 /** The shell's exit code for how a process ended. */
 export function exitCodeOfProcess(process: ProcessInfo): number {
@@ -74,7 +72,7 @@ function describeProcess(p: ProcessInfo): string {
 
 function signalOption(raw: string): ProcessSignal {
   const name = (raw.toUpperCase().startsWith('SIG') ? raw.toUpperCase() : `SIG${raw.toUpperCase()}`) as ProcessSignal;
-  if (!SIGNALS.includes(name)) throw new UsageError(`the signal must be one of ${SIGNALS.join(', ')}, got "${raw}"`);
+  if (!PROCESS_SIGNALS.includes(name)) throw new UsageError(`the signal must be one of ${PROCESS_SIGNALS.join(', ')}, got "${raw}"`);
   return name;
 }
 
@@ -158,7 +156,7 @@ export function registerProcesses(program: Command, context: (options: GlobalOpt
   ps.command('signal')
     .description('send a signal to a process (its whole process group)')
     .argument('<process>', 'process id')
-    .argument('<signal>', `one of ${SIGNALS.join(', ')} (the SIG may be left out)`, signalOption)
+    .argument('<signal>', `one of ${PROCESS_SIGNALS.join(', ')} (the SIG may be left out)`, signalOption)
     .option('-s, --session <id>', 'session (default: the current one)')
     .action(async (processId: string, signal: ProcessSignal, options: { session?: string }, command: Command) => {
       const ctx = context(command.optsWithGlobals());

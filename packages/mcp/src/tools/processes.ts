@@ -3,7 +3,7 @@
  * the last look, waiting a while for more), list_processes, stop_process (a signal, or kill).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { ProcessInfo } from '@sandboxd/sdk';
+import { PROCESS_SIGNALS, type ProcessInfo } from '@sandboxd/sdk';
 import { z } from 'zod';
 import type { ToolContext } from '../context.ts';
 import { capText, guarded, textResult } from '../results.ts';
@@ -136,7 +136,7 @@ export function registerProcessTools(server: McpServer, ctx: ToolContext): void 
         session_id: sessionId,
         process_id: processId,
         signal: z
-          .enum(['SIGKILL', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT'])
+          .enum(PROCESS_SIGNALS)
           .default('SIGKILL')
           .describe('SIGKILL (default) kills it and waits for its end; another signal is sent and the answer comes at once'),
       },

@@ -12,6 +12,22 @@ export type ProcessInfo = Schemas['ProcessInfo'];
 /** A signal the API sends: SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGSTOP or SIGCONT. */
 export type ProcessSignal = JsonBody<'/v1/sessions/{session_id}/processes/{process_id}/signal', 'post'>['signal'];
 
+/** Every signal the API sends, for callers that offer a choice (the CLI, the MCP tool). */
+export const PROCESS_SIGNALS = [
+  'SIGINT',
+  'SIGTERM',
+  'SIGKILL',
+  'SIGHUP',
+  'SIGQUIT',
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGSTOP',
+  'SIGCONT',
+] as const satisfies readonly ProcessSignal[];
+// The list is the served document's: a signal it adds and this list lacks fails the type check here.
+const ALL_SIGNALS_LISTED: Exclude<ProcessSignal, (typeof PROCESS_SIGNALS)[number]> extends never ? true : false = true;
+void ALL_SIGNALS_LISTED;
+
 /** One event of a process's output: `stdout`/`stderr` (text, or base64 with `encoding: 'base64'`), `dropped`, `exit`. */
 export interface ProcessEvent {
   type: 'start' | 'stdout' | 'stderr' | 'dropped' | 'exit';

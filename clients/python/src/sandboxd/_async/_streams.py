@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Awaitable, Callable, Optional, TypeVar, Union
+from typing import Any, Awaitable, Callable, Generic, Optional, TypeVar, Union
 
 from .._http import StreamedResponse
 from ..models import ProcessEvent, ProcessInfo
@@ -23,6 +23,7 @@ __all__ = ["AsyncEventStream", "StreamedEvent", "AsyncProcessEventStream", "OnOu
 OnOutput = Callable[[str], Union[None, Awaitable[None]]]
 
 T = TypeVar("T")
+S = TypeVar("S", bound="_AsyncStream[Any]")
 
 
 async def _next_of(transport: Any, read: Callable[[], Optional[T]], close: Callable[[], None]) -> Optional[T]:
@@ -35,24 +36,17 @@ async def _next_of(transport: Any, read: Callable[[], Optional[T]], close: Calla
         raise
 
 
-class AsyncEventStream:
-    """Yields events until the server ends the stream or ``aclose()`` is called.
+class _AsyncStream(Generic[T]):
+    """What both streams share: the sync stream ``inner`` read in a worker thread, iteration, closing."""
 
-    Use it in an ``async with`` block, or close it: it holds a connection (and, while reading, a thread).
-    """
-
-    def __init__(self, response: StreamedResponse, transport: Any) -> None:
-        self._inner = EventStream(response)
+    def __init__(self, inner: Any, transport: Any) -> None:
+        self._inner = inner
         self._transport = transport
 
-    @property
-    def last_event_id(self) -> Optional[str]:
-        return self._inner.last_event_id
-
-    def __aiter__(self) -> "AsyncEventStream":
+    def __aiter__(self: S) -> S:
         return self
 
-    async def __anext__(self) -> StreamedEvent:
+    async def __anext__(self) -> T:
         event = await _next_of(self._transport, self._inner.next_event, self._inner.close)
         if event is None:
             raise StopAsyncIteration
@@ -61,14 +55,28 @@ class AsyncEventStream:
     async def aclose(self) -> None:
         self._inner.close()
 
-    async def __aenter__(self) -> "AsyncEventStream":
+    async def __aenter__(self: S) -> S:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 
-class AsyncProcessEventStream:
+class AsyncEventStream(_AsyncStream[StreamedEvent]):
+    """Yields events until the server ends the stream or ``aclose()`` is called.
+
+    Use it in an ``async with`` block, or close it: it holds a connection (and, while reading, a thread).
+    """
+
+    def __init__(self, response: StreamedResponse, transport: Any) -> None:
+        super().__init__(EventStream(response), transport)
+
+    @property
+    def last_event_id(self) -> Optional[str]:
+        return self._inner.last_event_id
+
+
+class AsyncProcessEventStream(_AsyncStream[ProcessEvent]):
     """The events of a background process's output (dicts, as ``sandboxd.models.ProcessEvent`` says), read from
     its NDJSON answer. It ends after the ``exit`` event, when the server ends the answer, or on ``aclose()`` (the
     process keeps running).
@@ -79,8 +87,7 @@ class AsyncProcessEventStream:
     """
 
     def __init__(self, response: StreamedResponse, transport: Any) -> None:
-        self._inner = ProcessEventStream(response)
-        self._transport = transport
+        super().__init__(ProcessEventStream(response), transport)
 
     @property
     def last_seq(self) -> int:
@@ -89,24 +96,6 @@ class AsyncProcessEventStream:
     @property
     def process(self) -> Optional[ProcessInfo]:
         return self._inner.process
-
-    def __aiter__(self) -> "AsyncProcessEventStream":
-        return self
-
-    async def __anext__(self) -> ProcessEvent:
-        event = await _next_of(self._transport, self._inner.next_event, self._inner.close)
-        if event is None:
-            raise StopAsyncIteration
-        return event
-
-    async def aclose(self) -> None:
-        self._inner.close()
-
-    async def __aenter__(self) -> "AsyncProcessEventStream":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 async def deliver(callback: Optional[OnOutput], text: str) -> None:
