@@ -12,7 +12,9 @@
 // transitively), carries the heavy marker or a sign of heavy work (Chromium, QEMU, PostgreSQL, `buildApp`,
 // network namespaces). The shared heavy helpers (helpers/test-server.ts, processes.ts, postgres.ts, the VM and
 // engine fixtures, netns-web.ts) carry the marker, so a new test that uses one lands in the heavy lane by
-// itself. A light file that still runs long is named at the end, so a misclassed file cannot hide.
+// itself. A light file that still runs long is named at the end, so a misclassed file cannot hide. Heavy files
+// run in name order, except those marked `test-order: last` (Chromium in a VM keeps both cores busy: beside the
+// busy start of the light lane it took twice as long), which run after the others.
 //
 // Each file's output is printed as one block when the file ends (never interleaved); heavy files also say when
 // they start. At the end: the ten slowest files, the counts, and the failed files; the exit code is 1 when any
@@ -79,7 +81,7 @@ if (files.length === 0) {
   process.exit(1);
 }
 if (flag('list')) {
-  for (const f of files) console.log(`${f.lane.padEnd(5)}  ${f.file}  (${f.reason})`);
+  for (const f of files) console.log(`${f.lane.padEnd(5)}  ${f.file}  (${f.reason}${f.last ? '; runs last' : ''})`);
   process.exit(0);
 }
 
@@ -149,22 +151,30 @@ function parseCounts(output) {
   return counts;
 }
 
-/** The names under the reporter's "failing tests" section, for the closing summary. */
+/**
+ * The failing tests under the reporter's "failing tests" section, each with the first lines of its error (without
+ * the stack): the closing summary repeats them, because a CI log is often read from its end only.
+ */
 function failingTests(output) {
   // eslint-disable-next-line no-control-regex
   const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
   const at = plain.indexOf('✖ failing tests:');
   if (at < 0) return [];
-  return [
-    ...new Set(
-      plain
-        .slice(at)
-        .split('\n')
-        .filter((l) => /^\s*✖ /.test(l) && !l.includes('failing tests:'))
-        .map((l) => l.trim().replace(/ \([\d.]+ms\)$/, '')),
-    ),
-  ];
+  const failures = new Map();
+  let current = null;
+  for (const line of plain.slice(at).split('\n').slice(1)) {
+    if (/^\s*✖ /.test(line)) {
+      const name = line.trim().replace(/ \([\d.]+ms\)$/, '');
+      current = failures.has(name) ? null : { name, why: [] };
+      if (current) failures.set(name, current);
+    } else if (/^test at /.test(line)) current = null;
+    else if (current && current.why.length < ERROR_LINES && line.trim() !== '' && !/^\s+at /.test(line)) current.why.push(line.trim().slice(0, 300));
+  }
+  return [...failures.values()];
 }
+
+/** How many lines of each failure's error the closing summary repeats. */
+const ERROR_LINES = 12;
 
 /** The reporter's closing count lines, which the block's header line replaces. */
 // eslint-disable-next-line no-control-regex
@@ -183,7 +193,8 @@ function printBlock(result, output) {
 }
 
 async function runLanes() {
-  const heavy = files.filter((f) => f.lane === 'heavy');
+  // Files that keep both cores busy on their own (`test-order: last`) wait until the light lane is done.
+  const heavy = [...files.filter((f) => f.lane === 'heavy' && !f.last), ...files.filter((f) => f.lane === 'heavy' && f.last)];
   const light = files.filter((f) => f.lane === 'light');
   if (serial) {
     for (const f of files) if (!interrupted) await runFile(f);
@@ -245,7 +256,10 @@ function summary() {
     out.push('', `━━ ✖ ${failed.length} files or checks failed:`);
     for (const r of failed) {
       out.push(`  ${r.file}${r.timedOut ? ` (killed after ${seconds(fileTimeoutMs)})` : ''}`);
-      for (const name of r.failing) out.push(`      ${name}`);
+      for (const { name, why } of r.failing) {
+        out.push(`      ${name}`);
+        for (const line of why) out.push(`          ${line}`);
+      }
     }
   }
   console.log(out.join('\n'));

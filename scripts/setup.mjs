@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureSdkBuilt } from './build-sdk.mjs';
@@ -91,10 +92,50 @@ function ensureNpmDependencies() {
     return;
   }
   const fresh = !fs.existsSync(path.join(root, 'node_modules'));
-  step(`npm dependencies: installing (${fresh ? 'npm ci; builds better-sqlite3 from source, ~1-2 min' : 'npm install, incremental'})`);
-  run('npm', [fresh ? 'ci' : 'install', '--no-audit', '--no-fund', '--loglevel=error']);
+  step(
+    `npm dependencies: installing (${fresh ? "npm ci: ~30 s, 1-2 min on a machine's first install, which compiles better-sqlite3 from source" : 'npm install, incremental'})`,
+  );
+  // --prefer-offline: the lock file names every version and checksum, so what the npm cache holds is what the
+  // registry would send; only what it lacks is fetched.
+  run('npm', [fresh ? 'ci' : 'install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error']);
   fs.writeFileSync(stamp, hash);
   step('npm dependencies: installed');
+  keepNativeBuild('better-sqlite3', 'build/Release/better_sqlite3.node');
+}
+
+/**
+ * better-sqlite3's install script asks GitHub for a prebuilt binary, which this kind of machine cannot reach, and
+ * then compiles SQLite from source (~75 s of CPU on 2 cores). The binary it compiled is kept where that script
+ * looks before it asks GitHub (prebuild-install's cache in the npm cache, under the name of the download it
+ * would have made: this package version, this Node ABI, platform and architecture), so the next install on
+ * this machine — a fresh clone's `npm ci` — unpacks it instead of compiling again. Nothing is kept when the
+ * file is there already or the package has no such binary; a failure here only costs the next install its
+ * compile.
+ */
+function keepNativeBuild(name, binary) {
+  try {
+    const moduleDir = path.join(root, 'node_modules', name);
+    const util = createRequire(import.meta.url)(path.join(root, 'node_modules', 'prebuild-install', 'util.js'));
+    const pkg = JSON.parse(fs.readFileSync(path.join(moduleDir, 'package.json'), 'utf8'));
+    const url = util.getDownloadUrl({
+      pkg,
+      runtime: 'node',
+      abi: process.versions.modules,
+      platform: process.platform,
+      arch: process.arch,
+      libc: '',
+      'tag-prefix': 'v',
+    });
+    const cached = util.cachedPrebuild(url);
+    if (fs.existsSync(cached) || !fs.existsSync(path.join(moduleDir, binary))) return;
+    fs.mkdirSync(path.dirname(cached), { recursive: true });
+    const partial = `${cached}.${process.pid}.partial`;
+    run('tar', ['-czf', partial, '-C', moduleDir, binary]);
+    fs.renameSync(partial, cached);
+    step(`npm dependencies: ${name}'s compiled binary kept for the next install (${cached})`);
+  } catch (error) {
+    step(`npm dependencies: ${name}'s compiled binary not kept (${error.message}); the next install compiles it again`);
+  }
 }
 
 function isInstalled(pkg) {

@@ -7,6 +7,11 @@
 //    test decides what it starts, and `src/app.ts` imports everything.
 // 3. Otherwise light.
 //
+// A heavy file may also say `test-order: last`: the heavy lane runs it after the others. That is for files that
+// keep both cores busy on their own (Chromium in a VM under TCG): run beside the light lane, which is busy in
+// the first minutes (the lint, the typecheck, ~90 small files), they take twice as long; at the end the heavy
+// lane runs alone.
+//
 // The markers live on the shared helpers that start the heavy things (helpers/test-server.ts, processes.ts,
 // postgres.ts, netns-web.ts, the VM, engine and agent fixtures), so a new test that uses one is heavy without
 // saying so; the signs catch a test that starts one of those things by hand.
@@ -15,6 +20,7 @@ import path from 'node:path';
 
 const MARKER = /test-lane:\s*(heavy|light)\b/;
 const MARKER_LINES = 30;
+const ORDER_MARKER = /test-order:\s*last\b/;
 
 /** Signs of work that needs the machine: each names what it found, for `run-tests --list`. */
 const HEAVY_SIGNS = [
@@ -83,13 +89,14 @@ function heavyReason(file, seen) {
 }
 
 /**
- * The lane of one test file and why: `{ lane: 'heavy' | 'light', reason }`.
+ * The lane of one test file, whether it asks to run last in it, and why: `{ lane: 'heavy' | 'light', last, reason }`.
  * @param {string} file absolute path of a `.test.ts` file
  */
 export function classifyTestFile(file) {
   const text = read(file) ?? '';
+  const last = ORDER_MARKER.test(text.split('\n', MARKER_LINES).join('\n'));
   const marker = markerOf(text);
-  if (marker) return { lane: marker, reason: 'its test-lane comment' };
+  if (marker) return { lane: marker, last, reason: 'its test-lane comment' };
   const reason = heavyReason(file, new Set());
-  return reason ? { lane: 'heavy', reason } : { lane: 'light', reason: 'nothing heavy found' };
+  return reason ? { lane: 'heavy', last, reason } : { lane: 'light', last, reason: 'nothing heavy found' };
 }

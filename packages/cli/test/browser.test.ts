@@ -1,3 +1,4 @@
+// test-order: last (Chromium in a VM keeps both cores busy: scripts/run-tests.mjs runs it after the light lane is done)
 /**
  * `sandbox browser` as a user runs it (a child process) against the real server and its browser service, on real
  * VMs: render loads a page a server in a network namespace serves, in a Chromium in a VM of its own, and writes a
@@ -35,8 +36,9 @@ describe('sandbox browser', { timeout: 20 * 60_000 }, () => {
     web = await startNetnsWebServer();
     server = await startTestServer({
       config: {
-        // One warmed browser VM (the render takes it; the session the one that replaces it); no plain sandbox VM.
-        browserPoolSize: 1,
+        // No pools: the render's and the session's VMs are restored when asked for (a pooled browser VM's
+        // warm-up competes with the test's own page under TCG); no plain sandbox VM.
+        browserPoolSize: 0,
         poolSize: 0,
         plans: { ...DEFAULT_PLANS, nobrowser: { ...DEFAULT_PLANS.free!, maxBrowserSessions: 0 } },
       },

@@ -1,6 +1,7 @@
+// test-order: last (Chromium in a VM keeps both cores busy: scripts/run-tests.mjs runs it after the light lane is done)
 /**
  * `client.browser` against the real server and its browser service, on real VMs: one session (a Chromium in a VM
- * of its own, from the warm browser pool) on pages a server in a network namespace serves, and one render in a VM
+ * of its own) on pages a server in a network namespace serves, and one render in a VM
  * of its own, shared by the cases below (under TCG each browser operation takes seconds). Every method sends what
  * the routes take and reads what they answer (both checked against the served document): options arrive in
  * snake_case and change the page as they should, images arrive as bytes that decode as PNG of the size asked
@@ -51,9 +52,10 @@ describe('client.browser against the server, on real VMs', { timeout: 20 * 60_00
     web = await startNetnsWebServer();
     server = await startTestServer({
       config: {
-        // One warmed browser VM (the session takes it; the render the one that replaces it), and no VM of the
-        // plain sandbox pool: nothing here uses one.
-        browserPoolSize: 1,
+        // No pools: the session's and the render's VMs are restored when asked for. Under TCG a pooled browser
+        // VM's warm-up is a page's worth of work, and each take starts another that competes with the test's own
+        // page (the server's browser test has the pool's test); nothing here uses a plain sandbox VM.
+        browserPoolSize: 0,
         poolSize: 0,
         plans: { ...DEFAULT_PLANS, nobrowser: { ...DEFAULT_PLANS.free!, maxBrowserSessions: 0 } },
       },

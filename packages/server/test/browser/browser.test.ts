@@ -1,3 +1,4 @@
+// test-order: last (Chromium in a VM keeps both cores busy: scripts/run-tests.mjs runs it after the light lane is done)
 /**
  * Browser automation against real Chromium in real VMs (issue 17), on pages a server in a network namespace of
  * this test serves (forms, links, a delayed element, a page that never answers): every interaction changes the

@@ -1,3 +1,4 @@
+// test-lane: light (a private PostgreSQL server of its own, on a port of its own; its server boots no VM: helpers/test-server.ts fails the file if one does)
 /**
  * The command-line login on PostgreSQL: the same flow, and one key from racing exchanges. Also the sign-in
  * pieces beside it that keep state in the store (console sessions, sign-in failures), on PostgreSQL's SQL.

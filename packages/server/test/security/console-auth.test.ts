@@ -45,7 +45,7 @@ describe('security: the console session', () => {
     (await call(server, 'GET', '/v1/api-keys/', { apiKey: user.apiKey })).body.map((k: { description: string }) => k.description);
 
   before(async () => {
-    server = await startTestServer({ config: { trustProxy: true, signInMaxFailuresPerUsername: 3, signInMaxFailuresPerAddress: 6 } });
+    server = await startTestServer({ config: { trustProxy: true, signInMaxFailuresPerUsername: 3, signInMaxFailuresPerAddress: 6, poolSize: 0 } });
     victim = await server.createUserWithKey('victim');
     mallory = await server.createUserWithKey('mallory');
     browser = await chromium.launch({

@@ -18,47 +18,54 @@ import { waitUntil } from '../helpers/wait.ts';
 
 test('a crash or a stop during a build fails it, saying the server stopped and in which step', { timeout: 300_000 }, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-template-restart-'));
-  const sockets = new Set<net.Socket>();
-  const silent = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-  });
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  const registry = `127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+  // Two silent registries: the builds before the crash reach the first, those after it the second. The crashed
+  // server's skopeo outlives it (a SIGKILL reaches only the server) and retries on its own schedule; its new
+  // connections must not be taken for the next build's.
+  const silentRegistry = async () => {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, sockets, host: `127.0.0.1:${(server.address() as net.AddressInfo).port}` };
+  };
+  const beforeCrash = await silentRegistry();
+  const afterCrash = await silentRegistry();
   const env = {
     SANDBOXD_DATA_DIR: dataDir,
     SANDBOXD_POOL_SIZE: '0',
     SANDBOXD_WARM_VCPUS: '1',
     SANDBOXD_LOG_LEVEL: 'info',
-    SANDBOXD_TEMPLATE_INSECURE_REGISTRIES: registry,
+    SANDBOXD_TEMPLATE_INSECURE_REGISTRIES: `${beforeCrash.host},${afterCrash.host}`,
   };
   let server: RunningServer | undefined;
   try {
     server = await startServerProcess(env);
     const api = adminApi(dataDir, () => server!.baseUrl);
     /** Starts a build and resolves once its tool is connected to the silent registry (the build is in `resolve`). */
-    const startBuild = async (name: string) => {
-      const connected = sockets.size;
-      const created = await api('POST', '/v1/templates', { name, oci_image: `${registry}/team/app:1` });
+    const startBuild = async (name: string, registry: { host: string; sockets: Set<net.Socket> }) => {
+      const connected = registry.sockets.size;
+      const created = await api('POST', '/v1/templates', { name, oci_image: `${registry.host}/team/app:1` });
       assert.equal(created.status, 202, JSON.stringify(created.body));
-      await waitUntil(`the build of ${name} to reach the registry`, async () => sockets.size > connected, 60_000, 50);
+      await waitUntil(`the build of ${name} to reach the registry`, async () => registry.sockets.size > connected, 60_000, 50);
       return created.body.template_id as string;
     };
 
-    const crashed = await startBuild('cut-off-by-a-crash');
+    const crashed = await startBuild('cut-off-by-a-crash', beforeCrash);
     server.process.kill('SIGKILL');
     await new Promise((resolve) => server!.process.once('exit', resolve));
     server = await startServerProcess(env);
-    const afterCrash = (await api('GET', `/v1/templates/${crashed}`)).body;
-    assert.equal(afterCrash.status, 'failed', `right after the restart: ${JSON.stringify(afterCrash)}`);
-    assert.equal(afterCrash.progress.step, 'resolve');
-    assert.match(afterCrash.error, /the server stopped during the build \(step resolve\): build the template again/);
+    const restarted = (await api('GET', `/v1/templates/${crashed}`)).body;
+    assert.equal(restarted.status, 'failed', `right after the restart: ${JSON.stringify(restarted)}`);
+    assert.equal(restarted.progress.step, 'resolve');
+    assert.match(restarted.error, /the server stopped during the build \(step resolve\): build the template again/);
 
-    const stopped = await startBuild('cut-off-by-a-stop');
+    const stopped = await startBuild('cut-off-by-a-stop', afterCrash);
     // Builds run one at a time: this one waits in the queue. A third is over the user's limit (default 2).
-    const queued = await api('POST', '/v1/templates', { name: 'queued', oci_image: `${registry}/team/app:2` });
+    const queued = await api('POST', '/v1/templates', { name: 'queued', oci_image: `${afterCrash.host}/team/app:2` });
     assert.equal(queued.status, 202, JSON.stringify(queued.body));
-    const tooMany = await api('POST', '/v1/templates', { name: 'one-too-many', oci_image: `${registry}/team/app:3` });
+    const tooMany = await api('POST', '/v1/templates', { name: 'one-too-many', oci_image: `${afterCrash.host}/team/app:3` });
     assert.equal(tooMany.status, 429, JSON.stringify(tooMany.body));
     assert.equal(tooMany.body.code, 'QUOTA_EXCEEDED');
     assert.match(tooMany.body.detail, /2 template builds under way or queued \(at most 2\)/);
@@ -80,15 +87,20 @@ test('a crash or a stop during a build fails it, saying the server stopped and i
       await database.close();
     }
   } catch (error) {
-    if (server) console.error(`--- server output ---\n${server.output()}`);
-    throw error;
+    if (!server) throw error;
+    console.error(`--- server output ---\n${server.output()}`);
+    // The run's closing summary shows the first lines of each failure: the server's last words go with it.
+    const lastLines = server.output().trim().split('\n').slice(-4).join('\n');
+    throw new Error(`${(error as Error).message.split('\n')[0]}\n--- the server's last lines ---\n${lastLines}`, { cause: error });
   } finally {
     if (server) {
       server.process.kill('SIGKILL');
       await new Promise((resolve) => server!.process.once('exit', resolve));
     }
-    for (const socket of sockets) socket.destroy();
-    silent.close();
+    for (const registry of [beforeCrash, afterCrash]) {
+      for (const socket of registry.sockets) socket.destroy();
+      registry.server.close();
+    }
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 });

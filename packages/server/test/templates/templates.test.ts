@@ -83,7 +83,8 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
     digests.add(digest);
     reference = `${registry.host}/sandboxd-test/debian:${DEBIAN_TAG}`;
     // The loopback registry is the operator's insecure registry; the loopback git server needs the opt-in.
-    server = await startTestServer({ config: { templateInsecureRegistries: [registry.host], templateGitAllowPrivate: true } });
+    // No warm pool: every VM here starts from the built template, never from the built-in one the pool keeps.
+    server = await startTestServer({ config: { templateInsecureRegistries: [registry.host], templateGitAllowPrivate: true, poolSize: 0 } });
     alice = await server.createUserWithKey('alice', 'pro');
     bob = await server.createUserWithKey('bob', 'pro');
   });
