@@ -35,6 +35,7 @@ NAMES: Dict[str, str] = {
     "AsyncTerminalConnection": "TerminalConnection",
     "AsyncEventStream": "EventStream",
     "AsyncProcessEventStream": "ProcessEventStream",
+    "AsyncFileWatchStream": "FileWatchStream",
     "AsyncBrowserSession": "BrowserSession",
     "AsyncDesktop": "Desktop",
     "__aenter__": "__enter__",

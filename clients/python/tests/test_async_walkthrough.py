@@ -1,7 +1,7 @@
 """The walk-through with ``AsyncSandboxd`` on real VMs: the same surface, awaited. Runs overlap (gather),
-an async run is polled with asyncio sleeps, a terminal is read over its asyncio WebSocket, background processes
-hand their output to a coroutine callback and take stdin, a signal and kill, the event stream is followed, and
-the error classes are the same."""
+an async run is polled with asyncio sleeps, a terminal is read over its asyncio WebSocket, a directory is watched
+(``async for``), background processes hand their output to a coroutine callback and take stdin, a signal and
+kill, the event stream is followed, and the error classes are the same."""
 
 from __future__ import annotations
 
@@ -77,6 +77,31 @@ class AsyncWalkThrough(ShapeAssertions, unittest.IsolatedAsyncioTestCase):
                 self.assertIs(await session.exists("/tmp/async-dir"), False)
                 with self.assertRaises(sandboxd.NotFoundError):
                     await session.stat("/tmp/async-dir")
+
+                # A directory watched: its changes in order, until the stream is closed.
+                watched, note = "/root/watched-async", "/root/watched-async/a.txt"
+                self.assertIs(await session.mkdir(watched), True)
+                changes = []
+                async with await session.watch(watched, recursive=True) as watch:
+                    self.assertIsInstance(watch, sandboxd.AsyncFileWatchStream)
+
+                    async def follow() -> None:
+                        async for event in watch:
+                            self.assertShape(event, models.FileWatchEvent)
+                            changes.append((event["type"], event.get("path")))
+                            if event["type"] == "start":
+                                await session.execute(f"echo hi > {note} && rm {note}", language="bash")
+                            elif (event["type"], event.get("path")) == ("remove", note):
+                                return
+
+                    await asyncio.wait_for(follow(), timeout=120)  # cancelled: the stream is closed
+                self.assertEqual(changes[0], ("start", watched))
+                of_note = [kind for kind, path in changes if path == note]
+                self.assertEqual((of_note[0], of_note[-1]), ("create", "remove"), changes)
+                self.assertEqual([event async for event in watch], [], "closed by leaving the block")
+                with self.assertRaises(sandboxd.NotFoundError):
+                    await session.watch("/root/watched-async-missing")
+                self.assertIs(await session.remove(watched, recursive=True), True)
 
                 # Background processes, awaited: output to a coroutine callback, stdin, a signal, kill.
                 chunks = []

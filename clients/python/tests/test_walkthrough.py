@@ -1,7 +1,8 @@
 """The README walk-through with the sync client, on a real server with real VMs: Python state between calls,
-bash exit codes, files in and out byte for byte, files made, described, moved and removed, background processes
-(output streamed, stdin, a signal, kill), an async run polled to completion, a terminal driven over its WebSocket,
-status and lists, a share, API keys, the error classes of 404/409/422/429/401/403, and kill.
+bash exit codes, files in and out byte for byte, files made, described, moved and removed, a directory watched
+(its changes in order), background processes (output streamed, stdin, a signal, kill), an async run polled to
+completion, a terminal driven over its WebSocket, status and lists, a share, API keys, the error classes of
+404/409/422/429/401/403, and kill.
 
 Every answer is also checked against the TypedDicts of ``sandboxd.models`` (``assertShape``).
 """
@@ -134,6 +135,42 @@ class WalkThrough(ShapeAssertions):
         self.assertIs(self.session.remove("tree"), False, "nothing left to remove")
         with self.assertRaises(sandboxd.NotFoundError):
             self.session.stat("/root/tree")
+
+    def test_a_directory_is_watched_and_its_changes_come_in_order(self) -> None:
+        watched, note = "/root/watched-py", "/root/watched-py/a.txt"
+        self.assertIs(self.session.mkdir("watched-py"), True)
+        events: typing.List[typing.Any] = []
+        with self.session.watch("watched-py", recursive=True) as stream:
+            self.assertIsInstance(stream, sandboxd.FileWatchStream)
+            # Closed from another thread should the removal never come: the test fails instead of hanging.
+            guard = threading.Timer(120, stream.close)
+            guard.start()
+            try:
+                start = next(stream)
+                self.assertShape(start, models.FileWatchEvent)
+                self.assertEqual((start["type"], start["path"], start["recursive"]), ("start", watched, True))
+                done = self.session.execute(f"echo hi > {note} && rm {note}", language="bash")
+                self.assertEqual(done["exit_code"], 0, done)
+                for event in stream:
+                    self.assertShape(event, models.FileWatchEvent)
+                    events.append(event)
+                    if (event["type"], event.get("path")) == ("remove", note):
+                        break
+            finally:
+                guard.cancel()
+        changes = [e["type"] for e in events if e.get("path") == note]
+        self.assertIn("create", changes, events)
+        self.assertEqual(changes[-1], "remove", events)
+        self.assertLess(changes.index("create"), changes.index("remove"), events)
+        self.assertIs(next(stream, None), None, "closed by leaving the block")
+        # Errors come from the call, before any event.
+        with self.assertRaises(sandboxd.NotFoundError):
+            self.session.watch("watched-py-missing")
+        self.session.upload("not a directory\n", "watched-py/file.txt")
+        with self.assertRaises(sandboxd.SandboxdError) as not_a_directory:
+            self.session.watch("watched-py/file.txt")
+        self.assertEqual(not_a_directory.exception.status, 409)
+        self.assertIs(self.session.remove("watched-py", recursive=True), True)
 
     def test_a_background_process_runs_with_its_output_streamed_to_a_callback(self) -> None:
         chunks: typing.List[str] = []

@@ -145,6 +145,9 @@ describe('sandbox on real VMs', () => {
     assert.equal(down.code, 0, down.stderr);
     assert.equal(down.json.size, bytes.length);
     assert.ok(fs.readFileSync(back).equals(bytes));
+    const piped = await runCli(['download', '/tmp/blob.bin', '-'], env);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.ok(piped.stdoutBytes.equals(bytes), 'the file, streamed to stdout');
 
     const tree = path.join(home.home, 'tree');
     fs.mkdirSync(path.join(tree, 'sub'), { recursive: true });
@@ -154,8 +157,13 @@ describe('sandbox on real VMs', () => {
     assert.equal(dir.code, 0, dir.stderr);
     const listing = await runCli(['exec', '-l', 'bash', 'cat /root/tree/a.txt /root/tree/sub/b.txt'], env);
     assert.equal(listing.stdout, 'AB');
-    const missing = await runCli(['download', '/tmp/nope'], env);
+    const missing = await runCli(['download', '/tmp/nope', path.join(home.home, 'nope.bin')], env);
     assert.equal(missing.code, 4);
+    assert.deepEqual(
+      fs.readdirSync(home.home).filter((name) => name.includes('nope')),
+      [],
+      'a failed download leaves no file, whole or partial',
+    );
   });
 
   test('files mkdir, stat, ls, mv and rm change the VM; a missing path exits 4 with "not found"', async () => {
@@ -188,6 +196,29 @@ describe('sandbox on real VMs', () => {
     const missing = await runCli(['files', 'stat', 'work'], env);
     assert.equal(missing.code, 4);
     assert.match(missing.stderr, /not found/i);
+  });
+
+  test('files watch prints changes as they happen (--json lines); Ctrl-C ends it with exit 0', async () => {
+    assert.equal((await runCli(['files', 'mkdir', 'cli-watched'], env)).code, 0);
+    const watch = startCli(['--json', 'files', 'watch', 'cli-watched', '-r'], env);
+    let stdout = '';
+    watch.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await waitFor(() => stdout, /"type":"start"/, 60_000);
+    assert.equal((await runCli(['exec', '-l', 'bash', 'mkdir /root/cli-watched/sub && echo x > /root/cli-watched/sub/f.txt'], env)).code, 0);
+    await waitFor(() => stdout, /"path":"\/root\/cli-watched\/sub\/f\.txt"/, 30_000);
+    watch.child.kill('SIGINT');
+    const ended = await watch.done;
+    assert.equal(ended.code, 0, ended.stderr);
+    const events = ended.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(events[0], { type: 'start', path: '/root/cli-watched', recursive: true });
+    assert.ok(
+      events.some((e) => e.type === 'create' && e.path === '/root/cli-watched/sub' && e.is_dir === true),
+      ended.stdout,
+    );
+    assert.equal((await runCli(['files', 'watch', '/root/nope-not-here'], env)).code, 4, 'a missing directory: not found');
   });
 
   test('exec --stream prints output as it arrives and exits with the code; Ctrl-C interrupts the process in the VM', async () => {

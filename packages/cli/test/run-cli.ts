@@ -12,6 +12,8 @@ export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '.
 export interface CliResult {
   code: number | null;
   stdout: string;
+  /** stdout as the bytes it was (a file downloaded to "-"). */
+  stdoutBytes: Buffer;
   stderr: string;
   /** stdout parsed as JSON, when it is. */
   json: any;
@@ -63,13 +65,19 @@ export function startCli(
 ): { child: ChildProcess; done: Promise<CliResult>; stderrSoFar: () => string } {
   const child = spawn(command[0]!, [...command.slice(1), ...args], { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
+  const stdoutChunks: Buffer[] = [];
   let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stdout!.on('data', (c: Buffer) => {
+    stdoutChunks.push(c);
+    stdout += c.toString();
+  });
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdin!.end(input ?? '');
   const done = new Promise<CliResult>((resolve) => {
-    child.once('error', (error) => resolve({ code: null, stdout, stderr: `${stderr}cannot run ${command[0]}: ${error.message}`, json: undefined }));
-    child.once('close', (code) => resolve({ code, stdout, stderr, json: parse(stdout) }));
+    child.once('error', (error) =>
+      resolve({ code: null, stdout, stdoutBytes: Buffer.concat(stdoutChunks), stderr: `${stderr}cannot run ${command[0]}: ${error.message}`, json: undefined }),
+    );
+    child.once('close', (code) => resolve({ code, stdout, stdoutBytes: Buffer.concat(stdoutChunks), stderr, json: parse(stdout) }));
   });
   return { child, done, stderrSoFar: () => stderr };
 }

@@ -75,6 +75,7 @@ export type UploadResult = JsonResponse<'/upload', 'post'>;
 export type FileListing = Schemas['FileListing'];
 /** What is at a path in a VM: `type` file, directory, symlink or other; `mode` the permission bits; symlinks not followed. */
 export type FileEntry = Schemas['FileEntry'];
+export type FileWatchEvent = Schemas['FileWatchEvent'];
 export type DailyUsageList = Schemas['DailyUsageList'];
 export type AdminUserList = Schemas['AdminUserList'];
 export type AdminNodeList = Schemas['AdminNodeList'];

@@ -5,12 +5,14 @@ import type {
   ExecuteResult,
   ExecutionRecord,
   FileEntry,
+  FileWatchEvent,
   KillResult,
   SessionDetails,
   SessionInfo,
   SessionStatus,
   SessionUsage,
   UploadResult,
+  VmRecord,
 } from './api-types.ts';
 import type { ExecuteOptions } from './resources/execution.ts';
 import type { AsyncExecution, Executions } from './resources/executions.ts';
@@ -18,6 +20,7 @@ import type { FileToWrite, Files, MkdirOptions, RemoveOptions, RenameOptions, Up
 import { SessionError } from './errors.ts';
 import { SessionProcesses, type Processes } from './resources/processes.ts';
 import type { Sessions } from './resources/sessions.ts';
+import type { Vms } from './resources/vms.ts';
 import type { TerminalAttachOptions, TerminalConnection, TerminalCreateOptions, Terminals } from './resources/terminals.ts';
 
 /** The parts of the client a Session uses. */
@@ -27,6 +30,7 @@ export interface SessionContext {
   readonly files: Files;
   readonly processes: Processes;
   readonly terminals: Terminals;
+  readonly vms: Vms;
   execute(code: string, options?: ExecuteOptions & { sessionId?: string | null }): Promise<ExecuteResult>;
   executeAsync(code: string, options?: Omit<ExecuteOptions, 'throwOnError'> & { sessionId?: string | null }): Promise<AsyncExecution>;
 }
@@ -63,9 +67,19 @@ export class Session {
     return this.client.files.write(this.id, files, options);
   }
 
-  /** Reads a file from the VM. */
+  /** Reads a file from the VM, whole in memory (large files: `downloadStream`). */
   download(remotePath: string, options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
     return this.client.files.download(this.id, remotePath, options);
+  }
+
+  /** Reads a file from the VM as a stream, for any size (see `client.files.downloadStream`). */
+  downloadStream(remotePath: string, options: { signal?: AbortSignal } = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.client.files.downloadStream(this.id, remotePath, options);
+  }
+
+  /** Changes under a directory of the VM as they happen, until you leave the loop (see `client.files.watch`). */
+  watch(remotePath: string, options: { recursive?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<FileWatchEvent> {
+    return this.client.files.watch(this.id, remotePath, options);
   }
 
   /** What is at a path in the VM (type, size, mode, modified_at; symlinks not followed). Nothing there: NotFoundError. */
@@ -101,6 +115,19 @@ export class Session {
   /** Session and VM status: `vm_alive`, `vm_status`, `expires_in_seconds`… */
   status(): Promise<SessionStatus> {
     return this.client.sessions.status(this.id);
+  }
+
+  /**
+   * The session's current VM now ends `timeoutMs` from now, sooner or later than it would have (E2B's
+   * `setTimeout`; rounded up to whole seconds, at most 30 days); answers the VM's record with its new `expires_at`.
+   * A VM the session starts later gets the session's `vm_lifetime_seconds` again. No VM running: SessionError.
+   */
+  async setTimeout(timeoutMs: number): Promise<VmRecord> {
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${timeoutMs}`);
+    const status = await this.client.sessions.status(this.id);
+    if (!status.vm_id || !status.vm_alive)
+      throw new SessionError(`session ${this.id} has no running VM whose timeout could be set (run something in it first)`);
+    return this.client.vms.setLifetime(status.vm_id, Math.ceil(timeoutMs / 1000));
   }
 
   /** Settings, metadata, env names and the current VM. */

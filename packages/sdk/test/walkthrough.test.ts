@@ -6,6 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import { WebSocket } from 'ws';
@@ -65,6 +71,33 @@ describe('walk-through on real VMs', () => {
     await assert.rejects(session.download('/tmp/does-not-exist'), NotFoundError);
   });
 
+  test('a large file streams up from disk and back down to disk, byte-exact (neither side holds it whole)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-sdk-stream-'));
+    try {
+      // 48 MiB of random bytes, written in chunks (never whole in this process either).
+      const source = path.join(dir, 'big.bin');
+      const sent = createHash('sha256');
+      const out = fs.openSync(source, 'w');
+      for (let i = 0; i < 48; i++) {
+        const chunk = randomBytes(2 ** 20);
+        sent.update(chunk);
+        fs.writeSync(out, chunk);
+      }
+      fs.closeSync(out);
+      const uploaded = await session.upload(await fs.openAsBlob(source), '/root/big.bin');
+      assert.equal(uploaded.size, 48 * 2 ** 20);
+      const target = path.join(dir, 'back.bin');
+      await pipeline(Readable.fromWeb((await session.downloadStream('/root/big.bin')) as WebReadableStream<Uint8Array>), fs.createWriteStream(target));
+      const received = createHash('sha256');
+      await pipeline(fs.createReadStream(target), received);
+      assert.equal(received.digest('hex'), sent.digest('hex'));
+      await assert.rejects(session.downloadStream('/root/does-not-exist'), NotFoundError, 'a missing file rejects before any byte');
+      await session.remove('/root/big.bin');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('mkdir, stat, exists, rename and remove act on the VM; a missing path is a NotFoundError', async () => {
     assert.equal(await session.mkdir('tree/a/b'), true, 'made, with its parents');
     assert.equal(await session.mkdir('/root/tree/a/b'), false, 'already there');
@@ -103,6 +136,28 @@ describe('walk-through on real VMs', () => {
     assert.equal(await session.exists('tree'), false);
     assert.equal(await session.remove('tree'), false, 'nothing left to remove');
     await assert.rejects(session.stat('/root/tree'), NotFoundError);
+  });
+
+  test('watch: a loop over a directory sees create, write and remove, and leaving it ends the watch', async () => {
+    await session.mkdir('watched');
+    const seen: string[] = [];
+    const stop = new AbortController();
+    const watching = (async () => {
+      for await (const event of session.watch('watched', { recursive: true, signal: stop.signal })) {
+        seen.push(`${event.type} ${event.path ?? ''}`);
+        if (event.type === 'start') await session.execute('echo hi > /root/watched/note.txt && rm /root/watched/note.txt', { language: 'bash' });
+        if (event.type === 'remove') break;
+      }
+    })();
+    await watching;
+    stop.abort();
+    assert.deepEqual(
+      seen.filter((line) => !line.startsWith('write')),
+      ['start /root/watched', 'create /root/watched/note.txt', 'remove /root/watched/note.txt'],
+    );
+    assert.ok(seen.includes('write /root/watched/note.txt'), seen.join(', '));
+    await assert.rejects(session.watch('no-such-dir').next(), NotFoundError);
+    await session.remove('watched', { recursive: true });
   });
 
   test('processes: a run hands output over as it arrives; one in the background takes stdin, a signal, and is killed', async () => {
@@ -197,6 +252,13 @@ describe('walk-through on real VMs', () => {
     assert.equal(relifed.vm_id, status.vm_id);
     const expiresAt = Date.parse(relifed.expires_at!);
     assert.ok(expiresAt >= before + 3_600_000 && expiresAt <= Date.now() + 3_600_000, relifed.expires_at!);
+    // The same through the session, E2B's way (milliseconds, rounded up to seconds): two hours from now.
+    const again = Date.now();
+    const timedOut = await session.setTimeout(7_200_000 - 1);
+    assert.equal(timedOut.vm_id, status.vm_id);
+    const movedTo = Date.parse(timedOut.expires_at!);
+    assert.ok(movedTo >= again + 7_200_000 - 1000 && movedTo <= Date.now() + 7_200_000, timedOut.expires_at!);
+    await assert.rejects(session.setTimeout(0), RangeError);
   });
 
   test('a terminal: sized at creation, typed into, exits with its code', async () => {

@@ -14,7 +14,7 @@ from ._async.resources.browser import AsyncBrowserSession
 from ._async.resources.computer_use import AsyncDesktop
 from ._async.resources.executions import AsyncExecutionRun
 from ._async.session import AsyncSession
-from ._async._streams import AsyncEventStream, AsyncProcessEventStream
+from ._async._streams import AsyncEventStream, AsyncFileWatchStream, AsyncProcessEventStream
 from ._async._terminal import AsyncTerminalConnection
 from ._async.transport import AsyncTransport
 from ._pkce import PkcePair, code_challenge_of, create_pkce_pair
@@ -32,7 +32,7 @@ from ._sync.resources.computer_use import Desktop
 from ._sync.resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
 from ._sync.resources.executions import ExecutionRun
 from ._sync.session import Session
-from ._sync._streams import EventStream, ProcessEventStream
+from ._sync._streams import EventStream, FileWatchStream, ProcessEventStream
 from ._sync._terminal import TerminalConnection
 from ._sync.transport import Transport
 from ._version import VERSION
@@ -75,6 +75,8 @@ __all__ = [
     "AsyncEventStream",
     "ProcessEventStream",
     "AsyncProcessEventStream",
+    "FileWatchStream",
+    "AsyncFileWatchStream",
     "StreamedEvent",
     "BrowserSession",
     "AsyncBrowserSession",

@@ -735,6 +735,25 @@ class FileListing(TypedDict):
     truncated: bool
 
 
+class _FileWatchEventRequired(TypedDict):
+    # `start` first (the watch is in place: every later change is reported); then a change: `create` (also
+    # the new name of a rename), `write`, `remove`, `rename` (the old name), `chmod`; `overflow` when the
+    # guest dropped events (too many at once); `error` (a watch could not be added); `end` last when the
+    # watched directory was removed or moved away, or the watch failed
+    type: Literal["start", "create", "write", "remove", "rename", "chmod", "overflow", "error", "end"]
+
+
+class FileWatchEvent(_FileWatchEventRequired, total=False):
+    # The path changed (absolute); for `start` and `end` the watched directory
+    path: str
+    # The path is a directory
+    is_dir: bool
+    # `start`: the tree under the directory is watched
+    recursive: bool
+    # `error` and `end`: what happened
+    message: str
+
+
 class ProcessStartRequest(TypedDict, total=False):
     # A command line, run by `/bin/bash -c`. Exactly one of command and argv
     command: str
@@ -2990,6 +3009,7 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "POST /v1/sessions/{session_id}/files/mkdir": ("PostV1SessionsSessionIdFilesMkdirRequest", "PostV1SessionsSessionIdFilesMkdirResponse"),
     "POST /v1/sessions/{session_id}/files/rename": ("PostV1SessionsSessionIdFilesRenameRequest", "PostV1SessionsSessionIdFilesRenameResponse"),
     "POST /v1/sessions/{session_id}/files/write": ("PostV1SessionsSessionIdFilesWriteRequest", "PostV1SessionsSessionIdFilesWriteResponse"),
+    "GET /v1/sessions/{session_id}/files/watch": (None, None),
     "GET /v1/sessions/{session_id}/processes": (None, "GetV1SessionsSessionIdProcessesResponse"),
     "POST /v1/sessions/{session_id}/processes": ("PostV1SessionsSessionIdProcessesRequest", "PostV1SessionsSessionIdProcessesResponse"),
     "GET /v1/sessions/{session_id}/processes/{process_id}": (None, "GetV1SessionsSessionIdProcessesProcessIdResponse"),

@@ -1,5 +1,5 @@
 /**
- * sandbox files ls | stat | mkdir | rm | mv: look at and change the files of a session's VM in place
+ * sandbox files ls | stat | mkdir | rm | mv | watch: look at, change and watch the files of a session's VM in place
  * (`upload` and `download` copy files in and out). Paths are absolute, or relative to /root.
  */
 import path from 'node:path';
@@ -30,7 +30,9 @@ function describeEntry(entry: FileEntry): string {
 }
 
 export function registerFileVerbs(program: Command, context: (options: GlobalOptions) => Context): void {
-  const files = program.command('files').description('list, describe, make, remove and move files in the VM (`upload`/`download` copy files in and out)');
+  const files = program
+    .command('files')
+    .description('list, describe, make, remove, move and watch files in the VM (`upload`/`download` copy files in and out)');
 
   files
     .command('ls')
@@ -103,5 +105,34 @@ export function registerFileVerbs(program: Command, context: (options: GlobalOpt
       const ctx = context(command.optsWithGlobals());
       const entry = await ctx.client.files.rename(ctx.requireSession(options.session), from, to, { overwrite: Boolean(options.force) });
       ctx.out.result(entry, () => `Moved ${from} to ${entry.path}.`);
+    });
+
+  files
+    .command('watch')
+    .description('print changes under a directory of the VM as they happen, until Ctrl-C (--json: one JSON event per line)')
+    .argument('[path]', 'directory in the VM', '/root')
+    .option('-r, --recursive', 'watch the whole tree under the directory')
+    .option(SESSION_FLAGS, SESSION_HELP)
+    .action(async (remote: string, options: { recursive?: boolean; session?: string }, command: Command) => {
+      const ctx = context(command.optsWithGlobals());
+      const sessionId = ctx.requireSession(options.session);
+      // Ctrl-C ends the watch (the watcher in the VM stops with it) and exits 0: that is how a watch is meant to end.
+      const stop = new AbortController();
+      const onInterrupt = () => stop.abort();
+      process.on('SIGINT', onInterrupt);
+      try {
+        for await (const event of ctx.client.files.watch(sessionId, remote, { recursive: Boolean(options.recursive), signal: stop.signal })) {
+          if (ctx.out.json) process.stdout.write(`${JSON.stringify(event)}\n`);
+          else if (event.type === 'start') ctx.out.info(`Watching ${event.path}${event.recursive ? ' and everything under it' : ''} (Ctrl-C to stop).`);
+          else if (event.type === 'end') ctx.out.info(`The watch ended: ${event.message ?? 'the directory went'}.`);
+          else if (event.type === 'overflow') ctx.out.info('(the VM dropped events: too many changes at once)');
+          else if (event.type === 'error') ctx.out.info(`(${event.message ?? 'a watch could not be added'})`);
+          else process.stdout.write(`${event.type.padEnd(6)} ${event.path}${event.is_dir ? '/' : ''}\n`);
+        }
+      } catch (error) {
+        if (!stop.signal.aborted) throw error;
+      } finally {
+        process.off('SIGINT', onInterrupt);
+      }
     });
 }

@@ -7249,6 +7249,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/files/watch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Watch a directory in the VM
+         * @description Changes under a directory of the session's VM as they happen, until the client closes the stream: `Accept: text/event-stream` for Server-Sent Events, anything else for NDJSON (one FileWatchEvent per line; empty lines are keep-alives). The first event, `start`, says the watch is in place. With `recursive`, directories created later are watched too (what is already in them is reported as created). Starts the session's VM if it has none. A session holds at most 16 watches at once (429 beyond).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The directory: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes */
+                    path: string;
+                    /** @description Watch the whole tree under the directory */
+                    recursive?: boolean;
+                };
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The changes as they happen */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-ndjson": string;
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours, or nothing at the path */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The path is not a directory */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description The session holds the most watches it may at once */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/files/write": {
         parameters: {
             query?: never;
@@ -16026,6 +16118,22 @@ export interface components {
             path: string;
             /** @description More entries were left out (`limit`) */
             truncated: boolean;
+        };
+        /** FileWatchEvent */
+        FileWatchEvent: {
+            /** @description The path is a directory */
+            is_dir?: boolean;
+            /** @description `error` and `end`: what happened */
+            message?: string;
+            /** @description The path changed (absolute); for `start` and `end` the watched directory */
+            path?: string;
+            /** @description `start`: the tree under the directory is watched */
+            recursive?: boolean;
+            /**
+             * @description `start` first (the watch is in place: every later change is reported); then a change: `create` (also the new name of a rename), `write`, `remove`, `rename` (the old name), `chmod`; `overflow` when the guest dropped events (too many at once); `error` (a watch could not be added); `end` last when the watched directory was removed or moved away, or the watch failed
+             * @enum {string}
+             */
+            type: "start" | "create" | "write" | "remove" | "rename" | "chmod" | "overflow" | "error" | "end";
         };
         /** HTTPValidationError */
         HTTPValidationError: {

@@ -2,11 +2,15 @@
  * POST /upload and /download: files into and out of a session's VM; /v1/sessions/{id}/files…: list, stat, exists,
  * mkdir, remove and rename there (E2B's `files.list/getInfo/exists/makeDir/remove/rename`).
  */
-import type { FileEntry, FileListing, UploadResult } from '../api-types.ts';
+import type { FileEntry, FileListing, FileWatchEvent, UploadResult } from '../api-types.ts';
+import { NDJSON, ndjsonEvents } from '../ndjson.ts';
 import { encodeBase64 } from '../base64.ts';
 import type { Transport } from '../transport.ts';
 
-/** What can be uploaded: bytes, a Blob (in Node.js, `fs.openAsBlob(path)` streams a file), or text (UTF-8). */
+/**
+ * What can be uploaded: bytes, a Blob, or text (UTF-8). A Blob is sent as it is read: in Node.js `fs.openAsBlob(path)`
+ * uploads a file of any size without holding it in memory.
+ */
 export type UploadData = Uint8Array | ArrayBuffer | Blob | string;
 
 export interface UploadOptions {
@@ -93,15 +97,46 @@ export class Files {
     })) as UploadResult;
   }
 
-  /** The bytes of `remotePath` in the session's VM (streamed raw, not base64, for any size). */
+  /** The bytes of `remotePath` in the session's VM, whole in memory (sent raw, not base64). Large files: `downloadStream`. */
   async download(sessionId: string, remotePath: string, options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
-    return (await this.transport.request(
-      'POST',
-      '/download',
-      // No `kind`: a 404 here is usually a missing file, so it is a NotFoundError (the message says which).
-      { json: { filename: remotePath, session_id: sessionId }, headers: { accept: 'application/octet-stream' }, idempotent: true, ...options },
-      'bytes',
-    )) as Uint8Array;
+    return (await this.transport.request('POST', '/download', this.downloadRequest(sessionId, remotePath, options), 'bytes')) as Uint8Array;
+  }
+
+  /**
+   * The bytes of `remotePath` as a stream, for files of any size: neither the server nor this client holds the file
+   * whole. Errors (a missing file, another user's session) reject here, before any byte; aborting `signal` ends the
+   * stream. In Node.js, `pipeline(Readable.fromWeb(stream), fs.createWriteStream(path))` writes it to disk.
+   */
+  async downloadStream(sessionId: string, remotePath: string, options: { signal?: AbortSignal } = {}): Promise<ReadableStream<Uint8Array>> {
+    const response = (await this.transport.request('POST', '/download', this.downloadRequest(sessionId, remotePath, options), 'stream')) as Response;
+    return (response.body as ReadableStream<Uint8Array> | null) ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+  }
+
+  /**
+   * Changes under directory `remotePath` of the session's VM as they happen (E2B's `watchDir`): a `start` event once
+   * the watch is in place, then `create`, `write`, `remove`, `rename` (the old name; the new one comes as `create`),
+   * `chmod`, and `end` when the directory goes. With `recursive`, the whole tree under it. It lasts until you leave
+   * the loop (`break`) or abort `signal`. A missing path rejects with NotFoundError, a file with ConflictError.
+   */
+  async *watch(sessionId: string, remotePath: string, options: { recursive?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<FileWatchEvent> {
+    const response = (await this.transport.request(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(sessionId)}/files/watch`,
+      {
+        query: { path: remotePath, recursive: options.recursive },
+        headers: { accept: NDJSON },
+        // No `kind`: a 404 here is usually a missing directory, so it is a NotFoundError (the message says which).
+        timeout: 2 ** 31 - 1,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+      'stream',
+    )) as Response;
+    yield* ndjsonEvents<FileWatchEvent>(response);
+  }
+
+  private downloadRequest(sessionId: string, remotePath: string, options: { signal?: AbortSignal }) {
+    // No `kind`: a 404 here is usually a missing file, so it is a NotFoundError (the message says which).
+    return { json: { filename: remotePath, session_id: sessionId }, headers: { accept: 'application/octet-stream' }, idempotent: true, ...options };
   }
 
   /**

@@ -4,6 +4,7 @@
  * its stdin, send it signals, kill it. `run` starts a process and waits for its end, handing output to callbacks as
  * it arrives; aborting its signal kills the process.
  */
+import { NDJSON, ndjsonEvents } from '../ndjson.ts';
 import type { JsonBody, Schemas } from '../api-types.ts';
 import { encodeBase64 } from '../base64.ts';
 import type { Transport } from '../transport.ts';
@@ -72,32 +73,6 @@ export interface ProcessRunResult {
   stderr: string;
 }
 
-const NDJSON = 'application/x-ndjson';
-
-/** The JSON events of an NDJSON answer (empty lines are the server's keep-alives). */
-async function* ndjsonEvents(response: Response): AsyncGenerator<ProcessEvent> {
-  if (!response.body) return;
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline).trim();
-        buffer = buffer.slice(newline + 1);
-        if (line !== '') yield JSON.parse(line) as ProcessEvent;
-      }
-    }
-    if (buffer.trim() !== '') yield JSON.parse(buffer) as ProcessEvent;
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-}
-
 export class Processes {
   constructor(private readonly transport: Transport) {}
 
@@ -143,7 +118,7 @@ export class Processes {
     const onAbort = () => processId && void this.kill(sessionId, processId).catch(() => undefined);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      for await (const event of ndjsonEvents(response)) {
+      for await (const event of ndjsonEvents<ProcessEvent>(response)) {
         if (event.type === 'start' && event.process) {
           processId = event.process.process_id;
           options.onStart?.(event.process);
@@ -200,7 +175,7 @@ export class Processes {
       },
       'stream',
     )) as Response;
-    yield* ndjsonEvents(response);
+    yield* ndjsonEvents<ProcessEvent>(response);
   }
 
   /** Writes to the stdin of a process started with `stdin: true` (`eof`: then closes it). */

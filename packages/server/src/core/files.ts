@@ -13,6 +13,7 @@ import type { VmService } from './vms/index.ts';
 import type { Database } from '../store/database.ts';
 import type { FileStat } from '@sandboxd/agent/protocol';
 import type { GuestAgent } from './vm-engine.ts';
+import { watchDirectory, type WatchEvent, type WatchNotice } from './file-watch.ts';
 
 /** What is at `target`, or null when nothing is (any other failure throws). */
 async function statOrNull(agent: GuestAgent, target: string): Promise<FileStat | null> {
@@ -43,8 +44,13 @@ function moveFailureCode(message: string): 'NOT_FOUND' | 'CONFLICT' | 'BAD_REQUE
 
 /** A move across filesystems copies: a generous bound, as for a large upload. */
 const RENAME_TIMEOUT_MS = 10 * 60_000;
+/** Directory watches one session may hold open at once (each is a watcher process in its VM). */
+const MAX_WATCHES_PER_SESSION = 16;
 
 export class FileService {
+  /** Open watches per session, on this node. */
+  private readonly watches = new Map<string, number>();
+
   constructor(
     private readonly database: Database,
     private readonly sessions: SessionService,
@@ -247,6 +253,40 @@ export class FileService {
     const session = await this.sessions.getOwned(principal, sessionId);
     check();
     return (await this.vms.ensureVm(principal, session)).agent;
+  }
+
+  /**
+   * Watches directory `given` (with `recursive`, the tree under it) in the session's VM (`file-watch.ts`); resolves
+   * once the watch is in place. It lasts until `signal` aborts, the directory goes or the VM ends. NOT_FOUND when
+   * nothing is there, CONFLICT when it is not a directory, QUOTA_EXCEEDED past the watches a session may hold.
+   */
+  async watch(
+    principal: Principal,
+    sessionId: string,
+    given: string,
+    options: { recursive: boolean; signal: AbortSignal },
+  ): Promise<{ path: string; events: AsyncIterable<WatchEvent | WatchNotice> }> {
+    const { agent, target } = await this.reach(principal, sessionId, given);
+    const found = await agent.stat(target);
+    if (found.type !== 'directory') throw new AppError('CONFLICT', `${target} is not a directory`);
+    const held = this.watches.get(sessionId) ?? 0;
+    if (held >= MAX_WATCHES_PER_SESSION)
+      throw new AppError('QUOTA_EXCEEDED', `the session has ${held} watches open (at most ${MAX_WATCHES_PER_SESSION}): close one first`);
+    this.watches.set(sessionId, held + 1);
+    const release = () => {
+      const left = (this.watches.get(sessionId) ?? 1) - 1;
+      if (left > 0) this.watches.set(sessionId, left);
+      else this.watches.delete(sessionId);
+    };
+    try {
+      const events = await watchDirectory(agent, target, options);
+      if (options.signal.aborted) release();
+      else options.signal.addEventListener('abort', release, { once: true });
+      return { path: target, events };
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
 
   /** Opens `filename` in the session's VM for reading. */

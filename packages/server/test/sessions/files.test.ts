@@ -1,6 +1,6 @@
 /**
  * Files through HTTP against real VMs: uploads and downloads byte-exact (plain files, tar archives, raw streams,
- * limits), and the verbs on paths (stat, exists, mkdir, remove, rename) with their error cases.
+ * limits), the verbs on paths (stat, exists, mkdir, remove, rename) with their error cases, and directory watches.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -236,6 +236,114 @@ describe('files in and out of a VM', () => {
         [404, 404, 404, 404, 404],
       );
       assert.equal((await bash('cat /tmp/keep; test -e /tmp/intruder || echo no-intruder')).stdout, 'keep\nno-intruder\n');
+    });
+    /** Opens a watch; `next(predicate)` waits for the first event (after those already taken) that matches. */
+    const openWatch = async (query: string, key = apiKey) => {
+      const controller = new AbortController();
+      const response = await fetch(`${server.baseUrl}${files(`/watch?${query}`)}`, {
+        headers: { 'x-api-key': key, accept: 'application/x-ndjson' },
+        signal: controller.signal,
+      });
+      const events: any[] = [];
+      let wake: () => void = () => undefined;
+      let done = false;
+      const reading = (async () => {
+        if (!response.ok || !response.body) return;
+        let buffer = '';
+        try {
+          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+            buffer += Buffer.from(chunk).toString();
+            let newline: number;
+            while ((newline = buffer.indexOf('\n')) >= 0) {
+              const line = buffer.slice(0, newline).trim();
+              buffer = buffer.slice(newline + 1);
+              if (line) events.push(JSON.parse(line));
+              wake();
+            }
+          }
+        } catch {
+          // aborted by close()
+        } finally {
+          done = true;
+          wake();
+        }
+      })();
+      let taken = 0;
+      const next = async (what: string, predicate: (event: any) => boolean, timeoutMs = 30_000) => {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const at = events.findIndex((event, index) => index >= taken && predicate(event));
+          if (at >= 0) {
+            taken = at + 1;
+            return events[at];
+          }
+          if (done || Date.now() > deadline) assert.fail(`no ${what} event; the watch said ${JSON.stringify(events)}`);
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, 250);
+          });
+        }
+      };
+      const close = async () => {
+        controller.abort();
+        await reading;
+      };
+      return { response, events, next, close };
+    };
+
+    test('a watch reports create, write, rename, chmod and remove under a directory; recursive follows new directories', async () => {
+      await bash('rm -rf /tmp/watched && mkdir -p /tmp/watched/old-sub');
+      const flat = await openWatch('path=/tmp/watched');
+      assert.equal(flat.response.status, 200);
+      assert.match(flat.response.headers.get('content-type') ?? '', /application\/x-ndjson/);
+      assert.deepEqual(await flat.next('start', (e) => e.type === 'start'), { type: 'start', path: '/tmp/watched', recursive: false });
+      await bash('echo one > /tmp/watched/a.txt');
+      await flat.next('create', (e) => e.type === 'create' && e.path === '/tmp/watched/a.txt' && e.is_dir === false);
+      await flat.next('write', (e) => e.type === 'write' && e.path === '/tmp/watched/a.txt');
+      await bash('mv /tmp/watched/a.txt /tmp/watched/b.txt && chmod 600 /tmp/watched/b.txt && rm /tmp/watched/b.txt');
+      await flat.next('rename', (e) => e.type === 'rename' && e.path === '/tmp/watched/a.txt');
+      await flat.next('create (the new name)', (e) => e.type === 'create' && e.path === '/tmp/watched/b.txt');
+      await flat.next('chmod', (e) => e.type === 'chmod' && e.path === '/tmp/watched/b.txt');
+      await flat.next('remove', (e) => e.type === 'remove' && e.path === '/tmp/watched/b.txt');
+      // Not recursive: a change inside a subdirectory is not reported.
+      await bash('echo deep > /tmp/watched/old-sub/deep.txt && echo marker > /tmp/watched/marker.txt');
+      await flat.next('create of the marker', (e) => e.type === 'create' && e.path === '/tmp/watched/marker.txt');
+      assert.ok(!flat.events.some((e) => e.path === '/tmp/watched/old-sub/deep.txt'), 'nothing from a subdirectory');
+      await flat.close();
+
+      const deep = await openWatch('path=/tmp/watched&recursive=true', apiKey);
+      assert.equal((await deep.next('start', (e) => e.type === 'start')).recursive, true);
+      await bash('echo again >> /tmp/watched/old-sub/deep.txt');
+      await deep.next('write in an existing subdirectory', (e) => e.type === 'write' && e.path === '/tmp/watched/old-sub/deep.txt');
+      await bash('mkdir -p /tmp/watched/new/inner && echo x > /tmp/watched/new/inner/file.txt');
+      await deep.next('create of a new directory', (e) => e.type === 'create' && e.path === '/tmp/watched/new' && e.is_dir === true);
+      await deep.next('create in it', (e) => e.type === 'create' && e.path === '/tmp/watched/new/inner/file.txt');
+      await bash('echo later > /tmp/watched/new/inner/later.txt');
+      await deep.next('create in a directory made after the watch began', (e) => e.type === 'create' && e.path === '/tmp/watched/new/inner/later.txt');
+      // The directory itself goes: the watch says so and ends.
+      await bash('rm -rf /tmp/watched');
+      await deep.next('end', (e) => e.type === 'end' && e.path === '/tmp/watched');
+      await deep.close();
+      // Nothing is left watching in the VM once the streams are gone.
+      const deadline = Date.now() + 15_000;
+      let left = '';
+      do {
+        left = (await bash('pgrep -fc "inotify_[i]nit1" || true')).stdout.trim();
+        if (left === '0') break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      } while (Date.now() < deadline);
+      assert.equal(left, '0', 'no watcher process is left in the VM');
+    });
+
+    test("a watch of nothing is 404, of a file 409; another user's session 404", async () => {
+      await bash('echo f > /tmp/plain-file');
+      const missing = await call(server, 'GET', files('/watch?path=/tmp/no-such-dir'), { apiKey });
+      assert.equal(missing.status, 404, missing.text);
+      const file = await call(server, 'GET', files('/watch?path=/tmp/plain-file'), { apiKey });
+      assert.equal(file.status, 409, file.text);
+      const { apiKey: other } = await server.createUserWithKey('not-the-watcher', 'pro');
+      const foreign = await call(server, 'GET', files('/watch?path=/tmp'), { apiKey: other });
+      assert.equal(foreign.status, 404, foreign.text);
     });
   });
 });

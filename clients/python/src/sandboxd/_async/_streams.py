@@ -1,5 +1,5 @@
-"""The streamed answers of the asyncio client: the live event stream (``async for event in stream``) and a
-background process's output.
+"""The streamed answers of the asyncio client: the live event stream (``async for event in stream``), a
+background process's output and a directory watch.
 
 Hand-written: the lines are read by the sync client's streams (``_sync/_streams.py``) in one of the client's
 worker threads (the standard library has no asyncio HTTP client); ``aclose()`` shuts the connection, which ends a
@@ -13,11 +13,18 @@ import inspect
 from typing import Any, Awaitable, Callable, Generic, Optional, TypeVar, Union
 
 from .._http import StreamedResponse
-from ..models import ProcessEvent, ProcessInfo
+from ..models import FileWatchEvent, ProcessEvent, ProcessInfo
 from .._sse import StreamedEvent
-from .._sync._streams import EventStream, ProcessEventStream
+from .._sync._streams import EventStream, FileWatchStream, ProcessEventStream
 
-__all__ = ["AsyncEventStream", "StreamedEvent", "AsyncProcessEventStream", "OnOutput", "deliver"]
+__all__ = [
+    "AsyncEventStream",
+    "StreamedEvent",
+    "AsyncProcessEventStream",
+    "AsyncFileWatchStream",
+    "OnOutput",
+    "deliver",
+]
 
 #: Called with each piece of a process's output (text, as it arrives): a function or a coroutine function.
 OnOutput = Callable[[str], Union[None, Awaitable[None]]]
@@ -37,7 +44,7 @@ async def _next_of(transport: Any, read: Callable[[], Optional[T]], close: Calla
 
 
 class _AsyncStream(Generic[T]):
-    """What both streams share: the sync stream ``inner`` read in a worker thread, iteration, closing."""
+    """What the streams share: the sync stream ``inner`` read in a worker thread, iteration, closing."""
 
     def __init__(self, inner: Any, transport: Any) -> None:
         self._inner = inner
@@ -96,6 +103,19 @@ class AsyncProcessEventStream(_AsyncStream[ProcessEvent]):
     @property
     def process(self) -> Optional[ProcessInfo]:
         return self._inner.process
+
+
+class AsyncFileWatchStream(_AsyncStream[FileWatchEvent]):
+    """The changes under a directory of a session's VM (dicts, as ``sandboxd.models.FileWatchEvent`` says), read
+    from the NDJSON answer of a watch: ``start`` first (the watch is in place), then ``create``, ``write``,
+    ``remove``, ``rename``, ``chmod``, ``overflow`` and ``error`` events. It ends after ``end`` (the directory was
+    removed or moved away, or the watch failed), when the server ends the answer, or on ``aclose()``: the watch
+    lasts until then, so use it in an ``async with`` block, or close it (it holds a connection and, while
+    reading, a thread).
+    """
+
+    def __init__(self, response: StreamedResponse, transport: Any) -> None:
+        super().__init__(FileWatchStream(response), transport)
 
 
 async def deliver(callback: Optional[OnOutput], text: str) -> None:

@@ -17,7 +17,7 @@ from ..types import (
     UploadResult,
 )
 from .._multipart import UploadData
-from ._streams import AsyncProcessEventStream, OnOutput
+from ._streams import AsyncFileWatchStream, AsyncProcessEventStream, OnOutput
 from ._terminal import AsyncTerminalConnection, OnData
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
 from .resources.executions import AsyncExecutionRun
@@ -113,6 +113,12 @@ class AsyncSession:
     async def rename(self, old_path: str, new_path: str, *, overwrite: bool = False) -> FileEntry:
         """Moves a file or directory in the VM to ``new_path``; answers what is there then."""
         return await self._client.files.rename(self.id, old_path, new_path, overwrite=overwrite)
+
+    async def watch(self, remote_path: str, *, recursive: bool = False) -> AsyncFileWatchStream:
+        """Watches a directory in the VM (``recursive=True``: the tree under it): a stream of its changes, ``start``
+        first (the watch is in place), then ``create``, ``write``, ``remove``, ``rename``, ``chmod``… until it is
+        closed or the directory goes (``end``). Nothing there: NotFoundError; not a directory: SandboxdError 409."""
+        return await self._client.files.watch(self.id, remote_path, recursive=recursive)
 
     async def status(self) -> SessionStatus:
         """Session and VM status: ``vm_alive``, ``vm_status``, ``expires_in_seconds``…"""

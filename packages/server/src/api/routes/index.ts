@@ -30,6 +30,7 @@ import { registerExecutionRoutes } from './execution/index.ts';
 import { EXECUTION_SCHEMAS } from './execution/schemas.ts';
 import { registerFileRoutes } from './files/index.ts';
 import { FileEntry, FileListing } from './files/list.ts';
+import { FileWatchEvent } from './files/watch.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMcpRoutes } from './mcp/index.ts';
 import { registerProcessRoutes } from './processes/index.ts';
@@ -79,7 +80,7 @@ export const API_AREAS: readonly ApiArea[] = [
   { name: 'volumes', schemas: VOLUME_SCHEMAS, register: registerVolumeRoutes },
   { name: 'templates', schemas: TEMPLATE_SCHEMAS, register: registerTemplateRoutes },
   { name: 'execution', schemas: EXECUTION_SCHEMAS, register: registerExecutionRoutes },
-  { name: 'files', schemas: [FileEntry, FileListing], register: registerFileRoutes },
+  { name: 'files', schemas: [FileEntry, FileListing, FileWatchEvent], register: registerFileRoutes },
   { name: 'processes', schemas: PROCESS_SCHEMAS, register: registerProcessRoutes },
   { name: 'usage', schemas: [DailyUsageList], register: registerDailyUsage },
   { name: 'admin', schemas: ADMIN_SCHEMAS, register: registerAdminRoutes },

@@ -1,5 +1,6 @@
 """POST /upload and /download: files into and out of a session's VM; /v1/sessions/{id}/files...: list, stat, exists,
-mkdir, remove and rename there (E2B's ``files.list/get_info/exists/make_dir/remove/rename``)."""
+mkdir, remove and rename there (E2B's ``files.list/get_info/exists/make_dir/remove/rename``), and watch a directory
+for changes (NDJSON)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from ...models import FileEntry, FileListing
 from ...types import UploadResult
 from ..._http import defined
 from ..._multipart import UploadData, multipart_body
+from .._streams import AsyncFileWatchStream
 from ..transport import AsyncTransport
+
+NDJSON = "application/x-ndjson"
 
 
 class Files:
@@ -149,6 +153,30 @@ class Files:
             params={"session_id": session_id},
             json={"from": old_path, "to": new_path, "overwrite": overwrite},
         )
+
+    async def watch(self, session_id: str, remote_path: str, *, recursive: bool = False) -> AsyncFileWatchStream:
+        """Watches directory ``remote_path`` in the session's VM (relative to /root; starting the VM when the session
+        has none) and answers the stream of its changes as they happen: iterate it for events (dicts with
+        ``type``). ``start`` comes first: the watch is in place, every later change is reported. Then ``create``
+        (also the new name of a rename), ``write``, ``remove``, ``rename`` (the old name) and ``chmod``, each with
+        ``path`` (absolute) and ``is_dir``; ``overflow`` when the guest dropped events; ``error`` with ``message``.
+        ``recursive=True``: the whole tree under the directory, directories made later too (what is already in
+        them is reported as created).
+
+        The watch lasts until the stream is closed (use it as a context manager, ``async with``), the server ends
+        the answer, or the directory is removed or moved away (an ``end`` event, the last). Errors come from this
+        call, before any event: nothing at ``remote_path``, or no such session: NotFoundError; not a directory:
+        SandboxdError 409; the session holds the most watches it may at once (16): QuotaExceededError.
+        """
+        response = await self._transport.request(
+            "GET",
+            "/v1/sessions/{session_id}/files/watch",
+            params={"session_id": session_id},
+            query={"path": remote_path, "recursive": recursive},
+            headers={"accept": NDJSON},
+            response_type="stream",
+        )
+        return AsyncFileWatchStream(response, self._transport)
 
     async def download(self, session_id: str, remote_path: str) -> bytes:
         """The bytes of ``remote_path`` in the session's VM (asked for raw, not base64, for any size)."""

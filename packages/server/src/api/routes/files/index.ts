@@ -7,6 +7,7 @@ import { registerFileRemove } from './remove.ts';
 import { registerFileRename } from './rename.ts';
 import { registerFileStat } from './stat.ts';
 import { registerUpload } from './upload.ts';
+import { registerFileWatch } from './watch.ts';
 import { registerFileWrite } from './write.ts';
 
 export function registerFileRoutes(app: App, context: RouteContext): void {
@@ -19,4 +20,5 @@ export function registerFileRoutes(app: App, context: RouteContext): void {
   registerFileRemove(app, context);
   registerFileRename(app, context);
   registerFileWrite(app, context);
+  registerFileWatch(app, context);
 }

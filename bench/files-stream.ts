@@ -1,0 +1,143 @@
+/**
+ * Streaming benchmark (issue 33), through a real server process and the TypeScript SDK on a real VM:
+ * - a large file (1 GiB by default, BENCH_FILE_MIB) uploaded from disk (`fs.openAsBlob`) and downloaded back to
+ *   disk (`downloadStream`), byte-exact, with the time of each way and the peak resident memory of the client (this
+ *   process) and of the server process during each (their `VmHWM`, reset before each way through
+ *   `/proc/<pid>/clear_refs`, so the figure is the transfer's peak, not the start-up's);
+ * - the latency of a streamed line: a line written to the stdin of `cat` in the VM comes back on the process's
+ *   NDJSON output stream; the round trip (host → agent → process → agent → host) bounds the one-way time of a line
+ *   printed in the VM from above (the guest's and the host's clocks are not compared).
+ * `npm run bench:files` (root, a quiet host); ends with one JSON line.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { Sandboxd } from '../packages/sdk/src/index.ts';
+import { startServerProcess } from '../packages/server/test/helpers/processes.ts';
+import { percentile } from './first-result.ts';
+
+const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 1024);
+const LINES = Number(process.env.BENCH_LINES ?? 50);
+const log = (message: string) => process.stderr.write(`[bench:files] ${message}\n`);
+const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
+
+/** Peak resident memory of a process since its last reset, in bytes (`VmHWM`). */
+function peakRss(pid: number | 'self'): number {
+  const kib = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (!kib) throw new Error(`no VmHWM for process ${pid}`);
+  return Number(kib) * 1024;
+}
+
+/** Starts a new peak at the current resident size (Linux: "5" to clear_refs resets VmHWM). */
+function resetPeak(pid: number | 'self'): void {
+  fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+async function main(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-bench-files-'));
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-bench-files-local-'));
+  const server = await startServerProcess({
+    SANDBOXD_DATA_DIR: dataDir,
+    SANDBOXD_POOL_SIZE: '0',
+    SANDBOXD_WARM_VCPUS: '1',
+    SANDBOXD_UPLOAD_LIMIT_BYTES: String(Math.max(FILE_MIB * 2, 2048) * 2 ** 20),
+  });
+  const serverPid = server.process.pid!;
+  const client = new Sandboxd({ baseUrl: server.baseUrl, apiKey: fs.readFileSync(path.join(dataDir, 'admin-api-key'), 'utf8').trim() });
+  const results: Record<string, number> = { file_mib: FILE_MIB };
+  try {
+    log(`writing ${FILE_MIB} MiB of random bytes to ${scratch}`);
+    const source = path.join(scratch, 'source.bin');
+    const sent = createHash('sha256');
+    const out = fs.openSync(source, 'w');
+    for (let i = 0; i < FILE_MIB; i++) {
+      const chunk = randomBytes(2 ** 20);
+      sent.update(chunk);
+      fs.writeSync(out, chunk);
+    }
+    fs.closeSync(out);
+    const sentHash = sent.digest('hex');
+
+    log('starting a session (its VM is restored on the first call)');
+    const session = await client.sessions.create({ vcpuCount: 1 });
+    await session.execute('true', { language: 'bash', timeout: 180 });
+
+    resetPeak('self');
+    resetPeak(serverPid);
+    results.client_rss_before_mib = mib(peakRss('self'));
+    results.server_rss_before_mib = mib(peakRss(serverPid));
+    log(`upload of ${FILE_MIB} MiB`);
+    let started = performance.now();
+    const uploaded = await session.upload(await fs.openAsBlob(source), '/root/big.bin');
+    results.upload_s = Math.round(performance.now() - started) / 1000;
+    if (uploaded.size !== FILE_MIB * 2 ** 20) throw new Error(`uploaded ${uploaded.size} bytes, expected ${FILE_MIB * 2 ** 20}`);
+    results.upload_mib_per_s = Math.round(FILE_MIB / results.upload_s);
+    results.upload_client_peak_rss_mib = mib(peakRss('self'));
+    results.upload_server_peak_rss_mib = mib(peakRss(serverPid));
+
+    resetPeak('self');
+    resetPeak(serverPid);
+    log(`download of ${FILE_MIB} MiB`);
+    const target = path.join(scratch, 'back.bin');
+    started = performance.now();
+    await pipeline(Readable.fromWeb((await session.downloadStream('/root/big.bin')) as WebReadableStream<Uint8Array>), fs.createWriteStream(target));
+    results.download_s = Math.round(performance.now() - started) / 1000;
+    results.download_mib_per_s = Math.round(FILE_MIB / results.download_s);
+    results.download_client_peak_rss_mib = mib(peakRss('self'));
+    results.download_server_peak_rss_mib = mib(peakRss(serverPid));
+    const received = createHash('sha256');
+    await pipeline(fs.createReadStream(target), received);
+    if (received.digest('hex') !== sentHash) throw new Error('the file that came back differs from the one sent');
+    await session.remove('/root/big.bin');
+
+    log(`${LINES} lines through cat's stdin and back on its output stream`);
+    const cat = await session.processes.start(null, { argv: ['cat'], stdin: true });
+    const abort = new AbortController();
+    const arrivals: string[] = [];
+    let wake: (() => void) | undefined;
+    const reading = (async () => {
+      let pending = '';
+      for await (const event of session.processes.output(cat.process_id, { signal: abort.signal })) {
+        if (event.type !== 'stdout' || !event.data) continue;
+        pending += event.data;
+        let newline: number;
+        while ((newline = pending.indexOf('\n')) >= 0) {
+          arrivals.push(pending.slice(0, newline));
+          pending = pending.slice(newline + 1);
+          wake?.();
+        }
+      }
+    })().catch(() => undefined);
+    const roundTrips: number[] = [];
+    for (let i = 0; i < LINES; i++) {
+      const arrived = new Promise<void>((resolve) => (wake = resolve));
+      const sentAt = performance.now();
+      await session.processes.sendStdin(cat.process_id, `line ${i}\n`);
+      await arrived;
+      roundTrips.push(performance.now() - sentAt);
+      if (arrivals.at(-1) !== `line ${i}`) throw new Error(`expected "line ${i}", got ${JSON.stringify(arrivals.at(-1))}`);
+    }
+    abort.abort();
+    await reading;
+    await session.processes.kill(cat.process_id);
+    results.line_round_trip_p50_ms = Math.round(percentile(roundTrips, 50) * 10) / 10;
+    results.line_round_trip_p90_ms = Math.round(percentile(roundTrips, 90) * 10) / 10;
+    await session.kill();
+  } finally {
+    await server.stop();
+    fs.rmSync(scratch, { recursive: true, force: true });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  log(
+    `upload ${results.upload_s} s (${results.upload_mib_per_s} MiB/s; peak RSS client ${results.upload_client_peak_rss_mib} MiB, server ${results.upload_server_peak_rss_mib} MiB); ` +
+      `download ${results.download_s} s (${results.download_mib_per_s} MiB/s; client ${results.download_client_peak_rss_mib} MiB, server ${results.download_server_peak_rss_mib} MiB); ` +
+      `line round trip p50 ${results.line_round_trip_p50_ms} ms, p90 ${results.line_round_trip_p90_ms} ms`,
+  );
+  console.log(JSON.stringify(results));
+}
+
+await main();
