@@ -1,15 +1,16 @@
 /**
  * Streaming benchmark (issue 33), through a real server process and the TypeScript SDK on a real VM:
- * - a large file (1 GiB by default, BENCH_FILE_MIB) uploaded from disk (`fs.openAsBlob`) and downloaded back to
- *   disk (`downloadStream`), byte-exact, with the time of each way and the peak resident memory of the client (this
- *   process) and of the server process during each (their `VmHWM`, reset before each way through
- *   `/proc/<pid>/clear_refs`, so the figure is the transfer's peak, not the start-up's);
+ * - a large file (1 GiB by default, BENCH_FILE_MIB) made in the VM, downloaded to disk (`downloadStream`) and
+ *   uploaded back from disk (`fs.openAsBlob`), byte-exact (sha256 in the VM and here), with the time of each way and
+ *   the peak resident memory of the client (this process) and of the server process during each (their `VmHWM`,
+ *   reset before each way through `/proc/<pid>/clear_refs`, so the figure is the transfer's peak, not the
+ *   start-up's). The upload's client figure shows Node.js's fetch holding the request body (nodejs/undici#4058);
  * - the latency of a streamed line: a line written to the stdin of `cat` in the VM comes back on the process's
  *   NDJSON output stream; the round trip (host → agent → process → agent → host) bounds the one-way time of a line
  *   printed in the VM from above (the guest's and the host's clocks are not compared).
  * `npm run bench:files` (root, a quiet host); ends with one JSON line.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,49 +51,45 @@ async function main(): Promise<void> {
   const client = new Sandboxd({ baseUrl: server.baseUrl, apiKey: fs.readFileSync(path.join(dataDir, 'admin-api-key'), 'utf8').trim() });
   const results: Record<string, number> = { file_mib: FILE_MIB };
   try {
-    log(`writing ${FILE_MIB} MiB of random bytes to ${scratch}`);
-    const source = path.join(scratch, 'source.bin');
-    const sent = createHash('sha256');
-    const out = fs.openSync(source, 'w');
-    for (let i = 0; i < FILE_MIB; i++) {
-      const chunk = randomBytes(2 ** 20);
-      sent.update(chunk);
-      fs.writeSync(out, chunk);
-    }
-    fs.closeSync(out);
-    const sentHash = sent.digest('hex');
-
     log('starting a session (its VM is restored on the first call)');
     const session = await client.sessions.create({ vcpuCount: 1 });
-    await session.execute('true', { language: 'bash', timeout: 180 });
+    const inVm = async (command: string) => {
+      const result = await session.execute(command, { language: 'bash', timeout: 600 });
+      if (result.exit_code !== 0) throw new Error(`${command}: ${result.stderr}`);
+      return result.stdout.trim();
+    };
+    log(`the VM writes ${FILE_MIB} MiB of random bytes to /root/big.bin (not measured)`);
+    const madeHash = (await inVm(`head -c ${FILE_MIB}M /dev/urandom > /root/big.bin && sha256sum /root/big.bin`)).split(' ')[0];
 
+    // Download first: each way's peak is then its own (a process rarely gives memory back once it grew).
     resetPeak('self');
     resetPeak(serverPid);
     results.client_rss_before_mib = mib(peakRss('self'));
     results.server_rss_before_mib = mib(peakRss(serverPid));
-    log(`upload of ${FILE_MIB} MiB`);
+    log(`download of ${FILE_MIB} MiB to disk`);
+    const local = path.join(scratch, 'big.bin');
     let started = performance.now();
-    const uploaded = await session.upload(await fs.openAsBlob(source), '/root/big.bin');
-    results.upload_s = Math.round(performance.now() - started) / 1000;
-    if (uploaded.size !== FILE_MIB * 2 ** 20) throw new Error(`uploaded ${uploaded.size} bytes, expected ${FILE_MIB * 2 ** 20}`);
-    results.upload_mib_per_s = Math.round(FILE_MIB / results.upload_s);
-    results.upload_client_peak_rss_mib = mib(peakRss('self'));
-    results.upload_server_peak_rss_mib = mib(peakRss(serverPid));
-
-    resetPeak('self');
-    resetPeak(serverPid);
-    log(`download of ${FILE_MIB} MiB`);
-    const target = path.join(scratch, 'back.bin');
-    started = performance.now();
-    await pipeline(Readable.fromWeb((await session.downloadStream('/root/big.bin')) as WebReadableStream<Uint8Array>), fs.createWriteStream(target));
+    await pipeline(Readable.fromWeb((await session.downloadStream('/root/big.bin')) as WebReadableStream<Uint8Array>), fs.createWriteStream(local));
     results.download_s = Math.round(performance.now() - started) / 1000;
     results.download_mib_per_s = Math.round(FILE_MIB / results.download_s);
     results.download_client_peak_rss_mib = mib(peakRss('self'));
     results.download_server_peak_rss_mib = mib(peakRss(serverPid));
     const received = createHash('sha256');
-    await pipeline(fs.createReadStream(target), received);
-    if (received.digest('hex') !== sentHash) throw new Error('the file that came back differs from the one sent');
-    await session.remove('/root/big.bin');
+    await pipeline(fs.createReadStream(local), received);
+    if (received.digest('hex') !== madeHash) throw new Error('the file downloaded differs from the one in the VM');
+
+    resetPeak('self');
+    resetPeak(serverPid);
+    log(`upload of ${FILE_MIB} MiB from disk`);
+    started = performance.now();
+    const uploaded = await session.upload(await fs.openAsBlob(local), '/root/back.bin');
+    results.upload_s = Math.round(performance.now() - started) / 1000;
+    if (uploaded.size !== FILE_MIB * 2 ** 20) throw new Error(`uploaded ${uploaded.size} bytes, expected ${FILE_MIB * 2 ** 20}`);
+    results.upload_mib_per_s = Math.round(FILE_MIB / results.upload_s);
+    results.upload_client_peak_rss_mib = mib(peakRss('self'));
+    results.upload_server_peak_rss_mib = mib(peakRss(serverPid));
+    if ((await inVm('sha256sum /root/back.bin')).split(' ')[0] !== madeHash) throw new Error('the file uploaded differs from the one sent');
+    await inVm('rm -f /root/big.bin /root/back.bin');
 
     log(`${LINES} lines through cat's stdin and back on its output stream`);
     const cat = await session.processes.start(null, { argv: ['cat'], stdin: true });

@@ -71,7 +71,7 @@ describe('walk-through on real VMs', () => {
     await assert.rejects(session.download('/tmp/does-not-exist'), NotFoundError);
   });
 
-  test('a large file streams up from disk and back down to disk, byte-exact (neither side holds it whole)', async () => {
+  test('a large file goes up from disk and streams back down to disk, byte-exact', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandboxd-sdk-stream-'));
     try {
       // 48 MiB of random bytes, written in chunks (never whole in this process either).

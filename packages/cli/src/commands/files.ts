@@ -1,4 +1,4 @@
-/** sandbox upload / download: files (and directories, as tar archives) into and out of a session's VM, streamed. */
+/** sandbox upload / download: files (and directories, as tar archives) into and out of a session's VM. */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,10 +10,7 @@ import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
 
-/**
- * A gzip'd tar of a directory's contents, made by the system's tar into a temporary file (so that the upload
- * streams it from disk, whatever its size), and the removal of that file.
- */
+/** A gzip'd tar of a directory's contents, made by the system's tar into a temporary file, and its removal. */
 async function tarDirectory(dir: string): Promise<{ archive: Blob; remove: () => void }> {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-upload-'));
   const remove = () => fs.rmSync(scratch, { recursive: true, force: true });
@@ -46,7 +43,8 @@ export function registerFiles(program: Command, context: (options: GlobalOptions
       const stat = fs.statSync(local, { throwIfNoEntry: false });
       if (!stat) throw new UsageError(`no such file or directory: ${local}`);
       const spinner = ctx.out.spinner(`Uploading ${local}…`);
-      // Both are sent as they are read from disk (a Blob of a file): any size, bounded memory.
+      // Both are read from disk (a Blob of a file; a directory's archive in a temporary file). Node.js's fetch still
+      // holds the request body in memory until it is sent (nodejs/undici#4058); downloads stream.
       const tree = stat.isDirectory() ? await tarDirectory(local) : null;
       try {
         const result = tree

@@ -8,8 +8,9 @@ import { encodeBase64 } from '../base64.ts';
 import type { Transport } from '../transport.ts';
 
 /**
- * What can be uploaded: bytes, a Blob, or text (UTF-8). A Blob is sent as it is read: in Node.js `fs.openAsBlob(path)`
- * uploads a file of any size without holding it in memory.
+ * What can be uploaded: bytes, a Blob (in Node.js, `fs.openAsBlob(path)` reads a file), or text (UTF-8). Browsers send
+ * a Blob as they read it; Node.js's fetch holds a request body in memory until it is sent (nodejs/undici#4058), so
+ * there an upload takes about its size in memory for its duration.
  */
 export type UploadData = Uint8Array | ArrayBuffer | Blob | string;
 
