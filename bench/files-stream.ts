@@ -4,7 +4,7 @@
  *   uploaded back from disk (`fs.openAsBlob`), byte-exact (sha256 in the VM and here), with the time of each way and
  *   the peak resident memory of the client (this process) and of the server process during each (their `VmHWM`,
  *   reset before each way through `/proc/<pid>/clear_refs`, so the figure is the transfer's peak, not the
- *   start-up's). The upload's client figure shows Node.js's fetch holding the request body (nodejs/undici#4058);
+ *   start-up's);
  * - the latency of a streamed line: a line written to the stdin of `cat` in the VM comes back on the process's
  *   NDJSON output stream; the round trip (host → agent → process → agent → host) bounds the one-way time of a line
  *   printed in the VM from above (the guest's and the host's clocks are not compared).

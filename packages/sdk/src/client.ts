@@ -1,4 +1,5 @@
 /** The client: `new Sandboxd({ apiKey, baseUrl })`, with one property per area of the API. */
+import { nodeStreamFetch } from './node-request.ts';
 import type { ExecuteResult } from './api-types.ts';
 import { readEnv } from './env.ts';
 import { ApiKeys } from './resources/api-keys.ts';
@@ -128,6 +129,9 @@ export class Sandboxd {
       maxRetries: this.maxRetries,
       retryDelay: this.retryDelay,
       fetch: (input, init) => fetchImpl(input, init),
+      // With the runtime's own fetch in Node.js, large uploads go through node:http instead (`node-request.ts`); a
+      // fetch of the caller's is used for everything.
+      ...(options.fetch ? {} : { streamFetch: nodeStreamFetch() }),
       headers: options.headers ?? {},
     });
     this.executions = new Executions(this.transport);

@@ -9,6 +9,8 @@
  *   or a call marked idempotent). A POST /execute that may have run is never sent twice.
  * Never retried: time-outs of the client (the caller's budget is spent), 429 QUOTA_EXCEEDED, other 4xx, 500.
  */
+import type { StreamedBody } from './multipart.ts';
+import type { StreamFetch } from './node-request.ts';
 import { decodeBase64 } from './base64.ts';
 import type { HttpMethod, JsonBody, JsonResponse, PathParams, paths, QueryParams } from './api-types.ts';
 import { errorFor, NetworkError, SandboxdError, type ErrorFacts, type OperationKind, type ValidationIssue } from './errors.ts';
@@ -24,6 +26,8 @@ export interface TransportSettings {
   /** First back-off, milliseconds; doubles on each retry. */
   retryDelay: number;
   fetch: typeof fetch;
+  /** Sends a request whose body is a stream without holding it (`node-request.ts`); absent: such bodies are not streamed. */
+  streamFetch?: StreamFetch;
   headers: Record<string, string>;
 }
 
@@ -33,6 +37,8 @@ export interface RequestOptions {
   json?: unknown;
   /** A multipart body. */
   form?: FormData;
+  /** A body sent as it is read (a large upload: `multipart.ts`), through `streamFetch`; opened again for each attempt. */
+  stream?: StreamedBody;
   headers?: Record<string, string>;
   /** Decides the error class where the status alone does not (e.g. 404 on a session → SessionError). */
   kind?: OperationKind;
@@ -173,8 +179,14 @@ export class Transport {
 
     const headers = this.headersFor(options);
     let body: string | FormData | undefined;
+    let stream: ReadableStream<Uint8Array> | undefined;
     if (options.form) body = options.form;
-    else if (options.json !== undefined) {
+    else if (options.stream) {
+      if (!this.settings.streamFetch) throw new TypeError('this client cannot send a streamed body (Node.js with its own fetch only)');
+      stream = options.stream.open();
+      headers['content-type'] = options.stream.contentType;
+      headers['content-length'] = String(options.stream.length);
+    } else if (options.json !== undefined) {
       body = JSON.stringify(options.json);
       headers['content-type'] = 'application/json';
     }
@@ -182,7 +194,9 @@ export class Transport {
     try {
       let response: Response;
       try {
-        response = await this.settings.fetch(this.urlFor(path, options.query), { method, headers, body: body ?? null, signal: controller.signal });
+        response = stream
+          ? await this.settings.streamFetch!(this.urlFor(path, options.query), { method, headers, body: stream, signal: controller.signal })
+          : await this.settings.fetch(this.urlFor(path, options.query), { method, headers, body: body ?? null, signal: controller.signal });
       } catch (error) {
         if (options.signal?.aborted) return { ok: false, error: options.signal.reason ?? error, retryable: 'never' };
         if (timedOut) {

@@ -43,8 +43,8 @@ export function registerFiles(program: Command, context: (options: GlobalOptions
       const stat = fs.statSync(local, { throwIfNoEntry: false });
       if (!stat) throw new UsageError(`no such file or directory: ${local}`);
       const spinner = ctx.out.spinner(`Uploading ${local}…`);
-      // Both are read from disk (a Blob of a file; a directory's archive in a temporary file). Node.js's fetch still
-      // holds the request body in memory until it is sent (nodejs/undici#4058); downloads stream.
+      // Both are sent as they are read from disk (a Blob of a file; a directory's archive in a temporary file): any
+      // size in a few MiB of memory (the SDK streams large uploads itself, see its multipart.ts).
       const tree = stat.isDirectory() ? await tarDirectory(local) : null;
       try {
         const result = tree

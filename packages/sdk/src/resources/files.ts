@@ -3,16 +3,20 @@
  * mkdir, remove and rename there (E2B's `files.list/getInfo/exists/makeDir/remove/rename`).
  */
 import type { FileEntry, FileListing, FileWatchEvent, UploadResult } from '../api-types.ts';
+import { multipartBody } from '../multipart.ts';
 import { NDJSON, ndjsonEvents } from '../ndjson.ts';
 import { encodeBase64 } from '../base64.ts';
 import type { Transport } from '../transport.ts';
 
 /**
- * What can be uploaded: bytes, a Blob (in Node.js, `fs.openAsBlob(path)` reads a file), or text (UTF-8). Browsers send
- * a Blob as they read it; Node.js's fetch holds a request body in memory until it is sent (nodejs/undici#4058), so
- * there an upload takes about its size in memory for its duration.
+ * What can be uploaded: bytes, a Blob, or text (UTF-8). A Blob is sent as it is read: in Node.js `fs.openAsBlob(path)`
+ * uploads a file of any size in a few MiB of memory (above 4 MiB the client sends it through node:http, as Node's
+ * fetch would hold the whole body: nodejs/undici#4058); browsers stream a Blob themselves.
  */
 export type UploadData = Uint8Array | ArrayBuffer | Blob | string;
+
+/** Uploads above this size are streamed in Node.js (`multipart.ts`, `node-request.ts`); smaller ones go as FormData. */
+const STREAM_ABOVE_BYTES = 4 * 2 ** 20;
 
 export interface UploadOptions {
   /** Unpack `data` (a tar archive, gzip allowed) at `remotePath`. */
@@ -82,16 +86,26 @@ export class Files {
 
   /** Writes `data` to `remotePath` in the session's VM (absolute, or relative to /root; a trailing "/" keeps `filename`). */
   async upload(sessionId: string, data: UploadData, remotePath: string, options: UploadOptions = {}): Promise<UploadResult> {
-    const form = new FormData();
     // Fields before the file, so the server can stream the file straight into the VM.
-    form.append('session_id', sessionId);
-    form.append('remote_path', remotePath);
-    form.append('recursive', options.recursive ? 'true' : 'false');
+    const fields: [string, string][] = [
+      ['session_id', sessionId],
+      ['remote_path', remotePath],
+      ['recursive', options.recursive ? 'true' : 'false'],
+    ];
     const filename = options.filename ?? (remotePath.split('/').filter(Boolean).pop() || 'file');
-    form.append('file', toBlob(data), filename);
+    const blob = toBlob(data);
+    // In Node.js a large file goes as a stream of its own (fetch would hold a FormData whole), with time for it: at
+    // least 1 MiB/s on top of two minutes.
+    const streamed = this.transport.settings.streamFetch !== undefined && blob.size > STREAM_ABOVE_BYTES;
+    let form: FormData | undefined;
+    if (!streamed) {
+      form = new FormData();
+      for (const [name, value] of fields) form.append(name, value);
+      form.append('file', blob, filename);
+    }
     // Writing the same bytes to the same path twice changes nothing: safe to retry.
     return (await this.transport.request('POST', '/upload', {
-      form,
+      ...(form ? { form } : { stream: multipartBody(fields, { name: 'file', filename, blob }), timeout: 120_000 + Math.ceil(blob.size / 2 ** 20) * 1000 }),
       kind: 'session',
       idempotent: true,
       ...(options.signal ? { signal: options.signal } : {}),
