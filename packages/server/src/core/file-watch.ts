@@ -31,6 +31,13 @@ export type WatchNotice =
   /** The watched directory itself was removed or moved away: nothing more will come. */
   | { type: 'gone' };
 
+/** The change types the watcher reports; any other line is not one of its events. */
+const CHANGE_TYPES = new Set<WatchEvent['type']>(['create', 'write', 'remove', 'rename', 'chmod']);
+/** A watcher line longer than this is dropped (a path is at most 4096 bytes). */
+const MAX_LINE_CHARS = 64 * 1024;
+/** Events held for a reader slower than the guest's changes; beyond, one `overflow` stands for what was dropped. */
+const MAX_QUEUED = 10_000;
+
 const WATCHER = String.raw`
 import ctypes, ctypes.util, errno, json, os, struct, sys
 
@@ -147,13 +154,32 @@ export async function watchDirectory(
   });
   let pending = '';
   let stderr = '';
+  let dropped = false;
+  // What the watcher prints is the guest's to choose (a user may replace python3 in their VM): a line that is not
+  // one of its events is skipped, a line or a backlog past its bound is dropped, and nothing of it can throw here.
+  const push = (item: WatchEvent | WatchNotice) => {
+    if (queue.length < MAX_QUEUED) {
+      queue.push(item);
+      dropped = false;
+    } else if (!dropped) {
+      dropped = true;
+      queue.push({ type: 'overflow' });
+    }
+  };
   const onLine = (line: string) => {
-    if (line.trim() === '') return;
-    const event = JSON.parse(line) as { type: string; path?: string; is_dir?: boolean; message?: string };
+    let event: { type?: unknown; path?: unknown; is_dir?: unknown; message?: unknown };
+    try {
+      event = JSON.parse(line) as typeof event;
+    } catch {
+      return;
+    }
+    if (event === null || typeof event !== 'object') return;
     if (event.type === 'ready') ready?.();
-    else if (event.type === 'overflow' || event.type === 'gone') queue.push({ type: event.type });
-    else if (event.type === 'error') queue.push({ type: 'error', message: event.message ?? '' });
-    else queue.push({ type: event.type as WatchEvent['type'], path: event.path ?? '', isDir: event.is_dir === true });
+    else if (event.type === 'overflow' || event.type === 'gone') push({ type: event.type });
+    else if (event.type === 'error') push({ type: 'error', message: String(event.message ?? '') });
+    else if (CHANGE_TYPES.has(event.type as WatchEvent['type']) && typeof event.path === 'string')
+      push({ type: event.type as WatchEvent['type'], path: event.path, isDir: event.is_dir === true });
+    else return;
     wake?.();
   };
   const run = agent.exec(
@@ -166,6 +192,7 @@ export async function watchDirectory(
           onLine(pending.slice(0, newline));
           pending = pending.slice(newline + 1);
         }
+        if (pending.length > MAX_LINE_CHARS) pending = '';
       },
       onStderr: (chunk) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)),
     },
