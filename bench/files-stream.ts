@@ -7,7 +7,10 @@
  *   start-up's);
  * - the latency of a streamed line: a line written to the stdin of `cat` in the VM comes back on the process's
  *   NDJSON output stream; the round trip (host → agent → process → agent → host) bounds the one-way time of a line
- *   printed in the VM from above (the guest's and the host's clocks are not compared).
+ *   printed in the VM from above (the guest's and the host's clocks are not compared);
+ * - the latency of a directory watch: a directory made through the API (`mkdir`) is seen as a `create` event on a
+ *   watch of its parent; the time from sending the request to the event bounds the event's own delay from above,
+ *   beside the request's own round trip.
  * `npm run bench:files` (root, a quiet host); ends with one JSON line.
  */
 import { createHash } from 'node:crypto';
@@ -23,6 +26,7 @@ import { percentile } from './first-result.ts';
 
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 1024);
 const LINES = Number(process.env.BENCH_LINES ?? 50);
+const WATCH_CHANGES = Number(process.env.BENCH_WATCH_CHANGES ?? 30);
 const log = (message: string) => process.stderr.write(`[bench:files] ${message}\n`);
 const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
@@ -123,6 +127,40 @@ async function main(): Promise<void> {
     await session.processes.kill(cat.process_id);
     results.line_round_trip_p50_ms = Math.round(percentile(roundTrips, 50) * 10) / 10;
     results.line_round_trip_p90_ms = Math.round(percentile(roundTrips, 90) * 10) / 10;
+
+    log(`watch: ${WATCH_CHANGES} directories made through the API, each seen on a watch of their parent`);
+    await session.mkdir('/tmp/watched');
+    const watchAbort = new AbortController();
+    const created = new Map<string, number>();
+    let watchStarted: () => void = () => undefined;
+    const watchReady = new Promise<void>((resolve) => (watchStarted = resolve));
+    let onCreate: (() => void) | undefined;
+    const watching = (async () => {
+      for await (const event of session.watch('/tmp/watched', { signal: watchAbort.signal })) {
+        if (event.type === 'start') watchStarted();
+        if (event.type === 'create' && event.path) {
+          created.set(event.path, performance.now());
+          onCreate?.();
+        }
+      }
+    })().catch(() => undefined);
+    await watchReady;
+    const eventMs: number[] = [];
+    const callMs: number[] = [];
+    for (let i = 0; i < WATCH_CHANGES; i++) {
+      const target = `/tmp/watched/d${i}`;
+      const seen = new Promise<void>((resolve) => (onCreate = () => created.has(target) && resolve()));
+      const sentAt = performance.now();
+      await session.mkdir(target);
+      callMs.push(performance.now() - sentAt);
+      await seen;
+      eventMs.push(created.get(target)! - sentAt);
+    }
+    watchAbort.abort();
+    await watching;
+    results.watch_event_p50_ms = Math.round(percentile(eventMs, 50) * 10) / 10;
+    results.watch_event_p90_ms = Math.round(percentile(eventMs, 90) * 10) / 10;
+    results.watch_change_call_p50_ms = Math.round(percentile(callMs, 50) * 10) / 10;
     await session.kill();
   } finally {
     await server.stop();
@@ -132,7 +170,8 @@ async function main(): Promise<void> {
   log(
     `upload ${results.upload_s} s (${results.upload_mib_per_s} MiB/s; peak RSS client ${results.upload_client_peak_rss_mib} MiB, server ${results.upload_server_peak_rss_mib} MiB); ` +
       `download ${results.download_s} s (${results.download_mib_per_s} MiB/s; client ${results.download_client_peak_rss_mib} MiB, server ${results.download_server_peak_rss_mib} MiB); ` +
-      `line round trip p50 ${results.line_round_trip_p50_ms} ms, p90 ${results.line_round_trip_p90_ms} ms`,
+      `line round trip p50 ${results.line_round_trip_p50_ms} ms, p90 ${results.line_round_trip_p90_ms} ms; ` +
+      `watch event p50 ${results.watch_event_p50_ms} ms, p90 ${results.watch_event_p90_ms} ms after the change's request was sent (the request itself: ${results.watch_change_call_p50_ms} ms p50)`,
   );
   console.log(JSON.stringify(results));
 }

@@ -1,14 +1,16 @@
 """The README walk-through with the sync client, on a real server with real VMs: Python state between calls,
-bash exit codes, files in and out byte for byte, files made, described, moved and removed, a directory watched
-(its changes in order), background processes (output streamed, stdin, a signal, kill), an async run polled to
-completion, a terminal driven over its WebSocket, status and lists, a share, API keys, the error classes of
-404/409/422/429/401/403, and kill.
+rich results (a matplotlib figure as PNG, a DataFrame as HTML) and Python contexts, bash exit codes, files in and
+out byte for byte, files made, described, moved and removed, a directory watched (its changes in order),
+background processes (output streamed, stdin, a signal, kill), an async run polled to completion, a terminal
+driven over its WebSocket, status and lists, a share, API keys, the error classes of 404/409/422/429/401/403, and
+kill.
 
 Every answer is also checked against the TypedDicts of ``sandboxd.models`` (``assertShape``).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import threading
@@ -60,6 +62,36 @@ class WalkThrough(ShapeAssertions):
         self.assertEqual(result["status"], "completed")
         self.assertEqual(result["session_id"], self.session.id)
         self.assertEqual(result["vm_id"], self.vm_id, "the same VM")
+
+    def test_rich_results_and_python_contexts(self) -> None:
+        plot = self.session.execute(
+            'import matplotlib.pyplot as plt; import pandas as pd; plt.plot([1, 2]); pd.DataFrame({"a": [1]})',
+            timeout=120,
+        )
+        self.assertShape(plot, models.ExecuteResponse)
+        self.assertEqual((plot["status"], plot["exception"], plot["context_id"]), ("completed", None, "default"), plot)
+        figure, frame = plot["results"]  # the figure left open, then the last expression's value
+        self.assertEqual((figure["is_main_result"], frame["is_main_result"]), (False, True))
+        self.assertTrue(base64.b64decode(figure["png"]).startswith(b"\x89PNG"), figure.get("text"))
+        self.assertIn("<table", frame["html"])
+
+        ctx = self.session.create_context()
+        self.assertShape(ctx, models.ContextInfo)
+        self.assertTrue(ctx["id"].startswith("ctx_"), ctx)
+        self.session.execute("x = 1")
+        self.session.execute("x = 2", context_id=ctx["id"])
+        self.assertEqual(self.session.execute("print(x)")["stdout"], "1\n")
+        in_context = self.session.execute("print(x)", context_id=ctx["id"])
+        self.assertEqual((in_context["stdout"], in_context["context_id"]), ("2\n", ctx["id"]))
+        self.assertEqual([c["id"] for c in self.session.list_contexts()], ["default", ctx["id"]])
+        self.assertShape(self.session.restart_context(ctx["id"]), models.ContextInfo)
+        cleared = self.session.execute("x", context_id=ctx["id"])
+        self.assertEqual((cleared["exception"] or {}).get("name"), "NameError", cleared)
+        self.assertEqual(self.session.execute("print(x)")["stdout"], "1\n", "the default context goes on")
+        self.session.delete_context(ctx["id"])
+        with self.assertRaises(sandboxd.NotFoundError):
+            self.client.contexts.get(self.session.id, ctx["id"])
+        self.session.execute("x = 21")  # as setUpClass left it, for the tests that read it
 
     def test_bash_passes_its_exit_code_through(self) -> None:
         result = self.session.execute("echo out; echo err >&2; exit 3", language="bash")

@@ -7,6 +7,7 @@ import { registerDomains } from './commands/domains.ts';
 import { registerEgress } from './commands/egress.ts';
 import { registerExec } from './commands/exec.ts';
 import { registerProcesses } from './commands/processes.ts';
+import { registerContexts } from './commands/contexts.ts';
 import { registerFiles } from './commands/files.ts';
 import { registerFileVerbs } from './commands/file-verbs.ts';
 import { registerKeys } from './commands/keys.ts';
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
   registerCreate(program, context);
   registerExec(program, context);
   registerProcesses(program, context);
+  registerContexts(program, context);
   registerFiles(program, context);
   registerFileVerbs(program, context);
   registerSessionCommands(program, context);

@@ -1,5 +1,6 @@
 /**
- * The `sandbox` command on real VMs: exec with state across invocations, exit codes passed through,
+ * The `sandbox` command on real VMs: exec with state across invocations, exit codes passed through, rich results
+ * saved and Python contexts,
  * run FILE by extension, code from stdin, files in and out byte for byte (a directory too), files listed,
  * described, made, moved and removed in the VM, status, ls with a metadata filter, kill.
  * Needs the VM engine (QEMU; KVM when available).
@@ -115,6 +116,34 @@ describe('sandbox on real VMs', () => {
     const long = await runCli(['exec', '--timeout', '1', 'import time; time.sleep(3); print("late")'], env);
     assert.equal(long.code, 0, long.stderr);
     assert.equal(long.stdout, 'late\n');
+  });
+
+  test('exec --results-dir saves a plot as PNG; contexts create, exec --context, restart and rm', async () => {
+    const dir = path.join(home.home, 'results');
+    const plot = await runCli(['exec', '--timeout', '120', '--results-dir', dir, 'import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nprint("drawn")'], env);
+    assert.equal(plot.code, 0, plot.stderr);
+    assert.equal(plot.stdout, 'drawn\n');
+    const [saved] = fs.readdirSync(dir);
+    assert.match(saved!, /^execution-\d+-1\.png$/);
+    assert.deepEqual([...fs.readFileSync(path.join(dir, saved!)).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+    assert.match(plot.stderr, /result 1: saved .*\.png/);
+
+    const created = await runCli(['contexts', 'create', '--cwd', '/tmp'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const contextId = created.stdout.trim();
+    assert.match(contextId, /^ctx_/);
+    assert.equal((await runCli(['exec', '--context', contextId, 'import os\nwhere = os.getcwd()'], env)).code, 0);
+    assert.equal((await runCli(['exec', '--context', contextId, 'print(where)'], env)).stdout, '/tmp\n');
+    assert.match((await runCli(['exec', 'print(where)'], env)).stderr, /NameError/, 'the default context has its own variables');
+    const listed = await runCli(['--json', 'contexts'], env);
+    assert.deepEqual(
+      listed.json.map((c: { id: string }) => c.id),
+      ['default', contextId],
+    );
+    assert.equal((await runCli(['contexts', 'restart', contextId], env)).code, 0);
+    assert.match((await runCli(['exec', '--context', contextId, 'print(where)'], env)).stderr, /NameError/, 'restarted: its variables are gone');
+    assert.equal((await runCli(['contexts', 'rm', contextId], env)).code, 0);
+    assert.equal((await runCli(['exec', '--context', contextId, '1'], env)).code, 4, 'a deleted context is not found');
   });
 
   test('run FILE picks the language from the extension', async () => {

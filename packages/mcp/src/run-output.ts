@@ -27,13 +27,40 @@ export function runResult(outcome: RunResult, maxChars: number): CallToolResult 
     );
   }
   if (notes.length > 0) lines.push(`[truncated: ${notes.join('; ')}]`);
-  return textResult(lines.join('\n'), {
+  const images = richContent(outcome, lines);
+  const result = textResult(lines.join('\n'), {
     execution_id: outcome.execution_id,
     session_id: outcome.session_id,
     status: outcome.status,
     exit_code: outcome.exit_code,
     truncated: outcome.stdout_truncated || outcome.stderr_truncated || stdout.cut > 0 || stderr.cut > 0,
   });
+  result.content.push(...images);
+  return result;
+}
+
+/** Images a tool result carries at most (a model reads each; more are named in the text). */
+const MAX_IMAGES = 4;
+/** An image past this many base64 characters is named in the text instead of sent. */
+const MAX_IMAGE_CHARS = 2_000_000;
+
+/**
+ * A Python run's rich results for a model: plots and other images as image content (the model sees the chart),
+ * what `display()` showed and HTML tables named in the text (the last value is in stdout already).
+ */
+function richContent(outcome: RunResult, lines: string[]): CallToolResult['content'] {
+  const images: CallToolResult['content'] = [];
+  for (const [index, result] of (outcome.results ?? []).entries()) {
+    const image =
+      result.png !== undefined ? { data: result.png, mimeType: 'image/png' } : result.jpeg !== undefined ? { data: result.jpeg, mimeType: 'image/jpeg' } : null;
+    if (image && images.length < MAX_IMAGES && image.data.length <= MAX_IMAGE_CHARS) {
+      images.push({ type: 'image', ...image });
+      lines.push(`result ${index + 1}: an image (${image.mimeType}), attached`);
+    } else if (image)
+      lines.push(`result ${index + 1}: an image (${image.mimeType}) not attached (too many or too large); save it to a file in the sandbox to read it`);
+    else if (!result.is_main_result && result.text !== undefined) lines.push(`display: ${result.text}`);
+  }
+  return images;
 }
 
 function statusWord(status: string): string {

@@ -105,6 +105,16 @@ describe('MCP server over HTTP and stdio, on real VMs', () => {
     const failing = await call(overStdio, 'run_python', { session_id: sessionId, code: 'raise ValueError("boom")' });
     assert.notEqual(failing.isError, true, 'an exception is a result for the model to read, not a tool failure');
     assert.match(textOf(failing), /ValueError: boom/);
+    // A value that shows itself as an image (as a matplotlib figure does) comes back as image content.
+    const pictured = await call(overHttp, 'run_python', {
+      session_id: sessionId,
+      code: 'class Dot:\n    def _repr_png_(self): return b"\\x89PNG\\r\\n\\x1a\\n-dot"\nDot()',
+    });
+    const image = pictured.content.find((part) => part.type === 'image');
+    assert.ok(image && image.type === 'image', textOf(pictured));
+    assert.equal(image.mimeType, 'image/png');
+    assert.equal(Buffer.from(image.data, 'base64').toString('latin1'), '\x89PNG\r\n\x1a\n-dot');
+    assert.match(textOf(pictured), /result 1: an image \(image\/png\), attached/);
   });
 
   test('run_command reports stdout, stderr and a non-zero exit code; long output is cut and says so', async () => {

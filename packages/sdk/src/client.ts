@@ -19,6 +19,7 @@ import { Execution, type ExecuteOptions } from './resources/execution.ts';
 import { Executions, type AsyncExecution } from './resources/executions.ts';
 import { Files } from './resources/files.ts';
 import { Processes } from './resources/processes.ts';
+import { Contexts } from './resources/contexts.ts';
 import { Sandboxes } from './resources/sandboxes.ts';
 import { Sessions } from './resources/sessions.ts';
 import { Shares } from './resources/shares.ts';
@@ -73,6 +74,8 @@ export class Sandboxd {
   readonly files: Files;
   /** Background processes in sessions' VMs: start, follow output, stdin, signals, kill. */
   readonly processes: Processes;
+  /** Python contexts of sessions: interpreters of their own in a session's VM (`execute(code, { contextId })`). */
+  readonly contexts: Contexts;
   readonly sandboxes: Sandboxes;
   readonly vms: Vms;
   readonly snapshots: Snapshots;
@@ -138,6 +141,7 @@ export class Sandboxd {
     this.execution = new Execution(this.transport, this.executions);
     this.files = new Files(this.transport);
     this.processes = new Processes(this.transport);
+    this.contexts = new Contexts(this.transport);
     this.sessions = new Sessions(this.transport, this);
     this.sandboxes = new Sandboxes(this.transport);
     this.vms = new Vms(this.transport);

@@ -11,6 +11,8 @@ export { AsyncExecution, recordAsResult, type RunResult, type WaitOptions } from
 export { DEFAULT_EXECUTE_TIMEOUT_SECONDS, type ExecuteOptions, type Language } from './resources/execution.ts';
 export type { FileToWrite, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
 export { PROCESS_SIGNALS, Processes, SessionProcesses } from './resources/processes.ts';
+export { Contexts } from './resources/contexts.ts';
+export type { ContextCreateOptions, ContextInfo } from './resources/contexts.ts';
 export type { ProcessEvent, ProcessInfo, ProcessRunOptions, ProcessRunResult, ProcessSignal, ProcessStartOptions } from './resources/processes.ts';
 export type { SessionCreateOptions } from './resources/sessions.ts';
 export type { LifecycleHooksOptions, VmCreateOptions, VmVolumeMount } from './resources/vms.ts';

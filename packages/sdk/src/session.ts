@@ -19,6 +19,7 @@ import type { AsyncExecution, Executions } from './resources/executions.ts';
 import type { FileToWrite, Files, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
 import { SessionError } from './errors.ts';
 import { SessionProcesses, type Processes } from './resources/processes.ts';
+import type { ContextCreateOptions, ContextInfo, Contexts } from './resources/contexts.ts';
 import type { Sessions } from './resources/sessions.ts';
 import type { Vms } from './resources/vms.ts';
 import type { TerminalAttachOptions, TerminalConnection, TerminalCreateOptions, Terminals } from './resources/terminals.ts';
@@ -29,6 +30,7 @@ export interface SessionContext {
   readonly executions: Executions;
   readonly files: Files;
   readonly processes: Processes;
+  readonly contexts: Contexts;
   readonly terminals: Terminals;
   readonly vms: Vms;
   execute(code: string, options?: ExecuteOptions & { sessionId?: string | null }): Promise<ExecuteResult>;
@@ -110,6 +112,29 @@ export class Session {
   /** Background processes in the session's VM: `start`, `run` (output as it arrives), `output`, `sendStdin`, `signal`, `kill`. */
   get processes(): SessionProcesses {
     return new SessionProcesses(this.client.processes, this.id);
+  }
+
+  /**
+   * Makes a Python context: an interpreter of its own in the VM, with its own variables (E2B's
+   * `createCodeContext`). Run in it with `execute(code, { contextId: context.id })`.
+   */
+  createContext(options: ContextCreateOptions = {}): Promise<ContextInfo> {
+    return this.client.contexts.create(this.id, options);
+  }
+
+  /** The session's Python contexts, `default` first. */
+  listContexts(options: { signal?: AbortSignal } = {}): Promise<ContextInfo[]> {
+    return this.client.contexts.list(this.id, options);
+  }
+
+  /** Clears a context's state (its interpreter ends; the next run starts afresh); `default` too. */
+  restartContext(contextId: string, options: { signal?: AbortSignal } = {}): Promise<ContextInfo> {
+    return this.client.contexts.restart(this.id, contextId, options);
+  }
+
+  /** Deletes a context you made and ends its interpreter. */
+  deleteContext(contextId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    return this.client.contexts.delete(this.id, contextId, options);
   }
 
   /** Session and VM status: `vm_alive`, `vm_status`, `expires_in_seconds`… */

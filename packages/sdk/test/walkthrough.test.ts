@@ -1,5 +1,5 @@
 /**
- * The whole client on real VMs: a session, Python twice with state, a bash exit code, files in and out
+ * The whole client on real VMs: a session, Python twice with state, rich results and contexts, a bash exit code, files in and out
  * byte for byte, files made, described, moved and removed, background processes (streamed output, stdin, signals, kill), an async run waited for, status, lists with the metadata filter, a terminal driven over its
  * WebSocket, a public share, and kill.
  * Needs the VM engine (QEMU; KVM when available).
@@ -44,6 +44,75 @@ describe('walk-through on real VMs', () => {
     assert.equal(second.stdout, '42\n');
     assert.equal(second.status, 'completed');
     assert.equal(second.vm_id, first.vm_id, 'the same VM');
+  });
+
+  test('rich results: a matplotlib figure as PNG, a DataFrame as HTML, display(), the exception as a structure', async () => {
+    const plot = await session.execute(
+      [
+        'import matplotlib.pyplot as plt',
+        'import pandas as pd',
+        'plt.plot([1, 3, 2])',
+        'plt.title("three points")',
+        'display({"shown": True})',
+        'pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})',
+      ].join('\n'),
+      { timeout: 120 },
+    );
+    assert.equal(plot.status, 'completed', plot.stderr);
+    assert.deepEqual(
+      plot.results.map((r) => [r.is_main_result, Object.keys(r).sort().join(',')]),
+      [
+        [false, 'is_main_result,text'],
+        [false, 'is_main_result,png,text'],
+        [true, 'html,is_main_result,text'],
+      ],
+      'display() first, then the figure left open, then the last value',
+    );
+    assert.equal(plot.results[0]!.text, "{'shown': True}");
+    const png = Buffer.from(plot.results[1]!.png!, 'base64');
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG image');
+    assert.ok(png.length > 5_000, `a drawn plot, not an empty image (${png.length} bytes)`);
+    assert.match(plot.results[2]!.html!, /<table[^>]*class="dataframe"[\s\S]*<td>x<\/td>/);
+    assert.equal((await session.execute('import matplotlib.pyplot as plt\nlen(plt.get_fignums())')).stdout.trim(), '0', 'figures are closed once shown');
+
+    const failed = await session.execute('def f():\n    return 1 / 0\nf()');
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.exception?.name, 'ZeroDivisionError');
+    assert.equal(failed.exception?.value, 'division by zero');
+    assert.match(failed.exception!.traceback, /line 2, in f/);
+    assert.deepEqual(failed.results, []);
+    const record = await client.executions.get(plot.execution_id);
+    assert.deepEqual(record.results, plot.results, 'the record keeps the results');
+  });
+
+  test('two Python contexts keep separate variables; restart clears one; another session cannot use it', async () => {
+    const ctx = await session.createContext({ cwd: '/tmp' });
+    assert.match(ctx.id, /^ctx_/);
+    await session.execute('who = "default"');
+    await session.execute('who = "second"\nimport os', { contextId: ctx.id });
+    assert.equal((await session.execute('who')).stdout.trim(), "'default'");
+    const inContext = await session.execute('print(who, os.getcwd())', { contextId: ctx.id });
+    assert.equal(inContext.stdout.trim(), 'second /tmp');
+    assert.equal(inContext.context_id, ctx.id);
+    assert.deepEqual(
+      (await session.listContexts()).map((c) => c.id),
+      ['default', ctx.id],
+    );
+    await session.restartContext(ctx.id);
+    const cleared = await session.execute('who', { contextId: ctx.id });
+    assert.equal(cleared.exception?.name, 'NameError', 'the restarted context starts empty');
+    assert.equal((await session.execute('who')).stdout.trim(), "'default'", 'the default context goes on');
+    const other = await client.sessions.create();
+    // An execute's 404 is a SessionError (as the published clients read it), naming the context.
+    await assert.rejects(
+      other.execute('1', { contextId: ctx.id }),
+      /SessionError: context ctx_\w+ in session [\w-]+ not found/,
+      "a context is its session's only",
+    );
+    await other.kill().catch(() => {});
+    await session.deleteContext(ctx.id);
+    await assert.rejects(session.execute('1', { contextId: ctx.id }), SessionError);
+    await assert.rejects(session.restartContext(ctx.id), NotFoundError);
   });
 
   test('bash passes its exit code through; throwOnError makes it an ExecutionError', async () => {

@@ -326,6 +326,45 @@ export interface Execution {
   executionTime: number | null;
   /** CPU seconds used by the code. */
   cpuTime: number | null;
+  /** Python's rich results (display data, figures, the last value), in order; empty for commands. */
+  results: PythonRichResult[];
+  /** The exception a Python run ended with. */
+  exception: PythonException | null;
+  /** The extra Python context it ran in; null for the session's default one. */
+  contextId: string | null;
+}
+
+/** One rich result of a Python run: each format it shows itself in (images base64); `text` is always there. */
+export interface PythonRichResult {
+  text?: string;
+  html?: string;
+  markdown?: string;
+  svg?: string;
+  png?: string;
+  jpeg?: string;
+  pdf?: string;
+  latex?: string;
+  json?: unknown;
+  javascript?: string;
+  /** The cell's last expression's value (else a `display()` call or a figure left open). */
+  isMainResult: boolean;
+}
+
+/** An exception a Python run ended with. */
+export interface PythonException {
+  name: string;
+  value: string;
+  traceback: string;
+}
+
+/** A session's Python context: an interpreter of its own in the session's VM. */
+export interface PythonContext {
+  id: string;
+  userId: number;
+  sessionId: string;
+  /** Where its interpreter starts. */
+  cwd: string;
+  createdAt: string;
 }
 
 /** True for the values of a closed union (narrows text from outside, e.g. a query parameter). */

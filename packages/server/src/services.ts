@@ -37,6 +37,7 @@ import { createHttpSender } from './webhooks/http-sender.ts';
 import { ExecutionService } from './core/executions.ts';
 import { FileService } from './core/files.ts';
 import { ProcessService } from './core/processes.ts';
+import { PythonContextService } from './core/python-contexts.ts';
 import { PlanLimiter } from './core/limits.ts';
 import { SessionService } from './core/sessions.ts';
 import type { TemplateImage, VmEngine } from './core/vm-engine.ts';
@@ -204,6 +205,8 @@ export interface SandboxServices {
   /** Templates built from OCI images: build jobs, their logs, deletion. */
   templates: TemplateService;
   executions: ExecutionService;
+  /** A session's Python contexts (interpreters of their own in its VM). */
+  contexts: PythonContextService;
   files: FileService;
   /** Background processes in sessions' VMs (output kept for re-attaching, stdin, signals). */
   processes: ProcessService;
@@ -346,10 +349,17 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     postBuildTimeoutMs: config.templates.templatePostBuildTimeoutSeconds * 1000,
     maxBuildsPerUser: config.templates.templateMaxBuildsPerUser,
   });
-  const executions = new ExecutionService(database, sessions, vms, limiter, clock, events, {
-    outputLimitBytes: config.execution.executionOutputLimitBytes,
-    maxRunSeconds: config.execution.executionMaxSeconds,
-  });
+  const contexts = new PythonContextService(database, sessions, vms, clock);
+  const executions = new ExecutionService(
+    database,
+    sessions,
+    vms,
+    limiter,
+    clock,
+    events,
+    { outputLimitBytes: config.execution.executionOutputLimitBytes, maxRunSeconds: config.execution.executionMaxSeconds },
+    contexts,
+  );
   const appUrls = new AppUrls(config.server.publicUrl, config.domains.appDomain);
   const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.domains.shareLinkTtlSeconds, core.customDomainHosts);
   const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock, core.viewerTokens);
@@ -422,6 +432,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     volumes: new VolumeService(database, clock, events, engine, limiter, ownership),
     templates,
     executions,
+    contexts,
     files: new FileService(database, sessions, vms, clock, events),
     processes: new ProcessService(sessions, vms, clock),
     appUrls,

@@ -241,7 +241,9 @@ def attempt(settings: Settings, request: Request, abort: Optional[Abort] = None)
     keep_open = False
 
     def ended(error: BaseException, retryable: Retryable, what: str) -> Failure:
-        if abort.reason == "timeout":
+        # Once connected, the socket's own time limit is the attempt's: its time-out may come before the timer's
+        # thread has run, and is the same time-out (never retried: the request may have arrived).
+        if abort.reason == "timeout" or (what != "connect" and isinstance(error, socket.timeout)):
             message = f"{operation}: no {'complete ' if what == 'answer' else ''}answer within {timeout:g} s"
             return Failure(NetworkError(message, operation=operation, timed_out=True), "never")
         if abort.reason is not None:

@@ -664,7 +664,50 @@ class ExecuteCommandRequest(_ExecuteCommandRequestRequired, total=False):
     code: str
     # Omit to run in a new session (its id is in the answer)
     session_id: Optional[str]
+    # Python only: run in this context of the session (POST /v1/sessions/{session_id}/contexts), an
+    # interpreter with variables of its own; omit (or `default`) for the session's own interpreter
+    context_id: Optional[str]
     api_key: str
+
+
+class _RichResultRequired(TypedDict):
+    # True for the value of the code's last expression; false for `display()` calls and figures
+    is_main_result: bool
+
+
+class RichResult(_RichResultRequired, total=False):
+    """One rich result of a Python run, as a notebook shows it: each format the value shows itself in
+    (IPython's `_repr_*_` methods, which pandas, matplotlib and PIL implement). A run's results come in
+    the order they were made: what `display()` was given, then each matplotlib figure the code left open
+    (drawn as PNG, then closed: `plt.show()` is not needed), then the last expression's value. At most 8
+    MiB of results per run are kept; a result past that is replaced by a text note.
+    """
+    # `repr()` of the value (always there)
+    text: str
+    # HTML, e.g. a pandas DataFrame as a table
+    html: str
+    markdown: str
+    svg: str
+    # A PNG image, base64 (a matplotlib figure)
+    png: str
+    # A JPEG image, base64
+    jpeg: str
+    # A PDF, base64
+    pdf: str
+    latex: str
+    # JSON data (`_repr_json_`)
+    json: Any
+    javascript: str
+
+
+class PythonExceptionInfo(TypedDict):
+    """The exception a Python run ended with"""
+    # The exception class, e.g. `ZeroDivisionError`
+    name: str
+    # `str()` of the exception
+    value: str
+    # The traceback as Python prints it, without the interpreter's own frames
+    traceback: str
 
 
 class ExecuteResponse(TypedDict):
@@ -682,6 +725,12 @@ class ExecuteResponse(TypedDict):
     status: Literal["queued", "running", "completed", "failed", "timeout"]
     stdout_truncated: bool
     stderr_truncated: bool
+    # Python only: rich results (figures, tables, display data); empty for commands
+    results: List[RichResult]
+    # Python only: the exception the run ended with, else null
+    exception: Optional[PythonExceptionInfo]
+    # Python only: the context it ran in (`default`: the session's own interpreter)
+    context_id: str
 
 
 class TaskRecord(TypedDict):
@@ -710,6 +759,12 @@ class TaskRecord(TypedDict):
     created_at: str
     started_at: Optional[str]
     completed_at: Optional[str]
+    # Python only: rich results (figures, tables, display data); empty for commands
+    results: List[RichResult]
+    # Python only: the exception the run ended with, else null
+    exception: Optional[PythonExceptionInfo]
+    # Python only: the context it ran in (`default`: the session's own interpreter)
+    context_id: str
 
 
 class FileEntry(TypedDict):
@@ -824,6 +879,28 @@ class ProcessOutputPage(TypedDict):
     process: ProcessInfo
     # Pass as `after` to read what comes next
     next_after: int
+
+
+class ContextCreateRequest(TypedDict, total=False):
+    # Where the context's interpreter starts (default /root); a directory that is not there makes its
+    # first run fail: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once
+    # resolved, each name at most 255 bytes, without NUL bytes
+    cwd: str
+
+
+class ContextInfo(TypedDict):
+    # `default` for the session's own interpreter; `ctx_…` for one you made
+    id: str
+    session_id: str
+    language: Literal["python"]
+    # Where its interpreter starts
+    cwd: str
+    # Null for the default context
+    created_at: Optional[str]
+
+
+class ContextList(TypedDict):
+    contexts: List[ContextInfo]
 
 
 class DailyUsageListDaysItem(TypedDict):
@@ -1457,26 +1534,82 @@ class BrowserContentRequest(_BrowserContentRequestRequired, total=False):
 
 
 class BrowserContentResponseReadableContent(TypedDict):
-    """The page's readable text (scripts, styles and hidden elements left out), and its title"""
-    content: str
+    """The page's main text, cleaned of clutter when the page is an article (`extractor` says how it was
+    read)
+    """
+    # The article's title as Readability finds it (the page's title, less a site name); else the page's
+    # title
     title: str
-    # Characters of content
+    # The article's author line (`By Ada Lovelace`), from the page's metadata or its text; null when none
+    # is found
+    byline: Optional[str]
+    # The article's summary: the page's description metadata, else its first paragraph
+    excerpt: Optional[str]
+    # The site's name, from the page's metadata
+    site_name: Optional[str]
+    # When the article was published, as the page's metadata states it
+    published_time: Optional[str]
+    # The readable text: blocks on lines of their own, a blank line after paragraphs, headings and lists,
+    # no markup
+    content: str
+    # Words of `content` (runs of characters between spaces)
+    word_count: int
+    # Characters of `content`
     length: int
+    # `readability`: the page reads as an article and `content` is that article, as Mozilla's Readability
+    # (Firefox's Reader View) finds it: navigation, headers and footers, ads, cookie banners, comments and
+    # sidebars left out. `page_text`: the page is no article (a form, a list of links, an app) or
+    # Readability found none, and `content` is all of the page's visible text; byline, excerpt, site name
+    # and published time are then null
+    extractor: Literal["readability", "page_text"]
+
+
+class BrowserContentResponseInteractiveElementsItemPosition(TypedDict):
+    """The element's box as laid out when the page was read, in the coordinates of a `full_page` screenshot"""
+    # Left edge, CSS pixels from the left of the page
+    x: int
+    # Top edge, CSS pixels from the top of the page (not of the viewport: scrolling does not change it)
+    y: int
+    # CSS pixels
+    width: int
+    # CSS pixels
+    height: int
 
 
 class BrowserContentResponseInteractiveElementsItem(TypedDict):
-    # `link`, `button`, `input`, `textarea`, `select`, …
+    # `link`, `input`, else its ARIA role or its tag (`button`, `textarea`, `select`, …);
+    # `interactive_type` is finer
     type: str
+    # What the user does with it: `link`, `button` (also a submit, reset or image input), `input`,
+    # `checkbox`, `radio`, `textarea`, `select`, another ARIA role it has (`tab`, `menuitem`, …),
+    # `editable` (contenteditable) or `clickable` (an onclick handler)
+    interactive_type: str
+    # Its element name: `a`, `button`, `input`, …
+    tag: str
+    # Its text, else its value, aria-label or placeholder (at most 200 characters)
     text: str
+    # A CSS selector that finds it again (for click, fill, type)
     selector: str
-    # For inputs: name, type, placeholder, value; for links: href
+    # Those it has of name, type, placeholder, href, aria-label and role; the current value of a form
+    # field
     attributes: Dict[str, str]
+    # The element's box as laid out when the page was read, in the coordinates of a `full_page` screenshot
+    position: BrowserContentResponseInteractiveElementsItemPosition
 
 
 class BrowserContentResponseContentAnchorsItem(TypedDict):
+    # The block's or link's text, whitespace collapsed: its first 200 characters (`length` counts them
+    # all)
     text: str
+    # A CSS selector that finds the element again (for click, scroll, extract)
     selector: str
+    # A link's absolute URL; null for a text block
     href: Optional[str]
+    # Characters of the whole text
+    length: int
+    # `a` for a link; for a text block its element: `h1`–`h6`, `p`, `li`, `blockquote`, `pre`, `td`,
+    # `div`, …
+    tag: str
 
 
 class BrowserContentResponseUsageInfo(TypedDict):
@@ -1489,14 +1622,26 @@ class BrowserContentResponseUsageInfo(TypedDict):
 
 
 class BrowserContentResponse(TypedDict):
-    # The page's readable text (scripts, styles and hidden elements left out), and its title
+    # Always true (a failure is an error status)
+    success: bool
+    # The page's main text, cleaned of clutter when the page is an article (`extractor` says how it was
+    # read)
     readable_content: BrowserContentResponseReadableContent
+    # The visible links, buttons, form fields and other clickable elements, in document order (at most
+    # 200; empty when `include_interactive` is false)
     interactive_elements: List[BrowserContentResponseInteractiveElementsItem]
+    # Text mapped to selectors: the text blocks (headings, paragraphs, list items, …) and links of the
+    # readable part (the article, else the whole page) in document order, then the other links of the
+    # page, at most `max_anchors` (empty when `include_anchors` is false)
     content_anchors: List[BrowserContentResponseContentAnchorsItem]
-    # Seconds
+    # The page's title (`readable_content.title` is the article's)
+    title: str
+    url: str
+    # Seconds spent reading the page
+    extraction_time: float
+    # Seconds the interaction took, waiting for the session included
     execution_time: float
     session_id: str
-    url: str
     # What the session has used so far
     usage_info: BrowserContentResponseUsageInfo
 
@@ -2586,6 +2731,21 @@ class PostV1SessionsSessionIdProcessesProcessIdSignalRequest(TypedDict):
 PostV1SessionsSessionIdProcessesProcessIdSignalResponse = ProcessInfo
 
 
+GetV1SessionsSessionIdContextsResponse = ContextList
+
+
+PostV1SessionsSessionIdContextsRequest = ContextCreateRequest
+
+
+PostV1SessionsSessionIdContextsResponse = ContextInfo
+
+
+GetV1SessionsSessionIdContextsContextIdResponse = ContextInfo
+
+
+PostV1SessionsSessionIdContextsContextIdRestartResponse = ContextInfo
+
+
 GetV1UsageResponse = DailyUsageList
 
 
@@ -3017,6 +3177,11 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /v1/sessions/{session_id}/processes/{process_id}/output": (None, "GetV1SessionsSessionIdProcessesProcessIdOutputResponse"),
     "POST /v1/sessions/{session_id}/processes/{process_id}/stdin": ("PostV1SessionsSessionIdProcessesProcessIdStdinRequest", "PostV1SessionsSessionIdProcessesProcessIdStdinResponse"),
     "POST /v1/sessions/{session_id}/processes/{process_id}/signal": ("PostV1SessionsSessionIdProcessesProcessIdSignalRequest", "PostV1SessionsSessionIdProcessesProcessIdSignalResponse"),
+    "GET /v1/sessions/{session_id}/contexts": (None, "GetV1SessionsSessionIdContextsResponse"),
+    "POST /v1/sessions/{session_id}/contexts": ("PostV1SessionsSessionIdContextsRequest", "PostV1SessionsSessionIdContextsResponse"),
+    "GET /v1/sessions/{session_id}/contexts/{context_id}": (None, "GetV1SessionsSessionIdContextsContextIdResponse"),
+    "DELETE /v1/sessions/{session_id}/contexts/{context_id}": (None, None),
+    "POST /v1/sessions/{session_id}/contexts/{context_id}/restart": (None, "PostV1SessionsSessionIdContextsContextIdRestartResponse"),
     "GET /v1/usage": (None, "GetV1UsageResponse"),
     "GET /v1/admin/users": (None, "GetV1AdminUsersResponse"),
     "PATCH /v1/admin/users/{user_id}": ("PatchV1AdminUsersUserIdRequest", "PatchV1AdminUsersUserIdResponse"),

@@ -153,6 +153,30 @@ export interface PythonRunRequest {
    * warm a restored VM before it is handed out.
    */
   spare?: boolean;
+  /**
+   * (1.6, capability `python-results`) Where a context's interpreter works: applied (`os.chdir`) before this run
+   * only when the run starts the context's interpreter, so a context keeps its directory once it changed it.
+   */
+  cwd?: string;
+}
+
+/**
+ * (1.6, capability `python-results`) One rich result of a run, as a notebook shows it: each format the value
+ * shows itself in (IPython's `_repr_*_` protocol; binary formats base64). `text` is always there.
+ */
+export interface PythonRichResult {
+  text?: string;
+  html?: string;
+  markdown?: string;
+  svg?: string;
+  png?: string;
+  jpeg?: string;
+  pdf?: string;
+  latex?: string;
+  json?: unknown;
+  javascript?: string;
+  /** True for the cell's last expression's value; false for `display()` calls and the figures left open. */
+  isMainResult: boolean;
 }
 
 /** An exception raised by the code, as Jupyter reports it. */
@@ -171,6 +195,11 @@ export interface PythonRunResult {
   stderr: string;
   /** `repr()` of the last expression's value when the cell ends in an expression that is not None. */
   result: string | null;
+  /**
+   * (1.6) The run's rich results in the order they were made: `display()` calls, then the matplotlib figures the
+   * cell left open (closed afterwards), then the last expression's value. Absent from older agents.
+   */
+  results?: PythonRichResult[];
   error: PythonError | null;
   /** True when the deadline interrupted the code. */
   timedOut: boolean;

@@ -7,13 +7,15 @@
  * - Bump `minor` for additions an older peer can ignore: a new route, an optional field, a new frame type that
  *   is only sent when the peer asked for it.
  */
-export const PROTOCOL_VERSION = { major: 1, minor: 5 } as const;
+export const PROTOCOL_VERSION = { major: 1, minor: 6 } as const;
 
 // 1.3: route answer limits and the DEADLINE_EXCEEDED error (`routes.ts`, `errors.ts`); the hello's `bootId` is null
 // until the first restore, which also renews /etc/machine-id (`messages.ts`).
 // 1.4: `spare` runs of `POST /v1/python/run` (capability `python-spare`), to warm a VM before it is handed out.
 // 1.5: live captures: `POST /v1/snapshot/quiesce` and `/thaw` (capability `snapshot-quiesce`); a restore renews the
 // boot id too, unless `keepIdentity` (a resume) keeps machine id and boot id.
+// 1.6: rich Python results (`results` in python run answers) and a context's working directory (`cwd` in python run
+// requests), capability `python-results`.
 
 /** A protocol generation as carried by the handshake. */
 export interface ProtocolVersion {

@@ -27,8 +27,12 @@ export class KernelPool {
     if (this.options.prestart) this.replenish();
   }
 
-  /** Runs code in a context, creating its interpreter on first use; `signal` interrupts it. */
-  async run(contextId: string, code: string, timeoutMs?: number, signal?: AbortSignal): Promise<PythonRunResult> {
+  /**
+   * Runs code in a context, creating its interpreter on first use (which then starts in `cwd`, when given);
+   * `signal` interrupts it.
+   */
+  async run(contextId: string, code: string, options: { timeoutMs?: number; signal?: AbortSignal; cwd?: string } = {}): Promise<PythonRunResult> {
+    const { timeoutMs, signal, cwd } = options;
     let kernel = this.contexts.get(contextId);
     let fresh = false;
     if (!kernel?.alive) {
@@ -45,7 +49,7 @@ export class KernelPool {
       if (this.contexts.get(contextId) === kernel) this.contexts.delete(contextId);
       throw new AgentFailure('UNAVAILABLE', (error as Error).message);
     }
-    const result = await kernel.run(code, timeoutMs, signal);
+    const result = await kernel.run(code, { timeoutMs, signal, ...(fresh && cwd ? { cwd } : {}) });
     if (!kernel.alive && this.contexts.get(contextId) === kernel) this.contexts.delete(contextId);
     // Start the next spare only now: starting it alongside the first run would slow that run down.
     if (fresh && this.options.prestart && !this.spare) this.replenish();
@@ -66,7 +70,7 @@ export class KernelPool {
     } catch {
       return null;
     }
-    return spare.run(code, timeoutMs, undefined, true);
+    return spare.run(code, { timeoutMs, scratch: true });
   }
 
   /** Ends a context's interpreter; false if there was none. */

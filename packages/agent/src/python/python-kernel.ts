@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import type { PythonError, PythonRunResult } from '../protocol/messages.ts';
+import type { PythonError, PythonRichResult, PythonRunResult } from '../protocol/messages.ts';
 import type { UserCgroup } from '../exec/user-cgroups.ts';
 import { startUserProgram } from '../exec/user-program.ts';
 import { parseMeminfo } from '../system/proc-stats.ts';
@@ -34,10 +34,29 @@ const BACKGROUND_NICE = 19;
 
 type KernelMessage =
   | { type: 'ready'; pid: number }
-  | { type: 'result'; seq: number; result: string | null; error: PythonError | null; executionCount: number; cpuMs: number }
+  | {
+      type: 'result';
+      seq: number;
+      result: string | null;
+      results: PythonRichResult[];
+      error: PythonError | null;
+      executionCount: number;
+      cpuMs: number;
+    }
   | { type: 'reseeded'; seq: number };
 
-type KernelRequest = { type: 'run'; seq: number; code: string; scratch?: boolean } | { type: 'reseed'; seq: number };
+type KernelRequest = { type: 'run'; seq: number; code: string; scratch?: boolean; cwd?: string } | { type: 'reseed'; seq: number };
+
+/** How one run is made. */
+export interface KernelRunOptions {
+  timeoutMs?: number;
+  /** Interrupts the cell (or skips it while it waits in the queue). */
+  signal?: AbortSignal;
+  /** A namespace of its own, dropped afterwards and not counted: the interpreter's state stays as it was. */
+  scratch?: boolean;
+  /** Change to this directory first (a context's first run). */
+  cwd?: string;
+}
 
 /** A running interpreter. */
 export class PythonKernel {
@@ -123,13 +142,9 @@ export class PythonKernel {
     return !this.dead;
   }
 
-  /**
-   * Runs a cell after those queued before it. Never rejects once `ready` resolved. Aborting `signal`
-   * interrupts the cell (or skips it while it waits in the queue). A `scratch` cell runs in a namespace of
-   * its own that is dropped afterwards and is not counted: the interpreter's state stays as it was.
-   */
-  run(code: string, timeoutMs?: number, signal?: AbortSignal, scratch = false): Promise<PythonRunResult> {
-    return this.enqueue(() => this.runNow(code, timeoutMs, signal, scratch));
+  /** Runs a cell after those queued before it. Never rejects once `ready` resolved. */
+  run(code: string, options: KernelRunOptions = {}): Promise<PythonRunResult> {
+    return this.enqueue(() => this.runNow(code, options));
   }
 
   /** Reseeds the interpreter's random state (after a snapshot restore), after the cells queued before. */
@@ -189,7 +204,7 @@ export class PythonKernel {
     });
   }
 
-  private async runNow(code: string, timeoutMs: number | undefined, signal: AbortSignal | undefined, scratch: boolean): Promise<PythonRunResult> {
+  private async runNow(code: string, { timeoutMs, signal, scratch = false, cwd }: KernelRunOptions): Promise<PythonRunResult> {
     await this.ready;
     const started = performance.now();
     if (signal?.aborted) return failedRun('Cancelled', 'the host cancelled the run before it started', false, started);
@@ -207,7 +222,7 @@ export class PythonKernel {
             this.child.kill('SIGINT');
             escalation = setTimeout(() => this.kill(), this.options.interruptGraceMs);
           }, timeoutMs);
-    if (!this.dead) this.channel.send(scratch ? { type: 'run', seq, code, scratch } : { type: 'run', seq, code });
+    if (!this.dead) this.channel.send({ type: 'run', seq, code, ...(scratch ? { scratch } : {}), ...(cwd ? { cwd } : {}) });
     const interrupt = (): void => {
       this.child.kill('SIGINT');
     };
@@ -229,6 +244,7 @@ export class PythonKernel {
       stdout,
       stderr,
       result: outcome.result,
+      results: outcome.results ?? [],
       error: outcome.error,
       timedOut,
       kernelRestarted: false,
@@ -248,6 +264,7 @@ function failedRun(name: string, value: string, kernelRestarted: boolean, starte
     stdout: '',
     stderr: '',
     result: null,
+    results: [],
     error: { name, value, traceback: `${name}: ${value}\n` },
     timedOut: false,
     kernelRestarted,

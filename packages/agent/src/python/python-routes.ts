@@ -1,7 +1,7 @@
 /** `POST /v1/python/run` and `POST /v1/python/reset`: translate JSON to {@link KernelPool} calls. */
 import { AgentFailure } from '../http/agent-failure.ts';
 import { replyJson } from '../http/reply.ts';
-import { optionalBoolean, optionalInteger, readJsonBody, requireString } from '../http/request-body.ts';
+import { optionalBoolean, optionalInteger, optionalString, readJsonBody, requireString } from '../http/request-body.ts';
 import type { RouteRequest } from '../http/router.ts';
 import type { PythonResetResponse } from '../protocol/messages.ts';
 import type { KernelPool } from './kernel-pool.ts';
@@ -34,7 +34,9 @@ export function createPythonRunRoute(kernels: KernelPool) {
     stream.once('close', onClose);
     // A host that gave up while the body was read (its stream already closed) would get no 'close' any more.
     if (stream.closed || stream.destroyed) cancel.abort();
-    const result = await kernels.run(contextId, code, timeoutMs, cancel.signal);
+    const cwd = optionalString(body, 'cwd');
+    if (cwd !== undefined && !cwd.startsWith('/')) throw new AgentFailure('BAD_REQUEST', '"cwd" must be an absolute path');
+    const result = await kernels.run(contextId, code, { timeoutMs, signal: cancel.signal, ...(cwd ? { cwd } : {}) });
     stream.off('close', onClose);
     replyJson(stream, 200, result);
   };

@@ -20,6 +20,7 @@ export const CAPABILITIES = [
   'snapshot-prepare',
   'python-spare',
   'snapshot-quiesce',
+  'python-results',
 ];
 
 /** Builds the handler of `GET /v1/hello`. */

@@ -21,6 +21,41 @@ interface RunOptions {
   language: Language;
   timeout: number;
   stream?: boolean;
+  context?: string;
+  resultsDir?: string;
+}
+
+/** A rich result's binary formats and the file extension each is saved with. */
+const SAVED_FORMATS = [
+  ['png', 'png'],
+  ['jpeg', 'jpg'],
+  ['svg', 'svg'],
+  ['pdf', 'pdf'],
+  ['html', 'html'],
+] as const;
+
+/**
+ * Shows a Python run's rich results on a terminal: what `display()` showed as text goes to stdout (the last value
+ * is in stdout already); images, HTML and PDFs are saved under `--results-dir`, or named on stderr.
+ */
+function showResults(ctx: Context, outcome: RunResult, resultsDir: string | undefined): void {
+  outcome.results.forEach((result, index) => {
+    const saved: string[] = [];
+    for (const [format, extension] of SAVED_FORMATS) {
+      const data = result[format];
+      if (data === undefined) continue;
+      const bytes = format === 'svg' || format === 'html' ? Buffer.from(data, 'utf8') : Buffer.from(data, 'base64');
+      if (resultsDir) {
+        fs.mkdirSync(resultsDir, { recursive: true });
+        const file = path.join(resultsDir, `execution-${outcome.execution_id}-${index + 1}.${extension}`);
+        fs.writeFileSync(file, bytes);
+        saved.push(file);
+      } else saved.push(`${format} (${bytes.length} bytes)`);
+    }
+    if (!result.is_main_result && result.text !== undefined && saved.length === 0) process.stdout.write(`${result.text}\n`);
+    if (saved.length > 0)
+      ctx.out.info(resultsDir ? `result ${index + 1}: saved ${saved.join(', ')}` : `result ${index + 1}: ${saved.join(', ')} (--results-dir DIR saves it)`);
+  });
 }
 
 /** The exit code of `sandbox exec`: the command's, else 124 for a run killed at its deadline (as timeout(1)), else 1 for a failure. */
@@ -36,7 +71,12 @@ async function runCode(ctx: Context, code: string, options: RunOptions): Promise
   let outcome: RunResult;
   try {
     try {
-      outcome = await ctx.client.execute(code, { sessionId, language: options.language, timeout: options.timeout });
+      outcome = await ctx.client.execute(code, {
+        sessionId,
+        language: options.language,
+        timeout: options.timeout,
+        ...(options.context ? { contextId: options.context } : {}),
+      });
     } catch (error) {
       if (!(error instanceof ExecutionError && error.executionId !== undefined && error.status === 408)) throw error;
       // Still running: it goes on in the VM; follow its record.
@@ -55,6 +95,7 @@ async function runCode(ctx: Context, code: string, options: RunOptions): Promise
   } else {
     process.stdout.write(outcome.stdout);
     process.stderr.write(outcome.stderr);
+    showResults(ctx, outcome, options.resultsDir);
   }
   process.exitCode = exitCodeOf(outcome);
 }
@@ -73,6 +114,8 @@ export function registerExec(program: Command, context: (options: GlobalOptions)
     .option('-l, --language <language>', 'python, bash or node', languageOption, 'python' as Language)
     .option('-t, --timeout <seconds>', 'seconds to wait before following the run by polling (1 to 600)', integer('--timeout', 1, 600), 60)
     .option('--stream', 'run a bash command as a process and print its output as it arrives (Ctrl-C interrupts it in the VM)')
+    .option('--context <id>', 'Python: run in this context of the session (`sandbox contexts create`)')
+    .option('--results-dir <dir>', 'Python: save rich results (plots as PNG, tables as HTML) in this directory')
     .action(async (words: string[], options: RunOptions, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const code = words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
@@ -87,6 +130,7 @@ export function registerExec(program: Command, context: (options: GlobalOptions)
     .description('run a file in a session; the language comes from its extension (.py, .sh, .js)')
     .argument('<file>', 'local file to run')
     .option('-s, --session <id>', 'session to run in (default: the current one; none: a new session)')
+    .option('--results-dir <dir>', 'Python: save rich results (plots as PNG, tables as HTML) in this directory')
     .option('-t, --timeout <seconds>', 'seconds to wait before following the run by polling (1 to 600)', integer('--timeout', 1, 600), 60)
     .action(async (file: string, options: Omit<RunOptions, 'language'>, command: Command) => {
       const ctx = context(command.optsWithGlobals());

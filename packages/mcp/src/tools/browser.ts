@@ -156,7 +156,7 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
     {
       title: 'Read the page',
       description:
-        'The current page as text for you to read: its title, URL, readable text (scripts and hidden elements left out), its interactive elements (links, buttons, inputs) each with a selector to use with browser_click and browser_type, and links.',
+        'The current page as text for you to read: its title, URL, readable text (an article alone, without navigation, ads and banners; any other page as its visible text), its interactive elements (links, buttons, inputs) each with a selector to use with browser_click and browser_type, and links.',
       inputSchema: {
         browser_session_id: browserSessionId,
         include_interactive: z.boolean().default(true).describe('List the interactive elements with selectors (default true)'),
@@ -168,7 +168,8 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
       guarded(async () => {
         const page = await browser
           .session(args.browser_session_id)
-          .content({ includeInteractive: args.include_interactive, includeAnchors: args.include_links });
+          // Room for the page's links after the article's text blocks, which come first among the anchors.
+          .content({ includeInteractive: args.include_interactive, includeAnchors: args.include_links, maxAnchors: 300 });
         const parts = [`${page.readable_content.title || '(no title)'} — ${page.url}`, '', page.readable_content.content];
         if (args.include_interactive && page.interactive_elements.length > 0) {
           parts.push(
@@ -179,8 +180,9 @@ export function registerBrowserTools(server: McpServer, ctx: ToolContext): void 
             ),
           );
         }
-        if (args.include_links && page.content_anchors.length > 0)
-          parts.push('', 'Links:', ...page.content_anchors.map((a) => `- ${JSON.stringify(a.text)} ${a.href ?? ''}  (${a.selector})`));
+        // The anchors are text blocks and links; this list is the links.
+        const links = page.content_anchors.filter((a) => a.href !== null);
+        if (args.include_links && links.length > 0) parts.push('', 'Links:', ...links.map((a) => `- ${JSON.stringify(a.text)} ${a.href}  (${a.selector})`));
         const shown = capText(parts.join('\n'), ctx.maxOutputChars);
         return textResult(shown.text + (shown.cut > 0 ? `\n[truncated: ${shown.cut} characters of the page left out in the middle]` : ''));
       }),

@@ -34,7 +34,8 @@ export function registerExecutionTools(server: McpServer, ctx: ToolContext): voi
       title: 'Run Python',
       description:
         "Runs Python 3 code in the sandbox's persistent interpreter, like a notebook cell: variables, imports and functions defined in one call are there in the next. " +
-        'Returns what it printed (stdout, stderr with any traceback) and the exit code. Print the values you want to see; the last expression is not echoed. ' +
+        "Returns what it printed (stdout, stderr with any traceback), the last expression's value (as a notebook shows it) and the exit code; " +
+        'matplotlib figures the code leaves open come back as images (no plt.show() needed; numpy, pandas and matplotlib are installed). ' +
         'Use run_command for shell commands (pip install, ls, git).',
       inputSchema: {
         session_id: sessionId,

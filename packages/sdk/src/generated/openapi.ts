@@ -6515,6 +6515,415 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/contexts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Python contexts
+         * @description The session's contexts: `default` first, then the ones made, oldest first.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ContextList"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Make a Python context
+         * @description Makes a context in the session: a Python interpreter of its own in the session's VM, with variables and imports of its own, started in `cwd` with its first run (`context_id` on execute). Every session also has its `default` context, the interpreter an execute without `context_id` uses. A context lasts as long as its session; when the session's VM ends, the next run in it starts a fresh interpreter, as in the default one. At most 16 per session besides the default one (429).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ContextCreateRequest"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ContextInfo"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description The session has the most contexts it may */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/contexts/{context_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a Python context */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    context_id: string;
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ContextInfo"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours, or no such context in it */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a Python context
+         * @description Deletes a context you made and ends its interpreter. The `default` context cannot be deleted (409): restart it instead.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    context_id: string;
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours, or no such context in it */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The default context cannot be deleted */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/contexts/{context_id}/restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart a Python context
+         * @description Ends the context's interpreter: its variables and imports are gone, and its next run starts a fresh one (in its `cwd`). Works on `default` too. Other contexts and the VM go on.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    context_id: string;
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ContextInfo"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such session among yours, or no such context in it */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/egress": {
         parameters: {
             query?: never;
@@ -15070,31 +15479,80 @@ export interface components {
         };
         /** BrowserContentResponse */
         BrowserContentResponse: {
+            /** @description Text mapped to selectors: the text blocks (headings, paragraphs, list items, …) and links of the readable part (the article, else the whole page) in document order, then the other links of the page, at most `max_anchors` (empty when `include_anchors` is false) */
             content_anchors: {
+                /** @description A link's absolute URL; null for a text block */
                 href: string | null;
+                /** @description Characters of the whole text */
+                length: number;
+                /** @description A CSS selector that finds the element again (for click, scroll, extract) */
                 selector: string;
+                /** @description `a` for a link; for a text block its element: `h1`–`h6`, `p`, `li`, `blockquote`, `pre`, `td`, `div`, … */
+                tag: string;
+                /** @description The block's or link's text, whitespace collapsed: its first 200 characters (`length` counts them all) */
                 text: string;
             }[];
-            /** @description Seconds */
+            /** @description Seconds the interaction took, waiting for the session included */
             execution_time: number;
+            /** @description Seconds spent reading the page */
+            extraction_time: number;
+            /** @description The visible links, buttons, form fields and other clickable elements, in document order (at most 200; empty when `include_interactive` is false) */
             interactive_elements: {
-                /** @description For inputs: name, type, placeholder, value; for links: href */
+                /** @description Those it has of name, type, placeholder, href, aria-label and role; the current value of a form field */
                 attributes: {
                     [key: string]: string;
                 };
+                /** @description What the user does with it: `link`, `button` (also a submit, reset or image input), `input`, `checkbox`, `radio`, `textarea`, `select`, another ARIA role it has (`tab`, `menuitem`, …), `editable` (contenteditable) or `clickable` (an onclick handler) */
+                interactive_type: string;
+                /** @description The element's box as laid out when the page was read, in the coordinates of a `full_page` screenshot */
+                position: {
+                    /** @description CSS pixels */
+                    height: number;
+                    /** @description CSS pixels */
+                    width: number;
+                    /** @description Left edge, CSS pixels from the left of the page */
+                    x: number;
+                    /** @description Top edge, CSS pixels from the top of the page (not of the viewport: scrolling does not change it) */
+                    y: number;
+                };
+                /** @description A CSS selector that finds it again (for click, fill, type) */
                 selector: string;
+                /** @description Its element name: `a`, `button`, `input`, … */
+                tag: string;
+                /** @description Its text, else its value, aria-label or placeholder (at most 200 characters) */
                 text: string;
-                /** @description `link`, `button`, `input`, `textarea`, `select`, … */
+                /** @description `link`, `input`, else its ARIA role or its tag (`button`, `textarea`, `select`, …); `interactive_type` is finer */
                 type: string;
             }[];
-            /** @description The page's readable text (scripts, styles and hidden elements left out), and its title */
+            /** @description The page's main text, cleaned of clutter when the page is an article (`extractor` says how it was read) */
             readable_content: {
+                /** @description The article's author line (`By Ada Lovelace`), from the page's metadata or its text; null when none is found */
+                byline: string | null;
+                /** @description The readable text: blocks on lines of their own, a blank line after paragraphs, headings and lists, no markup */
                 content: string;
-                /** @description Characters of content */
+                /** @description The article's summary: the page's description metadata, else its first paragraph */
+                excerpt: string | null;
+                /**
+                 * @description `readability`: the page reads as an article and `content` is that article, as Mozilla's Readability (Firefox's Reader View) finds it: navigation, headers and footers, ads, cookie banners, comments and sidebars left out. `page_text`: the page is no article (a form, a list of links, an app) or Readability found none, and `content` is all of the page's visible text; byline, excerpt, site name and published time are then null
+                 * @enum {string}
+                 */
+                extractor: "readability" | "page_text";
+                /** @description Characters of `content` */
                 length: number;
+                /** @description When the article was published, as the page's metadata states it */
+                published_time: string | null;
+                /** @description The site's name, from the page's metadata */
+                site_name: string | null;
+                /** @description The article's title as Readability finds it (the page's title, less a site name); else the page's title */
                 title: string;
+                /** @description Words of `content` (runs of characters between spaces) */
+                word_count: number;
             };
             session_id: string;
+            /** @description Always true (a failure is an error status) */
+            success: boolean;
+            /** @description The page's title (`readable_content.title` is the article's) */
+            title: string;
             url: string;
             /** @description What the session has used so far */
             usage_info: {
@@ -15825,6 +16283,30 @@ export interface components {
             /** @description The same page with the user code filled in */
             verification_uri_complete: string;
         };
+        /** ContextCreateRequest */
+        ContextCreateRequest: {
+            /**
+             * Format: guest-path
+             * @description Where the context's interpreter starts (default /root); a directory that is not there makes its first run fail: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+             */
+            cwd?: string;
+        };
+        /** ContextInfo */
+        ContextInfo: {
+            /** @description Null for the default context */
+            created_at: string | null;
+            /** @description Where its interpreter starts */
+            cwd: string;
+            /** @description `default` for the session's own interpreter; `ctx_…` for one you made */
+            id: string;
+            /** @enum {string} */
+            language: "python";
+            session_id: string;
+        };
+        /** ContextList */
+        ContextList: {
+            contexts: components["schemas"]["ContextInfo"][];
+        };
         /** CustomDomain */
         CustomDomain: {
             /** Format: date-time */
@@ -16061,6 +16543,8 @@ export interface components {
             code?: string;
             /** @description A command (bash) or code; `code` is the same field for code */
             command?: string;
+            /** @description Python only: run in this context of the session (POST /v1/sessions/{session_id}/contexts), an interpreter with variables of its own; omit (or `default`) for the session's own interpreter */
+            context_id?: string | null;
             /**
              * @description python runs in the session's stateful interpreter (variables survive between calls); bash and node run a fresh process
              * @default python
@@ -16077,12 +16561,18 @@ export interface components {
         };
         /** ExecuteResponse */
         ExecuteResponse: {
+            /** @description Python only: the context it ran in (`default`: the session's own interpreter) */
+            context_id: string;
             /** @description CPU seconds used by the code */
             cpu_time: number | null;
+            /** @description Python only: the exception the run ended with, else null */
+            exception: components["schemas"]["PythonExceptionInfo"] | null;
             execution_id: number;
             /** @description Seconds */
             execution_time: number | null;
             exit_code: number | null;
+            /** @description Python only: rich results (figures, tables, display data); empty for commands */
+            results: components["schemas"]["RichResult"][];
             session_id: string;
             /**
              * @description completed, failed or timeout (queued and running only in task records)
@@ -16318,6 +16808,42 @@ export interface components {
             signal: string | null;
             status: "running" | "exited";
             vm_id: string;
+        };
+        /**
+         * PythonExceptionInfo
+         * @description The exception a Python run ended with
+         */
+        PythonExceptionInfo: {
+            /** @description The exception class, e.g. `ZeroDivisionError` */
+            name: string;
+            /** @description The traceback as Python prints it, without the interpreter's own frames */
+            traceback: string;
+            /** @description `str()` of the exception */
+            value: string;
+        };
+        /**
+         * RichResult
+         * @description One rich result of a Python run, as a notebook shows it: each format the value shows itself in (IPython's `_repr_*_` methods, which pandas, matplotlib and PIL implement). A run's results come in the order they were made: what `display()` was given, then each matplotlib figure the code left open (drawn as PNG, then closed: `plt.show()` is not needed), then the last expression's value. At most 8 MiB of results per run are kept; a result past that is replaced by a text note.
+         */
+        RichResult: {
+            /** @description HTML, e.g. a pandas DataFrame as a table */
+            html?: string;
+            /** @description True for the value of the code's last expression; false for `display()` calls and figures */
+            is_main_result: boolean;
+            javascript?: string;
+            /** @description A JPEG image, base64 */
+            jpeg?: string;
+            /** @description JSON data (`_repr_json_`) */
+            json?: unknown;
+            latex?: string;
+            markdown?: string;
+            /** @description A PDF, base64 */
+            pdf?: string;
+            /** @description A PNG image, base64 (a matplotlib figure) */
+            png?: string;
+            svg?: string;
+            /** @description `repr()` of the value (always there) */
+            text?: string;
         };
         /** SandboxInfo */
         SandboxInfo: {
@@ -16555,10 +17081,14 @@ export interface components {
             /** @description The code or command (first 64 KiB) */
             code: string;
             completed_at: string | null;
+            /** @description Python only: the context it ran in (`default`: the session's own interpreter) */
+            context_id: string;
             cpu_time: number | null;
             /** Format: date-time */
             created_at: string;
             error: string | null;
+            /** @description Python only: the exception the run ended with, else null */
+            exception: components["schemas"]["PythonExceptionInfo"] | null;
             execution_time: number | null;
             exit_code: number | null;
             id: number;
@@ -16567,6 +17097,8 @@ export interface components {
             language: "python" | "bash" | "node";
             /** @enum {string} */
             mode: "sync" | "async";
+            /** @description Python only: rich results (figures, tables, display data); empty for commands */
+            results: components["schemas"]["RichResult"][];
             serialized_stderr: string;
             serialized_stdout: string;
             session_id: string;

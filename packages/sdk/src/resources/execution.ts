@@ -16,6 +16,8 @@ export interface ExecuteOptions {
   timeout?: number;
   /** Throw ExecutionError when the run fails (non-zero exit code, Python exception, killed at its deadline). */
   throwOnError?: boolean;
+  /** Python only: run in this context of the session (`session.createContext()`); default: the session's own interpreter. */
+  contextId?: string;
   signal?: AbortSignal;
 }
 
@@ -31,6 +33,7 @@ function executeBody(code: string, sessionId: string | null, options: ExecuteOpt
     language,
     session_id: sessionId,
     timeout: options.timeout ?? DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+    ...(options.contextId ? { context_id: options.contextId } : {}),
   };
 }
 

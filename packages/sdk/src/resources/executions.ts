@@ -38,6 +38,9 @@ export function recordAsResult(record: ExecutionRecord): RunResult {
     execution_time: record.execution_time,
     cpu_time: record.cpu_time,
     error: record.error,
+    results: record.results,
+    exception: record.exception,
+    context_id: record.context_id,
   };
 }
 

@@ -13,6 +13,8 @@ export interface RunPythonOptions {
   signal?: AbortSignal;
   /** Run in the agent's spare interpreter, in a scratch namespace (`contextId` is then ignored): warms a VM. */
   spare?: boolean;
+  /** Where the context's interpreter starts, when this run starts it (agent 1.6). */
+  cwd?: string;
 }
 
 /** Default guest deadline of a Python run. */
@@ -23,7 +25,13 @@ export function runPython(session: AgentSession, options: RunPythonOptions): Pro
   const timeoutMs = options.timeoutMs ?? DEFAULT_PYTHON_TIMEOUT_MS;
   const call: CallOptions = { timeoutMs: timeoutMs + DEFAULT_TIMEOUTS_MS.guestDeadlineMargin };
   if (options.signal) call.signal = options.signal;
-  const body = { contextId: options.contextId, code: options.code, timeoutMs, ...(options.spare ? { spare: true } : {}) };
+  const body = {
+    contextId: options.contextId,
+    code: options.code,
+    timeoutMs,
+    ...(options.spare ? { spare: true } : {}),
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  };
   return session.json<PythonRunResult>('runPython', 'POST', ROUTES.pythonRun, body, call, 0, ANSWER_MAX_BYTES.pythonRun);
 }
 

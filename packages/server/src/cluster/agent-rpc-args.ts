@@ -39,6 +39,7 @@ const RunPython = Type.Object(
     code: Type.String(),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })),
     spare: Type.Optional(Type.Boolean()),
+    cwd: Type.Optional(GuestPath),
   },
   Closed,
 );
@@ -59,6 +60,7 @@ const PathOnly = Type.Object({ path: GuestPath }, Closed);
 export const AGENT_OPS = [
   'exec',
   'runPython',
+  'resetPython',
   'writeFile',
   'extractTar',
   'readFile',
@@ -81,6 +83,7 @@ export type AgentOp = (typeof AGENT_OPS)[number];
 export const AGENT_OP_ARGS = {
   exec: Exec,
   runPython: RunPython,
+  resetPython: Type.Object({ contextId: RunPython.properties.contextId }, Closed),
   writeFile: Type.Object({ path: GuestPath, options: Type.Object({ mode: Type.Optional(Mode) }, Closed) }, Closed),
   extractTar: Type.Object({ directory: GuestPath, options: Type.Object({ gzip: Type.Optional(Type.Boolean()) }, Closed) }, Closed),
   readFile: PathOnly,

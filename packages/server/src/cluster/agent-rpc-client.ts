@@ -186,6 +186,10 @@ export class RemoteGuestAgent implements GuestAgent {
     return this.unary<boolean>('remove', { path, options });
   }
 
+  resetPython(contextId: string) {
+    return this.unary<Awaited<ReturnType<GuestAgent['resetPython']>>>('resetPython', { contextId });
+  }
+
   usage() {
     return this.unary<Awaited<ReturnType<GuestAgent['usage']>>>('usage', null);
   }

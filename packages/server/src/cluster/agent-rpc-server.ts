@@ -20,6 +20,7 @@ interface OpArgs {
   id: string;
   cols: number;
   rows: number;
+  contextId: string;
 }
 
 /**
@@ -107,6 +108,8 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
       return answer(() => agent.mkdir(args.path, args.options));
     case 'remove':
       return answer(() => agent.remove(args.path, args.options));
+    case 'resetPython':
+      return answer(() => agent.resetPython(args.contextId));
     case 'usage':
       return answer(() => agent.usage());
     case 'openTunnel': {

@@ -17,6 +17,9 @@ import {
   type ExecutionMode,
   type Language,
   type PreStopHook,
+  type PythonContext,
+  type PythonException,
+  type PythonRichResult,
   type PreStopTrigger,
   type Session,
   type Vm,
@@ -28,6 +31,8 @@ import { pythonContextOf, type LiveVm, type VmService } from './vms/index.ts';
 import type { Database } from '../store/database.ts';
 import { findExecution, insertExecution, listExecutions, updateExecution, type NewExecution } from '../store/executions-store.ts';
 import { findSession } from '../store/sessions-store.ts';
+import type { PythonContextService } from './python-contexts.ts';
+import { agentContextId, pythonOutcome } from './python-runs.ts';
 
 export type { Language };
 
@@ -38,6 +43,8 @@ export interface ExecuteRequest {
   source: string;
   /** How long a sync call waits, seconds. */
   timeoutSeconds: number;
+  /** Python only: an extra context of the session (`POST /v1/sessions/{id}/contexts`); absent for its default one. */
+  contextId?: string | null;
 }
 
 export interface ExecutionSettings {
@@ -62,6 +69,8 @@ interface RunOutcome {
   stderr: BoundedOutput;
   executionTime: number;
   cpuTime: number | null;
+  results?: PythonRichResult[];
+  exception?: PythonException | null;
 }
 
 const SOURCE_LIMIT = 64 * 1024;
@@ -83,6 +92,7 @@ export class ExecutionService {
     private readonly clock: Clock,
     private readonly notifier: EventNotifier,
     private readonly settings: ExecutionSettings,
+    private readonly contexts: PythonContextService,
   ) {
     // Python runs in the session's interpreter (context: the session id, or for a clone its snapshot's), which a new
     // VM starts without the session's env: it gets it once per VM, as a ready step (core/vms/readiness.ts). Commands
@@ -112,6 +122,7 @@ export class ExecutionService {
     // The session and its VM are read once (one query) and resolved once: the admission, the record and the VM
     // acquisition all work from that (a warm execute makes five store round trips: test/vms/warm-execute-round-trips).
     const existing = request.sessionId ? await this.sessions.getOwnedWithVm(principal, request.sessionId) : null;
+    const context = await this.contexts.forExecute(principal, request.language, request.contextId, existing?.session ?? null);
     const { live, estimate, resolved } = await this.vms.admission(existing ?? this.sessions.specFor());
     if (mode === 'sync') assertReadyInTime(estimate, request.timeoutSeconds);
     const session = resolved?.session ?? (await this.sessions.create(principal));
@@ -127,13 +138,14 @@ export class ExecutionService {
         language: request.language,
         source: request.source,
         status: live ? 'running' : 'queued',
+        contextId: context?.id ?? null,
       }),
     );
     void this.sessions.noteActivity(session).catch(() => {});
     const vmReady = live ? Promise.resolve(live) : this.vms.ensureVm(principal, session, resolved ?? undefined);
     vmReady.catch(() => {}); // observed by run(); a sync caller also awaits it
     // The run owns its record from here on: it never rejects, every failure ends up in the record.
-    const run = this.run(session, record, request, vmReady, principal);
+    const run = this.run(session, record, request, context, vmReady, principal);
     const queue = estimate && !estimate.pooled ? { position: estimate.position, estimatedWaitSeconds: Math.ceil(estimate.waitMs / 1000) } : null;
     return { record, run, vmReady, queue };
   }
@@ -209,9 +221,16 @@ export class ExecutionService {
     return listExecutions(this.database.db, principal.userId, options.limit, options.offset, options.sessionId);
   }
 
-  private run(session: Session, record: Execution, request: ExecuteRequest, vmReady: Promise<LiveVm>, principal: Principal): Promise<RunResult> {
+  private run(
+    session: Session,
+    record: Execution,
+    request: ExecuteRequest,
+    context: PythonContext | null,
+    vmReady: Promise<LiveVm>,
+    principal: Principal,
+  ): Promise<RunResult> {
     const controller = new AbortController();
-    const done = this.runUntilCancelled(session, record, request, vmReady, principal, controller.signal);
+    const done = this.runUntilCancelled(session, record, request, context, vmReady, principal, controller.signal);
     this.cancellable.set(record.id, { controller, done });
     void done.finally(() => this.cancellable.delete(record.id));
     return done;
@@ -221,6 +240,7 @@ export class ExecutionService {
     session: Session,
     record: Execution,
     request: ExecuteRequest,
+    context: PythonContext | null,
     vmReady: Promise<LiveVm>,
     principal: Principal,
     cancelled: AbortSignal,
@@ -239,7 +259,7 @@ export class ExecutionService {
       const deadlineMs = Math.max(1000, Math.min(this.settings.maxRunSeconds * 1000, remainingMs));
       outcome =
         request.language === 'python'
-          ? await this.runPython(live.agent, pythonContextOf(live.vm) ?? session.id, request.source, deadlineMs, cancelled)
+          ? await this.runPython(live.agent, pythonContextOf(live.vm) ?? session.id, context, request.source, deadlineMs, cancelled)
           : await this.runCommand(live.agent, request, session.env, deadlineMs, cancelled);
       if (cancelled.aborted) throw new AppError('CONFLICT', CANCELLED_ERROR);
     } catch (thrown) {
@@ -263,26 +283,17 @@ export class ExecutionService {
     return { execution: await this.finish(principal.userId, record, vmId, outcome), agentError };
   }
 
-  private async runPython(agent: GuestAgent, contextId: string, code: string, deadlineMs: number, cancelled?: AbortSignal): Promise<RunOutcome> {
-    const result = await agent.runPython({ contextId, code, timeoutMs: deadlineMs }, cancelled);
-    const stdout = new BoundedOutput(this.settings.outputLimitBytes);
-    const stderr = new BoundedOutput(this.settings.outputLimitBytes);
-    stdout.pushText(result.stdout);
-    // A notebook shows the value of the last expression; so does the output here.
-    if (result.result !== null && result.result !== undefined)
-      stdout.pushText(result.stdout === '' || result.stdout.endsWith('\n') ? `${result.result}\n` : `\n${result.result}\n`);
-    stderr.pushText(result.stderr);
-    if (result.error) stderr.pushText(result.error.traceback.endsWith('\n') ? result.error.traceback : `${result.error.traceback}\n`);
-    const status = result.timedOut ? 'timeout' : result.error ? 'failed' : 'completed';
-    return {
-      status,
-      exitCode: result.error || result.timedOut ? 1 : 0,
-      error: result.timedOut ? `interrupted after ${Math.round(deadlineMs / 1000)} s` : result.error ? `${result.error.name}: ${result.error.value}` : null,
-      stdout,
-      stderr,
-      executionTime: result.durationMs / 1000,
-      cpuTime: result.cpuMs === null ? null : result.cpuMs / 1000,
-    };
+  private async runPython(
+    agent: GuestAgent,
+    base: string,
+    context: PythonContext | null,
+    code: string,
+    deadlineMs: number,
+    cancelled?: AbortSignal,
+  ): Promise<RunOutcome> {
+    const contextId = agentContextId(base, context);
+    const result = await agent.runPython({ contextId, code, timeoutMs: deadlineMs, ...(context ? { cwd: context.cwd } : {}) }, cancelled);
+    return pythonOutcome(result, this.settings.outputLimitBytes, deadlineMs);
   }
 
   private async runCommand(
@@ -305,7 +316,9 @@ export class ExecutionService {
   }
 
   /** A record about to run (queued) or running: nothing out yet, the source cut to what is kept. */
-  private newRecord(fields: Pick<NewExecution, 'userId' | 'sessionId' | 'vmId' | 'mode' | 'trigger' | 'language' | 'source' | 'status'>): NewExecution {
+  private newRecord(
+    fields: Pick<NewExecution, 'userId' | 'sessionId' | 'vmId' | 'mode' | 'trigger' | 'language' | 'source' | 'status'> & { contextId?: string | null },
+  ): NewExecution {
     const now = this.clock.now().toISOString();
     return {
       ...fields,
@@ -322,6 +335,9 @@ export class ExecutionService {
       completedAt: null,
       executionTime: null,
       cpuTime: null,
+      results: [],
+      exception: null,
+      contextId: fields.contextId ?? null,
     };
   }
 
@@ -429,6 +445,8 @@ export class ExecutionService {
           completedAt: this.clock.now().toISOString(),
           executionTime: outcome.executionTime,
           cpuTime: outcome.cpuTime,
+          results: outcome.results ?? [],
+          exception: outcome.exception ?? null,
         },
         IN_FLIGHT_EXECUTION_STATUSES,
       );

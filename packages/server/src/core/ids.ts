@@ -35,6 +35,11 @@ export function newVolumeId(): string {
   return `vol_${randomBase32(16)}`;
 }
 
+/** `ctx_` + 16 base32 characters (80 bits): a session's extra Python context. */
+export function newPythonContextId(): string {
+  return `ctx_${randomBase32(16)}`;
+}
+
 /** `vlt_` + 16 base32 characters (80 bits). */
 export function newVaultId(): string {
   return `vlt_${randomBase32(16)}`;

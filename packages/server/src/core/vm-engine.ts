@@ -13,6 +13,7 @@ import type {
   PythonRunRequest,
   PtyExit,
   PtyInfo,
+  PythonResetResponse,
   PythonRunResult,
   UsageResponse,
 } from '@sandboxd/agent/protocol';
@@ -184,6 +185,8 @@ export interface GuestAgent {
   exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult>;
   /** `signal`: gives up on the run (the agent interrupts it). */
   runPython(request: PythonRunRequest, signal?: AbortSignal): Promise<PythonRunResult>;
+  /** Ends a Python context's interpreter (its state is lost; the next run starts a new one). */
+  resetPython(contextId: string): Promise<PythonResetResponse>;
   writeFile(path: string, body: Readable, options?: { mode?: number }): Promise<FileWriteResponse>;
   extractTar(directory: string, body: Readable, options?: { gzip?: boolean }): Promise<ExtractResponse>;
   /** Opens a file for reading: its size and a stream of its bytes. */

@@ -156,6 +156,10 @@ export class ClientGuestAgent implements GuestAgent {
     return (await this.gated((client) => client.remove(path, options))).removed;
   }
 
+  resetPython(contextId: string) {
+    return this.gated((client) => client.resetPython(contextId));
+  }
+
   usage() {
     return this.gated((client) => client.usage());
   }

@@ -31,6 +31,17 @@ const MMDEBSTRAP_OPTIONS = [
   '--dpkgopt=path-include=/usr/share/locale/locale.alias',
 ];
 
+/**
+ * With matplotlib in the image, its font list is built once here, not by each VM's first plot (measured under TCG:
+ * the first `import matplotlib.pyplot` of a VM took 6.7 s with the build, 3.9 s without).
+ */
+const MATPLOTLIB_FONT_CACHE_HOOK = `--customize-hook=chroot "$1" env HOME=/root MPLBACKEND=Agg python3 -c 'import matplotlib.font_manager'`;
+
+/** The hooks a package list calls for (part of the base's hash only when there are any). */
+function customizeHooks(packages: readonly string[]): string[] {
+  return packages.includes('python3-matplotlib') ? [MATPLOTLIB_FONT_CACHE_HOOK] : [];
+}
+
 /** Inputs of the base layer. */
 export interface BaseLayerInput {
   recipes: Recipes;
@@ -44,12 +55,15 @@ export interface BaseLayerInput {
  * built, and only a recipe change (or removing the layer) rebuilds it.
  */
 export function hashBaseLayer(input: BaseLayerInput): string {
+  const hooks = customizeHooks(input.recipes.packages);
   return hashInputs([
     ['layer', 'base'],
     ['recipe-version', String(BASE_RECIPE_VERSION)],
     ['suite', GUEST_SUITE],
     ['options', MMDEBSTRAP_OPTIONS.join('\n')],
     ['packages', input.recipes.packages.join('\n')],
+    // Absent without hooks, so the flavours' bases keep the hashes they had before hooks existed.
+    ...(hooks.length > 0 ? ([['hooks', hooks.join('\n')]] as const) : []),
     ['sources', input.sources.join('\n')],
   ]);
 }
@@ -58,10 +72,21 @@ export function hashBaseLayer(input: BaseLayerInput): string {
 export async function buildBaseLayer(input: BaseLayerInput, dir: string, progress: ProgressReporter): Promise<void> {
   const tarPath = join(dir, BASE_FILES.rootfs);
   await progress.stage('base', 'mmdebstrap', (onLine) =>
-    runCommand('mmdebstrap', [...MMDEBSTRAP_OPTIONS, `--include=${input.recipes.packages.join(',')}`, GUEST_SUITE, tarPath, ...input.sources], {
-      stdout: 'lines',
-      onLine,
-    }),
+    runCommand(
+      'mmdebstrap',
+      [
+        ...MMDEBSTRAP_OPTIONS,
+        ...customizeHooks(input.recipes.packages),
+        `--include=${input.recipes.packages.join(',')}`,
+        GUEST_SUITE,
+        tarPath,
+        ...input.sources,
+      ],
+      {
+        stdout: 'lines',
+        onLine,
+      },
+    ),
   );
   const info = {
     suite: GUEST_SUITE,

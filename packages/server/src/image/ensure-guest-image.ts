@@ -12,7 +12,7 @@ import type { EnsureGuestImageOptions, GuestImage } from './types.ts';
  * its plan's quota once it is handed out (`src/engine/disk-growth.ts`); 1 GiB holds the image (~440 MiB) and
  * what a snapshot source writes, with ~570 MiB free until then.
  */
-const DEFAULT_DISK_SIZE_GIB = 1;
+const DEFAULT_DISK_SIZE_GIB = 2;
 const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60 * 1000;
 
 /**

@@ -12,7 +12,14 @@ import type { EnsureGuestImageOptions } from './types.ts';
 export const BUSYBOX_PATH = '/bin/busybox';
 
 /** What the kernel and base layers are made from. */
-export type LowerLayerOptions = Pick<EnsureGuestImageOptions, 'cacheDir' | 'kernelVersion' | 'mirrors' | 'recipesDir' | 'flavour'> & { lockTimeoutMs: number };
+export type LowerLayerOptions = Pick<EnsureGuestImageOptions, 'cacheDir' | 'kernelVersion' | 'mirrors' | 'recipesDir' | 'flavour'> & {
+  lockTimeoutMs: number;
+  /**
+   * `common`: the base of `rootfs/packages.txt` alone, without the default image's own packages (the runtime OCI
+   * images get is taken from it: node and python3 with the libraries they load, not the data-analysis stack).
+   */
+  base?: 'image' | 'common';
+};
 
 /** The two lower layers of every guest image, hashed; each is built only when `ensure…` is called. */
 export interface LowerLayers {
@@ -40,8 +47,9 @@ export async function resolveLowerLayers(options: LowerLayerOptions, progress: P
     findHostKernel(options.kernelVersion),
     options.mirrors ? Promise.resolve(normalizeMirrors(options.mirrors, GUEST_SUITE)) : hostAptSources(GUEST_SUITE),
   ]);
-  // A flavour's packages go into a base of its own (the package list is part of the base's hash).
-  const recipes = options.flavour ? withPackages(loaded, options.flavour.packages) : loaded;
+  // A flavour's packages go into a base of its own (the package list is part of the base's hash); the default image
+  // adds its own list instead (data-analysis packages the flavours do without).
+  const recipes = withPackages(loaded, options.base === 'common' ? [] : options.flavour ? options.flavour.packages : loaded.defaultPackages);
   const kernelInput: KernelLayerInput = { kernel, busyboxPath: BUSYBOX_PATH, recipes };
   const baseInput: BaseLayerInput = { recipes, sources };
   const kernelHash = await hashKernelLayer(kernelInput);

@@ -20,6 +20,8 @@ export interface Recipes {
   /** `rootfs/packages.txt`, raw (hashed) and parsed. */
   packagesText: Buffer;
   packages: string[];
+  /** `rootfs/default-packages.txt`: what the default image adds (no flavour). */
+  defaultPackages: string[];
   /** `rootfs/guest-init`: PID 1 of the rootfs. */
   guestInit: Buffer;
   /** `rootfs/fstab`: the runtime mounts guest-init makes with one `mount -a`. */
@@ -40,19 +42,21 @@ export async function loadRecipes(dir: string = defaultRecipesDir()): Promise<Re
       throw new ImageBuildError('IMAGE_INPUT_INVALID', `cannot read recipe file ${join(dir, relative)}`, { cause: error });
     }
   };
-  const [initramfsInit, modulesText, packagesText, guestInit, fstab] = await Promise.all([
+  const [initramfsInit, modulesText, packagesText, defaultPackagesText, guestInit, fstab] = await Promise.all([
     read('initramfs/init'),
     read('initramfs/modules.txt'),
     read('rootfs/packages.txt'),
+    read('rootfs/default-packages.txt'),
     read('rootfs/guest-init'),
     read('rootfs/fstab'),
   ]);
   const modules = parseList(modulesText).map((entry) => (entry.startsWith('?') ? { name: entry.slice(1), optional: true } : { name: entry, optional: false }));
   const packages = parseList(packagesText);
-  for (const name of packages) {
+  const defaultPackages = parseList(defaultPackagesText);
+  for (const name of [...packages, ...defaultPackages]) {
     if (!/^[a-z0-9][a-z0-9+.-]+$/.test(name)) throw new ImageBuildError('IMAGE_INPUT_INVALID', `invalid Debian package name in rootfs/packages.txt: ${name}`);
   }
-  return { dir, initramfsInit, modulesText, modules, packagesText, packages, guestInit, fstab };
+  return { dir, initramfsInit, modulesText, modules, packagesText, packages, defaultPackages, guestInit, fstab };
 }
 
 /** One entry per line; `#` starts a comment; blank lines are ignored. */

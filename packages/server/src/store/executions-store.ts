@@ -6,7 +6,9 @@ import type { Executor } from './database.ts';
 export type NewExecution = Omit<Execution, 'id'>;
 
 /** What running and finishing an execution may write. */
-export type ExecutionChanges = Partial<Omit<Execution, 'id' | 'userId' | 'sessionId' | 'nodeId' | 'mode' | 'trigger' | 'language' | 'source' | 'createdAt'>>;
+export type ExecutionChanges = Partial<
+  Omit<Execution, 'id' | 'userId' | 'sessionId' | 'nodeId' | 'mode' | 'trigger' | 'language' | 'source' | 'createdAt' | 'contextId'>
+>;
 
 function toExecution(row: ExecutionRow): Execution {
   return {
@@ -31,6 +33,9 @@ function toExecution(row: ExecutionRow): Execution {
     completedAt: row.completed_at,
     executionTime: row.execution_time,
     cpuTime: row.cpu_time,
+    results: row.results ? (JSON.parse(row.results) as Execution['results']) : [],
+    exception: row.exception ? (JSON.parse(row.exception) as Execution['exception']) : null,
+    contextId: row.python_context,
   };
 }
 
@@ -49,6 +54,8 @@ function toColumns(changes: ExecutionChanges) {
   if (changes.completedAt !== undefined) columns.completed_at = changes.completedAt;
   if (changes.executionTime !== undefined) columns.execution_time = changes.executionTime;
   if (changes.cpuTime !== undefined) columns.cpu_time = changes.cpuTime;
+  if (changes.results !== undefined) columns.results = changes.results.length > 0 ? JSON.stringify(changes.results) : null;
+  if (changes.exception !== undefined) columns.exception = changes.exception && JSON.stringify(changes.exception);
   return columns;
 }
 
@@ -76,6 +83,9 @@ export async function insertExecution(db: Executor, execution: NewExecution): Pr
       completed_at: execution.completedAt,
       execution_time: execution.executionTime,
       cpu_time: execution.cpuTime,
+      results: execution.results.length > 0 ? JSON.stringify(execution.results) : null,
+      exception: execution.exception && JSON.stringify(execution.exception),
+      python_context: execution.contextId,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -199,6 +199,21 @@ export interface ExecutionsTable {
   completed_at: string | null;
   execution_time: number | null;
   cpu_time: number | null;
+  /** Rich Python results, JSON (null: none, or not Python). */
+  results: string | null;
+  /** A Python exception, JSON `{name, value, traceback}`. */
+  exception: string | null;
+  /** The extra Python context the run used; null for the session's default one. */
+  python_context: string | null;
+}
+
+/** A session's extra Python context (its default context has no row). */
+export interface PythonContextsTable {
+  id: string;
+  user_id: number;
+  session_id: string;
+  cwd: string;
+  created_at: string;
 }
 
 export interface EventsTable {
@@ -390,6 +405,7 @@ export interface Tables {
   sessions: SessionsTable;
   vms: VmsTable;
   executions: ExecutionsTable;
+  python_contexts: PythonContextsTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;

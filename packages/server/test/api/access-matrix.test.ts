@@ -109,6 +109,9 @@ describe("access matrix: a second user with the first user's ids", () => {
     });
     assert.equal(process.status, 201, process.text);
     ids.process_id = process.body.process_id;
+    const context = await call(server, 'POST', `/v1/sessions/${ids.session_id}/contexts`, { ...as, json: { cwd: '/tmp' } });
+    assert.equal(context.status, 201, context.text);
+    ids.context_id = context.body.id;
     const share = await call(server, 'POST', '/v1/shares', { ...as, json: { session_id: ids.session_id, port: 8000, is_public: false } });
     ids.share_id = share.body.share_id;
     const domain = await call(server, 'POST', '/v1/custom-domains', { ...as, json: { domain: 'alice-app.example.com', share_id: ids.share_id } });

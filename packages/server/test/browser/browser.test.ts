@@ -15,6 +15,7 @@ import { call, startTestServer, type TestServer } from '../helpers/test-server.t
 import { findBrowserSession } from '../../src/store/browser-store.ts';
 import { DEFAULT_PLANS } from '../../src/core/plans.ts';
 import type { SandboxEngine } from '../../src/engine/sandbox-engine.ts';
+import { ARTICLE_PAGE, ARTICLE_TEXT, PARAGRAPHS, SUBHEADING } from './article-fixture.ts';
 
 const LOGIN_PASSWORD = 'correct horse battery staple';
 
@@ -203,16 +204,48 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     const intoView = await interact('scroll', { selector: '#bottom' });
     assert.ok(intoView.data.y > 3000, `scrolled to the bottom: ${JSON.stringify(intoView.data)}`);
 
+    // The answer the published InstaVM client reads (its README's "Response Structure"); a list of links is no
+    // article, so its readable content is its visible text.
     const content = await interact('content', { include_interactive: true, include_anchors: true, max_anchors: 3 });
-    assert.match(content.readable_content.content, /Go to page 4/);
-    assert.equal(content.readable_content.title, 'Links');
-    assert.equal(content.content_anchors.length, 3);
-    assert.equal(content.content_anchors[0].href, `${web.baseUrl}/page/1`);
-    assert.ok(content.interactive_elements.some((e: { type: string; selector: string }) => e.type === 'link' && e.selector === '#link-5'));
+    assert.deepEqual([content.success, content.title, content.url], [true, 'Links', `${web.baseUrl}/links`]);
+    assert.ok(content.extraction_time > 0 && content.extraction_time <= content.execution_time, JSON.stringify(content.extraction_time));
+    const readable = content.readable_content;
+    assert.match(readable.content, /Go to page 4/);
+    assert.deepEqual(
+      [readable.extractor, readable.title, readable.byline, readable.word_count, readable.length],
+      ['page_text', 'Links', null, readable.content.split(/\s+/).length, readable.content.length],
+    );
+    assert.deepEqual(
+      content.content_anchors.map((a: { tag: string; text: string; href: string | null; length: number }) => [a.tag, a.text, a.href, a.length]),
+      [
+        ['h1', 'Links', null, 5],
+        ['a', 'Go to page 1', `${web.baseUrl}/page/1`, 12],
+        ['a', 'Go to page 2', `${web.baseUrl}/page/2`, 12],
+      ],
+    );
+    const link5 = content.interactive_elements.find((e: { selector: string }) => e.selector === '#link-5');
+    assert.deepEqual([link5?.type, link5?.interactive_type, link5?.tag, link5?.attributes.href], ['link', 'link', 'a', '/page/5']);
+    assert.ok(link5.position.width > 0 && link5.position.height > 0 && link5.position.y > 0, JSON.stringify(link5.position));
 
-    await interact('click', { selector: content.content_anchors[1].selector });
+    await interact('click', { selector: content.content_anchors[2].selector });
     await interact('wait', { condition: 'load', timeout: 30_000 });
     assert.equal(await textOf('h1'), 'Page 2');
+
+    // An article page reads as its article alone (Readability in the VM's Chromium).
+    await interact('navigate', { url: `data:text/html;charset=utf-8,${encodeURIComponent(ARTICLE_PAGE)}` });
+    const article = await interact('content', { include_interactive: false, max_anchors: 2 });
+    assert.deepEqual(
+      [article.readable_content.extractor, article.readable_content.byline, article.readable_content.content, article.readable_content.word_count],
+      ['readability', 'By Ada Lovelace', ARTICLE_TEXT, ARTICLE_TEXT.split(/\s+/).length],
+    );
+    assert.deepEqual(
+      article.content_anchors.map((a: { tag: string; length: number }) => [a.tag, a.length]),
+      [
+        ['p', PARAGRAPHS[0].length],
+        ['h2', SUBHEADING.length],
+      ],
+    );
+    assert.deepEqual(article.interactive_elements, []);
 
     await interact('navigate', { url: `${web.baseUrl}/delayed?ms=1500` });
     await interact('wait', { condition: 'selector', selector: '#late', timeout: 30_000 });

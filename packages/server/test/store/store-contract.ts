@@ -525,6 +525,9 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
           completedAt: null,
           executionTime: null,
           cpuTime: null,
+          results: [],
+          exception: null,
+          contextId: null,
         });
       const queuedA = await run(null, 'node-a', 'queued');
       const runningA = await run('vm-a', 'node-a', 'running');
@@ -572,8 +575,20 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
           completedAt: null,
           executionTime: null,
           cpuTime,
+          results: [{ text: '<Figure>', png: 'iVBORw0KGgo=', json: { a: [1, 2] }, isMainResult: false }],
+          exception: { name: 'ValueError', value: 'bad', traceback: 'Traceback ...' },
+          contextId: null,
         });
-      await at('2030-01-01T23:59:59.000Z', 0.25);
+      const first = await at('2030-01-01T23:59:59.000Z', 0.25);
+      assert.deepEqual(
+        (({ results, exception, contextId }) => ({ results, exception, contextId }))((await findExecution(database.db, ann.id, first.id))!),
+        {
+          results: [{ text: '<Figure>', png: 'iVBORw0KGgo=', json: { a: [1, 2] }, isMainResult: false }],
+          exception: { name: 'ValueError', value: 'bad', traceback: 'Traceback ...' },
+          contextId: null,
+        },
+        'rich results and the exception are kept as they were written',
+      );
       await at('2030-01-02T00:00:00.000Z', 1.5);
       await at('2030-01-02T12:00:00.000Z', null);
       await at('2030-01-02T13:00:00.000Z', 0.75);

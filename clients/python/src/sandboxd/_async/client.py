@@ -17,6 +17,7 @@ from .resources.auth import Auth
 from .resources.browser import Browser
 from .resources.cli_auth import CliAuth
 from .resources.computer_use import ComputerUse
+from .resources.contexts import Contexts
 from .resources.custom_domains import CustomDomains
 from .resources.events import Events
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS, Execution
@@ -113,6 +114,8 @@ class AsyncSandboxd:
         self.files = Files(transport)
         #: Background processes in a session's VM: start, run, output, stdin, signals, kill.
         self.processes = Processes(transport)
+        #: Python contexts of a session: interpreters of their own in its VM (``execute(code, context_id=...)``).
+        self.contexts = Contexts(transport)
         self.sessions = Sessions(transport, self)
         self.sandboxes = Sandboxes(transport)
         self.vms = Vms(transport)
@@ -159,10 +162,12 @@ class AsyncSandboxd:
         language: Language = "python",
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
+        context_id: Optional[str] = None,
     ) -> ExecuteResult:
         """Runs code and waits. Without ``session_id`` the server makes a new session (its id is in the answer);
-        prefer ``sessions.create()`` and ``session.execute()`` to keep state between calls."""
-        return await self._execution.execute(code, session_id, language, timeout, raise_on_error)
+        prefer ``sessions.create()`` and ``session.execute()`` to keep state between calls. ``context_id``
+        (Python only): run in that context of the session (``contexts.create``) instead of its default one."""
+        return await self._execution.execute(code, session_id, language, timeout, raise_on_error, context_id)
 
     async def execute_async(
         self,
@@ -171,9 +176,11 @@ class AsyncSandboxd:
         session_id: Optional[str] = None,
         language: Language = "python",
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+        context_id: Optional[str] = None,
     ) -> AsyncExecutionRun:
-        """Starts a run and returns at once; ``await run.wait()`` polls its record once a second."""
-        return await self._execution.execute_async(code, session_id, language, timeout)
+        """Starts a run and returns at once; ``await run.wait()`` polls its record once a second. ``context_id``
+        (Python only): run in that context of the session instead of its default one."""
+        return await self._execution.execute_async(code, session_id, language, timeout, context_id)
 
     async def health(self) -> HealthStatus:
         """GET /healthz: the server is up."""

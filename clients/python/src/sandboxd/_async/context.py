@@ -11,6 +11,7 @@ from typing import Optional, Protocol
 from ..models import SessionStatus, SessionUsage
 from ..types import AppUrl, ExecuteResult, KillResult, Language, SessionDetails
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
+from .resources.contexts import Contexts
 from .resources.executions import AsyncExecutionRun, Executions
 from .resources.files import Files
 from .resources.processes import Processes
@@ -39,6 +40,7 @@ class SessionCalls(Protocol):
 class SessionClient(Protocol):
     """The client as a session handle sees it."""
 
+    contexts: Contexts
     executions: Executions
     files: Files
     processes: Processes
@@ -56,6 +58,7 @@ class SessionClient(Protocol):
         language: Language = "python",
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
+        context_id: Optional[str] = None,
     ) -> ExecuteResult:
         ...
 
@@ -66,5 +69,6 @@ class SessionClient(Protocol):
         session_id: Optional[str] = None,
         language: Language = "python",
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+        context_id: Optional[str] = None,
     ) -> AsyncExecutionRun:
         ...

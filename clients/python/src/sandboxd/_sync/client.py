@@ -18,6 +18,7 @@ from .resources.auth import Auth
 from .resources.browser import Browser
 from .resources.cli_auth import CliAuth
 from .resources.computer_use import ComputerUse
+from .resources.contexts import Contexts
 from .resources.custom_domains import CustomDomains
 from .resources.events import Events
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS, Execution
@@ -111,6 +112,8 @@ class Sandboxd:
         self.files = Files(transport)
         #: Background processes in a session's VM: start, run, output, stdin, signals, kill.
         self.processes = Processes(transport)
+        #: Python contexts of a session: interpreters of their own in its VM (``execute(code, context_id=...)``).
+        self.contexts = Contexts(transport)
         self.sessions = Sessions(transport, self)
         self.sandboxes = Sandboxes(transport)
         self.vms = Vms(transport)
@@ -157,10 +160,12 @@ class Sandboxd:
         language: Language = "python",
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
+        context_id: Optional[str] = None,
     ) -> ExecuteResult:
         """Runs code and waits. Without ``session_id`` the server makes a new session (its id is in the answer);
-        prefer ``sessions.create()`` and ``session.execute()`` to keep state between calls."""
-        return self._execution.execute(code, session_id, language, timeout, raise_on_error)
+        prefer ``sessions.create()`` and ``session.execute()`` to keep state between calls. ``context_id``
+        (Python only): run in that context of the session (``contexts.create``) instead of its default one."""
+        return self._execution.execute(code, session_id, language, timeout, raise_on_error, context_id)
 
     def execute_async(
         self,
@@ -169,9 +174,11 @@ class Sandboxd:
         session_id: Optional[str] = None,
         language: Language = "python",
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+        context_id: Optional[str] = None,
     ) -> ExecutionRun:
-        """Starts a run and returns at once; ``run.wait()`` polls its record once a second."""
-        return self._execution.execute_async(code, session_id, language, timeout)
+        """Starts a run and returns at once; ``run.wait()`` polls its record once a second. ``context_id``
+        (Python only): run in that context of the session instead of its default one."""
+        return self._execution.execute_async(code, session_id, language, timeout, context_id)
 
     def health(self) -> HealthStatus:
         """GET /healthz: the server is up."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ..errors import SessionError
-from ..models import FileEntry, ProcessInfo, PtySession, SessionCreateResponse, SessionStatus, SessionUsage
+from ..models import ContextInfo, FileEntry, ProcessInfo, PtySession, SessionCreateResponse, SessionStatus, SessionUsage
 from ..types import (
     AppUrl,
     ExecuteResult,
@@ -53,22 +53,56 @@ class Session:
         language: Language = "python",
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
+        context_id: Optional[str] = None,
     ) -> ExecuteResult:
         """Runs code (Python by default: state survives between calls) or a command (``language="bash"``) and
         waits for the result. The first call starts the session's VM.
 
         ``timeout``: seconds the server waits (1 to 600); a longer run raises ExecutionError with
         ``execution_id`` and goes on. ``raise_on_error``: raise ExecutionError for a failed run too.
+        ``context_id`` (Python only): run in that context (``create_context``) instead of the default one.
+        Python answers carry ``results`` (figures as PNG, tables as HTML, the last expression's value…),
+        ``exception`` (``name``, ``value``, ``traceback``, or None) and ``context_id``.
         """
         return self._client.execute(
-            code, session_id=self.id, language=language, timeout=timeout, raise_on_error=raise_on_error
+            code,
+            session_id=self.id,
+            language=language,
+            timeout=timeout,
+            raise_on_error=raise_on_error,
+            context_id=context_id,
         )
 
     def execute_async(
-        self, code: str, *, language: Language = "python", timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS
+        self,
+        code: str,
+        *,
+        language: Language = "python",
+        timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+        context_id: Optional[str] = None,
     ) -> ExecutionRun:
         """Starts a run and returns at once; ``run.wait()`` polls its record once a second."""
-        return self._client.execute_async(code, session_id=self.id, language=language, timeout=timeout)
+        return self._client.execute_async(
+            code, session_id=self.id, language=language, timeout=timeout, context_id=context_id
+        )
+
+    def create_context(self, *, cwd: Optional[str] = None) -> ContextInfo:
+        """Makes a Python context: an interpreter of its own in the VM, with its own variables (E2B's
+        ``create_code_context``), started in ``cwd`` (default /root). Run in it with ``execute(code,
+        context_id=context["id"])``."""
+        return self._client.contexts.create(self.id, cwd=cwd)
+
+    def list_contexts(self) -> List[ContextInfo]:
+        """The session's Python contexts, ``default`` first."""
+        return self._client.contexts.list(self.id)
+
+    def restart_context(self, context_id: str) -> ContextInfo:
+        """Clears a context's state (its interpreter ends; the next run starts afresh); ``default`` too."""
+        return self._client.contexts.restart(self.id, context_id)
+
+    def delete_context(self, context_id: str) -> None:
+        """Deletes a context you made and ends its interpreter (not ``default``: restart that one)."""
+        self._client.contexts.delete(self.id, context_id)
 
     def upload(
         self, data: UploadData, remote_path: str, *, recursive: bool = False, filename: Optional[str] = None

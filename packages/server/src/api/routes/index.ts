@@ -34,6 +34,8 @@ import { FileWatchEvent } from './files/watch.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMcpRoutes } from './mcp/index.ts';
 import { registerProcessRoutes } from './processes/index.ts';
+import { registerContextRoutes } from './contexts/index.ts';
+import { CONTEXT_SCHEMAS } from './contexts/schemas.ts';
 import { PROCESS_SCHEMAS } from './processes/schemas.ts';
 import { registerPtyRoutes } from './pty/routes.ts';
 import { PTY_SCHEMAS } from './pty/schemas.ts';
@@ -82,6 +84,7 @@ export const API_AREAS: readonly ApiArea[] = [
   { name: 'execution', schemas: EXECUTION_SCHEMAS, register: registerExecutionRoutes },
   { name: 'files', schemas: [FileEntry, FileListing, FileWatchEvent], register: registerFileRoutes },
   { name: 'processes', schemas: PROCESS_SCHEMAS, register: registerProcessRoutes },
+  { name: 'contexts', schemas: CONTEXT_SCHEMAS, register: registerContextRoutes },
   { name: 'usage', schemas: [DailyUsageList], register: registerDailyUsage },
   { name: 'admin', schemas: ADMIN_SCHEMAS, register: registerAdminRoutes },
   { name: 'cli-auth', schemas: CLI_AUTH_SCHEMAS, register: registerCliAuthRoutes },

@@ -263,28 +263,84 @@ export const BrowserExtractResponse = Type.Object(
 );
 export type BrowserExtractResponse = Static<typeof BrowserExtractResponse>;
 
+const nullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+export const ElementPosition = Type.Object(
+  {
+    x: Type.Integer({ description: 'Left edge, CSS pixels from the left of the page' }),
+    y: Type.Integer({ description: 'Top edge, CSS pixels from the top of the page (not of the viewport: scrolling does not change it)' }),
+    width: Type.Integer({ description: 'CSS pixels' }),
+    height: Type.Integer({ description: 'CSS pixels' }),
+  },
+  { description: "The element's box as laid out when the page was read, in the coordinates of a `full_page` screenshot" },
+);
+export type ElementPosition = Static<typeof ElementPosition>;
+
 export const InteractiveElement = Type.Object({
-  type: Type.String({ description: '`link`, `button`, `input`, `textarea`, `select`, …' }),
-  text: Type.String(),
-  selector: Type.String(),
-  attributes: Type.Record(Type.String(), Type.String(), { description: 'For inputs: name, type, placeholder, value; for links: href' }),
+  type: Type.String({ description: '`link`, `input`, else its ARIA role or its tag (`button`, `textarea`, `select`, …); `interactive_type` is finer' }),
+  interactive_type: Type.String({
+    description:
+      'What the user does with it: `link`, `button` (also a submit, reset or image input), `input`, `checkbox`, `radio`, `textarea`, `select`, another ARIA role it has (`tab`, `menuitem`, …), `editable` (contenteditable) or `clickable` (an onclick handler)',
+  }),
+  tag: Type.String({ description: 'Its element name: `a`, `button`, `input`, …' }),
+  text: Type.String({ description: 'Its text, else its value, aria-label or placeholder (at most 200 characters)' }),
+  selector: Type.String({ description: 'A CSS selector that finds it again (for click, fill, type)' }),
+  attributes: Type.Record(Type.String(), Type.String(), {
+    description: 'Those it has of name, type, placeholder, href, aria-label and role; the current value of a form field',
+  }),
+  position: ElementPosition,
 });
 export type InteractiveElement = Static<typeof InteractiveElement>;
 
-export const ContentAnchor = Type.Object({ text: Type.String(), selector: Type.String(), href: StringOrNull });
+export const ContentAnchor = Type.Object({
+  text: Type.String({ description: "The block's or link's text, whitespace collapsed: its first 200 characters (`length` counts them all)" }),
+  selector: Type.String({ description: 'A CSS selector that finds the element again (for click, scroll, extract)' }),
+  href: nullableText("A link's absolute URL; null for a text block"),
+  length: Type.Integer({ description: 'Characters of the whole text' }),
+  tag: Type.String({ description: '`a` for a link; for a text block its element: `h1`–`h6`, `p`, `li`, `blockquote`, `pre`, `td`, `div`, …' }),
+});
 export type ContentAnchor = Static<typeof ContentAnchor>;
+
+export const CONTENT_EXTRACTORS = ['readability', 'page_text'] as const;
+
+export const ReadableContent = Type.Object(
+  {
+    title: Type.String({ description: "The article's title as Readability finds it (the page's title, less a site name); else the page's title" }),
+    byline: nullableText("The article's author line (`By Ada Lovelace`), from the page's metadata or its text; null when none is found"),
+    excerpt: nullableText("The article's summary: the page's description metadata, else its first paragraph"),
+    site_name: nullableText("The site's name, from the page's metadata"),
+    published_time: nullableText("When the article was published, as the page's metadata states it"),
+    content: Type.String({
+      description: 'The readable text: blocks on lines of their own, a blank line after paragraphs, headings and lists, no markup',
+    }),
+    word_count: Type.Integer({ description: 'Words of `content` (runs of characters between spaces)' }),
+    length: Type.Integer({ description: 'Characters of `content`' }),
+    extractor: StringEnum(CONTENT_EXTRACTORS, {
+      description:
+        "`readability`: the page reads as an article and `content` is that article, as Mozilla's Readability (Firefox's Reader View) finds it: navigation, headers and footers, ads, cookie banners, comments and sidebars left out. `page_text`: the page is no article (a form, a list of links, an app) or Readability found none, and `content` is all of the page's visible text; byline, excerpt, site name and published time are then null",
+    }),
+  },
+  { description: "The page's main text, cleaned of clutter when the page is an article (`extractor` says how it was read)" },
+);
+export type ReadableContent = Static<typeof ReadableContent>;
 
 export const BrowserContentResponse = Type.Object(
   {
-    readable_content: Type.Object(
-      { content: Type.String(), title: Type.String(), length: Type.Integer({ description: 'Characters of content' }) },
-      { description: "The page's readable text (scripts, styles and hidden elements left out), and its title" },
-    ),
-    interactive_elements: Type.Array(InteractiveElement),
-    content_anchors: Type.Array(ContentAnchor),
-    execution_time: Type.Number({ description: 'Seconds' }),
-    session_id: Type.String(),
+    success: Type.Boolean({ description: 'Always true (a failure is an error status)' }),
+    readable_content: ReadableContent,
+    interactive_elements: Type.Array(InteractiveElement, {
+      description:
+        'The visible links, buttons, form fields and other clickable elements, in document order (at most 200; empty when `include_interactive` is false)',
+    }),
+    content_anchors: Type.Array(ContentAnchor, {
+      description:
+        'Text mapped to selectors: the text blocks (headings, paragraphs, list items, …) and links of the readable part (the article, else the whole page) in document order, then the other links of the page, at most `max_anchors` (empty when `include_anchors` is false)',
+    }),
+    title: Type.String({ description: "The page's title (`readable_content.title` is the article's)" }),
     url: Type.String(),
+    extraction_time: Type.Number({ description: 'Seconds spent reading the page' }),
+    execution_time: Type.Number({ description: 'Seconds the interaction took, waiting for the session included' }),
+    session_id: Type.String(),
     usage_info: UsageInfo,
   },
   { $id: 'BrowserContentResponse', title: 'BrowserContentResponse' },

@@ -4,7 +4,15 @@
  * answer: ELEMENT_NOT_FOUND (with the selector), BROWSER_TIMEOUT, NAVIGATION_FAILED, BAD_REQUEST (a selector that
  * does not parse), VM_AGENT_UNAVAILABLE (the browser connection dropped).
  */
-import type { ContentAnchor, ExtractedElement, InteractiveElement, ScreenshotFormat, WaitCondition, WaitUntil } from '../../contract/browser/index.ts';
+import type {
+  ContentAnchor,
+  ExtractedElement,
+  InteractiveElement,
+  ReadableContent,
+  ScreenshotFormat,
+  WaitCondition,
+  WaitUntil,
+} from '../../contract/browser/index.ts';
 import type { GuestAgent } from '../vm-engine.ts';
 
 export interface Viewport {
@@ -26,9 +34,12 @@ export interface Screenshot {
   height: number;
 }
 
+/** The page as `content` reads it (`src/browser/page-scripts.ts`'s CONTENT_SCRIPT). */
 export interface PageContent {
+  /** The document's title. */
   title: string;
-  text: string;
+  /** Readability's article, else the page's visible text (`extractor` says which). */
+  readable: ReadableContent;
   interactive: InteractiveElement[];
   anchors: ContentAnchor[];
 }
@@ -49,6 +60,7 @@ export interface BrowserPage {
   keypress(key: string, options: { selector: string | null; timeoutMs: number }): Promise<void>;
   screenshot(options: ScreenshotOptions): Promise<Screenshot>;
   extract(options: { selector: string | null; attributes: string[]; maxElements: number; timeoutMs: number }): Promise<ExtractedElement[]>;
+  /** The page for a language model; 0 for `maxAnchors` or `maxInteractive` skips that list. */
   content(options: { maxAnchors: number; maxInteractive: number; timeoutMs: number }): Promise<PageContent>;
   html(): Promise<string>;
   /** The page's readable text (`innerText` of the body). */

@@ -91,16 +91,26 @@ export class BrowserInteractions {
   async content(principal: Principal, request: Wire.BrowserContentRequest): Promise<Wire.BrowserContentResponse> {
     const started = performance.now();
     let content: PageContent | undefined;
+    let extractionTime = 0;
     const live = await this.sessions.run(principal, request.session_id, async (session) => {
-      content = await session.page.content({ maxAnchors: request.max_anchors ?? 50, maxInteractive: MAX_INTERACTIVE, timeoutMs: DEFAULT_TIMEOUT_MS });
+      const extracting = performance.now();
+      content = await session.page.content({
+        maxAnchors: request.include_anchors === false ? 0 : (request.max_anchors ?? 50),
+        maxInteractive: request.include_interactive === false ? 0 : MAX_INTERACTIVE,
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+      });
+      extractionTime = secondsSince(extracting);
     });
     return {
-      readable_content: { content: content!.text, title: content!.title, length: content!.text.length },
-      interactive_elements: request.include_interactive === false ? [] : content!.interactive,
-      content_anchors: request.include_anchors === false ? [] : content!.anchors,
+      success: true,
+      readable_content: content!.readable,
+      interactive_elements: content!.interactive,
+      content_anchors: content!.anchors,
+      title: content!.title,
+      url: live.page.url(),
+      extraction_time: extractionTime,
       execution_time: secondsSince(started),
       session_id: request.session_id,
-      url: live.page.url(),
       usage_info: this.sessions.usageInfo(live),
     };
   }

@@ -77,7 +77,8 @@ export async function buildOciImage(options: BuildOciImageOptions): Promise<OciG
         readFile(options.agentBundlePath).catch((error: unknown) => {
           throw new OciImageError('OCI_INPUT_INVALID', `cannot read the agent bundle ${options.agentBundlePath}`, { cause: error });
         }),
-        resolveLowerLayers({ ...options, lockTimeoutMs }, progress.layers),
+        // The runtime comes from the common base: the default image's data-analysis packages are not the runtime's.
+        resolveLowerLayers({ ...options, lockTimeoutMs, base: 'common' }, progress.layers),
       ]);
       const guestInit = await readFile(join(lower.recipes.dir, FOREIGN_GUEST_INIT)).catch((error: unknown) => {
         throw new OciImageError('OCI_INPUT_INVALID', `cannot read the recipe ${FOREIGN_GUEST_INIT}`, { cause: error });

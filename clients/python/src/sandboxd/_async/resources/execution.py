@@ -15,9 +15,13 @@ DEFAULT_EXECUTE_TIMEOUT_SECONDS = 15.0
 HTTP_MARGIN_SECONDS = 60.0
 
 
-def execute_body(code: str, session_id: Optional[str], language: Language, timeout: float) -> Dict[str, Any]:
+def execute_body(
+    code: str, session_id: Optional[str], language: Language, timeout: float, context_id: Optional[str] = None
+) -> Dict[str, Any]:
     body: Dict[str, Any] = {"command": code} if language == "bash" else {"code": code}
     body.update({"language": language, "session_id": session_id, "timeout": timeout})
+    if context_id is not None:
+        body["context_id"] = context_id
     return body
 
 
@@ -44,13 +48,20 @@ class Execution:
         self._executions = executions
 
     async def execute(
-        self, code: str, session_id: Optional[str], language: Language, timeout: float, raise_on_error: bool
+        self,
+        code: str,
+        session_id: Optional[str],
+        language: Language,
+        timeout: float,
+        raise_on_error: bool,
+        context_id: Optional[str] = None,
     ) -> ExecuteResult:
-        """Runs and waits (never retried once sent: the code may have run). ``session_id`` None: a new session."""
+        """Runs and waits (never retried once sent: the code may have run). ``session_id`` None: a new session;
+        ``context_id`` None: the session's default Python context."""
         result = await self._transport.request(
             "POST",
             "/execute",
-            json=execute_body(code, session_id, language, timeout),
+            json=execute_body(code, session_id, language, timeout, context_id),
             kind="execute",
             idempotent=False,
             timeout=max(self._transport.settings.timeout, timeout + HTTP_MARGIN_SECONDS),
@@ -58,13 +69,18 @@ class Execution:
         return checked(result, raise_on_error)
 
     async def execute_async(
-        self, code: str, session_id: Optional[str], language: Language, timeout: float
+        self,
+        code: str,
+        session_id: Optional[str],
+        language: Language,
+        timeout: float,
+        context_id: Optional[str] = None,
     ) -> AsyncExecutionRun:
         """Starts a run and returns at once; ``wait()`` on the answer polls its record."""
         started = await self._transport.request(
             "POST",
             "/v1/execute_async",
-            json=execute_body(code, session_id, language, timeout),
+            json=execute_body(code, session_id, language, timeout, context_id),
             kind="execute",
             idempotent=False,
         )

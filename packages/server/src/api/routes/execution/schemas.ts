@@ -22,10 +22,53 @@ export const ExecuteCommandRequest = Type.Object(
       default: 60,
       description: 'How long the HTTP call waits, seconds (not the VM lifetime); the command goes on after a 408',
     }),
+    context_id: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+        description:
+          "Python only: run in this context of the session (POST /v1/sessions/{session_id}/contexts), an interpreter with variables of its own; omit (or `default`) for the session's own interpreter",
+      }),
+    ),
     api_key: Type.Optional(Type.String()),
   },
   { $id: 'ExecuteCommandRequest', title: 'ExecuteCommandRequest' },
 );
+
+export const RichResult = Type.Object(
+  {
+    text: Type.Optional(Type.String({ description: '`repr()` of the value (always there)' })),
+    html: Type.Optional(Type.String({ description: 'HTML, e.g. a pandas DataFrame as a table' })),
+    markdown: Type.Optional(Type.String()),
+    svg: Type.Optional(Type.String()),
+    png: Type.Optional(Type.String({ description: 'A PNG image, base64 (a matplotlib figure)' })),
+    jpeg: Type.Optional(Type.String({ description: 'A JPEG image, base64' })),
+    pdf: Type.Optional(Type.String({ description: 'A PDF, base64' })),
+    latex: Type.Optional(Type.String()),
+    json: Type.Optional(Type.Unknown({ description: 'JSON data (`_repr_json_`)' })),
+    javascript: Type.Optional(Type.String()),
+    is_main_result: Type.Boolean({ description: "True for the value of the code's last expression; false for `display()` calls and figures" }),
+  },
+  {
+    $id: 'RichResult',
+    title: 'RichResult',
+    description:
+      "One rich result of a Python run, as a notebook shows it: each format the value shows itself in (IPython's `_repr_*_` methods, which pandas, matplotlib and PIL implement). A run's results come in the order they were made: what `display()` was given, then each matplotlib figure the code left open (drawn as PNG, then closed: `plt.show()` is not needed), then the last expression's value. At most 8 MiB of results per run are kept; a result past that is replaced by a text note.",
+  },
+);
+
+export const PythonExceptionInfo = Type.Object(
+  {
+    name: Type.String({ description: 'The exception class, e.g. `ZeroDivisionError`' }),
+    value: Type.String({ description: '`str()` of the exception' }),
+    traceback: Type.String({ description: "The traceback as Python prints it, without the interpreter's own frames" }),
+  },
+  { $id: 'PythonExceptionInfo', title: 'PythonExceptionInfo', description: 'The exception a Python run ended with' },
+);
+
+const RICH_FIELDS = {
+  results: Type.Array(Type.Ref('RichResult'), { description: 'Python only: rich results (figures, tables, display data); empty for commands' }),
+  exception: Type.Union([Type.Ref('PythonExceptionInfo'), Type.Null()], { description: 'Python only: the exception the run ended with, else null' }),
+  context_id: Type.String({ description: "Python only: the context it ran in (`default`: the session's own interpreter)" }),
+};
 
 export const ExecuteResponse = Type.Object(
   {
@@ -40,6 +83,7 @@ export const ExecuteResponse = Type.Object(
     status: StringEnum(EXECUTION_STATUSES, { description: 'completed, failed or timeout (queued and running only in task records)' }),
     stdout_truncated: Type.Boolean(),
     stderr_truncated: Type.Boolean(),
+    ...RICH_FIELDS,
   },
   { $id: 'ExecuteResponse', title: 'ExecuteResponse' },
 );
@@ -70,11 +114,12 @@ export const TaskRecord = Type.Object(
     created_at: Type.String({ format: 'date-time' }),
     started_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    ...RICH_FIELDS,
   },
   { $id: 'TaskRecord', title: 'TaskRecord' },
 );
 
-export const EXECUTION_SCHEMAS = [ExecuteCommandRequest, ExecuteResponse, TaskRecord];
+export const EXECUTION_SCHEMAS = [ExecuteCommandRequest, RichResult, PythonExceptionInfo, ExecuteResponse, TaskRecord];
 
 /** The core request from the body; neither `command` nor `code` is a 422 like any missing field. */
 export function toExecuteRequest(body: Static<typeof ExecuteCommandRequest>): ExecuteRequest {
@@ -82,10 +127,19 @@ export function toExecuteRequest(body: Static<typeof ExecuteCommandRequest>): Ex
   if (preferred === undefined) {
     throw new InputError([{ loc: ['body', 'command'], msg: 'Field required: give the code to run in "code" or "command"', type: 'missing' }]);
   }
-  return { sessionId: body.session_id ?? null, language: body.language, source: preferred, timeoutSeconds: body.timeout };
+  return { sessionId: body.session_id ?? null, language: body.language, source: preferred, timeoutSeconds: body.timeout, contextId: body.context_id ?? null };
 }
 
 const COMPLETE = new Set(['completed', 'failed', 'timeout']);
+
+/** The rich parts of a record, as the wire names them. */
+function richFields(execution: Execution) {
+  return {
+    results: execution.results.map(({ isMainResult, ...formats }) => ({ ...formats, is_main_result: isMainResult })),
+    exception: execution.exception,
+    context_id: execution.contextId ?? 'default',
+  };
+}
 
 export function toExecuteResponse(execution: Execution): Static<typeof ExecuteResponse> {
   return {
@@ -100,6 +154,7 @@ export function toExecuteResponse(execution: Execution): Static<typeof ExecuteRe
     status: execution.status,
     stdout_truncated: execution.stdoutTruncated,
     stderr_truncated: execution.stderrTruncated,
+    ...richFields(execution),
   };
 }
 
@@ -126,5 +181,6 @@ export function toTaskRecord(execution: Execution): Static<typeof TaskRecord> {
     created_at: execution.createdAt,
     started_at: execution.startedAt,
     completed_at: execution.completedAt,
+    ...richFields(execution),
   };
 }
