@@ -90,7 +90,8 @@ async function main(argv: string[]): Promise<void> {
       process.stderr.write(`sandbox: ${explained.message}\n`);
     }
     process.exitCode = explained.exitCode;
-    if (!(error instanceof UsageError) && process.env.SANDBOX_DEBUG) console.error(error);
+    // SANDBOXD_DEBUG, like every variable of the tool (SANDBOX_DEBUG, its old name, still works).
+    if (!(error instanceof UsageError) && (process.env.SANDBOXD_DEBUG || process.env.SANDBOX_DEBUG)) console.error(error);
   }
 }
 

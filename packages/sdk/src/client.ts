@@ -42,7 +42,10 @@ export interface SandboxdOptions {
   timeout?: number;
   /** Retries of what is safe to retry (default 3): connection failures, 429 rate limits, and 502/503/504 of idempotent requests. */
   maxRetries?: number;
-  /** Milliseconds before the first retry (default 1000), doubling each time; `Retry-After` wins when the server sends it. */
+  /**
+   * Milliseconds before the first retry (default 1000), doubling each time; each wait is a random 50–100 % of that (jitter),
+   * and `Retry-After` wins when the server sends it.
+   */
   retryDelay?: number;
   /** Another fetch implementation (tests, proxies). */
   fetch?: typeof fetch;

@@ -7,6 +7,8 @@
  * classes answer `instanceof` from that brand instead of from the prototype chain.
  */
 
+import type { CommandResult } from './resources/commands.ts';
+
 /** Registry-wide brand: the same symbol in every copy of the package. */
 const KINDS = Symbol.for('@sandboxd/sdk/error-kinds');
 
@@ -116,6 +118,43 @@ export class ExecutionError extends SandboxdError {
     this.exitCode = options.exitCode;
     this.stdout = options.stdout;
     this.stderr = options.stderr;
+  }
+}
+
+/**
+ * A command of `session.commands` that ended other than with exit code 0 (E2B's `CommandExitError`): `run` rejects
+ * with it, and so does a handle's `wait()`. It carries the whole result (`result`; `exitCode`, `stdout`, `stderr`,
+ * `error`, `signal`, `pid`, `processId` on the error itself). A command a signal ended (killed, timed out) has
+ * exit code -1 and `signal`. Not an HTTP error: the server answered, the command failed.
+ */
+export class CommandExitError extends ExecutionError {
+  static override readonly kind: string = 'CommandExitError';
+  declare readonly exitCode: number;
+  declare readonly stdout: string;
+  declare readonly stderr: string;
+  /** The result, as `run` resolves it for a command that succeeds. */
+  readonly result: CommandResult;
+  /** Why it ended other than by exiting (killed, timed out, its VM went away). */
+  readonly error: string | undefined;
+  /** The signal that ended it, when one did. */
+  readonly signal: string | undefined;
+  readonly pid: number | null;
+  readonly processId: string;
+
+  constructor(result: CommandResult, options: SandboxdErrorOptions = {}) {
+    const tail = result.stderr.trimEnd().split('\n').at(-1)?.slice(-200);
+    const how = result.error ?? `exited with code ${result.exitCode}`;
+    super(`command ${result.processId} ${how}${tail ? `: ${tail}` : ''}`, {
+      ...options,
+      exitCode: result.exitCode,
+      stdout: result.stdout,
+      stderr: result.stderr,
+    });
+    this.result = result;
+    this.error = result.error;
+    this.signal = result.signal;
+    this.pid = result.pid;
+    this.processId = result.processId;
   }
 }
 

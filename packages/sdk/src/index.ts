@@ -10,7 +10,8 @@ export { Session } from './session.ts';
 export { AsyncExecution, recordAsResult, type RunResult, type WaitOptions } from './resources/executions.ts';
 export { DEFAULT_EXECUTE_TIMEOUT_SECONDS, type ExecuteOptions, type Language } from './resources/execution.ts';
 export type { FileToWrite, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
-export { PROCESS_SIGNALS, Processes, SessionProcesses } from './resources/processes.ts';
+export { MAX_OUTPUT_RESUMES, PROCESS_SIGNALS, Processes, SessionProcesses } from './resources/processes.ts';
+export { CommandHandle, SessionCommands, type CommandConnectOptions, type CommandResult, type CommandStartOptions } from './resources/commands.ts';
 export { Contexts } from './resources/contexts.ts';
 export type { ContextCreateOptions, ContextInfo } from './resources/contexts.ts';
 export type { ProcessEvent, ProcessInfo, ProcessRunOptions, ProcessRunResult, ProcessSignal, ProcessStartOptions } from './resources/processes.ts';
@@ -82,6 +83,7 @@ export {
   QuotaExceededError,
   NetworkError,
   ExecutionError,
+  CommandExitError,
   SessionError,
   NotFoundError,
   ValidationError,
@@ -100,6 +102,6 @@ export {
   type ValidationIssue,
 } from './errors.ts';
 export { createPkcePair, codeChallengeOf, type PkcePair } from './pkce.ts';
-export { Transport, parseRetryAfter, type RequestOptions } from './transport.ts';
+export { Transport, backoffDelayMs, parseRetryAfter, type RequestOptions } from './transport.ts';
 export { VERSION } from './version.ts';
 export type * from './api-types.ts';

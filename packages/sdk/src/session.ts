@@ -19,6 +19,7 @@ import type { AsyncExecution, Executions } from './resources/executions.ts';
 import type { FileToWrite, Files, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
 import { SessionError } from './errors.ts';
 import { SessionProcesses, type Processes } from './resources/processes.ts';
+import { SessionCommands } from './resources/commands.ts';
 import type { ContextCreateOptions, ContextInfo, Contexts } from './resources/contexts.ts';
 import type { Sessions } from './resources/sessions.ts';
 import type { Vms } from './resources/vms.ts';
@@ -112,6 +113,15 @@ export class Session {
   /** Background processes in the session's VM: `start`, `run` (output as it arrives), `output`, `sendStdin`, `signal`, `kill`. */
   get processes(): SessionProcesses {
     return new SessionProcesses(this.client.processes, this.id);
+  }
+
+  /**
+   * Commands in the session's VM as E2B's `sandbox.commands` has them: `run(cmd, { onStdout, background… })` waits
+   * for the end (a non-zero exit rejects with CommandExitError) or answers a `CommandHandle` (`wait`, `kill`,
+   * `sendStdin`, `disconnect`); `connect`, `list`, `kill`, `sendStdin` by process id.
+   */
+  get commands(): SessionCommands {
+    return new SessionCommands(this.client.processes, this.id);
   }
 
   /**

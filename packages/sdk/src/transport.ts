@@ -2,7 +2,10 @@
  * HTTP for the client: credentials on every request, a time limit per attempt, retries of what is safe to
  * retry, and errors from the one table in errors.ts. Uses only `fetch` (Node.js 18+, browsers).
  *
- * Retried, up to `maxRetries` times, `retryDelay · 2^n` apart (or as long as `Retry-After` says):
+ * Retried, up to `maxRetries` times, after a random wait between half and all of `retryDelay · 2^n` (n: the retries
+ * so far; the randomness keeps many clients that failed together from coming back together), or as long as
+ * `Retry-After` says when the server sends it (never jittered: it is the server's word; above a minute the error
+ * goes to the caller instead):
  * - a connection that failed before the request was sent (refused, DNS, connect time-out): any method;
  * - 429 RATE_LIMITED (the server refused before doing anything): any method;
  * - 502, 503, 504 and other connection failures: only idempotent requests (GET, HEAD, PUT, DELETE,
@@ -23,7 +26,7 @@ export interface TransportSettings {
   /** Per attempt, milliseconds. */
   timeout: number;
   maxRetries: number;
-  /** First back-off, milliseconds; doubles on each retry. */
+  /** First back-off, milliseconds; doubles on each retry, and each wait is a random 50–100 % of it (`backoffDelayMs`). */
   retryDelay: number;
   fetch: typeof fetch;
   /** Sends a request whose body is a stream without holding it (`node-request.ts`); absent: such bodies are not streamed. */
@@ -59,7 +62,8 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 /** Errors that mean the connection was never made, so nothing reached the server. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** Waits `ms`; an aborted `signal` rejects with its reason. */
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {
@@ -80,6 +84,16 @@ function errorCodes(error: unknown, depth = 0): string[] {
   const own = typeof e.code === 'string' ? [e.code] : [];
   const nested = Array.isArray(e.errors) ? e.errors.flatMap((x) => errorCodes(x, depth + 1)) : [];
   return [...own, ...nested, ...errorCodes(e.cause, depth + 1)];
+}
+
+/**
+ * The wait before retry number `attempt + 1` (`attempt` counts from 0): a random value in [0.5, 1.0] × `baseMs · 2^attempt`
+ * ("equal jitter", the common variant of full jitter: never shorter than half, so a retry does not come back at once).
+ * `random` is `Math.random` unless a test pins it.
+ */
+export function backoffDelayMs(baseMs: number, attempt: number, random: () => number = Math.random): number {
+  const ceiling = baseMs * 2 ** attempt;
+  return ceiling * (0.5 + 0.5 * random());
 }
 
 /** `Retry-After` in seconds, from delta-seconds or an HTTP date. */
@@ -130,7 +144,7 @@ export class Transport {
       const { error, retryable, retryAfterMs } = outcome;
       const retry = attempt < this.settings.maxRetries && (retryable === 'always' || (retryable === 'idempotent' && idempotent));
       if (!retry) throw error;
-      const delay = retryAfterMs ?? this.settings.retryDelay * 2 ** attempt;
+      const delay = retryAfterMs ?? backoffDelayMs(this.settings.retryDelay, attempt);
       if (delay > MAX_RETRY_AFTER_MS) throw error;
       await sleep(delay, options.signal);
     }

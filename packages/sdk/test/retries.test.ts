@@ -1,12 +1,12 @@
 /**
  * Retries and time limits against a local node:http server that misbehaves on purpose: what is safe to
- * send again is, with exponential back-off or Retry-After; a POST /execute that may have run is not.
+ * send again is, with jittered exponential back-off or Retry-After; a POST /execute that may have run is not.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { NetworkError, QuotaExceededError, RateLimitError, Sandboxd, SandboxdError } from '../src/index.ts';
+import { backoffDelayMs, NetworkError, QuotaExceededError, RateLimitError, Sandboxd, SandboxdError } from '../src/index.ts';
 
 interface Seen {
   method: string;
@@ -80,13 +80,36 @@ describe('retries', () => {
     assert.equal(new Sandboxd().baseUrl, 'http://127.0.0.1:8080', 'the default URL');
   });
 
-  test('a GET that fails twice with 503 succeeds on the third try, backing off exponentially', async () => {
+  test('a GET that fails twice with 503 succeeds on the third try, backing off exponentially with jitter', async () => {
     reply = (_req, res, n) => (n <= 2 ? json(res, 503, { detail: 'busy', code: 'SERVICE_UNAVAILABLE' }) : json(res, 200, [{ id: 1 }]));
-    const keys = await client({ retryDelay: 50 }).apiKeys.list();
+    const keys = await client({ retryDelay: 100 }).apiKeys.list();
     assert.deepEqual(keys, [{ id: 1 }]);
     assert.equal(seen.length, 3);
     const gaps = [seen[1]!.at - seen[0]!.at, seen[2]!.at - seen[1]!.at];
-    assert.ok(gaps[0]! >= 45 && gaps[1]! >= 95, `back-off doubles: ${gaps.join(', ')} ms`);
+    // Waits are 50–100 % of 100 ms, then of 200 ms (a timer may fire a millisecond early; a busy machine, late).
+    assert.ok(gaps[0]! >= 48 && gaps[0]! < 100 + 150, `first wait in [50, 100] ms: ${gaps.join(', ')} ms`);
+    assert.ok(gaps[1]! >= 98 && gaps[1]! < 200 + 150, `second wait in [100, 200] ms: ${gaps.join(', ')} ms`);
+  });
+
+  test('each back-off is a random 50–100 % of retryDelay · 2^n, never the same for every client', () => {
+    for (const [attempt, ceiling] of [
+      [0, 1000],
+      [1, 2000],
+      [3, 8000],
+    ] as const) {
+      assert.equal(
+        backoffDelayMs(1000, attempt, () => 0),
+        ceiling / 2,
+        'the shortest wait is half',
+      );
+      assert.ok(backoffDelayMs(1000, attempt, () => 0.999_999) <= ceiling, 'the longest is the whole');
+      for (let i = 0; i < 200; i++) {
+        const delay = backoffDelayMs(1000, attempt);
+        assert.ok(delay >= ceiling / 2 && delay <= ceiling, `${delay} in [${ceiling / 2}, ${ceiling}]`);
+      }
+    }
+    const spread = new Set(Array.from({ length: 20 }, () => backoffDelayMs(1000, 2)));
+    assert.ok(spread.size > 10, 'clients that failed together do not come back together');
   });
 
   test('after maxRetries the last error is thrown (503 is a NetworkError)', async () => {

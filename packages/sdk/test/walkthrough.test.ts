@@ -1,6 +1,7 @@
 /**
  * The whole client on real VMs: a session, Python twice with state, rich results and contexts, a bash exit code, files in and out
- * byte for byte, files made, described, moved and removed, background processes (streamed output, stdin, signals, kill), an async run waited for, status, lists with the metadata filter, a terminal driven over its
+ * byte for byte, files made, described, moved and removed, background processes (streamed output, stdin, signals, kill), E2B-style
+ * commands (run, a background handle, re-attached from a second client, killed), an async run waited for, status, lists with the metadata filter, a terminal driven over its
  * WebSocket, a public share, and kill.
  * Needs the VM engine (QEMU; KVM when available).
  */
@@ -15,7 +16,16 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../server/test/helpers/test-server.ts';
 import { WebSocket } from 'ws';
-import { ExecutionError, NotFoundError, Sandboxd, SandboxdError, SessionError, type Session, type WebSocketConstructor } from '../src/index.ts';
+import {
+  CommandExitError,
+  ExecutionError,
+  NotFoundError,
+  Sandboxd,
+  SandboxdError,
+  SessionError,
+  type Session,
+  type WebSocketConstructor,
+} from '../src/index.ts';
 
 /** The first call of a session starts its VM; allow for that. */
 const FIRST_CALL = { timeout: 180 };
@@ -278,6 +288,56 @@ describe('walk-through on real VMs', () => {
     for (let i = 0; i < 50 && (await session.processes.get(started)).status === 'running'; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal((await session.processes.get(started)).signal, 'SIGKILL');
     await assert.rejects(session.processes.get('proc_0000000000000000'), NotFoundError);
+  });
+
+  test("commands as E2B's: lines as they come, a failing exit rejects, stdin to one in the background, another re-attached from a second client and killed", async () => {
+    const lines: { line: string; at: number }[] = [];
+    const looped = await session.commands.run('for i in 1 2 3; do echo $i; sleep 0.3; done', {
+      onStdout: (text) => lines.push(...text.split('\n').flatMap((line) => (line ? [{ line, at: Date.now() }] : []))),
+    });
+    assert.deepEqual(
+      lines.map((l) => l.line),
+      ['1', '2', '3'],
+    );
+    assert.ok(lines[2]!.at - lines[0]!.at >= 400, `the lines came one by one while it ran: ${lines.map((l) => l.at - lines[0]!.at).join(', ')} ms`);
+    assert.deepEqual([looped.exitCode, looped.stdout, looped.stderr, looped.error], [0, '1\n2\n3\n', '', undefined]);
+    assert.match(looped.processId, /^proc_/);
+
+    const failed = await session.commands.run('echo oops >&2; exit 3').catch((e: unknown) => e);
+    assert.ok(failed instanceof CommandExitError, String(failed));
+    assert.ok(failed instanceof ExecutionError, 'a CommandExitError is an ExecutionError');
+    assert.deepEqual([failed.exitCode, failed.stderr, failed.result.exitCode], [3, 'oops\n', 3]);
+
+    const cat = await session.commands.run('cat', { background: true, stdin: true });
+    assert.equal(typeof cat.pid, 'number');
+    await cat.sendStdin('hi\n');
+    await cat.closeStdin();
+    const echoed = await cat.wait();
+    assert.deepEqual([echoed.exitCode, echoed.stdout, cat.stdout, cat.exitCode], [0, 'hi\n', 'hi\n', 0]);
+
+    // Kept in the background, found in the list, re-attached from a second client with the same key, killed there.
+    const sleeper = await session.commands.run('sleep 30', { background: true, tag: 'sleeper' });
+    assert.ok((await session.commands.list()).some((p) => p.process_id === sleeper.processId && p.tag === 'sleeper'));
+    const second = new Sandboxd({ baseUrl: server.baseUrl, apiKey: client.transport.settings.apiKey });
+    const commands = second.sessions.connect(session.id).commands;
+    const attached = await commands.connect(sleeper.processId);
+    assert.equal(attached.pid, sleeper.pid);
+    assert.equal(await commands.kill(sleeper.processId), true);
+    // A killed command's wait() rejects, as a failed exit does: exit code -1 and the signal.
+    for (const handle of [attached, sleeper]) {
+      const killed = await handle.wait().catch((e: unknown) => e);
+      assert.ok(killed instanceof CommandExitError, String(killed));
+      assert.deepEqual([killed.exitCode, killed.signal, killed.error], [-1, 'SIGKILL', 'killed by SIGKILL']);
+    }
+    assert.ok(!(await session.commands.list()).some((p) => p.process_id === sleeper.processId), 'the list holds running commands');
+    assert.equal(await commands.kill(sleeper.processId), false, 'it had ended');
+    assert.equal(await commands.kill('proc_0000000000000000'), false, 'no such command');
+
+    // An aborted signal kills the command in the VM.
+    const aborted = await session.commands.run('sleep 1000', { signal: AbortSignal.timeout(1000), tag: 'aborted' }).catch((e: unknown) => e);
+    assert.equal((aborted as Error).name, 'TimeoutError');
+    const record = (await session.processes.list()).find((p) => p.tag === 'aborted');
+    assert.deepEqual([record?.status, record?.signal], ['exited', 'SIGKILL']);
   });
 
   test('an async run is waited for by polling its record', async () => {

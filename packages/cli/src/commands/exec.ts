@@ -43,7 +43,8 @@ function showResults(ctx: Context, outcome: RunResult, resultsDir: string | unde
     const saved: string[] = [];
     for (const [format, extension] of SAVED_FORMATS) {
       const data = result[format];
-      if (data === undefined) continue;
+      // HTML comes with a text form (in stdout already): only named when it is saved.
+      if (data === undefined || (format === 'html' && !resultsDir)) continue;
       const bytes = format === 'svg' || format === 'html' ? Buffer.from(data, 'utf8') : Buffer.from(data, 'base64');
       if (resultsDir) {
         fs.mkdirSync(resultsDir, { recursive: true });

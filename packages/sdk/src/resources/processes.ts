@@ -7,7 +7,13 @@
 import { NDJSON, ndjsonEvents } from '../ndjson.ts';
 import type { JsonBody, Schemas } from '../api-types.ts';
 import { encodeBase64 } from '../base64.ts';
-import type { Transport } from '../transport.ts';
+import { NetworkError } from '../errors.ts';
+import { backoffDelayMs, sleep, type Transport } from '../transport.ts';
+
+/** How many times in a row `output` opens a broken stream again before it gives up. */
+export const MAX_OUTPUT_RESUMES = 5;
+/** The first wait before a resume, milliseconds (doubling, jittered). */
+const RESUME_DELAY_MS = 100;
 
 export type ProcessInfo = Schemas['ProcessInfo'];
 /** A signal the API sends: SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGSTOP or SIGCONT. */
@@ -100,7 +106,8 @@ export class Processes {
 
   /**
    * Runs `command` and waits for its end, calling `onStdout`/`onStderr` with output as it arrives. Aborting
-   * `signal` kills the process (its whole process group) and rejects with the signal's reason.
+   * `signal` kills the process (its whole process group) and rejects with the signal's reason. An answer that breaks
+   * off once the process runs is followed on with `output` from its last event (see there).
    */
   async run(sessionId: string, command: string | null, options: ProcessRunOptions = {}): Promise<ProcessRunResult> {
     const { signal, ...rest } = options;
@@ -115,27 +122,47 @@ export class Processes {
     let ended: ProcessInfo | undefined;
     const stdout: string[] = [];
     const stderr: string[] = [];
+    let lastSeq = 0;
     const onAbort = () => processId && void this.kill(sessionId, processId).catch(() => undefined);
+    const take = (event: ProcessEvent) => {
+      if (typeof event.seq === 'number') lastSeq = event.seq;
+      if (event.type === 'start' && event.process) {
+        processId = event.process.process_id;
+        options.onStart?.(event.process);
+        if (signal?.aborted) onAbort();
+      } else if (event.type === 'stdout' && event.data !== undefined) {
+        stdout.push(event.data);
+        options.onStdout?.(event.data);
+      } else if (event.type === 'stderr' && event.data !== undefined) {
+        stderr.push(event.data);
+        options.onStderr?.(event.data);
+      } else if (event.type === 'exit' && event.process) ended = event.process;
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      for await (const event of ndjsonEvents<ProcessEvent>(response)) {
-        if (event.type === 'start' && event.process) {
-          processId = event.process.process_id;
-          options.onStart?.(event.process);
-          if (signal?.aborted) onAbort();
-        } else if (event.type === 'stdout' && event.data !== undefined) {
-          stdout.push(event.data);
-          options.onStdout?.(event.data);
-        } else if (event.type === 'stderr' && event.data !== undefined) {
-          stderr.push(event.data);
-          options.onStderr?.(event.data);
-        } else if (event.type === 'exit' && event.process) ended = event.process;
+      const events = ndjsonEvents<ProcessEvent>(response);
+      try {
+        for (;;) {
+          let next: IteratorResult<ProcessEvent>;
+          try {
+            next = await events.next();
+          } catch (error) {
+            // Reading broke (a callback's own error is not caught here); without a process there is nothing to resume.
+            if (!processId) throw error;
+            break;
+          }
+          if (next.done) break;
+          take(next.value);
+        }
+      } finally {
+        await events.return(undefined);
       }
+      // The answer broke off before the exit event (a reset connection): the rest from the last event it brought.
+      if (!ended && processId) for await (const event of this.output(sessionId, processId, { after: lastSeq })) take(event);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
     if (signal?.aborted) throw signal.reason;
-    // The stream broke off before the end: the process may still run; its record says how it is.
     const process = ended ?? (processId ? await this.get(sessionId, processId) : undefined);
     if (!process) throw new Error('the process stream ended before the process started');
     return { process, exitCode: process.exit_code, stdout: stdout.join(''), stderr: stderr.join('') };
@@ -158,24 +185,93 @@ export class Processes {
    * The process's output events after event `after` (0: from the oldest kept), then live ones until it ends
    * (`follow: false`: only what is there now), and its `exit` event when it ended. Stop early with `signal` or
    * `break`: the process runs on.
+   *
+   * A stream that breaks before the `exit` event (a reset connection, an answer cut short, or, when following, an
+   * answer that ends without `exit`) is opened again from the last event number seen (`after`), so no event is
+   * lost or repeated; up to {@link MAX_OUTPUT_RESUMES} times in a row without an event in between, 0.1 s, 0.2 s…
+   * apart (jittered), then the last break is thrown as a NetworkError (a resume that cannot connect has first been
+   * retried as the client retries any GET: `maxRetries`). An aborted `signal` is never resumed. With
+   * `encoding: 'utf8'`, a character whose bytes two events split may come out as U+FFFD across a resume (the server
+   * decodes per stream); `base64` resumes byte-exact.
    */
   async *output(
     sessionId: string,
     processId: string,
     options: { after?: number; follow?: boolean; encoding?: 'utf8' | 'base64'; signal?: AbortSignal } = {},
   ): AsyncGenerator<ProcessEvent> {
-    const response = (await this.transport.request(
-      'GET',
-      `/v1/sessions/${encodeURIComponent(sessionId)}/processes/${encodeURIComponent(processId)}/output`,
-      {
-        query: { after: options.after, follow: options.follow, encoding: options.encoding },
-        headers: { accept: NDJSON },
-        timeout: 2 ** 31 - 1,
-        ...(options.signal ? { signal: options.signal } : {}),
-      },
-      'stream',
-    )) as Response;
-    yield* ndjsonEvents<ProcessEvent>(response);
+    const path = `/v1/sessions/${encodeURIComponent(sessionId)}/processes/${encodeURIComponent(processId)}/output`;
+    const follow = options.follow ?? true;
+    const { signal } = options;
+    let after = options.after ?? 0;
+    /** Breaks since the last event that arrived. */
+    let breaks = 0;
+    for (;;) {
+      let lastBreak: unknown;
+      // Each connection has its own controller, so the caller's signal holds no listener per resume.
+      const connection = new AbortController();
+      const onAbort = () => connection.abort(signal?.reason);
+      if (signal?.aborted) throw signal.reason;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        let response: Response | undefined;
+        try {
+          response = (await this.transport.request(
+            'GET',
+            path,
+            {
+              query: { after, follow: options.follow, encoding: options.encoding },
+              headers: { accept: NDJSON },
+              timeout: 2 ** 31 - 1,
+              signal: connection.signal,
+            },
+            'stream',
+          )) as Response;
+        } catch (error) {
+          // The first answer's errors are the caller's; a resume that cannot connect counts as one more break.
+          if (signal?.aborted) throw signal.reason;
+          if (breaks === 0 || !(error instanceof NetworkError)) throw error;
+          lastBreak = error;
+        }
+        if (response) {
+          const events = ndjsonEvents<ProcessEvent>(response);
+          try {
+            for (;;) {
+              let next: IteratorResult<ProcessEvent>;
+              try {
+                next = await events.next();
+              } catch (error) {
+                if (signal?.aborted) throw signal.reason;
+                lastBreak = error;
+                break;
+              }
+              if (next.done) {
+                if (!follow) return;
+                lastBreak = new Error('the answer ended before the exit event');
+                break;
+              }
+              const event = next.value;
+              if (typeof event.seq === 'number') after = event.seq;
+              breaks = 0;
+              yield event;
+              if (event.type === 'exit') return;
+            }
+          } finally {
+            await events.return(undefined);
+          }
+        }
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+      }
+      breaks++;
+      if (breaks > MAX_OUTPUT_RESUMES) {
+        const why = lastBreak instanceof Error ? lastBreak.message : String(lastBreak);
+        throw new NetworkError(`GET ${path}: the output stream broke off ${breaks} times in a row before the process ended (${why})`, {
+          operation: `GET ${path}`,
+          cause: lastBreak,
+        });
+      }
+      await sleep(backoffDelayMs(RESUME_DELAY_MS, breaks - 1), signal);
+    }
   }
 
   /** Writes to the stdin of a process started with `stdin: true` (`eof`: then closes it). */
