@@ -172,7 +172,7 @@ function bundleAgent() {
  * machine (about a minute: mmdebstrap), then found in well under a second.
  */
 function ensureGuestImage() {
-  step('guest image: checking the cache (a first build runs mmdebstrap and takes about a minute)');
+  step('guest image: checking the cache (a first build runs mmdebstrap with the Python data-analysis packages: about three minutes)');
   const args = ['--import', 'tsx', 'packages/server/src/image/cli.ts', 'ensure', '--agent', 'packages/agent/dist/agent.mjs'];
   if (process.env.SANDBOXD_CACHE_DIR) args.push('--cache-dir', process.env.SANDBOXD_CACHE_DIR);
   run(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -1,8 +1,9 @@
 /**
  * A VM's disk quota and the host's free-space floor.
  *
- * Every VM is restored with the guest image's small root filesystem (1 GiB); once it is handed out, its disk
- * grows to the user's quota: the driver enlarges the block device (QMP `block_resize`; the guest kernel is told
+ * Every VM is restored with the guest image's root filesystem (2 GiB for the default image, which carries Python's
+ * data-analysis packages; a quota at or below it keeps that size); once it is handed out, its disk grows to the
+ * user's quota: the driver enlarges the block device (QMP `block_resize`; the guest kernel is told
  * at once) and `resize2fs` grows the mounted ext4 into it, online. The device's size is the hard limit: a guest
  * that writes past it gets ENOSPC from its own filesystem, never an I/O error, and the overlay on the host can
  * only hold what the device holds, plus qcow2 metadata. Measured under TCG: 1 → 2 GiB took 0.56 s of

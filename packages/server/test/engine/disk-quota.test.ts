@@ -13,7 +13,8 @@ import { waitUntil } from '../helpers/wait.ts';
 import { engineConfig, newDataDir, sh, startEngine } from './engine-fixture.ts';
 
 const VM_ID = 'vm-disk-quota';
-const DISK_MB = 2048;
+// Above the default image's own 2 GiB, so the disk has to grow.
+const DISK_MB = 3072;
 const MIB = 1024 * 1024;
 
 describe('disk quota per VM on real VMs', { timeout: 20 * 60_000 }, () => {

@@ -67,6 +67,8 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
   let root: string;
   let snapshot: SnapshotInfo;
   let clones: VmInfo[] = [];
+  /** The size (512-byte sectors) the first clone's disk was grown to; a capture of it keeps that. */
+  let grownSectors = 0;
 
   before(async () => {
     image = await testImage();
@@ -210,12 +212,15 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
   test("growDisk enlarges a running guest's root disk at once and never shrinks it", async () => {
     const a = clones[0]!;
     const sectors = async () => Number((await guestShell(a.agentSocketPath, 'cat /sys/block/vda/size')).output.trim());
-    const grown = (2048 * 1024 * 1024) / 512;
-    assert.ok((await sectors()) < grown);
-    await rec.driver.growDisk(a.vmId, 2048);
+    // One GiB more than the image's own disk (2 GiB for the default image).
+    const before = await sectors();
+    const grownMb = (before * 512) / 2 ** 20 + 1024;
+    const grown = (grownMb * 2 ** 20) / 512;
+    await rec.driver.growDisk(a.vmId, grownMb);
     // virtio-blk interrupts the guest, whose kernel updates the size in a work item.
-    await waitUntil('the guest to see a 2 GiB disk', async () => (await sectors()) === grown, 30_000, 100);
-    await rec.driver.growDisk(a.vmId, 1024);
+    await waitUntil(`the guest to see a ${grownMb} MiB disk`, async () => (await sectors()) === grown, 30_000, 100);
+    grownSectors = grown;
+    await rec.driver.growDisk(a.vmId, grownMb - 1024);
     assert.equal(await sectors(), grown, 'a smaller size is ignored');
     await assert.rejects(rec.driver.growDisk('no-such-vm', 4096), { code: 'VM_NOT_FOUND' });
   });
@@ -278,7 +283,7 @@ describe('QEMU driver with real VMs', { timeout: 20 * 60_000 }, () => {
     assert.equal(captured, 'before-capture');
     assert.match(after!, /No such file/, 'what the source wrote after the capture is not in the clone');
     assert.match(sleeper!, /sleep 1001/, 'the process the source ran runs in the clone');
-    assert.equal(Number(sectors), (2048 * 1024 * 1024) / 512, 'the clone has the disk the source had grown to');
+    assert.equal(Number(sectors), grownSectors, 'the clone has the disk the source had grown to');
     assert.equal(name, 'capture-clone');
     assert.match(bootId!, /^[0-9a-f-]{36}$/);
     assert.notEqual(bootId, bootIdOfA, 'the clone has a boot id of its own');
