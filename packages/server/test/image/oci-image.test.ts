@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { AgentClient } from '../../src/agent/index.ts';
-import { BASE_FILES } from '../../src/image/base-layer.ts';
 import { layerLockPath } from '../../src/image/cache-layout.ts';
 import { defaultCacheDir } from '../../src/image/index.ts';
 import {
@@ -21,11 +20,19 @@ import {
   type OciGuestImage,
   type OciImageManifest,
 } from '../../src/image/oci/index.ts';
-import { resolveLowerLayers } from '../../src/image/lower-layers.ts';
-import { ProgressReporter } from '../../src/image/progress.ts';
 import type { VmInfo } from '../../src/vm/vm-driver.ts';
 import { AGENT_BUNDLE, createDriver, scratchDir, testImage, type RecordingDriver } from '../vm/vm-fixture.ts';
-import { ADDED_FILE, ADDED_TEXT, addBusyboxImage, addDebianImage, BUSYBOX_TAG, createLayout, DEBIAN_TAG, type TestLayout } from './oci-image-fixture.ts';
+import {
+  ADDED_FILE,
+  ADDED_TEXT,
+  addBusyboxImage,
+  addDebianImage,
+  BUSYBOX_TAG,
+  commonBaseTar,
+  createLayout,
+  DEBIAN_TAG,
+  type TestLayout,
+} from './oci-image-fixture.ts';
 import { pushImage, startRegistry, type TestRegistry } from './registry-fixture.ts';
 
 const CREDENTIALS = { username: 'builder', password: 'correct horse battery staple' };
@@ -208,11 +215,8 @@ describe('OCI images to guest images', { timeout: 30 * 60_000 }, () => {
   });
 
   test("a Debian image made from the base layer boots: its own python3 runs the user's code; whiteouts were applied", async (t) => {
-    // The base every image shares (rootfs/packages.txt: bash, git, python3…; the OCI runtime is taken from it too),
-    // not the default image's own: its data-analysis packages would make a 1.3 GB test image.
-    const common = await resolveLowerLayers({ cacheDir: defaultCacheDir(), lockTimeoutMs: 600_000, base: 'common' }, new ProgressReporter());
     const started = Date.now();
-    await addDebianImage(layout, join(await common.ensureBase(), BASE_FILES.rootfs));
+    await addDebianImage(layout, await commonBaseTar());
     const digest = await pushImage(open, layout.dir, DEBIAN_TAG, 'sandboxd-test/debian');
     t.diagnostic(`test image made and pushed in ${Date.now() - started} ms`);
     const { image, events, ms } = await build(`${open.host}/sandboxd-test/debian:${DEBIAN_TAG}`);

@@ -14,15 +14,12 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BASE_FILES } from '../../src/image/base-layer.ts';
 import { imagesDir, layerLockPath } from '../../src/image/cache-layout.ts';
-import { readManifest } from '../../src/image/guest-layer.ts';
 import { pullLayoutDir } from '../../src/image/oci/pull.ts';
 import { listEventsAfter } from '../../src/store/events-store.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { ADDED_FILE, ADDED_TEXT, addDebianImage, createLayout, DEBIAN_TAG, type TestLayout } from '../image/oci-image-fixture.ts';
+import { ADDED_FILE, ADDED_TEXT, addDebianImage, commonBaseTar, createLayout, DEBIAN_TAG, type TestLayout } from '../image/oci-image-fixture.ts';
 import { pushImage, startRegistry, type TestRegistry } from '../image/registry-fixture.ts';
-import { testImage } from '../vm/vm-fixture.ts';
 import { startGitServer, type TestGitServer } from './git-fixture.ts';
 
 const README = `# sample ${Date.now()}\n`;
@@ -75,10 +72,8 @@ describe('templates from OCI images on real VMs', { timeout: 40 * 60_000 }, () =
   };
 
   before(async () => {
-    const defaultImage = await testImage();
-    const baseHash = (await readManifest(defaultImage.dir)).layers.base;
     [registry, layout, git] = await Promise.all([startRegistry(), createLayout(), startGitServer('sample', { 'README.md': README })]);
-    await addDebianImage(layout, join(dirname(dirname(defaultImage.dir)), 'base', baseHash, BASE_FILES.rootfs));
+    await addDebianImage(layout, await commonBaseTar());
     digest = await pushImage(registry, layout.dir, DEBIAN_TAG, 'sandboxd-test/debian');
     digests.add(digest);
     reference = `${registry.host}/sandboxd-test/debian:${DEBIAN_TAG}`;
