@@ -13,7 +13,7 @@ import { newPythonContextId } from './ids.ts';
 import { agentContextId } from './python-runs.ts';
 import type { SessionService } from './sessions.ts';
 import { pythonContextOf, type VmService } from './vms/index.ts';
-import type { Language, PythonContext, Session } from '../model.ts';
+import type { Language, PythonContext, Session, Vm } from '../model.ts';
 import type { Database } from '../store/database.ts';
 import { countPythonContexts, deletePythonContext, findPythonContext, insertPythonContext, listPythonContexts } from '../store/python-contexts-store.ts';
 
@@ -78,8 +78,9 @@ export class PythonContextService {
     const { session, vm } = await this.sessions.getOwnedWithVm(principal, sessionId);
     if (contextId === DEFAULT_CONTEXT_ID) throw new AppError('CONFLICT', 'the default context cannot be deleted: restart it to clear its state');
     const context = await this.find(principal, session, contextId);
-    await deletePythonContext(this.database.db, session.id, context!.id);
+    // The interpreter first: if the VM's agent fails, the record stays and a retry can end it.
     await this.endInterpreter(session, vm, context);
+    await deletePythonContext(this.database.db, session.id, context!.id);
   }
 
   /**
@@ -104,10 +105,10 @@ export class PythonContextService {
   }
 
   /** Kills the context's interpreter in the session's live VM, if it has one (no VM: there is nothing to end). */
-  private async endInterpreter(session: Session, vm: Parameters<VmService['agentOf']>[0] | undefined, context: PythonContext | null): Promise<void> {
-    const agent = vm && vm.status === 'active' ? this.vms.agentOf(vm) : null;
-    if (!agent) return;
-    await agent.resetPython(agentContextId(pythonContextOf(vm!) ?? session.id, context));
+  private async endInterpreter(session: Session, vm: Vm | undefined, context: PythonContext | null): Promise<void> {
+    const agent = vm?.status === 'active' ? this.vms.agentOf(vm) : null;
+    if (!agent || !vm) return;
+    await agent.resetPython(agentContextId(pythonContextOf(vm) ?? session.id, context));
   }
 }
 
