@@ -1,11 +1,9 @@
 /**
  * Files in a sandbox: paths, directory listings and what a file's bytes are (text, an image, other).
  *
- * The API has upload and download but no directory listing, so a listing runs GNU find in the sandbox through the
- * execute API as a bash command: same credentials, same authorization, and it shows up in the caller's execution
- * records like any other run.
+ * Listings come from the files API (`client.files.list`), which the guest agent answers.
  */
-import type { Sandboxd } from '@sandboxd/sdk';
+import { NotFoundError, SandboxdError, type FileEntry, type Sandboxd } from '@sandboxd/sdk';
 import { ToolFailure } from './results.ts';
 
 export const HOME = '/root';
@@ -14,11 +12,6 @@ export const HOME = '/root';
 export function absoluteGuestPath(path: string): string {
   const absolute = path.startsWith('/') ? path : `${HOME}/${path}`;
   return absolute.length > 1 ? absolute.replace(/\/+$/, '') || '/' : absolute;
-}
-
-/** A string as one bash word, whatever it holds. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 export interface DirectoryEntry {
@@ -38,11 +31,20 @@ export interface Listing {
   truncated: boolean;
 }
 
-const TYPES: Record<string, string> = { f: 'file', d: 'directory', l: 'symlink' };
-/** Exit code of the listing script for a path that does not exist. */
-const MISSING = 44;
+/** `YYYY-MM-DD HH:MM` (UTC) from the API's ISO time: short, and what the listing lines have always shown. */
+function minutesOf(iso: string): string {
+  return iso.slice(0, 16).replace('T', ' ');
+}
 
-/** Lists a directory (`depth` levels, `limit` entries, sorted by path), or describes a file. */
+function entryOf(entry: FileEntry): DirectoryEntry {
+  return { type: entry.type, size: entry.size, modified: minutesOf(entry.modified_at), path: entry.path };
+}
+
+/**
+ * Lists a directory (`depth` levels, `limit` entries, sorted by name, each directory followed by its contents), or
+ * describes a file. Through the files API, which reads the directory through the guest agent: not a command run, so
+ * it neither counts against the execution rate limit nor leaves execution records.
+ */
 export async function listGuestPath(
   client: Sandboxd,
   sessionId: string,
@@ -50,26 +52,19 @@ export async function listGuestPath(
   options: { depth: number; limit: number; signal?: AbortSignal },
 ): Promise<Listing> {
   const target = absoluteGuestPath(path);
-  const format = `'%y\\t%s\\t%TY-%Tm-%Td %TH:%TM\\t%p\\n'`;
-  const script = [
-    `p=${shellQuote(target)}`,
-    `if [ ! -e "$p" ] && [ ! -L "$p" ]; then echo "no such file or directory: $p" >&2; exit ${MISSING}; fi`,
-    `if [ ! -d "$p" ]; then find "$p" -maxdepth 0 -printf ${format}; exit 0; fi`,
-    `find "$p" -mindepth 1 -maxdepth ${options.depth} -printf ${format} 2>/dev/null | LC_ALL=C sort -t "$(printf '\\t')" -k4,4 | head -n ${options.limit + 1}`,
-  ].join('\n');
-  const result = await client.execute(script, { sessionId, language: 'bash', timeout: 60, ...(options.signal ? { signal: options.signal } : {}) });
-  if (result.exit_code === MISSING) throw new ToolFailure('NO_SUCH_FILE', `No file or directory ${target} in sandbox ${sessionId}`);
-  if (result.exit_code !== 0)
-    throw new ToolFailure('LISTING_FAILED', `Listing ${target} failed (exit code ${result.exit_code}): ${result.stderr.trim().slice(0, 500)}`);
-  const entries = result.stdout
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line): DirectoryEntry => {
-      const [type = '', size = '0', modified = '', ...rest] = line.split('\t');
-      return { type: TYPES[type] ?? 'other', size: Number(size), modified, path: rest.join('\t') };
-    });
-  const isFile = entries.length === 1 && entries[0]!.path === target && entries[0]!.type !== 'directory';
-  return { path: target, isFile, entries: entries.slice(0, options.limit), truncated: entries.length > options.limit };
+  const signal = options.signal ? { signal: options.signal } : {};
+  try {
+    const listing = await client.files.list(sessionId, target, { depth: options.depth, limit: options.limit, ...signal });
+    return { path: target, isFile: false, entries: listing.entries.map(entryOf), truncated: listing.truncated };
+  } catch (error) {
+    // A session that is not the caller's is a 404 too; its message names the session, a missing path's the path.
+    if (error instanceof NotFoundError && !error.message.includes(`session ${sessionId}`))
+      throw new ToolFailure('NO_SUCH_FILE', `No file or directory ${target} in sandbox ${sessionId}`);
+    // 409: not a directory. What is there is described instead, as `ls` would.
+    if (!(error instanceof SandboxdError) || error.status !== 409) throw error;
+  }
+  const entry = await client.files.stat(sessionId, target, signal);
+  return { path: target, isFile: true, entries: [entryOf(entry)], truncated: false };
 }
 
 /** A listing as lines a model reads easily: type, size, modification time, path. */

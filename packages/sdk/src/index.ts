@@ -104,4 +104,5 @@ export {
 export { createPkcePair, codeChallengeOf, type PkcePair } from './pkce.ts';
 export { Transport, backoffDelayMs, parseRetryAfter, type RequestOptions } from './transport.ts';
 export { VERSION } from './version.ts';
+export { PagedList, type Page, type PageLoader } from './pagination.ts';
 export type * from './api-types.ts';

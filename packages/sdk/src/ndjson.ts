@@ -1,4 +1,5 @@
 /** NDJSON answers (a process's output, a directory watch): one JSON event per line, read as they arrive. */
+import { withCamelCase } from './camel-case.ts';
 
 export const NDJSON = 'application/x-ndjson';
 
@@ -17,10 +18,10 @@ export async function* ndjsonEvents<T>(response: Response): AsyncGenerator<T> {
       while ((newline = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, newline).trim();
         buffer = buffer.slice(newline + 1);
-        if (line !== '') yield JSON.parse(line) as T;
+        if (line !== '') yield withCamelCase(JSON.parse(line) as T) as T;
       }
     }
-    if (buffer.trim() !== '') yield JSON.parse(buffer) as T;
+    if (buffer.trim() !== '') yield withCamelCase(JSON.parse(buffer) as T) as T;
   } finally {
     await reader.cancel().catch(() => undefined);
   }

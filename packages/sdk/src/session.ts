@@ -162,7 +162,7 @@ export class Session {
     const status = await this.client.sessions.status(this.id);
     if (!status.vm_id || !status.vm_alive)
       throw new SessionError(`session ${this.id} has no running VM whose timeout could be set (run something in it first)`);
-    return this.client.vms.setLifetime(status.vm_id, Math.ceil(timeoutMs / 1000));
+    return this.client.vms.setTimeout(status.vm_id, timeoutMs);
   }
 
   /** Settings, metadata, env names and the current VM. */

@@ -16,6 +16,7 @@ import type { StreamedBody } from './multipart.ts';
 import type { StreamFetch } from './node-request.ts';
 import { decodeBase64 } from './base64.ts';
 import type { HttpMethod, JsonBody, JsonResponse, PathParams, paths, QueryParams } from './api-types.ts';
+import { withCamelCase, type WithCamelCase } from './camel-case.ts';
 import { errorFor, NetworkError, SandboxdError, type ErrorFacts, type OperationKind, type ValidationIssue } from './errors.ts';
 import { VERSION } from './version.ts';
 
@@ -125,13 +126,14 @@ export class Transport {
     path: P,
     method: M,
     options: RequestOptions & { params?: PathParams<P, M>; query?: Partial<QueryParams<P, M>>; json?: JsonBody<P, M> } = {},
-  ): Promise<JsonResponse<P, M>> {
+  ): Promise<WithCamelCase<JsonResponse<P, M>>> {
     const url = String(path).replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = (options.params as Record<string, unknown> | undefined)?.[name];
       if (value === undefined || value === null) throw new TypeError(`missing path parameter ${name} for ${String(path)}`);
       return encodeURIComponent(String(value));
     });
-    return (await this.request(method.toUpperCase(), url, options, method === 'head' ? 'none' : 'json')) as JsonResponse<P, M>;
+    // `request` has added the camelCase getters (`camel-case.ts`) to the JSON it parsed.
+    return (await this.request(method.toUpperCase(), url, options, method === 'head' ? 'none' : 'json')) as WithCamelCase<JsonResponse<P, M>>;
   }
 
   /** Sends a request with retries; returns the body as asked. */
@@ -245,7 +247,7 @@ export class Transport {
         const text = await response.text();
         if (responseType === 'text' || text === '') return { ok: true, value: responseType === 'text' ? text : undefined };
         try {
-          return { ok: true, value: JSON.parse(text) };
+          return { ok: true, value: withCamelCase(JSON.parse(text) as unknown) };
         } catch {
           throw new SandboxdError(`${operation} answered ${response.status} with a body that is not JSON: ${text.slice(0, 100)}`, {
             status: response.status,

@@ -50,10 +50,14 @@ describe('walk-through on real VMs', () => {
     assert.equal(first.stdout, 'set\n');
     assert.equal(first.exit_code, 0);
     assert.equal(first.session_id, session.id);
-    const second = await session.execute('print(x * 2)');
+    const second = await session.execute('print(x * 2)', { timeoutMs: 30_000 });
     assert.equal(second.stdout, '42\n');
     assert.equal(second.status, 'completed');
     assert.equal(second.vm_id, first.vm_id, 'the same VM');
+    // The camelCase reading of the same answer, durations in milliseconds.
+    assert.equal(second.vmId, first.vm_id);
+    assert.equal(second.exitCode, 0);
+    assert.equal(second.executionTimeMs, second.execution_time! * 1000);
   });
 
   test('rich results: a matplotlib figure as PNG, a DataFrame as HTML, display(), the exception as a structure', async () => {
@@ -307,6 +311,9 @@ describe('walk-through on real VMs', () => {
     assert.ok(failed instanceof CommandExitError, String(failed));
     assert.ok(failed instanceof ExecutionError, 'a CommandExitError is an ExecutionError');
     assert.deepEqual([failed.exitCode, failed.stderr, failed.result.exitCode], [3, 'oops\n', 3]);
+
+    const asUser = await session.commands.run('id -un; pwd', { user: 'user' });
+    assert.equal(asUser.stdout, 'user\n/home/user\n', "E2B's default user: its name and home");
 
     const cat = await session.commands.run('cat', { background: true, stdin: true });
     assert.equal(typeof cat.pid, 'number');

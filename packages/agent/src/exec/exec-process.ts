@@ -20,6 +20,9 @@ export interface ExecProcessOptions {
   /** Keep stdin open for {@link ExecProcess.writeStdin}; otherwise it is /dev/null. */
   stdin: boolean;
   cgroup: UserCgroup | null;
+  /** Another account's ids to run as (the agent is root); absent: the agent's own. */
+  uid?: number;
+  gid?: number;
   onStdout(chunk: Buffer): void;
   onStderr(chunk: Buffer): void;
   /**
@@ -121,6 +124,8 @@ export class ExecProcess {
     return {
       cwd: this.options.cwd,
       env: this.options.env,
+      ...(this.options.uid !== undefined ? { uid: this.options.uid } : {}),
+      ...(this.options.gid !== undefined ? { gid: this.options.gid } : {}),
       // A new session and process group: the deadline kills everything the command started, not the agent.
       detached: true,
       stdio: [this.options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] as ['pipe' | 'ignore', 'pipe', 'pipe'],

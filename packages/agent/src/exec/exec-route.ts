@@ -12,6 +12,7 @@ import type { RouteRequest } from '../http/router.ts';
 import type { UserCgroups } from './user-cgroups.ts';
 import { ExecProcess } from './exec-process.ts';
 import { resolveExecutable } from './resolve-executable.ts';
+import { findGuestUser, userEnvironment, type GuestUser } from './guest-users.ts';
 
 /** What the exec route needs from the agent. */
 export interface ExecRouteDeps {
@@ -32,8 +33,10 @@ export function createExecRoute(deps: ExecRouteDeps) {
     const first = await frames.next();
     if (first.done || first.value.type !== FrameType.Request) throw new AgentFailure('BAD_REQUEST', 'an exec stream must start with a Request frame');
     const request = parseExecRequest(first.value);
-    const env: Record<string, string | undefined> = { ...process.env, ...request.env };
-    const cwd = request.cwd ?? deps.defaultCwd;
+    const user = request.user === undefined ? null : await findGuestUser(request.user);
+    if (request.user !== undefined && !user) throw new AgentFailure('UNKNOWN_USER', `the VM has no user ${request.user}`);
+    const env = asUser(user, { ...process.env, ...request.env });
+    const cwd = request.cwd ?? user?.home ?? deps.defaultCwd;
     await checkCwd(cwd);
     const argv = request.argv ?? [...(request.shell ?? deps.defaultShell), request.command as string];
     const program = await resolveExecutable(argv[0] as string, env.PATH ?? '/usr/local/bin:/usr/bin:/bin', cwd);
@@ -60,6 +63,7 @@ export function createExecRoute(deps: ExecRouteDeps) {
       cwd,
       stdin: request.stdin === true,
       cgroup,
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
       onStdout: (chunk) => send(encodeFrame(FrameType.Stdout, chunk)),
       onStderr: (chunk) => send(encodeFrame(FrameType.Stderr, chunk)),
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
@@ -145,7 +149,14 @@ function parseExecRequest(frame: Frame): ExecRequest {
   if (timeoutMs !== undefined) request.timeoutMs = timeoutMs;
   const stdin = optionalBoolean(body, 'stdin');
   if (stdin !== undefined) request.stdin = stdin;
+  const user = optionalString(body, 'user');
+  if (user !== undefined) request.user = user;
   return request;
+}
+
+/** The environment of a program run as `user`: the request's values win, except HOME, USER and LOGNAME. */
+function asUser(user: GuestUser | null, env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return user ? userEnvironment(user, env) : env;
 }
 
 async function checkCwd(cwd: string): Promise<void> {

@@ -29,6 +29,8 @@ export const AGENT_ERROR_STATUS = {
   COMMAND_NOT_FOUND: 404,
   /** `exec`: the working directory does not exist or is not a directory. */
   INVALID_CWD: 400,
+  /** (1.7) `exec`: the guest has no account of the requested `user`. */
+  UNKNOWN_USER: 400,
   /** `tar` rejected the archive; the message carries its stderr. */
   EXTRACT_FAILED: 422,
   /** A tunnel's target refused or failed the connection: nothing listens on that port. */

@@ -47,6 +47,11 @@ export interface ExecRequest {
   timeoutMs?: number;
   /** True when the request body carries `Stdin` frames; otherwise the child's stdin is `/dev/null`. */
   stdin?: boolean;
+  /**
+   * (1.7) Runs the program as this account of the guest (its uid, gid, HOME, USER and LOGNAME), not as root;
+   * the default working directory is then its home. An unknown name is `UNKNOWN_USER`.
+   */
+  user?: string;
 }
 
 /** Payload of the `Started` frame. */

@@ -7,7 +7,7 @@
  * - Bump `minor` for additions an older peer can ignore: a new route, an optional field, a new frame type that
  *   is only sent when the peer asked for it.
  */
-export const PROTOCOL_VERSION = { major: 1, minor: 6 } as const;
+export const PROTOCOL_VERSION = { major: 1, minor: 7 } as const;
 
 // 1.3: route answer limits and the DEADLINE_EXCEEDED error (`routes.ts`, `errors.ts`); the hello's `bootId` is null
 // until the first restore, which also renews /etc/machine-id (`messages.ts`).
@@ -16,6 +16,8 @@ export const PROTOCOL_VERSION = { major: 1, minor: 6 } as const;
 // boot id too, unless `keepIdentity` (a resume) keeps machine id and boot id.
 // 1.6: rich Python results (`results` in python run answers) and a context's working directory (`cwd` in python run
 // requests), capability `python-results`.
+// 1.7: programs run as another account of the guest (`user` in exec requests, the `UNKNOWN_USER` error), capability
+// `exec-user`.
 
 /** A protocol generation as carried by the handshake. */
 export interface ProtocolVersion {

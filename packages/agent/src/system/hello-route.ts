@@ -21,6 +21,7 @@ export const CAPABILITIES = [
   'python-spare',
   'snapshot-quiesce',
   'python-results',
+  'exec-user',
 ];
 
 /** Builds the handler of `GET /v1/hello`. */

@@ -16,7 +16,7 @@ async function run(ctx: ToolContext, extra: ToolExtra, session: string, source: 
       extra,
       label,
       ctx.progressIntervalMs,
-      () => ctx.client.execute(source, { sessionId: session, language, timeout, signal: extra.signal }),
+      () => ctx.client.execute(source, { sessionId: session, language, timeoutMs: timeout * 1000, signal: extra.signal }),
       timeout,
     );
     return runResult(result, ctx.maxOutputChars);

@@ -65,7 +65,7 @@ export function registerSandboxTools(server: McpServer, ctx: ToolContext): void 
           ...(args.template !== undefined ? { template: args.template } : {}),
           ...(args.vcpus !== undefined ? { vcpuCount: args.vcpus } : {}),
           ...(args.memory_mb !== undefined ? { memoryMb: args.memory_mb } : {}),
-          ...(args.lifetime_seconds !== undefined ? { vmLifetimeSeconds: args.lifetime_seconds } : {}),
+          ...(args.lifetime_seconds !== undefined ? { vmLifetimeMs: args.lifetime_seconds * 1000 } : {}),
           ...(args.metadata ? { metadata: args.metadata } : {}),
           ...(args.env ? { env: args.env } : {}),
           prewarm: true,

@@ -16686,6 +16686,8 @@ export interface components {
             tag: string | null;
             /** @description Its timeout_seconds ended it */
             timed_out: boolean;
+            /** @description The account it runs as */
+            user: string;
             vm_id: string;
         };
         ProcessList: {
@@ -16704,7 +16706,7 @@ export interface components {
             command?: string;
             /**
              * Format: guest-path
-             * @description Working directory (default /root); it must exist: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+             * @description Working directory (default: the user's home, /root for root); it must exist: a path in the VM (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
              */
             cwd?: string;
             /** @description Environment on top of the session's env */
@@ -16720,6 +16722,11 @@ export interface components {
             tag?: string;
             /** @description Killed (its whole process group) after this long; default: runs until the VM's end (at most 24 h) */
             timeout_seconds?: number;
+            /**
+             * @description The account of the VM that runs it: `root` (the default, as executions run) or `user` (uid 1000, home /home/user, no sudo), or one a template added. An unknown name is 400
+             * @default root
+             */
+            user: string;
         };
         /** PtyCreateRequest */
         PtyCreateRequest: {

@@ -31,6 +31,8 @@ import type {
 import { decodeBase64 } from '../base64.ts';
 import { BrowserSessionError, SandboxdError, type OperationKind } from '../errors.ts';
 import type { Transport } from '../transport.ts';
+import { wholeSeconds } from '../durations.ts';
+import type { WithCamelCase } from '../camel-case.ts';
 
 export type ScreenshotFormat = 'png' | 'jpeg';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle' | 'commit';
@@ -54,7 +56,9 @@ export interface BrowserSessionCreateOptions {
   /** 100 to 2160 (default 720). */
   viewportHeight?: number;
   userAgent?: string | null;
-  /** Seconds without an interaction before the server closes it (default and maximum: the server's, see `capabilities()`). */
+  /** Milliseconds without an interaction before the server closes it, rounded up to whole seconds (default and maximum: the server's, see `capabilities()`). */
+  idleTimeoutMs?: number;
+  /** @deprecated Use `idleTimeoutMs` (milliseconds, like every duration of this client). */
   idleTimeoutSeconds?: number;
 }
 
@@ -386,7 +390,7 @@ export class Browser {
         viewport_width: options.viewportWidth,
         viewport_height: options.viewportHeight,
         user_agent: options.userAgent,
-        idle_timeout_seconds: options.idleTimeoutSeconds,
+        idle_timeout_seconds: wholeSeconds(options.idleTimeoutMs, options.idleTimeoutSeconds, ['idleTimeoutMs', 'idleTimeoutSeconds']),
       }) as never,
       kind: 'browser.session.create',
     });
@@ -478,7 +482,7 @@ export class Browser {
   }
 
   /** @internal One interaction of a session (BrowserSession's methods call this). */
-  interact<P extends InteractionPath>(path: P, kind: OperationKind, json: Record<string, unknown>): Promise<JsonResponse<P, 'post'>> {
+  interact<P extends InteractionPath>(path: P, kind: OperationKind, json: Record<string, unknown>): Promise<WithCamelCase<JsonResponse<P, 'post'>>> {
     return this.transport.call(path, 'post', { json: defined(json) as never, kind });
   }
 }

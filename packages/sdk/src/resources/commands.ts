@@ -36,10 +36,15 @@ export interface CommandStartOptions {
   onStdout?: (data: string) => unknown;
   /** Each piece of standard error as it arrives. */
   onStderr?: (data: string) => unknown;
-  /** Working directory in the VM (default /root); it must exist. */
+  /** Working directory in the VM (default: the user's home, /root for root); it must exist. */
   cwd?: string;
   /** Environment variables on top of the session's (the API's `env`). */
   envs?: Record<string, string>;
+  /**
+   * The account that runs it: `root` (sandboxd's default, as `execute` runs) or `user` (uid 1000, home /home/user,
+   * E2B's default user; no sudo), or an account a template added.
+   */
+  user?: string;
   /**
    * Killed (its whole process group) after this many milliseconds, rounded up to whole seconds (at most 24 h).
    * Default, and 0: no limit of its own, it runs until the VM ends (E2B's default is 60 s).
@@ -267,7 +272,8 @@ export class SessionCommands {
     const starting = this.processes.start(this.sessionId, cmd, {
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       ...(options.envs ? { env: options.envs } : {}),
-      ...(timeoutMs ? { timeoutSeconds: Math.ceil(timeoutMs / 1000) } : {}),
+      ...(options.user !== undefined ? { user: options.user } : {}),
+      ...(timeoutMs ? { timeoutMs } : {}),
       stdin: options.stdin === true,
       ...(options.tag !== undefined ? { tag: options.tag } : {}),
     });

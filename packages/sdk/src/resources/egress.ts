@@ -4,6 +4,7 @@
  */
 import type { EgressLogList, EgressPolicy, EgressPolicyInput } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
+import { cursorPages, type PagedList } from '../pagination.ts';
 
 /** A policy in camelCase; omitted fields: `allowHttp`/`allowHttps` true, the rest false or empty. */
 export interface EgressPolicyOptions {
@@ -82,18 +83,26 @@ export class Egress {
     return isVmId(target) ? this.setVm(target, policy) : this.setSession(target, policy);
   }
 
-  /** A VM's connection attempts, newest first (pass `next_cursor` as `cursor` for older ones). */
-  log(vmId: string, options: EgressLogOptions = {}): Promise<EgressLogList> {
-    return this.transport.call('/v1/vms/{vm_id}/egress/log', 'get', {
-      params: { vm_id: vmId },
-      query: {
-        verdict: options.verdict,
-        since: options.since,
-        until: options.until,
-        destination: options.destination,
-        limit: options.limit,
-        cursor: options.cursor,
-      },
-    });
+  /**
+   * A VM's connection attempts, newest first: await it for a page (pass `next_cursor` as `cursor` for older ones),
+   * or `for await` over every entry of every page.
+   */
+  log(vmId: string, options: EgressLogOptions = {}): PagedList<EgressLogList['items'][number], EgressLogList> {
+    return cursorPages(
+      options.cursor,
+      (cursor) =>
+        this.transport.call('/v1/vms/{vm_id}/egress/log', 'get', {
+          params: { vm_id: vmId },
+          query: {
+            verdict: options.verdict,
+            since: options.since,
+            until: options.until,
+            destination: options.destination,
+            limit: options.limit,
+            cursor,
+          },
+        }),
+      (page) => page.items,
+    );
   }
 }

@@ -1,5 +1,6 @@
 /** GET /v1/events/stream: your events live, as Server-Sent Events, read with fetch (no EventSource needed). */
 import type { Transport } from '../transport.ts';
+import { withCamelCase } from '../camel-case.ts';
 
 export interface StreamedEvent {
   /** The outbox id: pass the last one seen as `lastEventId` to resume. */
@@ -44,7 +45,7 @@ export class Events {
               const text = current.data.join('\n');
               let data: unknown = text;
               try {
-                data = JSON.parse(text);
+                data = withCamelCase(JSON.parse(text) as unknown);
               } catch {
                 // not JSON: keep the text
               }

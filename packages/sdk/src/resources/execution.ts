@@ -3,6 +3,7 @@ import type { ExecuteResult } from '../api-types.ts';
 import { ExecutionError } from '../errors.ts';
 import type { Transport } from '../transport.ts';
 import { AsyncExecution, type Executions } from './executions.ts';
+import { wholeSeconds } from '../durations.ts';
 
 export type Language = 'python' | 'bash' | 'node';
 
@@ -10,9 +11,12 @@ export interface ExecuteOptions {
   /** `python` (default: a stateful interpreter per session), `bash` or `node` (a fresh process each call). */
   language?: Language;
   /**
-   * Seconds the server waits for the result, 1 to 600 (default 15). A longer run answers 408, thrown as
-   * an ExecutionError with `executionId`: the run goes on; `client.executions.wait(id)` gets its result.
+   * Milliseconds the server waits for the result, rounded up to whole seconds, 1 s to 600 s (default 15 s). A
+   * longer run answers 408, thrown as an ExecutionError with `executionId`: the run goes on;
+   * `client.executions.wait(id)` gets its result.
    */
+  timeoutMs?: number;
+  /** @deprecated Seconds; use `timeoutMs` (milliseconds, like every duration of this client). */
   timeout?: number;
   /** Throw ExecutionError when the run fails (non-zero exit code, Python exception, killed at its deadline). */
   throwOnError?: boolean;
@@ -32,7 +36,7 @@ function executeBody(code: string, sessionId: string | null, options: ExecuteOpt
     ...(language === 'bash' ? { command: code } : { code }),
     language,
     session_id: sessionId,
-    timeout: options.timeout ?? DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+    timeout: wholeSeconds(options.timeoutMs, options.timeout, ['timeoutMs', 'timeout']) ?? DEFAULT_EXECUTE_TIMEOUT_SECONDS,
     ...(options.contextId ? { context_id: options.contextId } : {}),
   };
 }

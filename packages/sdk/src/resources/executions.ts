@@ -2,6 +2,8 @@
 import type { ExecuteResult, ExecutionRecord } from '../api-types.ts';
 import { ExecutionError } from '../errors.ts';
 import type { Transport } from '../transport.ts';
+import { offsetPages, type PagedList } from '../pagination.ts';
+import { withCamelCase } from '../camel-case.ts';
 
 export interface WaitOptions {
   /** Milliseconds between polls (default 1000, as the original clients poll). */
@@ -25,7 +27,7 @@ export type RunResult = ExecuteResult & { error?: string | null };
 
 /** An execution record in the shape of the execute answer, so callers handle both answers one way. */
 export function recordAsResult(record: ExecutionRecord): RunResult {
-  return {
+  return withCamelCase({
     execution_id: record.id,
     session_id: record.session_id,
     vm_id: record.vm_id,
@@ -41,7 +43,7 @@ export function recordAsResult(record: ExecutionRecord): RunResult {
     results: record.results,
     exception: record.exception,
     context_id: record.context_id,
-  };
+  });
 }
 
 /** Throws ExecutionError for a record that completed badly, when asked to. */
@@ -72,11 +74,11 @@ export class Executions {
     return this.transport.call('/v1/executions/{item_id}/cancel', 'post', { params: { item_id: id }, ...options });
   }
 
-  /** The caller's execution records, newest first. */
-  async list(options: { sessionId?: string; limit?: number; offset?: number } = {}): Promise<ExecutionRecord[]> {
-    return this.transport.call('/v1/executions/', 'get', {
-      query: { session_id: options.sessionId, limit: options.limit, offset: options.offset },
-    });
+  /** The caller's execution records, newest first: await it for a page, or `for await` over every record. */
+  list(options: { sessionId?: string; limit?: number; offset?: number; signal?: AbortSignal } = {}): PagedList<ExecutionRecord> {
+    return offsetPages(options, (query) =>
+      this.transport.call('/v1/executions/', 'get', { query: { session_id: options.sessionId, ...query }, signal: options.signal }),
+    );
   }
 
   /** Polls the record (once a second by default) until `is_complete`. */

@@ -9,6 +9,7 @@ import type { JsonBody, Schemas } from '../api-types.ts';
 import { encodeBase64 } from '../base64.ts';
 import { NetworkError } from '../errors.ts';
 import { backoffDelayMs, sleep, type Transport } from '../transport.ts';
+import { wholeSeconds } from '../durations.ts';
 
 /** How many times in a row `output` opens a broken stream again before it gives up. */
 export const MAX_OUTPUT_RESUMES = 5;
@@ -50,11 +51,15 @@ export interface ProcessEvent {
 export interface ProcessStartOptions {
   /** A program and its arguments, run directly (instead of a command line). */
   argv?: string[];
-  /** Working directory (default /root). */
+  /** Working directory (default: the user's home, /root for root). */
   cwd?: string;
   /** Environment on top of the session's. */
   env?: Record<string, string>;
-  /** Killed after this long (default: runs until the VM ends). */
+  /** The account of the VM that runs it: `root` (default) or `user` (uid 1000, /home/user), or one a template added. */
+  user?: string;
+  /** Killed after this many milliseconds, rounded up to whole seconds (default: runs until the VM ends). */
+  timeoutMs?: number;
+  /** @deprecated Use `timeoutMs` (milliseconds, like every duration of this client). */
   timeoutSeconds?: number;
   /** Keep stdin open for `sendStdin` (default false: the program reads /dev/null). */
   stdin?: boolean;
@@ -79,6 +84,12 @@ export interface ProcessRunResult {
   stderr: string;
 }
 
+/** The API's `timeout_seconds` from `timeoutMs` (or the deprecated `timeoutSeconds`). */
+function timeoutField(options: ProcessStartOptions): { timeout_seconds?: number } {
+  const seconds = wholeSeconds(options.timeoutMs, options.timeoutSeconds, ['timeoutMs', 'timeoutSeconds']);
+  return seconds !== undefined ? { timeout_seconds: seconds } : {};
+}
+
 export class Processes {
   constructor(private readonly transport: Transport) {}
 
@@ -88,7 +99,8 @@ export class Processes {
       ...(options.argv ? { argv: options.argv } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
       ...(options.env ? { env: options.env } : {}),
-      ...(options.timeoutSeconds !== undefined ? { timeout_seconds: options.timeoutSeconds } : {}),
+      ...timeoutField(options),
+      ...(options.user ? { user: options.user } : {}),
       stdin: options.stdin === true,
       ...(options.tag ? { tag: options.tag } : {}),
     };

@@ -4,14 +4,16 @@ import type { Transport } from '../transport.ts';
 import type { SessionContext } from '../session.ts';
 import { Session } from '../session.ts';
 import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
-import { lifecycleHooksBody, type LifecycleHooksOptions } from './vms.ts';
+import { lifecycleHooksBody, lifetimeField, type LifecycleHooksOptions } from './vms.ts';
 
 export interface SessionCreateOptions {
   /** vCPUs: 1, 2 (default), 4, 6 or 8. */
   vcpuCount?: 1 | 2 | 4 | 6 | 8;
   /** Guest memory, 128 to 8192 MiB (default: the server's, 512). */
   memoryMb?: number;
-  /** Seconds from the VM's start until it is killed, 20 to 2592000 (default 300). */
+  /** Milliseconds from a VM's start until it is killed, rounded up to whole seconds, 20 s to 30 days (default 300 s). */
+  vmLifetimeMs?: number;
+  /** @deprecated Use `vmLifetimeMs` (milliseconds, like every duration of this client). */
   vmLifetimeSeconds?: number;
   /** Your key/value pairs; `client.sandboxes.list({ metadata })` filters on them. */
   metadata?: Record<string, string>;
@@ -23,7 +25,7 @@ export interface SessionCreateOptions {
   snapshot?: string;
   /** Start its VMs from your template of this name (`default` is the built-in image). */
   template?: string;
-  /** Hooks every VM of the session inherits, e.g. `{ preStop: { command: 'sync', timeoutSeconds: 10 } }` (see `VmCreateOptions.lifecycleHooks`). */
+  /** Hooks every VM of the session inherits, e.g. `{ preStop: { command: 'sync', timeoutMs: 10_000 } }` (see `VmCreateOptions.lifecycleHooks`). */
   lifecycleHooks?: LifecycleHooksOptions;
   /** What the session's VMs may reach, enforced on the host (default: the server's); see `client.egress`. */
   egressPolicy?: EgressPolicyOptions;
@@ -42,7 +44,7 @@ export class Sessions {
       json: {
         ...(options.vcpuCount !== undefined ? { vcpu_count: options.vcpuCount } : {}),
         ...(options.memoryMb !== undefined ? { memory_mb: options.memoryMb } : {}),
-        ...(options.vmLifetimeSeconds !== undefined ? { vm_lifetime_seconds: options.vmLifetimeSeconds } : {}),
+        ...lifetimeField(options),
         ...(options.metadata ? { metadata: options.metadata } : {}),
         ...(options.env ? { env: options.env } : {}),
         ...(options.prewarm !== undefined ? { prewarm: options.prewarm } : {}),

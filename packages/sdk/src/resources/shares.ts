@@ -1,6 +1,7 @@
 /** Shares: open a port of a session to others (public, or through signed expiring links). */
 import type { Share } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
+import { wholeSeconds } from '../durations.ts';
 
 export interface ShareCreateOptions {
   sessionId: string;
@@ -8,8 +9,16 @@ export interface ShareCreateOptions {
   port: number;
   /** true: anyone may open it; false (default): only holders of the signed link in the answer's `url`. */
   isPublic?: boolean;
-  /** Revoke it by itself after this many seconds (60 to 2592000); default: until deleted. */
+  /** Revoke it by itself after this many milliseconds, rounded up to whole seconds (60 s to 30 days); default: until deleted. */
+  expiresInMs?: number;
+  /** @deprecated Use `expiresInMs` (milliseconds, like every duration of this client). */
   expiresInSeconds?: number;
+}
+
+/** The request's `expires_in_seconds` from `expiresInMs` (or the deprecated `expiresInSeconds`). */
+function expiryField(options: ShareCreateOptions): { expires_in_seconds?: number } {
+  const seconds = wholeSeconds(options.expiresInMs, options.expiresInSeconds, ['expiresInMs', 'expiresInSeconds']);
+  return seconds !== undefined ? { expires_in_seconds: seconds } : {};
 }
 
 export class Shares {
@@ -22,7 +31,7 @@ export class Shares {
         session_id: options.sessionId,
         port: options.port,
         is_public: options.isPublic ?? false,
-        ...(options.expiresInSeconds !== undefined ? { expires_in_seconds: options.expiresInSeconds } : {}),
+        ...expiryField(options),
       },
     });
   }

@@ -1,13 +1,14 @@
 /** Snapshots of your VMs: list, get, delete (start VMs from them with `vms.create({ snapshot })` or `vms.clone`). */
 import type { SnapshotRecord } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
+import { offsetPages, type PagedList } from '../pagination.ts';
 
 export class Snapshots {
   constructor(private readonly transport: Transport) {}
 
   /** Your snapshots, newest first. */
-  list(options: { limit?: number; offset?: number } = {}): Promise<SnapshotRecord[]> {
-    return this.transport.call('/v1/snapshots', 'get', { query: { limit: options.limit, offset: options.offset } });
+  list(options: { limit?: number; offset?: number; signal?: AbortSignal } = {}): PagedList<SnapshotRecord> {
+    return offsetPages(options, (query) => this.transport.call('/v1/snapshots', 'get', { query, signal: options.signal }));
   }
 
   get(snapshotId: string): Promise<SnapshotRecord> {

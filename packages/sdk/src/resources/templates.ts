@@ -2,6 +2,7 @@
 import type { TemplateLog, TemplateRecord } from '../api-types.ts';
 import { SandboxdError, TemplateBuildFailedError } from '../errors.ts';
 import type { Transport } from '../transport.ts';
+import { offsetPages, type PagedList } from '../pagination.ts';
 
 export interface TemplateCreateOptions {
   /** Unique among your templates and snapshots; VMs start from it with `template: name`. */
@@ -57,8 +58,8 @@ export class Templates {
   }
 
   /** The built-in template (`default`), then yours, newest first. */
-  list(options: { limit?: number; offset?: number } = {}): Promise<TemplateRecord[]> {
-    return this.transport.call('/v1/templates', 'get', { query: { limit: options.limit, offset: options.offset } });
+  list(options: { limit?: number; offset?: number; signal?: AbortSignal } = {}): PagedList<TemplateRecord> {
+    return offsetPages(options, (query) => this.transport.call('/v1/templates', 'get', { query, signal: options.signal }));
   }
 
   get(templateId: string): Promise<TemplateRecord> {

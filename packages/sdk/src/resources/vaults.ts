@@ -7,6 +7,7 @@
  */
 import type { Vault, VaultRequestLogList, VaultSecret, VaultSecretInjection } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
+import { cursorPages, type PagedList } from '../pagination.ts';
 
 /** A secret to store: `name` is the environment variable VMs see its placeholder in, e.g. `OPENAI_API_KEY`. */
 export interface VaultSecretOptions {
@@ -107,19 +108,27 @@ export class Vaults {
     await this.transport.call('/v1/vaults/{vault_id}/secrets/{name}', 'delete', { params: { vault_id: vaultId, name } });
   }
 
-  /** Each use of the vault's secrets (`substituted` or `flagged`), newest first (pass `next_cursor` as `cursor` for older ones). */
-  async requestLogs(vaultId: string, options: VaultRequestLogOptions = {}): Promise<VaultRequestLogList> {
-    return this.transport.call('/v1/vaults/{vault_id}/request-logs', 'get', {
-      params: { vault_id: vaultId },
-      query: {
-        outcome: options.outcome,
-        vm_id: options.vmId,
-        secret_name: options.secretName,
-        since: options.since,
-        until: options.until,
-        limit: options.limit,
-        cursor: options.cursor,
-      },
-    });
+  /**
+   * Each use of the vault's secrets (`substituted` or `flagged`), newest first: await it for a page (pass
+   * `next_cursor` as `cursor` for older ones), or `for await` over every entry of every page.
+   */
+  requestLogs(vaultId: string, options: VaultRequestLogOptions = {}): PagedList<VaultRequestLogList['items'][number], VaultRequestLogList> {
+    return cursorPages(
+      options.cursor,
+      (cursor) =>
+        this.transport.call('/v1/vaults/{vault_id}/request-logs', 'get', {
+          params: { vault_id: vaultId },
+          query: {
+            outcome: options.outcome,
+            vm_id: options.vmId,
+            secret_name: options.secretName,
+            since: options.since,
+            until: options.until,
+            limit: options.limit,
+            cursor,
+          },
+        }),
+      (page) => page.items,
+    );
   }
 }

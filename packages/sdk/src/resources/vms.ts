@@ -2,6 +2,7 @@
 import type { CloneResult, LifecycleHooks, SnapshotRecord, VmPauseResult, VmRecord } from '../api-types.ts';
 import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
 import type { Transport } from '../transport.ts';
+import { wholeSeconds } from '../durations.ts';
 
 /** A persistent volume for a new VM to mount at `mountPath` (absolute). */
 export interface VmVolumeMount {
@@ -20,6 +21,9 @@ export interface VmCreateOptions {
   template?: string;
   vcpuCount?: 1 | 2 | 4 | 6 | 8;
   memoryMb?: number;
+  /** Milliseconds from its start until it is killed, rounded up to whole seconds (default: its session's). */
+  vmLifetimeMs?: number;
+  /** @deprecated Use `vmLifetimeMs` (milliseconds, like every duration of this client). */
   vmLifetimeSeconds?: number;
   name?: string;
   metadata?: Record<string, string>;
@@ -29,7 +33,7 @@ export interface VmCreateOptions {
   volumes?: VmVolumeMount[];
   /**
    * Commands the VM runs at points of its life (default: its session's). `preStop` runs before a kill, a pause
-   * or the end of its lifetime, bounded by `timeoutSeconds` (1 to 120, default 30); its output is kept as an
+   * or the end of its lifetime, bounded by `timeoutMs` (1 s to 120 s, default 30 s); its output is kept as an
    * execution record with `trigger: 'pre_stop'`.
    */
   lifecycleHooks?: LifecycleHooksOptions;
@@ -41,13 +45,26 @@ export interface VmCreateOptions {
 
 /** Lifecycle hooks of a new VM or session (the request's `lifecycle_hooks`). */
 export interface LifecycleHooksOptions {
-  preStop?: { command: string; timeoutSeconds?: number };
+  preStop?: {
+    command: string;
+    /** Milliseconds it may run, rounded up to whole seconds (1 s to 120 s, default 30 s). */
+    timeoutMs?: number;
+    /** @deprecated Use `timeoutMs`. */
+    timeoutSeconds?: number;
+  };
+}
+
+/** The request's `vm_lifetime_seconds` from `vmLifetimeMs` (or the deprecated `vmLifetimeSeconds`). */
+export function lifetimeField(options: { vmLifetimeMs?: number; vmLifetimeSeconds?: number }): { vm_lifetime_seconds?: number } {
+  const seconds = wholeSeconds(options.vmLifetimeMs, options.vmLifetimeSeconds, ['vmLifetimeMs', 'vmLifetimeSeconds']);
+  return seconds !== undefined ? { vm_lifetime_seconds: seconds } : {};
 }
 
 /** The request's `lifecycle_hooks` from the options' camelCase form. */
 export function lifecycleHooksBody(hooks: LifecycleHooksOptions): LifecycleHooks {
   if (!hooks.preStop) return {};
-  const { command, timeoutSeconds } = hooks.preStop;
+  const { command } = hooks.preStop;
+  const timeoutSeconds = wholeSeconds(hooks.preStop.timeoutMs, hooks.preStop.timeoutSeconds, ['preStop.timeoutMs', 'preStop.timeoutSeconds']);
   // The schema's type lists timeout_seconds as always there (answers have it); a request may leave it out for the default, 30.
   return { pre_stop: { command, ...(timeoutSeconds !== undefined ? { timeout_seconds: timeoutSeconds } : {}) } } as LifecycleHooks;
 }
@@ -65,7 +82,7 @@ export class Vms {
         ...(options.template !== undefined ? { template: options.template } : {}),
         ...(options.vcpuCount !== undefined ? { vcpu_count: options.vcpuCount } : {}),
         ...(options.memoryMb !== undefined ? { memory_mb: options.memoryMb } : {}),
-        ...(options.vmLifetimeSeconds !== undefined ? { vm_lifetime_seconds: options.vmLifetimeSeconds } : {}),
+        ...lifetimeField(options),
         ...(options.name !== undefined ? { name: options.name } : {}),
         ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
         ...(options.volumes
@@ -124,9 +141,14 @@ export class Vms {
   }
 
   /**
-   * The VM now ends `lifetimeSeconds` from now, sooner or later than it would have (a paused VM: that much lifetime
-   * left once it resumes). Answers the VM's record with its new `expires_at`.
+   * The VM now ends `timeoutMs` from now (rounded up to whole seconds), sooner or later than it would have (a paused
+   * VM: that much lifetime left once it resumes); E2B's `setTimeout`. Answers the VM's record with its new `expires_at`.
    */
+  async setTimeout(vmId: string, timeoutMs: number): Promise<VmRecord> {
+    return this.setLifetime(vmId, wholeSeconds(timeoutMs, undefined, ['timeoutMs', 'lifetimeSeconds'])!);
+  }
+
+  /** @deprecated Seconds; use `setTimeout(vmId, timeoutMs)`. */
   async setLifetime(vmId: string, lifetimeSeconds: number): Promise<VmRecord> {
     return this.transport.call('/v1/vms/{vm_id}/lifetime', 'post', { params: { vm_id: vmId }, json: { lifetime_seconds: lifetimeSeconds } });
   }

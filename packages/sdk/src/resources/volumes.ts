@@ -1,6 +1,7 @@
 /** Persistent volumes: ext4 filesystems on the server's disk that outlive VMs (mount them with `vms.create`). */
 import type { VolumeRecord } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
+import { offsetPages, type PagedList } from '../pagination.ts';
 
 /** The size is `sizeGb` GiB or `sizeMb` MiB: give exactly one. */
 export type VolumeCreateOptions = { name: string } & ({ sizeGb: number; sizeMb?: undefined } | { sizeMb: number; sizeGb?: undefined });
@@ -15,8 +16,8 @@ export class Volumes {
   }
 
   /** Your volumes, newest first, each with the VMs that have it mounted. */
-  list(options: { limit?: number; offset?: number } = {}): Promise<VolumeRecord[]> {
-    return this.transport.call('/v1/volumes', 'get', { query: { limit: options.limit, offset: options.offset } });
+  list(options: { limit?: number; offset?: number; signal?: AbortSignal } = {}): PagedList<VolumeRecord> {
+    return offsetPages(options, (query) => this.transport.call('/v1/volumes', 'get', { query, signal: options.signal }));
   }
 
   get(volumeId: string): Promise<VolumeRecord> {

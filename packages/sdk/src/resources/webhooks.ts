@@ -10,6 +10,7 @@ import type {
   WebhookVerification,
 } from '../api-types.ts';
 import type { Transport } from '../transport.ts';
+import { cursorPages, type PagedList } from '../pagination.ts';
 
 class WebhookEndpoints {
   constructor(private readonly transport: Transport) {}
@@ -46,8 +47,24 @@ class WebhookEndpoints {
 class WebhookDeliveries {
   constructor(private readonly transport: Transport) {}
 
-  /** A page of deliveries, newest first; pass `next_cursor` back as `cursor` for the next page. */
-  list(options: { endpointId?: string; status?: string; eventType?: string; cursor?: string; limit?: number } = {}): Promise<WebhookDeliveryList> {
+  /** Deliveries, newest first: await it for a page (pass `next_cursor` back as `cursor`), or `for await` over all. */
+  list(
+    options: { endpointId?: string; status?: string; eventType?: string; cursor?: string; limit?: number } = {},
+  ): PagedList<WebhookDeliveryList['items'][number], WebhookDeliveryList> {
+    return cursorPages(
+      options.cursor,
+      (cursor) => this.fetchDeliveries({ ...options, cursor }),
+      (page) => page.items,
+    );
+  }
+
+  private fetchDeliveries(options: {
+    endpointId?: string;
+    status?: string;
+    eventType?: string;
+    cursor?: string | undefined;
+    limit?: number;
+  }): Promise<WebhookDeliveryList> {
     return this.transport.call('/v1/webhooks/deliveries', 'get', {
       query: { endpoint_id: options.endpointId, status: options.status, event_type: options.eventType, cursor: options.cursor, limit: options.limit },
     });

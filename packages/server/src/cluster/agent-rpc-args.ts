@@ -30,6 +30,7 @@ const Exec = Type.Object(
     cwd: Type.Optional(GuestPath),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })),
     stdin: Type.Optional(Type.Boolean()),
+    user: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
   },
   Closed,
 );

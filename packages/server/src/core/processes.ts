@@ -24,8 +24,10 @@ export const ENDED_KEPT_MS = 10 * 60_000;
 export const MAX_RUNNING_PER_SESSION = 32;
 /** A process without a timeout of its own runs until its VM ends, or this long. */
 const DEFAULT_TIMEOUT_SECONDS = 24 * 3600;
-/** The working directory when none is given (the sandbox user's home, as for executions). */
+/** The working directory when none is given (root's home, as for executions; another user's home for them). */
 const DEFAULT_CWD = '/root';
+/** Who runs a process when the request names nobody (as executions run). */
+const DEFAULT_USER = 'root';
 /** How long a start waits for the program to run before answering an error. */
 const START_TIMEOUT_MS = 60_000;
 
@@ -42,6 +44,8 @@ export interface ProcessSpec {
   stdin?: boolean | undefined;
   /** A label of the caller's, shown in lists. */
   tag?: string | undefined;
+  /** The account of the VM it runs as (default root); its home is the default `cwd`. */
+  user?: string | undefined;
 }
 
 export type ProcessStatus = 'running' | 'exited' | 'failed';
@@ -56,6 +60,7 @@ export interface ProcessView {
   command: string | null;
   argv: string[] | null;
   cwd: string;
+  user: string;
   stdin: boolean;
   status: ProcessStatus;
   exit_code: number | null;
@@ -103,7 +108,10 @@ export class ProcessService {
 
     const { vm, agent } = await this.vms.ensureVm(principal, session);
     const processId = `proc_${randomBytes(8).toString('hex')}`;
-    const cwd = spec.cwd ?? DEFAULT_CWD;
+    const user = spec.user ?? DEFAULT_USER;
+    // Another user's home is /home/NAME, as useradd makes it (the image's `user` has it); a template whose users
+    // live elsewhere passes cwd.
+    const cwd = spec.cwd ?? (user === DEFAULT_USER ? DEFAULT_CWD : `/home/${user}`);
     const process: BackgroundProcess = {
       view: {
         process_id: processId,
@@ -114,6 +122,7 @@ export class ProcessService {
         command: spec.command ?? null,
         argv: spec.argv ?? null,
         cwd,
+        user,
         stdin: spec.stdin === true,
         status: 'running',
         exit_code: null,
@@ -134,7 +143,13 @@ export class ProcessService {
     const running$ = new Promise<number>((resolve) => (started = resolve));
     const program = spec.argv ? { argv: spec.argv } : { command: spec.command!, shell: ['/bin/bash', '-c'] };
     const run = agent.exec(
-      { ...program, env: { ...session.env, ...spec.env }, cwd, timeoutMs: (spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000 },
+      {
+        ...program,
+        env: { ...session.env, ...spec.env },
+        cwd,
+        timeoutMs: (spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+        ...(user === DEFAULT_USER ? {} : { user }),
+      },
       {
         onStdout: (chunk) => process.output.push('stdout', chunk),
         onStderr: (chunk) => process.output.push('stderr', chunk),

@@ -1,4 +1,4 @@
-import { chmod, copyFile, link, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, link, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { BASE_FILES, GUEST_SUITE } from './base-layer.ts';
 import { installedVersions } from './dpkg-status.ts';
@@ -13,9 +13,9 @@ import { runCommand } from './run-command.ts';
 /**
  * Bump when the build code changes what this layer contains (3: /etc/machine-id in /run; 4: with 3's ext4
  * `discard` default mount option from another branch, so images of either half are not reused; 5: a `python`
- * command).
+ * command; 6: the `user` account).
  */
-const GUEST_RECIPE_VERSION = 5;
+const GUEST_RECIPE_VERSION = 6;
 
 /**
  * Version of the boot contract in packages/server/images/README.md (kernel command line, stage markers,
@@ -136,6 +136,7 @@ export async function buildGuestLayer(input: GuestLayerInput, hash: string, dir:
     await symlink('python3', join(tree, 'usr/bin/python')).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
+    await addUnprivilegedUser(tree);
     return installedVersions(join(tree, 'var/lib/dpkg/status'), ['nodejs', 'python3', 'python3-pip', 'tini', 'curl', 'git', 'bash']);
   });
   await progress.stage('guest', 'mkfs.ext4', async (onLine) => {
@@ -204,4 +205,35 @@ export function uuidFromHash(hex: string): string {
   h[16] = ((parseInt(h[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
   const s = h.join('');
   return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20, 32)}`;
+}
+
+/** The account programs run as when a request names `user: "user"` (E2B's default user; no sudo, no password). */
+export const GUEST_USER = { name: 'user', uid: 1000, gid: 1000, home: '/home/user' } as const;
+
+/**
+ * Adds {@link GUEST_USER} to the tree: a passwd, group and (locked) shadow entry, and a home made from
+ * `/etc/skel`. Done here, as `python` is, so that the base layer (mmdebstrap) is not rebuilt for an account.
+ */
+async function addUnprivilegedUser(tree: string): Promise<void> {
+  const { name, uid, gid, home } = GUEST_USER;
+  const passwd = await readFile(join(tree, 'etc/passwd'), 'utf8');
+  if (passwd.split('\n').some((line) => line.startsWith(`${name}:`))) return;
+  const append = async (file: string, line: string): Promise<void> => {
+    const path = join(tree, 'etc', file);
+    const text = await readFile(path, 'utf8');
+    await writeFile(path, `${text.endsWith('\n') || text === '' ? text : `${text}\n`}${line}\n`);
+  };
+  await append('passwd', `${name}:x:${uid}:${gid}::${home}:/bin/bash`);
+  await append('group', `${name}:x:${gid}:`);
+  await append('shadow', `${name}:!:19000:0:99999:7:::`);
+  const homeDir = join(tree, home.slice(1));
+  await mkdir(homeDir, { recursive: true });
+  for (const file of ['.bashrc', '.profile', '.bash_logout']) {
+    await copyFile(join(tree, 'etc/skel', file), join(homeDir, file)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+    await chown(join(homeDir, file), uid, gid).catch(() => undefined);
+  }
+  await chown(homeDir, uid, gid);
+  await chmod(homeDir, 0o750);
 }

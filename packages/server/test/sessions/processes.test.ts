@@ -154,6 +154,17 @@ describe('background processes in a VM', () => {
     });
     assert.equal(outputOf((await readStream(python)).events), '42\n');
 
+    // `user`: the image's unprivileged account, in its home with its environment; root files are closed to it.
+    const asUser = await fetch(`${server.baseUrl}${base()}`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', accept: 'application/x-ndjson' },
+      body: JSON.stringify({ command: 'id -un; id -u; pwd; echo "$HOME $USER"; touch /root/x 2>/dev/null || echo denied', user: 'user' }),
+    });
+    const userRun = await readStream(asUser);
+    assert.equal(outputOf(userRun.events), 'user\n1000\n/home/user\n/home/user user\ndenied\n');
+    assert.equal(userRun.events[0]!.process!.user, 'user');
+    assert.equal(userRun.events[0]!.process!.cwd, '/home/user');
+
     const slow = await start({ command: 'sleep 60', timeout_seconds: 1 });
     assert.equal(slow.status, 201, slow.text);
     const ended = await readStream(
@@ -204,6 +215,10 @@ describe('background processes in a VM', () => {
     assert.equal(noDir.status, 400, noDir.text);
     const noProgram = await start({ argv: ['/no/such/program'] });
     assert.equal(noProgram.status, 400, noProgram.text);
+    const noUser = await start({ command: 'true', user: 'nosuchuser', cwd: '/tmp' });
+    assert.equal(noUser.status, 400, noUser.text);
+    assert.match(noUser.text, /nosuchuser/);
+    assert.equal((await start({ command: 'true', user: '../root' })).status, 422, 'a name no account may have is refused by the schema');
     assert.equal((await call(server, 'GET', base(), { apiKey })).body.processes.length, before);
 
     const mine = await start({ command: 'sleep 30' });

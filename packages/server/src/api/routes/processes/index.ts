@@ -93,6 +93,7 @@ export function registerProcessRoutes(app: App, { services, requireAuth }: Route
         timeoutSeconds: body.timeout_seconds,
         stdin: body.stdin,
         tag: body.tag,
+        user: body.user,
       });
       if (!format) return reply.code(201).send(view);
       const { output } = await processes.attach(principal, sessionId, view.process_id);

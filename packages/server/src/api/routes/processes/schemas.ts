@@ -18,7 +18,15 @@ export const ProcessStartRequest = Type.Object(
     argv: Type.Optional(
       Type.Array(Type.String({ maxLength: 65_536 }), { minItems: 1, maxItems: 4096, description: 'A program and its arguments, run directly (no shell)' }),
     ),
-    cwd: Type.Optional(GuestPath('Working directory (default /root); it must exist')),
+    cwd: Type.Optional(GuestPath("Working directory (default: the user's home, /root for root); it must exist")),
+    user: Type.Optional(
+      Type.String({
+        pattern: '^[a-z_][a-z0-9_-]{0,30}\\$?$',
+        default: 'root',
+        description:
+          'The account of the VM that runs it: `root` (the default, as executions run) or `user` (uid 1000, home /home/user, no sudo), or one a template added. An unknown name is 400',
+      }),
+    ),
     env: Type.Optional(
       Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }), Type.String({ maxLength: 65_536 }), {
         maxProperties: 256,
@@ -49,6 +57,7 @@ export const ProcessInfo = Type.Object(
     command: Type.Union([Type.String(), Type.Null()]),
     argv: Type.Union([Type.Array(Type.String()), Type.Null()]),
     cwd: Type.String(),
+    user: Type.String({ description: 'The account it runs as' }),
     stdin: Type.Boolean({ description: 'Started with stdin open' }),
     status: StringEnum(['running', 'exited', 'failed'] as const, {
       description: '`exited`: it ended (exit_code, or the signal that ended it); `failed`: its VM or agent went away while it ran (error)',
