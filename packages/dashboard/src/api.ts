@@ -1,23 +1,9 @@
 /**
  * The console's one way to call the API: same-origin fetch with the session cookie, the CSRF token (read from
  * its cookie) on every request but GET/HEAD, and API errors turned into ApiError with the server's
- * {detail, code}. Types come from the same generated OpenAPI types as the client library.
+ * {detail, code}. Types come from the same generated OpenAPI types as the client library (api-types.ts).
  */
-import type { components, paths } from '../../sdk/src/generated/openapi.ts';
-
-export type { paths };
-
-export type Schemas = components['schemas'];
-export type SandboxInfo = Schemas['SandboxInfo'];
-export type ExecuteResponse = Schemas['ExecuteResponse'];
-export type TaskRecord = Schemas['TaskRecord'];
-export type ApiKeyRecord = Schemas['ApiKeyRecord'];
-export type WebhookEndpoint = Schemas['WebhookEndpoint'];
-export type WebhookDelivery = Schemas['WebhookDelivery'];
-export type AuditEvent = Schemas['AuditEvent'];
-export type SessionStatus = Schemas['SessionStatus'];
-export type PtySession = Schemas['PtySession'];
-export type AppUrlResponse = Schemas['AppUrlResponse'];
+export type * from './api-types.ts';
 
 /** Who is signed in (GET/POST /v1/auth/session). */
 export interface ConsoleUser {
@@ -67,9 +53,12 @@ function describe(body: unknown, status: number): { code: string; message: strin
   return { code: `HTTP_${status}`, message: `HTTP ${status}` };
 }
 
-/** A raw request: JSON bodies are encoded, FormData goes as multipart; the Response when it is 2xx. */
-export async function send(method: string, path: string, body?: unknown): Promise<Response> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+/**
+ * A raw request: JSON bodies are encoded, FormData goes as multipart; the Response when it is 2xx. `accept`
+ * asks for another answer than JSON (a file's raw bytes); errors are still read as the API's JSON.
+ */
+export async function send(method: string, path: string, body?: unknown, accept = 'application/json'): Promise<Response> {
+  const headers: Record<string, string> = { accept };
   if (method !== 'GET' && method !== 'HEAD') {
     const csrf = csrfToken();
     if (csrf) headers['x-csrf-token'] = csrf;
@@ -82,10 +71,15 @@ export async function send(method: string, path: string, body?: unknown): Promis
   }
   const response = await fetch(path, { method, headers, body: payload, credentials: 'same-origin' });
   if (response.ok) return response;
+  throw await apiErrorOf(response, path);
+}
+
+/** The ApiError of an answer that is not 2xx (a 401 also sends the console back to the sign-in page). */
+export async function apiErrorOf(response: Response, path: string): Promise<ApiError> {
   const parsed: unknown = await response.json().catch(() => null);
   const { code, message } = describe(parsed, response.status);
   if (response.status === 401 && !path.startsWith('/v1/auth/session')) onUnauthenticated();
-  throw new ApiError(response.status, code, message);
+  return new ApiError(response.status, code, message);
 }
 
 /** A JSON request; resolves to the parsed body (undefined for 204). */

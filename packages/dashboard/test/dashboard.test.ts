@@ -192,12 +192,101 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     await page.getByLabel('Code', { exact: true }).fill('print(6*7)');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page
-      .getByTestId('stdout')
+      .getByTestId('run-output')
       .filter({ hasText: /^42\s*$/ })
       .waitFor({ timeout: VM_TIMEOUT_MS });
+    await page
+      .getByTestId('run-status')
+      .filter({ hasText: /^exit 0 · \d+\.\d\d s$/ })
+      .waitFor();
     // The executions history has it.
     await page.locator('section[aria-labelledby="executions-heading"] tr', { hasText: 'print(6*7)' }).first().waitFor();
+  });
+
+  test('a Bash run shows its output while it runs, stderr apart, and its exit code at the end', async () => {
+    const output = page.getByTestId('run-output');
+    await page.getByLabel('Language').selectOption('bash');
+    await page.getByLabel('Code', { exact: true }).fill('for i in 1 2 3; do echo "line $i"; sleep 1.5; done; echo "to stderr" >&2; exit 3');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await output.filter({ hasText: 'line 1' }).waitFor({ timeout: 60_000 });
+    // Read while the loop still sleeps: the first line is there, the last is not, and the run is not over.
+    assert.doesNotMatch(await output.innerText(), /line 3/);
+    assert.equal(await page.locator('[data-run-phase="running"]').count(), 1, 'still running');
+    assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).isEnabled(), true);
+    await page
+      .getByTestId('run-status')
+      .filter({ hasText: /^exit 3 · \d+\.\d\d s$/ })
+      .waitFor({ timeout: 60_000 });
+    assert.equal(await output.innerText(), 'line 1\nline 2\nline 3\nto stderr\n');
+    assert.equal(await output.locator('[data-stream="stderr"]').innerText(), 'to stderr\n');
+    assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).count(), 0, 'no Stop once it ended');
+  });
+
+  test('Stop ends a running command and a running Python cell; the VM and the interpreter live on', async () => {
+    await page.getByLabel('Code', { exact: true }).fill('echo sleeping; sleep 60; echo woke');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByTestId('run-output').filter({ hasText: 'sleeping' }).waitFor({ timeout: 60_000 });
+    const stoppedAt = Date.now();
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await page
+      .getByTestId('run-status')
+      .filter({ hasText: /^ended by SIGKILL · / })
+      .waitFor({ timeout: 30_000 });
+    assert.ok(Date.now() - stoppedAt < 30_000);
+    const listed = await call(server, 'GET', `/v1/sessions/${sessionId}/processes`, { apiKey: alice.apiKey });
+    const stopped = listed.body.processes.find((p: { command: string | null }) => p.command?.includes('sleep 60'));
+    assert.equal(stopped.status, 'exited', listed.text);
+    assert.equal(stopped.signal, 'SIGKILL');
+    assert.doesNotMatch(await page.getByTestId('run-output').innerText(), /woke/);
+
+    // Python: the cell is interrupted, the session's interpreter keeps its variables.
+    await page.getByLabel('Language').selectOption('python');
+    await page.getByLabel('Code', { exact: true }).fill('kept = 41\nimport time\ntime.sleep(60)');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.locator('[data-run-phase="running"]').waitFor();
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await page
+      .getByTestId('run-status')
+      .filter({ hasText: /cancel/ })
+      .waitFor({ timeout: 30_000 });
+    await page.getByLabel('Code', { exact: true }).fill('print(kept + 1)');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page
+      .getByTestId('run-output')
+      .filter({ hasText: /^42\s*$/ })
+      .waitFor({ timeout: 60_000 });
+    const status = await call(server, 'GET', `/v1/sessions/status/${sessionId}`, { apiKey: alice.apiKey });
+    assert.equal(status.body.vm_alive, true, status.text);
+  });
+
+  test("a Python plot shows as an image; an HTML result shows in a sandboxed frame where the guest's script does not run", async () => {
+    const code = [
+      'import matplotlib.pyplot as plt',
+      'plt.plot([1, 3, 2])',
+      'class Table:',
+      '    def _repr_html_(self):',
+      `        return '<table><tr><th>col</th></tr><tr><td>7</td></tr></table><p id="probe">static</p><script>document.getElementById("probe").textContent = "script ran"</script>'`,
+      'Table()',
+    ].join('\n');
+    await page.getByLabel('Code', { exact: true }).fill(code);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const image = page.getByRole('img', { name: /^Result 1: PNG image/ });
+    await image.waitFor({ timeout: 120_000 });
+    assert.match((await image.getAttribute('src'))!, /^data:image\/png;base64,iVBORw0KGgo/);
+    assert.ok((await image.evaluate((element: { naturalWidth: number }) => element.naturalWidth)) > 100, 'the PNG decodes');
+    const frame = page.locator('iframe[title="Result 2: HTML"]');
+    assert.equal(await frame.getAttribute('sandbox'), '', 'a sandbox with no permission at all');
+    const inside = page.frameLocator('iframe[title="Result 2: HTML"]');
+    assert.equal(await inside.locator('td').innerText(), '7');
+    assert.equal(await inside.locator('#probe').innerText(), 'static', "the guest's script did not run");
     await screenshot('session');
+    // Tall enough for the whole panel: Chromium leaves a frame out of a capture that reaches past the viewport.
+    await page.setViewportSize({ width: VIEWPORT.width, height: 1400 });
+    try {
+      await page.locator('section[aria-labelledby="run-heading"]').screenshot({ path: path.join(SCREENSHOTS, 'console-run.png') });
+    } finally {
+      await page.setViewportSize(VIEWPORT);
+    }
   });
 
   test('open the terminal, type `echo hi`, see hi; re-attach shows the scrollback', async () => {
@@ -239,6 +328,66 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     assert.equal(fs.readFileSync(await file.path(), 'utf8'), content);
   });
 
+  test('files: make a folder, upload into it, rename, delete; a conflict and a missing folder show the API error', async () => {
+    const files = page.locator('section[aria-labelledby="files-heading"]');
+    const hostile = '<img src=x onerror="document.title=1">.txt';
+    await files.getByLabel('New folder').fill('console-dir');
+    await files.getByRole('button', { name: 'Create folder' }).click();
+    await files.getByRole('status').filter({ hasText: 'Created folder console-dir' }).waitFor({ timeout: 60_000 });
+    await files.getByRole('button', { name: 'Open console-dir' }).click();
+    await files.getByRole('table', { name: 'Files in /root/console-dir' }).waitFor();
+    await files.getByText('This folder is empty.').waitFor();
+    await files.getByLabel('Upload to this directory').setInputFiles([
+      { name: 'first.txt', mimeType: 'text/plain', buffer: Buffer.from('one\n') },
+      { name: hostile, mimeType: 'text/plain', buffer: Buffer.from('two\n') },
+    ]);
+    await files.getByRole('button', { name: 'Upload', exact: true }).click();
+    await files.getByRole('status').filter({ hasText: 'Uploaded first.txt' }).waitFor({ timeout: 60_000 });
+    // The guest's file name is text: no element was made of it.
+    await files.getByRole('cell', { name: hostile, exact: true }).waitFor();
+    assert.equal(await files.locator('img').count(), 0);
+    assert.match(await files.locator('tr[data-file-name="first.txt"]').innerText(), /first\.txt\s+file\s+4 B/);
+
+    await files.getByRole('button', { name: 'Rename first.txt' }).click();
+    await files.getByLabel('New name for first.txt').fill('renamed.txt');
+    await files.getByRole('button', { name: 'Save', exact: true }).click();
+    await files.getByRole('status').filter({ hasText: 'Renamed first.txt to /root/console-dir/renamed.txt' }).waitFor();
+    await files.locator('tr[data-file-name="first.txt"]').waitFor({ state: 'detached' });
+    // A rename onto a name that is taken: the API's 409, and the form stays open to try another.
+    await files.getByRole('button', { name: 'Rename renamed.txt' }).click();
+    await files.getByLabel('New name for renamed.txt').fill(hostile);
+    await files.getByRole('button', { name: 'Save', exact: true }).click();
+    await files
+      .getByRole('alert')
+      .filter({ hasText: /exists .*\(CONFLICT\)/ })
+      .waitFor();
+    await files.getByRole('button', { name: 'Cancel', exact: true }).click();
+    const stat = await call(server, 'GET', `/v1/sessions/${sessionId}/files/stat?path=/root/console-dir/renamed.txt`, { apiKey: alice.apiKey });
+    assert.equal(stat.status, 200, stat.text);
+    assert.equal(stat.body.size, 4);
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await files.getByRole('button', { name: 'Delete renamed.txt' }).click();
+    await files.locator('tr[data-file-name="renamed.txt"]').waitFor({ state: 'detached' });
+    // A folder that is not there: the API's 404; the folder shown stays.
+    await files.getByLabel('Directory', { exact: true }).fill('/root/no-such-folder');
+    await files.getByRole('button', { name: 'Open', exact: true }).click();
+    await files.getByRole('alert').filter({ hasText: 'NOT_FOUND' }).waitFor();
+    await files.getByRole('button', { name: 'Up', exact: true }).click();
+    await files.getByRole('table', { name: 'Files in /root' }).waitFor();
+    let confirmed = '';
+    page.once('dialog', (dialog) => {
+      confirmed = dialog.message();
+      void dialog.accept();
+    });
+    await files.getByRole('button', { name: 'Delete console-dir' }).click();
+    await files.locator('tr[data-file-name="console-dir"]').waitFor({ state: 'detached' });
+    assert.match(confirmed, /everything in it/);
+    const exists = await call(server, 'GET', `/v1/sessions/${sessionId}/files/exists?path=/root/console-dir`, { apiKey: alice.apiKey });
+    assert.equal(exists.body.exists, false, exists.text);
+    await files.screenshot({ path: path.join(SCREENSHOTS, 'console-files.png') });
+  });
+
   test('snapshot the VM, pause it, resume it and clone it', async () => {
     await page.getByLabel('Snapshot name').fill('console-snap');
     await page.getByRole('button', { name: 'Snapshot', exact: true }).click();
@@ -253,7 +402,7 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     await page.getByLabel('Code', { exact: true }).fill("print(open('/root/console-upload.txt').read().startswith('hello from the console'))");
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page
-      .getByTestId('stdout')
+      .getByTestId('run-output')
       .filter({ hasText: /^True\s*$/ })
       .waitFor({ timeout: VM_TIMEOUT_MS });
     // A clone: a new session of its own, started from a live snapshot of this VM.

@@ -105,4 +105,6 @@ export { createPkcePair, codeChallengeOf, type PkcePair } from './pkce.ts';
 export { Transport, backoffDelayMs, parseRetryAfter, type RequestOptions } from './transport.ts';
 export { VERSION } from './version.ts';
 export { PagedList, type Page, type PageLoader } from './pagination.ts';
+export { withCamelCase, type WithCamelCase } from './camel-case.ts';
+export { MAX_EVENT_STREAM_RECONNECTS, type EventStreamOptions } from './resources/events.ts';
 export type * from './api-types.ts';

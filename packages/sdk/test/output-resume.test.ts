@@ -9,32 +9,34 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { CommandExitError, MAX_OUTPUT_RESUMES, NetworkError, Sandboxd, type ProcessEvent, type ProcessInfo } from '../src/index.ts';
+import { CommandExitError, MAX_OUTPUT_RESUMES, NetworkError, Sandboxd, withCamelCase, type ProcessEvent, type ProcessInfo } from '../src/index.ts';
 
 type Reply = (req: http.IncomingMessage, res: http.ServerResponse, n: number) => void;
 
 const OUTPUT = '/v1/sessions/s-1/processes/proc_1/output';
 
-const processInfo = (changes: Partial<ProcessInfo> = {}): ProcessInfo => ({
-  process_id: 'proc_1',
-  session_id: 's-1',
-  vm_id: 'vm-1',
-  pid: 42,
-  tag: null,
-  command: 'make',
-  argv: null,
-  cwd: '/root',
-  stdin: false,
-  status: 'running',
-  exit_code: null,
-  signal: null,
-  timed_out: false,
-  error: null,
-  started_at: '2026-11-26T00:00:00.000Z',
-  ended_at: null,
-  output_seq: 0,
-  ...changes,
-});
+const processInfo = (changes: Partial<ProcessInfo> = {}): ProcessInfo =>
+  withCamelCase({
+    process_id: 'proc_1',
+    session_id: 's-1',
+    vm_id: 'vm-1',
+    pid: 42,
+    tag: null,
+    command: 'make',
+    argv: null,
+    cwd: '/root',
+    user: 'root',
+    stdin: false,
+    status: 'running',
+    exit_code: null,
+    signal: null,
+    timed_out: false,
+    error: null,
+    started_at: '2026-11-26T00:00:00.000Z',
+    ended_at: null,
+    output_seq: 0,
+    ...changes,
+  });
 const exited = (exitCode: number) => processInfo({ status: 'exited', exit_code: exitCode, ended_at: '2026-11-26T00:00:01.000Z' });
 
 /** Starts an NDJSON answer and writes these lines (objects as JSON; a string as it is, e.g. half a line). */

@@ -16722,11 +16722,8 @@ export interface components {
             tag?: string;
             /** @description Killed (its whole process group) after this long; default: runs until the VM's end (at most 24 h) */
             timeout_seconds?: number;
-            /**
-             * @description The account of the VM that runs it: `root` (the default, as executions run) or `user` (uid 1000, home /home/user, no sudo), or one a template added. An unknown name is 400
-             * @default root
-             */
-            user: string;
+            /** @description The account of the VM that runs it: `root` (the default, as executions run) or `user` (uid 1000, home /home/user, no sudo), or one a template added. An unknown name is 400 */
+            user?: string;
         };
         /** PtyCreateRequest */
         PtyCreateRequest: {

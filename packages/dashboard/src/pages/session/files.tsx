@@ -1,85 +1,138 @@
-/** The files of the session's VM: browse its directories, upload to one, download a file. */
+/**
+ * The files of the session's VM: browse its directories, see each entry's type, size and time, upload into the
+ * directory shown, download, make a folder, rename and delete. The API's refusals (nothing there, something in
+ * the way) are shown as it words them. Names are the guest's: React shows them as text, never as markup.
+ */
 import { useState, type FormEvent } from 'react';
-import { api, csrfToken, send, withQuery, type Schemas } from '../../api.ts';
-import { ErrorBanner, formatBytes, formatTime, useLoad } from '../../ui.tsx';
-import { sessionPath } from './session-path.ts';
+import type { FileEntry } from '../../api.ts';
+import { ErrorBanner, useLoad } from '../../ui.tsx';
+import { downloadFile, listDirectory, makeDirectory, removePath, renamePath, uploadInto } from './file-operations.ts';
+import { parentOf, pathIn } from './file-paths.ts';
+import { FileRow, type FileRowActions } from './file-row.tsx';
 
-type FileListing = Schemas['FileListing'];
+/** Directories first, then by name (the API sorts by name). */
+function directoriesFirst(entries: readonly FileEntry[]): FileEntry[] {
+  return [...entries].sort((a, b) => Number(b.type === 'directory') - Number(a.type === 'directory'));
+}
 
-export function Files({ sessionId }: { sessionId: string }) {
+/** `version` changes when something else may have changed the files (a run ended): the listing is read again. */
+export function Files({ sessionId, version = 0 }: { sessionId: string; version?: number }) {
   const [dir, setDir] = useState('/root');
-  const listing = useLoad(() => api<FileListing>('GET', withQuery(sessionPath(sessionId, '/files'), { path: dir })), [sessionId, dir]);
+  const listing = useLoad(() => listDirectory(sessionId, dir), [sessionId, dir, version]);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  // The directory on screen: the last one listed (a directory that failed to open leaves the previous one shown).
+  const shown = listing.data?.path ?? dir;
 
-  const upload = async (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const formElement = event.currentTarget;
-    const file = (formElement.elements.namedItem('file') as HTMLInputElement).files?.[0];
-    if (!file) return;
-    const form = new FormData();
-    form.set('session_id', sessionId);
-    form.set('remote_path', `${listing.data?.path ?? dir}/${file.name}`);
-    form.set('file', file, file.name);
+  /** Runs one operation: its error or its notice is shown, and the listing is read again after it. */
+  const act = async (work: () => Promise<string>): Promise<boolean> => {
+    setBusy(true);
     setError(null);
+    setNotice(null);
     try {
-      await send('POST', '/upload', form);
-      setNotice(`Uploaded ${file.name}`);
-      formElement.reset();
+      setNotice(await work());
+      return true;
+    } catch (reason) {
+      setError(reason);
+      return false;
+    } finally {
+      setBusy(false);
       listing.reload();
-    } catch (reason) {
-      setError(reason);
     }
   };
 
-  const download = async (path: string, name: string) => {
+  const open = (path: string) => {
     setError(null);
-    try {
-      const response = await fetchRaw(sessionId, path);
-      const url = URL.createObjectURL(await response.blob());
-      const link = document.createElement('a');
-      link.href = url;
-      link.download = name;
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    } catch (reason) {
-      setError(reason);
-    }
+    setNotice(null);
+    setDir(path);
   };
 
-  const parent = (listing.data?.path ?? dir).replace(/\/[^/]+\/?$/, '') || '/';
+  const actions: FileRowActions = {
+    open,
+    download: (entry) => {
+      setError(null);
+      downloadFile(sessionId, entry).catch(setError);
+    },
+    rename: (entry, name) =>
+      act(async () => {
+        const moved = await renamePath(sessionId, entry.path, pathIn(shown, name));
+        return `Renamed ${entry.name} to ${moved.path}`;
+      }),
+    remove: (entry) => {
+      const what = entry.type === 'directory' ? `the folder ${entry.path} and everything in it` : entry.path;
+      if (!window.confirm(`Delete ${what}?`)) return;
+      void act(async () => {
+        await removePath(sessionId, entry);
+        return `Deleted ${entry.name}`;
+      });
+    },
+  };
+
+  const makeFolder = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const name = String(new FormData(form).get('folder') ?? '').trim();
+    if (!name) return;
+    void act(async () => {
+      const path = pathIn(shown, name);
+      const created = await makeDirectory(sessionId, path);
+      form.reset();
+      return created ? `Created folder ${name}` : `${path} was already there`;
+    });
+  };
+
+  const upload = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const files = [...((form.elements.namedItem('file') as HTMLInputElement).files ?? [])];
+    if (files.length === 0) return;
+    void act(async () => {
+      for (const file of files) {
+        setNotice(`Uploading ${file.name}…`);
+        await uploadInto(sessionId, shown, file);
+      }
+      form.reset();
+      return `Uploaded ${files.map((file) => file.name).join(', ')}`;
+    });
+  };
+
+  const entries = directoriesFirst(listing.data?.entries ?? []);
   return (
-    <section className="card" aria-labelledby="files-heading">
+    <section className="card wide" aria-labelledby="files-heading">
       <h2 id="files-heading">Files</h2>
       <form
         className="row"
         onSubmit={(event) => {
           event.preventDefault();
-          setDir(String(new FormData(event.currentTarget).get('dir') || '/root'));
+          open(String(new FormData(event.currentTarget).get('dir') || '/root'));
         }}
       >
         <label htmlFor="dir" className="visually-hidden">
           Directory
         </label>
-        <input id="dir" name="dir" key={listing.data?.path ?? dir} defaultValue={listing.data?.path ?? dir} />
+        <input id="dir" name="dir" key={shown} defaultValue={shown} />
         <button type="submit">Open</button>
-        <button type="button" onClick={() => setDir(parent)} disabled={(listing.data?.path ?? dir) === '/'}>
+        <button type="button" onClick={() => open(parentOf(shown))} disabled={shown === '/'}>
           Up
         </button>
+        <button type="button" onClick={listing.reload} disabled={listing.loading}>
+          Refresh
+        </button>
       </form>
-      <ErrorBanner error={listing.error ?? error} />
+      <ErrorBanner error={listing.error} />
+      <ErrorBanner error={error} />
       {notice ? (
         <p role="status" className="muted">
           {notice}
         </p>
       ) : null}
       <div className="table-wrap">
-        <table>
+        <table className="files-table" aria-label={`Files in ${shown}`}>
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Type</th>
               <th scope="col">Size</th>
               <th scope="col">Modified</th>
               <th scope="col">
@@ -88,49 +141,28 @@ export function Files({ sessionId }: { sessionId: string }) {
             </tr>
           </thead>
           <tbody>
-            {(listing.data?.entries ?? []).map((entry) => (
-              <tr key={entry.path}>
-                <td>
-                  {entry.type === 'directory' ? (
-                    <button type="button" className="link" onClick={() => setDir(entry.path)}>
-                      {entry.name}/
-                    </button>
-                  ) : (
-                    entry.name
-                  )}
-                </td>
-                <td>{entry.type === 'file' ? formatBytes(entry.size) : entry.type}</td>
-                <td>{formatTime(entry.modified_at)}</td>
-                <td>
-                  {entry.type === 'file' ? (
-                    <button type="button" onClick={() => void download(entry.path, entry.name)} aria-label={`Download ${entry.name}`}>
-                      Download
-                    </button>
-                  ) : null}
-                </td>
-              </tr>
+            {entries.map((entry) => (
+              <FileRow key={entry.path} entry={entry} busy={busy} actions={actions} />
             ))}
           </tbody>
         </table>
+        {listing.data && entries.length === 0 ? <p className="muted">This folder is empty.</p> : null}
+        {listing.data?.truncated ? <p className="muted">Only the first {entries.length} entries are shown.</p> : null}
       </div>
-      <form className="row" onSubmit={upload}>
+      <form className="row file-form" onSubmit={makeFolder}>
+        <label htmlFor="folder">New folder</label>
+        <input id="folder" name="folder" required placeholder="name" />
+        <button type="submit" disabled={busy}>
+          Create folder
+        </button>
+      </form>
+      <form className="row file-form" onSubmit={upload}>
         <label htmlFor="file">Upload to this directory</label>
-        <input id="file" name="file" type="file" required />
-        <button type="submit">Upload</button>
+        <input id="file" name="file" type="file" multiple required />
+        <button type="submit" disabled={busy}>
+          Upload
+        </button>
       </form>
     </section>
   );
-}
-
-/** The file's bytes (Accept: application/octet-stream streams it rather than base64 in JSON). */
-async function fetchRaw(sessionId: string, filename: string): Promise<Response> {
-  const csrf = csrfToken();
-  const response = await fetch('/download', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/octet-stream', ...(csrf ? { 'x-csrf-token': csrf } : {}) },
-    body: JSON.stringify({ session_id: sessionId, filename }),
-    credentials: 'same-origin',
-  });
-  if (!response.ok) await send('POST', '/download', { session_id: sessionId, filename }); // throws the API's error
-  return response;
 }

@@ -1,58 +1,58 @@
-/** Run code in the session's VM and show its output. */
+/**
+ * Run code in the session's VM: Bash output appears as it is printed, Python output (and its figures and tables)
+ * when the run ends; Stop cancels the run and leaves the VM running.
+ */
 import { useState, type FormEvent } from 'react';
-import { api, type ExecuteResponse } from '../../api.ts';
-import { ErrorBanner } from '../../ui.tsx';
+import type { RunLanguage } from './run-drivers.ts';
+import { RunOutput } from './run-output.tsx';
+import { useRun } from './use-run.ts';
 
 export function RunCode({ sessionId, onRan }: { sessionId: string; onRan: () => void }) {
-  const [result, setResult] = useState<ExecuteResponse | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent<HTMLFormElement>) => {
+  const { run, start, stop } = useRun(sessionId, onRan);
+  const [language, setLanguage] = useState<RunLanguage>('python');
+  const busy = run !== null && run.phase !== 'ended';
+  const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setBusy(true);
-    setError(null);
-    try {
-      setResult(
-        await api<ExecuteResponse>('POST', '/execute', {
-          session_id: sessionId,
-          language: String(form.get('language')),
-          code: String(form.get('code')),
-          timeout: 120,
-        }),
-      );
-      onRan();
-    } catch (reason) {
-      setError(reason);
-    } finally {
-      setBusy(false);
-    }
+    if (busy) return;
+    start(language, String(new FormData(event.currentTarget).get('code')));
   };
   return (
     <section className="card" aria-labelledby="run-heading">
       <h2 id="run-heading">Run code</h2>
       <form onSubmit={submit}>
         <label htmlFor="language">Language</label>
-        <select id="language" name="language" defaultValue="python">
-          <option value="python">Python</option>
-          <option value="bash">Bash</option>
+        <select id="language" name="language" value={language} onChange={(event) => setLanguage(event.target.value as RunLanguage)}>
+          <option value="python">Python (variables persist)</option>
+          <option value="bash">Bash (output live)</option>
         </select>
         <label htmlFor="code">Code</label>
-        <textarea id="code" name="code" rows={5} spellCheck={false} required defaultValue="" />
-        <button type="submit" className="primary" disabled={busy}>
-          {busy ? 'Running…' : 'Run'}
-        </button>
-      </form>
-      <ErrorBanner error={error} />
-      {result ? (
-        <div className="output" aria-live="polite">
-          <p className="muted">
-            exit {result.exit_code ?? '—'} · {result.execution_time?.toFixed(2) ?? '—'} s
-          </p>
-          <pre data-testid="stdout">{result.stdout}</pre>
-          {result.stderr ? <pre className="stderr">{result.stderr}</pre> : null}
+        <textarea
+          id="code"
+          name="code"
+          rows={5}
+          spellCheck={false}
+          required
+          defaultValue=""
+          onKeyDown={(event) => {
+            // Ctrl+Enter (⌘+Enter) runs, as in notebooks.
+            if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+              event.preventDefault();
+              event.currentTarget.form?.requestSubmit();
+            }
+          }}
+        />
+        <div className="row form-actions">
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Running…' : 'Run'}
+          </button>
+          {run && busy ? (
+            <button type="button" className="danger" onClick={stop} disabled={run.phase !== 'running'}>
+              {run.phase === 'stopping' ? 'Stopping…' : 'Stop'}
+            </button>
+          ) : null}
         </div>
-      ) : null}
+      </form>
+      {run ? <RunOutput run={run} /> : null}
     </section>
   );
 }

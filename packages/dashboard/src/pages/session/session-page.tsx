@@ -25,7 +25,7 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
         <StatusPanel sessionId={sessionId} />
         <RunCode sessionId={sessionId} onRan={() => setRan((n) => n + 1)} />
         <Terminals sessionId={sessionId} />
-        <Files sessionId={sessionId} />
+        <Files sessionId={sessionId} version={ran} />
         <Executions sessionId={sessionId} version={ran} />
         <AppUrls sessionId={sessionId} />
         <Shares sessionId={sessionId} />

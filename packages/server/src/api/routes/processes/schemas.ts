@@ -22,7 +22,6 @@ export const ProcessStartRequest = Type.Object(
     user: Type.Optional(
       Type.String({
         pattern: '^[a-z_][a-z0-9_-]{0,30}\\$?$',
-        default: 'root',
         description:
           'The account of the VM that runs it: `root` (the default, as executions run) or `user` (uid 1000, home /home/user, no sudo), or one a template added. An unknown name is 400',
       }),
