@@ -57,6 +57,10 @@ const TEST_PACKAGES = [
   'python3-pip',
   'python3-venv',
   'python3-wheel',
+  // The Python client's dependencies (its test venvs take them from the system, offline) and its type check.
+  'python3-httpx',
+  'python3-websockets',
+  'mypy',
   'openssl',
   'curl',
   'openssh-client',

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generates ``src/sandboxd/models.py`` (TypedDicts of the REST API) from the OpenAPI document the server serves.
+"""Generates ``src/sandboxd/models.py`` (the REST API's answers as typed classes, its request bodies as TypedDicts)
+from the OpenAPI document the server serves.
 
     python3 clients/python/scripts/generate_types.py http://127.0.0.1:8080/openapi.json   write the module
     python3 clients/python/scripts/generate_types.py openapi.json --check                exit 1 if it is stale
@@ -9,11 +10,17 @@ depends on the document alone (not on the Python that runs this), so ``tests/tes
 regenerate it from the live server's document and fail when the checked-in module differs.
 
 What is generated:
-- every schema of ``components.schemas`` as a TypedDict (required keys in a base class, the others with
-  ``total=False``: Python 3.9 has no ``NotRequired``), an enum as a ``Literal``;
-- an object nested inline in a schema as a TypedDict of its own, named after its place (``SessionUsageVm``);
+- every object schema that answers use as a class over ``sandboxd._model.Model`` (attribute and key access):
+  its fields as class annotations for mypy (a field an answer may leave out is ``Optional``), its required keys
+  in ``_required_keys``; an enum as a ``Literal``;
+- every object schema only request bodies use as a TypedDict (required keys in a base class, the others with
+  ``total=False``: Python 3.9 has no ``NotRequired``), so callers pass plain dicts; a schema used both ways is
+  a class and also a TypedDict named ``<Name>Params``;
+- an object nested inline in a schema as a class (or TypedDict) of its own, named after its place
+  (``SessionUsageVm``);
 - for each operation, ``<Method><Path>Request`` and ``<Method><Path>Response`` for its JSON request body and
-  its 2xx JSON answer (``PostKillResponse``), and ``OPERATIONS``, every operation with those names.
+  its 2xx JSON answer (``PostKillResponse``), and ``OPERATIONS``, every operation with those names (the client
+  turns each answer into its operation's ``Response`` type).
 """
 from __future__ import annotations
 
@@ -29,7 +36,8 @@ from typing import Any, Dict, List, Optional, Tuple
 MODELS_FILE = Path(__file__).resolve().parent.parent / "src" / "sandboxd" / "models.py"
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
-HEADER = '''"""Types of the sandboxd REST API: TypedDicts generated from the OpenAPI document the server serves.
+HEADER = '''"""Types of the sandboxd REST API, generated from the OpenAPI document the server serves: its answers as
+classes over ``Model`` (``answer.field`` and ``answer["field"]``), its request bodies as TypedDicts.
 
 Do not edit: run ``python3 clients/python/scripts/generate_types.py <server>/openapi.json`` after changing a
 route (a test regenerates this module from the live server's document and fails while it differs).
@@ -40,7 +48,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
 
+from ._model import Model
+
 '''
+#: Names a model's field cannot have (the methods of ``Model``): such a field is read with ``model["name"]``.
+MODEL_MEMBERS = frozenset({"get", "keys", "to_dict", "model_fields", "model_required_keys"})
 
 
 def pascal(text: str) -> str:
@@ -74,6 +86,70 @@ class Generator:
         self.blocks: List[str] = []
         self.names: set = set(self.schemas)
         self.taken: set = set()
+        requested = self.reached("requestBody")
+        answered = self.reached("responses")
+        #: Components only request bodies use: TypedDicts. Those answers use too get a TypedDict twin.
+        self.request_only = {name for name in requested if name not in answered}
+        self.twins = {name for name in requested if name in answered and self.is_object(self.schemas.get(name))}
+        for name in self.twins:
+            self.names.add(self.params_name(name))
+        #: "model" while writing what answers use, "typeddict" for request bodies.
+        self.mode = "model"
+
+    # -- what uses what ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def is_object(schema: Any) -> bool:
+        return (
+            isinstance(schema, dict)
+            and (schema.get("type") == "object" or "properties" in schema)
+            and bool(schema.get("properties"))
+        )
+
+    @staticmethod
+    def params_name(name: str) -> str:
+        return f"{name}Params"
+
+    def reached(self, part: str) -> set:
+        """The components that the operations' ``part`` (request bodies, or 2xx answers) refer to, directly or not."""
+
+        def refs(node: Any, found: set) -> None:
+            if isinstance(node, dict):
+                if isinstance(node.get("$ref"), str):
+                    found.add(node["$ref"].rsplit("/", 1)[-1])
+                for value in node.values():
+                    refs(value, found)
+            elif isinstance(node, list):
+                for value in node:
+                    refs(value, found)
+
+        start: set = set()
+        for item in self.document.get("paths", {}).values():
+            for method in METHODS:
+                operation = item.get(method) if isinstance(item, dict) else None
+                if not isinstance(operation, dict):
+                    continue
+                if part == "requestBody":
+                    refs(operation.get("requestBody") or {}, start)
+                else:
+                    for status, response in (operation.get("responses") or {}).items():
+                        if str(status).startswith("2"):
+                            refs(response, start)
+        seen: set = set()
+        todo = list(start)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            found: set = set()
+            refs(self.schemas.get(name, {}), found)
+            todo += list(found)
+        return seen
+
+    def ref_name(self, name: str) -> str:
+        """A component's type name where it is used now (a request body names the TypedDict twin)."""
+        return self.params_name(name) if self.mode == "typeddict" and name in self.twins else name
 
     # -- names ---------------------------------------------------------------------------------------------
 
@@ -112,7 +188,7 @@ class Generator:
         if not isinstance(schema, dict) or schema == {}:
             return "Any"
         if "$ref" in schema:
-            return schema["$ref"].rsplit("/", 1)[-1]
+            return self.ref_name(schema["$ref"].rsplit("/", 1)[-1])
         if "const" in schema:
             return self.literal([schema["const"]])
         if "enum" in schema:
@@ -134,7 +210,9 @@ class Generator:
             parts = schema["allOf"]
             if len(parts) == 1:
                 return self.type_of(parts[0], context)
-            return self.typed_dict(context, schema, bases=[p["$ref"].rsplit("/", 1)[-1] for p in parts if "$ref" in p])
+            return self.typed_dict(
+                context, schema, bases=[self.ref_name(p["$ref"].rsplit("/", 1)[-1]) for p in parts if "$ref" in p]
+            )
         kind = schema.get("type")
         if isinstance(kind, list):
             return self.union([self.type_of({**schema, "type": k}, context) for k in kind])
@@ -161,7 +239,8 @@ class Generator:
     def typed_dict(
         self, name: str, schema: Dict[str, Any], bases: Optional[List[str]] = None, component: bool = False
     ) -> str:
-        """Emits a TypedDict for an object schema (or an allOf of references and objects); returns its name."""
+        """Emits a class (answers) or a TypedDict (request bodies) for an object schema (or an allOf of references
+        and objects); returns its name."""
         name = self.fresh(name, component)
         properties: Dict[str, Any] = {}
         required: List[str] = []
@@ -179,8 +258,34 @@ class Generator:
         for key, value in properties.items():
             annotation = self.type_of(value, name + pascal(key))
             fields.append((key, annotation, key in required, (value or {}).get("description", "")))
-        self.emit(name, fields, bases or [], " ".join(descriptions))
+        if self.mode == "model":
+            self.emit_model(name, fields, bases or [], " ".join(descriptions))
+        else:
+            self.emit(name, fields, bases or [], " ".join(descriptions))
         return name
+
+    def emit_model(
+        self, name: str, fields: List[Tuple[str, str, bool, str]], bases: List[str], description: str
+    ) -> None:
+        """A class over ``Model``: each field an annotation (``Optional`` where an answer may leave it out)."""
+        lines = [f"class {name}({', '.join(bases or ['Model'])}):"]
+        lines += docstring(description, "    ")
+        lines.append("    __slots__ = ()")
+        required = sorted(key for key, _, is_required, _ in fields if is_required)
+        if required:
+            lines.append("    _required_keys = frozenset({" + ", ".join(json.dumps(k) for k in required) + "})")
+        for key, annotation, is_required, text in fields:
+            if not is_required and annotation != "Any" and not annotation.startswith("Optional["):
+                annotation = f"Optional[{annotation}]"
+            if text:
+                lines += comment_lines(text, "    ")
+            if not key.isidentifier() or keyword.iskeyword(key) or key in MODEL_MEMBERS:
+                lines.append(
+                    f"    # {json.dumps(key)}: {annotation} (not an attribute name: read it as model[{json.dumps(key)}])"
+                )
+            else:
+                lines.append(f"    {key}: {annotation}")
+        self.blocks.append("\n".join(lines))
 
     def emit(self, name: str, fields: List[Tuple[str, str, bool, str]], bases: List[str], description: str) -> None:
         required = [f for f in fields if f[2]]
@@ -230,9 +335,12 @@ class Generator:
     # -- the module ----------------------------------------------------------------------------------------
 
     def component(self, name: str, schema: Dict[str, Any]) -> None:
-        is_object = isinstance(schema, dict) and (schema.get("type") == "object" or "properties" in schema)
-        if is_object and schema.get("properties"):
+        self.mode = "typeddict" if name in self.request_only else "model"
+        if self.is_object(schema):
             self.typed_dict(name, schema, component=True)
+            if name in self.twins:
+                self.mode = "typeddict"
+                self.typed_dict(self.params_name(name), schema, component=True)
             return
         annotation = self.type_of(schema, name + "Value")
         self.fresh(name, component=True)
@@ -259,9 +367,11 @@ class Generator:
                 request_name: Optional[str] = None
                 body = (operation.get("requestBody") or {}).get("content", {}).get("application/json")
                 if body is not None and "schema" in body:
+                    self.mode = "typeddict"
                     request_name = self.operation_alias(
                         base + "Request", self.type_of(body["schema"], base + "Request")
                     )
+                self.mode = "model"
                 answers = []
                 for status, response in sorted(operation.get("responses", {}).items()):
                     if not str(status).startswith("2"):

@@ -36,6 +36,13 @@ NAMES: Dict[str, str] = {
     "AsyncEventStream": "EventStream",
     "AsyncProcessEventStream": "ProcessEventStream",
     "AsyncFileWatchStream": "FileWatchStream",
+    "AsyncRunEventStream": "RunEventStream",
+    "AsyncCommandHandle": "CommandHandle",
+    "AsyncCommands": "Commands",
+    "AsyncStreamedResponse": "StreamedResponse",
+    "AsyncClient": "Client",
+    "aiter_bytes": "iter_bytes",
+    "AsyncIterable": "Iterable",
     "AsyncBrowserSession": "BrowserSession",
     "AsyncDesktop": "Desktop",
     "__aenter__": "__enter__",
@@ -49,6 +56,7 @@ NAMES: Dict[str, str] = {
 #: In strings and comments: the class names, and "await " / "async with" / "async for".
 TEXT = [(re.compile(rf"\b{re.escape(a)}\b"), b) for a, b in NAMES.items() if a[0].isupper()] + [
     (re.compile(r"\bawait "), ""),
+    (re.compile(r"\baclose\(\)"), "close()"),
     (re.compile(r"\basync (with|for)\b"), r"\1"),
     (re.compile(r"\basyncio client\b"), "sync client"),
     (re.compile(r"\bThe asyncio client\b"), "The sync client"),

@@ -46,8 +46,9 @@ def async_client(**options: Any) -> sandboxd.AsyncSandboxd:
 def mismatch(value: Any, annotation: Any, where: str = "answer") -> Optional[str]:
     """Why ``value`` does not fit ``annotation`` (a type of ``sandboxd.models``), or None when it does.
 
-    A TypedDict must have its required keys and no key it does not declare: a field the server added or
-    dropped without ``models.py`` being regenerated is caught here, on real answers.
+    A model must be an instance of its class (the client made the answer into it), have its required keys and
+    no key it does not declare: a field the server added or dropped without ``models.py`` being regenerated is
+    caught here, on real answers. A TypedDict the same, as a plain dict.
     """
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
@@ -73,6 +74,19 @@ def mismatch(value: Any, annotation: Any, where: str = "answer") -> Optional[str
             return f"{where}: expected an object, got {type(value).__name__}"
         for key, item in value.items():
             reason = mismatch(item, args[1] if args else Any, f"{where}.{key}")
+            if reason:
+                return reason
+        return None
+    if isinstance(annotation, type) and issubclass(annotation, sandboxd.Model):
+        if not isinstance(value, annotation):
+            return f"{where}: expected a {annotation.__name__} object, got {type(value).__name__}"[:300]
+        fields = annotation.model_fields()
+        missing = sorted(k for k in annotation.model_required_keys() if k not in value)
+        unknown = sorted(k for k in value if k not in fields)
+        if missing or unknown:
+            return f"{where} ({annotation.__name__}): missing {missing}, not in the model {unknown}"
+        for key in value:
+            reason = mismatch(value[key], fields[key], f"{where}.{key}")
             if reason:
                 return reason
         return None

@@ -11,7 +11,7 @@ import typing
 import unittest
 from pathlib import Path
 
-from _support import ROOT, models
+from _support import ROOT, models, sandboxd
 
 SCRIPTS = ROOT / "scripts"
 SOURCES = ROOT / "src" / "sandboxd"
@@ -98,8 +98,12 @@ class Generated(unittest.TestCase):
     def test_the_models_resolve(self) -> None:
         count = 0
         for name, value in vars(models).items():
-            if isinstance(value, type) and hasattr(value, "__required_keys__"):
-                typing.get_type_hints(value)
+            if isinstance(value, type) and issubclass(value, sandboxd.Model) and value is not sandboxd.Model:
+                value.model_fields()  # the annotations resolve
+                self.assertLessEqual(value.model_required_keys(), set(value.model_fields()), name)
+                count += 1
+            elif isinstance(value, type) and hasattr(value, "__required_keys__"):
+                typing.get_type_hints(value)  # a TypedDict (request bodies)
                 count += 1
         self.assertGreater(count, 100)
         for request_type, response_type in models.OPERATIONS.values():
@@ -109,6 +113,14 @@ class Generated(unittest.TestCase):
 
 
 class Packaging(unittest.TestCase):
+    def test_the_readmes_first_example_is_the_typed_example_that_mypy_checks(self) -> None:
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        block = re.search(r"```python\n(.*?)```", readme, flags=re.S)
+        assert block is not None
+        example = (ROOT / "examples" / "typed_usage.py").read_text(encoding="utf-8")
+        code = example.split('"""', 2)[2].lstrip("\n")  # after the docstring
+        self.assertEqual(block.group(1), code, "keep README.md's first block and examples/typed_usage.py the same")
+
     def test_the_version_is_one(self) -> None:
         text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
         self.assertIn('version = { attr = "sandboxd._version.VERSION" }', text)

@@ -87,8 +87,10 @@ class ProcessRequests(unittest.TestCase):
         self.assertEqual((seen.method, seen.path), ("POST", "/v1/sessions/s-1/processes"))
         self.assertEqual(self.body(), {"command": "sleep 5", "stdin": True, "tag": "t"})
         self.assertEqual(seen.headers["accept"], "application/json")
-        self.client.processes.start("s-1", argv=["cat"], cwd="/tmp", env={"A": "1"}, timeout_seconds=9)
-        self.assertEqual(self.body(), {"argv": ["cat"], "cwd": "/tmp", "env": {"A": "1"}, "timeout_seconds": 9})
+        self.client.processes.start("s-1", argv=["cat"], cwd="/tmp", env={"A": "1"}, timeout_seconds=9, user="user")
+        self.assertEqual(
+            self.body(), {"argv": ["cat"], "cwd": "/tmp", "env": {"A": "1"}, "timeout_seconds": 9, "user": "user"}
+        )
         for wrong in ({}, {"command": "x", "argv": ["x"]}):
             with self.assertRaises(TypeError):
                 self.client.processes.start("s-1", **wrong)

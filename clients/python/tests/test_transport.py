@@ -24,8 +24,15 @@ Reply = Callable[[http.server.BaseHTTPRequestHandler, int], None]
 
 
 class Seen:
-    def __init__(self, method: str, path: str, headers: Dict[str, str], body: bytes) -> None:
+    def __init__(self, method: str, path: str, headers: Dict[str, str], body: bytes, port: int = 0) -> None:
         self.method, self.path, self.headers, self.body, self.at = method, path, headers, body, time.monotonic()
+        #: The client's port: requests on one kept-alive connection share it.
+        self.port = port
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up or reset its connection (time-outs, closed streams, refused TLS)
 
 
 class FakeServer:
@@ -43,7 +50,8 @@ class FakeServer:
             def handle_one(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
-                fake.seen.append(Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                fake.seen.append(Seen(self.command, self.path, headers, body, self.client_address[1]))
                 try:
                     fake.reply(self, len(fake.seen))
                 except (BrokenPipeError, ConnectionResetError):
@@ -51,7 +59,7 @@ class FakeServer:
 
             do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = handle_one
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

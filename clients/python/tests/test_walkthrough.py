@@ -213,6 +213,33 @@ class WalkThrough(ShapeAssertions):
         self.assertEqual((ended["status"], ended["exit_code"], ended["signal"]), ("exited", 0, None))
         self.assertEqual(ended["session_id"], self.session.id)
 
+    def test_a_streamed_execute_and_e2b_style_commands(self) -> None:
+        arrivals: typing.List[typing.Tuple[float, str]] = []
+        code = "import time\nfor i in range(3):\n    print(f'line {i}')\n    time.sleep(0.5)"
+        result = self.session.execute(code, on_stdout=lambda text: arrivals.append((time.monotonic(), text)))
+        self.assertShape(result, models.ExecuteResponse)
+        self.assertEqual(result.stdout, "line 0\nline 1\nline 2\n")
+        self.assertEqual("".join(text for _, text in arrivals), result.stdout)
+        self.assertEqual(len(arrivals), 3, "each line as it was printed")
+        self.assertGreaterEqual(arrivals[-1][0] - arrivals[0][0], 0.8, "the lines came one by one, not at the end")
+
+        commands = self.session.commands
+        who = commands.run("whoami; pwd", user="user")
+        self.assertEqual((who.exit_code, who.stdout, who.error), (0, "user\n/home/user\n", None))
+        with self.assertRaises(sandboxd.CommandExitError) as failed:
+            commands.run("echo nope >&2; exit 4", envs={"A": "1"})
+        self.assertEqual((failed.exception.exit_code, failed.exception.stderr), (4, "nope\n"))
+        self.assertIsInstance(failed.exception, sandboxd.ExecutionError)
+
+        cat = commands.run("cat", background=True, stdin=True)
+        self.assertIn(cat.process_id, [p.process_id for p in commands.list()])
+        cat.send_stdin("from stdin\n")
+        commands.send_stdin(cat.process_id, b"bytes too\n")
+        cat.close_stdin()
+        ended = cat.wait()
+        self.assertEqual((ended.exit_code, ended.stdout, ended.pid), (0, "from stdin\nbytes too\n", cat.pid))
+        self.assertIs(commands.kill(cat.process_id), False, "it had ended")
+
     def test_a_background_process_takes_stdin_and_its_output_is_read_back(self) -> None:
         cat = self.session.start_process(argv=["cat"], stdin=True, tag="cat")
         self.assertShape(cat, models.ProcessInfo)

@@ -9,6 +9,8 @@ export interface GlobalOptions {
   url?: string;
   apiKey?: string;
   json?: boolean;
+  /** `--progress` (true), `--no-progress` (false), or neither. */
+  progress?: boolean;
 }
 
 export type KeySource = '--api-key' | 'SANDBOXD_API_KEY' | 'credentials' | null;
@@ -50,7 +52,7 @@ export function createContext(options: GlobalOptions): Context {
     baseUrl,
     keySource,
     login: keySource === 'credentials' ? stored : null,
-    out: createOutput(Boolean(options.json)),
+    out: createOutput(Boolean(options.json), options.progress),
     sessionOr: (given) => given ?? currentSession(baseUrl),
     requireSession(given) {
       const id = given ?? currentSession(baseUrl);

@@ -1,6 +1,6 @@
 /**
  * Turns every error into a message that says what to do, and an exit code:
- * 1 other, 2 usage, 3 authentication, 4 not found, 5 rate limit or quota, 6 server or network.
+ * 1 other, 2 usage, 3 authentication, 4 not found, 5 rate limit or quota, 6 server or network, 130 interrupted (Ctrl-C).
  * (`sandbox exec` and `sandbox run` exit with the command's own exit code when it ran.)
  */
 import {
@@ -19,13 +19,14 @@ import {
   UnsupportedOperationError,
   ValidationError,
 } from '@sandboxd/sdk';
+import { InterruptedError } from './interrupt.ts';
 
 /** A mistake in the command line itself. */
 export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-export const EXIT = { error: 1, usage: 2, auth: 3, notFound: 4, limited: 5, unavailable: 6 } as const;
+export const EXIT = { error: 1, usage: 2, auth: 3, notFound: 4, limited: 5, unavailable: 6, interrupted: 130 } as const;
 
 export interface Explained {
   message: string;
@@ -46,6 +47,7 @@ export function explain(error: unknown, baseUrl: string): Explained {
   const type = error instanceof Error ? error.name : 'Error';
   const id = error instanceof SandboxdError && error.requestId ? ` (request id ${error.requestId})` : '';
   if (error instanceof UsageError) return { type, exitCode: EXIT.usage, message: error.message };
+  if (error instanceof InterruptedError) return { type, exitCode: EXIT.interrupted, message: `interrupted: ${error.message}` };
   if (error instanceof AuthenticationError) {
     if (error.status === 403) return { type, exitCode: EXIT.auth, message: `Not allowed: ${error.message}.` };
     return {

@@ -7,6 +7,7 @@ import { registerDomains } from './commands/domains.ts';
 import { registerEgress } from './commands/egress.ts';
 import { registerExec } from './commands/exec.ts';
 import { registerProcesses } from './commands/processes.ts';
+import { registerCompletion } from './commands/completion.ts';
 import { registerContexts } from './commands/contexts.ts';
 import { registerFiles } from './commands/files.ts';
 import { registerFileVerbs } from './commands/file-verbs.ts';
@@ -33,6 +34,15 @@ export function buildProgram(): Command {
     .addOption(new Option('--url <url>', 'sandboxd server (default: SANDBOXD_URL, else the last `sandbox login`, else http://127.0.0.1:8080)'))
     .addOption(new Option('--api-key <key>', 'API key (prefer SANDBOXD_API_KEY or `sandbox login`: arguments are visible to other users)'))
     .option('--json', 'print results as JSON (errors too, on stderr)')
+    .addOption(
+      new Option(
+        '--progress',
+        'show progress bars for upload, download and template builds on stderr even when it is not a terminal (plain lines about once a second)',
+      ),
+    )
+    .addOption(new Option('--no-progress', 'show no progress bars or spinners (default: shown when stderr is a terminal and not --json)'))
+    // Each command's --help lists --json, --progress and the rest too: they are taken after any command.
+    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError()
     .exitOverride();
   const context = (options: GlobalOptions): Context => createContext(options);
@@ -58,6 +68,7 @@ export function buildProgram(): Command {
   registerBrowser(program, context);
   registerDesktop(program, context);
   registerMcp(program, context);
+  registerCompletion(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -1,4 +1,8 @@
-/** Printing: JSON for scripts (`--json`), text for people, and a spinner on stderr only when it is a terminal. */
+/**
+ * Printing: JSON for scripts (`--json`), text for people, and on stderr a spinner (only on a terminal) and progress
+ * bars (progress.ts: on a terminal, or wherever `--progress` asks for them).
+ */
+import { byteProgress, progressMode, stepProgress, type ByteProgress, type ProgressMode, type StepProgress } from './progress.ts';
 
 export interface Output {
   json: boolean;
@@ -7,6 +11,12 @@ export interface Output {
   /** A message for people (stderr, so stdout stays clean for the result). */
   info(message: string): void;
   spinner(message: string): Spinner;
+  /** How progress is shown (`--progress`, `--no-progress`, else by whether stderr is a terminal). */
+  progress: ProgressMode;
+  /** A transfer's progress bar (`totalBytes` undefined: the size is not known). */
+  bytes(name: string, totalBytes: number | undefined): ByteProgress;
+  /** A template build's progress line, its log printed above it. */
+  steps(name: string): StepProgress;
 }
 
 export interface Spinner {
@@ -17,9 +27,14 @@ export interface Spinner {
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const NO_SPINNER: Spinner = { update: () => {}, stop: () => {} };
 
-export function createOutput(json: boolean): Output {
+/** `progressFlag`: true for `--progress`, false for `--no-progress` (which silences the spinner too), else undefined. */
+export function createOutput(json: boolean, progressFlag?: boolean): Output {
+  const progress = progressMode(progressFlag, json, process.stderr.isTTY === true);
   return {
     json,
+    progress,
+    bytes: (name, totalBytes) => byteProgress(name, totalBytes, { mode: progress }),
+    steps: (name) => stepProgress(name, { mode: progress }),
     result(value, text) {
       const rendered = json ? JSON.stringify(value, null, 2) : text();
       if (rendered !== '') process.stdout.write(rendered.endsWith('\n') ? rendered : `${rendered}\n`);
@@ -28,7 +43,7 @@ export function createOutput(json: boolean): Output {
       process.stderr.write(`${message}\n`);
     },
     spinner(message) {
-      if (!process.stderr.isTTY || json) return NO_SPINNER;
+      if (!process.stderr.isTTY || json || progressFlag === false) return NO_SPINNER;
       let text = message;
       let frame = 0;
       const draw = () => process.stderr.write(`\r\x1b[2K${FRAMES[frame++ % FRAMES.length]} ${text}`);

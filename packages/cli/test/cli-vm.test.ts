@@ -1,7 +1,8 @@
 /**
  * The `sandbox` command on real VMs: exec with state across invocations, exit codes passed through, rich results
  * saved and Python contexts,
- * run FILE by extension, code from stdin, files in and out byte for byte (a directory too), files listed,
+ * run FILE by extension, code from stdin, files in and out byte for byte (a directory too; --progress lines on
+ * stderr apart from the data), files listed,
  * described, made, moved and removed in the VM, status, ls with a metadata filter, kill.
  * Needs the VM engine (QEMU; KVM when available).
  */
@@ -164,19 +165,24 @@ describe('sandbox on real VMs', () => {
     const bytes = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), randomBytes(200_000)]);
     const local = path.join(home.home, 'blob.bin');
     fs.writeFileSync(local, bytes);
-    const up = await runCli(['--json', 'upload', local, '/tmp/blob.bin'], env);
+    // --progress on a pipe: plain progress lines on stderr (the last one whole), the result on stdout as without it.
+    const up = await runCli(['--json', '--progress', 'upload', local, '/tmp/blob.bin'], env);
     assert.equal(up.code, 0, up.stderr);
     assert.equal(up.json.size, bytes.length);
+    assert.match(up.stderr, /^blob\.bin {2}100% \[=+\] 195\.6 KiB \/ 195\.6 KiB {2}[\d.]+ (?:[KMG]i)?B\/s {2}in \d+s\n$/m);
+    assert.ok(!up.stderr.includes('\r'), 'no carriage returns off a terminal');
     const sum = await runCli(['exec', '-l', 'bash', 'sha256sum /tmp/blob.bin'], env);
     assert.equal(sum.stdout.split(' ')[0], createHash('sha256').update(bytes).digest('hex'));
     const back = path.join(home.home, 'back.bin');
     const down = await runCli(['--json', 'download', '/tmp/blob.bin', back], env);
     assert.equal(down.code, 0, down.stderr);
     assert.equal(down.json.size, bytes.length);
+    assert.equal(down.stderr, '', 'no progress on a pipe unless asked for');
     assert.ok(fs.readFileSync(back).equals(bytes));
-    const piped = await runCli(['download', '/tmp/blob.bin', '-'], env);
+    const piped = await runCli(['download', '--progress', '/tmp/blob.bin', '-'], env);
     assert.equal(piped.code, 0, piped.stderr);
-    assert.ok(piped.stdoutBytes.equals(bytes), 'the file, streamed to stdout');
+    assert.ok(piped.stdoutBytes.equals(bytes), 'the file, streamed to stdout, with the progress apart on stderr');
+    assert.match(piped.stderr, /^blob\.bin {2}100% \[=+\] 195\.6 KiB \/ 195\.6 KiB {2}[\d.]+ (?:[KMG]i)?B\/s {2}in \d+s\n$/m);
 
     const tree = path.join(home.home, 'tree');
     fs.mkdirSync(path.join(tree, 'sub'), { recursive: true });
@@ -301,13 +307,18 @@ describe('sandbox on real VMs', () => {
     assert.equal(direct.stdout.trim(), `http://${json.json.vm_id}-8000.localhost:${new URL(server.config.server.publicUrl).port}/`);
   });
 
-  test('shell with piped input types it, ends with Ctrl-D, exits with the remote code and removes its terminal', async () => {
+  test('shell with piped input types it, ends with Ctrl-D, exits with the remote code (--json: as a record) and removes its terminal', async () => {
     const res = await runCli(['shell'], env, 'echo "hi-$((2+3)) [$(stty size)]"\nexit 3\n');
     assert.equal(res.code, 3, res.stderr);
     assert.match(res.stdout, /hi-5 \[24 80\]/, 'not a TTY here: the remote terminal is 80x24');
     const command = await runCli(['shell', '--command', 'echo from-command; exit 0'], env);
     assert.equal(command.code, 0, command.stderr);
     assert.match(command.stdout, /from-command/);
+    // --json: the terminal's output on stderr, one record of how it ended on stdout.
+    const json = await runCli(['--json', 'shell', '--command', 'echo from-json; exit 4'], env);
+    assert.equal(json.code, 4, json.stderr);
+    assert.deepEqual([json.json.exit_code, json.json.ended, json.json.kept, json.json.session_id], [4, true, false, sessionId]);
+    assert.match(json.stderr, /from-json/);
     const left = await call(server, 'GET', `/v1/sessions/${sessionId}/pty/sessions`, { apiKey: env.SANDBOXD_API_KEY as string });
     assert.deepEqual(left.body.sessions, [], 'the terminals it opened are gone');
   });

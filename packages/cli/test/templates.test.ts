@@ -2,7 +2,7 @@
 /**
  * `sandbox template` as a user runs it (a child process) against the real server: a build whose registry the
  * server refuses (a private address) fails at once, so the whole command flow runs without a VM: build prints the
- * log and exits 1 with the reason, ls shows where it failed, logs prints the log, rm deletes it by name. A real
+ * log (with --progress: its step) and exits 1 with the reason, ls shows where it failed, logs prints the log, rm deletes it by name. A real
  * build on real VMs is in the server's test/templates.
  */
 import assert from 'node:assert/strict';
@@ -44,10 +44,31 @@ describe('sandbox template', () => {
 
   test('build follows the log and exits 1 with the reason; ls, logs and rm by name', async () => {
     const built = await runCli(
-      ['template', 'build', '--name', 'refused', '--image', '127.0.0.1:9/team/app:1', '--run', 'echo one', '--run', 'echo two', '--env', 'TOKEN=t0ken'],
+      [
+        'template',
+        'build',
+        '--progress',
+        '--name',
+        'refused',
+        '--image',
+        '127.0.0.1:9/team/app:1',
+        '--run',
+        'echo one',
+        '--run',
+        'echo two',
+        '--env',
+        'TOKEN=t0ken',
+      ],
       env,
     );
     assert.equal(built.code, 1, built.stderr);
+    // --progress on a pipe: a plain line for the step, after the log lines, and one for how it ended.
+    assert.match(built.stderr, /^refused {2}step 1\/9 resolve {2}\d+s$/m);
+    assert.match(
+      built.stderr,
+      /build failed at resolve: [^\n]*\n(refused {2}step 1\/9 resolve {2}\d+s\n)?refused {2}failed at step 1\/9 resolve after \d+s\n$/,
+    );
+    assert.ok(!built.stderr.includes('\r'), 'no carriage returns off a terminal');
     assert.match(built.stderr, /Building template refused \(tpl_[a-z2-7]{16}\) from 127\.0\.0\.1:9\/team\/app:1/);
     assert.match(built.stderr, /build failed at resolve: the registry 127\.0\.0\.1:9 cannot be used: .*SANDBOXD_TEMPLATE_REGISTRY_ALLOW_PRIVATE/);
     assert.match(built.stdout, /Template refused \(tpl_[a-z2-7]{16}\) failed: resolve: /);

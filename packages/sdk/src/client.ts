@@ -30,6 +30,7 @@ import { Snapshots } from './resources/snapshots.ts';
 import { Volumes } from './resources/volumes.ts';
 import { Webhooks } from './resources/webhooks.ts';
 import { Transport } from './transport.ts';
+import type { CallOptions } from './call-options.ts';
 
 export interface SandboxdOptions {
   /** API key, sent as `X-API-Key` on every request. Default: the `SANDBOXD_API_KEY` environment variable. */
@@ -188,7 +189,7 @@ export class Sandboxd {
   }
 
   /** GET /healthz: the server is up. */
-  async health(): Promise<unknown> {
-    return this.transport.request('GET', '/healthz', { anonymous: true });
+  async health(options: CallOptions = {}): Promise<unknown> {
+    return this.transport.request('GET', '/healthz', { anonymous: true, signal: options.signal });
   }
 }

@@ -7,6 +7,7 @@
  */
 export { Sandboxd, DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, type SandboxdOptions } from './client.ts';
 export { Session } from './session.ts';
+export type { CallOptions } from './call-options.ts';
 export { AsyncExecution, recordAsResult, type RunResult, type WaitOptions } from './resources/executions.ts';
 export { DEFAULT_EXECUTE_TIMEOUT_SECONDS, type ExecuteOptions, type Language } from './resources/execution.ts';
 export type { FileToWrite, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';

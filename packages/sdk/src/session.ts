@@ -1,4 +1,7 @@
-/** A session as an object: `await client.sessions.create()` gives one; its methods act on that session. */
+/**
+ * A session as an object: `await client.sessions.create()` gives one; its methods act on that session. Each method
+ * that sends a request takes `{ signal }` last (see `CallOptions`).
+ */
 import type {
   AppUrl,
   PtySession,
@@ -14,6 +17,7 @@ import type {
   UploadResult,
   VmRecord,
 } from './api-types.ts';
+import type { CallOptions } from './call-options.ts';
 import type { ExecuteOptions } from './resources/execution.ts';
 import type { AsyncExecution, Executions } from './resources/executions.ts';
 import type { FileToWrite, Files, MkdirOptions, RemoveOptions, RenameOptions, UploadData, UploadOptions } from './resources/files.ts';
@@ -148,8 +152,8 @@ export class Session {
   }
 
   /** Session and VM status: `vm_alive`, `vm_status`, `expires_in_seconds`… */
-  status(): Promise<SessionStatus> {
-    return this.client.sessions.status(this.id);
+  status(options: CallOptions = {}): Promise<SessionStatus> {
+    return this.client.sessions.status(this.id, options);
   }
 
   /**
@@ -157,26 +161,26 @@ export class Session {
    * `setTimeout`; rounded up to whole seconds, at most 30 days); answers the VM's record with its new `expires_at`.
    * A VM the session starts later gets the session's `vm_lifetime_seconds` again. No VM running: SessionError.
    */
-  async setTimeout(timeoutMs: number): Promise<VmRecord> {
+  async setTimeout(timeoutMs: number, options: CallOptions = {}): Promise<VmRecord> {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${timeoutMs}`);
-    const status = await this.client.sessions.status(this.id);
+    const status = await this.client.sessions.status(this.id, options);
     if (!status.vm_id || !status.vm_alive)
       throw new SessionError(`session ${this.id} has no running VM whose timeout could be set (run something in it first)`);
-    return this.client.vms.setTimeout(status.vm_id, timeoutMs);
+    return this.client.vms.setTimeout(status.vm_id, timeoutMs, options);
   }
 
   /** Settings, metadata, env names and the current VM. */
-  details(): Promise<SessionDetails> {
-    return this.client.sessions.info(this.id);
+  details(options: CallOptions = {}): Promise<SessionDetails> {
+    return this.client.sessions.info(this.id, options);
   }
 
-  usage(): Promise<SessionUsage> {
-    return this.client.sessions.usage(this.id);
+  usage(options: CallOptions = {}): Promise<SessionUsage> {
+    return this.client.sessions.usage(this.id, options);
   }
 
   /** Kills the session's VM (the session stays; the next execute starts a new VM). */
-  kill(): Promise<KillResult> {
-    return this.client.sessions.kill(this.id);
+  kill(options: CallOptions = {}): Promise<KillResult> {
+    return this.client.sessions.kill(this.id, options);
   }
 
   /**
@@ -189,8 +193,8 @@ export class Session {
     });
   }
 
-  appUrl(port = 80): Promise<AppUrl> {
-    return this.client.sessions.appUrl(this.id, port);
+  appUrl(port = 80, options: CallOptions = {}): Promise<AppUrl> {
+    return this.client.sessions.appUrl(this.id, port, options);
   }
 
   /** Starts a terminal in the session's VM (starting the VM if needed); `attachTerminal` connects to it. */
@@ -204,7 +208,7 @@ export class Session {
   }
 
   /** This session's execution records, newest first. */
-  executions(options: { limit?: number; offset?: number } = {}): Promise<ExecutionRecord[]> {
+  executions(options: { limit?: number; offset?: number } & CallOptions = {}): Promise<ExecutionRecord[]> {
     return this.client.executions.list({ ...options, sessionId: this.id });
   }
 }

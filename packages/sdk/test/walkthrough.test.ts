@@ -58,6 +58,18 @@ describe('walk-through on real VMs', () => {
     assert.equal(second.vmId, first.vm_id);
     assert.equal(second.exitCode, 0);
     assert.equal(second.executionTimeMs, second.execution_time! * 1000);
+
+    // Streamed: Python's output as it is printed (E2B's onStdout), the result as usual at the end.
+    const seen: { text: string; at: number }[] = [];
+    const streamed = await session.execute('import time\nfor i in range(3):\n    print(i)\n    time.sleep(0.5)\nx', {
+      onStdout: (text) => seen.push({ text, at: Date.now() }),
+    });
+    // The last expression's value ends the output, as in the record's stdout (a notebook shows it).
+    assert.equal(seen.map((piece) => piece.text).join(''), '0\n1\n2\n21\n');
+    const when = (text: string) => seen.find((piece) => piece.text.includes(text))!.at;
+    assert.ok(when('2') - when('0') >= 700, `the lines came while it ran: ${seen.map((p) => p.at - seen[0]!.at).join(', ')} ms`);
+    assert.equal(streamed.stdout, '0\n1\n2\n21\n');
+    assert.equal(streamed.results.at(-1)?.text, '21');
   });
 
   test('rich results: a matplotlib figure as PNG, a DataFrame as HTML, display(), the exception as a structure', async () => {

@@ -1,22 +1,26 @@
-"""sandboxd: the Python client of sandboxd (standard library only, Python 3.9+).
+"""sandboxd: the Python client of sandboxd (Python 3.9+, on httpx and websockets).
 
     from sandboxd import Sandboxd
 
     client = Sandboxd(api_key="sbx_sk_…", base_url="http://127.0.0.1:8080")
     session = client.sessions.create(vcpu_count=2)
-    print(session.execute("print(1)")["stdout"])
+    print(session.execute("print(1)").stdout)
 
 ``AsyncSandboxd`` has the same surface for asyncio (``await client.sessions.create()``…).
 """
 
 from ._async.client import AsyncSandboxd
 from ._async.resources.browser import AsyncBrowserSession
+from ._async.resources.commands import AsyncCommandHandle, AsyncCommands
 from ._async.resources.computer_use import AsyncDesktop
 from ._async.resources.executions import AsyncExecutionRun
 from ._async.session import AsyncSession
 from ._async._streams import AsyncEventStream, AsyncFileWatchStream, AsyncProcessEventStream
-from ._async._terminal import AsyncTerminalConnection
+from ._async._terminal import AsyncTerminalConnection, TerminalExit
 from ._async.transport import AsyncTransport
+from ._command_result import CommandResult
+from ._connection import VerifyTypes
+from ._model import Model
 from ._pkce import PkcePair, code_challenge_of, create_pkce_pair
 from ._sse import StreamedEvent
 from ._sync.client import (
@@ -28,6 +32,7 @@ from ._sync.client import (
     Sandboxd,
 )
 from ._sync.resources.browser import BrowserImage, BrowserSession, screenshot_image
+from ._sync.resources.commands import CommandHandle, Commands
 from ._sync.resources.computer_use import Desktop
 from ._sync.resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
 from ._sync.resources.executions import ExecutionRun
@@ -36,7 +41,6 @@ from ._sync._streams import EventStream, FileWatchStream, ProcessEventStream
 from ._sync._terminal import TerminalConnection
 from ._sync.transport import Transport
 from ._version import VERSION
-from ._websocket import TerminalExit
 from .errors import (
     ERROR_TABLE,
     AuthenticationError,
@@ -45,6 +49,7 @@ from .errors import (
     BrowserNavigationError,
     BrowserSessionError,
     BrowserTimeoutError,
+    CommandExitError,
     ElementNotFoundError,
     ExecutionError,
     NetworkError,
@@ -71,6 +76,11 @@ __all__ = [
     "TerminalConnection",
     "AsyncTerminalConnection",
     "TerminalExit",
+    "Commands",
+    "AsyncCommands",
+    "CommandHandle",
+    "AsyncCommandHandle",
+    "CommandResult",
     "EventStream",
     "AsyncEventStream",
     "ProcessEventStream",
@@ -78,6 +88,8 @@ __all__ = [
     "FileWatchStream",
     "AsyncFileWatchStream",
     "StreamedEvent",
+    "Model",
+    "VerifyTypes",
     "BrowserSession",
     "AsyncBrowserSession",
     "BrowserImage",
@@ -103,6 +115,7 @@ __all__ = [
     "QuotaExceededError",
     "NetworkError",
     "ExecutionError",
+    "CommandExitError",
     "SessionError",
     "NotFoundError",
     "ValidationError",

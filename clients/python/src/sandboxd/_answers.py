@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import binascii
 import email.utils
-import http.client
 import json as jsonlib
 import math
 import re
@@ -18,6 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Protocol
 
+import httpx
+
+from . import models
+from ._model import convert
 from .errors import SandboxdError, error_for
 
 
@@ -27,6 +30,10 @@ class AnsweredRequest(Protocol):
     kind: Optional[str]
     response_type: str
     sink: Optional[Any]
+
+    @property
+    def operation_key(self) -> str:
+        ...
 
 
 #: How much of a body is read or written at a time.
@@ -64,42 +71,50 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
     return float(max(0, math.ceil(when.timestamp() - (time.time() if now is None else now))))
 
 
-def read_success(response: http.client.HTTPResponse, request: AnsweredRequest, operation: str) -> Any:
+def streams_to_sink(response: httpx.Response, request: AnsweredRequest) -> bool:
+    """Whether a 2xx answer's body goes to the request's sink chunk by chunk as it arrives (a raw download)."""
+    content_type = response.headers.get("content-type", "")
+    return request.response_type == "bytes" and request.sink is not None and "application/json" not in content_type
+
+
+def typed(request: AnsweredRequest, value: Any) -> Any:
+    """A JSON answer as its operation's model says (``models.OPERATIONS``): objects become ``Model`` instances.
+    An operation the document does not name (the computer-use proxy) answers plain JSON."""
+    names = models.OPERATIONS.get(request.operation_key)
+    if names is None or names[1] is None:
+        return value
+    return convert(value, getattr(models, names[1]))
+
+
+def read_success(response: httpx.Response, body: bytes, request: AnsweredRequest, operation: str) -> Any:
+    """The value of a 2xx answer whose ``body`` was read whole."""
     kind = request.response_type
     if kind == "none":
-        response.read()
         return None
-    content_type = response.getheader("content-type", "") or ""
+    content_type = response.headers.get("content-type", "")
     if kind == "bytes":
         if "application/json" in content_type:
-            data = _base64_content(response.read(), operation)
+            data = _base64_content(body, operation)
             if request.sink is None:
                 return data
             request.sink.write(data)
             return len(data)
-        if request.sink is None:
-            return response.read()
-        total = 0
-        while True:
-            chunk = response.read(CHUNK_BYTES)
-            if not chunk:
-                return total
-            request.sink.write(chunk)
-            total += len(chunk)
-    text = response.read().decode("utf-8", errors="replace")
+        return body
+    text = body.decode("utf-8", errors="replace")
     if kind == "text":
         return text
     if text == "":
         return None
     try:
-        return jsonlib.loads(text)
+        value = jsonlib.loads(text)
     except ValueError:
         raise SandboxdError(
-            f"{operation} answered {response.status} with a body that is not JSON: {text[:100]}",
-            status=response.status,
+            f"{operation} answered {response.status_code} with a body that is not JSON: {text[:100]}",
+            status=response.status_code,
             operation=operation,
             body=text,
         ) from None
+    return typed(request, value)
 
 
 def _base64_content(raw: bytes, operation: str) -> bytes:
@@ -122,9 +137,9 @@ def _describe_validation(issues: Any) -> str:
     return "; ".join(parts)
 
 
-def failure_of(response: http.client.HTTPResponse, request: AnsweredRequest, operation: str) -> Failure:
-    status = response.status
-    raw = response.read()
+def failure_of(response: httpx.Response, raw: bytes, request: AnsweredRequest, operation: str) -> Failure:
+    """The error of an answer that is not 2xx (its body ``raw``), and whether the request may be sent again."""
+    status = response.status_code
     text = raw.decode("utf-8", errors="replace")
     body: Any = None
     try:
@@ -141,8 +156,8 @@ def failure_of(response: http.client.HTTPResponse, request: AnsweredRequest, ope
     elif isinstance(detail, str):
         message = detail
     else:
-        message = f"{operation} answered {status} {response.reason}".strip()
-    retry_after = parse_retry_after(response.getheader("retry-after"))
+        message = f"{operation} answered {status} {response.reason_phrase}".strip()
+    retry_after = parse_retry_after(response.headers.get("retry-after"))
     if retry_after is None and isinstance(fields.get("retry_after"), (int, float)):
         retry_after = float(fields["retry_after"])
     if retry_after is not None:
@@ -161,7 +176,7 @@ def failure_of(response: http.client.HTTPResponse, request: AnsweredRequest, ope
         facts=facts,
         body=body if body is not None else text,
         operation=operation,
-        request_id=response.getheader("x-request-id"),
+        request_id=response.headers.get("x-request-id"),
     )
     if status == 429 and code != "QUOTA_EXCEEDED":
         retryable = "always"

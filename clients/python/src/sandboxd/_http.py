@@ -1,35 +1,41 @@
-"""HTTP for both clients: one attempt of a request (``attempt``), and what may be retried (``retry_delay``).
+"""HTTP for both clients, without I/O: what a request is (``Request``, ``build_request``), what its attempt
+sends (``url_for``, ``headers_for``, ``encoded_json``, ``timeouts_for``), what a failed attempt means
+(``network_failure``) and whether it may be sent again (``retry_delay``).
 
-Only the standard library: ``http.client`` over a new connection per attempt (no pool: the async client runs
-attempts in worker threads, and a connection per attempt keeps them independent). Both clients share this
-core: the sync client calls ``attempt`` directly; the async client runs it in a thread, so the retry loop,
-the back-off and the polling of the async client are real ``asyncio`` waits that hold no thread.
+The attempts themselves are made with httpx by the transports (``_async/transport.py`` and the sync one
+generated from it), over one connection pool per client.
 
 Retries (the TypeScript client's rules), up to ``max_retries`` times, ``retry_delay · 2^n`` apart (or as long
 as ``Retry-After`` says, up to a minute):
-- a connection that could not be made (refused, DNS, unreachable, connect time-out): any method;
+- a connection that could not be made (refused, DNS, unreachable, connect time-out, a proxy that refused): any
+  method;
 - 429 RATE_LIMITED and CAPACITY_BUSY (the server refused before doing anything): any method;
 - 502, 503, 504 and connections that broke after the request went out: only idempotent requests (GET, HEAD,
   PUT, DELETE, OPTIONS, or a call marked idempotent, like uploads and downloads). A POST /execute that may
   have run is never sent twice.
-Never retried: time-outs of the client (the caller's budget is spent), 429 QUOTA_EXCEEDED, other 4xx, 500.
+Never retried: time-outs of the client (the caller's budget is spent), TLS failures, 429 QUOTA_EXCEEDED, other
+4xx, 500.
+
+Time limits of an attempt (``timeout`` seconds, 0 for none): the connection within ``min(timeout, 10)`` s, no
+wait on the server longer than ``timeout``, and the whole answer within ``timeout`` (checked between chunks).
+A streamed answer (events, process output, a watch) has the limit until its head arrives, none after.
 """
 
 from __future__ import annotations
 
-import http.client
 import json as jsonlib
 import re
-import socket
 import ssl
-import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Tuple, Union
-from urllib.parse import quote, urlencode, urlsplit
+from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional
+from urllib.parse import quote, urlencode
+
+import httpx
 
 from ._version import VERSION
-from ._answers import CHUNK_BYTES, Failure, Retryable, Success, failure_of, read_success
-from .errors import NetworkError, SandboxdError
+from ._answers import CHUNK_BYTES, Failure
+from ._model import to_json
+from .errors import NetworkError
 
 #: The longest ``Retry-After`` the client waits on its own; a longer one is the caller's decision.
 MAX_RETRY_AFTER_SECONDS = 60.0
@@ -57,6 +63,8 @@ class Settings:
     max_retries: int
     retry_delay: float
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: TLS verification of the client's connections (its ``verify``), shared by HTTP and the terminals' WebSockets.
+    ssl_context: Optional[ssl.SSLContext] = None
 
 
 @dataclass
@@ -72,6 +80,8 @@ class Body:
 class Request:
     method: str
     path: str
+    #: The path as written in the OpenAPI document (``/v1/vms/{vm_id}``): names the answer's model.
+    template: str = ""
     query: Optional[Mapping[str, Any]] = None
     json: Any = MISSING
     body: Optional[Body] = None
@@ -92,57 +102,10 @@ class Request:
     def operation(self) -> str:
         return f"{self.method} {self.path}"
 
-
-class Abort:
-    """Ends an attempt from another thread: the client's time limit, or an asyncio task that was cancelled.
-
-    Shutting the socket down makes the blocked ``recv``/``send`` of the attempt's thread return at once.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._connection: Optional[http.client.HTTPConnection] = None
-        self.reason: Optional[str] = None
-
-    def watch(self, connection: http.client.HTTPConnection) -> None:
-        with self._lock:
-            self._connection = connection
-            if self.reason is not None:
-                _shutdown(connection)
-
-    def trigger(self, reason: str) -> None:
-        with self._lock:
-            if self.reason is None:
-                self.reason = reason
-            if self._connection is not None:
-                _shutdown(self._connection)
-
-
-def _shutdown(connection: http.client.HTTPConnection) -> None:
-    sock = connection.sock
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-class StreamedResponse:
-    """A 2xx answer whose body the caller reads (the event stream). ``close()`` may be called from any thread."""
-
-    def __init__(self, connection: http.client.HTTPConnection, response: http.client.HTTPResponse, abort: Abort):
-        self.connection = connection
-        self.response = response
-        self.status = response.status
-        self.headers = response.headers
-        self._abort = abort
-
-    def readline(self) -> bytes:
-        return self.response.readline()
-
-    def close(self) -> None:
-        self._abort.trigger("closed")
-        self.connection.close()
+    @property
+    def operation_key(self) -> str:
+        """``METHOD /template``, the key of ``models.OPERATIONS``."""
+        return f"{self.method} {self.template or self.path}"
 
 
 # -- building requests ------------------------------------------------------------------------------------
@@ -189,109 +152,111 @@ def headers_for(settings: Settings, request: Request) -> Dict[str, str]:
 # -- one attempt ------------------------------------------------------------------------------------------
 
 
-def _connection(settings: Settings, timeout: float) -> http.client.HTTPConnection:
-    parts = urlsplit(settings.base_url)
-    connect_timeout = min(timeout, CONNECT_TIMEOUT_SECONDS) if timeout > 0 else CONNECT_TIMEOUT_SECONDS
-    if parts.scheme == "https":
-        return http.client.HTTPSConnection(
-            parts.hostname or "", parts.port, timeout=connect_timeout, context=ssl.create_default_context()
-        )
-    return http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=connect_timeout)
+def encoded_json(value: Any) -> bytes:
+    """A JSON request body (models in it are sent as the JSON they came as)."""
+    return jsonlib.dumps(to_json(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _target(settings: Settings, url: str) -> str:
-    """The request target: the URL without scheme and host (the base URL may have a path prefix)."""
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, socket.gaierror):
-        return f"name resolution failed: {error}"
-    if isinstance(error, OSError) and error.errno is not None and error.strerror:
-        return f"{error.strerror} (errno {error.errno})"
-    return str(error) or type(error).__name__
-
-
-def attempt(settings: Settings, request: Request, abort: Optional[Abort] = None) -> Union[Success, Failure]:
-    """Sends the request once; answers its value, or the error with whether it may be retried."""
-    abort = abort or Abort()
-    timeout = request.timeout if request.timeout is not None else settings.timeout
-    operation = request.operation
-    url = url_for(settings, request)
+def request_headers(settings: Settings, request: Request) -> Dict[str, str]:
+    """Every header of an attempt, the body's type and length included."""
     headers = headers_for(settings, request)
-    payload: Optional[Union[bytes, Iterable[bytes]]] = None
     if request.body is not None:
         headers["content-type"] = request.body.content_type
         headers["content-length"] = str(request.body.length)
-        payload = request.body.chunks()
     elif request.json is not MISSING:
-        payload = jsonlib.dumps(request.json, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         headers["content-type"] = "application/json"
-        headers["content-length"] = str(len(payload))
-    elif request.method in ("POST", "PUT", "PATCH"):
-        headers["content-length"] = "0"
+    return headers
 
-    connection = _connection(settings, timeout)
-    # The whole attempt (connect, send, answer) has `timeout` seconds, like the TypeScript client's abort timer.
-    timer = threading.Timer(timeout, abort.trigger, args=("timeout",)) if timeout > 0 else None
-    if timer is not None:
-        timer.daemon = True
-        timer.start()
-    keep_open = False
 
-    def ended(error: BaseException, retryable: Retryable, what: str) -> Failure:
-        # Once connected, the socket's own time limit is the attempt's: its time-out may come before the timer's
-        # thread has run, and is the same time-out (never retried: the request may have arrived).
-        if abort.reason == "timeout" or (what != "connect" and isinstance(error, socket.timeout)):
-            message = f"{operation}: no {'complete ' if what == 'answer' else ''}answer within {timeout:g} s"
-            return Failure(NetworkError(message, operation=operation, timed_out=True), "never")
-        if abort.reason is not None:
-            return Failure(NetworkError(f"{operation}: {abort.reason}", operation=operation), "never")
-        if what == "connect":
-            message = f"{operation}: cannot reach {settings.base_url} ({_describe(error)})"
-        else:
-            message = f"{operation}: the connection to {settings.base_url} broke off ({_describe(error)})"
-        network = NetworkError(message, operation=operation)
+def attempt_timeout(settings: Settings, request: Request) -> float:
+    """Seconds the attempt may take (0: no limit)."""
+    return request.timeout if request.timeout is not None else settings.timeout
+
+
+def timeouts_for(timeout: float) -> httpx.Timeout:
+    """httpx's limits for an attempt of ``timeout`` seconds: each wait on the network at most that long, the
+    connection at most ``CONNECT_TIMEOUT_SECONDS``."""
+    if timeout <= 0:
+        return httpx.Timeout(None, connect=CONNECT_TIMEOUT_SECONDS)
+    return httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_SECONDS))
+
+
+def stop_read_timeout(response: httpx.Response) -> None:
+    """Lifts the read time limit of a streamed answer whose head arrived (events may be minutes apart).
+
+    httpcore reads the limit from the request's ``timeout`` extension when the body's first read starts, and
+    httpx hands it the same dict: changing it between the head and the body is the one way httpx (0.23 to 0.28)
+    leaves to have a limit on the head only. Where it would not take, a quiet stream ends at the limit instead.
+    """
+    timeouts = response.request.extensions.get("timeout")
+    if isinstance(timeouts, dict):
+        timeouts["read"] = None
+
+
+def _cause(error: BaseException) -> BaseException:
+    """The innermost error under httpx's (an OSError says more than httpx's wrapper)."""
+    seen = error
+    while seen.__cause__ is not None or seen.__context__ is not None:
+        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
+        if isinstance(seen, OSError):
+            return seen
+    return error
+
+
+def _describe(error: BaseException) -> str:
+    inner = _cause(error)
+    if isinstance(inner, OSError) and inner.errno is not None and inner.strerror:
+        return f"{inner.strerror} (errno {inner.errno})"
+    return str(error) or str(inner) or type(error).__name__
+
+
+def _is_tls(error: BaseException) -> bool:
+    seen: Optional[BaseException] = error
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def timed_out(operation: str, timeout: float, answering: bool) -> Failure:
+    """The failure of an attempt that ran out of time (never retried: the request may have arrived)."""
+    message = f"{operation}: no {'complete ' if answering else ''}answer within {timeout:g} s"
+    return Failure(NetworkError(message, operation=operation, timed_out=True), "never")
+
+
+def network_failure(error: Exception, settings: Settings, request: Request, answering: bool) -> Failure:
+    """What an httpx error during an attempt means: the error to raise, and whether the request may be sent
+    again. ``answering``: the error came while reading the answer (the request arrived)."""
+    operation = request.operation
+    if isinstance(error, httpx.ConnectTimeout) or (
+        isinstance(error, (httpx.ConnectError, httpx.ProxyError)) and not _is_tls(error)
+    ):
+        # Nothing reached the server: any request may be sent again.
+        where = "through the proxy " if isinstance(error, httpx.ProxyError) else ""
+        network = NetworkError(
+            f"{operation}: cannot reach {settings.base_url} {where}({_describe(error)})", operation=operation
+        )
         network.__cause__ = error
-        return Failure(network, retryable)
-
-    try:
-        try:
-            connection.connect()
-            abort.watch(connection)
-        except ssl.SSLError as error:
-            # A certificate that does not verify will not verify on the next try either.
-            return ended(error, "never", "connect")
-        except (OSError, http.client.HTTPException) as error:
-            return ended(error, "always", "connect")
-        if connection.sock is not None:
-            connection.sock.settimeout(timeout if timeout > 0 else None)
-        try:
-            connection.request(request.method, _target(settings, url), body=payload, headers=headers)
-            response = connection.getresponse()
-        except (OSError, http.client.HTTPException) as error:
-            return ended(error, "idempotent", "send")
-        try:
-            if 200 <= response.status < 300:
-                if request.response_type == "stream":
-                    if timer is not None:
-                        timer.cancel()
-                    if connection.sock is not None:
-                        connection.sock.settimeout(None)
-                    keep_open = True
-                    return Success(StreamedResponse(connection, response, abort))
-                return Success(read_success(response, request, operation))
-            return failure_of(response, request, operation)
-        except SandboxdError:
-            raise
-        except (OSError, http.client.HTTPException, ValueError) as error:
-            return ended(error, "idempotent", "answer")
-    finally:
-        if timer is not None and not keep_open:
-            timer.cancel()
-        if not keep_open:
-            connection.close()
+        return Failure(network, "always")
+    if isinstance(error, httpx.TimeoutException):
+        return timed_out(operation, attempt_timeout(settings, request), answering)
+    if isinstance(error, httpx.ConnectError):
+        # A certificate that does not verify will not verify on the next try either.
+        network = NetworkError(
+            f"{operation}: TLS with {settings.base_url} failed ({_describe(error)})", operation=operation
+        )
+        network.__cause__ = error
+        return Failure(network, "never")
+    if isinstance(error, (httpx.NetworkError, httpx.RemoteProtocolError, httpx.DecodingError)):
+        network = NetworkError(
+            f"{operation}: the connection to {settings.base_url} broke off ({_describe(error)})", operation=operation
+        )
+        network.__cause__ = error
+        return Failure(network, "idempotent")
+    network = NetworkError(f"{operation}: {_describe(error)}", operation=operation)
+    network.__cause__ = error
+    return Failure(network, "never")
 
 
 def retry_delay(failure: Failure, request: Request, attempt_number: int, settings: Settings) -> Optional[float]:
@@ -324,6 +289,7 @@ def build_request(
     return Request(
         method=method,
         path=fill_path(path_template, params),
+        template=path_template,
         query=query,
         json=json,
         body=body,
@@ -352,10 +318,3 @@ def iter_file(path_or_file: Any, start: int) -> Iterator[bytes]:
             if not chunk:
                 return
             yield chunk
-
-
-def split_base_url(base_url: str) -> Tuple[str, str, int, str]:
-    """(scheme, host, port, path prefix) of the base URL."""
-    parts = urlsplit(base_url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return parts.scheme, parts.hostname or "", port, parts.path.rstrip("/")

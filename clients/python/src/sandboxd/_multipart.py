@@ -1,5 +1,10 @@
 """multipart/form-data bodies for uploads, streamed: the fields first (so the server can stream the file
-straight into the VM), then the file from memory or from disk, with its length known up front."""
+straight into the VM), then the file from memory or from disk, with its length known up front.
+
+httpx's own multipart (``files=``) streams files too, but rewinds a file object to its start (an upload "from
+where the file stands" would send the wrong bytes) and wants a file already open for each attempt; this body is
+made again for each attempt (a retry reopens a path, or seeks a file object back to where it stood) and is
+handed to httpx as its ``content``."""
 
 from __future__ import annotations
 

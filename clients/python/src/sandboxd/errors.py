@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Union
 
+from ._command_result import CommandResult
+
 __all__ = [
     "SandboxdError",
     "AuthenticationError",
@@ -16,6 +18,7 @@ __all__ = [
     "QuotaExceededError",
     "NetworkError",
     "ExecutionError",
+    "CommandExitError",
     "SessionError",
     "NotFoundError",
     "ValidationError",
@@ -73,7 +76,7 @@ class SandboxdError(Exception):
 
 
 def _rebuild(cls: type, message: str, state: Dict[str, Any]) -> "SandboxdError":
-    error = Exception.__new__(cls)
+    error: SandboxdError = Exception.__new__(cls)
     Exception.__init__(error, message)
     error.__dict__.update(state)
     return error
@@ -128,7 +131,31 @@ class ExecutionError(SandboxdError):
         self.stderr = stderr
 
 
+class CommandExitError(ExecutionError):
+    """A command of ``session.commands`` that did not exit 0 (E2B's ``CommandExitException``): a non-zero exit
+    code, or -1 when a signal ended it (killed, timed out) or its VM went away. ``result`` is its
+    ``CommandResult``; ``exit_code``, ``stdout``, ``stderr``, ``error``, ``signal``, ``pid`` and ``process_id``
+    are its fields."""
+
+    def __init__(self, result: CommandResult, **options: Any) -> None:
+        lines = result.stderr.strip().split("\n")
+        why = result.error or (lines[-1] if lines[-1] else "")
+        super().__init__(
+            f"command {result.process_id} exited with code {result.exit_code}" + (f": {why}" if why else ""),
+            exit_code=result.exit_code,
+            stdout=result.stdout,
+            stderr=result.stderr,
+            **options,
+        )
+        self.result = result
+        self.error = result.error
+        self.signal = result.signal
+        self.pid = result.pid
+        self.process_id = result.process_id
+
+
 class SessionError(SandboxdError):
+
     """404 on an operation of a session (execute, files, status, kill): no such session, or no VM."""
 
 

@@ -1,4 +1,5 @@
-"""Types of the sandboxd REST API: TypedDicts generated from the OpenAPI document the server serves.
+"""Types of the sandboxd REST API, generated from the OpenAPI document the server serves: its answers as
+classes over ``Model`` (``answer.field`` and ``answer["field"]``), its request bodies as TypedDicts.
 
 Do not edit: run ``python3 clients/python/scripts/generate_types.py <server>/openapi.json`` after changing a
 route (a test regenerates this module from the live server's document and fails while it differs).
@@ -9,24 +10,34 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
 
-class ErrorResponse(TypedDict):
+from ._model import Model
+
+class ErrorResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"code", "detail"})
     # What went wrong and what to change
     detail: str
     # Stable error code, listed in docs/errors.md
     code: str
 
 
-class ValidationError(TypedDict):
+class ValidationError(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"loc", "msg", "type"})
     loc: List[Union[str, int]]
     msg: str
     type: str
 
 
-class HTTPValidationError(TypedDict):
+class HTTPValidationError(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"detail"})
     detail: List[ValidationError]
 
 
-class _ApiKeyRecordRequired(TypedDict):
+class ApiKeyRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "description", "expires_at", "id", "key_prefix", "status", "user_id"})
     id: int
     # The first characters of the key, to recognise it
     key_prefix: str
@@ -35,9 +46,6 @@ class _ApiKeyRecordRequired(TypedDict):
     created_at: Optional[str]
     expires_at: Optional[str]
     description: Optional[str]
-
-
-class ApiKeyRecord(_ApiKeyRecordRequired, total=False):
     last_used_at: Optional[str]
     # The complete key: only in the response of POST /v1/api-keys/, never again
     full_key: Optional[str]
@@ -49,7 +57,9 @@ class ApiKeyBody(TypedDict, total=False):
     description: Optional[str]
 
 
-class _WebhookEndpointRequired(TypedDict):
+class WebhookEndpoint(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "description", "enabled", "event_patterns", "id", "updated_at", "url", "user_id", "verified_at"})
     # we_…
     id: str
     user_id: int
@@ -61,15 +71,14 @@ class _WebhookEndpointRequired(TypedDict):
     verified_at: Optional[str]
     created_at: str
     updated_at: str
-
-
-class WebhookEndpoint(_WebhookEndpointRequired, total=False):
     # The signing secret (whsec_…, Standard Webhooks): only in the response of the create operation; see
     # rotate-secret
-    secret: str
+    secret: Optional[str]
 
 
-class WebhookDelivery(TypedDict):
+class WebhookDelivery(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "delivered_at", "endpoint_id", "error_message", "event_group", "event_id", "event_type", "final_http_status", "id", "last_attempt_at", "next_retry_at", "replay_of_delivery_id", "scheduled_attempt", "status", "updated_at", "user_id"})
     # wd_…
     id: str
     endpoint_id: str
@@ -95,22 +104,25 @@ class WebhookDelivery(TypedDict):
     updated_at: str
 
 
-class _WebhookDeliveryListRequired(TypedDict):
+class WebhookDeliveryList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"items"})
     items: List[WebhookDelivery]
-
-
-class WebhookDeliveryList(_WebhookDeliveryListRequired, total=False):
     # Pass as cursor for the next (older) page; null on the last page
     next_cursor: Optional[str]
 
 
-class WebhookSecretRotation(TypedDict):
+class WebhookSecretRotation(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"endpoint_id", "secret"})
     endpoint_id: str
     # The new signing secret (whsec_…); the old one keeps signing for the grace period
     secret: str
 
 
-class AuditEvent(TypedDict):
+class AuditEvent(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"action", "api_key_id", "created_at", "detail", "id", "outcome", "source_ip", "target_id", "target_type", "user_agent", "user_id", "username", "via"})
     id: int
     created_at: str
     # e.g. auth.sign_in, api_key.create, api_key.delete, webhook_endpoint.create,
@@ -133,13 +145,41 @@ class AuditEvent(TypedDict):
     detail: Optional[Dict[str, Any]]
 
 
-class AuditEventList(TypedDict):
+class AuditEventList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"items", "next_cursor"})
     items: List[AuditEvent]
     # Pass as cursor for the next (older) page; null on the last page
     next_cursor: Optional[str]
 
 
-class LifecycleHooksPreStop(TypedDict):
+class LifecycleHooksPreStop(Model):
+    """Run in the VM before it is stopped on purpose: killed (DELETE /v1/vms/{vm_id}, POST /kill, a session
+    kill), paused, or at the end of its lifetime. It runs like a bash execute and is kept as an
+    execution record with `trigger: "pre_stop"` (GET /v1/executions); the stop waits for it up to
+    `timeout_seconds`, and a `vm.pre_stop_hook` event says how it ended. It does not run when the VM is
+    already gone (it crashed, its agent or its node was lost) nor when the server shuts down.
+    """
+    __slots__ = ()
+    _required_keys = frozenset({"command", "timeout_seconds"})
+    # A bash command (`bash -c`, in /root, with the session's env), e.g. `pg_dump app > /data/app.sql`
+    command: str
+    # How long it may run, 1 to 120 seconds (default 30); then it is killed and the stop goes on
+    timeout_seconds: int
+
+
+class LifecycleHooks(Model):
+    """Commands the VM runs at points of its life"""
+    __slots__ = ()
+    # Run in the VM before it is stopped on purpose: killed (DELETE /v1/vms/{vm_id}, POST /kill, a session
+    # kill), paused, or at the end of its lifetime. It runs like a bash execute and is kept as an
+    # execution record with `trigger: "pre_stop"` (GET /v1/executions); the stop waits for it up to
+    # `timeout_seconds`, and a `vm.pre_stop_hook` event says how it ended. It does not run when the VM is
+    # already gone (it crashed, its agent or its node was lost) nor when the server shuts down.
+    pre_stop: Optional[LifecycleHooksPreStop]
+
+
+class LifecycleHooksParamsPreStop(TypedDict):
     """Run in the VM before it is stopped on purpose: killed (DELETE /v1/vms/{vm_id}, POST /kill, a session
     kill), paused, or at the end of its lifetime. It runs like a bash execute and is kept as an
     execution record with `trigger: "pre_stop"` (GET /v1/executions); the stop waits for it up to
@@ -152,14 +192,14 @@ class LifecycleHooksPreStop(TypedDict):
     timeout_seconds: int
 
 
-class LifecycleHooks(TypedDict, total=False):
+class LifecycleHooksParams(TypedDict, total=False):
     """Commands the VM runs at points of its life"""
     # Run in the VM before it is stopped on purpose: killed (DELETE /v1/vms/{vm_id}, POST /kill, a session
     # kill), paused, or at the end of its lifetime. It runs like a bash execute and is kept as an
     # execution record with `trigger: "pre_stop"` (GET /v1/executions); the stop waits for it up to
     # `timeout_seconds`, and a `vm.pre_stop_hook` event says how it ended. It does not run when the VM is
     # already gone (it crashed, its agent or its node was lost) nor when the server shuts down.
-    pre_stop: LifecycleHooksPreStop
+    pre_stop: LifecycleHooksParamsPreStop
 
 
 class SessionCreateRequest(TypedDict, total=False):
@@ -187,7 +227,7 @@ class SessionCreateRequest(TypedDict, total=False):
     screen_width: int
     # Desktop sessions only: screen height in pixels, default 800
     screen_height: int
-    lifecycle_hooks: LifecycleHooks
+    lifecycle_hooks: LifecycleHooksParams
     egress_policy: EgressPolicyInput
     # Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment
     # variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS
@@ -195,14 +235,18 @@ class SessionCreateRequest(TypedDict, total=False):
     vault_ids: List[str]
 
 
-class SessionCreateResponseSource(TypedDict):
+class SessionCreateResponseSource(Model):
     """What VMs start from: a template (`default` is the built-in image) or a snapshot"""
+    __slots__ = ()
+    _required_keys = frozenset({"id", "kind", "name"})
     kind: Literal["template", "snapshot"]
     id: str
     name: str
 
 
-class SessionCreateResponse(TypedDict):
+class SessionCreateResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "lifecycle_hooks", "memory_mb", "metadata", "prewarm", "session_id", "source", "status", "vcpu_count", "vm_id", "vm_lifetime_seconds"})
     session_id: str
     # "created" (no VM yet), "starting" (prewarm under way) or "active"
     status: Literal["created", "starting", "active"]
@@ -219,7 +263,9 @@ class SessionCreateResponse(TypedDict):
     lifecycle_hooks: Optional[LifecycleHooks]
 
 
-class SessionStatus(TypedDict):
+class SessionStatus(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "exists", "expires_in_seconds", "session_id", "uptime_seconds", "vm_alive", "vm_assigned", "vm_id", "vm_status"})
     session_id: str
     exists: bool
     vm_assigned: bool
@@ -231,7 +277,9 @@ class SessionStatus(TypedDict):
     created_at: str
 
 
-class SandboxInfo(TypedDict):
+class SandboxInfo(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"end_at", "memory_mb", "metadata", "name", "sandbox_id", "session_id", "started_at", "status", "template_id", "vcpu_count"})
     sandbox_id: str
     template_id: str
     name: str
@@ -244,7 +292,9 @@ class SandboxInfo(TypedDict):
     memory_mb: int
 
 
-class VmRecord(TypedDict):
+class VmRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"base_snapshot_id", "created_at", "end_detail", "end_reason", "ended_at", "expires_at", "expires_in_seconds", "lifecycle_hooks", "memory_mb", "metadata", "name", "node_id", "paused_at", "session_id", "started_at", "status", "template_id", "vcpu_count", "vm_id", "vm_ip", "vm_lifetime_seconds"})
     vm_id: str
     session_id: Optional[str]
     # A killed VM ended for the reason in end_reason
@@ -273,8 +323,10 @@ class VmRecord(TypedDict):
     lifecycle_hooks: Optional[LifecycleHooks]
 
 
-class SessionUsageVm(TypedDict):
+class SessionUsageVm(Model):
     """The live VM's own figures while it runs"""
+    __slots__ = ()
+    _required_keys = frozenset({"cpu_seconds", "load_average", "memory_total_mb", "memory_used_mb", "uptime_seconds"})
     # Guest CPU seconds since boot
     cpu_seconds: float
     memory_total_mb: int
@@ -284,7 +336,9 @@ class SessionUsageVm(TypedDict):
     load_average: List[float]
 
 
-class _SessionUsageRequired(TypedDict):
+class SessionUsage(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"cpu_seconds", "execution_seconds", "executions", "memory_mb", "session_id", "vcpu_count", "vm"})
     session_id: str
     # Executions of the session so far
     executions: int
@@ -295,9 +349,6 @@ class _SessionUsageRequired(TypedDict):
     vcpu_count: int
     memory_mb: int
     vm: Optional[SessionUsageVm]
-
-
-class SessionUsage(_SessionUsageRequired, total=False):
     # Only with credentials
     vm_id: Optional[str]
     # Only with credentials
@@ -328,7 +379,9 @@ class EgressPolicyInput(TypedDict, total=False):
     allowed_ports: List[str]
 
 
-class _EgressPolicyRequired(TypedDict):
+class EgressPolicy(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"allow_http", "allow_https", "allow_package_managers", "allowed_cidrs", "allowed_domains", "allowed_ports", "enforced", "source"})
     allow_package_managers: bool
     allow_http: bool
     allow_https: bool
@@ -340,14 +393,13 @@ class _EgressPolicyRequired(TypedDict):
     source: Literal["vm", "session", "default"]
     # The host enforces it on the running VM now (false for an open policy, or a VM that is not running)
     enforced: bool
-
-
-class EgressPolicy(_EgressPolicyRequired, total=False):
     # A session's PUT: the running VMs that follow the new policy
-    updated_vm_ids: List[str]
+    updated_vm_ids: Optional[List[str]]
 
 
-class EgressLogEntry(TypedDict):
+class EgressLogEntry(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"address", "at", "bytes_received", "bytes_sent", "id", "name", "port", "protocol", "reason", "scheme", "verdict", "vm_id"})
     id: int
     at: str
     vm_id: str
@@ -367,17 +419,38 @@ class EgressLogEntry(TypedDict):
     reason: Optional[str]
 
 
-class EgressLogList(TypedDict):
+class EgressLogList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"items", "next_cursor"})
     items: List[EgressLogEntry]
     # Pass as cursor for the next (older) page; null on the last page
     next_cursor: Optional[str]
 
 
-class _VaultSecretInjectionRequired(TypedDict):
+class VaultSecretInjection(Model):
+    """Where in a request the placeholder is swapped for the value, and nowhere else (not the path, the
+    query or another header, which a server may echo back). `{"type":"bearer"}` (the default):
+    `Authorization: Bearer <placeholder>`. `{"type":"basic"}`: `Authorization: Basic
+    base64(user:password)` with the placeholder as the user or the password.
+    `{"type":"header","name":"X-Api-Key","prefix":""}`: that header, sent once, whose value is exactly
+    prefix + placeholder (GitHub's `Authorization: token …` is name `Authorization`, prefix `token `).
+    Prefixes and schemes compare case-insensitively. A placeholder found anywhere else goes out
+    unchanged and is flagged in the request log
+    """
+    __slots__ = ()
+    _required_keys = frozenset({"type"})
+    type: Literal["bearer", "basic", "header"]
+    # The header (type `header` only)
+    name: Optional[str]
+    # What comes before the placeholder in the header value (type `header` only; default "")
+    prefix: Optional[str]
+
+
+class _VaultSecretInjectionParamsRequired(TypedDict):
     type: Literal["bearer", "basic", "header"]
 
 
-class VaultSecretInjection(_VaultSecretInjectionRequired, total=False):
+class VaultSecretInjectionParams(_VaultSecretInjectionParamsRequired, total=False):
     """Where in a request the placeholder is swapped for the value, and nowhere else (not the path, the
     query or another header, which a server may echo back). `{"type":"bearer"}` (the default):
     `Authorization: Bearer <placeholder>`. `{"type":"basic"}`: `Authorization: Basic
@@ -393,8 +466,10 @@ class VaultSecretInjection(_VaultSecretInjectionRequired, total=False):
     prefix: str
 
 
-class VaultSecret(TypedDict):
+class VaultSecret(Model):
     """A secret of a vault: its name and hosts, never its value"""
+    __slots__ = ()
+    _required_keys = frozenset({"allowed_hosts", "created_at", "inject", "name", "updated_at"})
     name: str
     allowed_hosts: List[str]
     inject: VaultSecretInjection
@@ -403,7 +478,9 @@ class VaultSecret(TypedDict):
     updated_at: str
 
 
-class Vault(TypedDict):
+class Vault(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "description", "id", "name", "secrets", "updated_at", "user_id"})
     # `vlt_…`
     id: str
     user_id: int
@@ -424,36 +501,37 @@ class _VaultSecretInputRequired(TypedDict):
 
 
 class VaultSecretInput(_VaultSecretInputRequired, total=False):
-    inject: VaultSecretInjection
+    inject: VaultSecretInjectionParams
 
 
-class _VaultCreateRequired(TypedDict):
+class VaultCreate(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"name"})
     # Unique among your vaults
     name: str
-
-
-class VaultCreate(_VaultCreateRequired, total=False):
     description: Optional[str]
-    secrets: List[VaultSecretInput]
+    secrets: Optional[List[VaultSecretInput]]
 
 
-class VaultUpdate(TypedDict, total=False):
-    name: str
+class VaultUpdate(Model):
+    __slots__ = ()
+    name: Optional[str]
     description: Optional[str]
 
 
-class _VaultSecretSetRequired(TypedDict):
+class VaultSecretSet(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"allowed_hosts", "value"})
     # The new value; stored encrypted and never returned
     value: str
     # Hosts the value may be sent to over HTTPS: `api.example.com` or `*.example.com` (its subdomains)
     allowed_hosts: List[str]
+    inject: Optional[VaultSecretInjection]
 
 
-class VaultSecretSet(_VaultSecretSetRequired, total=False):
-    inject: VaultSecretInjection
-
-
-class VaultRequestLogEntry(TypedDict):
+class VaultRequestLogEntry(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"at", "detail", "host", "id", "method", "outcome", "path", "scheme", "secret_name", "session_id", "status", "vault_id", "vm_id"})
     id: int
     at: str
     vault_id: str
@@ -474,13 +552,17 @@ class VaultRequestLogEntry(TypedDict):
     detail: Optional[str]
 
 
-class VaultRequestLogList(TypedDict):
+class VaultRequestLogList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"items", "next_cursor"})
     items: List[VaultRequestLogEntry]
     # Pass as `cursor` for older entries; null on the last page
     next_cursor: Optional[str]
 
 
-class SnapshotRecord(TypedDict):
+class SnapshotRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "disk_bytes", "disk_size_mb", "duration_ms", "memory_bytes", "memory_mb", "metadata", "name", "node_id", "parent_id", "pause_ms", "size_bytes", "snapshot_id", "source_vm_id", "state_bytes", "status", "template_id", "user_id", "vcpu_count"})
     snapshot_id: str
     name: str
     # "creating" while the VM is being captured, then "ready"
@@ -517,13 +599,17 @@ class SnapshotRecord(TypedDict):
     created_at: str
 
 
-class VolumeRecordAttachmentsItem(TypedDict):
+class VolumeRecordAttachmentsItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"mount_path", "read_only", "vm_id"})
     vm_id: str
     mount_path: str
     read_only: bool
 
 
-class VolumeRecord(TypedDict):
+class VolumeRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"attachments", "created_at", "name", "node_id", "size_mb", "user_id", "volume_id"})
     volume_id: str
     name: str
     size_mb: int
@@ -573,7 +659,9 @@ class TemplateCreateRequest(_TemplateCreateRequestRequired, total=False):
     memory_mb: int
 
 
-class TemplateRecordBuildArgs(TypedDict):
+class TemplateRecordBuildArgs(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"env_names", "git_clone_branch", "git_clone_url", "post_build_cmd"})
     git_clone_url: Optional[str]
     git_clone_branch: Optional[str]
     # The names of `envs` (their values are not kept)
@@ -581,8 +669,10 @@ class TemplateRecordBuildArgs(TypedDict):
     post_build_cmd: Optional[str]
 
 
-class TemplateRecordProgress(TypedDict):
+class TemplateRecordProgress(Model):
     """How far the build got"""
+    __slots__ = ()
+    _required_keys = frozenset({"step", "step_count", "step_index"})
     # The step under way (building), the one it failed in (failed), null when ready
     step: Optional[Literal["resolve", "pull", "unpack", "runtime", "mkfs", "boot", "git_clone", "post_build_cmd", "snapshot"]]
     # 1-based position of `step` among the steps; all of them once ready
@@ -592,7 +682,9 @@ class TemplateRecordProgress(TypedDict):
     step_count: int
 
 
-class TemplateRecord(TypedDict):
+class TemplateRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"build_args", "builtin", "created_at", "disk_size_mb", "error", "image_digest", "memory_mb", "name", "node_id", "oci_image", "progress", "ready_at", "status", "template_id", "updated_at", "vcpu_count"})
     # `tpl_…`, or `default` for the built-in image
     template_id: str
     name: str
@@ -621,8 +713,10 @@ class TemplateRecord(TypedDict):
     ready_at: Optional[str]
 
 
-class TemplateLogResponseProgress(TypedDict):
+class TemplateLogResponseProgress(Model):
     """How far the build got"""
+    __slots__ = ()
+    _required_keys = frozenset({"step", "step_count", "step_index"})
     # The step under way (building), the one it failed in (failed), null when ready
     step: Optional[Literal["resolve", "pull", "unpack", "runtime", "mkfs", "boot", "git_clone", "post_build_cmd", "snapshot"]]
     # 1-based position of `step` among the steps; all of them once ready
@@ -632,14 +726,18 @@ class TemplateLogResponseProgress(TypedDict):
     step_count: int
 
 
-class TemplateLogResponseLinesItem(TypedDict):
+class TemplateLogResponseLinesItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "id", "line"})
     # Pass the last one as `after` to read on
     id: int
     line: str
     created_at: str
 
 
-class TemplateLogResponse(TypedDict):
+class TemplateLogResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"error", "lines", "next_after", "progress", "status", "template_id"})
     template_id: str
     status: Literal["building", "ready", "failed"]
     # How far the build got
@@ -670,38 +768,39 @@ class ExecuteCommandRequest(_ExecuteCommandRequestRequired, total=False):
     api_key: str
 
 
-class _RichResultRequired(TypedDict):
-    # True for the value of the code's last expression; false for `display()` calls and figures
-    is_main_result: bool
-
-
-class RichResult(_RichResultRequired, total=False):
+class RichResult(Model):
     """One rich result of a Python run, as a notebook shows it: each format the value shows itself in
     (IPython's `_repr_*_` methods, which pandas, matplotlib and PIL implement). A run's results come in
     the order they were made: what `display()` was given, then each matplotlib figure the code left open
     (drawn as PNG, then closed: `plt.show()` is not needed), then the last expression's value. At most 8
     MiB of results per run are kept; a result past that is replaced by a text note.
     """
+    __slots__ = ()
+    _required_keys = frozenset({"is_main_result"})
     # `repr()` of the value (always there)
-    text: str
+    text: Optional[str]
     # HTML, e.g. a pandas DataFrame as a table
-    html: str
-    markdown: str
-    svg: str
+    html: Optional[str]
+    markdown: Optional[str]
+    svg: Optional[str]
     # A PNG image, base64 (a matplotlib figure)
-    png: str
+    png: Optional[str]
     # A JPEG image, base64
-    jpeg: str
+    jpeg: Optional[str]
     # A PDF, base64
-    pdf: str
-    latex: str
+    pdf: Optional[str]
+    latex: Optional[str]
     # JSON data (`_repr_json_`)
     json: Any
-    javascript: str
+    javascript: Optional[str]
+    # True for the value of the code's last expression; false for `display()` calls and figures
+    is_main_result: bool
 
 
-class PythonExceptionInfo(TypedDict):
+class PythonExceptionInfo(Model):
     """The exception a Python run ended with"""
+    __slots__ = ()
+    _required_keys = frozenset({"name", "traceback", "value"})
     # The exception class, e.g. `ZeroDivisionError`
     name: str
     # `str()` of the exception
@@ -710,7 +809,9 @@ class PythonExceptionInfo(TypedDict):
     traceback: str
 
 
-class ExecuteResponse(TypedDict):
+class ExecuteResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"context_id", "cpu_time", "exception", "execution_id", "execution_time", "exit_code", "results", "session_id", "status", "stderr", "stderr_truncated", "stdout", "stdout_truncated", "vm_id"})
     stdout: str
     stderr: str
     exit_code: Optional[int]
@@ -733,7 +834,9 @@ class ExecuteResponse(TypedDict):
     context_id: str
 
 
-class TaskRecord(TypedDict):
+class TaskRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"code", "completed_at", "context_id", "cpu_time", "created_at", "error", "exception", "execution_time", "exit_code", "id", "is_complete", "language", "mode", "results", "serialized_stderr", "serialized_stdout", "session_id", "started_at", "status", "stderr_truncated", "stdout_truncated", "task_id", "trigger", "vm_id"})
     id: int
     # Same as id (the async answer calls it task_id)
     task_id: int
@@ -767,7 +870,9 @@ class TaskRecord(TypedDict):
     context_id: str
 
 
-class FileEntry(TypedDict):
+class FileEntry(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"mode", "modified_at", "name", "path", "size", "symlink_target", "type"})
     name: str
     # Absolute path in the VM
     path: str
@@ -780,7 +885,9 @@ class FileEntry(TypedDict):
     symlink_target: Optional[str]
 
 
-class FileListing(TypedDict):
+class FileListing(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"entries", "path", "truncated"})
     # The directory, absolute
     path: str
     # Sorted by name; with depth > 1 each directory is followed by its contents (as `find` lists them).
@@ -790,23 +897,22 @@ class FileListing(TypedDict):
     truncated: bool
 
 
-class _FileWatchEventRequired(TypedDict):
+class FileWatchEvent(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"type"})
     # `start` first (the watch is in place: every later change is reported); then a change: `create` (also
     # the new name of a rename), `write`, `remove`, `rename` (the old name), `chmod`; `overflow` when the
     # guest dropped events (too many at once); `error` (a watch could not be added); `end` last when the
     # watched directory was removed or moved away, or the watch failed
     type: Literal["start", "create", "write", "remove", "rename", "chmod", "overflow", "error", "end"]
-
-
-class FileWatchEvent(_FileWatchEventRequired, total=False):
     # The path changed (absolute); for `start` and `end` the watched directory
-    path: str
+    path: Optional[str]
     # The path is a directory
-    is_dir: bool
+    is_dir: Optional[bool]
     # `start`: the tree under the directory is watched
-    recursive: bool
+    recursive: Optional[bool]
     # `error` and `end`: what happened
-    message: str
+    message: Optional[str]
 
 
 class ProcessStartRequest(TypedDict, total=False):
@@ -814,9 +920,13 @@ class ProcessStartRequest(TypedDict, total=False):
     command: str
     # A program and its arguments, run directly (no shell)
     argv: List[str]
-    # Working directory (default /root); it must exist: a path in the VM (absolute, or relative to /root)
-    # of at most 4095 bytes once resolved, each name at most 255 bytes, without NUL bytes
+    # Working directory (default: the user's home, /root for root); it must exist: a path in the VM
+    # (absolute, or relative to /root) of at most 4095 bytes once resolved, each name at most 255 bytes,
+    # without NUL bytes
     cwd: str
+    # The account of the VM that runs it: `root` (the default, as executions run) or `user` (uid 1000,
+    # home /home/user, no sudo), or one a template added. An unknown name is 400
+    user: str
     # Environment on top of the session's env
     env: Dict[str, str]
     # Killed (its whole process group) after this long; default: runs until the VM's end (at most 24 h)
@@ -827,7 +937,9 @@ class ProcessStartRequest(TypedDict, total=False):
     tag: str
 
 
-class ProcessInfo(TypedDict):
+class ProcessInfo(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"argv", "command", "cwd", "ended_at", "error", "exit_code", "output_seq", "pid", "process_id", "session_id", "signal", "started_at", "status", "stdin", "tag", "timed_out", "user", "vm_id"})
     process_id: str
     session_id: str
     vm_id: str
@@ -837,6 +949,8 @@ class ProcessInfo(TypedDict):
     command: Optional[str]
     argv: Optional[List[str]]
     cwd: str
+    # The account it runs as
+    user: str
     # Started with stdin open
     stdin: bool
     # `exited`: it ended (exit_code, or the signal that ended it); `failed`: its VM or agent went away
@@ -854,27 +968,30 @@ class ProcessInfo(TypedDict):
     output_seq: int
 
 
-class ProcessList(TypedDict):
+class ProcessList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"processes"})
     processes: List[ProcessInfo]
 
 
-class _ProcessEventRequired(TypedDict):
+class ProcessEvent(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"type"})
     # `start`: the process (a streamed start only); `stdout`/`stderr`: output; `dropped`: output no longer
     # kept was skipped; `exit`: how it ended (the last event)
     type: Literal["start", "stdout", "stderr", "dropped", "exit"]
-
-
-class ProcessEvent(_ProcessEventRequired, total=False):
     # stdout/stderr: the event number (SSE: also its id)
-    seq: int
+    seq: Optional[int]
     # stdout/stderr: the bytes, as `encoding` says
-    data: str
+    data: Optional[str]
     # dropped: how many events were skipped
-    events: int
-    process: ProcessInfo
+    events: Optional[int]
+    process: Optional[ProcessInfo]
 
 
-class ProcessOutputPage(TypedDict):
+class ProcessOutputPage(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"events", "next_after", "process"})
     events: List[ProcessEvent]
     process: ProcessInfo
     # Pass as `after` to read what comes next
@@ -888,7 +1005,9 @@ class ContextCreateRequest(TypedDict, total=False):
     cwd: str
 
 
-class ContextInfo(TypedDict):
+class ContextInfo(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "cwd", "id", "language", "session_id"})
     # `default` for the session's own interpreter; `ctx_…` for one you made
     id: str
     session_id: str
@@ -899,11 +1018,15 @@ class ContextInfo(TypedDict):
     created_at: Optional[str]
 
 
-class ContextList(TypedDict):
+class ContextList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"contexts"})
     contexts: List[ContextInfo]
 
 
-class DailyUsageListDaysItem(TypedDict):
+class DailyUsageListDaysItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"cpu_seconds", "date", "egress_attempts", "egress_bytes_received", "egress_bytes_sent", "egress_refused", "executions", "vault_flagged", "vault_substituted", "vm_seconds"})
     # The UTC day, YYYY-MM-DD
     date: str
     # Executions started that day
@@ -926,12 +1049,16 @@ class DailyUsageListDaysItem(TypedDict):
     vault_flagged: int
 
 
-class DailyUsageList(TypedDict):
+class DailyUsageList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"days"})
     # Oldest first, today last; days without use are zeros
     days: List[DailyUsageListDaysItem]
 
 
-class AdminUser(TypedDict):
+class AdminUser(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "id", "is_admin", "plan", "username"})
     id: int
     username: str
     plan: str
@@ -939,26 +1066,34 @@ class AdminUser(TypedDict):
     created_at: str
 
 
-class AdminUserList(TypedDict):
+class AdminUserList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"default_plan", "plans", "users"})
     users: List[AdminUser]
     # The plan names the server knows (SANDBOXD_PLANS and the built-in ones)
     plans: List[str]
     default_plan: str
 
 
-class WorkerRecordCapacity(TypedDict):
+class WorkerRecordCapacity(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"memory_mb", "vcpus", "vm_slots"})
     vcpus: int
     memory_mb: int
     vm_slots: int
 
 
-class WorkerRecordLoad(TypedDict):
+class WorkerRecordLoad(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"running_vms", "used_memory_mb", "used_vcpus"})
     running_vms: int
     used_vcpus: int
     used_memory_mb: int
 
 
-class WorkerRecord(TypedDict):
+class WorkerRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"capacity", "dead_at", "deployment_drain", "drained", "heartbeat_at", "internal_url", "load", "started_at", "state", "templates", "this_node", "version", "worker_id"})
     worker_id: str
     # `dead`: it missed its heartbeats; `left`: it shut down cleanly
     state: Literal["live", "dead", "left"]
@@ -977,7 +1112,9 @@ class WorkerRecord(TypedDict):
     this_node: bool
 
 
-class AdminNodeList(TypedDict):
+class AdminNodeList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"nodes"})
     nodes: List[WorkerRecord]
 
 
@@ -993,7 +1130,9 @@ class CLIAuthStartRequest(_CLIAuthStartRequestRequired, total=False):
     code_challenge_method: Literal["S256"]
 
 
-class CLIAuthStartResponse(TypedDict):
+class CLIAuthStartResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"device_code", "expires_in", "interval", "user_code", "verification_uri", "verification_uri_complete"})
     # Secret of the command line: send it to /api/cli-auth/exchange with the code_verifier
     device_code: str
     # Short code the user confirms in the browser, e.g. BCDF-GHJK
@@ -1018,7 +1157,9 @@ class CLIAuthApproveRequest(_CLIAuthApproveRequestRequired, total=False):
     deny: bool
 
 
-class CLIAuthApproveResponse(TypedDict):
+class CLIAuthApproveResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"expires_at", "hostname", "status", "user_code"})
     # "approved" or "denied"
     status: str
     user_code: str
@@ -1037,7 +1178,9 @@ class CLIAuthExchangeRequest(_CLIAuthExchangeRequestRequired, total=False):
     grant_type: str
 
 
-class CLIAuthExchangeResponse(TypedDict):
+class CLIAuthExchangeResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"api_key", "api_key_id", "created_at", "description", "key_prefix", "user_id", "username"})
     # The new API key: shown here once, never again
     api_key: str
     api_key_id: int
@@ -1049,7 +1192,9 @@ class CLIAuthExchangeResponse(TypedDict):
     created_at: str
 
 
-class AppUrlResponse(TypedDict):
+class AppUrlResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"direct_url", "expires_in_seconds", "port", "session_id", "status", "url", "vm_id", "vm_ip"})
     # The port through the API: {public URL}/v1/app/{session_id}/{port}/
     url: str
     # The port at / of its own host name: {vm_id}-{port}.{SANDBOXD_APP_DOMAIN} (needs wildcard DNS, and
@@ -1080,7 +1225,9 @@ class ShareCreateRequest(_ShareCreateRequestRequired, total=False):
     expires_in_seconds: Optional[int]
 
 
-class Share(TypedDict):
+class Share(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "direct_url", "expires_at", "is_public", "link_expires_at", "port", "session_id", "share_id", "url"})
     share_id: str
     session_id: str
     port: int
@@ -1097,7 +1244,9 @@ class Share(TypedDict):
     created_at: str
 
 
-class ShareList(TypedDict):
+class ShareList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"shares"})
     shares: List[Share]
 
 
@@ -1127,7 +1276,9 @@ class PtyResizeRequest(TypedDict):
     rows: int
 
 
-class PtySession(TypedDict):
+class PtySession(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"attachments", "cols", "command", "connect_token", "connect_token_expires_in", "created_at", "cwd", "exit_code", "exited_at", "pid", "pty_id", "rows", "session_id", "signal", "status", "vm_id", "websocket_url"})
     pty_id: str
     session_id: Optional[str]
     vm_id: str
@@ -1153,7 +1304,9 @@ class PtySession(TypedDict):
     connect_token_expires_in: int
 
 
-class PtySessionState(TypedDict):
+class PtySessionState(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"attachments", "cols", "command", "created_at", "cwd", "exit_code", "exited_at", "pid", "pty_id", "rows", "session_id", "signal", "status", "vm_id"})
     pty_id: str
     session_id: Optional[str]
     vm_id: str
@@ -1173,7 +1326,9 @@ class PtySessionState(TypedDict):
     attachments: int
 
 
-class PtySessionList(TypedDict):
+class PtySessionList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"sessions"})
     sessions: List[PtySessionState]
 
 
@@ -1201,8 +1356,10 @@ class CustomDomainCreateRequest(_CustomDomainCreateRequestRequired, total=False)
     dns_credentials: Optional[Dict[str, str]]
 
 
-class CustomDomainVerification(TypedDict):
+class CustomDomainVerification(Model):
     """The DNS record that proves the claim: create it at your DNS host, then POST …/verify"""
+    __slots__ = ()
+    _required_keys = frozenset({"name", "type", "value"})
     # _sandboxd-challenge.<domain>
     name: str
     type: Literal["TXT"]
@@ -1210,7 +1367,9 @@ class CustomDomainVerification(TypedDict):
     value: str
 
 
-class CustomDomain(TypedDict):
+class CustomDomain(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "dns_provider", "domain", "expires_at", "failure_reason", "id", "last_checked_at", "last_error", "link", "link_expires_at", "next_check_at", "port", "session_id", "share_id", "status", "url", "verification", "verified_at"})
     # cd_…
     id: str
     # Lower case, without a trailing dot
@@ -1253,11 +1412,15 @@ class CustomDomain(TypedDict):
     next_check_at: Optional[str]
 
 
-class CustomDomainList(TypedDict):
+class CustomDomainList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"custom_domains"})
     custom_domains: List[CustomDomain]
 
 
-class CustomDomainTlsCheck(TypedDict):
+class CustomDomainTlsCheck(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"domain", "verified"})
     domain: str
     verified: Literal[True]
 
@@ -1276,7 +1439,9 @@ class BrowserSessionCreateRequest(TypedDict, total=False):
     api_key: str
 
 
-class BrowserSessionResponse(TypedDict):
+class BrowserSessionResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"closed_at", "created_at", "end_reason", "expires_at", "idle_timeout_seconds", "last_activity", "pages_visited", "screenshots_taken", "session_id", "status", "url", "user_agent", "viewport_height", "viewport_width"})
     session_id: str
     # `active` until it is closed (DELETE), idle past its idle timeout, past its lifetime, or its VM ends
     # (`failed`)
@@ -1299,17 +1464,23 @@ class BrowserSessionResponse(TypedDict):
     end_reason: Optional[str]
 
 
-class BrowserSessionListResponse(TypedDict):
+class BrowserSessionListResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"sessions"})
     sessions: List[BrowserSessionResponse]
 
 
-class BrowserSessionCloseResponse(TypedDict):
+class BrowserSessionCloseResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"message", "session_id", "success"})
     success: Literal[True]
     session_id: str
     message: str
 
 
-class BrowserInteractionResponse(TypedDict):
+class BrowserInteractionResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"data", "execution_time", "message", "session_id", "success"})
     success: bool
     message: str
     # Seconds the interaction took
@@ -1462,8 +1633,10 @@ class BrowserScreenshotRequest(_BrowserScreenshotRequestRequired, total=False):
     quality: Optional[int]
 
 
-class BrowserScreenshotResponseUsageInfo(TypedDict):
+class BrowserScreenshotResponseUsageInfo(Model):
     """What the session has used so far"""
+    __slots__ = ()
+    _required_keys = frozenset({"pages_visited", "screenshots_taken", "session_seconds"})
     # Navigations of the session so far
     pages_visited: int
     screenshots_taken: int
@@ -1471,7 +1644,9 @@ class BrowserScreenshotResponseUsageInfo(TypedDict):
     session_seconds: float
 
 
-class BrowserScreenshotResponse(TypedDict):
+class BrowserScreenshotResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"execution_time", "format", "height", "screenshot", "session_id", "usage_info", "width"})
     # The image, base64
     screenshot: str
     format: Literal["png", "jpeg"]
@@ -1499,7 +1674,9 @@ class BrowserExtractRequest(_BrowserExtractRequestRequired, total=False):
     max_elements: int
 
 
-class BrowserExtractResponseElementsItem(TypedDict):
+class BrowserExtractResponseElementsItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"attributes", "selector", "tag", "text", "value", "visible"})
     tag: str
     text: str
     # The attributes asked for; null where the element has none of that name
@@ -1511,7 +1688,9 @@ class BrowserExtractResponseElementsItem(TypedDict):
     value: Optional[str]
 
 
-class BrowserExtractResponse(TypedDict):
+class BrowserExtractResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"count", "elements", "execution_time", "session_id"})
     elements: List[BrowserExtractResponseElementsItem]
     count: int
     # Seconds
@@ -1533,10 +1712,12 @@ class BrowserContentRequest(_BrowserContentRequestRequired, total=False):
     max_anchors: int
 
 
-class BrowserContentResponseReadableContent(TypedDict):
+class BrowserContentResponseReadableContent(Model):
     """The page's main text, cleaned of clutter when the page is an article (`extractor` says how it was
     read)
     """
+    __slots__ = ()
+    _required_keys = frozenset({"byline", "content", "excerpt", "extractor", "length", "published_time", "site_name", "title", "word_count"})
     # The article's title as Readability finds it (the page's title, less a site name); else the page's
     # title
     title: str
@@ -1564,8 +1745,10 @@ class BrowserContentResponseReadableContent(TypedDict):
     extractor: Literal["readability", "page_text"]
 
 
-class BrowserContentResponseInteractiveElementsItemPosition(TypedDict):
+class BrowserContentResponseInteractiveElementsItemPosition(Model):
     """The element's box as laid out when the page was read, in the coordinates of a `full_page` screenshot"""
+    __slots__ = ()
+    _required_keys = frozenset({"height", "width", "x", "y"})
     # Left edge, CSS pixels from the left of the page
     x: int
     # Top edge, CSS pixels from the top of the page (not of the viewport: scrolling does not change it)
@@ -1576,7 +1759,9 @@ class BrowserContentResponseInteractiveElementsItemPosition(TypedDict):
     height: int
 
 
-class BrowserContentResponseInteractiveElementsItem(TypedDict):
+class BrowserContentResponseInteractiveElementsItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"attributes", "interactive_type", "position", "selector", "tag", "text", "type"})
     # `link`, `input`, else its ARIA role or its tag (`button`, `textarea`, `select`, …);
     # `interactive_type` is finer
     type: str
@@ -1597,7 +1782,9 @@ class BrowserContentResponseInteractiveElementsItem(TypedDict):
     position: BrowserContentResponseInteractiveElementsItemPosition
 
 
-class BrowserContentResponseContentAnchorsItem(TypedDict):
+class BrowserContentResponseContentAnchorsItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"href", "length", "selector", "tag", "text"})
     # The block's or link's text, whitespace collapsed: its first 200 characters (`length` counts them
     # all)
     text: str
@@ -1612,8 +1799,10 @@ class BrowserContentResponseContentAnchorsItem(TypedDict):
     tag: str
 
 
-class BrowserContentResponseUsageInfo(TypedDict):
+class BrowserContentResponseUsageInfo(Model):
     """What the session has used so far"""
+    __slots__ = ()
+    _required_keys = frozenset({"pages_visited", "screenshots_taken", "session_seconds"})
     # Navigations of the session so far
     pages_visited: int
     screenshots_taken: int
@@ -1621,7 +1810,9 @@ class BrowserContentResponseUsageInfo(TypedDict):
     session_seconds: float
 
 
-class BrowserContentResponse(TypedDict):
+class BrowserContentResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"content_anchors", "execution_time", "extraction_time", "interactive_elements", "readable_content", "session_id", "success", "title", "url", "usage_info"})
     # Always true (a failure is an error status)
     success: bool
     # The page's main text, cleaned of clutter when the page is an article (`extractor` says how it was
@@ -1849,7 +2040,9 @@ class BrowserRenderRequest(TypedDict, total=False):
     api_key: str
 
 
-class BrowserRenderResponse(TypedDict):
+class BrowserRenderResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"execution_time", "format", "height", "html", "screenshot", "screenshot_url", "status_code", "success", "text", "title", "url", "usage_id", "width"})
     success: bool
     # The usage record of this render (`GET /v1/browser/screenshot/{usage_id}`)
     usage_id: int
@@ -1873,7 +2066,9 @@ class BrowserRenderResponse(TypedDict):
     screenshot_url: Optional[str]
 
 
-class BrowserUsageSummaryLast30Days(TypedDict):
+class BrowserUsageSummaryLast30Days(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"pages", "renders", "screenshots", "sessions", "total_seconds"})
     renders: int
     sessions: int
     pages: int
@@ -1882,7 +2077,9 @@ class BrowserUsageSummaryLast30Days(TypedDict):
     total_seconds: float
 
 
-class BrowserUsageSummary(TypedDict):
+class BrowserUsageSummary(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"active_sessions", "last_30_days", "max_sessions", "pages", "renders", "screenshots", "sessions", "total_seconds", "user_id"})
     user_id: int
     renders: int
     sessions: int
@@ -1896,8 +2093,10 @@ class BrowserUsageSummary(TypedDict):
     last_30_days: BrowserUsageSummaryLast30Days
 
 
-class BrowserUsageRecord(TypedDict):
+class BrowserUsageRecord(Model):
     """One per render and per browser session"""
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "duration_seconds", "error", "has_screenshot", "kind", "pages", "screenshots", "session_id", "status", "url", "usage_id"})
     usage_id: int
     kind: Literal["render", "session"]
     session_id: Optional[str]
@@ -1912,14 +2111,18 @@ class BrowserUsageRecord(TypedDict):
     created_at: str
 
 
-class BrowserUsageHistory(TypedDict):
+class BrowserUsageHistory(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"items", "limit", "offset", "total"})
     items: List[BrowserUsageRecord]
     total: int
     limit: int
     offset: int
 
 
-class BrowserStoredScreenshot(TypedDict):
+class BrowserStoredScreenshot(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"bytes", "content_type", "created_at", "expires_at", "format", "screenshot", "usage_id"})
     usage_id: int
     format: Literal["png", "jpeg"]
     # `image/png` or `image/jpeg`
@@ -1933,17 +2136,23 @@ class BrowserStoredScreenshot(TypedDict):
     expires_at: Optional[str]
 
 
-class BrowserCapabilitiesMaxViewport(TypedDict):
+class BrowserCapabilitiesMaxViewport(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"height", "width"})
     width: int
     height: int
 
 
-class BrowserCapabilitiesDefaultViewport(TypedDict):
+class BrowserCapabilitiesDefaultViewport(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"height", "width"})
     width: int
     height: int
 
 
-class BrowserCapabilities(TypedDict):
+class BrowserCapabilities(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"default_viewport", "engine", "idle_timeout_seconds", "interactions", "max_session_seconds", "max_sessions", "max_viewport", "screenshot_formats", "version", "wait_conditions", "wait_until", "warm_pool_size"})
     engine: Literal["chromium"]
     # The browser's version
     version: str
@@ -1970,7 +2179,9 @@ class BrowserAuthTestRequest(TypedDict, total=False):
     api_key: str
 
 
-class BrowserAuthTestResponse(TypedDict):
+class BrowserAuthTestResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"authenticated", "browser_available", "message", "plan", "success", "user_id", "username"})
     success: Literal[True]
     authenticated: Literal[True]
     user_id: int
@@ -1981,8 +2192,10 @@ class BrowserAuthTestResponse(TypedDict):
     message: str
 
 
-class BrowserCredentialRecord(TypedDict):
+class BrowserCredentialRecord(Model):
     """A stored login: never its password"""
+    __slots__ = ()
+    _required_keys = frozenset({"allowed_hosts", "created_at", "credential_id", "last_used_at", "name", "updated_at", "username"})
     credential_id: str
     name: str
     username: str
@@ -1992,7 +2205,9 @@ class BrowserCredentialRecord(TypedDict):
     last_used_at: Optional[str]
 
 
-class BrowserCredentialList(TypedDict):
+class BrowserCredentialList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"credentials"})
     credentials: List[BrowserCredentialRecord]
 
 
@@ -2015,7 +2230,9 @@ class BrowserCredentialUpdateRequest(TypedDict, total=False):
     allowed_hosts: List[str]
 
 
-class ViewerUrlResponse(TypedDict):
+class ViewerUrlResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"expires_at", "session_id", "view_only", "viewer_url", "websocket_url"})
     session_id: str
     # sandboxd's own noVNC viewer page for the desktop (nothing of the VM's is served to it), its VNC
     # token in the fragment (`#token=…`); opens in any browser without other credentials while it is valid
@@ -2028,7 +2245,9 @@ class ViewerUrlResponse(TypedDict):
     expires_at: str
 
 
-class DesktopRecording(TypedDict):
+class DesktopRecording(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"download_url", "duration_seconds", "error", "height", "recording_id", "saved_at", "session_id", "size_bytes", "started_at", "status", "stopped_at", "vm_id", "width"})
     # The id the desktop service gave it (`rec_…`)
     recording_id: str
     session_id: str
@@ -2048,12 +2267,16 @@ class DesktopRecording(TypedDict):
     download_url: Optional[str]
 
 
-class DesktopRecordingList(TypedDict):
+class DesktopRecordingList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"count", "recordings"})
     recordings: List[DesktopRecording]
     count: int
 
 
-class SshKeyRecord(TypedDict):
+class SshKeyRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "fingerprint", "id", "key_type", "last_used_at", "name", "public_key", "user_id"})
     id: int
     user_id: int
     # Your label for the key (default: the key's comment)
@@ -2069,17 +2292,18 @@ class SshKeyRecord(TypedDict):
     last_used_at: Optional[str]
 
 
-class _SshKeyCreateBodyRequired(TypedDict):
+class SshKeyCreateBody(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"public_key"})
     # One line of a .pub file: ed25519, ECDSA or RSA (at least 2048 bits)
     public_key: str
-
-
-class SshKeyCreateBody(_SshKeyCreateBodyRequired, total=False):
     # A label; default the key's comment
     name: Optional[str]
 
 
-class SshGatewayInfo(TypedDict):
+class SshGatewayInfo(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"enabled", "host", "host_key_fingerprint", "port", "usage"})
     # False when the server runs without its SSH gateway (SANDBOXD_SSH_LISTEN=off)
     enabled: bool
     # The host name to connect to
@@ -2096,11 +2320,15 @@ class DeploymentDrainRequest(TypedDict, total=False):
     reason: str
 
 
-class GetHealthzResponse(TypedDict):
+class GetHealthzResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"status"})
     status: Literal["ok"]
 
 
-class GetReadyzResponse(TypedDict):
+class GetReadyzResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"status", "store"})
     status: Literal["ready"]
     store: str
 
@@ -2118,25 +2346,26 @@ class PostV1AuthTokenRequest(_PostV1AuthTokenRequestRequired, total=False):
     client_secret: str
 
 
-class PostV1AuthTokenResponse(TypedDict):
+class PostV1AuthTokenResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"access_token", "expires_in", "token_type"})
     access_token: str
     token_type: Literal["bearer"]
     # Seconds until the token expires
     expires_in: int
 
 
-class _GetV1AuthSessionResponseRequired(TypedDict):
+class GetV1AuthSessionResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"is_admin", "user_id", "username"})
     user_id: int
     username: str
     is_admin: bool
-
-
-class GetV1AuthSessionResponse(_GetV1AuthSessionResponseRequired, total=False):
     # Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie,
     # __Host-sandboxd_csrf over HTTPS); it is bound to this session
-    csrf_token: str
+    csrf_token: Optional[str]
     # Seconds until the session ends
-    expires_in: int
+    expires_in: Optional[int]
 
 
 class PostV1AuthSessionRequest(TypedDict, total=False):
@@ -2147,18 +2376,17 @@ class PostV1AuthSessionRequest(TypedDict, total=False):
     api_key: str
 
 
-class _PostV1AuthSessionResponseRequired(TypedDict):
+class PostV1AuthSessionResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"is_admin", "user_id", "username"})
     user_id: int
     username: str
     is_admin: bool
-
-
-class PostV1AuthSessionResponse(_PostV1AuthSessionResponseRequired, total=False):
     # Send it in X-CSRF-Token with every request but GET and HEAD (also in the sandboxd_csrf cookie,
     # __Host-sandboxd_csrf over HTTPS); it is bound to this session
-    csrf_token: str
+    csrf_token: Optional[str]
     # Seconds until the session ends
-    expires_in: int
+    expires_in: Optional[int]
 
 
 GetV1ApiKeysResponse = List[ApiKeyRecord]
@@ -2173,7 +2401,9 @@ PostV1ApiKeysResponse = ApiKeyRecord
 GetV1ApiKeysItemIdResponse = ApiKeyRecord
 
 
-class DeleteV1ApiKeysItemIdResponse(TypedDict):
+class DeleteV1ApiKeysItemIdResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"deleted", "id", "message"})
     id: int
     deleted: Literal[True]
     message: str
@@ -2207,7 +2437,9 @@ PostV1WebhooksEndpointsResponse = WebhookEndpoint
 GetV1WebhooksEndpointsEndpointIdResponse = WebhookEndpoint
 
 
-class DeleteV1WebhooksEndpointsEndpointIdResponse(TypedDict):
+class DeleteV1WebhooksEndpointsEndpointIdResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"deleted", "id", "message"})
     id: str
     deleted: Literal[True]
     message: str
@@ -2232,7 +2464,9 @@ PostV1WebhooksEndpointsEndpointIdRotateSecretResponse = WebhookSecretRotation
 PostV1WebhooksEndpointsEndpointIdTestResponse = WebhookDelivery
 
 
-class PostV1WebhooksEndpointsEndpointIdVerifyResponse(TypedDict):
+class PostV1WebhooksEndpointsEndpointIdVerifyResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"challenge_echoed", "duration_ms", "endpoint_id", "error", "http_status", "verified"})
     endpoint_id: str
     # The receiver answered 2xx to the signed webhook.verify challenge
     verified: bool
@@ -2246,7 +2480,9 @@ class PostV1WebhooksEndpointsEndpointIdVerifyResponse(TypedDict):
 GetV1WebhooksDeliveriesResponse = WebhookDeliveryList
 
 
-class GetV1WebhooksDeliveriesDeliveryIdResponseAttemptsItem(TypedDict):
+class GetV1WebhooksDeliveriesDeliveryIdResponseAttemptsItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"attempt", "duration_ms", "error", "http_status", "started_at", "succeeded"})
     attempt: int
     started_at: str
     duration_ms: int
@@ -2255,7 +2491,9 @@ class GetV1WebhooksDeliveriesDeliveryIdResponseAttemptsItem(TypedDict):
     succeeded: bool
 
 
-class GetV1WebhooksDeliveriesDeliveryIdResponse(TypedDict):
+class GetV1WebhooksDeliveriesDeliveryIdResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"attempts", "created_at", "delivered_at", "endpoint_id", "error_message", "event_group", "event_id", "event_type", "final_http_status", "id", "last_attempt_at", "next_retry_at", "replay_of_delivery_id", "scheduled_attempt", "status", "updated_at", "user_id"})
     # wd_…
     id: str
     endpoint_id: str
@@ -2345,7 +2583,7 @@ class PostV1VmsRequest(TypedDict, total=False):
     # has not ended cannot be mounted by another (409); a VM with volumes cannot be snapshotted, cloned or
     # paused.
     volumes: List[PostV1VmsRequestVolumesItem]
-    lifecycle_hooks: LifecycleHooks
+    lifecycle_hooks: LifecycleHooksParams
     egress_policy: EgressPolicyInput
     # Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment
     # variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS
@@ -2360,7 +2598,9 @@ PostV1VmsResponse = VmRecord
 GetV1VmsVmIdResponse = VmRecord
 
 
-class DeleteV1VmsVmIdResponse(TypedDict):
+class DeleteV1VmsVmIdResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"message", "session_id", "success", "vm_id"})
     success: bool
     # Names the killed VM
     message: str
@@ -2388,12 +2628,16 @@ class PostV1VmsVmIdCloneRequest(TypedDict, total=False):
     count: int
 
 
-class PostV1VmsVmIdCloneResponse(TypedDict):
+class PostV1VmsVmIdCloneResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"clones", "snapshot"})
     snapshot: SnapshotRecord
     clones: List[VmRecord]
 
 
-class PostV1VmsVmIdPauseResponsePause(TypedDict):
+class PostV1VmsVmIdPauseResponsePause(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"disk_bytes", "duration_ms", "memory_bytes"})
     # How long pausing took (the VM was stopped from its start)
     duration_ms: int
     # Bytes its saved memory takes on disk
@@ -2403,6 +2647,8 @@ class PostV1VmsVmIdPauseResponsePause(TypedDict):
 
 
 class PostV1VmsVmIdPauseResponse(VmRecord):
+    __slots__ = ()
+    _required_keys = frozenset({"pause"})
     pause: PostV1VmsVmIdPauseResponsePause
 
 
@@ -2473,7 +2719,7 @@ class _PutV1VaultsVaultIdSecretsNameRequestRequired(TypedDict):
 
 
 class PutV1VaultsVaultIdSecretsNameRequest(_PutV1VaultsVaultIdSecretsNameRequestRequired, total=False):
-    inject: VaultSecretInjection
+    inject: VaultSecretInjectionParams
 
 
 PutV1VaultsVaultIdSecretsNameResponse = VaultSecret
@@ -2494,7 +2740,9 @@ PostV1SnapshotsResponse = TemplateRecord
 GetV1SnapshotsSnapshotIdResponse = SnapshotRecord
 
 
-class DeleteV1SnapshotsSnapshotIdResponse(TypedDict):
+class DeleteV1SnapshotsSnapshotIdResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"deleted", "name", "snapshot_id"})
     deleted: bool
     snapshot_id: str
     name: str
@@ -2546,7 +2794,9 @@ PostExecuteResponse = ExecuteResponse
 PostExecuteAsyncRequest = ExecuteCommandRequest
 
 
-class PostExecuteAsyncResponse(TypedDict):
+class PostExecuteAsyncResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"estimated_start_seconds", "execution_id", "queue_position", "session_id", "status", "task_id"})
     # Poll GET /v1/executions/{task_id} until is_complete
     task_id: int
     execution_id: int
@@ -2562,7 +2812,9 @@ class PostExecuteAsyncResponse(TypedDict):
 PostV1ExecuteAsyncRequest = ExecuteCommandRequest
 
 
-class PostV1ExecuteAsyncResponse(TypedDict):
+class PostV1ExecuteAsyncResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"estimated_start_seconds", "execution_id", "queue_position", "session_id", "status", "task_id"})
     # Poll GET /v1/executions/{task_id} until is_complete
     task_id: int
     execution_id: int
@@ -2583,7 +2835,9 @@ class PostKillRequest(_PostKillRequestRequired, total=False):
     api_key: str
 
 
-class PostKillResponse(TypedDict):
+class PostKillResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"message", "session_id", "success", "vm_id"})
     success: bool
     # Names the killed VM
     message: str
@@ -2611,7 +2865,9 @@ class PostDownloadRequest(_PostDownloadRequestRequired, total=False):
     api_key: str
 
 
-class PostDownloadResponse(TypedDict):
+class PostDownloadResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"content", "filename", "path", "size"})
     # The file, base64
     content: str
     filename: str
@@ -2622,7 +2878,9 @@ class PostDownloadResponse(TypedDict):
 GetV1SessionsSessionIdFilesResponse = FileListing
 
 
-class DeleteV1SessionsSessionIdFilesResponse(TypedDict):
+class DeleteV1SessionsSessionIdFilesResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"path", "removed"})
     # The path, absolute
     path: str
     removed: bool
@@ -2631,7 +2889,9 @@ class DeleteV1SessionsSessionIdFilesResponse(TypedDict):
 GetV1SessionsSessionIdFilesStatResponse = FileEntry
 
 
-class GetV1SessionsSessionIdFilesExistsResponse(TypedDict):
+class GetV1SessionsSessionIdFilesExistsResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"exists", "path"})
     # The path, absolute
     path: str
     exists: bool
@@ -2648,7 +2908,9 @@ class PostV1SessionsSessionIdFilesMkdirRequest(_PostV1SessionsSessionIdFilesMkdi
     parents: bool
 
 
-class PostV1SessionsSessionIdFilesMkdirResponse(TypedDict):
+class PostV1SessionsSessionIdFilesMkdirResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created", "path"})
     # The directory, absolute
     path: str
     created: bool
@@ -2682,14 +2944,18 @@ class PostV1SessionsSessionIdFilesWriteRequest(TypedDict):
     files: List[PostV1SessionsSessionIdFilesWriteRequestFilesItem]
 
 
-class PostV1SessionsSessionIdFilesWriteResponseFilesItem(TypedDict):
+class PostV1SessionsSessionIdFilesWriteResponseFilesItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"path", "size"})
     # Absolute
     path: str
     # Bytes written
     size: int
 
 
-class PostV1SessionsSessionIdFilesWriteResponse(TypedDict):
+class PostV1SessionsSessionIdFilesWriteResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"files"})
     files: List[PostV1SessionsSessionIdFilesWriteResponseFilesItem]
 
 
@@ -3062,7 +3328,9 @@ PostWorkersWorkerIdDeploymentDrainActionRequest = DeploymentDrainRequest
 PostWorkersWorkerIdDeploymentDrainActionResponse = Dict[str, Any]
 
 
-class PostUploadResponse(TypedDict):
+class PostUploadResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"message", "path", "recursive", "session_id", "size", "success", "vm_id"})
     success: bool
     message: str
     # Absolute path in the VM
@@ -3074,7 +3342,9 @@ class PostUploadResponse(TypedDict):
     vm_id: str
 
 
-class PostV1UploadResponse(TypedDict):
+class PostV1UploadResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"message", "path", "recursive", "session_id", "size", "success", "vm_id"})
     success: bool
     message: str
     # Absolute path in the VM

@@ -1,5 +1,5 @@
 """Friendly names for the records the client returns (the TypeScript client's ``api-types.ts``), over the
-TypedDicts generated from the served OpenAPI document in ``models.py``."""
+classes generated from the served OpenAPI document in ``models.py``."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from .models import (
     PostUploadResponse,
     PostV1AuthTokenResponse,
     PostV1ExecuteAsyncResponse,
+    PostV1SessionsSessionIdFilesWriteResponseFilesItem,
     PostV1VmsVmIdCloneResponse,
     PostV1VmsVmIdPauseResponse,
     PostV1WebhooksEndpointsEndpointIdVerifyResponse,
@@ -77,6 +78,7 @@ __all__ = [
     "ViewerUrl",
     "SavedRecording",
     "ProcessSignal",
+    "WrittenFile",
 ]
 
 #: ``python`` (a stateful interpreter per session), ``bash`` or ``node`` (a fresh process each call).
@@ -114,3 +116,4 @@ BrowserAuthTestResult = BrowserAuthTestResponse
 BrowserCredential = BrowserCredentialRecord
 ViewerUrl = ViewerUrlResponse
 SavedRecording = DesktopRecording
+WrittenFile = PostV1SessionsSessionIdFilesWriteResponseFilesItem

@@ -163,6 +163,12 @@ export interface PythonRunRequest {
    * only when the run starts the context's interpreter, so a context keeps its directory once it changed it.
    */
   cwd?: string;
+  /**
+   * (1.7, capability `python-stream`) Answer frames instead of JSON: `Stdout`/`Stderr` frames as the run writes,
+   * then an `Exit` frame carrying the {@link PythonRunResult} (all the output again), or an `Error` frame. An older
+   * agent ignores the field and answers JSON.
+   */
+  stream?: boolean;
 }
 
 /**

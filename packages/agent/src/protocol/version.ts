@@ -17,7 +17,8 @@ export const PROTOCOL_VERSION = { major: 1, minor: 7 } as const;
 // 1.6: rich Python results (`results` in python run answers) and a context's working directory (`cwd` in python run
 // requests), capability `python-results`.
 // 1.7: programs run as another account of the guest (`user` in exec requests, the `UNKNOWN_USER` error), capability
-// `exec-user`.
+// `exec-user`; streamed Python runs (`stream: true` in python run requests: output frames, then the result in an
+// `Exit` frame), capability `python-stream`.
 
 /** A protocol generation as carried by the handshake. */
 export interface ProtocolVersion {

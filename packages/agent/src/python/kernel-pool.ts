@@ -5,7 +5,7 @@
  */
 import { AgentFailure } from '../http/agent-failure.ts';
 import type { PythonRunResult } from '../protocol/messages.ts';
-import { PythonKernel, type PythonKernelOptions } from './python-kernel.ts';
+import { PythonKernel, type KernelRunOptions, type PythonKernelOptions } from './python-kernel.ts';
 
 /** Options of a {@link KernelPool}. */
 export interface KernelPoolOptions extends PythonKernelOptions {
@@ -31,8 +31,12 @@ export class KernelPool {
    * Runs code in a context, creating its interpreter on first use (which then starts in `cwd`, when given);
    * `signal` interrupts it.
    */
-  async run(contextId: string, code: string, options: { timeoutMs?: number; signal?: AbortSignal; cwd?: string } = {}): Promise<PythonRunResult> {
-    const { timeoutMs, signal, cwd } = options;
+  async run(
+    contextId: string,
+    code: string,
+    options: Pick<KernelRunOptions, 'timeoutMs' | 'signal' | 'cwd' | 'onStdout' | 'onStderr'> = {},
+  ): Promise<PythonRunResult> {
+    const { timeoutMs, signal, cwd, onStdout, onStderr } = options;
     let kernel = this.contexts.get(contextId);
     let fresh = false;
     if (!kernel?.alive) {
@@ -49,7 +53,13 @@ export class KernelPool {
       if (this.contexts.get(contextId) === kernel) this.contexts.delete(contextId);
       throw new AgentFailure('UNAVAILABLE', (error as Error).message);
     }
-    const result = await kernel.run(code, { timeoutMs, signal, ...(fresh && cwd ? { cwd } : {}) });
+    const result = await kernel.run(code, {
+      timeoutMs,
+      signal,
+      ...(fresh && cwd ? { cwd } : {}),
+      ...(onStdout ? { onStdout } : {}),
+      ...(onStderr ? { onStderr } : {}),
+    });
     if (!kernel.alive && this.contexts.get(contextId) === kernel) this.contexts.delete(contextId);
     // Start the next spare only now: starting it alongside the first run would slow that run down.
     if (fresh && this.options.prestart && !this.spare) this.replenish();

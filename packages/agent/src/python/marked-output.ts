@@ -21,6 +21,8 @@ export class MarkedOutput {
   private marker: Buffer | undefined;
   private seen = false;
   private onSeen: (() => void) | undefined;
+  /** Who gets the run's output as it arrives (a streamed run), besides what `finish` answers. */
+  private listener: ((bytes: Buffer) => void) | undefined;
   // Bytes after this run's marker, received before finish(): the next run's output.
   private pendingNext: Buffer = Buffer.alloc(0);
 
@@ -48,17 +50,23 @@ export class MarkedOutput {
       this.onSeen?.();
       return;
     }
-    // Keep the last marker-length − 1 bytes back: they may be the start of a marker cut by the pipe.
-    const keep = Math.max(0, window.length - (marker.length - 1));
+    // Hold back only a tail that may be the start of a marker cut by the pipe (it begins with NUL, which text
+    // output rarely has): the rest is the run's, at once, for a streamed run's reader.
+    const keep = window.length - markerPrefixAtEnd(window, marker);
     this.append(window.subarray(0, keep));
     this.carry = Buffer.from(window.subarray(keep));
   }
 
-  /** Starts watching for run `seq`'s marker. Output received since the last run counts for this one. */
-  begin(seq: number): void {
+  /**
+   * Starts watching for run `seq`'s marker. Output received since the last run counts for this one; `listener`
+   * gets that at once, then each piece of the run's output as it arrives (what is kept, up to the limit).
+   */
+  begin(seq: number, listener?: (bytes: Buffer) => void): void {
     this.marker = endMarker(seq);
     this.seen = false;
     this.onSeen = undefined;
+    this.listener = listener;
+    for (const bytes of this.run) listener?.(bytes);
   }
 
   /**
@@ -77,6 +85,7 @@ export class MarkedOutput {
     }
     this.onSeen = undefined;
     if (this.carry.length > 0) this.append(this.carry);
+    this.listener = undefined;
     const text = Buffer.concat(this.run, this.runBytes).toString('utf8') + (this.truncated ? '\n[output truncated]\n' : '');
     this.run = [];
     this.runBytes = 0;
@@ -99,7 +108,17 @@ export class MarkedOutput {
     }
     const kept = bytes.length > room ? bytes.subarray(0, room) : bytes;
     if (kept.length < bytes.length) this.truncated = true;
-    this.run.push(Buffer.from(kept));
+    const copy = Buffer.from(kept);
+    this.run.push(copy);
     this.runBytes += kept.length;
+    this.listener?.(copy);
   }
+}
+
+/** The length of the longest end of `window` that is the beginning of `marker` (shorter than the marker). */
+function markerPrefixAtEnd(window: Buffer, marker: Buffer): number {
+  for (let length = Math.min(marker.length - 1, window.length); length > 0; length--) {
+    if (window.subarray(window.length - length).equals(marker.subarray(0, length))) return length;
+  }
+  return 0;
 }

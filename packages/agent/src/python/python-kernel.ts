@@ -56,6 +56,9 @@ export interface KernelRunOptions {
   scratch?: boolean;
   /** Change to this directory first (a context's first run). */
   cwd?: string;
+  /** The run's output as it arrives (a streamed run); the result still carries all of it. */
+  onStdout?: (bytes: Buffer) => void;
+  onStderr?: (bytes: Buffer) => void;
 }
 
 /** A running interpreter. */
@@ -204,13 +207,13 @@ export class PythonKernel {
     });
   }
 
-  private async runNow(code: string, { timeoutMs, signal, scratch = false, cwd }: KernelRunOptions): Promise<PythonRunResult> {
+  private async runNow(code: string, { timeoutMs, signal, scratch = false, cwd, onStdout, onStderr }: KernelRunOptions): Promise<PythonRunResult> {
     await this.ready;
     const started = performance.now();
     if (signal?.aborted) return failedRun('Cancelled', 'the host cancelled the run before it started', false, started);
     const seq = ++this.seq;
-    this.stdout.begin(seq);
-    this.stderr.begin(seq);
+    this.stdout.begin(seq, onStdout);
+    this.stderr.begin(seq, onStderr);
     const reply = this.awaitReply(seq);
     let timedOut = false;
     let escalation: NodeJS.Timeout | undefined;

@@ -1,5 +1,10 @@
-/** `POST /v1/python/run` and `POST /v1/python/reset`: translate JSON to {@link KernelPool} calls. */
-import { AgentFailure } from '../http/agent-failure.ts';
+/**
+ * `POST /v1/python/run` and `POST /v1/python/reset`: translate JSON to {@link KernelPool} calls. A run asked with
+ * `stream: true` (1.7) answers frames instead of JSON: its output as `Stdout`/`Stderr` frames while it runs, then an
+ * `Exit` frame whose payload is the run's result (output included), or an `Error` frame.
+ */
+import { encodeFrame, encodeJsonFrame, FrameType } from '../protocol/frames.ts';
+import { AgentFailure, toErrorAnswer } from '../http/agent-failure.ts';
 import { replyJson } from '../http/reply.ts';
 import { optionalBoolean, optionalInteger, optionalString, readJsonBody, requireString } from '../http/request-body.ts';
 import type { RouteRequest } from '../http/router.ts';
@@ -36,9 +41,33 @@ export function createPythonRunRoute(kernels: KernelPool) {
     if (stream.closed || stream.destroyed) cancel.abort();
     const cwd = optionalString(body, 'cwd');
     if (cwd !== undefined && !cwd.startsWith('/')) throw new AgentFailure('BAD_REQUEST', '"cwd" must be an absolute path');
-    const result = await kernels.run(contextId, code, { timeoutMs, signal: cancel.signal, ...(cwd ? { cwd } : {}) });
+    if (optionalBoolean(body, 'stream') !== true) {
+      const result = await kernels.run(contextId, code, { timeoutMs, signal: cancel.signal, ...(cwd ? { cwd } : {}) });
+      stream.off('close', onClose);
+      replyJson(stream, 200, result);
+      return;
+    }
+    stream.respond({ ':status': 200, 'content-type': 'application/vnd.sandboxd.frames' });
+    // A host slower than the output only makes frames wait in the stream's buffer: the kernel's pipes are read
+    // regardless (what the run keeps is bounded by MAX_RUN_OUTPUT_BYTES, and the result carries it whole).
+    const send = (frame: Buffer): void => {
+      if (!stream.destroyed && !stream.closed) stream.write(frame);
+    };
+    let end: Buffer;
+    try {
+      const result = await kernels.run(contextId, code, {
+        timeoutMs,
+        signal: cancel.signal,
+        ...(cwd ? { cwd } : {}),
+        onStdout: (bytes) => send(encodeFrame(FrameType.Stdout, bytes)),
+        onStderr: (bytes) => send(encodeFrame(FrameType.Stderr, bytes)),
+      });
+      end = encodeJsonFrame(FrameType.Exit, result);
+    } catch (error) {
+      end = encodeJsonFrame(FrameType.Error, toErrorAnswer(error).body);
+    }
     stream.off('close', onClose);
-    replyJson(stream, 200, result);
+    if (!stream.destroyed && !stream.closed) stream.end(end);
   };
 }
 

@@ -22,6 +22,7 @@ export const CAPABILITIES = [
   'snapshot-quiesce',
   'python-results',
   'exec-user',
+  'python-stream',
 ];
 
 /** Builds the handler of `GET /v1/hello`. */

@@ -69,14 +69,25 @@ function exitCodeOf(outcome: RunResult): number {
 async function runCode(ctx: Context, code: string, options: RunOptions): Promise<void> {
   const sessionId = ctx.sessionOr(options.session);
   const spinner = ctx.out.spinner(sessionId ? 'Running…' : 'Starting a new session…');
+  // Output is printed as the code writes it (a streamed execute); what a record polled later has beyond that, after.
+  const printed = { stdout: '', stderr: '' };
+  let spinning = true;
+  const live = (stream: 'stdout' | 'stderr') => (text: string) => {
+    // Once: stopping clears the terminal's line, which may hold output without its newline yet.
+    if (spinning) spinner.stop();
+    spinning = false;
+    printed[stream] += text;
+    process[stream].write(text);
+  };
   let outcome: RunResult;
   try {
     try {
       outcome = await ctx.client.execute(code, {
         sessionId,
         language: options.language,
-        timeout: options.timeout,
+        timeoutMs: options.timeout * 1000,
         ...(options.context ? { contextId: options.context } : {}),
+        ...(ctx.out.json ? {} : { onStdout: live('stdout'), onStderr: live('stderr') }),
       });
     } catch (error) {
       if (!(error instanceof ExecutionError && error.executionId !== undefined && error.status === 408)) throw error;
@@ -85,7 +96,7 @@ async function runCode(ctx: Context, code: string, options: RunOptions): Promise
       outcome = recordAsResult(await ctx.client.executions.wait(error.executionId));
     }
   } finally {
-    spinner.stop();
+    if (spinning) spinner.stop();
   }
   if (!sessionId) {
     ctx.remember(outcome.session_id);
@@ -94,11 +105,16 @@ async function runCode(ctx: Context, code: string, options: RunOptions): Promise
   if (ctx.out.json) {
     ctx.out.result(outcome, () => '');
   } else {
-    process.stdout.write(outcome.stdout);
-    process.stderr.write(outcome.stderr);
+    process.stdout.write(unprinted(outcome.stdout, printed.stdout));
+    process.stderr.write(unprinted(outcome.stderr, printed.stderr));
     showResults(ctx, outcome, options.resultsDir);
   }
   process.exitCode = exitCodeOf(outcome);
+}
+
+/** What of `whole` was not printed yet (all of it when the printed part is not its start: the record was cut). */
+function unprinted(whole: string, printed: string): string {
+  return whole.startsWith(printed) ? whole.slice(printed.length) : printed === '' ? whole : '';
 }
 
 function languageOption(raw: string): Language {

@@ -18,7 +18,9 @@ export function registerMcp(program: Command, context: (options: GlobalOptions) 
       const ctx = context(command.optsWithGlobals());
       if (!ctx.client.hasCredentials) throw new UsageError(`no API key for ${ctx.baseUrl}: run \`sandbox login\`, set SANDBOXD_API_KEY, or pass --api-key`);
       const { closed } = await serveStdio(ctx.client, { version: CLI_VERSION });
-      process.stderr.write(`sandbox mcp: serving ${ctx.baseUrl} over stdio (API key from ${ctx.keySource})\n`);
+      // stdout is the protocol's, so even --json's note goes to stderr (as one JSON line).
+      if (ctx.out.json) process.stderr.write(`${JSON.stringify({ serving: ctx.baseUrl, transport: 'stdio', key_source: ctx.keySource })}\n`);
+      else process.stderr.write(`sandbox mcp: serving ${ctx.baseUrl} over stdio (API key from ${ctx.keySource})\n`);
       await closed;
     });
 }

@@ -60,6 +60,7 @@ function describeProcess(p: ProcessInfo): string {
     ['command', p.command ?? JSON.stringify(p.argv)],
     ['pid', p.pid],
     ['cwd', p.cwd],
+    ['user', p.user],
     ['tag', p.tag],
     ['exit code', p.exit_code],
     ['signal', p.signal],
@@ -109,15 +110,17 @@ export function registerProcesses(program: Command, context: (options: GlobalOpt
     .description('start a bash command in the background; prints its process id')
     .argument('<command...>', 'the command (several words are joined with spaces)')
     .option('-s, --session <id>', 'session (default: the current one)')
-    .option('--cwd <dir>', 'working directory in the VM (default /root)')
+    .option('--cwd <dir>', "working directory in the VM (default: the user's home, /root for root)")
+    .option('--user <name>', 'the account of the VM that runs it: root (default) or user (uid 1000, /home/user)')
     .option('--tag <tag>', 'a label shown in lists')
     .option('--timeout <seconds>', 'kill it after this long', integer('--timeout', 1, 86_400))
-    .action(async (words: string[], options: { session?: string; cwd?: string; tag?: string; timeout?: number }, command: Command) => {
+    .action(async (words: string[], options: { session?: string; cwd?: string; user?: string; tag?: string; timeout?: number }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const started = await ctx.client.processes.start(ctx.requireSession(options.session), words.join(' '), {
         ...(options.cwd ? { cwd: options.cwd } : {}),
+        ...(options.user ? { user: options.user } : {}),
         ...(options.tag ? { tag: options.tag } : {}),
-        ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
+        ...(options.timeout ? { timeoutMs: options.timeout * 1000 } : {}),
       });
       ctx.out.result(started, () => started.process_id);
     });

@@ -2,7 +2,8 @@
  * sandbox shell: an interactive terminal in a session's VM, like `ssh`. The local terminal goes into raw mode
  * (every key, Ctrl-C included, goes to the remote program), its size follows SIGWINCH, and the command exits
  * with the remote program's exit code. Piped (non-TTY) input is sent as typed, then Ctrl-D, so
- * `echo 'make test' | sandbox shell` runs and ends.
+ * `echo 'make test' | sandbox shell` runs and ends. With --json the terminal's output goes to stderr and stdout gets
+ * one JSON record of how it ended.
  */
 import { constants } from 'node:os';
 import type { TerminalConnection, TerminalExit, WebSocketConstructor } from '@sandboxd/sdk';
@@ -83,7 +84,8 @@ export function registerShell(program: Command, context: (options: GlobalOptions
       const connection = await ctx.client.terminals.attach(owner, ptyId, {
         // Node 20 has no global WebSocket; ws implements the same browser API.
         WebSocket: WebSocket as unknown as WebSocketConstructor,
-        onData: (data) => process.stdout.write(data),
+        // With --json stdout carries only the result: the terminal's output goes to stderr.
+        onData: (data) => (ctx.out.json ? process.stderr : process.stdout).write(data),
       });
       if (options.attach) connection.resize(localSize().cols, localSize().rows);
       const exit = await relay(connection);
@@ -91,5 +93,12 @@ export function registerShell(program: Command, context: (options: GlobalOptions
       if (exit && !options.attach && !options.keep) await ctx.client.terminals.delete(owner, ptyId).catch(() => undefined);
       if (!exit) process.stderr.write(`\r\nsandbox: the connection to terminal ${ptyId} closed; it keeps running: sandbox shell --attach ${ptyId}\n`);
       process.exitCode = exitCodeOf(exit);
+      if (ctx.out.json) {
+        const kept = !exit || Boolean(options.attach) || Boolean(options.keep);
+        ctx.out.result(
+          { session_id: owner.sessionId, pty_id: ptyId, ended: exit !== null, exit_code: exit?.exitCode ?? null, signal: exit?.signal ?? null, kept },
+          () => '',
+        );
+      }
     });
 }

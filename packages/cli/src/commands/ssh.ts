@@ -2,7 +2,8 @@
  * sandbox ssh <session_or_vm_id> [--print] [-- command…]: logs in to a session's or a VM's through the server's SSH
  * gateway with the real `ssh` program (so scp/sftp, `-L` and your ssh config work as usual). The host and port
  * come from the server (GET /v1/ssh/info); the key is whichever of yours ssh offers (register it with
- * `sandbox keys ssh add`). `--print` prints the command instead of running it.
+ * `sandbox keys ssh add`). `--print` prints the command instead of running it. With --json, ssh's output goes to
+ * stderr and stdout gets the command and its exit code as JSON.
  */
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
@@ -31,12 +32,14 @@ export function registerSsh(program: Command, context: (options: GlobalOptions) 
         ctx.out.result({ argv: ['ssh', ...argv], host_key_fingerprint: info.host_key_fingerprint }, () => ['ssh', ...argv].map(shellWord).join(' '));
         return;
       }
-      ctx.out.info(`The gateway's host key is ${info.host_key_fingerprint}: compare it with what ssh shows the first time.`);
-      const child = spawn('ssh', argv, { stdio: 'inherit' });
+      if (!ctx.out.json) ctx.out.info(`The gateway's host key is ${info.host_key_fingerprint}: compare it with what ssh shows the first time.`);
+      // With --json stdout carries only the result: what ssh prints goes to stderr.
+      const child = spawn('ssh', argv, { stdio: ['inherit', ctx.out.json ? 2 : 'inherit', 'inherit'] });
       const code = await new Promise<number>((resolve, reject) => {
         child.once('error', (error) => reject(new UsageError(`cannot run ssh: ${error.message} (install OpenSSH's client)`)));
         child.once('close', (status, signal) => resolve(status ?? (signal ? 128 : 1)));
       });
       process.exitCode = code;
+      if (ctx.out.json) ctx.out.result({ argv: ['ssh', ...argv], host_key_fingerprint: info.host_key_fingerprint, exit_code: code }, () => '');
     });
 }

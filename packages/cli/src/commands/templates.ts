@@ -6,6 +6,7 @@ import type { Sandboxd, TemplateRecord } from '@sandboxd/sdk';
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
+import { interruptible } from '../interrupt.ts';
 import { table } from '../output.ts';
 import { integer, keyValue } from '../parse.ts';
 
@@ -28,14 +29,29 @@ async function templateIdOf(client: Sandboxd, given: string): Promise<string> {
   }
 }
 
-/** Follows a build's log to stderr until it is over (long polling: the server answers on news); answers the final record. */
-async function follow(ctx: Context, id: string): Promise<TemplateRecord> {
-  let after = 0;
-  for (;;) {
-    const page = await ctx.client.templates.logs(id, { after, limit: PAGE_LINES, waitSeconds: 30 });
-    for (const line of page.lines) ctx.out.info(line.line);
-    after = page.next_after;
-    if (page.status !== 'building' && page.lines.length < PAGE_LINES) return ctx.client.templates.get(id);
+/**
+ * Follows a build's log to stderr until it is over (long polling: the server answers on news), with its step on a
+ * progress line below the log where progress is shown; answers the final record. Ctrl-C stops following, not the
+ * build.
+ */
+async function follow(ctx: Context, template: { template_id: string; name: string }): Promise<TemplateRecord> {
+  const id = template.template_id;
+  const progress = ctx.out.steps(template.name);
+  try {
+    const record = await interruptible(`the build goes on: \`sandbox template logs ${id} --follow\` follows it again`, async (signal) => {
+      let after = 0;
+      for (;;) {
+        const page = await ctx.client.templates.logs(id, { after, limit: PAGE_LINES, waitSeconds: 30, signal });
+        for (const line of page.lines) progress.print(line.line);
+        progress.update({ step: page.progress.step, index: page.progress.step_index, count: page.progress.step_count });
+        after = page.next_after;
+        if (page.status !== 'building' && page.lines.length < PAGE_LINES) return ctx.client.templates.get(id);
+      }
+    });
+    progress.finish(record.status === 'ready' ? 'ready' : 'failed');
+    return record;
+  } finally {
+    progress.stop();
   }
 }
 
@@ -116,7 +132,7 @@ export function registerTemplates(program: Command, context: (options: GlobalOpt
           return;
         }
         ctx.out.info(`Building template ${created.name} (${created.template_id}) from ${created.oci_image}…`);
-        ended(ctx, await follow(ctx, created.template_id));
+        ended(ctx, await follow(ctx, created));
       },
     );
 
@@ -150,7 +166,7 @@ export function registerTemplates(program: Command, context: (options: GlobalOpt
       const ctx = context(command.optsWithGlobals());
       const id = await templateIdOf(ctx.client, given);
       if (options.follow) {
-        ended(ctx, await follow(ctx, id));
+        ended(ctx, await follow(ctx, { template_id: id, name: /^tpl_/.test(given) ? id : given }));
         return;
       }
       const lines: string[] = [];

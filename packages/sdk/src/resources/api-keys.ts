@@ -1,5 +1,6 @@
 /** API keys of the caller: create (the only time the full key is shown), list, get, update, delete. */
 import type { ApiKeyRecord } from '../api-types.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 
 export interface ApiKeyChanges {
@@ -19,30 +20,30 @@ export class ApiKeys {
   constructor(private readonly transport: Transport) {}
 
   /** Creates a key; `full_key` in the answer is the key itself, shown this once. */
-  async create(changes: ApiKeyChanges = {}): Promise<ApiKeyRecord & { full_key: string }> {
-    return (await this.transport.call('/v1/api-keys/', 'post', { json: body(changes) })) as ApiKeyRecord & { full_key: string };
+  async create(changes: ApiKeyChanges = {}, options: CallOptions = {}): Promise<ApiKeyRecord & { full_key: string }> {
+    return (await this.transport.call('/v1/api-keys/', 'post', { json: body(changes), signal: options.signal })) as ApiKeyRecord & { full_key: string };
   }
 
-  async list(): Promise<ApiKeyRecord[]> {
-    return this.transport.call('/v1/api-keys/', 'get');
+  async list(options: CallOptions = {}): Promise<ApiKeyRecord[]> {
+    return this.transport.call('/v1/api-keys/', 'get', { signal: options.signal });
   }
 
-  async get(id: number): Promise<ApiKeyRecord> {
-    return this.transport.call('/v1/api-keys/{item_id}', 'get', { params: { item_id: id } });
+  async get(id: number, options: CallOptions = {}): Promise<ApiKeyRecord> {
+    return this.transport.call('/v1/api-keys/{item_id}', 'get', { params: { item_id: id }, signal: options.signal });
   }
 
-  async update(id: number, changes: ApiKeyChanges): Promise<ApiKeyRecord> {
-    return this.transport.call('/v1/api-keys/{item_id}', 'patch', { params: { item_id: id }, json: body(changes) });
+  async update(id: number, changes: ApiKeyChanges, options: CallOptions = {}): Promise<ApiKeyRecord> {
+    return this.transport.call('/v1/api-keys/{item_id}', 'patch', { params: { item_id: id }, json: body(changes), signal: options.signal });
   }
 
   /** Deletes a key: it stops working at once. */
-  async delete(id: number) {
-    return this.transport.call('/v1/api-keys/{item_id}', 'delete', { params: { item_id: id } });
+  async delete(id: number, options: CallOptions = {}) {
+    return this.transport.call('/v1/api-keys/{item_id}', 'delete', { params: { item_id: id }, signal: options.signal });
   }
 
   /** HEAD /v1/api-keys/: true when the credentials work (throws AuthenticationError when they do not). */
-  async check(): Promise<true> {
-    await this.transport.call('/v1/api-keys/', 'head');
+  async check(options: CallOptions = {}): Promise<true> {
+    await this.transport.call('/v1/api-keys/', 'head', { signal: options.signal });
     return true;
   }
 }

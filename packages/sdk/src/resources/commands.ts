@@ -11,6 +11,7 @@
  */
 import { decodeBase64 } from '../base64.ts';
 import { CommandExitError, NotFoundError, SandboxdError } from '../errors.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { ProcessInfo, Processes } from './processes.ts';
 
 /** How a command ended (E2B's `CommandResult`, with the ids of this API). */
@@ -92,11 +93,11 @@ function resultOf(process: ProcessInfo, stdout: string, stderr: string): Command
 }
 
 /** Kills a process; true when this call killed it, false when there was no such process or it had already ended. */
-async function killProcess(processes: Processes, sessionId: string, processId: string): Promise<boolean> {
+async function killProcess(processes: Processes, sessionId: string, processId: string, { signal }: CallOptions = {}): Promise<boolean> {
   try {
     // The server answers an ended process as it is: only its record tells whether it was running.
-    if ((await processes.get(sessionId, processId)).status !== 'running') return false;
-    const process = await processes.kill(sessionId, processId);
+    if ((await processes.get(sessionId, processId, { signal })).status !== 'running') return false;
+    const process = await processes.kill(sessionId, processId, { signal });
     // Still running: the kill was sent and the server stopped waiting for the end. Ended: by our SIGKILL, or by
     // itself in the moment between the two calls.
     return process.status === 'running' || process.signal === 'SIGKILL';
@@ -171,18 +172,18 @@ export class CommandHandle {
   }
 
   /** Kills it (SIGKILL to its process group): true when it was killed, false when it had already ended. */
-  kill(): Promise<boolean> {
-    return killProcess(this.processes, this.sessionId, this.processId);
+  kill(options: CallOptions = {}): Promise<boolean> {
+    return killProcess(this.processes, this.sessionId, this.processId, options);
   }
 
   /** Writes to its stdin (started with `stdin: true`; a SandboxdError with status 409 otherwise, or once it ended). */
-  async sendStdin(data: string | Uint8Array): Promise<void> {
-    await this.processes.sendStdin(this.sessionId, this.processId, data);
+  async sendStdin(data: string | Uint8Array, options: CallOptions = {}): Promise<void> {
+    await this.processes.sendStdin(this.sessionId, this.processId, data, { signal: options.signal });
   }
 
   /** Closes its stdin: it reads end of file. */
-  async closeStdin(): Promise<void> {
-    await this.processes.closeStdin(this.sessionId, this.processId);
+  async closeStdin(options: CallOptions = {}): Promise<void> {
+    await this.processes.closeStdin(this.sessionId, this.processId, { signal: options.signal });
   }
 
   /**
@@ -268,6 +269,7 @@ export class SessionCommands {
     const { signal, timeoutMs } = options;
     if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0))
       throw new RangeError(`timeoutMs must be a number of milliseconds ≥ 0, got ${timeoutMs}`);
+    signal?.throwIfAborted();
     // Not tied to the signal: a start the server may already have acted on is killed, not left running unseen.
     const starting = this.processes.start(this.sessionId, cmd, {
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
@@ -308,18 +310,18 @@ export class SessionCommands {
   }
 
   /** Kills a command (SIGKILL to its process group): true when it was killed, false when there was none or it had ended. */
-  kill(processId: string): Promise<boolean> {
-    return killProcess(this.processes, this.sessionId, processId);
+  kill(processId: string, options: CallOptions = {}): Promise<boolean> {
+    return killProcess(this.processes, this.sessionId, processId, options);
   }
 
   /** Writes to the stdin of a command started with `stdin: true`. */
-  async sendStdin(processId: string, data: string | Uint8Array): Promise<void> {
-    await this.processes.sendStdin(this.sessionId, processId, data);
+  async sendStdin(processId: string, data: string | Uint8Array, options: CallOptions = {}): Promise<void> {
+    await this.processes.sendStdin(this.sessionId, processId, data, { signal: options.signal });
   }
 
   /** Closes a command's stdin: it reads end of file. */
-  async closeStdin(processId: string): Promise<void> {
-    await this.processes.closeStdin(this.sessionId, processId);
+  async closeStdin(processId: string, options: CallOptions = {}): Promise<void> {
+    await this.processes.closeStdin(this.sessionId, processId, { signal: options.signal });
   }
 
   /** `starting`, or the signal's reason as soon as it aborts, in which case what started is killed once it has. */

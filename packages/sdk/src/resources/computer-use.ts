@@ -12,8 +12,10 @@
  * Every action goes through `POST /v1/computeruse/{session_id}/action` with Anthropic's computer-use tool
  * input, so `desktop.action(toolUse.input)` runs what a model asked for as it is.
  */
-import type { Transport } from '../transport.ts';
+import type { CallOptions } from '../call-options.ts';
+import { sleep, type Transport } from '../transport.ts';
 import type { Sessions, SessionCreateOptions } from './sessions.ts';
+import { lifetimeField } from './vms.ts';
 
 /** The actions of Anthropic's computer-use tool, as the desktop service takes them. */
 export const COMPUTER_ACTIONS = [
@@ -113,7 +115,7 @@ export interface DesktopCreateOptions extends Omit<SessionCreateOptions, 'templa
   screenHeight?: number;
 }
 
-export interface ScreenshotOptions {
+export interface ScreenshotOptions extends CallOptions {
   /** 0.05 to 1: shrink the image by this factor. */
   scale?: number;
   /** Fit into this width and/or height (aspect kept when only one is given). */
@@ -136,10 +138,11 @@ export class ComputerUse {
         prewarm: session.prewarm ?? true,
         ...(screenWidth !== undefined ? { screen_width: screenWidth } : {}),
         ...(screenHeight !== undefined ? { screen_height: screenHeight } : {}),
-        ...(session.vmLifetimeSeconds !== undefined ? { vm_lifetime_seconds: session.vmLifetimeSeconds } : {}),
+        ...lifetimeField(session),
         ...(session.metadata ? { metadata: session.metadata } : {}),
         ...(session.env ? { env: session.env } : {}),
       },
+      signal: session.signal,
     });
     return new Desktop(this, info.session_id);
   }
@@ -159,94 +162,111 @@ export class ComputerUse {
   }
 
   /** Any request to the in-VM computer-use API (JSON answer). */
-  async request<T = unknown>(sessionId: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', rest: string, json?: unknown): Promise<T> {
+  async request<T = unknown>(
+    sessionId: string,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    rest: string,
+    json?: unknown,
+    options: CallOptions = {},
+  ): Promise<T> {
     return (await this.transport.request(method, this.path(sessionId, rest), {
       kind: 'session',
       ...(json !== undefined ? { json } : {}),
       idempotent: method === 'GET',
+      signal: options.signal,
     })) as T;
   }
 
   /** Runs one action as Anthropic's computer-use tool describes it. */
-  action(sessionId: string, input: ComputerAction): Promise<ComputerActionResult> {
-    return this.request(sessionId, 'POST', 'action', input);
+  action(sessionId: string, input: ComputerAction, options: CallOptions = {}): Promise<ComputerActionResult> {
+    return this.request(sessionId, 'POST', 'action', input, options);
   }
 
   /** The screen as PNG bytes. */
   async screenshot(sessionId: string, options: ScreenshotOptions = {}): Promise<Uint8Array> {
-    return (await this.transport.request('GET', this.path(sessionId, 'screenshot'), { kind: 'session', query: { ...options } }, 'bytes')) as Uint8Array;
+    const { signal, ...query } = options;
+    return (await this.transport.request('GET', this.path(sessionId, 'screenshot'), { kind: 'session', query, signal }, 'bytes')) as Uint8Array;
   }
 
-  async viewerUrl(sessionId: string, options: { viewOnly?: boolean } = {}): Promise<ViewerUrl> {
+  async viewerUrl(sessionId: string, options: { viewOnly?: boolean } & CallOptions = {}): Promise<ViewerUrl> {
     return this.transport.call('/v1/computeruse/{session_id}/viewer-url', 'get', {
       params: { session_id: sessionId },
       query: { view_only: options.viewOnly ?? false },
       kind: 'session',
+      signal: options.signal,
     });
   }
 
   /** Saved recordings of the session, newest first. */
-  async recordings(sessionId: string): Promise<SavedRecording[]> {
-    return (await this.transport.call('/v1/sessions/{session_id}/recordings', 'get', { params: { session_id: sessionId }, kind: 'session' }))
-      .recordings as SavedRecording[];
+  async recordings(sessionId: string, options: CallOptions = {}): Promise<SavedRecording[]> {
+    return (
+      await this.transport.call('/v1/sessions/{session_id}/recordings', 'get', { params: { session_id: sessionId }, kind: 'session', signal: options.signal })
+    ).recordings as SavedRecording[];
   }
 
-  async recording(sessionId: string, recordingId: string): Promise<SavedRecording> {
+  async recording(sessionId: string, recordingId: string, options: CallOptions = {}): Promise<SavedRecording> {
     return (await this.transport.call('/v1/sessions/{session_id}/recordings/{recording_id}', 'get', {
       params: { session_id: sessionId, recording_id: recordingId },
       kind: 'session',
+      signal: options.signal,
     })) as SavedRecording;
   }
 
   /** A saved recording's MP4 bytes. */
-  async downloadRecording(sessionId: string, recordingId: string): Promise<Uint8Array> {
+  async downloadRecording(sessionId: string, recordingId: string, options: CallOptions = {}): Promise<Uint8Array> {
     const path = `/v1/sessions/${encodeURIComponent(sessionId)}/recordings/${encodeURIComponent(recordingId)}/download`;
-    return (await this.transport.request('GET', path, { kind: 'session', headers: { accept: 'video/mp4' } }, 'bytes')) as Uint8Array;
+    return (await this.transport.request('GET', path, { kind: 'session', headers: { accept: 'video/mp4' }, signal: options.signal }, 'bytes')) as Uint8Array;
   }
 
-  async deleteRecording(sessionId: string, recordingId: string): Promise<SavedRecording> {
+  async deleteRecording(sessionId: string, recordingId: string, options: CallOptions = {}): Promise<SavedRecording> {
     return (await this.transport.call('/v1/sessions/{session_id}/recordings/{recording_id}', 'delete', {
       params: { session_id: sessionId, recording_id: recordingId },
       kind: 'session',
+      signal: options.signal,
     })) as SavedRecording;
   }
 
   /**
    * Waits until a stopped recording is saved (or failed), polling every `intervalMs` (default 500) for at most
-   * `timeoutMs` (default 120000).
+   * `timeoutMs` (default 120000). Aborting `signal` stops the polling and rejects with its reason.
    */
-  async waitForRecording(sessionId: string, recordingId: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<SavedRecording> {
+  async waitForRecording(
+    sessionId: string,
+    recordingId: string,
+    options: { timeoutMs?: number; intervalMs?: number } & CallOptions = {},
+  ): Promise<SavedRecording> {
+    const { signal } = options;
     const deadline = Date.now() + (options.timeoutMs ?? 120_000);
     for (;;) {
-      const saved = await this.recordings(sessionId).then((all) => all.find((r) => r.recording_id === recordingId));
+      const saved = await this.recordings(sessionId, { signal }).then((all) => all.find((r) => r.recording_id === recordingId));
       if (saved && saved.status !== 'saving') return saved;
       if (Date.now() > deadline) throw new Error(`recording ${recordingId} was not saved within ${options.timeoutMs ?? 120_000} ms`);
-      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 500));
+      await sleep(options.intervalMs ?? 500, signal);
     }
   }
 }
 
-/** One desktop session's actions, bound to its id. */
+/** One desktop session's actions, bound to its id. Each method takes `{ signal }` last (see `CallOptions`). */
 export class Desktop {
   constructor(
     private readonly computerUse: ComputerUse,
     readonly sessionId: string,
   ) {}
 
-  action(input: ComputerAction): Promise<ComputerActionResult> {
-    return this.computerUse.action(this.sessionId, input);
+  action(input: ComputerAction, options: CallOptions = {}): Promise<ComputerActionResult> {
+    return this.computerUse.action(this.sessionId, input, options);
   }
 
   screenshot(options: ScreenshotOptions = {}): Promise<Uint8Array> {
     return this.computerUse.screenshot(this.sessionId, options);
   }
 
-  moveMouse(x: number, y: number) {
-    return this.action({ action: 'mouse_move', coordinate: [x, y] });
+  moveMouse(x: number, y: number, options: CallOptions = {}) {
+    return this.action({ action: 'mouse_move', coordinate: [x, y] }, options);
   }
 
   /** A click at (x, y) (or where the pointer is): left by default, `count` 2 or 3 for double and triple clicks. */
-  click(x?: number, y?: number, options: { button?: 'left' | 'right' | 'middle'; count?: 1 | 2 | 3; modifiers?: string } = {}) {
+  click(x?: number, y?: number, options: { button?: 'left' | 'right' | 'middle'; count?: 1 | 2 | 3; modifiers?: string } & CallOptions = {}) {
     const count = options.count ?? 1;
     const action =
       options.button === 'right'
@@ -258,85 +278,94 @@ export class Desktop {
             : count === 2
               ? 'double_click'
               : 'left_click';
-    return this.action({
-      action,
-      ...(x !== undefined && y !== undefined ? { coordinate: [x, y] } : {}),
-      ...(options.modifiers ? { text: options.modifiers } : {}),
-    });
+    return this.action(
+      {
+        action,
+        ...(x !== undefined && y !== undefined ? { coordinate: [x, y] } : {}),
+        ...(options.modifiers ? { text: options.modifiers } : {}),
+      },
+      options,
+    );
   }
 
-  drag(from: [number, number], to: [number, number]) {
-    return this.action({ action: 'left_click_drag', start_coordinate: from, coordinate: to });
+  drag(from: [number, number], to: [number, number], options: CallOptions = {}) {
+    return this.action({ action: 'left_click_drag', start_coordinate: from, coordinate: to }, options);
   }
 
-  mouseDown(x?: number, y?: number) {
-    return this.action({ action: 'left_mouse_down', ...(x !== undefined && y !== undefined ? { coordinate: [x, y] } : {}) });
+  mouseDown(x?: number, y?: number, options: CallOptions = {}) {
+    return this.action({ action: 'left_mouse_down', ...(x !== undefined && y !== undefined ? { coordinate: [x, y] } : {}) }, options);
   }
 
-  mouseUp(x?: number, y?: number) {
-    return this.action({ action: 'left_mouse_up', ...(x !== undefined && y !== undefined ? { coordinate: [x, y] } : {}) });
+  mouseUp(x?: number, y?: number, options: CallOptions = {}) {
+    return this.action({ action: 'left_mouse_up', ...(x !== undefined && y !== undefined ? { coordinate: [x, y] } : {}) }, options);
   }
 
-  scroll(direction: 'up' | 'down' | 'left' | 'right', amount = 3, at?: [number, number]) {
-    return this.action({ action: 'scroll', scroll_direction: direction, scroll_amount: amount, ...(at ? { coordinate: at } : {}) });
+  scroll(direction: 'up' | 'down' | 'left' | 'right', amount = 3, at?: [number, number], options: CallOptions = {}) {
+    return this.action({ action: 'scroll', scroll_direction: direction, scroll_amount: amount, ...(at ? { coordinate: at } : {}) }, options);
   }
 
   /** Types text as key presses (`\n` presses Return). */
-  type(text: string) {
-    return this.action({ action: 'type', text });
+  type(text: string, options: CallOptions = {}) {
+    return this.action({ action: 'type', text }, options);
   }
 
   /** Presses keys: X keysym names, combinations like `ctrl+s`, several separated by spaces. */
-  key(keys: string) {
-    return this.action({ action: 'key', text: keys });
+  key(keys: string, options: CallOptions = {}) {
+    return this.action({ action: 'key', text: keys }, options);
   }
 
-  holdKey(keys: string, seconds: number) {
-    return this.action({ action: 'hold_key', text: keys, duration: seconds });
+  holdKey(keys: string, seconds: number, options: CallOptions = {}) {
+    return this.action({ action: 'hold_key', text: keys, duration: seconds }, options);
   }
 
-  async cursorPosition(): Promise<{ x: number; y: number }> {
-    return (await this.action({ action: 'cursor_position' })).cursor!;
+  async cursorPosition(options: CallOptions = {}): Promise<{ x: number; y: number }> {
+    return (await this.action({ action: 'cursor_position' }, options)).cursor!;
   }
 
-  wait(seconds: number) {
-    return this.action({ action: 'wait', duration: seconds });
+  wait(seconds: number, options: CallOptions = {}) {
+    return this.action({ action: 'wait', duration: seconds }, options);
   }
 
-  display(): Promise<{ width: number; height: number }> {
-    return this.computerUse.request(this.sessionId, 'GET', 'display');
+  display(options: CallOptions = {}): Promise<{ width: number; height: number }> {
+    return this.computerUse.request(this.sessionId, 'GET', 'display', undefined, options);
   }
 
-  resize(width: number, height: number): Promise<{ width: number; height: number }> {
-    return this.computerUse.request(this.sessionId, 'PUT', 'display', { width, height });
+  resize(width: number, height: number, options: CallOptions = {}): Promise<{ width: number; height: number }> {
+    return this.computerUse.request(this.sessionId, 'PUT', 'display', { width, height }, options);
   }
 
-  async windows(): Promise<DesktopWindow[]> {
-    return (await this.computerUse.request<{ windows: DesktopWindow[] }>(this.sessionId, 'GET', 'windows')).windows;
+  async windows(options: CallOptions = {}): Promise<DesktopWindow[]> {
+    return (await this.computerUse.request<{ windows: DesktopWindow[] }>(this.sessionId, 'GET', 'windows', undefined, options)).windows;
   }
 
-  viewerUrl(options: { viewOnly?: boolean } = {}): Promise<ViewerUrl> {
+  viewerUrl(options: { viewOnly?: boolean } & CallOptions = {}): Promise<ViewerUrl> {
     return this.computerUse.viewerUrl(this.sessionId, options);
   }
 
-  startRecording(options: { framerate?: number } = {}): Promise<VmRecording> {
-    return this.computerUse.request(this.sessionId, 'POST', 'recording/start', options.framerate !== undefined ? { framerate: options.framerate } : {});
+  startRecording(options: { framerate?: number } & CallOptions = {}): Promise<VmRecording> {
+    return this.computerUse.request(
+      this.sessionId,
+      'POST',
+      'recording/start',
+      options.framerate !== undefined ? { framerate: options.framerate } : {},
+      options,
+    );
   }
 
   /** Stops the recording; the server then saves it (see `recordings()`, `waitForRecording()`). */
-  stopRecording(): Promise<VmRecording> {
-    return this.computerUse.request(this.sessionId, 'POST', 'recording/stop');
+  stopRecording(options: CallOptions = {}): Promise<VmRecording> {
+    return this.computerUse.request(this.sessionId, 'POST', 'recording/stop', undefined, options);
   }
 
-  recordings(): Promise<SavedRecording[]> {
-    return this.computerUse.recordings(this.sessionId);
+  recordings(options: CallOptions = {}): Promise<SavedRecording[]> {
+    return this.computerUse.recordings(this.sessionId, options);
   }
 
-  waitForRecording(recordingId: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<SavedRecording> {
+  waitForRecording(recordingId: string, options: { timeoutMs?: number; intervalMs?: number } & CallOptions = {}): Promise<SavedRecording> {
     return this.computerUse.waitForRecording(this.sessionId, recordingId, options);
   }
 
-  downloadRecording(recordingId: string): Promise<Uint8Array> {
-    return this.computerUse.downloadRecording(this.sessionId, recordingId);
+  downloadRecording(recordingId: string, options: CallOptions = {}): Promise<Uint8Array> {
+    return this.computerUse.downloadRecording(this.sessionId, recordingId, options);
   }
 }

@@ -1,5 +1,6 @@
 /** Custom domains: serve a share (or a port of a session) at your own domain, proven by a DNS TXT record. */
 import type { CustomDomain } from '../api-types.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 
 /** A share to serve (`shareId`), or a session's port (`sessionId` + `port`, served to you only). */
@@ -14,7 +15,7 @@ export class CustomDomains {
    * Claims a domain. The answer's `verification` is the TXT record to create (`_sandboxd-challenge.<domain>`);
    * then call `verify`, or let the server's background check find it.
    */
-  create(options: CustomDomainCreateOptions): Promise<CustomDomain> {
+  create(options: CustomDomainCreateOptions & CallOptions): Promise<CustomDomain> {
     return this.transport.call('/v1/custom-domains', 'post', {
       json: {
         domain: options.domain,
@@ -23,25 +24,26 @@ export class CustomDomains {
         ...(options.port !== undefined ? { port: options.port } : {}),
         dns_provider: options.dnsProvider ?? 'manual',
       },
+      signal: options.signal,
     });
   }
 
   /** Your custom domains, newest first. */
-  async list(): Promise<CustomDomain[]> {
-    return (await this.transport.call('/v1/custom-domains', 'get')).custom_domains;
+  async list(options: CallOptions = {}): Promise<CustomDomain[]> {
+    return (await this.transport.call('/v1/custom-domains', 'get', { signal: options.signal })).custom_domains;
   }
 
-  get(domainId: string): Promise<CustomDomain> {
-    return this.transport.call('/v1/custom-domains/{domain_id}', 'get', { params: { domain_id: domainId } });
+  get(domainId: string, options: CallOptions = {}): Promise<CustomDomain> {
+    return this.transport.call('/v1/custom-domains/{domain_id}', 'get', { params: { domain_id: domainId }, signal: options.signal });
   }
 
   /** Checks the TXT record now: the answer is `verified`, or still `pending` with what was wrong in `last_error`. */
-  verify(domainId: string): Promise<CustomDomain> {
-    return this.transport.call('/v1/custom-domains/{domain_id}/verify', 'post', { params: { domain_id: domainId } });
+  verify(domainId: string, options: CallOptions = {}): Promise<CustomDomain> {
+    return this.transport.call('/v1/custom-domains/{domain_id}/verify', 'post', { params: { domain_id: domainId }, signal: options.signal });
   }
 
   /** Deletes the claim; a verified domain stops being served at once. Answers the claim as it was. */
-  delete(domainId: string): Promise<CustomDomain> {
-    return this.transport.call('/v1/custom-domains/{domain_id}', 'delete', { params: { domain_id: domainId } });
+  delete(domainId: string, options: CallOptions = {}): Promise<CustomDomain> {
+    return this.transport.call('/v1/custom-domains/{domain_id}', 'delete', { params: { domain_id: domainId }, signal: options.signal });
   }
 }

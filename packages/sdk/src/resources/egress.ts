@@ -3,6 +3,7 @@
  * `target` of `get`/`set` is a VM id (`vm-…`) or a session id.
  */
 import type { EgressLogList, EgressPolicy, EgressPolicyInput } from '../api-types.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 import { cursorPages, type PagedList } from '../pagination.ts';
 
@@ -35,7 +36,7 @@ export function egressPolicyBody(policy: EgressPolicyOptions): EgressPolicyInput
   } as EgressPolicyInput;
 }
 
-export interface EgressLogOptions {
+export interface EgressLogOptions extends CallOptions {
   verdict?: 'allowed' | 'refused';
   /** ISO date-times, inclusive. */
   since?: string;
@@ -55,32 +56,36 @@ export class Egress {
   constructor(private readonly transport: Transport) {}
 
   /** A VM's policy (its own, its session's, or the default: `source`). */
-  getVm(vmId: string): Promise<EgressPolicy> {
-    return this.transport.call('/v1/vms/{vm_id}/egress', 'get', { params: { vm_id: vmId } });
+  getVm(vmId: string, options: CallOptions = {}): Promise<EgressPolicy> {
+    return this.transport.call('/v1/vms/{vm_id}/egress', 'get', { params: { vm_id: vmId }, signal: options.signal });
   }
 
   /** Replaces a VM's policy; the running VM follows it within a second. */
-  setVm(vmId: string, policy: EgressPolicyOptions): Promise<EgressPolicy> {
-    return this.transport.call('/v1/vms/{vm_id}/egress', 'put', { params: { vm_id: vmId }, json: egressPolicyBody(policy) });
+  setVm(vmId: string, policy: EgressPolicyOptions, options: CallOptions = {}): Promise<EgressPolicy> {
+    return this.transport.call('/v1/vms/{vm_id}/egress', 'put', { params: { vm_id: vmId }, json: egressPolicyBody(policy), signal: options.signal });
   }
 
-  getSession(sessionId: string): Promise<EgressPolicy> {
-    return this.transport.call('/v1/sessions/{session_id}/egress', 'get', { params: { session_id: sessionId } });
+  getSession(sessionId: string, options: CallOptions = {}): Promise<EgressPolicy> {
+    return this.transport.call('/v1/sessions/{session_id}/egress', 'get', { params: { session_id: sessionId }, signal: options.signal });
   }
 
   /** Replaces a session's policy: its running VM follows it (`updated_vm_ids`), its next VMs start with it. */
-  setSession(sessionId: string, policy: EgressPolicyOptions): Promise<EgressPolicy> {
-    return this.transport.call('/v1/sessions/{session_id}/egress', 'put', { params: { session_id: sessionId }, json: egressPolicyBody(policy) });
+  setSession(sessionId: string, policy: EgressPolicyOptions, options: CallOptions = {}): Promise<EgressPolicy> {
+    return this.transport.call('/v1/sessions/{session_id}/egress', 'put', {
+      params: { session_id: sessionId },
+      json: egressPolicyBody(policy),
+      signal: options.signal,
+    });
   }
 
   /** The policy of a VM or a session, by id. */
-  get(target: string): Promise<EgressPolicy> {
-    return isVmId(target) ? this.getVm(target) : this.getSession(target);
+  get(target: string, options: CallOptions = {}): Promise<EgressPolicy> {
+    return isVmId(target) ? this.getVm(target, options) : this.getSession(target, options);
   }
 
   /** Replaces the policy of a VM or a session, by id. */
-  set(target: string, policy: EgressPolicyOptions): Promise<EgressPolicy> {
-    return isVmId(target) ? this.setVm(target, policy) : this.setSession(target, policy);
+  set(target: string, policy: EgressPolicyOptions, options: CallOptions = {}): Promise<EgressPolicy> {
+    return isVmId(target) ? this.setVm(target, policy, options) : this.setSession(target, policy, options);
   }
 
   /**
@@ -101,6 +106,7 @@ export class Egress {
             limit: options.limit,
             cursor,
           },
+          signal: options.signal,
         }),
       (page) => page.items,
     );

@@ -106,12 +106,12 @@ export class AsyncExecution {
   ) {}
 
   /** Stops the run (see `Executions.cancel`) and answers its final record. */
-  cancel(): Promise<ExecutionRecord> {
-    return this.executions.cancel(this.id);
+  cancel(options: { signal?: AbortSignal } = {}): Promise<ExecutionRecord> {
+    return this.executions.cancel(this.id, options);
   }
 
-  get(): Promise<ExecutionRecord> {
-    return this.executions.get(this.id);
+  get(options: { signal?: AbortSignal } = {}): Promise<ExecutionRecord> {
+    return this.executions.get(this.id, options);
   }
 
   /** Polls once a second (by default) until the run is complete. */

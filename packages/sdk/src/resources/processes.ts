@@ -123,13 +123,16 @@ export class Processes {
    */
   async run(sessionId: string, command: string | null, options: ProcessRunOptions = {}): Promise<ProcessRunResult> {
     const { signal, ...rest } = options;
-    // The stream is not tied to the caller's signal: an abort kills the process, whose end then closes it.
-    const response = (await this.transport.request(
+    signal?.throwIfAborted();
+    // The stream is not tied to the caller's signal: an abort kills the process, whose end then closes it. Only the
+    // wait for the answer is: an abort before it rejects at once (and the process it then names is killed).
+    const responding = this.transport.request(
       'POST',
       `/v1/sessions/${encodeURIComponent(sessionId)}/processes`,
       { json: this.body(command, rest), headers: { accept: NDJSON }, kind: 'session', idempotent: false, timeout: 2 ** 31 - 1 },
       'stream',
-    )) as Response;
+    ) as Promise<Response>;
+    const response = signal ? await this.untilAnswered(sessionId, responding, signal) : await responding;
     let processId: string | undefined;
     let ended: ProcessInfo | undefined;
     const stdout: string[] = [];
@@ -178,6 +181,39 @@ export class Processes {
     const process = ended ?? (processId ? await this.get(sessionId, processId) : undefined);
     if (!process) throw new Error('the process stream ended before the process started');
     return { process, exitCode: process.exit_code, stdout: stdout.join(''), stderr: stderr.join('') };
+  }
+
+  /** `responding`, or the signal's reason as soon as it aborts, in which case the process the answer starts is killed. */
+  private untilAnswered(sessionId: string, responding: Promise<Response>, signal: AbortSignal): Promise<Response> {
+    return new Promise<Response>((resolve, reject) => {
+      let answered = false;
+      const onAbort = () => {
+        // Once answered, `run` reads the answer and handles the abort itself.
+        if (answered) return;
+        reject(signal.reason);
+        responding.then((response) => this.killStarted(sessionId, response)).catch(() => undefined);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      responding
+        .then((response) => {
+          answered = true;
+          resolve(response);
+        }, reject)
+        .finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  /** Reads a run's answer up to its `start` event and kills the process it names (its caller gave up waiting). */
+  private async killStarted(sessionId: string, response: Response): Promise<void> {
+    let processId: string | undefined;
+    // Leaving the loop closes the answer.
+    for await (const event of ndjsonEvents<ProcessEvent>(response)) {
+      if (event.type === 'start' && event.process) {
+        processId = event.process.process_id;
+        break;
+      }
+    }
+    if (processId) await this.kill(sessionId, processId);
   }
 
   /** The session's running processes, and those that ended in the last 10 minutes. */

@@ -1,12 +1,13 @@
 /** Sessions: create one (a Session object), or act on one by id. */
 import type { AppUrl, KillResult, SessionDetails, SessionStatus, SessionUsage } from '../api-types.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 import type { SessionContext } from '../session.ts';
 import { Session } from '../session.ts';
 import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
 import { lifecycleHooksBody, lifetimeField, type LifecycleHooksOptions } from './vms.ts';
 
-export interface SessionCreateOptions {
+export interface SessionCreateOptions extends CallOptions {
   /** vCPUs: 1, 2 (default), 4, 6 or 8. */
   vcpuCount?: 1 | 2 | 4 | 6 | 8;
   /** Guest memory, 128 to 8192 MiB (default: the server's, 512). */
@@ -54,6 +55,7 @@ export class Sessions {
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
         ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),
       },
+      signal: options.signal,
     });
     return new Session(this.context, info.session_id, info);
   }
@@ -63,26 +65,31 @@ export class Sessions {
     return new Session(this.context, sessionId);
   }
 
-  async status(sessionId: string): Promise<SessionStatus> {
-    return this.transport.call('/v1/sessions/status/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session' });
+  async status(sessionId: string, options: CallOptions = {}): Promise<SessionStatus> {
+    return this.transport.call('/v1/sessions/status/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session', signal: options.signal });
   }
 
   /** Settings, metadata, env names and the current VM. */
-  async info(sessionId: string): Promise<SessionDetails> {
-    return this.transport.call('/v1/sessions/session/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session' });
+  async info(sessionId: string, options: CallOptions = {}): Promise<SessionDetails> {
+    return this.transport.call('/v1/sessions/session/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session', signal: options.signal });
   }
 
-  async usage(sessionId: string): Promise<SessionUsage> {
-    return this.transport.call('/v1/sessions/usage/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session' });
+  async usage(sessionId: string, options: CallOptions = {}): Promise<SessionUsage> {
+    return this.transport.call('/v1/sessions/usage/{session_id}', 'get', { params: { session_id: sessionId }, kind: 'session', signal: options.signal });
   }
 
   /** Kills the session's VM: 404 (SessionError) when there is none, 403 (AuthenticationError) for someone else's session. */
-  async kill(sessionId: string): Promise<KillResult> {
-    return this.transport.call('/kill', 'post', { json: { session_id: sessionId }, kind: 'kill' });
+  async kill(sessionId: string, options: CallOptions = {}): Promise<KillResult> {
+    return this.transport.call('/kill', 'post', { json: { session_id: sessionId }, kind: 'kill', signal: options.signal });
   }
 
   /** Public URL of a port inside the VM. */
-  async appUrl(sessionId: string, port = 80): Promise<AppUrl> {
-    return this.transport.call('/v1/sessions/app-url/{session_id}', 'get', { params: { session_id: sessionId }, query: { port }, kind: 'session' });
+  async appUrl(sessionId: string, port = 80, options: CallOptions = {}): Promise<AppUrl> {
+    return this.transport.call('/v1/sessions/app-url/{session_id}', 'get', {
+      params: { session_id: sessionId },
+      query: { port },
+      kind: 'session',
+      signal: options.signal,
+    });
   }
 }

@@ -1,9 +1,10 @@
 /** Shares: open a port of a session to others (public, or through signed expiring links). */
 import type { Share } from '../api-types.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 import { wholeSeconds } from '../durations.ts';
 
-export interface ShareCreateOptions {
+export interface ShareCreateOptions extends CallOptions {
   sessionId: string;
   /** The port in the VM, 1 to 65535. */
   port: number;
@@ -33,21 +34,22 @@ export class Shares {
         is_public: options.isPublic ?? false,
         ...expiryField(options),
       },
+      signal: options.signal,
     });
   }
 
   /** Your shares, newest first; `sessionId` narrows to one session. */
-  async list(options: { sessionId?: string } = {}): Promise<Share[]> {
-    return (await this.transport.call('/v1/shares', 'get', { query: { session_id: options.sessionId } })).shares;
+  async list(options: { sessionId?: string } & CallOptions = {}): Promise<Share[]> {
+    return (await this.transport.call('/v1/shares', 'get', { query: { session_id: options.sessionId }, signal: options.signal })).shares;
   }
 
   /** A share (private ones with a fresh signed link). */
-  get(shareId: string): Promise<Share> {
-    return this.transport.call('/v1/shares/{share_id}', 'get', { params: { share_id: shareId } });
+  get(shareId: string, options: CallOptions = {}): Promise<Share> {
+    return this.transport.call('/v1/shares/{share_id}', 'get', { params: { share_id: shareId }, signal: options.signal });
   }
 
   /** Revokes a share at once: its links and cookies stop working. */
-  delete(shareId: string): Promise<Share> {
-    return this.transport.call('/v1/shares/{share_id}', 'delete', { params: { share_id: shareId } });
+  delete(shareId: string, options: CallOptions = {}): Promise<Share> {
+    return this.transport.call('/v1/shares/{share_id}', 'delete', { params: { share_id: shareId }, signal: options.signal });
   }
 }

@@ -1,10 +1,11 @@
 /** Templates: VMs' root images built from OCI images (a build runs on the server; follow it, then start VMs by name). */
 import type { TemplateLog, TemplateRecord } from '../api-types.ts';
 import { SandboxdError, TemplateBuildFailedError } from '../errors.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 import { offsetPages, type PagedList } from '../pagination.ts';
 
-export interface TemplateCreateOptions {
+export interface TemplateCreateOptions extends CallOptions {
   /** Unique among your templates and snapshots; VMs start from it with `template: name`. */
   name: string;
   /** `[registry/]repository[:tag][@digest]`, e.g. `registry.example.com/team/python:3.12`. */
@@ -54,6 +55,7 @@ export class Templates {
         ...(options.vcpuCount !== undefined ? { vcpu_count: options.vcpuCount } : {}),
         ...(options.memoryMb !== undefined ? { memory_mb: options.memoryMb } : {}),
       },
+      signal: options.signal,
     });
   }
 
@@ -62,8 +64,8 @@ export class Templates {
     return offsetPages(options, (query) => this.transport.call('/v1/templates', 'get', { query, signal: options.signal }));
   }
 
-  get(templateId: string): Promise<TemplateRecord> {
-    return this.transport.call('/v1/templates/{template_id}', 'get', { params: { template_id: templateId } });
+  get(templateId: string, options: CallOptions = {}): Promise<TemplateRecord> {
+    return this.transport.call('/v1/templates/{template_id}', 'get', { params: { template_id: templateId }, signal: options.signal });
   }
 
   /**
@@ -79,8 +81,8 @@ export class Templates {
   }
 
   /** Deletes the template (a build under way is cancelled); a SandboxdError with status 409 while a VM or a snapshot builds on it. */
-  async delete(templateId: string): Promise<void> {
-    await this.transport.call('/v1/templates/{template_id}', 'delete', { params: { template_id: templateId } });
+  async delete(templateId: string, options: CallOptions = {}): Promise<void> {
+    await this.transport.call('/v1/templates/{template_id}', 'delete', { params: { template_id: templateId }, signal: options.signal });
   }
 
   /**
@@ -104,7 +106,7 @@ export class Templates {
       after = page.next_after;
       // A page that is full may have more behind it; the status came with the log complete.
       if (page.status !== 'building' && page.lines.length < PAGE_LINES) {
-        const template = await this.get(templateId);
+        const template = await this.get(templateId, { signal: options.signal });
         if (template.status === 'failed') {
           throw new TemplateBuildFailedError(`template ${template.name} failed to build: ${template.error ?? 'no reason recorded'}`, {
             templateId,

@@ -5,12 +5,13 @@
  */
 import type { PtySession, PtySessionState } from '../api-types.ts';
 import { NetworkError } from '../errors.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 
 /** Whose terminals: a session's (its current VM; creating starts one if needed) or a VM's. */
 export type TerminalOwner = { sessionId: string; vmId?: never } | { vmId: string; sessionId?: never };
 
-export interface TerminalCreateOptions {
+export interface TerminalCreateOptions extends CallOptions {
   /** Default 80. */
   cols?: number;
   /** Default 24. */
@@ -47,6 +48,8 @@ export interface TerminalAttachOptions {
   onData?: (data: Uint8Array) => void;
   /** Default: `globalThis.WebSocket`. */
   WebSocket?: WebSocketConstructor;
+  /** Aborting it before the WebSocket is open closes it and rejects with the signal's reason (an open connection: `close()`). */
+  signal?: AbortSignal | undefined;
 }
 
 const OPEN = 1;
@@ -122,60 +125,84 @@ export class Terminals {
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       ...(options.scrollbackBytes !== undefined ? { scrollback_bytes: options.scrollbackBytes } : {}),
     };
+    const { signal } = options;
     return owner.sessionId !== undefined
-      ? this.transport.call('/v1/sessions/{session_id}/pty/sessions', 'post', { params: { session_id: owner.sessionId }, json })
-      : this.transport.call('/v1/vms/{vm_id}/pty/sessions', 'post', { params: { vm_id: owner.vmId }, json });
+      ? this.transport.call('/v1/sessions/{session_id}/pty/sessions', 'post', { params: { session_id: owner.sessionId }, json, signal })
+      : this.transport.call('/v1/vms/{vm_id}/pty/sessions', 'post', { params: { vm_id: owner.vmId }, json, signal });
   }
 
-  async list(owner: TerminalOwner): Promise<PtySessionState[]> {
+  async list(owner: TerminalOwner, options: CallOptions = {}): Promise<PtySessionState[]> {
+    const { signal } = options;
     const answer =
       owner.sessionId !== undefined
-        ? await this.transport.call('/v1/sessions/{session_id}/pty/sessions', 'get', { params: { session_id: owner.sessionId } })
-        : await this.transport.call('/v1/vms/{vm_id}/pty/sessions', 'get', { params: { vm_id: owner.vmId } });
+        ? await this.transport.call('/v1/sessions/{session_id}/pty/sessions', 'get', { params: { session_id: owner.sessionId }, signal })
+        : await this.transport.call('/v1/vms/{vm_id}/pty/sessions', 'get', { params: { vm_id: owner.vmId }, signal });
     return answer.sessions;
   }
 
   /** A terminal's record, with a fresh connect token. */
-  get(owner: TerminalOwner, ptyId: string): Promise<PtySession> {
+  get(owner: TerminalOwner, ptyId: string, options: CallOptions = {}): Promise<PtySession> {
+    const { signal } = options;
     return owner.sessionId !== undefined
-      ? this.transport.call('/v1/sessions/{session_id}/pty/sessions/{pty_id}', 'get', { params: { session_id: owner.sessionId, pty_id: ptyId } })
-      : this.transport.call('/v1/vms/{vm_id}/pty/sessions/{pty_id}', 'get', { params: { vm_id: owner.vmId, pty_id: ptyId } });
+      ? this.transport.call('/v1/sessions/{session_id}/pty/sessions/{pty_id}', 'get', { params: { session_id: owner.sessionId, pty_id: ptyId }, signal })
+      : this.transport.call('/v1/vms/{vm_id}/pty/sessions/{pty_id}', 'get', { params: { vm_id: owner.vmId, pty_id: ptyId }, signal });
   }
 
-  resize(owner: TerminalOwner, ptyId: string, cols: number, rows: number): Promise<PtySessionState> {
+  resize(owner: TerminalOwner, ptyId: string, cols: number, rows: number, options: CallOptions = {}): Promise<PtySessionState> {
     const json = { cols, rows };
+    const { signal } = options;
     return owner.sessionId !== undefined
-      ? this.transport.call('/v1/sessions/{session_id}/pty/sessions/{pty_id}/resize', 'post', { params: { session_id: owner.sessionId, pty_id: ptyId }, json })
-      : this.transport.call('/v1/vms/{vm_id}/pty/sessions/{pty_id}/resize', 'post', { params: { vm_id: owner.vmId, pty_id: ptyId }, json });
+      ? this.transport.call('/v1/sessions/{session_id}/pty/sessions/{pty_id}/resize', 'post', {
+          params: { session_id: owner.sessionId, pty_id: ptyId },
+          json,
+          signal,
+        })
+      : this.transport.call('/v1/vms/{vm_id}/pty/sessions/{pty_id}/resize', 'post', { params: { vm_id: owner.vmId, pty_id: ptyId }, json, signal });
   }
 
   /** Hangs the terminal up (SIGHUP, then SIGKILL) and forgets it; answers its final state. */
-  delete(owner: TerminalOwner, ptyId: string): Promise<PtySessionState> {
+  delete(owner: TerminalOwner, ptyId: string, options: CallOptions = {}): Promise<PtySessionState> {
+    const { signal } = options;
     return owner.sessionId !== undefined
-      ? this.transport.call('/v1/sessions/{session_id}/pty/sessions/{pty_id}', 'delete', { params: { session_id: owner.sessionId, pty_id: ptyId } })
-      : this.transport.call('/v1/vms/{vm_id}/pty/sessions/{pty_id}', 'delete', { params: { vm_id: owner.vmId, pty_id: ptyId } });
+      ? this.transport.call('/v1/sessions/{session_id}/pty/sessions/{pty_id}', 'delete', { params: { session_id: owner.sessionId, pty_id: ptyId }, signal })
+      : this.transport.call('/v1/vms/{vm_id}/pty/sessions/{pty_id}', 'delete', { params: { vm_id: owner.vmId, pty_id: ptyId }, signal });
   }
 
   /** Attaches over a WebSocket: output to `onData` (scrollback first), input and resizes through the connection. */
   async attach(owner: TerminalOwner, ptyId: string, options: TerminalAttachOptions = {}): Promise<TerminalConnection> {
     const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (!Socket) throw new TypeError('no WebSocket: use Node.js 22+ or a browser, or pass options.WebSocket (e.g. the ws package)');
-    const record = await this.get(owner, ptyId);
+    const { signal } = options;
+    const record = await this.get(owner, ptyId, { signal });
+    signal?.throwIfAborted();
     const url = `${record.websocket_url}?token=${encodeURIComponent(record.connect_token)}`;
     const socket = new Socket(url);
     socket.binaryType = 'arraybuffer';
     const connection = new TerminalConnection(socket, options.onData ?? (() => undefined));
-    await new Promise<void>((resolve, reject) => {
-      socket.addEventListener('open', () => resolve());
-      socket.addEventListener('close', (event) =>
-        reject(
-          new NetworkError(
-            `could not attach to terminal ${ptyId}: the WebSocket closed (${event.code ?? 'no code'}${event.reason ? `: ${event.reason}` : ''})`,
-            { operation: 'terminals.attach' },
+    let onAbort: (() => void) | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        onAbort = () => {
+          reject(signal?.reason);
+          socket.close(1000);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        socket.addEventListener('open', () => resolve());
+        // A failed or aborted handshake is reported by the close that follows (the `ws` package throws an error event nobody listens to).
+        socket.addEventListener('error', () => undefined);
+        socket.addEventListener('close', (event) =>
+          reject(
+            new NetworkError(
+              `could not attach to terminal ${ptyId}: the WebSocket closed (${event.code ?? 'no code'}${event.reason ? `: ${event.reason}` : ''})`,
+              { operation: 'terminals.attach' },
+            ),
           ),
-        ),
-      );
-    });
+        );
+      });
+    } finally {
+      // Once open, the connection is the caller's: `close()` ends it.
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
     return connection;
   }
 }

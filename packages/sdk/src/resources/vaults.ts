@@ -6,6 +6,7 @@
  * them in what the hosts answer); every use is in the vault's request log.
  */
 import type { Vault, VaultRequestLogList, VaultSecret, VaultSecretInjection } from '../api-types.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 import { cursorPages, type PagedList } from '../pagination.ts';
 
@@ -24,7 +25,7 @@ export interface VaultSecretOptions {
   inject?: VaultSecretInjection;
 }
 
-export interface VaultCreateOptions {
+export interface VaultCreateOptions extends CallOptions {
   description?: string | null;
   secrets?: VaultSecretOptions[];
 }
@@ -35,7 +36,7 @@ export interface VaultChanges {
   description?: string | null;
 }
 
-export interface VaultRequestLogOptions {
+export interface VaultRequestLogOptions extends CallOptions {
   /** `substituted`: the value went to a bound host; `flagged`: the placeholder went somewhere else. */
   outcome?: 'substituted' | 'flagged';
   vmId?: string;
@@ -63,32 +64,34 @@ export class Vaults {
             }
           : {}),
       },
+      signal: options.signal,
     });
   }
 
-  async list(): Promise<Vault[]> {
-    return this.transport.call('/v1/vaults', 'get');
+  async list(options: CallOptions = {}): Promise<Vault[]> {
+    return this.transport.call('/v1/vaults', 'get', { signal: options.signal });
   }
 
   /** A vault, with its secrets' names and hosts. */
-  async get(vaultId: string): Promise<Vault> {
-    return this.transport.call('/v1/vaults/{vault_id}', 'get', { params: { vault_id: vaultId } });
+  async get(vaultId: string, options: CallOptions = {}): Promise<Vault> {
+    return this.transport.call('/v1/vaults/{vault_id}', 'get', { params: { vault_id: vaultId }, signal: options.signal });
   }
 
   /** Renames a vault or changes its description. */
-  async update(vaultId: string, changes: VaultChanges): Promise<Vault> {
+  async update(vaultId: string, changes: VaultChanges, options: CallOptions = {}): Promise<Vault> {
     return this.transport.call('/v1/vaults/{vault_id}', 'patch', {
       params: { vault_id: vaultId },
       json: {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         ...(changes.description !== undefined ? { description: changes.description } : {}),
       },
+      signal: options.signal,
     });
   }
 
   /** Deletes a vault and its secrets: placeholders running VMs hold stop being swapped at once. */
-  async delete(vaultId: string): Promise<void> {
-    await this.transport.call('/v1/vaults/{vault_id}', 'delete', { params: { vault_id: vaultId } });
+  async delete(vaultId: string, options: CallOptions = {}): Promise<void> {
+    await this.transport.call('/v1/vaults/{vault_id}', 'delete', { params: { vault_id: vaultId }, signal: options.signal });
   }
 
   /**
@@ -96,16 +99,22 @@ export class Vaults {
    * reaches running VMs at their next request; a new secret is seen by sessions that attach the vault from now on.
    * Without `inject`, an existing secret keeps its injection point and a new one gets `Authorization: Bearer`.
    */
-  async setSecret(vaultId: string, name: string, secret: { value: string; allowedHosts: string[]; inject?: VaultSecretInjection }): Promise<VaultSecret> {
+  async setSecret(
+    vaultId: string,
+    name: string,
+    secret: { value: string; allowedHosts: string[]; inject?: VaultSecretInjection },
+    options: CallOptions = {},
+  ): Promise<VaultSecret> {
     return this.transport.call('/v1/vaults/{vault_id}/secrets/{name}', 'put', {
       params: { vault_id: vaultId, name },
       json: { value: secret.value, allowed_hosts: secret.allowedHosts, ...(secret.inject ? { inject: secret.inject } : {}) },
+      signal: options.signal,
     });
   }
 
   /** Deletes a secret: its placeholder stops being swapped at once. */
-  async deleteSecret(vaultId: string, name: string): Promise<void> {
-    await this.transport.call('/v1/vaults/{vault_id}/secrets/{name}', 'delete', { params: { vault_id: vaultId, name } });
+  async deleteSecret(vaultId: string, name: string, options: CallOptions = {}): Promise<void> {
+    await this.transport.call('/v1/vaults/{vault_id}/secrets/{name}', 'delete', { params: { vault_id: vaultId, name }, signal: options.signal });
   }
 
   /**
@@ -127,6 +136,7 @@ export class Vaults {
             limit: options.limit,
             cursor,
           },
+          signal: options.signal,
         }),
       (page) => page.items,
     );

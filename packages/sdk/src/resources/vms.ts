@@ -1,6 +1,7 @@
 /** VMs: start one (from the built-in image, a template or a snapshot, with volumes), list, get, kill, snapshot, clone, pause, resume, change its lifetime. */
 import type { CloneResult, LifecycleHooks, SnapshotRecord, VmPauseResult, VmRecord } from '../api-types.ts';
 import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
+import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 import { wholeSeconds } from '../durations.ts';
 
@@ -12,7 +13,7 @@ export interface VmVolumeMount {
   readOnly?: boolean;
 }
 
-export interface VmCreateOptions {
+export interface VmCreateOptions extends CallOptions {
   /** A session of yours with no running VM; default: a new session. */
   sessionId?: string;
   /** Start from your snapshot of this name (its vCPUs and memory come with it). */
@@ -92,27 +93,29 @@ export class Vms {
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
         ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),
       },
+      signal: options.signal,
     });
   }
 
-  async list(options: { status?: VmRecord['status']; limit?: number } = {}): Promise<VmRecord[]> {
-    return this.transport.call('/v1/vms', 'get', { query: { status: options.status, limit: options.limit } });
+  async list(options: { status?: VmRecord['status']; limit?: number } & CallOptions = {}): Promise<VmRecord[]> {
+    return this.transport.call('/v1/vms', 'get', { query: { status: options.status, limit: options.limit }, signal: options.signal });
   }
 
-  async get(vmId: string): Promise<VmRecord> {
-    return this.transport.call('/v1/vms/{vm_id}', 'get', { params: { vm_id: vmId } });
+  async get(vmId: string, options: CallOptions = {}): Promise<VmRecord> {
+    return this.transport.call('/v1/vms/{vm_id}', 'get', { params: { vm_id: vmId }, signal: options.signal });
   }
 
   /** Kills the VM (a paused one's saved state goes too). */
-  async delete(vmId: string) {
-    return this.transport.call('/v1/vms/{vm_id}', 'delete', { params: { vm_id: vmId } });
+  async delete(vmId: string, options: CallOptions = {}) {
+    return this.transport.call('/v1/vms/{vm_id}', 'delete', { params: { vm_id: vmId }, signal: options.signal });
   }
 
   /** Snapshots the running VM (memory, processes, disk); it runs on. Start VMs from it by name. */
-  async snapshot(vmId: string, options: { name: string; metadata?: Record<string, string> }): Promise<SnapshotRecord> {
+  async snapshot(vmId: string, options: { name: string; metadata?: Record<string, string> } & CallOptions): Promise<SnapshotRecord> {
     return this.transport.call('/v1/vms/{vm_id}/snapshot', 'post', {
       params: { vm_id: vmId },
       json: { name: options.name, ...(options.metadata ? { metadata: options.metadata } : {}) },
+      signal: options.signal,
     });
   }
 
@@ -120,36 +123,41 @@ export class Vms {
    * New VMs, each in a session of its own, from your snapshot `snapshotName` or, without it, from the VM's current
    * state (a snapshot is taken for it and returned: delete it once its clones are gone).
    */
-  async clone(vmId: string, options: { snapshotName?: string; count?: number } = {}): Promise<CloneResult> {
+  async clone(vmId: string, options: { snapshotName?: string; count?: number } & CallOptions = {}): Promise<CloneResult> {
     return this.transport.call('/v1/vms/{vm_id}/clone', 'post', {
       params: { vm_id: vmId },
       json: {
         ...(options.snapshotName !== undefined ? { snapshot_name: options.snapshotName } : {}),
         ...(options.count !== undefined ? { count: options.count } : {}),
       },
+      signal: options.signal,
     });
   }
 
   /** Pauses the running VM: its state goes to disk, it holds no memory or CPU, its lifetime stops counting. */
-  async pause(vmId: string): Promise<VmPauseResult> {
-    return this.transport.call('/v1/vms/{vm_id}/pause', 'post', { params: { vm_id: vmId } });
+  async pause(vmId: string, options: CallOptions = {}): Promise<VmPauseResult> {
+    return this.transport.call('/v1/vms/{vm_id}/pause', 'post', { params: { vm_id: vmId }, signal: options.signal });
   }
 
   /** Resumes a paused VM: the same machine, as it was (its session's next use resumes it too). */
-  async resume(vmId: string): Promise<VmRecord> {
-    return this.transport.call('/v1/vms/{vm_id}/resume', 'post', { params: { vm_id: vmId } });
+  async resume(vmId: string, options: CallOptions = {}): Promise<VmRecord> {
+    return this.transport.call('/v1/vms/{vm_id}/resume', 'post', { params: { vm_id: vmId }, signal: options.signal });
   }
 
   /**
    * The VM now ends `timeoutMs` from now (rounded up to whole seconds), sooner or later than it would have (a paused
    * VM: that much lifetime left once it resumes); E2B's `setTimeout`. Answers the VM's record with its new `expires_at`.
    */
-  async setTimeout(vmId: string, timeoutMs: number): Promise<VmRecord> {
-    return this.setLifetime(vmId, wholeSeconds(timeoutMs, undefined, ['timeoutMs', 'lifetimeSeconds'])!);
+  async setTimeout(vmId: string, timeoutMs: number, options: CallOptions = {}): Promise<VmRecord> {
+    return this.setLifetime(vmId, wholeSeconds(timeoutMs, undefined, ['timeoutMs', 'lifetimeSeconds'])!, options);
   }
 
   /** @deprecated Seconds; use `setTimeout(vmId, timeoutMs)`. */
-  async setLifetime(vmId: string, lifetimeSeconds: number): Promise<VmRecord> {
-    return this.transport.call('/v1/vms/{vm_id}/lifetime', 'post', { params: { vm_id: vmId }, json: { lifetime_seconds: lifetimeSeconds } });
+  async setLifetime(vmId: string, lifetimeSeconds: number, options: CallOptions = {}): Promise<VmRecord> {
+    return this.transport.call('/v1/vms/{vm_id}/lifetime', 'post', {
+      params: { vm_id: vmId },
+      json: { lifetime_seconds: lifetimeSeconds },
+      signal: options.signal,
+    });
   }
 }

@@ -13,7 +13,7 @@ import WebSocket, { createWebSocketStream } from 'ws';
 import type { ExecRequest, ExecResult } from '@sandboxd/agent/protocol';
 import { AppError, type ErrorCode } from '../core/errors.ts';
 import type { InternalAuth } from '../core/cluster/internal-auth.ts';
-import type { ExecOutput, ExecSignals, GuestAgent, PtyAttachment, PtyCreateOptions, PtyOutput } from '../core/vm-engine.ts';
+import type { ExecOutput, ExecSignals, GuestAgent, PtyAttachment, PtyCreateOptions, PtyOutput, PythonOutput } from '../core/vm-engine.ts';
 import type { AgentOp } from './agent-rpc-args.ts';
 import { AGENT_RPC_PATH, binaryReadable, pump, STDOUT, toError, type Message } from './agent-rpc-messages.ts';
 
@@ -111,13 +111,17 @@ export class RemoteGuestAgent implements GuestAgent {
     }
   }
 
-  async runPython(request: Parameters<GuestAgent['runPython']>[0], signal?: AbortSignal) {
+  async runPython(request: Parameters<GuestAgent['runPython']>[0], signal?: AbortSignal, output?: PythonOutput) {
     const socket = await this.open('runPython', request);
     // Aborting closes the socket: the owner gives up on the run (its own signal), as a local abort would.
     const abort = () => socket.close();
     signal?.addEventListener('abort', abort, { once: true });
     try {
-      return await this.settle<Awaited<ReturnType<GuestAgent['runPython']>>>(socket);
+      return await this.settle<Awaited<ReturnType<GuestAgent['runPython']>>>(
+        socket,
+        undefined,
+        output ? (data) => (data[0] === STDOUT ? output.onStdout : output.onStderr)(data.subarray(1)) : undefined,
+      );
     } finally {
       signal?.removeEventListener('abort', abort);
     }

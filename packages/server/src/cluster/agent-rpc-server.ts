@@ -80,7 +80,12 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
     case 'runPython': {
       const aborted = new AbortController();
       socket.once('close', () => aborted.abort());
-      return answer(() => agent.runPython(input as Parameters<GuestAgent['runPython']>[0], aborted.signal));
+      // Output goes as it comes, on the binary channels exec uses; a client that did not ask ignores the frames.
+      const channel = (kind: number) => (chunk: Buffer) =>
+        socket.readyState === WebSocket.OPEN && socket.send(Buffer.concat([Buffer.from([kind]), chunk]), { binary: true });
+      return answer(() =>
+        agent.runPython(input as Parameters<GuestAgent['runPython']>[0], aborted.signal, { onStdout: channel(STDOUT), onStderr: channel(STDERR) }),
+      );
     }
     case 'writeFile':
     case 'extractTar': {

@@ -18,21 +18,19 @@ import {
   type Language,
   type PreStopHook,
   type PythonContext,
-  type PythonException,
-  type PythonRichResult,
   type PreStopTrigger,
   type Session,
   type Vm,
 } from '../model.ts';
 import type { SessionService } from './sessions.ts';
-import type { ExecResult } from '@sandboxd/agent/protocol';
 import type { AcquireEstimate, GuestAgent } from './vm-engine.ts';
 import { pythonContextOf, type LiveVm, type VmService } from './vms/index.ts';
 import type { Database } from '../store/database.ts';
 import { findExecution, insertExecution, listExecutions, updateExecution, type NewExecution } from '../store/executions-store.ts';
 import { findSession } from '../store/sessions-store.ts';
 import type { PythonContextService } from './python-contexts.ts';
-import { agentContextId, pythonOutcome } from './python-runs.ts';
+import { agentContextId, pythonOutcome, pythonStream } from './python-runs.ts';
+import { commandOutcome, type RunOutcome } from './run-outcomes.ts';
 
 export type { Language };
 
@@ -45,6 +43,8 @@ export interface ExecuteRequest {
   timeoutSeconds: number;
   /** Python only: an extra context of the session (`POST /v1/sessions/{id}/contexts`); absent for its default one. */
   contextId?: string | null;
+  /** The run's output as it is written (a streamed execute); the record gets all of it anyway. */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
 }
 
 export interface ExecutionSettings {
@@ -61,22 +61,10 @@ interface RunResult {
 }
 
 /** The outcome of a finished run, before it is written. */
-interface RunOutcome {
-  status: 'completed' | 'failed' | 'timeout';
-  exitCode: number | null;
-  error: string | null;
-  stdout: BoundedOutput;
-  stderr: BoundedOutput;
-  executionTime: number;
-  cpuTime: number | null;
-  results?: PythonRichResult[];
-  exception?: PythonException | null;
-}
 
 const SOURCE_LIMIT = 64 * 1024;
 /** How long past its timeout a pre-stop hook's agent may take to answer before the stop goes on without it. */
 const PRE_STOP_GRACE_MS = 5_000;
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
 export class ExecutionService {
   /** Set by a graceful stop: runs still going are recorded failed already, and the store is about to close. */
@@ -179,6 +167,21 @@ export class ExecutionService {
   }
 
   /**
+   * Streamed execute: like {@link execute}, but answers once the run has its VM, with its record and the run's
+   * end; the output goes to `request.onOutput` meanwhile. Refusals (rate limit, quota, no VM) are thrown here,
+   * before anything was streamed. `finished` rejects with VM_AGENT_UNAVAILABLE when the VM's agent failed the run.
+   */
+  async executeStreamed(principal: Principal, request: ExecuteRequest): Promise<{ record: Execution; finished: Promise<Execution> }> {
+    const { record, run, vmReady } = await this.launch(principal, request, 'sync');
+    await vmReady;
+    const finished = run.then(({ execution, agentError }) => {
+      if (agentError) throw new AppError('VM_AGENT_UNAVAILABLE', agentError.message, {}, { execution_id: record.id, session_id: record.sessionId });
+      return execution;
+    });
+    return { record, finished };
+  }
+
+  /**
    * Ends this node's in-flight executions as failed, each with its event: at start, those whose runner died
    * with the previous process (it crashed or was killed); at a graceful stop, those whose runner stops now.
    * Other nodes' runs are left alone. Answers how many.
@@ -259,7 +262,7 @@ export class ExecutionService {
       const deadlineMs = Math.max(1000, Math.min(this.settings.maxRunSeconds * 1000, remainingMs));
       outcome =
         request.language === 'python'
-          ? await this.runPython(live.agent, pythonContextOf(live.vm) ?? session.id, context, request.source, deadlineMs, cancelled)
+          ? await this.runPython(live.agent, pythonContextOf(live.vm) ?? session.id, context, request, deadlineMs, cancelled)
           : await this.runCommand(live.agent, request, session.env, deadlineMs, cancelled);
       if (cancelled.aborted) throw new AppError('CONFLICT', CANCELLED_ERROR);
     } catch (thrown) {
@@ -287,12 +290,18 @@ export class ExecutionService {
     agent: GuestAgent,
     base: string,
     context: PythonContext | null,
-    code: string,
+    request: ExecuteRequest,
     deadlineMs: number,
     cancelled?: AbortSignal,
   ): Promise<RunOutcome> {
     const contextId = agentContextId(base, context);
-    const result = await agent.runPython({ contextId, code, timeoutMs: deadlineMs, ...(context ? { cwd: context.cwd } : {}) }, cancelled);
+    const stream = request.onOutput ? pythonStream(request.onOutput) : undefined;
+    const result = await agent.runPython(
+      { contextId, code: request.source, timeoutMs: deadlineMs, ...(context ? { cwd: context.cwd } : {}) },
+      cancelled,
+      stream?.output,
+    );
+    stream?.end(result);
     return pythonOutcome(result, this.settings.outputLimitBytes, deadlineMs);
   }
 
@@ -309,7 +318,10 @@ export class ExecutionService {
     const result = await agent.exec(
       // bash -c, not a login shell: the guest's PATH is set by its init, and -l costs ~150 ms per command under TCG.
       { ...(argv ? { argv } : { command: request.source, shell: ['/bin/bash', '-c'] }), env, cwd: '/root', timeoutMs: deadlineMs },
-      { onStdout: (c) => stdout.push(c), onStderr: (c) => stderr.push(c) },
+      {
+        onStdout: (c) => (stdout.push(c), request.onOutput?.('stdout', c)),
+        onStderr: (c) => (stderr.push(c), request.onOutput?.('stderr', c)),
+      },
       cancelled,
     );
     return commandOutcome(result, stdout, stderr, `killed after ${Math.round(deadlineMs / 1000)} s`);
@@ -481,18 +493,4 @@ function assertReadyInTime(estimate: AcquireEstimate | null, timeoutSeconds: num
     { 'Retry-After': String(retryAfter) },
     { retry_after: retryAfter, queue_position: estimate.position, estimated_wait_seconds: retryAfter },
   );
-}
-
-/** What a command's result is as a record: its exit code (128 + the signal's number when killed), status and error. */
-function commandOutcome(result: ExecResult, stdout: BoundedOutput, stderr: BoundedOutput, timedOutError: string): RunOutcome {
-  const exitCode = result.exitCode ?? 128 + (SIGNALS[result.signal ?? ''] ?? 0);
-  return {
-    status: result.timedOut ? 'timeout' : exitCode === 0 ? 'completed' : 'failed',
-    exitCode,
-    error: result.timedOut ? timedOutError : result.signal ? `killed by ${result.signal}` : null,
-    stdout,
-    stderr,
-    executionTime: result.durationMs / 1000,
-    cpuTime: result.cpu ? result.cpu.totalMs / 1000 : null,
-  };
 }

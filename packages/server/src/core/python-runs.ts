@@ -33,16 +33,43 @@ export interface PythonOutcome {
   exception: PythonException | null;
 }
 
+/**
+ * What the record's output has beyond what the code wrote: the value of the last expression on stdout (a notebook
+ * shows it; so does the output here) and the traceback on stderr. A streamed run sends these at its end, so that its
+ * stream adds up to the record.
+ */
+export function pythonOutputTails(result: PythonRunResult): { stdout: string; stderr: string } {
+  const value =
+    result.result === null || result.result === undefined
+      ? ''
+      : result.stdout === '' || result.stdout.endsWith('\n')
+        ? `${result.result}\n`
+        : `\n${result.result}\n`;
+  const traceback = !result.error ? '' : result.error.traceback.endsWith('\n') ? result.error.traceback : `${result.error.traceback}\n`;
+  return { stdout: value, stderr: traceback };
+}
+
+/** A streamed run's output callbacks for the agent, and `end`, which sends the record's tails once the run ended. */
+export function pythonStream(onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void) {
+  return {
+    output: { onStdout: (chunk: Buffer) => onOutput('stdout', chunk), onStderr: (chunk: Buffer) => onOutput('stderr', chunk) },
+    end(result: PythonRunResult): void {
+      const tails = pythonOutputTails(result);
+      if (tails.stdout) onOutput('stdout', Buffer.from(tails.stdout));
+      if (tails.stderr) onOutput('stderr', Buffer.from(tails.stderr));
+    },
+  };
+}
+
 /** Turns the agent's answer into an outcome; `outputLimitBytes` bounds each stream as for commands. */
 export function pythonOutcome(result: PythonRunResult, outputLimitBytes: number, deadlineMs: number): PythonOutcome {
   const stdout = new BoundedOutput(outputLimitBytes);
   const stderr = new BoundedOutput(outputLimitBytes);
+  const tails = pythonOutputTails(result);
   stdout.pushText(result.stdout);
-  // A notebook shows the value of the last expression; so does the output here.
-  if (result.result !== null && result.result !== undefined)
-    stdout.pushText(result.stdout === '' || result.stdout.endsWith('\n') ? `${result.result}\n` : `\n${result.result}\n`);
+  if (tails.stdout) stdout.pushText(tails.stdout);
   stderr.pushText(result.stderr);
-  if (result.error) stderr.pushText(result.error.traceback.endsWith('\n') ? result.error.traceback : `${result.error.traceback}\n`);
+  if (tails.stderr) stderr.pushText(tails.stderr);
   const status = result.timedOut ? 'timeout' : result.error ? 'failed' : 'completed';
   return {
     status,

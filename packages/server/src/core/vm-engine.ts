@@ -153,6 +153,9 @@ export interface ExecOutput {
   onStarted?(pid: number): void;
 }
 
+/** Where a streamed Python run's output goes as it is written. */
+export type PythonOutput = Pick<ExecOutput, 'onStdout' | 'onStderr'>;
+
 /** Signal names a caller may send to a running program's process group (`ExecSignals`). */
 export const SENDABLE_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT'] as const;
 export type SendableSignal = (typeof SENDABLE_SIGNALS)[number];
@@ -183,8 +186,11 @@ export interface GuestAgent {
    * `signals`: signals for its process group while it runs; `signal` (abort) gives up on it (the group is killed).
    */
   exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult>;
-  /** `signal`: gives up on the run (the agent interrupts it). */
-  runPython(request: PythonRunRequest, signal?: AbortSignal): Promise<PythonRunResult>;
+  /**
+   * `signal`: gives up on the run (the agent interrupts it). `output`: the run's output as it is written (the
+   * result carries all of it too).
+   */
+  runPython(request: PythonRunRequest, signal?: AbortSignal, output?: PythonOutput): Promise<PythonRunResult>;
   /** Ends a Python context's interpreter (its state is lost; the next run starts a new one). */
   resetPython(contextId: string): Promise<PythonResetResponse>;
   writeFile(path: string, body: Readable, options?: { mode?: number }): Promise<FileWriteResponse>;

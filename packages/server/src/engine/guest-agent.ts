@@ -7,7 +7,7 @@ import type { ExecRequest, PythonRunRequest } from '@sandboxd/agent/protocol';
 import type { AgentClient } from '../agent/index.ts';
 import { AgentAnswerTooLargeError, AgentOperationError, GuestPathError, GuestPortUnreachableError } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
-import type { ExecOutput, ExecSignals, GuestAgent, PtyCreateOptions, PtyOutput } from '../core/vm-engine.ts';
+import type { ExecOutput, ExecSignals, GuestAgent, PtyCreateOptions, PtyOutput, PythonOutput } from '../core/vm-engine.ts';
 
 /** Maps an agent client error to an AppError the API can answer; other errors pass through. */
 export function translateAgentError(error: unknown): unknown {
@@ -114,8 +114,8 @@ export class ClientGuestAgent implements GuestAgent {
     });
   }
 
-  runPython(request: PythonRunRequest, signal?: AbortSignal) {
-    return this.gated((client) => client.runPython({ ...request, ...(signal ? { signal } : {}) }));
+  runPython(request: PythonRunRequest, signal?: AbortSignal, output?: PythonOutput) {
+    return this.gated((client) => client.runPython({ ...request, ...(signal ? { signal } : {}), ...(output ? { output } : {}) }));
   }
 
   writeFile(path: string, body: Readable, options: { mode?: number } = {}) {

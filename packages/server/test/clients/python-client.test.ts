@@ -3,8 +3,11 @@
  * unittest suite (the README walk-through and more, sync and asyncio: stateful Python, bash exit codes,
  * byte-exact files, an async run polled to completion, a terminal over its WebSocket, 401/403/404/422/429 as
  * their error classes, answers checked against the generated models, `models.py` against this server's
- * OpenAPI document), then the package built as a wheel and installed into fresh venvs, offline.
- * Needs the VM engine (QEMU; KVM when available) and Python 3.9+ with venv, pip, setuptools and wheel.
+ * OpenAPI document), then the package built as a wheel and installed into fresh venvs, offline, its dependencies
+ * (httpx, websockets) taken from the system's Python packages. Its static checks (mypy, pyflakes, black) need no
+ * server: python-client-checks.test.ts, in the light lane.
+ * Needs the VM engine (QEMU; KVM when available) and Python 3.9+ with venv, pip, setuptools, wheel, httpx and
+ * websockets (Debian: python3-httpx, python3-websockets).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -115,14 +118,6 @@ describe('the Python client', () => {
     assert.ok(count >= 40, `ran ${count} tests`);
   });
 
-  test("its sources pass pyflakes and black, as `npm run lint` checks the agent's Python", async () => {
-    const flakes = await run('pyflakes3', ['clients/python/src', 'clients/python/scripts', 'clients/python/tests']);
-    assert.equal(flakes.code, 0, explain('pyflakes3', flakes));
-    // black reads clients/python/pyproject.toml: 120 columns, the generated modules left out.
-    const formatted = await run('black', ['--check', 'clients/python']);
-    assert.equal(formatted.code, 0, explain('black --check', formatted));
-  });
-
   test('the wheel builds offline, installs into a fresh venv, and its own tests and a call to the server pass there', { timeout: 240_000 }, async () => {
     const source = copyOfPackage(work);
     const dist = path.join(work, 'dist');
@@ -133,10 +128,12 @@ describe('the Python client', () => {
     const wheel = path.join(dist, wheels[0]!);
 
     const venv = path.join(work, 'venv-wheel');
-    const made = await run(PYTHON, ['-m', 'venv', venv], { env });
+    // --system-site-packages: the dependencies (httpx, websockets) come from the system's packages, offline;
+    // pip checks them (no --no-deps) and fails if they are missing or too old.
+    const made = await run(PYTHON, ['-m', 'venv', '--system-site-packages', venv], { env });
     assert.equal(made.code, 0, explain('python3 -m venv', made));
     const python = path.join(venv, 'bin', 'python');
-    const installed = await run(python, ['-m', 'pip', 'install', '--no-index', '--no-deps', wheel], { env });
+    const installed = await run(python, ['-m', 'pip', 'install', '--no-index', wheel], { env });
     assert.equal(installed.code, 0, explain('pip install (the wheel)', installed));
 
     // From outside the repository, so nothing but the installed package can be imported.
@@ -145,15 +142,19 @@ describe('the Python client', () => {
       'assert pathlib.Path(sandboxd.__file__).is_relative_to(pathlib.Path(__import__("sys").prefix)), sandboxd.__file__',
       'assert (pathlib.Path(sandboxd.__file__).parent / "py.typed").exists()',
       'client = sandboxd.Sandboxd()',
-      'assert client.health() == {"status": "ok"}',
+      'assert client.health() == {"status": "ok"} and client.health().status == "ok"',
       'assert client.api_keys.check()',
-      'session = client.sessions.create(metadata={"from": "wheel"})',
-      'print(sandboxd.__version__, session.status()["exists"], session.execute("print(6 * 7)", timeout=120)["stdout"].strip())',
-      'session.kill()',
+      'print(sandboxd.__version__)',
     ].join('\n');
     const called = await run(python, ['-c', script], { env, cwd: work });
     assert.equal(called.code, 0, explain('the installed wheel', called));
-    assert.equal(called.stdout.trim(), '0.2.2 True 42');
+    assert.equal(called.stdout.trim(), '0.2.2');
+    // The client README's example (examples/typed_usage.py) against the installed wheel, from outside the repository.
+    const example = path.join(work, 'typed_usage.py');
+    fs.copyFileSync(path.join(CLIENT, 'examples', 'typed_usage.py'), example);
+    const ran = await run(python, [example], { env, cwd: work });
+    assert.equal(ran.code, 0, explain('examples/typed_usage.py with the installed wheel', ran));
+    assert.equal(ran.stdout, '42\nTrue 22\nTrue active\n');
 
     // The unit tests (no server: the live ones skip) against the installed package.
     const offline = { ...env, SANDBOXD_TEST_INSTALLED: '1', SANDBOXD_URL: '', SANDBOXD_API_KEY: '' };
@@ -169,13 +170,13 @@ describe('the Python client', () => {
     const made = await run(PYTHON, ['-m', 'venv', '--system-site-packages', venv], { env });
     assert.equal(made.code, 0, explain('python3 -m venv', made));
     const python = path.join(venv, 'bin', 'python');
-    const installed = await run(python, ['-m', 'pip', 'install', '--no-index', '--no-deps', '--no-build-isolation', source], { env });
+    const installed = await run(python, ['-m', 'pip', 'install', '--no-index', '--no-build-isolation', source], { env });
     assert.equal(installed.code, 0, explain('pip install (the folder)', installed));
     const called = await run(python, ['-c', 'import sandboxd; c = sandboxd.AsyncSandboxd(); import asyncio; print(asyncio.run(c.health()))'], {
       env,
       cwd: work,
     });
     assert.equal(called.code, 0, explain('the installed package', called));
-    assert.equal(called.stdout.trim(), "{'status': 'ok'}");
+    assert.equal(called.stdout.trim(), "GetHealthzResponse({'status': 'ok'})");
   });
 });

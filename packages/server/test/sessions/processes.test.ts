@@ -2,7 +2,8 @@
  * Background processes through HTTP against a real VM: a start streamed as NDJSON (start, output as it happens,
  * exit), re-attaching to output from an event number (JSON page, NDJSON, SSE with Last-Event-ID), stdin, signals,
  * kill (the VM and its other runs go on), timeouts, cwd and env, the list, and the errors: bad input 400, no stdin
- * or an ended process 409, another user's session or process 404.
+ * or an ended process 409, another user's session or process 404. And a streamed execute: Python's and bash's output
+ * as it is written, the result last.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +15,8 @@ interface ProcessEvent {
   data?: string;
   events?: number;
   process?: Record<string, any>;
+  execution?: Record<string, any>;
+  execution_id?: number;
 }
 
 describe('background processes in a VM', () => {
@@ -205,6 +208,50 @@ describe('background processes in a VM', () => {
     assert.equal((await call(server, 'GET', `${base()}/${sleeper.body.process_id}`, { apiKey })).body.status, 'exited');
     const still = await call(server, 'POST', '/execute', { apiKey, json: { session_id: sessionId, language: 'bash', command: 'echo still here' } });
     assert.equal(still.body.stdout, 'still here\n');
+  });
+
+  test("a streamed execute: Python's and bash's lines arrive while the code runs, the result comes last", async () => {
+    const streamed = async (json: Record<string, unknown>, key = apiKey) => {
+      const res = await fetch(`${server.baseUrl}/execute`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/x-ndjson' },
+        body: JSON.stringify({ session_id: sessionId, ...json }),
+      });
+      if (res.status !== 200) return { status: res.status, events: [] as ProcessEvent[], at: [] as number[] };
+      const at: number[] = [];
+      const { events } = await readStream(res, () => (at.push(Date.now()), false));
+      return { status: res.status, events, at };
+    };
+    const python = await streamed({ language: 'python', code: 'import time\nfor i in range(3):\n    print(i)\n    time.sleep(0.6)\n"done"', timeout: 60 });
+    assert.equal(python.status, 200);
+    assert.equal(python.events[0]!.type, 'start');
+    const lines = python.events.flatMap((event, i) => (event.type === 'stdout' ? [{ data: event.data, at: python.at[i]! }] : []));
+    // The stream adds up to the record's stdout, the last expression's value included (sent once the run ended).
+    assert.equal(lines.map((line) => line.data).join(''), "0\n1\n2\n'done'\n");
+    // (Python writes a line's text and its newline apart, unbuffered: pieces, not lines, arrive.)
+    const when = (text: string) => lines.find((line) => line.data!.includes(text))!.at;
+    assert.ok(when('2') - when('0') >= 900, `the lines came one by one: ${lines.map((l) => l.at - lines[0]!.at).join(', ')} ms`);
+    const end = python.events.at(-1)!;
+    assert.equal(end.type, 'end');
+    assert.equal(end.execution!.stdout, "0\n1\n2\n'done'\n");
+    assert.equal(end.execution!.execution_id, python.events[0]!.execution_id);
+    assert.equal(end.execution!.results.at(-1).text, "'done'");
+
+    const bash = await streamed({ language: 'bash', command: 'echo a; sleep 0.6; echo b >&2; exit 3' });
+    assert.deepEqual(
+      bash.events.map((event) => event.type),
+      ['start', 'stdout', 'stderr', 'end'],
+    );
+    assert.equal(bash.events.at(-1)!.execution!.exit_code, 3);
+
+    const slow = await streamed({ language: 'bash', command: 'echo begun; sleep 5', timeout: 1 });
+    assert.deepEqual(
+      slow.events.map((event) => event.type),
+      ['start', 'stdout', 'timeout'],
+      'the wait ran out: the run goes on, as a 408 says',
+    );
+    assert.equal(slow.events.at(-1)!.execution_id, slow.events[0]!.execution_id);
+    assert.equal((await streamed({ language: 'python', code: '1' }, otherKey)).status, 404, "another user's session: refused before any stream");
   });
 
   test('bad input is 400 and leaves nothing; another user gets 404 for the session and its processes', async () => {

@@ -1,25 +1,19 @@
 """What the asyncio client does where the sync client blocks (``_sync/_backend.py`` is its counterpart).
 
-Hand-written, like that one; the rest of ``_async/`` is the source the sync client is generated from.
-
-Requests run in a thread pool of the client's own (``max_concurrency`` threads at most, made as needed), not
-in asyncio's default executor: that one has ``cpu_count + 4`` threads, too few for many runs at once. The
-standard library has no asyncio HTTP client, and a second HTTP implementation over asyncio streams would
-duplicate what ``http.client`` does (chunked bodies, TLS, header parsing); a thread per request under way is
-the price, and the waits between retries and polls are ``asyncio.sleep``, which hold no thread.
+Hand-written, like that one; the rest of ``_async/`` is the source the sync client is generated from. Requests
+are real asyncio (httpx's ``AsyncClient``): no thread per request; the waits between retries and polls are
+``asyncio.sleep``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import AsyncIterator, Iterable, Optional
 
-from .._http import Abort, Failure, Request, Settings, Success, attempt
+import httpx
 
-T = TypeVar("T")
+from .._connection import make_async_client
+from .._http import Body, Settings
 
 sleep = asyncio.sleep
 
@@ -28,38 +22,54 @@ def monotonic() -> float:
     return asyncio.get_running_loop().time()
 
 
-class Pool:
-    """The client's worker threads, made on first use; ``close()`` lets them end."""
+async def content_of(body: Body) -> AsyncIterator[bytes]:
+    """An upload's chunks for httpx's ``AsyncClient`` (which takes async iterables only).
 
-    def __init__(self, max_workers: int) -> None:
-        self._max_workers = max_workers
-        self._executor: Optional[ThreadPoolExecutor] = None
-        self._lock = threading.Lock()
-
-    def executor(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=self._max_workers, thread_name_prefix="sandboxd")
-            return self._executor
-
-    def close(self) -> None:
-        with self._lock:
-            if self._executor is not None:
-                self._executor.shutdown(wait=False)
-                self._executor = None
+    Local files are read on the event loop, 64 KiB at a time, as httpx reads the files it uploads itself.
+    """
+    chunks: Iterable[bytes] = body.chunks()
+    for chunk in chunks:
+        yield chunk
 
 
-async def run_attempt(pool: Pool, settings: Settings, request: Request) -> Union[Success, Failure]:
-    """One attempt in a worker thread. Cancelling the awaiting task ends the attempt too (its socket is shut)."""
-    abort = Abort()
-    future = asyncio.get_running_loop().run_in_executor(pool.executor(), attempt, settings, request, abort)
-    try:
-        return await future
-    except asyncio.CancelledError:
-        abort.trigger("cancelled")
-        raise
+class HttpClient:
+    """The client's connection pool: one ``httpx.AsyncClient``, made on first use in the running event loop.
 
+    An ``AsyncClient``'s connections belong to the loop that opened them, so a client used from a second loop
+    (a second ``asyncio.run``) gets a fresh pool there, and the first loop's is let go (its connections cannot be
+    closed from another loop); one given by the caller (``http_client``) is used as it is, and left open on
+    ``aclose()``: its owner closes it.
+    """
 
-async def run_blocking(pool: Pool, fn: Callable[..., T], *args: Any) -> T:
-    """A blocking call (reading a local file) in a worker thread."""
-    return await asyncio.get_running_loop().run_in_executor(pool.executor(), functools.partial(fn, *args))
+    def __init__(
+        self,
+        settings: Settings,
+        proxy: Optional[str],
+        max_connections: Optional[int],
+        given: Optional[httpx.AsyncClient] = None,
+    ) -> None:
+        self._settings = settings
+        self._proxy = proxy
+        self._max_connections = max_connections
+        self._given = given
+        self._client: Optional[httpx.AsyncClient] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+
+    def get(self) -> httpx.AsyncClient:
+        if self._given is not None:
+            return self._given
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            assert self._settings.ssl_context is not None
+            self._client = make_async_client(
+                context=self._settings.ssl_context, proxy=self._proxy, max_connections=self._max_connections
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        client, loop = self._client, self._loop
+        self._client = self._loop = None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.aclose()
+        # A pool of another loop (ended, or running elsewhere) cannot be closed from this one: it is let go.

@@ -1,27 +1,30 @@
 """The streamed answers of the asyncio client: the live event stream (``async for event in stream``), a
-background process's output and a directory watch.
+background process's output and a directory watch, read as they arrive (httpx, one pooled connection held
+while the stream is open; no thread).
 
-Hand-written: the lines are read by the sync client's streams (``_sync/_streams.py``) in one of the client's
-worker threads (the standard library has no asyncio HTTP client); ``aclose()`` shuts the connection, which ends a
-read under way.
+Hand-written (``_sync/_streams.py`` is the sync counterpart; both decode with ``_lines`` and ``_sse``).
+Cancelling a task that awaits the next event closes the stream.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Awaitable, Callable, Generic, Optional, TypeVar, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Generic, List, Optional, TypeVar, Union, cast
 
-from .._http import StreamedResponse
+import httpx
+
+from .._lines import LineBuffer, NdjsonDecoder, file_watch_events, process_events, run_events, shut_down
 from ..models import FileWatchEvent, ProcessEvent, ProcessInfo
-from .._sse import StreamedEvent
-from .._sync._streams import EventStream, FileWatchStream, ProcessEventStream
+from .._sse import SseParser, StreamedEvent
+from .transport import AsyncStreamedResponse
 
 __all__ = [
     "AsyncEventStream",
     "StreamedEvent",
     "AsyncProcessEventStream",
     "AsyncFileWatchStream",
+    "AsyncRunEventStream",
     "OnOutput",
     "deliver",
 ]
@@ -33,34 +36,85 @@ T = TypeVar("T")
 S = TypeVar("S", bound="_AsyncStream[Any]")
 
 
-async def _next_of(transport: Any, read: Callable[[], Optional[T]], close: Callable[[], None]) -> Optional[T]:
-    """``read()`` in one of the client's worker threads; cancelling the awaiting task closes the stream."""
-    loop = asyncio.get_running_loop()
-    try:
-        return await loop.run_in_executor(transport.pool.executor(), read)
-    except asyncio.CancelledError:
-        close()
-        raise
-
-
 class _AsyncStream(Generic[T]):
-    """What the streams share: the sync stream ``inner`` read in a worker thread, iteration, closing."""
+    """What the streams share: the answer read line by line, closing, ``async with`` and ``async for``.
 
-    def __init__(self, inner: Any, transport: Any) -> None:
-        self._inner = inner
-        self._transport = transport
+    Subclasses turn lines into events (``_event_of``)."""
+
+    def __init__(self, response: AsyncStreamedResponse, transport: Any = None) -> None:
+        self._response = response.response
+        self._chunks: Optional[AsyncIterator[bytes]] = None
+        self._lines = LineBuffer()
+        self._ready: List[bytes] = []
+        self._done = False
+        self._reading = False
+        #: Set by a subclass once the stream's last event was read.
+        self._ended = False
 
     def __aiter__(self: S) -> S:
         return self
 
     async def __anext__(self) -> T:
-        event = await _next_of(self._transport, self._inner.next_event, self._inner.close)
+        event = await self.next_event()
         if event is None:
             raise StopAsyncIteration
         return event
 
+    async def _next_line(self) -> Optional[bytes]:
+        while not self._ready:
+            if self._done:
+                return None
+            self._reading = True
+            try:
+                if self._chunks is None:
+                    self._chunks = self._response.aiter_bytes()
+                chunk = await self._chunks.__anext__()
+            except StopAsyncIteration:
+                chunk = b""
+            except (httpx.HTTPError, OSError, ValueError, AttributeError):
+                chunk = b""  # closed, or broken off (an answer cut short)
+            except asyncio.CancelledError:
+                self._reading = False
+                await self.aclose()
+                raise
+            self._reading = False
+            if self._done:
+                await self._response.aclose()  # aclose() left it to this task, which was inside it
+                return None
+            if not chunk:
+                await self.aclose()
+                return None
+            self._ready = self._lines.feed(chunk)
+        return self._ready.pop(0)
+
+    async def next_event(self) -> Optional[T]:
+        """The next event, or None once the stream ended."""
+        while True:
+            line = await self._next_line()
+            if line is None:
+                return None
+            try:
+                event = self._event_of(line)
+            except Exception:
+                await self.aclose()  # a stream that sends garbage is over
+                raise
+            if self._ended:
+                await self.aclose()
+            if event is not None:
+                return event
+
+    def _event_of(self, line: bytes) -> Optional[T]:
+        raise NotImplementedError
+
     async def aclose(self) -> None:
-        self._inner.close()
+        """Ends the stream and gives its connection back (a read under way in another task returns)."""
+        if self._done:
+            return
+        self._done = True
+        if self._reading:
+            shut_down(self._response)  # the reading task sees the end and closes the answer
+            return
+        await self._response.aclose()
 
     async def __aenter__(self: S) -> S:
         return self
@@ -72,50 +126,81 @@ class _AsyncStream(Generic[T]):
 class AsyncEventStream(_AsyncStream[StreamedEvent]):
     """Yields events until the server ends the stream or ``aclose()`` is called.
 
-    Use it in an ``async with`` block, or close it: it holds a connection (and, while reading, a thread).
+    Use it in an ``async with`` block, or close it: it holds a connection.
     """
 
-    def __init__(self, response: StreamedResponse, transport: Any) -> None:
-        super().__init__(EventStream(response), transport)
+    def __init__(self, response: AsyncStreamedResponse, transport: Any = None) -> None:
+        super().__init__(response, transport)
+        self._parser = SseParser()
 
     @property
     def last_event_id(self) -> Optional[str]:
-        return self._inner.last_event_id
+        return self._parser.last_id or None
+
+    def _event_of(self, line: bytes) -> Optional[StreamedEvent]:
+        return self._parser.feed_line(line.decode("utf-8", errors="replace"))
 
 
-class AsyncProcessEventStream(_AsyncStream[ProcessEvent]):
-    """The events of a background process's output (dicts, as ``sandboxd.models.ProcessEvent`` says), read from
-    its NDJSON answer. It ends after the ``exit`` event, when the server ends the answer, or on ``aclose()`` (the
+class _AsyncNdjsonStream(_AsyncStream[T]):
+    def __init__(self, response: AsyncStreamedResponse, decoder: NdjsonDecoder) -> None:
+        super().__init__(response)
+        self._decoder = decoder
+
+    def _event_of(self, line: bytes) -> Optional[T]:
+        event = self._decoder.decode(line)
+        if event is None:
+            return None
+        self._seen(event)
+        self._ended = self._decoder.ended
+        return cast(T, event)
+
+    def _seen(self, event: Any) -> None:
+        """Called with each event before it is returned."""
+
+
+class AsyncProcessEventStream(_AsyncNdjsonStream[ProcessEvent]):
+    """The events of a background process's output (``sandboxd.models.ProcessEvent`` objects), read from its
+    NDJSON answer. It ends after the ``exit`` event, when the server ends the answer, or on ``aclose()`` (the
     process keeps running).
 
     ``last_seq``: the number of the last output event read (pass it as ``after`` to read only what follows);
     ``process``: the process as its last ``start`` or ``exit`` event showed it. Use it in an ``async with``
-    block, or close it: it holds a connection (and, while reading, a thread).
+    block, or close it: it holds a connection.
     """
 
-    def __init__(self, response: StreamedResponse, transport: Any) -> None:
-        super().__init__(ProcessEventStream(response), transport)
+    def __init__(self, response: AsyncStreamedResponse, transport: Any = None) -> None:
+        super().__init__(response, process_events())
+        self.last_seq = 0
+        self.process: Optional[ProcessInfo] = None
 
-    @property
-    def last_seq(self) -> int:
-        return self._inner.last_seq
-
-    @property
-    def process(self) -> Optional[ProcessInfo]:
-        return self._inner.process
+    def _seen(self, event: ProcessEvent) -> None:
+        if isinstance(event.seq, int):
+            self.last_seq = event.seq
+        if event.process is not None:
+            self.process = event.process
 
 
-class AsyncFileWatchStream(_AsyncStream[FileWatchEvent]):
-    """The changes under a directory of a session's VM (dicts, as ``sandboxd.models.FileWatchEvent`` says), read
-    from the NDJSON answer of a watch: ``start`` first (the watch is in place), then ``create``, ``write``,
-    ``remove``, ``rename``, ``chmod``, ``overflow`` and ``error`` events. It ends after ``end`` (the directory was
-    removed or moved away, or the watch failed), when the server ends the answer, or on ``aclose()``: the watch
-    lasts until then, so use it in an ``async with`` block, or close it (it holds a connection and, while
-    reading, a thread).
+class AsyncFileWatchStream(_AsyncNdjsonStream[FileWatchEvent]):
+    """The changes under a directory of a session's VM (``sandboxd.models.FileWatchEvent`` objects), read from
+    the NDJSON answer of a watch: ``start`` first (the watch is in place), then ``create``, ``write``,
+    ``remove``, ``rename``, ``chmod``, ``overflow`` and ``error`` events. It ends after ``end`` (the directory
+    was removed or moved away, or the watch failed), when the server ends the answer, or on ``aclose()``: the
+    watch lasts until then, so use it in an ``async with`` block, or close it (it holds a connection).
     """
 
-    def __init__(self, response: StreamedResponse, transport: Any) -> None:
-        super().__init__(FileWatchStream(response), transport)
+    def __init__(self, response: AsyncStreamedResponse, transport: Any = None) -> None:
+        super().__init__(response, file_watch_events())
+
+
+class AsyncRunEventStream(_AsyncNdjsonStream[Dict[str, Any]]):
+    """The events of a streamed execute (``POST /execute`` asked for NDJSON), as plain dicts with ``type``:
+    ``start`` (``execution_id``, ``session_id``), ``stdout``/``stderr`` (``data``), ``dropped``
+    (``characters``), then one of ``end`` (``execution``), ``timeout`` or ``error`` (``status``, ``code``,
+    ``detail``), the last. It ends after that, when the server ends the answer, or on ``aclose()`` (the run goes on).
+    """
+
+    def __init__(self, response: AsyncStreamedResponse, transport: Any = None) -> None:
+        super().__init__(response, run_events())
 
 
 async def deliver(callback: Optional[OnOutput], text: str) -> None:

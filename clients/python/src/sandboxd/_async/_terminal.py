@@ -1,38 +1,96 @@
-"""A terminal attached over a WebSocket, for the asyncio client: the standard-library RFC 6455 client of
-``_websocket.py`` over ``asyncio`` streams, with a reader task that answers pings and hands output over.
+"""A terminal attached over a WebSocket, for the asyncio client: the ``websockets`` library's asyncio client,
+with a reader task that hands output over and keeps the terminal's control messages.
 
-Hand-written (not the source of ``_sync/_terminal.py``): streams and tasks here, sockets and threads there.
+Hand-written (not the source of ``_sync/_terminal.py``, which runs this very class on an event loop of its own).
+``websockets.legacy.client`` is the asyncio client that Debian 12's websockets (10.4) has and later versions keep
+(as ``websockets.client.connect``; their newer ``websockets.asyncio`` client is 13+ only).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ssl
-from typing import Awaitable, Callable, Optional, Union
+import json
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Dict, Optional, Tuple, Union
 
-from .._http import CONNECT_TIMEOUT_SECONDS, Settings
-from .._websocket import (
-    MAX_HANDSHAKE_BYTES,
-    OP_BINARY,
-    OP_CLOSE,
-    OP_PONG,
-    FrameParser,
-    TerminalExit,
-    WebSocketTarget,
-    check_accept,
-    close_payload,
-    encode_frame,
-    handshake_error,
-    parse_control,
-    parse_handshake,
-    resize_message,
-)
-from ..errors import NetworkError, SandboxdError
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.legacy.client import WebSocketClientProtocol, connect
 
-__all__ = ["AsyncTerminalConnection", "TerminalExit"]
+from .._http import CONNECT_TIMEOUT_SECONDS, Request, Settings, headers_for
+from ..errors import NetworkError, SandboxdError, error_for
+
+__all__ = ["AsyncTerminalConnection", "TerminalExit", "OnData", "websocket_url", "handshake_headers"]
+
+#: The largest message accepted from the server (terminal output comes in small chunks anyway).
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: The most of a refused handshake's body that is read (its JSON error).
+MAX_REFUSAL_BYTES = 64 * 1024
 
 _END = object()
+#: Called with each piece of output: a function or a coroutine function.
 OnData = Callable[[bytes], Union[None, Awaitable[None]]]
+
+
+@dataclass(frozen=True)
+class TerminalExit:
+    """How a terminal's program ended."""
+
+    exit_code: Optional[int]
+    signal: Optional[str]
+
+
+def websocket_url(settings: Settings, path: str) -> str:
+    """``ws(s)://host[:port][/prefix]{path}`` of the client's base URL."""
+    scheme, rest = settings.base_url.split("://", 1)
+    return ("wss" if scheme == "https" else "ws") + "://" + rest + path
+
+
+def handshake_headers(settings: Settings, path: str) -> Dict[str, str]:
+    """The handshake's headers: the client's credentials (X-API-Key or a bearer token; never in the URL) and its
+    extra headers, as on every request."""
+    headers = headers_for(settings, Request("GET", path))
+    headers.pop("accept", None)
+    return headers
+
+
+def _refusal(operation: str, status: int, headers: Headers, body: bytes) -> SandboxdError:
+    """The error for a refused handshake, from the same table as every answer (401, 404, 410 VM_GONE…)."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        parsed: Any = json.loads(text) if text else None
+    except ValueError:
+        parsed = None
+    fields = parsed if isinstance(parsed, dict) else {}
+    code = fields.get("code") if isinstance(fields.get("code"), str) else None
+    detail = fields.get("detail")
+    message = detail if isinstance(detail, str) else f"{operation}: the WebSocket handshake answered {status}"
+    return error_for(
+        status,
+        code,
+        None,
+        message,
+        body=parsed if parsed is not None else text,
+        operation=operation,
+        request_id=headers.get("x-request-id"),
+    )
+
+
+class _Protocol(WebSocketClientProtocol):
+    """Reads the body of a refused handshake (the server's JSON error), which ``websockets`` leaves unread."""
+
+    operation = "attach terminal"
+
+    async def read_http_response(self) -> Tuple[int, Headers]:
+        status, headers = await super().read_http_response()
+        if status != 101:
+            length = min(int(headers.get("content-length", "0") or 0), MAX_REFUSAL_BYTES)
+            try:
+                body = await asyncio.wait_for(self.reader.readexactly(length), CONNECT_TIMEOUT_SECONDS)
+            except (asyncio.IncompleteReadError, asyncio.TimeoutError):
+                body = b""
+            raise _refusal(self.operation, status, headers, body)
+        return status, headers
 
 
 class AsyncTerminalConnection:
@@ -41,115 +99,93 @@ class AsyncTerminalConnection:
     ``await resize()``; ``await wait()`` for how the program ended. Closing only detaches.
     """
 
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        leftover: bytes,
-        pty_id: str,
-        on_data: Optional[OnData],
-    ):
+    def __init__(self, websocket: WebSocketClientProtocol, pty_id: str, on_data: Optional[OnData]):
         self.pty_id = pty_id
         #: How the program ended, once the server said (None while it runs, or when the connection closed first).
         self.exit: Optional[TerminalExit] = None
         #: The WebSocket close code, once closed (1005 when the server sent none, 1006 when the connection broke).
         self.close_code: Optional[int] = None
-        #: The last ``{"type": "error"}`` message the server sent, if any.
+        #: The last ``{"type": "error"}`` message the server sent (or what ``on_data`` raised), if any.
         self.last_error: Optional[str] = None
-        self._reader = reader
-        self._writer = writer
+        self._websocket = websocket
         self._on_data = on_data
         self._chunks: "asyncio.Queue[object]" = asyncio.Queue()
         self._pending = b""
-        self._ended = False
         self._closed = asyncio.Event()
-        self._close_sent = False
-        self._parser = FrameParser()
-        self._task = asyncio.ensure_future(self._read(leftover))
+        self._detaching = False
+        self._task = asyncio.ensure_future(self._read())
 
     @classmethod
     async def connect(
         cls, settings: Settings, path: str, pty_id: str, on_data: Optional[OnData] = None
     ) -> "AsyncTerminalConnection":
         """Opens the WebSocket at ``path`` (the terminal's ``…/connect``) with the client's credentials."""
-        target = WebSocketTarget(settings, path, f"attach terminal {pty_id}")
-        connect_timeout = (
-            min(settings.timeout, CONNECT_TIMEOUT_SECONDS) if settings.timeout > 0 else CONNECT_TIMEOUT_SECONDS
-        )
+        operation = f"attach terminal {pty_id}"
+        url = websocket_url(settings, path)
+        headers = handshake_headers(settings, path)
+        protocol = type("_TerminalProtocol", (_Protocol,), {"operation": operation})
+        open_timeout = settings.timeout if settings.timeout > 0 else None
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(
-                    target.host,
-                    target.port,
-                    ssl=ssl.create_default_context() if target.tls else None,
-                    limit=MAX_HANDSHAKE_BYTES,
-                ),
-                connect_timeout,
+            websocket = await connect(
+                url,
+                create_protocol=protocol,
+                extra_headers=headers,
+                # Ours is in `headers` (sandboxd-python/...), as on every request.
+                user_agent_header=None,
+                ssl=settings.ssl_context if url.startswith("wss:") else None,
+                open_timeout=open_timeout,
+                max_size=MAX_MESSAGE_BYTES,
+                # No permessage-deflate: terminal output is small and frequent (the old client had none either).
+                compression=None,
+                # The server's pings are answered; the client sends none, so a slow on_data cannot drop the terminal.
+                ping_interval=None,
+                close_timeout=5,
             )
-        except (OSError, asyncio.TimeoutError) as error:
-            raise NetworkError(f"{target.operation}: cannot reach {settings.base_url} ({error!r})") from error
-        try:
-            writer.write(target.request)
-            await writer.drain()
-            try:
-                head = await asyncio.wait_for(
-                    reader.readuntil(b"\r\n\r\n"), settings.timeout if settings.timeout > 0 else None
-                )
-            except asyncio.IncompleteReadError as error:
-                raise NetworkError(
-                    f"{target.operation}: the server closed the connection during the handshake"
-                ) from error
-            except asyncio.LimitOverrunError as error:
-                raise NetworkError(f"{target.operation}: the handshake answer is too long") from error
-            status, reason, headers = parse_handshake(head[:-4])
-            if status != 101:
-                length = min(int(headers.get("content-length", "0") or 0), MAX_HANDSHAKE_BYTES)
-                try:
-                    body = await asyncio.wait_for(reader.readexactly(length), CONNECT_TIMEOUT_SECONDS)
-                except (asyncio.IncompleteReadError, asyncio.TimeoutError):
-                    body = b""
-                raise handshake_error(target, status, reason, headers, body)
-            check_accept(target, headers)
-        except BaseException as error:
-            writer.close()
-            if isinstance(error, (OSError, asyncio.TimeoutError)) and not isinstance(error, SandboxdError):
-                raise NetworkError(f"{target.operation}: the WebSocket handshake failed ({error!r})") from error
+        except SandboxdError:
             raise
-        return cls(reader, writer, b"", pty_id, on_data)
+        except asyncio.TimeoutError as error:
+            raise NetworkError(
+                f"{operation}: no WebSocket handshake within {settings.timeout:g} s",
+                operation=operation,
+                timed_out=True,
+            ) from error
+        except (OSError, InvalidHandshake, InvalidURI) as error:
+            raise NetworkError(
+                f"{operation}: cannot reach {settings.base_url} ({error})", operation=operation
+            ) from error
+        return cls(websocket, pty_id, on_data)
 
     # -- reading -------------------------------------------------------------------------------------------
 
-    async def _read(self, leftover: bytes) -> None:
-        code = 1006
+    async def _read(self) -> None:
         try:
-            data = leftover
-            while True:
-                for message in self._parser.feed(data):
-                    if message.kind == "binary":
-                        await self._deliver(message.data)
-                    elif message.kind == "text":
-                        control = parse_control(message.data) or {}
-                        if control.get("type") == "exit":
-                            self.exit = TerminalExit(control.get("exit_code"), control.get("signal"))
-                        elif control.get("type") == "error":
-                            self.last_error = str(control.get("message"))
-                    elif message.kind == "ping":
-                        await self._send(OP_PONG, message.data)
-                    elif message.kind == "close":
-                        code = message.close_code if message.close_code is not None else 1005
-                        await self._send_close(code if message.close_code is not None else 1000)
-                        return
-                data = await self._reader.read(65536)
-                if not data:
-                    return
-        except (OSError, SandboxdError, asyncio.CancelledError):
-            return
+            async for message in self._websocket:
+                if isinstance(message, bytes):
+                    await self._deliver(message)
+                    continue
+                try:
+                    control = json.loads(message)
+                except ValueError:
+                    continue
+                if not isinstance(control, dict):
+                    continue
+                if control.get("type") == "exit":
+                    self.exit = TerminalExit(control.get("exit_code"), control.get("signal"))
+                elif control.get("type") == "error":
+                    self.last_error = str(control.get("message"))
+        except (ConnectionClosed, OSError, asyncio.CancelledError):
+            pass
+        except Exception as error:  # raised by on_data: the connection cannot hand output over any more
+            self.last_error = f"on_data raised {error!r}"
+            asyncio.get_running_loop().call_exception_handler(
+                {"message": f"terminal {self.pty_id}: on_data raised; detached", "exception": error}
+            )
+            await self._websocket.close(1011, "on_data failed")
         finally:
-            self.close_code = code
-            self._ended = True
+            await self._websocket.wait_closed()
+            self.close_code = self._websocket.close_code
             self._chunks.put_nowait(_END)
             self._closed.set()
-            self._writer.close()
 
     async def _deliver(self, chunk: bytes) -> None:
         if self._on_data is None:
@@ -220,38 +256,25 @@ class AsyncTerminalConnection:
 
     # -- writing -------------------------------------------------------------------------------------------
 
-    async def _send(self, opcode: int, payload: bytes) -> None:
-        self._writer.write(encode_frame(opcode, payload))
-        await self._writer.drain()
-
-    async def _send_close(self, code: int) -> None:
-        if self._close_sent:
-            return
-        self._close_sent = True
-        try:
-            await self._send(OP_CLOSE, close_payload(code))
-        except OSError:
-            pass
-
     def _check_open(self) -> None:
-        if self._ended or self._close_sent:
+        if self._closed.is_set() or self._detaching:
             raise SandboxdError(f"the connection to terminal {self.pty_id} is closed")
 
     async def write(self, data: Union[str, bytes]) -> None:
         """Input, as if typed (a str is sent as UTF-8; "\\r" is Enter)."""
         self._check_open()
         try:
-            await self._send(OP_BINARY, data.encode("utf-8") if isinstance(data, str) else bytes(data))
-        except OSError as error:
+            # Binary frames: the terminal protocol's text frames are control messages (resize).
+            await self._websocket.send(data.encode("utf-8") if isinstance(data, str) else bytes(data))
+        except (ConnectionClosed, OSError) as error:
             raise NetworkError(f"could not write to terminal {self.pty_id}: {error}") from error
 
     async def resize(self, cols: int, rows: int) -> None:
         """Resizes the terminal; its program gets SIGWINCH."""
         self._check_open()
         try:
-            self._writer.write(resize_message(cols, rows))
-            await self._writer.drain()
-        except OSError as error:
+            await self._websocket.send(json.dumps({"type": "resize", "cols": cols, "rows": rows}))
+        except (ConnectionClosed, OSError) as error:
             raise NetworkError(f"could not resize terminal {self.pty_id}: {error}") from error
 
     # -- the end -------------------------------------------------------------------------------------------
@@ -273,13 +296,16 @@ class AsyncTerminalConnection:
 
     async def close(self, timeout: float = 5.0) -> None:
         """Detaches: the closing handshake, then the connection (at most ``timeout`` seconds)."""
-        if not self._closed.is_set():
-            await self._send_close(1000)
-            try:
-                await asyncio.wait_for(self._closed.wait(), timeout)
-            except asyncio.TimeoutError:
-                self._task.cancel()
-                self._writer.close()
+        if self._closed.is_set():
+            return
+        self._detaching = True
+        try:
+            await asyncio.wait_for(self._websocket.close(1000), timeout)
+            await asyncio.wait_for(self._closed.wait(), timeout)
+        except asyncio.TimeoutError:
+            self._websocket.transport.abort()
+            self._task.cancel()
+            await asyncio.wait({self._task}, timeout=timeout)
 
     async def __aenter__(self) -> "AsyncTerminalConnection":
         return self

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
+import httpx
+
+from ..models import GetReadyzResponse
 from ..types import ExecuteResult, HealthStatus, Language
+from .._connection import VerifyTypes, ssl_context_for
 from .._http import Settings
+from ._streams import OnOutput
+
 from .resources.api_keys import ApiKeys
 from .resources.admin import Admin
 from .resources.audit import Audit
@@ -44,7 +50,7 @@ DEFAULT_TIMEOUT = 300.0
 DEFAULT_MAX_RETRIES = 3
 #: Seconds before the first retry (doubling each time; ``Retry-After`` wins when the server sends it).
 DEFAULT_RETRY_DELAY = 1.0
-#: Requests of an asyncio client under way at once (each takes a worker thread while it runs).
+#: Connections an asyncio client's pool opens at most (requests beyond wait for one, open streams hold one).
 DEFAULT_MAX_CONCURRENCY = 64
 
 
@@ -66,6 +72,14 @@ class AsyncSandboxd:
     bearer token from ``auth.token()``, used when there is no key. ``base_url``: default ``$SANDBOXD_URL``, else
     http://127.0.0.1:8080. ``timeout``: seconds each attempt may take (300; 0: no limit); ``max_retries`` (3) of what is
     safe to retry, ``retry_delay`` seconds apart (1), doubling. ``headers``: extra headers on every request.
+
+    Connections: one pool of keep-alive connections per client (httpx). ``verify``: TLS verification, True (the
+    default CA bundle, or ``SSL_CERT_FILE``), False (none: a test server only), a CA bundle's path or an
+    ``ssl.SSLContext``; the terminals' WebSockets use it too. ``proxy``: a proxy URL for every request (default:
+    ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` from the environment, ``NO_PROXY`` honoured; the terminals'
+    WebSockets connect directly). ``http_client``: an httpx client of your own to send the requests (its
+    ``verify``, proxies and limits apply; ``verify`` here still serves the terminals); the client does not close it.
+    Close the client (its pool) at the end: ``async with AsyncSandboxd() as client:``, or ``await client.aclose()``.
     """
 
     def __init__(
@@ -78,7 +92,10 @@ class AsyncSandboxd:
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry_delay: float = DEFAULT_RETRY_DELAY,
         headers: Optional[Mapping[str, str]] = None,
-        # Requests under way at once, each in one of the client's worker threads (64).  # async only
+        verify: VerifyTypes = True,
+        proxy: Optional[str] = None,
+        http_client: Optional[httpx.AsyncClient] = None,
+        # Connections of the pool at most (64): requests beyond wait for one.  # async only
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,  # async only
     ) -> None:
         api_key = api_key if api_key is not None else _env("SANDBOXD_API_KEY")
@@ -95,6 +112,8 @@ class AsyncSandboxd:
         self.max_retries = int(_non_negative("max_retries", max_retries))
         #: Seconds before the first retry.
         self.retry_delay = _non_negative("retry_delay", retry_delay)
+        if http_client is not None and proxy is not None:
+            raise ValueError("give proxy or http_client, not both: set the proxy on your http_client")
         settings = Settings(
             base_url=url,
             api_key=api_key,
@@ -103,11 +122,12 @@ class AsyncSandboxd:
             max_retries=self.max_retries,
             retry_delay=self.retry_delay,
             headers=dict(headers or {}),
+            ssl_context=ssl_context_for(verify),
         )
-        #: The HTTP layer, for operations the client has no method for.
-        pool_size = DEFAULT_MAX_CONCURRENCY
+        pool_size: Optional[int] = None  # no cap: a thread waits for no other's connection
         pool_size = int(_non_negative("max_concurrency", max_concurrency)) or 1  # async only
-        self.transport = AsyncTransport(settings, pool_size)
+        #: The HTTP layer, for operations the client has no method for.
+        self.transport = AsyncTransport(settings, pool_size, proxy=proxy, http_client=http_client)
         transport = self.transport
         self.executions = Executions(transport)
         self._execution = Execution(transport, self.executions)
@@ -163,11 +183,17 @@ class AsyncSandboxd:
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
         context_id: Optional[str] = None,
+        on_stdout: Optional[OnOutput] = None,
+        on_stderr: Optional[OnOutput] = None,
     ) -> ExecuteResult:
         """Runs code and waits. Without ``session_id`` the server makes a new session (its id is in the answer);
         prefer ``sessions.create()`` and ``session.execute()`` to keep state between calls. ``context_id``
-        (Python only): run in that context of the session (``contexts.create``) instead of its default one."""
-        return await self._execution.execute(code, session_id, language, timeout, raise_on_error, context_id)
+        (Python only): run in that context of the session (``contexts.create``) instead of its default one.
+        ``on_stdout``/``on_stderr`` (E2B's names): called with each piece of output as the code writes it (the
+        call is streamed; the answer still has all of it)."""
+        return await self._execution.execute(
+            code, session_id, language, timeout, raise_on_error, context_id, on_stdout=on_stdout, on_stderr=on_stderr
+        )
 
     async def execute_async(
         self,
@@ -186,12 +212,12 @@ class AsyncSandboxd:
         """GET /healthz: the server is up."""
         return await self.transport.request("GET", "/healthz", anonymous=True)
 
-    async def ready(self) -> Dict[str, Any]:
+    async def ready(self) -> GetReadyzResponse:
         """GET /readyz: the server and its store are ready (503 SERVICE_UNAVAILABLE when the store is not)."""
         return await self.transport.request("GET", "/readyz", anonymous=True)
 
     async def aclose(self) -> None:
-        """Lets the client's worker threads end (the client opens no connection that outlives a request)."""
+        """Closes the client's connection pool (an ``http_client`` you gave stays open: close it yourself)."""
         await self.transport.aclose()
 
     async def __aenter__(self) -> "AsyncSandboxd":

@@ -15,10 +15,12 @@ from ..types import (
     ProcessSignal,
     SessionDetails,
     UploadResult,
+    WrittenFile,
 )
 from .._multipart import UploadData
 from ._streams import AsyncFileWatchStream, AsyncProcessEventStream, OnOutput
 from ._terminal import AsyncTerminalConnection, OnData
+from .resources.commands import AsyncCommands
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
 from .resources.executions import AsyncExecutionRun
 
@@ -41,6 +43,9 @@ class AsyncSession:
         self.id = id
         #: What creating it answered (None for ``client.sessions.connect(id)``).
         self.created = created
+        #: E2B's ``sandbox.commands``: ``run`` a shell command (waited for, or in the background), ``connect``,
+        #: ``list``, ``kill``, ``send_stdin``.
+        self.commands = AsyncCommands(client.processes, id)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r})"
@@ -53,6 +58,8 @@ class AsyncSession:
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
         context_id: Optional[str] = None,
+        on_stdout: Optional[OnOutput] = None,
+        on_stderr: Optional[OnOutput] = None,
     ) -> ExecuteResult:
         """Runs code (Python by default: state survives between calls) or a command (``language="bash"``) and
         waits for the result. The first call starts the session's VM.
@@ -60,6 +67,8 @@ class AsyncSession:
         ``timeout``: seconds the server waits (1 to 600); a longer run raises ExecutionError with
         ``execution_id`` and goes on. ``raise_on_error``: raise ExecutionError for a failed run too.
         ``context_id`` (Python only): run in that context (``create_context``) instead of the default one.
+        ``on_stdout``/``on_stderr`` (E2B's names; asyncio: coroutine functions too): called with each piece of
+        output as the code writes it, Python's too (the run is streamed; the answer still has all of it).
         Python answers carry ``results`` (figures as PNG, tables as HTML, the last expression's value…),
         ``exception`` (``name``, ``value``, ``traceback``, or None) and ``context_id``.
         """
@@ -70,6 +79,8 @@ class AsyncSession:
             timeout=timeout,
             raise_on_error=raise_on_error,
             context_id=context_id,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
         )
 
     async def execute_async(
@@ -131,7 +142,7 @@ class AsyncSession:
         """Whether anything is at a path in the VM."""
         return await self._client.files.exists(self.id, remote_path)
 
-    async def write_files(self, files: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    async def write_files(self, files: Sequence[Mapping[str, Any]]) -> List[WrittenFile]:
         """Writes several files into the VM in one call (``path``, ``data`` as str or bytes, optional ``mode``)."""
         return await self._client.files.write(self.id, files)
 
@@ -210,6 +221,7 @@ class AsyncSession:
         timeout_seconds: Optional[int] = None,
         stdin: bool = False,
         tag: Optional[str] = None,
+        user: Optional[str] = None,
     ) -> ProcessInfo:
         """Starts a background process in the session's VM (``command`` through bash, or ``argv``) and returns once
         it runs; ``stdin=True`` keeps its stdin open for ``send_stdin``."""
@@ -222,6 +234,7 @@ class AsyncSession:
             timeout_seconds=timeout_seconds,
             stdin=stdin,
             tag=tag,
+            user=user,
         )
 
     async def run_process(
@@ -234,6 +247,7 @@ class AsyncSession:
         timeout_seconds: Optional[int] = None,
         on_stdout: Optional[OnOutput] = None,
         on_stderr: Optional[OnOutput] = None,
+        user: Optional[str] = None,
     ) -> ProcessInfo:
         """Starts a process and follows it to its end, calling ``on_stdout``/``on_stderr`` with its output as it
         arrives; returns the process as it ended (``exit_code``, ``signal``…)."""
@@ -246,6 +260,7 @@ class AsyncSession:
             timeout_seconds=timeout_seconds,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
+            user=user,
         )
 
     async def processes(self) -> List[ProcessInfo]:

@@ -5,30 +5,59 @@ Hand-written: the rest of ``_sync/`` is generated from ``_async/`` by ``scripts/
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any, Callable, Optional, TypeVar, Union
+import weakref
+from typing import Iterable, Optional
 
-from .._http import Failure, Request, Settings, Success, attempt
+import httpx
 
-T = TypeVar("T")
+from .._connection import make_client
+from .._http import Body, Settings
 
 sleep = time.sleep
 monotonic = time.monotonic
 
 
-class Pool:
-    """The sync client sends from the caller's thread: no pool."""
+def content_of(body: Body) -> Iterable[bytes]:
+    """An upload's chunks for httpx's ``Client``."""
+    return body.chunks()
 
-    def __init__(self, max_workers: Optional[int] = None) -> None:
-        pass
+
+class HttpClient:
+    """The client's connection pool: one ``httpx.Client``, made on first use. One given by the caller
+    (``http_client``) is used as it is, and left open on ``close()``: its owner closes it."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        proxy: Optional[str],
+        max_connections: Optional[int],
+        given: Optional[httpx.Client] = None,
+    ) -> None:
+        self._settings = settings
+        self._proxy = proxy
+        self._max_connections = max_connections
+        self._given = given
+        self._client: Optional[httpx.Client] = None
+        # A sync client may be shared by threads: one pool for all of them.
+        self._lock = threading.Lock()
+
+    def get(self) -> httpx.Client:
+        if self._given is not None:
+            return self._given
+        with self._lock:
+            if self._client is None:
+                assert self._settings.ssl_context is not None
+                self._client = make_client(
+                    context=self._settings.ssl_context, proxy=self._proxy, max_connections=self._max_connections
+                )
+                # A client dropped without close() still gives its connections back.
+                weakref.finalize(self, self._client.close)
+            return self._client
 
     def close(self) -> None:
-        pass
-
-
-def run_attempt(pool: Pool, settings: Settings, request: Request) -> Union[Success, Failure]:
-    return attempt(settings, request)
-
-
-def run_blocking(pool: Pool, fn: Callable[..., T], *args: Any) -> T:
-    return fn(*args)
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()

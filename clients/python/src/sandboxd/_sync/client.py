@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
+import httpx
+
+from ..models import GetReadyzResponse
 from ..types import ExecuteResult, HealthStatus, Language
+from .._connection import VerifyTypes, ssl_context_for
 from .._http import Settings
+from ._streams import OnOutput
+
 from .resources.api_keys import ApiKeys
 from .resources.admin import Admin
 from .resources.audit import Audit
@@ -45,7 +51,7 @@ DEFAULT_TIMEOUT = 300.0
 DEFAULT_MAX_RETRIES = 3
 #: Seconds before the first retry (doubling each time; ``Retry-After`` wins when the server sends it).
 DEFAULT_RETRY_DELAY = 1.0
-#: Requests of an sync client under way at once (each takes a worker thread while it runs).
+#: Connections an sync client's pool opens at most (requests beyond wait for one, open streams hold one).
 DEFAULT_MAX_CONCURRENCY = 64
 
 
@@ -67,6 +73,14 @@ class Sandboxd:
     bearer token from ``auth.token()``, used when there is no key. ``base_url``: default ``$SANDBOXD_URL``, else
     http://127.0.0.1:8080. ``timeout``: seconds each attempt may take (300; 0: no limit); ``max_retries`` (3) of what is
     safe to retry, ``retry_delay`` seconds apart (1), doubling. ``headers``: extra headers on every request.
+
+    Connections: one pool of keep-alive connections per client (httpx). ``verify``: TLS verification, True (the
+    default CA bundle, or ``SSL_CERT_FILE``), False (none: a test server only), a CA bundle's path or an
+    ``ssl.SSLContext``; the terminals' WebSockets use it too. ``proxy``: a proxy URL for every request (default:
+    ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` from the environment, ``NO_PROXY`` honoured; the terminals'
+    WebSockets connect directly). ``http_client``: an httpx client of your own to send the requests (its
+    ``verify``, proxies and limits apply; ``verify`` here still serves the terminals); the client does not close it.
+    Close the client (its pool) at the end: ``with Sandboxd() as client:``, or ``client.close()``.
     """
 
     def __init__(
@@ -79,6 +93,9 @@ class Sandboxd:
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry_delay: float = DEFAULT_RETRY_DELAY,
         headers: Optional[Mapping[str, str]] = None,
+        verify: VerifyTypes = True,
+        proxy: Optional[str] = None,
+        http_client: Optional[httpx.Client] = None,
     ) -> None:
         api_key = api_key if api_key is not None else _env("SANDBOXD_API_KEY")
         url = (base_url or _env("SANDBOXD_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -94,6 +111,8 @@ class Sandboxd:
         self.max_retries = int(_non_negative("max_retries", max_retries))
         #: Seconds before the first retry.
         self.retry_delay = _non_negative("retry_delay", retry_delay)
+        if http_client is not None and proxy is not None:
+            raise ValueError("give proxy or http_client, not both: set the proxy on your http_client")
         settings = Settings(
             base_url=url,
             api_key=api_key,
@@ -102,10 +121,11 @@ class Sandboxd:
             max_retries=self.max_retries,
             retry_delay=self.retry_delay,
             headers=dict(headers or {}),
+            ssl_context=ssl_context_for(verify),
         )
+        pool_size: Optional[int] = None  # no cap: a thread waits for no other's connection
         #: The HTTP layer, for operations the client has no method for.
-        pool_size = DEFAULT_MAX_CONCURRENCY
-        self.transport = Transport(settings, pool_size)
+        self.transport = Transport(settings, pool_size, proxy=proxy, http_client=http_client)
         transport = self.transport
         self.executions = Executions(transport)
         self._execution = Execution(transport, self.executions)
@@ -161,11 +181,17 @@ class Sandboxd:
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
         context_id: Optional[str] = None,
+        on_stdout: Optional[OnOutput] = None,
+        on_stderr: Optional[OnOutput] = None,
     ) -> ExecuteResult:
         """Runs code and waits. Without ``session_id`` the server makes a new session (its id is in the answer);
         prefer ``sessions.create()`` and ``session.execute()`` to keep state between calls. ``context_id``
-        (Python only): run in that context of the session (``contexts.create``) instead of its default one."""
-        return self._execution.execute(code, session_id, language, timeout, raise_on_error, context_id)
+        (Python only): run in that context of the session (``contexts.create``) instead of its default one.
+        ``on_stdout``/``on_stderr`` (E2B's names): called with each piece of output as the code writes it (the
+        call is streamed; the answer still has all of it)."""
+        return self._execution.execute(
+            code, session_id, language, timeout, raise_on_error, context_id, on_stdout=on_stdout, on_stderr=on_stderr
+        )
 
     def execute_async(
         self,
@@ -184,12 +210,12 @@ class Sandboxd:
         """GET /healthz: the server is up."""
         return self.transport.request("GET", "/healthz", anonymous=True)
 
-    def ready(self) -> Dict[str, Any]:
+    def ready(self) -> GetReadyzResponse:
         """GET /readyz: the server and its store are ready (503 SERVICE_UNAVAILABLE when the store is not)."""
         return self.transport.request("GET", "/readyz", anonymous=True)
 
     def close(self) -> None:
-        """Lets the client's worker threads end (the client opens no connection that outlives a request)."""
+        """Closes the client's connection pool (an ``http_client`` you gave stays open: close it yourself)."""
         self.transport.close()
 
     def __enter__(self) -> "Sandboxd":

@@ -17,6 +17,7 @@ from .resources.executions import ExecutionRun, Executions
 from .resources.files import Files
 from .resources.processes import Processes
 from .resources.terminals import Terminals
+from ._streams import OnOutput
 
 
 class SessionCalls(Protocol):
@@ -60,6 +61,8 @@ class SessionClient(Protocol):
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
         context_id: Optional[str] = None,
+        on_stdout: Optional[OnOutput] = None,
+        on_stderr: Optional[OnOutput] = None,
     ) -> ExecuteResult:
         ...
 

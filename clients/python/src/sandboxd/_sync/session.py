@@ -16,10 +16,12 @@ from ..types import (
     ProcessSignal,
     SessionDetails,
     UploadResult,
+    WrittenFile,
 )
 from .._multipart import UploadData
 from ._streams import FileWatchStream, ProcessEventStream, OnOutput
 from ._terminal import TerminalConnection, OnData
+from .resources.commands import Commands
 from .resources.execution import DEFAULT_EXECUTE_TIMEOUT_SECONDS
 from .resources.executions import ExecutionRun
 
@@ -42,6 +44,9 @@ class Session:
         self.id = id
         #: What creating it answered (None for ``client.sessions.connect(id)``).
         self.created = created
+        #: E2B's ``sandbox.commands``: ``run`` a shell command (waited for, or in the background), ``connect``,
+        #: ``list``, ``kill``, ``send_stdin``.
+        self.commands = Commands(client.processes, id)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r})"
@@ -54,6 +59,8 @@ class Session:
         timeout: float = DEFAULT_EXECUTE_TIMEOUT_SECONDS,
         raise_on_error: bool = False,
         context_id: Optional[str] = None,
+        on_stdout: Optional[OnOutput] = None,
+        on_stderr: Optional[OnOutput] = None,
     ) -> ExecuteResult:
         """Runs code (Python by default: state survives between calls) or a command (``language="bash"``) and
         waits for the result. The first call starts the session's VM.
@@ -61,6 +68,8 @@ class Session:
         ``timeout``: seconds the server waits (1 to 600); a longer run raises ExecutionError with
         ``execution_id`` and goes on. ``raise_on_error``: raise ExecutionError for a failed run too.
         ``context_id`` (Python only): run in that context (``create_context``) instead of the default one.
+        ``on_stdout``/``on_stderr`` (E2B's names; asyncio: coroutine functions too): called with each piece of
+        output as the code writes it, Python's too (the run is streamed; the answer still has all of it).
         Python answers carry ``results`` (figures as PNG, tables as HTML, the last expression's value…),
         ``exception`` (``name``, ``value``, ``traceback``, or None) and ``context_id``.
         """
@@ -71,6 +80,8 @@ class Session:
             timeout=timeout,
             raise_on_error=raise_on_error,
             context_id=context_id,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
         )
 
     def execute_async(
@@ -132,7 +143,7 @@ class Session:
         """Whether anything is at a path in the VM."""
         return self._client.files.exists(self.id, remote_path)
 
-    def write_files(self, files: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    def write_files(self, files: Sequence[Mapping[str, Any]]) -> List[WrittenFile]:
         """Writes several files into the VM in one call (``path``, ``data`` as str or bytes, optional ``mode``)."""
         return self._client.files.write(self.id, files)
 
@@ -211,6 +222,7 @@ class Session:
         timeout_seconds: Optional[int] = None,
         stdin: bool = False,
         tag: Optional[str] = None,
+        user: Optional[str] = None,
     ) -> ProcessInfo:
         """Starts a background process in the session's VM (``command`` through bash, or ``argv``) and returns once
         it runs; ``stdin=True`` keeps its stdin open for ``send_stdin``."""
@@ -223,6 +235,7 @@ class Session:
             timeout_seconds=timeout_seconds,
             stdin=stdin,
             tag=tag,
+            user=user,
         )
 
     def run_process(
@@ -235,6 +248,7 @@ class Session:
         timeout_seconds: Optional[int] = None,
         on_stdout: Optional[OnOutput] = None,
         on_stderr: Optional[OnOutput] = None,
+        user: Optional[str] = None,
     ) -> ProcessInfo:
         """Starts a process and follows it to its end, calling ``on_stdout``/``on_stderr`` with its output as it
         arrives; returns the process as it ended (``exit_code``, ``signal``…)."""
@@ -247,6 +261,7 @@ class Session:
             timeout_seconds=timeout_seconds,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
+            user=user,
         )
 
     def processes(self) -> List[ProcessInfo]:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from ...errors import ExecutionError
+from ... import models
+from ..._lines import NDJSON
+from ..._model import convert
+from ...errors import ExecutionError, NetworkError, SandboxdError, error_for
 from ...types import ExecuteResult, Language
+from .._streams import AsyncRunEventStream, OnOutput, deliver
 from ..transport import AsyncTransport
 from .executions import AsyncExecutionRun, Executions
 
@@ -23,6 +27,27 @@ def execute_body(
     if context_id is not None:
         body["context_id"] = context_id
     return body
+
+
+def run_failure(event: Dict[str, Any], operation: str, request_id: Optional[str]) -> SandboxdError:
+    """The error a streamed execute's ``timeout`` or ``error`` event stands for: what the plain call's 408
+    EXECUTION_TIMEOUT or error answer raises (the same table, the same facts)."""
+    timed_out = event["type"] == "timeout"
+    status = 408 if timed_out else event.get("status")
+    status = status if isinstance(status, int) else 500
+    code = "EXECUTION_TIMEOUT" if timed_out else event.get("code")
+    facts = {key: event[key] for key in ("execution_id", "session_id") if event.get(key) is not None}
+    detail = event.get("detail")
+    return error_for(
+        status,
+        code if isinstance(code, str) else None,
+        "execute",
+        detail if isinstance(detail, str) else f"{operation}: {event['type']}",
+        facts=facts,
+        body=event,
+        operation=operation,
+        request_id=request_id,
+    )
 
 
 def checked(result: ExecuteResult, raise_on_error: bool) -> ExecuteResult:
@@ -55,9 +80,15 @@ class Execution:
         timeout: float,
         raise_on_error: bool,
         context_id: Optional[str] = None,
+        on_stdout: Optional[OnOutput] = None,
+        on_stderr: Optional[OnOutput] = None,
     ) -> ExecuteResult:
         """Runs and waits (never retried once sent: the code may have run). ``session_id`` None: a new session;
-        ``context_id`` None: the session's default Python context."""
+        ``context_id`` None: the session's default Python context. ``on_stdout``/``on_stderr``: the run is
+        streamed, its output handed to them as it is written."""
+        if on_stdout is not None or on_stderr is not None:
+            body = execute_body(code, session_id, language, timeout, context_id)
+            return checked(await self._execute_streamed(body, timeout, on_stdout, on_stderr), raise_on_error)
         result = await self._transport.request(
             "POST",
             "/execute",
@@ -67,6 +98,44 @@ class Execution:
             timeout=max(self._transport.settings.timeout, timeout + HTTP_MARGIN_SECONDS),
         )
         return checked(result, raise_on_error)
+
+    async def _execute_streamed(
+        self,
+        body: Dict[str, Any],
+        timeout: float,
+        on_stdout: Optional[OnOutput],
+        on_stderr: Optional[OnOutput],
+    ) -> ExecuteResult:
+        """The run as it happens (NDJSON): output to the callbacks, the ``end`` event's execution answered; a
+        ``timeout`` or ``error`` event raised as the plain call's 408 or error answer is."""
+        operation = "POST /execute"
+        response = await self._transport.request(
+            "POST",
+            "/execute",
+            json=body,
+            headers={"accept": NDJSON},
+            kind="execute",
+            idempotent=False,
+            timeout=max(self._transport.settings.timeout, timeout + HTTP_MARGIN_SECONDS),
+            response_type="stream",
+        )
+        request_id = response.headers.get("x-request-id")
+        async with AsyncRunEventStream(response) as events:
+            async for event in events:
+                kind = event.get("type")
+                if kind == "stdout":
+                    await deliver(on_stdout, event.get("data") or "")
+                elif kind == "stderr":
+                    await deliver(on_stderr, event.get("data") or "")
+                elif kind == "end" and isinstance(event.get("execution"), dict):
+                    result: ExecuteResult = convert(event["execution"], models.ExecuteResponse)
+                    return result
+                elif kind in ("timeout", "error"):
+                    raise run_failure(event, operation, request_id)
+        # Not resumed: a run's output is not kept to be read again, and sending it again could run it twice.
+        raise NetworkError(
+            f"{operation}: the stream ended before the run's result", operation=operation, request_id=request_id
+        )
 
     async def execute_async(
         self,

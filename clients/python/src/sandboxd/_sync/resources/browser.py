@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
+from ..._model import Model
 from ...errors import BrowserSessionError, SandboxdError
 from ...types import (
     BrowserAuthTestResult,
@@ -46,10 +47,10 @@ class BrowserImage:
     width: Optional[int] = None
     height: Optional[int] = None
     #: The server's whole answer.
-    result: Optional[Mapping[str, Any]] = None
+    result: Optional[Union[Model, Mapping[str, Any]]] = None
 
 
-def screenshot_image(result: Mapping[str, Any]) -> BrowserImage:
+def screenshot_image(result: Union[Model, Mapping[str, Any]]) -> BrowserImage:
     """The screenshot of a render (or of a session) as bytes; an error when the answer has none."""
     if result.get("screenshot") is None or result.get("format") is None:
         raise SandboxdError("the answer has no screenshot (it was rendered with return_screenshot=False)")
@@ -415,7 +416,8 @@ class Browser:
 
     def render_screenshot(self, **options: Any) -> BrowserImage:
         """Renders a page (the options of ``render``) and answers its screenshot as bytes, with the whole answer."""
-        return screenshot_image(self.render(**{**options, "return_screenshot": True}))
+        options["return_screenshot"] = True
+        return screenshot_image(self.render(**options))
 
     def usage(self) -> BrowserUsageSummary:
         """Renders, sessions, pages and browser seconds, in all and in the last 30 days."""

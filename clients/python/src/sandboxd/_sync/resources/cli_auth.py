@@ -5,7 +5,7 @@ exchange at the server's interval until the user approves, denies, or the login 
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 from ...errors import SandboxdError
 from ...models import CLIAuthApproveResponse, CLIAuthExchangeResponse, CLIAuthStartResponse
@@ -29,7 +29,9 @@ class CliAuth:
 
     def approve(self, user_code: str, *, deny: bool = False) -> CLIAuthApproveResponse:
         """Approves (or with ``deny=True`` denies) the login with this user code, as the client's user."""
-        body = {"user_code": user_code, **({"deny": True} if deny else {})}
+        body: Dict[str, Any] = {"user_code": user_code}
+        if deny:
+            body["deny"] = True
         return self._transport.request("POST", "/api/cli-auth/approve", json=body)
 
     def exchange(self, *, device_code: str, code_verifier: str) -> CLIAuthExchangeResponse:

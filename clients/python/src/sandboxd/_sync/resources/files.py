@@ -11,7 +11,7 @@ import pathlib
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ...models import FileEntry, FileListing
-from ...types import UploadResult
+from ...types import UploadResult, WrittenFile
 from ..._http import defined
 from ..._multipart import UploadData, multipart_body
 from .._streams import FileWatchStream
@@ -92,10 +92,10 @@ class Files:
         )
         return answer["exists"]
 
-    def write(self, session_id: str, files: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    def write(self, session_id: str, files: Sequence[Mapping[str, Any]]) -> List[WrittenFile]:
         """Writes several files into the session's VM in one call: each a mapping with ``path`` and ``data`` (``str`` is
         written as UTF-8, ``bytes`` as they are) and optionally ``mode``. Missing parent directories are made, what
-        was at a path is replaced. Returns each absolute path with its ``size``. Large files: ``upload`` (it streams).
+        was at a path is replaced. Returns each absolute ``path`` with its ``size``. Large files: ``upload`` (it streams).
         """
         body = []
         for file in files:

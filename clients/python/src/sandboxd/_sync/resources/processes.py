@@ -11,15 +11,15 @@ from __future__ import annotations
 import base64
 from typing import Any, Dict, List, Optional, Union
 
-from ...errors import NetworkError
+from ...errors import NetworkError, SandboxdError
 from ...models import ProcessInfo
 from ...types import ProcessSignal
 from ..._http import defined
+from ..._lines import NDJSON
 from .._streams import ProcessEventStream, OnOutput, deliver
 from ..transport import Transport
 
-NDJSON = "application/x-ndjson"
-#: Times ``run`` reads the output again after its stream ended early (a broken connection) without new output.
+#: Times the output is read again after its stream ended early (a broken connection) without new output.
 MAX_RESUMES_WITHOUT_OUTPUT = 3
 
 
@@ -31,13 +31,82 @@ def _start_body(
     timeout_seconds: Optional[int],
     stdin: bool,
     tag: Optional[str],
+    user: Optional[str] = None,
 ) -> Dict[str, Any]:
     if (command is None) == (argv is None):
         raise TypeError("give exactly one of command (run by /bin/bash -c) and argv (run directly)")
-    body = defined(command=command, argv=argv, cwd=cwd, env=env, timeout_seconds=timeout_seconds, tag=tag)
+    body = defined(command=command, argv=argv, cwd=cwd, user=user, env=env, timeout_seconds=timeout_seconds, tag=tag)
     if stdin:
         body["stdin"] = True
     return body
+
+
+class OutputFollower:
+    """Follows a process's output to its end (``run``, and the handles of ``session.commands``): hands each piece
+    of stdout and stderr to its callback, reads the output again from where it stopped when a stream breaks
+    before the ``exit`` event, and answers the process as it ended. ``stop()`` (from another task or thread)
+    ends the following; the process goes on."""
+
+    def __init__(
+        self,
+        processes: "Processes",
+        session_id: str,
+        on_stdout: Optional[OnOutput] = None,
+        on_stderr: Optional[OnOutput] = None,
+    ) -> None:
+        self._processes = processes
+        self._session_id = session_id
+        self._on_stdout = on_stdout
+        self._on_stderr = on_stderr
+        self._stream: Optional[ProcessEventStream] = None
+        #: True once ``stop()`` was called.
+        self.stopped = False
+
+    def follow(self, process_id: Optional[str], stream: Optional[ProcessEventStream] = None) -> ProcessInfo:
+        """Reads ``stream`` (a start's answer, which names the process) or else the output of ``process_id``
+        from the oldest the server keeps, to the ``exit`` event. After ``stop()``: SandboxdError; a stream that
+        keeps breaking without new output, or before the process was named: NetworkError."""
+        after = resumes = 0
+        while True:
+            if stream is None:
+                assert process_id is not None
+                stream = self._processes.output(self._session_id, process_id, after=after, follow=True)
+            self._stream = stream
+            if self.stopped:
+                stream.close()  # stop() came while this stream was being opened
+            seen = 0
+            with stream:
+                for event in stream:
+                    seen += 1
+                    kind = event["type"]
+                    if kind == "start":
+                        process_id = event["process"]["process_id"]
+                    elif kind == "stdout":
+                        deliver(self._on_stdout, event.get("data", ""))
+                    elif kind == "stderr":
+                        deliver(self._on_stderr, event.get("data", ""))
+                    elif kind == "exit":
+                        return event["process"]
+            if self.stopped:
+                raise SandboxdError(f"stopped following process {process_id}; it goes on")
+            # The stream ended before the exit event: the connection broke, or the server is closing.
+            after = max(after, stream.last_seq)
+            resumes = 0 if seen else resumes + 1
+            if process_id is None or resumes > MAX_RESUMES_WITHOUT_OUTPUT:
+                operation = f"POST /v1/sessions/{self._session_id}/processes"
+                if process_id is not None:
+                    operation = f"GET /v1/sessions/{self._session_id}/processes/{process_id}/output"
+                still = f" (process {process_id} may still run)" if process_id else ""
+                raise NetworkError(
+                    f"{operation}: the output stream ended before the process did{still}", operation=operation
+                )
+            stream = None
+
+    def stop(self) -> None:
+        """Stops following: the stream being read ends, and ``follow`` raises SandboxdError."""
+        self.stopped = True
+        if self._stream is not None:
+            self._stream.close()
 
 
 class Processes:
@@ -55,6 +124,7 @@ class Processes:
         timeout_seconds: Optional[int] = None,
         stdin: bool = False,
         tag: Optional[str] = None,
+        user: Optional[str] = None,
     ) -> ProcessInfo:
         """Starts a program in the session's VM (starting the VM when the session has none) and returns once it
         runs, without waiting for it to end.
@@ -63,9 +133,10 @@ class Processes:
         directly (exactly one of the two). ``cwd``: its working directory (default /root; it must exist);
         ``env``: variables on top of the session's; ``timeout_seconds``: its process group is killed after this
         long; ``stdin=True``: keep its stdin open for ``send_stdin`` (otherwise it reads /dev/null); ``tag``: a
-        label of yours. A program that cannot start (its directory or program missing): SandboxdError 400.
+        label of yours; ``user``: the VM account that runs it (``root``, the default, or ``user``: uid 1000, no
+        sudo). A program that cannot start (its directory or program missing): SandboxdError 400.
         """
-        body = _start_body(command, argv, cwd, env, timeout_seconds, stdin, tag)
+        body = _start_body(command, argv, cwd, env, timeout_seconds, stdin, tag, user)
         # Not idempotent: a retry after a start that went through would start the program twice.
         return self._transport.request(
             "POST", "/v1/sessions/{session_id}/processes", params={"session_id": session_id}, json=body, kind="session"
@@ -82,6 +153,7 @@ class Processes:
         timeout_seconds: Optional[int] = None,
         on_stdout: Optional[OnOutput] = None,
         on_stderr: Optional[OnOutput] = None,
+        user: Optional[str] = None,
     ) -> ProcessInfo:
         """Starts a program (as ``start`` does) and follows its output until it ends: ``on_stdout`` and
         ``on_stderr`` are called with each piece of text as it arrives. Returns the process as it ended
@@ -89,7 +161,7 @@ class Processes:
 
         Should the stream break before the end, its output is read again from where it stopped.
         """
-        body = _start_body(command, argv, cwd, env, timeout_seconds, False, None)
+        body = _start_body(command, argv, cwd, env, timeout_seconds, False, None, user)
         response = self._transport.request(
             "POST",
             "/v1/sessions/{session_id}/processes",
@@ -99,33 +171,8 @@ class Processes:
             kind="session",
             response_type="stream",
         )
-        stream = ProcessEventStream(response, self._transport)
-        process_id: Optional[str] = None
-        after = resumes = 0
-        while True:
-            seen = 0
-            with stream:
-                for event in stream:
-                    seen += 1
-                    kind = event["type"]
-                    if kind == "start":
-                        process_id = event["process"]["process_id"]
-                    elif kind == "stdout":
-                        deliver(on_stdout, event.get("data", ""))
-                    elif kind == "stderr":
-                        deliver(on_stderr, event.get("data", ""))
-                    elif kind == "exit":
-                        return event["process"]
-            # The stream ended before the exit event: the connection broke, or the server is closing.
-            after = max(after, stream.last_seq)
-            resumes = 0 if seen else resumes + 1
-            if process_id is None or resumes > MAX_RESUMES_WITHOUT_OUTPUT:
-                operation = f"POST /v1/sessions/{session_id}/processes"
-                still = f" (process {process_id} may still run)" if process_id else ""
-                raise NetworkError(
-                    f"{operation}: the output stream ended before the process did{still}", operation=operation
-                )
-            stream = self.output(session_id, process_id, after=after, follow=True)
+        follower = OutputFollower(self, session_id, on_stdout, on_stderr)
+        return follower.follow(None, ProcessEventStream(response, self._transport))
 
     def list(self, session_id: str) -> List[ProcessInfo]:
         """The session's processes: those running, and those that ended in the last 10 minutes, oldest first."""

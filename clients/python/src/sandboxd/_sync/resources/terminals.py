@@ -1,8 +1,8 @@
 # Generated from sandboxd/_async/resources/terminals.py by scripts/unasync.py: do not edit.
 """Terminals (PTY sessions) in a VM, reached through its session (``session_id=``) or directly (``vm_id=``).
 
-``attach`` opens the terminal's WebSocket with the client's credentials in the handshake's headers (the
-standard-library WebSocket client of ``_websocket.py``), so no key or token goes into a URL.
+``attach`` opens the terminal's WebSocket (the ``websockets`` library) with the client's credentials in the
+handshake's headers, so no key or token goes into a URL.
 """
 
 from __future__ import annotations

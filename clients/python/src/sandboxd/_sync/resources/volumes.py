@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from ...models import VolumeRecord
 from ..transport import Transport
@@ -17,7 +17,7 @@ class Volumes:
         """A volume of ``size_gb`` GiB or ``size_mb`` MiB (give exactly one)."""
         if (size_gb is None) == (size_mb is None):
             raise TypeError("give exactly one of size_gb and size_mb")
-        size = {"size_gb": size_gb} if size_gb is not None else {"size_mb": size_mb}
+        size: Dict[str, Optional[int]] = {"size_gb": size_gb} if size_gb is not None else {"size_mb": size_mb}
         return self._transport.request("POST", "/v1/volumes", json={"name": name, **size})
 
     def list(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> List[VolumeRecord]:

@@ -50,7 +50,12 @@ class WebhookEndpoints:
         enabled: bool = MISSING,
     ) -> WebhookEndpoint:
         """Changes what is given; the rest is kept."""
-        changes = {"url": url, "event_patterns": event_patterns, "description": description, "enabled": enabled}
+        changes: Dict[str, Any] = {
+            "url": url,
+            "event_patterns": event_patterns,
+            "description": description,
+            "enabled": enabled,
+        }
         body = {k: (list(v) if k == "event_patterns" else v) for k, v in changes.items() if v is not MISSING}
         return self._transport.request(
             "PATCH", "/v1/webhooks/endpoints/{endpoint_id}", params={"endpoint_id": endpoint_id}, json=body

@@ -1,0 +1,129 @@
+/**
+ * `POST /execute` with `Accept: application/x-ndjson` or `text/event-stream`: the run as it happens. Events, in
+ * order: `start` (`execution_id`, `session_id`) once the run has its VM; `stdout` and `stderr` (`data`, UTF-8 text)
+ * as the code writes, Python's included; then one of `end` (`execution`: the same ExecuteResponse a plain execute
+ * answers), `timeout` (the wait ran out: the run goes on, as a 408 says) or `error` (`code`, `detail`). Refusals
+ * (401, 404, 422, 429, 503) come before the stream starts, as ordinary answers. Closing the stream leaves the run
+ * going; its record completes as for any execute.
+ */
+import { StringDecoder } from 'node:string_decoder';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../../core/errors.ts';
+import type { ExecuteRequest, ExecutionService } from '../../../core/executions.ts';
+import type { Principal } from '../../../core/authenticator.ts';
+import { EventWriter, type StreamFormat } from '../processes/output-stream.ts';
+import { toExecuteResponse } from './schemas.ts';
+
+/** Output held for a reader slower than the run; past this much, output events are skipped (the record keeps it). */
+const MAX_QUEUED_CHARS = 8 * 1024 * 1024;
+
+type Event = Record<string, unknown>;
+
+/** A first-in first-out list of events that a writer awaits. */
+class EventQueue {
+  private events: Event[] = [];
+  private wake: (() => void) | null = null;
+  queuedChars = 0;
+
+  push(event: Event): void {
+    this.events.push(event);
+    this.wake?.();
+  }
+
+  take(): Event[] {
+    const taken = this.events;
+    this.events = [];
+    this.queuedChars = 0;
+    return taken;
+  }
+
+  /** Resolves at the next push (at once when something is queued). */
+  next(): Promise<void> {
+    if (this.events.length > 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wake = () => {
+        this.wake = null;
+        resolve();
+      };
+    });
+  }
+}
+
+/** Runs `request` and streams it to the hijacked answer; `streams` holds its controller while it runs. */
+export async function streamExecution(
+  executions: ExecutionService,
+  principal: Principal,
+  run: ExecuteRequest,
+  http: { request: FastifyRequest; reply: FastifyReply; format: StreamFormat; streams: Set<AbortController> },
+): Promise<void> {
+  const queue = new EventQueue();
+  const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  let skipped = 0;
+  const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer): void => {
+    const data = decoders[stream].write(chunk);
+    if (data === '') return;
+    if (queue.queuedChars > MAX_QUEUED_CHARS) {
+      skipped += data.length;
+      return;
+    }
+    queue.queuedChars += data.length;
+    queue.push({ type: stream, data });
+  };
+  // Refusals are thrown from here, before the answer is a stream: they are ordinary 4xx/5xx answers.
+  const { record, finished } = await executions.executeStreamed(principal, { ...run, onOutput });
+  const { request, reply, format, streams } = http;
+  reply.hijack();
+  const controller = new AbortController();
+  streams.add(controller);
+  reply.raw.on('close', () => controller.abort());
+  const writer = new EventWriter(reply.raw, format, request.id, controller.signal);
+  let timer: NodeJS.Timeout | undefined;
+  const waited = Promise.race([
+    finished.then(
+      (execution): Event => ({ type: 'end', execution: toExecuteResponse(execution) }),
+      (error: unknown): Event =>
+        error instanceof AppError
+          ? { ...error.fields, type: 'error', status: error.statusCode, code: error.code, detail: error.message }
+          : { type: 'error', status: 500, code: 'INTERNAL', detail: 'the run failed on the server' },
+    ),
+    new Promise<Event>((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve({
+            type: 'timeout',
+            execution_id: record.id,
+            session_id: record.sessionId,
+            detail: `the execution is still running after ${run.timeoutSeconds} s; it goes on: poll GET /v1/executions/${record.id}`,
+          }),
+        run.timeoutSeconds * 1000,
+      );
+    }),
+  ]).finally(() => clearTimeout(timer));
+  try {
+    await writer.write({ type: 'start', execution_id: record.id, session_id: record.sessionId });
+    const outcome: { last: Event | null } = { last: null };
+    void waited.then((event) => {
+      outcome.last = event;
+      queue.push({ type: 'wake' });
+    });
+    while (!controller.signal.aborted) {
+      await queue.next();
+      for (const event of queue.take()) if (event.type !== 'wake') await writer.write(event);
+      if (outcome.last) {
+        // The run's last bytes (a character cut in two at the end) and what a slow reader missed.
+        for (const stream of ['stdout', 'stderr'] as const) {
+          const rest = decoders[stream].end();
+          if (rest) await writer.write({ type: stream, data: rest });
+        }
+        if (skipped > 0) await writer.write({ type: 'dropped', characters: skipped });
+        await writer.write(outcome.last);
+        break;
+      }
+    }
+  } catch (error) {
+    if (!controller.signal.aborted) request.log.error({ err: error }, 'execution stream failed');
+  } finally {
+    streams.delete(controller);
+    writer.end();
+  }
+}
