@@ -256,7 +256,7 @@ describe('sandbox on real VMs', () => {
     assert.equal((await runCli(['files', 'watch', '/root/nope-not-here'], env)).code, 4, 'a missing directory: not found');
   });
 
-  test('exec --stream prints output as it arrives and exits with the code; Ctrl-C interrupts the process in the VM', async () => {
+  test('exec --stream prints output as it arrives and exits with the code; Ctrl-C interrupts the process in the VM; Ctrl-C cancels a Python exec', async () => {
     const res = await runCli(['exec', '--stream', 'echo a; sleep 0.2; echo b; echo warn >&2; exit 5'], env);
     assert.equal(res.code, 5, res.stderr);
     assert.equal(res.stdout, 'a\nb\n');
@@ -273,6 +273,18 @@ describe('sandbox on real VMs', () => {
     const ended = await run.done;
     assert.equal(ended.code, 130, ended.stderr);
     assert.match(ended.stdout, /ready\ninterrupted\n/);
+
+    // Python through exec prints as it runs (a streamed execute); Ctrl-C cancels that run only: the interpreter is
+    // interrupted and keeps its variables.
+    const python = startCli(['exec', 'kept = 7\nimport time\nprint("go")\ntime.sleep(60)'], env);
+    let printed = '';
+    python.child.stdout!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    await waitFor(() => printed, /go\n/, 60_000);
+    python.child.kill('SIGINT');
+    const cancelled = await python.done;
+    assert.notEqual(cancelled.code, 0, 'a cancelled run is a failed one');
+    assert.match(cancelled.stderr, /cancelling the run in the VM/);
+    assert.equal((await runCli(['exec', 'print(kept * 6)'], env)).stdout, '42\n', 'the VM and its interpreter live on');
   });
 
   test('ps start, ls, logs, signal and kill: a background process in the VM', async () => {

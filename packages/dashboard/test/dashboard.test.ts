@@ -222,7 +222,7 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).count(), 0, 'no Stop once it ended');
   });
 
-  test('Stop ends a running command and a running Python cell; the VM and the interpreter live on', async () => {
+  test('Stop ends a running command and a running Python cell (whose output shows as it prints); the VM and the interpreter live on', async () => {
     await page.getByLabel('Code', { exact: true }).fill('echo sleeping; sleep 60; echo woke');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByTestId('run-output').filter({ hasText: 'sleeping' }).waitFor({ timeout: 60_000 });
@@ -239,11 +239,13 @@ describe('the web console in Chromium', { timeout: 900_000 }, () => {
     assert.equal(stopped.signal, 'SIGKILL');
     assert.doesNotMatch(await page.getByTestId('run-output').innerText(), /woke/);
 
-    // Python: the cell is interrupted, the session's interpreter keeps its variables.
+    // Python: its output shows while the cell runs (a streamed execute); Stop interrupts the cell, and the
+    // session's interpreter keeps its variables.
     await page.getByLabel('Language').selectOption('python');
-    await page.getByLabel('Code', { exact: true }).fill('kept = 41\nimport time\ntime.sleep(60)');
+    await page.getByLabel('Code', { exact: true }).fill('kept = 41\nimport time\nprint("napping")\ntime.sleep(60)');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    await page.locator('[data-run-phase="running"]').waitFor();
+    await page.getByTestId('run-output').filter({ hasText: 'napping' }).waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator('[data-run-phase="running"]').count(), 1, 'printed while it still runs');
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await page
       .getByTestId('run-status')

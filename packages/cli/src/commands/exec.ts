@@ -1,8 +1,9 @@
 /**
- * sandbox exec / sandbox run: run code in a session and print its output; the exit code is the
- * command's. A run longer than --timeout is not lost: the server answers 408 and the command line polls
- * the execution record (once a second) until it completes. `exec --stream` runs a bash command as a background
- * process instead (commands/processes.ts) and prints its output as it arrives; Ctrl-C interrupts it in the VM.
+ * sandbox exec / sandbox run: run code in a session and print its output as it is written (a streamed execute);
+ * the exit code is the command's. A run longer than --timeout is not lost: the command line then polls the
+ * execution record (once a second) until it completes. Ctrl-C cancels the run in the VM (the VM lives on).
+ * `exec --stream` runs a bash command as a background process instead (commands/processes.ts); Ctrl-C sends it
+ * SIGINT.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -79,6 +80,17 @@ async function runCode(ctx: Context, code: string, options: RunOptions): Promise
     printed[stream] += text;
     process[stream].write(text);
   };
+  // Ctrl-C cancels the run in the VM (Python is interrupted and keeps its state; a command is killed; the VM
+  // lives) and its end is printed as usual; a second Ctrl-C leaves at once.
+  let executionId: number | undefined;
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts++;
+    if (interrupts > 1 || executionId === undefined) process.exit(130);
+    process.stderr.write('\n(cancelling the run in the VM; Ctrl-C again leaves without waiting)\n');
+    void ctx.client.executions.cancel(executionId).catch(() => undefined);
+  };
+  process.on('SIGINT', onInterrupt);
   let outcome: RunResult;
   try {
     try {
@@ -87,7 +99,7 @@ async function runCode(ctx: Context, code: string, options: RunOptions): Promise
         language: options.language,
         timeoutMs: options.timeout * 1000,
         ...(options.context ? { contextId: options.context } : {}),
-        ...(ctx.out.json ? {} : { onStdout: live('stdout'), onStderr: live('stderr') }),
+        ...(ctx.out.json ? {} : { onStdout: live('stdout'), onStderr: live('stderr'), onStart: (run) => (executionId = run.executionId) }),
       });
     } catch (error) {
       if (!(error instanceof ExecutionError && error.executionId !== undefined && error.status === 408)) throw error;
@@ -97,6 +109,7 @@ async function runCode(ctx: Context, code: string, options: RunOptions): Promise
     }
   } finally {
     if (spinning) spinner.stop();
+    process.off('SIGINT', onInterrupt);
   }
   if (!sessionId) {
     ctx.remember(outcome.session_id);

@@ -30,6 +30,11 @@ export interface ExecuteOptions {
   onStdout?: (text: string) => void;
   /** Each piece of standard error as the code writes it. */
   onStderr?: (text: string) => void;
+  /**
+   * A streamed run (with `onStdout` or `onStderr`) has its VM and runs: its execution id, e.g. for
+   * `client.executions.cancel(id)`, which stops that run only.
+   */
+  onStart?: (run: { executionId: number; sessionId: string }) => void;
   signal?: AbortSignal;
 }
 
@@ -119,7 +124,9 @@ export class Execution {
     )) as Response;
     const requestId = response.headers.get('x-request-id') ?? undefined;
     for await (const event of ndjsonEvents<StreamedRunEvent>(response)) {
-      if (event.type === 'stdout') options.onStdout?.(event.data ?? '');
+      if (event.type === 'start' && event.execution_id !== undefined && event.session_id !== undefined)
+        options.onStart?.({ executionId: event.execution_id, sessionId: event.session_id });
+      else if (event.type === 'stdout') options.onStdout?.(event.data ?? '');
       else if (event.type === 'stderr') options.onStderr?.(event.data ?? '');
       else if (event.type === 'end' && event.execution) return event.execution;
       else if (event.type === 'timeout' || event.type === 'error') {

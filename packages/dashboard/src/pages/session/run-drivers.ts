@@ -1,10 +1,10 @@
 /**
  * The two ways the Run panel runs code, behind one shape: Bash as a background process whose output is followed
  * live (POST …/processes, then its output as Server-Sent Events), Python in the session's stateful interpreter
- * (POST /execute_async, then its record until it is complete). The API streams process output but not a Python
- * execution's: Python output arrives when the run ends. Either can be stopped without ending the VM.
+ * (a streamed POST /execute: its output as it is printed, then its result). Either can be stopped without ending
+ * the VM.
  */
-import { api, ApiError, type ProcessEvent, type ProcessInfo, type RichResult, type TaskRecord } from '../../api.ts';
+import { api, ApiError, send, type ExecuteResponse, type ProcessEvent, type ProcessInfo, type RichResult, type TaskRecord } from '../../api.ts';
 import type { OutputStream } from './output-buffer.ts';
 import { sessionPath } from './session-path.ts';
 
@@ -40,6 +40,8 @@ export interface RunHandle {
 
 /** How often a Python run's record is read while it runs. */
 const PYTHON_POLL_MS = 300;
+/** How long a streamed Python run is followed before the console polls its record instead (the API's longest wait). */
+const STREAM_WAIT_SECONDS = 600;
 
 /** Starts `code` in the session's VM and reports to `listener`. */
 export function startRun(sessionId: string, language: RunLanguage, code: string, listener: RunListener): Promise<RunHandle> {
@@ -113,56 +115,114 @@ async function startCommand(sessionId: string, command: string, listener: RunLis
   };
 }
 
-function pythonEnd(record: TaskRecord): RunEnd {
+/** How a Python run ended, from its execute answer or its record (the same fields). */
+function pythonEnd(run: Pick<TaskRecord, 'exit_code' | 'execution_time' | 'status' | 'exception' | 'results'> & { error?: string | null }): RunEnd {
   return {
-    exitCode: record.exit_code,
+    exitCode: run.exit_code,
     signal: null,
-    seconds: record.execution_time,
-    problem: record.status === 'completed' || record.exception ? null : record.error,
-    results: record.results,
+    seconds: run.execution_time,
+    problem: run.status === 'completed' || run.exception ? null : (run.error ?? run.status),
+    results: run.results,
   };
 }
 
-/** Python in the session's interpreter: started asynchronously so that it has an id to cancel, then polled. */
+/** An event of a streamed execute (`POST /execute` with `Accept: application/x-ndjson`). */
+interface RunEvent {
+  type: 'start' | 'stdout' | 'stderr' | 'end' | 'timeout' | 'error' | 'dropped';
+  data?: string;
+  execution?: ExecuteResponse;
+  execution_id?: number;
+  status?: number;
+  code?: string;
+  detail?: string;
+  characters?: number;
+}
+
+/** The events of an NDJSON answer as they arrive (empty lines are keep-alives). */
+async function* runEvents(response: Response): AsyncGenerator<RunEvent> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let newline: number;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      if (line !== '') yield JSON.parse(line) as RunEvent;
+    }
+  }
+}
+
+/**
+ * Python in the session's interpreter, streamed: its output shows as the code prints it; the `start` event names
+ * the execution that Stop cancels (the interpreter keeps its state). A run that outlives the wait goes on: its
+ * record is then polled until it is complete.
+ */
 async function startPython(sessionId: string, code: string, listener: RunListener): Promise<RunHandle> {
-  const { task_id: taskId } = await api<{ task_id: number }>('POST', '/execute_async', { session_id: sessionId, language: 'python', code });
+  const response = await send('POST', '/execute', { session_id: sessionId, language: 'python', code, timeout: STREAM_WAIT_SECONDS }, 'application/x-ndjson');
+  const events = runEvents(response);
+  const first = await events.next();
+  if (first.done || first.value.type !== 'start' || first.value.execution_id === undefined) throw new Error('The run did not start: the answer was cut');
+  const executionId = first.value.execution_id;
   let ended = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const finish = (record: TaskRecord) => {
+  const finish = (end: RunEnd) => {
     if (ended) return;
     ended = true;
     clearTimeout(timer);
-    if (record.serialized_stdout) listener.output('stdout', record.serialized_stdout);
-    if (record.serialized_stderr) listener.output('stderr', record.serialized_stderr);
-    if (record.stdout_truncated || record.stderr_truncated) listener.note('The output was cut: the server keeps a bounded amount of each stream');
-    listener.end(pythonEnd(record));
+    listener.end(end);
+  };
+  const fail = (error: unknown) => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    listener.fail(error);
   };
   const poll = async () => {
     try {
-      const record = await api<TaskRecord>('GET', `/v1/executions/${taskId}`);
-      if (record.is_complete) return finish(record);
-    } catch (error) {
-      if (!ended) {
-        ended = true;
-        listener.fail(error);
+      const record = await api<TaskRecord>('GET', `/v1/executions/${executionId}`);
+      if (record.is_complete) {
+        // What the stream did not show before it stopped following: the record's output is whole.
+        return finish(pythonEnd(record));
       }
-      return;
+    } catch (error) {
+      return fail(error);
     }
     if (!ended) timer = setTimeout(() => void poll(), PYTHON_POLL_MS);
   };
-  timer = setTimeout(() => void poll(), PYTHON_POLL_MS);
+  void (async () => {
+    try {
+      for await (const event of events) {
+        if (ended) return;
+        if (event.type === 'stdout' || event.type === 'stderr') listener.output(event.type, event.data ?? '');
+        else if (event.type === 'dropped')
+          listener.note(`${event.characters ?? 'some'} characters of output were skipped while the page read slowly (the record keeps them)`);
+        else if (event.type === 'end' && event.execution) return finish(pythonEnd(event.execution));
+        else if (event.type === 'timeout') return void poll();
+        else if (event.type === 'error') return fail(new ApiError(event.status ?? 500, event.code ?? 'INTERNAL', event.detail ?? 'the run failed'));
+      }
+      // The answer ended without the run's end (a proxy cut it): the record says how it goes on.
+      if (!ended) void poll();
+    } catch (error) {
+      if (!ended) void poll().catch(() => fail(error));
+    }
+  })();
   return {
     stop: async () => {
       try {
-        finish(await api<TaskRecord>('POST', `/v1/executions/${taskId}/cancel`));
+        finish(pythonEnd(await api<TaskRecord>('POST', `/v1/executions/${executionId}/cancel`)));
       } catch (error) {
-        // 409: it ended on its own meanwhile; the next poll reads how.
+        // 409: it ended on its own meanwhile; the stream brings how.
         if (!(error instanceof ApiError && error.status === 409)) throw error;
       }
     },
     detach: () => {
       ended = true;
       clearTimeout(timer);
+      void events.return(undefined);
     },
   };
 }
