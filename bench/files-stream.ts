@@ -10,7 +10,11 @@
  *   printed in the VM from above (the guest's and the host's clocks are not compared);
  * - the latency of a directory watch: a directory made through the API (`mkdir`) is seen as a `create` event on a
  *   watch of its parent; the time from sending the request to the event bounds the event's own delay from above,
- *   beside the request's own round trip.
+ *   beside the request's own round trip;
+ * - the latency of Python's output in a streamed execute: the code prints the guest's clock every 0.1 s, and each
+ *   line's arrival is compared with it, the clocks' offset taken from the quickest of a few plain executes that
+ *   read the guest's clock (Cristian's algorithm: the offset is known to within half that execute's round trip,
+ *   which is reported beside it).
  * `npm run bench:files` (root, a quiet host); ends with one JSON line.
  */
 import { createHash } from 'node:crypto';
@@ -161,6 +165,31 @@ async function main(): Promise<void> {
     results.watch_event_p50_ms = Math.round(percentile(eventMs, 50) * 10) / 10;
     results.watch_event_p90_ms = Math.round(percentile(eventMs, 90) * 10) / 10;
     results.watch_change_call_p50_ms = Math.round(percentile(callMs, 50) * 10) / 10;
+
+    log(`python: ${LINES} lines printed 0.1 s apart with the guest's clock, in a streamed execute`);
+    let clock = { roundTripMs: Infinity, offsetMs: 0 };
+    for (let i = 0; i < 7; i++) {
+      const sent = Date.now();
+      const answer = await session.execute('import time\ntime.time()');
+      const received = Date.now();
+      const guestMs = Number(answer.results.at(-1)?.text) * 1000;
+      if (received - sent < clock.roundTripMs) clock = { roundTripMs: received - sent, offsetMs: guestMs - (sent + received) / 2 };
+    }
+    const lineMs: number[] = [];
+    let pending = '';
+    await session.execute(`import sys, time\nfor i in range(${LINES}):\n    sys.stdout.write(repr(time.time()) + "\\n")\n    time.sleep(0.1)`, {
+      timeoutMs: 120_000,
+      onStdout: (text) => {
+        const arrived = Date.now();
+        pending += text;
+        const lines = pending.split('\n');
+        pending = lines.pop()!;
+        for (const line of lines) lineMs.push(arrived - (Number(line) * 1000 - clock.offsetMs));
+      },
+    });
+    results.python_line_p50_ms = Math.round(percentile(lineMs, 50) * 10) / 10;
+    results.python_line_p90_ms = Math.round(percentile(lineMs, 90) * 10) / 10;
+    results.python_line_clock_uncertainty_ms = Math.round(clock.roundTripMs / 2);
     await session.kill();
   } finally {
     await server.stop();
@@ -171,7 +200,8 @@ async function main(): Promise<void> {
     `upload ${results.upload_s} s (${results.upload_mib_per_s} MiB/s; peak RSS client ${results.upload_client_peak_rss_mib} MiB, server ${results.upload_server_peak_rss_mib} MiB); ` +
       `download ${results.download_s} s (${results.download_mib_per_s} MiB/s; client ${results.download_client_peak_rss_mib} MiB, server ${results.download_server_peak_rss_mib} MiB); ` +
       `line round trip p50 ${results.line_round_trip_p50_ms} ms, p90 ${results.line_round_trip_p90_ms} ms; ` +
-      `watch event p50 ${results.watch_event_p50_ms} ms, p90 ${results.watch_event_p90_ms} ms after the change's request was sent (the request itself: ${results.watch_change_call_p50_ms} ms p50)`,
+      `watch event p50 ${results.watch_event_p50_ms} ms, p90 ${results.watch_event_p90_ms} ms after the change's request was sent (the request itself: ${results.watch_change_call_p50_ms} ms p50); ` +
+      `a Python line p50 ${results.python_line_p50_ms} ms, p90 ${results.python_line_p90_ms} ms after it was printed (± ${results.python_line_clock_uncertainty_ms} ms: the clocks' offset)`,
   );
   console.log(JSON.stringify(results));
 }
