@@ -400,7 +400,7 @@ export interface paths {
         put?: never;
         /**
          * Run code or a command and wait for the result
-         * @description Waits up to `timeout` seconds. If the command is still running then, answers 408 with `execution_id`: the command goes on and `GET /v1/executions/{execution_id}` shows its record complete later. With `Accept: application/x-ndjson` (or `text/event-stream`) the answer is the run as it happens instead: `start` (execution_id, session_id), then `stdout`/`stderr` (`data`) as the code writes (Python too), then one of `end` (`execution`: the ExecuteResponse), `timeout` (the wait ran out; the run goes on) or `error` (`code`, `detail`); `dropped` (`characters`) when a slow reader missed output (the record keeps it). Refusals (404, 422, 429, 503) are answered before the stream starts; closing the stream leaves the run going.
+         * @description Waits up to `timeout` seconds. If the command is still running then, answers 408 with `execution_id`: the command goes on and `GET /v1/executions/{execution_id}` shows its record complete later. With `Accept: application/x-ndjson` (or `text/event-stream`) the answer is the run as it happens instead: `start` (execution_id, session_id), then `stdout`/`stderr` (`data`) as the code writes (Python too), then one of `end` (`execution`: the ExecuteResponse; `error`: why it did not complete, as the execution's record says, or null), `timeout` (the wait ran out; the run goes on) or `error` (`code`, `detail`); `dropped` (`characters`) when a slow reader missed output (the record keeps it). Refusals (404, 422, 429, 503) are answered before the stream starts; closing the stream leaves the run going.
          */
         post: {
             parameters: {

@@ -131,6 +131,8 @@ interface RunEvent {
   type: 'start' | 'stdout' | 'stderr' | 'end' | 'timeout' | 'error' | 'dropped';
   data?: string;
   execution?: ExecuteResponse;
+  /** `end`: why the run did not complete (cancelled, killed at its deadline), as its record says. */
+  error?: string | null;
   execution_id?: number;
   status?: number;
   code?: string;
@@ -200,7 +202,7 @@ async function startPython(sessionId: string, code: string, listener: RunListene
         if (event.type === 'stdout' || event.type === 'stderr') listener.output(event.type, event.data ?? '');
         else if (event.type === 'dropped')
           listener.note(`${event.characters ?? 'some'} characters of output were skipped while the page read slowly (the record keeps them)`);
-        else if (event.type === 'end' && event.execution) return finish(pythonEnd(event.execution));
+        else if (event.type === 'end' && event.execution) return finish(pythonEnd({ ...event.execution, error: event.error ?? null }));
         else if (event.type === 'timeout') return void poll();
         else if (event.type === 'error') return fail(new ApiError(event.status ?? 500, event.code ?? 'INTERNAL', event.detail ?? 'the run failed'));
       }

@@ -2,7 +2,7 @@
  * `POST /execute` with `Accept: application/x-ndjson` or `text/event-stream`: the run as it happens. Events, in
  * order: `start` (`execution_id`, `session_id`) once the run has its VM; `stdout` and `stderr` (`data`, UTF-8 text)
  * as the code writes, Python's included; then one of `end` (`execution`: the same ExecuteResponse a plain execute
- * answers), `timeout` (the wait ran out: the run goes on, as a 408 says) or `error` (`code`, `detail`). Refusals
+ * answers; `error`: why it did not complete, as its record says, or null), `timeout` (the wait ran out: the run goes on, as a 408 says) or `error` (`code`, `detail`). Refusals
  * (401, 404, 422, 429, 503) come before the stream starts, as ordinary answers. Closing the stream leaves the run
  * going; its record completes as for any execute.
  */
@@ -80,7 +80,8 @@ export async function streamExecution(
   let timer: NodeJS.Timeout | undefined;
   const waited = Promise.race([
     finished.then(
-      (execution): Event => ({ type: 'end', execution: toExecuteResponse(execution) }),
+      // `error`: why a run did not complete (cancelled, killed at its deadline, its VM gone), as its record says.
+      (execution): Event => ({ type: 'end', execution: toExecuteResponse(execution), error: execution.error }),
       (error: unknown): Event =>
         error instanceof AppError
           ? { ...error.fields, type: 'error', status: error.statusCode, code: error.code, detail: error.message }

@@ -12,7 +12,8 @@ import { toExecuteRequest, toExecuteResponse, type ExecuteCommandRequest } from 
 
 const STREAMED_RUN =
   '`start` (execution_id, session_id), then `stdout`/`stderr` (`data`) as the code writes (Python too), then one of `end` ' +
-  '(`execution`: the ExecuteResponse), `timeout` (the wait ran out; the run goes on) or `error` (`code`, `detail`); ' +
+  "(`execution`: the ExecuteResponse; `error`: why it did not complete, as the execution's record says, or null), " +
+  '`timeout` (the wait ran out; the run goes on) or `error` (`code`, `detail`); ' +
   '`dropped` (`characters`) when a slow reader missed output (the record keeps it)';
 
 export function registerExecute(app: App, { services, requireAuthOrBodyKey }: RouteContext): void {
