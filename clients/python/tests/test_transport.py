@@ -305,10 +305,6 @@ class Transport(unittest.TestCase):
         self.assertEqual(len(self.fake.seen), 9, "one 502 retried")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class BrowserAndDesktopRequests(unittest.TestCase):
     """What the browser and computer-use methods send, and how their errors read (no browser or desktop VM)."""
 
@@ -400,3 +396,7 @@ class BrowserAndDesktopRequests(unittest.TestCase):
         self.fake.reply = lambda h, n: send_bytes(h, b"\x89PNG...", "image/png")
         self.assertEqual(desktop.screenshot(scale=0.5), b"\x89PNG...")
         self.assertEqual(self.fake.seen[0].path, "/v1/computeruse/s%2F1/screenshot?scale=0.5")
+
+
+if __name__ == "__main__":
+    unittest.main()

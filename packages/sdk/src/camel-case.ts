@@ -42,6 +42,35 @@ export function withCamelCase<T>(value: T): WithCamelCase<T> {
   return value as WithCamelCase<T>;
 }
 
+/**
+ * The camelCase getter of each snake_case field name, made once per name and shared by every object that has the
+ * field (answers repeat the same names thousands of times: a directory listing, a page of records); null for a name
+ * that has none.
+ */
+const DESCRIPTORS = new Map<string, { alias: string; descriptor: PropertyDescriptor } | null>();
+
+function descriptorOf(field: string): { alias: string; descriptor: PropertyDescriptor } | null {
+  let known = DESCRIPTORS.get(field);
+  if (known !== undefined) return known;
+  known = null;
+  if (SNAKE_FIELD.test(field) || SECONDS_FIELDS.has(field)) {
+    const alias = camelName(field);
+    const inMs = alias.endsWith('Ms') && !field.endsWith('_ms');
+    const get = inMs
+      ? function (this: Record<string, unknown>) {
+          const raw = this[field];
+          return typeof raw === 'number' ? raw * 1000 : raw;
+        }
+      : function (this: Record<string, unknown>) {
+          return this[field];
+        };
+    if (alias !== field) known = { alias, descriptor: { enumerable: false, configurable: true, get } };
+  }
+  // Field names come from the API's documents; the bound only keeps a stream of odd keys from growing the cache.
+  if (DESCRIPTORS.size < 10_000) DESCRIPTORS.set(field, known);
+  return known;
+}
+
 function addGetters(value: unknown, depth: number): void {
   // Answers are a few levels deep; the bound only guards against a pathological document.
   if (value === null || typeof value !== 'object' || depth > 32) return;
@@ -52,18 +81,10 @@ function addGetters(value: unknown, depth: number): void {
   if (Object.getPrototypeOf(value) !== Object.prototype) return;
   const record = value as Record<string, unknown>;
   for (const field of Object.keys(record)) {
-    addGetters(record[field], depth + 1);
-    if (!SNAKE_FIELD.test(field) && !SECONDS_FIELDS.has(field)) continue;
-    const alias = camelName(field);
-    if (alias === field || Object.prototype.hasOwnProperty.call(record, alias)) continue;
-    const inMs = alias.endsWith('Ms') && !field.endsWith('_ms');
-    Object.defineProperty(record, alias, {
-      enumerable: false,
-      configurable: true,
-      get(this: Record<string, unknown>) {
-        const raw = this[field];
-        return inMs && typeof raw === 'number' ? raw * 1000 : raw;
-      },
-    });
+    const child = record[field];
+    if (child !== null && typeof child === 'object') addGetters(child, depth + 1);
+    const known = descriptorOf(field);
+    if (!known || Object.prototype.hasOwnProperty.call(record, known.alias)) continue;
+    Object.defineProperty(record, known.alias, known.descriptor);
   }
 }

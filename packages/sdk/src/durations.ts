@@ -14,3 +14,14 @@ export function wholeSeconds(ms: number | undefined, seconds: number | undefined
   if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`${names[0]} must be a positive number of milliseconds, got ${ms}`);
   return Math.ceil(ms / 1000);
 }
+
+/** `{ [key]: whole seconds }` for a request body, or `{}` when the option was not given (see {@link wholeSeconds}). */
+export function secondsField<K extends string>(
+  key: K,
+  ms: number | undefined,
+  seconds: number | undefined,
+  names: readonly [msName: string, secondsName: string],
+): Partial<Record<K, number>> {
+  const value = wholeSeconds(ms, seconds, names);
+  return value === undefined ? {} : ({ [key]: value } as Partial<Record<K, number>>);
+}

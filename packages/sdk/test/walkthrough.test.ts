@@ -371,6 +371,15 @@ describe('walk-through on real VMs', () => {
     assert.equal((await client.executions.get(run.id)).id, run.id);
     const mine = await session.executions();
     assert.ok(mine.some((e) => e.id === run.id));
+    // Pages of the real server: 3 at a time, walked by the iterator, are the records one big page has, in order.
+    const whole = await client.executions.list({ sessionId: session.id, limit: 100 });
+    assert.ok(whole.length > 3, `more records than one page of 3: ${whole.length}`);
+    const walked: number[] = [];
+    for await (const record of client.executions.list({ sessionId: session.id, limit: 3 })) walked.push(record.id);
+    assert.deepEqual(
+      walked,
+      whole.map((record) => record.id),
+    );
 
     // One run cancelled: a command stops, the session's VM goes on.
     const long = await session.executeAsync('sleep 60', { language: 'bash' });

@@ -9,7 +9,7 @@ import type { JsonBody, Schemas } from '../api-types.ts';
 import { encodeBase64 } from '../base64.ts';
 import { NetworkError } from '../errors.ts';
 import { backoffDelayMs, sleep, type Transport } from '../transport.ts';
-import { wholeSeconds } from '../durations.ts';
+import { secondsField } from '../durations.ts';
 
 /** How many times in a row `output` opens a broken stream again before it gives up. */
 export const MAX_OUTPUT_RESUMES = 5;
@@ -84,12 +84,6 @@ export interface ProcessRunResult {
   stderr: string;
 }
 
-/** The API's `timeout_seconds` from `timeoutMs` (or the deprecated `timeoutSeconds`). */
-function timeoutField(options: ProcessStartOptions): { timeout_seconds?: number } {
-  const seconds = wholeSeconds(options.timeoutMs, options.timeoutSeconds, ['timeoutMs', 'timeoutSeconds']);
-  return seconds !== undefined ? { timeout_seconds: seconds } : {};
-}
-
 export class Processes {
   constructor(private readonly transport: Transport) {}
 
@@ -99,7 +93,7 @@ export class Processes {
       ...(options.argv ? { argv: options.argv } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
       ...(options.env ? { env: options.env } : {}),
-      ...timeoutField(options),
+      ...secondsField('timeout_seconds', options.timeoutMs, options.timeoutSeconds, ['timeoutMs', 'timeoutSeconds']),
       ...(options.user ? { user: options.user } : {}),
       stdin: options.stdin === true,
       ...(options.tag ? { tag: options.tag } : {}),

@@ -2,7 +2,7 @@
 import type { Share } from '../api-types.ts';
 import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
-import { wholeSeconds } from '../durations.ts';
+import { secondsField } from '../durations.ts';
 
 export interface ShareCreateOptions extends CallOptions {
   sessionId: string;
@@ -16,12 +16,6 @@ export interface ShareCreateOptions extends CallOptions {
   expiresInSeconds?: number;
 }
 
-/** The request's `expires_in_seconds` from `expiresInMs` (or the deprecated `expiresInSeconds`). */
-function expiryField(options: ShareCreateOptions): { expires_in_seconds?: number } {
-  const seconds = wholeSeconds(options.expiresInMs, options.expiresInSeconds, ['expiresInMs', 'expiresInSeconds']);
-  return seconds !== undefined ? { expires_in_seconds: seconds } : {};
-}
-
 export class Shares {
   constructor(private readonly transport: Transport) {}
 
@@ -32,7 +26,7 @@ export class Shares {
         session_id: options.sessionId,
         port: options.port,
         is_public: options.isPublic ?? false,
-        ...expiryField(options),
+        ...secondsField('expires_in_seconds', options.expiresInMs, options.expiresInSeconds, ['expiresInMs', 'expiresInSeconds']),
       },
       signal: options.signal,
     });

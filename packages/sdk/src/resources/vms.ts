@@ -3,7 +3,7 @@ import type { CloneResult, LifecycleHooks, SnapshotRecord, VmPauseResult, VmReco
 import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
 import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
-import { wholeSeconds } from '../durations.ts';
+import { secondsField, wholeSeconds } from '../durations.ts';
 
 /** A persistent volume for a new VM to mount at `mountPath` (absolute). */
 export interface VmVolumeMount {
@@ -57,8 +57,7 @@ export interface LifecycleHooksOptions {
 
 /** The request's `vm_lifetime_seconds` from `vmLifetimeMs` (or the deprecated `vmLifetimeSeconds`). */
 export function lifetimeField(options: { vmLifetimeMs?: number; vmLifetimeSeconds?: number }): { vm_lifetime_seconds?: number } {
-  const seconds = wholeSeconds(options.vmLifetimeMs, options.vmLifetimeSeconds, ['vmLifetimeMs', 'vmLifetimeSeconds']);
-  return seconds !== undefined ? { vm_lifetime_seconds: seconds } : {};
+  return secondsField('vm_lifetime_seconds', options.vmLifetimeMs, options.vmLifetimeSeconds, ['vmLifetimeMs', 'vmLifetimeSeconds']);
 }
 
 /** The request's `lifecycle_hooks` from the options' camelCase form. */

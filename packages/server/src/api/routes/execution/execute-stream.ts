@@ -19,33 +19,41 @@ const MAX_QUEUED_CHARS = 8 * 1024 * 1024;
 
 type Event = Record<string, unknown>;
 
-/** A first-in first-out list of events that a writer awaits. */
+/** The events a run makes, in order, read by the writer as they come; it ends once closed and read. */
 class EventQueue {
   private events: Event[] = [];
-  private wake: (() => void) | null = null;
+  private wake: (() => void) | undefined;
+  private closed = false;
+  /** What waits unread, in characters of output. */
   queuedChars = 0;
 
   push(event: Event): void {
+    if (this.closed) return;
     this.events.push(event);
     this.wake?.();
   }
 
-  take(): Event[] {
-    const taken = this.events;
-    this.events = [];
-    this.queuedChars = 0;
-    return taken;
+  /** Nothing more is taken; what is queued is still read. */
+  close(): void {
+    this.closed = true;
+    this.wake?.();
   }
 
-  /** Resolves at the next push (at once when something is queued). */
-  next(): Promise<void> {
-    if (this.events.length > 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.wake = () => {
-        this.wake = null;
-        resolve();
-      };
-    });
+  async *drain(): AsyncGenerator<Event> {
+    for (;;) {
+      const batch = this.events;
+      this.events = [];
+      this.queuedChars = 0;
+      yield* batch;
+      if (this.events.length > 0) continue;
+      if (this.closed) return;
+      await new Promise<void>((resolve) => {
+        this.wake = () => {
+          this.wake = undefined;
+          resolve();
+        };
+      });
+    }
   }
 }
 
@@ -102,24 +110,21 @@ export async function streamExecution(
   ]).finally(() => clearTimeout(timer));
   try {
     await writer.write({ type: 'start', execution_id: record.id, session_id: record.sessionId });
-    const outcome: { last: Event | null } = { last: null };
-    void waited.then((event) => {
-      outcome.last = event;
-      queue.push({ type: 'wake' });
-    });
-    while (!controller.signal.aborted) {
-      await queue.next();
-      for (const event of queue.take()) if (event.type !== 'wake') await writer.write(event);
-      if (outcome.last) {
-        // The run's last bytes (a character cut in two at the end) and what a slow reader missed.
-        for (const stream of ['stdout', 'stderr'] as const) {
-          const rest = decoders[stream].end();
-          if (rest) await writer.write({ type: stream, data: rest });
-        }
-        if (skipped > 0) await writer.write({ type: 'dropped', characters: skipped });
-        await writer.write(outcome.last);
-        break;
+    void waited.then((last) => {
+      // The run's last bytes (a character cut in two at the end) and what a slow reader missed, then its end.
+      for (const stream of ['stdout', 'stderr'] as const) {
+        const rest = decoders[stream].end();
+        if (rest) queue.push({ type: stream, data: rest });
       }
+      if (skipped > 0) queue.push({ type: 'dropped', characters: skipped });
+      queue.push(last);
+      queue.close();
+    });
+    // A reader that went away ends the loop now, not when the run ends (the run goes on).
+    controller.signal.addEventListener('abort', () => queue.close(), { once: true });
+    for await (const event of queue.drain()) {
+      if (controller.signal.aborted) break;
+      await writer.write(event);
     }
   } catch (error) {
     if (!controller.signal.aborted) request.log.error({ err: error }, 'execution stream failed');
