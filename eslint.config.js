@@ -111,7 +111,7 @@ function floorExceptionRules() {
 }
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '.sandboxd/**', '**/*.d.ts', '**/.test-build/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '.sandboxd/**', '**/*.d.ts', '**/.test-build/**', 'packages/server/src/api/e2b/envd/gen/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

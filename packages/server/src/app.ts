@@ -2,6 +2,7 @@
  * Builds the sandboxd HTTP application without listening, so tests can drive it in-process
  * (`app.inject`) or on an ephemeral port. `main.ts` runs it.
  */
+import type { IncomingMessage } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
@@ -14,6 +15,7 @@ import { registerOpenApi } from './api/openapi.ts';
 import { registerRequestLogging } from './api/request-logging.ts';
 import { partAwareSchemaController } from './api/validator-compiler.ts';
 import { registerDashboard } from './api/dashboard/serve.ts';
+import { registerE2bFacade, sandboxTrafficRewriter } from './api/e2b/index.ts';
 import { API_AREAS } from './api/routes/index.ts';
 import { SHARED_SCHEMAS } from './api/schemas/common.ts';
 import type { App, RouteContext } from './api/types.ts';
@@ -89,7 +91,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     routerOptions: { ignoreTrailingSlash: true },
     // Requests to {vm_id}-{port}.<app domain> are previews whatever their path (preview/proxy-routes.ts).
     // So are requests to verified custom domains (the set is loaded before the server listens).
-    rewriteUrl: previewHostRewriter(new AppUrls(config.server.publicUrl, config.domains.appDomain), config.server.trustProxy, core.customDomainHosts),
+    // E2B's sandbox addresses (/e2b/sandbox with its headers, {port}-{sandboxID}.<app domain>) come first: api/e2b.
+    rewriteUrl: chainRewriters(
+      sandboxTrafficRewriter(config.domains.appDomain),
+      previewHostRewriter(new AppUrls(config.server.publicUrl, config.domains.appDomain), config.server.trustProxy, core.customDomainHosts),
+      config.server.trustProxy,
+    ),
     schemaController: partAwareSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -127,6 +134,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     sshGateway: () => sshGateway.address(),
   };
   for (const area of API_AREAS) area.register(app, context);
+  registerE2bFacade(app, context);
   const notFoundHint = customDomainHint(services);
   await registerDashboard(app, { notHere: async (request) => (await notFoundHint(request)) !== null });
   // No internal route here: the cluster's /internal/* is served by the internal listener alone (app-workers.ts).
@@ -147,4 +155,13 @@ function customDomainHint(services: Services): NotFoundHint {
     const host = hostnameOf(hostOf(request.raw, services.config.server.trustProxy));
     return host ? services.sandbox.customDomains.unverifiedHint(host) : null;
   };
+}
+
+/** Fastify's one `rewriteUrl` from two: the first rewriter that claims a request (non-null) decides. */
+function chainRewriters(
+  first: (request: IncomingMessage, host: string | undefined) => string | null,
+  then: (request: IncomingMessage) => string,
+  trustProxy: boolean,
+): (request: IncomingMessage) => string {
+  return (request) => first(request, hostOf(request, trustProxy)) ?? then(request);
 }

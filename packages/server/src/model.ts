@@ -122,6 +122,11 @@ export interface SessionSpec {
   screen: { width: number; height: number } | null;
   /** Hooks every VM of the session inherits (null: none). */
   lifecycleHooks: LifecycleHooks | null;
+  /**
+   * What a client facade (the E2B-compatible API) keeps with the session: stored and returned, never read by the
+   * core. Null for sessions made through the native API.
+   */
+  clientData: Record<string, unknown> | null;
 }
 
 /** A user's handle on "a sandbox over time", bound to at most one VM at a time. */
@@ -385,7 +390,7 @@ export const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed'
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** How an audited actor proved who they are: a password sign-in, an API key, a bearer token, or none (the server itself, the admin CLI). */
-export const AUDIT_VIAS = ['password', 'api_key', 'access_token', 'ssh_key', 'system'] as const;
+export const AUDIT_VIAS = ['password', 'api_key', 'access_token', 'ssh_key', 'session_token', 'system'] as const;
 export type AuditVia = (typeof AUDIT_VIAS)[number];
 
 export const AUDIT_OUTCOMES = ['success', 'failure'] as const;

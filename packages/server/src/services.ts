@@ -12,6 +12,7 @@ import { createAccessTokenIssuer, type AccessTokenIssuer } from './core/auth/acc
 import { ConsoleSessions } from './core/auth/console-sessions.ts';
 import { SignInThrottle } from './core/auth/sign-in-throttle.ts';
 import { createPreviewTokens, type PreviewTokens } from './core/auth/preview-tokens.ts';
+import { SessionTokens } from './core/auth/session-tokens.ts';
 import { AppUrls } from './core/app-urls.ts';
 import { PreviewAccess } from './core/previews.ts';
 import { ShareService } from './core/shares.ts';
@@ -89,6 +90,8 @@ export interface CoreServices {
   tokens: AccessTokenIssuer;
   /** Signs private share links and the preview cookies they set. */
   previewTokens: PreviewTokens;
+  /** Tokens for one session (the E2B facade's in-sandbox access and traffic tokens). */
+  sessionTokens: SessionTokens;
   /** Signs desktop viewer URLs, their page cookies and their VNC WebSocket tokens. */
   viewerTokens: ViewerTokens;
   authenticator: Authenticator;
@@ -171,6 +174,7 @@ export async function createServices(config: Config, database: Database, clock: 
     sshKeys: new SshKeyService(database, clock, events),
     tokens,
     previewTokens: createPreviewTokens(authSecret),
+    sessionTokens: new SessionTokens(authSecret),
     viewerTokens: createViewerTokens(authSecret),
     authenticator,
     consoleSessions,

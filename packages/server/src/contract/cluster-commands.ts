@@ -39,7 +39,7 @@ export const SignedPrincipal = Type.Object({
   username: Type.String(),
   plan: Type.String(),
   isAdmin: Type.Boolean(),
-  via: Type.Union([Type.Literal('api_key'), Type.Literal('access_token'), Type.Literal('ssh_key')]),
+  via: Type.Union([Type.Literal('api_key'), Type.Literal('access_token'), Type.Literal('ssh_key'), Type.Literal('session_token')]),
   apiKeyId: Type.Union([Type.Integer(), Type.Null()]),
 });
 

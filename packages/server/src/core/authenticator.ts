@@ -8,6 +8,7 @@ import { hashApiKey, looksLikeApiKey } from './auth/api-key-secrets.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import type { ConsoleSessions } from './auth/console-sessions.ts';
 import type { Clock } from './clock.ts';
+import type { Session } from '../model.ts';
 import type { Database } from '../store/database.ts';
 import { findApiKeyByHash, touchApiKey } from '../store/api-keys-store.ts';
 import { findUserById } from '../store/users-store.ts';
@@ -19,7 +20,7 @@ export interface Principal {
   plan: string;
   isAdmin: boolean;
   /** How the caller authenticated: an API key, an access token, or (the SSH gateway) an SSH key. */
-  via: 'api_key' | 'access_token' | 'ssh_key';
+  via: 'api_key' | 'access_token' | 'ssh_key' | 'session_token';
   /** The key used, when `via` is 'api_key'. */
   apiKeyId: number | null;
 }
@@ -71,6 +72,16 @@ export class Authenticator {
   async authenticate(credential: string, source: CredentialSource): Promise<Principal> {
     if (source !== 'bearer' || looksLikeApiKey(credential)) return this.authenticateApiKey(credential);
     return this.authenticateAccessToken(credential);
+  }
+
+  /**
+   * The principal of a session token's holder: the session's owner, as a session token (which the caller has
+   * checked against that session: `SessionTokens.matches`). 401 when the owner no longer exists.
+   */
+  async principalOfSessionOwner(session: Session): Promise<Principal> {
+    const user = await findUserById(this.database.db, session.userId);
+    if (!user) throw invalidCredentials('Invalid access token');
+    return { userId: user.id, username: user.username, plan: user.plan, isAdmin: user.isAdmin, via: 'session_token', apiKeyId: null };
   }
 
   private async authenticateApiKey(fullKey: string): Promise<Principal> {

@@ -78,6 +78,7 @@ export class SessionService {
       source: request.source ?? { kind: 'template', id: DEFAULT_TEMPLATE_ID },
       screen: request.screen ?? null,
       lifecycleHooks: request.lifecycleHooks ?? null,
+      clientData: request.clientData ?? null,
     };
   }
 

@@ -88,6 +88,8 @@ export interface SessionsTable {
   /** A desktop session's screen size; null: the desktop's default. */
   screen_width: number | null;
   screen_height: number | null;
+  /** JSON a client facade keeps with the session (never read by the core); null: none. */
+  client_data: Generated<string | null>;
   /** JSON `{"pre_stop": {"command", "timeout_seconds"}}` its VMs inherit; null: none (lifecycle-hooks-column.ts). */
   lifecycle_hooks: string | null;
 }

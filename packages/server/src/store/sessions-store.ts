@@ -24,6 +24,7 @@ function toSession(row: SessionRow): Session {
     source: { kind: row.source_kind, id: row.source_id },
     screen: row.screen_width !== null && row.screen_height !== null ? { width: row.screen_width, height: row.screen_height } : null,
     lifecycleHooks: hooksFromColumn(row.lifecycle_hooks),
+    clientData: row.client_data === null ? null : (JSON.parse(row.client_data) as Record<string, unknown>),
   };
 }
 
@@ -47,6 +48,7 @@ export async function insertSession(db: Executor, session: Session): Promise<Ses
       screen_width: session.screen?.width ?? null,
       screen_height: session.screen?.height ?? null,
       lifecycle_hooks: hooksToColumn(session.lifecycleHooks),
+      client_data: session.clientData === null ? null : JSON.stringify(session.clientData),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

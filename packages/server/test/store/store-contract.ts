@@ -435,6 +435,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         source: { kind: 'snapshot', id: 'snap_abc' },
         screen: { width: 1024, height: 768 },
         lifecycleHooks: { preStop: { command: "echo 'bye'", timeoutSeconds: 7 } },
+        clientData: { template: 'base', ports: { public: true } },
       });
       assert.deepEqual(await findSession(database.db, session.id), session);
       assert.deepEqual([session.metadata, session.env, session.prewarm], [{ team: 'search', 'with "quotes"': 'ü' }, { A: '1' }, true]);
@@ -703,6 +704,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
           source: { kind: 'template', id: 'default' },
           screen: null,
           lifecycleHooks: null,
+          clientData: null,
         });
       await sessionOf('00000000-0000-4000-8000-00000000000a', ann.id);
       await sessionOf('00000000-0000-4000-8000-00000000000b', bea.id);

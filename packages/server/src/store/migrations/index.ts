@@ -26,6 +26,7 @@ import * as m0019 from './0019-console-sessions.ts';
 import * as m0020 from './0020-vault-injection.ts';
 import * as m0021 from './0021-custom-domain-reverify.ts';
 import * as m0022 from './0022-python-results-contexts.ts';
+import * as m0023 from './0023-session-client-data.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0020-vault-injection': m0020,
   '0021-custom-domain-reverify': m0021,
   '0022-python-results-contexts': m0022,
+  '0023-session-client-data': m0023,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */
