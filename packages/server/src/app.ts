@@ -15,7 +15,7 @@ import { registerOpenApi } from './api/openapi.ts';
 import { registerRequestLogging } from './api/request-logging.ts';
 import { partAwareSchemaController } from './api/validator-compiler.ts';
 import { registerDashboard } from './api/dashboard/serve.ts';
-import { registerE2bFacade, sandboxTrafficRewriter } from './api/e2b/index.ts';
+import { registerE2bFacade, sandboxAppUpgradeHandler, sandboxTrafficRewriter } from './api/e2b/index.ts';
 import { API_AREAS } from './api/routes/index.ts';
 import { SHARED_SCHEMAS } from './api/schemas/common.ts';
 import type { App, RouteContext } from './api/types.ts';
@@ -140,6 +140,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   // No internal route here: the cluster's /internal/* is served by the internal listener alone (app-workers.ts).
   registerUpgradeRouter(app, [
     vncRelayHandler(services),
+    // Before the preview proxy: {port}-{sandboxID}.<app domain> is the E2B facade's, never a preview host.
+    sandboxAppUpgradeHandler(services),
     previewUpgradeHandler(services),
     terminalAttachHandler(services.sandbox.terminals, services.authenticator),
   ]);

@@ -57,6 +57,16 @@ class ApiKeyBody(TypedDict, total=False):
     description: Optional[str]
 
 
+class ApiKeyCreateBody(TypedDict, total=False):
+    # When the key stops working; null = never
+    expires_at: Optional[str]
+    description: Optional[str]
+    # `sandboxd` (default): `sbx_sk_` + 43 base64url characters. `e2b`: `e2b_` + 40 hex digits, the shape
+    # E2B's tools expect (docs/e2b.md); either format works with both the native and the E2B-compatible
+    # API
+    format: Literal["sandboxd", "e2b"]
+
+
 class WebhookEndpoint(Model):
     __slots__ = ()
     _required_keys = frozenset({"created_at", "description", "enabled", "event_patterns", "id", "updated_at", "url", "user_id", "verified_at"})
@@ -2392,7 +2402,7 @@ class PostV1AuthSessionResponse(Model):
 GetV1ApiKeysResponse = List[ApiKeyRecord]
 
 
-PostV1ApiKeysRequest = Optional[ApiKeyBody]
+PostV1ApiKeysRequest = Optional[ApiKeyCreateBody]
 
 
 PostV1ApiKeysResponse = ApiKeyRecord
@@ -3549,60 +3559,4 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "PATCH /v1/computeruse/{session_id}/{path}": (None, None),
     "HEAD /v1/computeruse/{session_id}/{path}": (None, None),
     "OPTIONS /v1/computeruse/{session_id}/{path}": (None, None),
-    "GET /_sandboxd/e2b/envd/process.Process/List": (None, None),
-    "PUT /_sandboxd/e2b/envd/process.Process/List": (None, None),
-    "POST /_sandboxd/e2b/envd/process.Process/List": (None, None),
-    "DELETE /_sandboxd/e2b/envd/process.Process/List": (None, None),
-    "PATCH /_sandboxd/e2b/envd/process.Process/List": (None, None),
-    "HEAD /_sandboxd/e2b/envd/process.Process/List": (None, None),
-    "OPTIONS /_sandboxd/e2b/envd/process.Process/List": (None, None),
-    "GET /_sandboxd/e2b/envd/process.Process/Connect": (None, None),
-    "PUT /_sandboxd/e2b/envd/process.Process/Connect": (None, None),
-    "POST /_sandboxd/e2b/envd/process.Process/Connect": (None, None),
-    "DELETE /_sandboxd/e2b/envd/process.Process/Connect": (None, None),
-    "PATCH /_sandboxd/e2b/envd/process.Process/Connect": (None, None),
-    "HEAD /_sandboxd/e2b/envd/process.Process/Connect": (None, None),
-    "OPTIONS /_sandboxd/e2b/envd/process.Process/Connect": (None, None),
-    "GET /_sandboxd/e2b/envd/process.Process/Start": (None, None),
-    "PUT /_sandboxd/e2b/envd/process.Process/Start": (None, None),
-    "POST /_sandboxd/e2b/envd/process.Process/Start": (None, None),
-    "DELETE /_sandboxd/e2b/envd/process.Process/Start": (None, None),
-    "PATCH /_sandboxd/e2b/envd/process.Process/Start": (None, None),
-    "HEAD /_sandboxd/e2b/envd/process.Process/Start": (None, None),
-    "OPTIONS /_sandboxd/e2b/envd/process.Process/Start": (None, None),
-    "GET /_sandboxd/e2b/envd/process.Process/Update": (None, None),
-    "PUT /_sandboxd/e2b/envd/process.Process/Update": (None, None),
-    "POST /_sandboxd/e2b/envd/process.Process/Update": (None, None),
-    "DELETE /_sandboxd/e2b/envd/process.Process/Update": (None, None),
-    "PATCH /_sandboxd/e2b/envd/process.Process/Update": (None, None),
-    "HEAD /_sandboxd/e2b/envd/process.Process/Update": (None, None),
-    "OPTIONS /_sandboxd/e2b/envd/process.Process/Update": (None, None),
-    "GET /_sandboxd/e2b/envd/process.Process/StreamInput": (None, None),
-    "PUT /_sandboxd/e2b/envd/process.Process/StreamInput": (None, None),
-    "POST /_sandboxd/e2b/envd/process.Process/StreamInput": (None, None),
-    "DELETE /_sandboxd/e2b/envd/process.Process/StreamInput": (None, None),
-    "PATCH /_sandboxd/e2b/envd/process.Process/StreamInput": (None, None),
-    "HEAD /_sandboxd/e2b/envd/process.Process/StreamInput": (None, None),
-    "OPTIONS /_sandboxd/e2b/envd/process.Process/StreamInput": (None, None),
-    "GET /_sandboxd/e2b/envd/process.Process/SendInput": (None, None),
-    "PUT /_sandboxd/e2b/envd/process.Process/SendInput": (None, None),
-    "POST /_sandboxd/e2b/envd/process.Process/SendInput": (None, None),
-    "DELETE /_sandboxd/e2b/envd/process.Process/SendInput": (None, None),
-    "PATCH /_sandboxd/e2b/envd/process.Process/SendInput": (None, None),
-    "HEAD /_sandboxd/e2b/envd/process.Process/SendInput": (None, None),
-    "OPTIONS /_sandboxd/e2b/envd/process.Process/SendInput": (None, None),
-    "GET /_sandboxd/e2b/envd/process.Process/SendSignal": (None, None),
-    "PUT /_sandboxd/e2b/envd/process.Process/SendSignal": (None, None),
-    "POST /_sandboxd/e2b/envd/process.Process/SendSignal": (None, None),
-    "DELETE /_sandboxd/e2b/envd/process.Process/SendSignal": (None, None),
-    "PATCH /_sandboxd/e2b/envd/process.Process/SendSignal": (None, None),
-    "HEAD /_sandboxd/e2b/envd/process.Process/SendSignal": (None, None),
-    "OPTIONS /_sandboxd/e2b/envd/process.Process/SendSignal": (None, None),
-    "GET /_sandboxd/e2b/envd/process.Process/CloseStdin": (None, None),
-    "PUT /_sandboxd/e2b/envd/process.Process/CloseStdin": (None, None),
-    "POST /_sandboxd/e2b/envd/process.Process/CloseStdin": (None, None),
-    "DELETE /_sandboxd/e2b/envd/process.Process/CloseStdin": (None, None),
-    "PATCH /_sandboxd/e2b/envd/process.Process/CloseStdin": (None, None),
-    "HEAD /_sandboxd/e2b/envd/process.Process/CloseStdin": (None, None),
-    "OPTIONS /_sandboxd/e2b/envd/process.Process/CloseStdin": (None, None),
 }

@@ -1,6 +1,6 @@
 /** sandbox keys ls | create | rm: your API keys; sandbox keys ssh add | ls | rm: your SSH public keys. */
 import fs from 'node:fs';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { table } from '../output.ts';
@@ -38,13 +38,15 @@ export function registerKeys(program: Command, context: (options: GlobalOptions)
     .description('create an API key and print it (shown this once)')
     .option('-d, --description <text>', 'what the key is for')
     .option('--expires <date-time>', 'when it stops working (ISO 8601, e.g. 2030-01-01T00:00:00Z)')
-    .action(async (options: { description?: string; expires?: string }, command: Command) => {
+    .addOption(new Option('--format <format>', "the key's shape: sandboxd (sbx_sk_…) or e2b (e2b_…, for E2B's tools)").choices(['sandboxd', 'e2b']))
+    .action(async (options: { description?: string; expires?: string; format?: 'sandboxd' | 'e2b' }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       if (options.expires !== undefined && Number.isNaN(Date.parse(options.expires)))
         throw new UsageError(`--expires must be an ISO 8601 date-time, got "${options.expires}"`);
       const key = await ctx.client.apiKeys.create({
         ...(options.description !== undefined ? { description: options.description } : {}),
         ...(options.expires !== undefined ? { expiresAt: options.expires } : {}),
+        ...(options.format !== undefined ? { format: options.format } : {}),
       });
       ctx.out.result(key, () => key.full_key);
       if (!ctx.out.json) ctx.out.info(`Key ${key.id} created. Store it now: it cannot be shown again.`);

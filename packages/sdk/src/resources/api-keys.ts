@@ -19,9 +19,13 @@ function body(changes: ApiKeyChanges) {
 export class ApiKeys {
   constructor(private readonly transport: Transport) {}
 
-  /** Creates a key; `full_key` in the answer is the key itself, shown this once. */
-  async create(changes: ApiKeyChanges = {}, options: CallOptions = {}): Promise<ApiKeyRecord & { full_key: string }> {
-    return (await this.transport.call('/v1/api-keys/', 'post', { json: body(changes), signal: options.signal })) as ApiKeyRecord & { full_key: string };
+  /**
+   * Creates a key; `full_key` in the answer is the key itself, shown this once. `format: 'e2b'` makes it look like
+   * E2B's (`e2b_` + 40 hex digits) for tools that check; it works on both APIs like any key.
+   */
+  async create(changes: ApiKeyChanges & { format?: 'sandboxd' | 'e2b' } = {}, options: CallOptions = {}): Promise<ApiKeyRecord & { full_key: string }> {
+    const json = { ...body(changes), ...(changes.format ? { format: changes.format } : {}) };
+    return (await this.transport.call('/v1/api-keys/', 'post', { json, signal: options.signal })) as ApiKeyRecord & { full_key: string };
   }
 
   async list(options: CallOptions = {}): Promise<ApiKeyRecord[]> {

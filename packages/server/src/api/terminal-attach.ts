@@ -131,9 +131,8 @@ export function terminalAttachHandler(terminals: TerminalService, authenticator:
           { 'WWW-Authenticate': 'Bearer' },
         );
       }
-      const { agent } = await terminals.attachTarget(principal, claim.scope, claim.ptyId, grant);
       const bridge = new TerminalBridge();
-      const attachment = await agent.attachPty(claim.ptyId, bridge.handlers);
+      const { attachment } = await terminals.attach(principal, claim.scope, claim.ptyId, grant, bridge.handlers);
       await new Promise<void>((resolve) => {
         // Also when ws answered the handshake itself (e.g. an unsupported version): nobody is attached then.
         socket.once('close', () => {

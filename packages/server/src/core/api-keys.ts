@@ -3,7 +3,7 @@
  * scoped to the calling user; another user's key id is simply "not found".
  */
 import { AppError, notFound } from './errors.ts';
-import { generateApiKeySecret } from './auth/api-key-secrets.ts';
+import { generateApiKeySecret, type ApiKeyFormat } from './auth/api-key-secrets.ts';
 import { recordAudit, systemActor, type AuditActor } from './audit.ts';
 import type { Clock } from './clock.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
@@ -45,14 +45,14 @@ export class ApiKeyService {
   ) {}
 
   /** `actor` is who asked, for the audit log; default: the server itself on the user's behalf (bootstrap, admin command). */
-  async create(userId: number, input: ApiKeyChanges, actor: AuditActor = systemActor(userId)): Promise<CreatedApiKey> {
+  async create(userId: number, input: ApiKeyChanges & { format?: ApiKeyFormat }, actor: AuditActor = systemActor(userId)): Promise<CreatedApiKey> {
     const now = this.clock.now();
     const expiresAt = normalizeExpiry(input.expiresAt);
     // A key that is dead on arrival is almost always a time-zone mistake: say so instead of minting it.
     if (expiresAt && Date.parse(expiresAt) <= now.getTime()) {
       throw new AppError('BAD_REQUEST', 'expires_at is in the past: give a future date-time (with a time zone), or null for a key that never expires');
     }
-    const secret = generateApiKeySecret();
+    const secret = generateApiKeySecret(input.format);
     const row = await this.database.db.transaction().execute(async (trx) => {
       const inserted = await insertApiKey(trx, {
         user_id: userId,

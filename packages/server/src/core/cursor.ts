@@ -21,3 +21,22 @@ export function pageOf<T>(rows: T[], limit: number, positionOf: (row: T) => numb
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null };
 }
+
+/** A row's place in a newest-first list ordered by creation time, then id (for tables without a numeric position). */
+export interface TimePosition {
+  createdAt: string;
+  id: string;
+}
+
+/** An opaque cursor for a `TimePosition`: base64url of `<createdAt>|<id>`. */
+export function encodeTimeCursor(position: TimePosition): string {
+  return Buffer.from(`${position.createdAt}|${position.id}`, 'utf8').toString('base64url');
+}
+
+/** The position in a cursor from `encodeTimeCursor`; 400 when it was not made by it. */
+export function decodeTimeCursor(cursor: string): TimePosition {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^(\d{4}-\d{2}-\d{2}T[\d:.]+Z)\|([\w-]{1,128})$/.exec(text);
+  if (!match) throw badRequest("cursor is not one this server returned: pass the previous page's token unchanged");
+  return { createdAt: match[1]!, id: match[2]! };
+}

@@ -45,6 +45,14 @@ export interface ExecuteRequest {
   contextId?: string | null;
   /** The run's output as it is written (a streamed execute); the record gets all of it anyway. */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /**
+   * Python, streamed: whether `onOutput` also gets what the record's output adds at the end (the last value on
+   * stdout, the traceback on stderr). Default true; a notebook-like reader, which shows `results` and `exception`
+   * apart, turns it off so they are not shown twice.
+   */
+  streamTails?: boolean;
+  /** bash and node only: environment variables of this run, over the session's (Python's interpreter has its own). */
+  env?: Record<string, string>;
 }
 
 export interface ExecutionSettings {
@@ -263,7 +271,7 @@ export class ExecutionService {
       outcome =
         request.language === 'python'
           ? await this.runPython(live.agent, pythonContextOf(live.vm) ?? session.id, context, request, deadlineMs, cancelled)
-          : await this.runCommand(live.agent, request, session.env, deadlineMs, cancelled);
+          : await this.runCommand(live.agent, request, { ...session.env, ...request.env }, deadlineMs, cancelled);
       if (cancelled.aborted) throw new AppError('CONFLICT', CANCELLED_ERROR);
     } catch (thrown) {
       // A cancelled run fails however the agent said it stopped.
@@ -295,7 +303,7 @@ export class ExecutionService {
     cancelled?: AbortSignal,
   ): Promise<RunOutcome> {
     const contextId = agentContextId(base, context);
-    const stream = request.onOutput ? pythonStream(request.onOutput) : undefined;
+    const stream = request.onOutput ? pythonStream(request.onOutput, request.streamTails !== false) : undefined;
     const result = await agent.runPython(
       { contextId, code: request.source, timeoutMs: deadlineMs, ...(context ? { cwd: context.cwd } : {}) },
       cancelled,

@@ -14,6 +14,7 @@ import type { Database } from '../store/database.ts';
 import type { FileStat } from '@sandboxd/agent/protocol';
 import type { GuestAgent } from './vm-engine.ts';
 import { watchDirectory, type WatchEvent, type WatchNotice } from './file-watch.ts';
+import { checkAccountName, chownTo, makeDirectoriesAs, ownersOf, type PathOwner } from './file-owners.ts';
 
 /** What is at `target`, or null when nothing is (any other failure throws). */
 async function statOrNull(agent: GuestAgent, target: string): Promise<FileStat | null> {
@@ -59,20 +60,29 @@ export class FileService {
     private readonly notifier: EventNotifier,
   ) {}
 
-  /** Writes `body` to `remotePath` in the session's VM, or unpacks it there as a tar archive when `recursive`. */
+  /**
+   * Writes `body` to `remotePath` in the session's VM, or unpacks it there as a tar archive when `recursive`. With
+   * `owner` (a guest account; not with `recursive`), missing parent directories are made as that account and the
+   * file is given to it (file-owners.ts).
+   */
   async upload(
     principal: Principal,
     sessionId: string,
-    input: { remotePath: string; filename: string | null; recursive: boolean; body: Readable },
+    input: { remotePath: string; filename: string | null; recursive: boolean; body: Readable; owner?: string },
   ): Promise<{ path: string; size: number | null; recursive: boolean; vmId: string }> {
     const session = await this.sessions.getOwned(principal, sessionId);
     let target = resolveGuestPath(input.remotePath);
     // A path ending in "/" names a directory: the file keeps its own name inside it.
     if (!input.recursive && input.remotePath.endsWith('/') && input.filename) target = path.join(target, path.basename(input.filename));
+    if (input.owner) checkAccountName(input.owner);
     const { vm, agent } = await this.vms.ensureVm(principal, session);
     let size: number | null = null;
     if (input.recursive) {
       await agent.extractTar(target, input.body, { gzip: input.filename ? /\.(tgz|tar\.gz)$/i.test(input.filename) : false });
+    } else if (input.owner && input.owner !== 'root') {
+      if (!(await statOrNull(agent, path.dirname(target)))) await makeDirectoriesAs(agent, path.dirname(target), input.owner);
+      size = (await agent.writeFile(target, input.body)).size;
+      await chownTo(agent, target, input.owner);
     } else {
       size = (await agent.writeFile(target, input.body)).size;
     }
@@ -184,13 +194,25 @@ export class FileService {
    * Makes directory `given` (with `parents`, its missing parents too, like `mkdir -p`). `created` is false when the
    * directory was already there; CONFLICT when a file is in the way.
    */
-  async mkdir(principal: Principal, sessionId: string, given: string, parents: boolean): Promise<{ path: string; created: boolean }> {
+  async mkdir(principal: Principal, sessionId: string, given: string, parents: boolean, owner?: string): Promise<{ path: string; created: boolean }> {
+    if (owner) checkAccountName(owner);
     const { agent, target } = await this.reach(principal, sessionId, given);
     const existing = await statOrNull(agent, target);
     if (existing?.type === 'directory') return { path: target, created: false };
     if (existing) throw new AppError('CONFLICT', `${target} exists and is not a directory`);
-    await agent.mkdir(target, { parents });
+    // As another account (always with parents): made where that account may, and its own.
+    if (owner && owner !== 'root') await makeDirectoriesAs(agent, target, owner);
+    else await agent.mkdir(target, { parents });
     return { path: target, created: true };
+  }
+
+  /** The owning account and group of each of `paths` (absolute) in the session's VM; gone ones are left out. */
+  async owners(principal: Principal, sessionId: string, paths: string[]): Promise<Map<string, PathOwner>> {
+    const agent = await this.agentFor(principal, sessionId, () => paths.forEach((given) => resolveGuestPath(given)));
+    return ownersOf(
+      agent,
+      paths.map((given) => resolveGuestPath(given)),
+    );
   }
 
   /**

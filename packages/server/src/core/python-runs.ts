@@ -49,11 +49,15 @@ export function pythonOutputTails(result: PythonRunResult): { stdout: string; st
   return { stdout: value, stderr: traceback };
 }
 
-/** A streamed run's output callbacks for the agent, and `end`, which sends the record's tails once the run ended. */
-export function pythonStream(onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void) {
+/**
+ * A streamed run's output callbacks for the agent, and `end`, which sends the record's tails once the run ended
+ * (unless `withTails` is false: a reader that gets the results and the exception as structures wants no echo).
+ */
+export function pythonStream(onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void, withTails = true) {
   return {
     output: { onStdout: (chunk: Buffer) => onOutput('stdout', chunk), onStderr: (chunk: Buffer) => onOutput('stderr', chunk) },
     end(result: PythonRunResult): void {
+      if (!withTails) return;
       const tails = pythonOutputTails(result);
       if (tails.stdout) onOutput('stdout', Buffer.from(tails.stdout));
       if (tails.stderr) onOutput('stderr', Buffer.from(tails.stderr));

@@ -4,13 +4,14 @@
  */
 import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
+import { decodeTimeCursor, encodeTimeCursor } from './cursor.ts';
 import { notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newSessionId } from './ids.ts';
-import { DEFAULT_TEMPLATE_ID, type Session, type SessionSpec, type Vm } from '../model.ts';
+import { DEFAULT_TEMPLATE_ID, type Session, type SessionSpec, type Vm, type VmStatus } from '../model.ts';
 import type { Database } from '../store/database.ts';
 import { sumSessionExecutions } from '../store/executions-store.ts';
-import { findSession, findSessionWithVm, insertSession, updateSession } from '../store/sessions-store.ts';
+import { findSession, findSessionWithVm, insertSession, listSessionsWithVm, updateSession } from '../store/sessions-store.ts';
 import { findVm, listVms } from '../store/vms-store.ts';
 
 export type { SessionSpec };
@@ -188,6 +189,37 @@ export class SessionService {
     const vm = (await this.currentVm(session)) ?? null;
     const live = vm && vm.status === 'active' ? await liveUsage(vm).catch(() => null) : null;
     return { session, executions: totals.count, cpuSeconds: round(totals.cpuSeconds), executionSeconds: round(totals.executionSeconds), vm, live };
+  }
+
+  /**
+   * A page of the caller's sessions whose current VM is in one of `vmStatuses`, with that VM, newest first; with
+   * `metadata`, only sessions whose metadata holds every one of its key/value pairs. `cursor` is the previous page's
+   * `nextCursor` (null: this was the last page). Scans in pages, so a filter that matches few sessions still fills
+   * `limit`.
+   */
+  async listWithVm(
+    principal: Principal,
+    options: { vmStatuses: readonly VmStatus[]; metadata?: Record<string, string>; cursor?: string; limit: number },
+  ): Promise<{ items: { session: Session; vm: Vm }[]; nextCursor: string | null }> {
+    const wanted = Object.entries(options.metadata ?? {});
+    const items: { session: Session; vm: Vm }[] = [];
+    let after = options.cursor ? decodeTimeCursor(options.cursor) : undefined;
+    // One more than the page, so the answer knows whether another page follows.
+    const scan = Math.max(options.limit + 1, 100);
+    for (;;) {
+      const rows = await listSessionsWithVm(this.database.db, principal.userId, { vmStatuses: options.vmStatuses, limit: scan, ...(after ? { after } : {}) });
+      for (const row of rows) {
+        if (!wanted.every(([key, value]) => row.session.metadata[key] === value)) continue;
+        if (items.length === options.limit) {
+          const last = items[items.length - 1]!.session;
+          return { items, nextCursor: encodeTimeCursor({ createdAt: last.createdAt, id: last.id }) };
+        }
+        items.push(row);
+      }
+      if (rows.length < scan) return { items, nextCursor: null };
+      const last = rows[rows.length - 1]!.session;
+      after = { createdAt: last.createdAt, id: last.id };
+    }
   }
 
   /**

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
+import { decodeTimeCursor, encodeTimeCursor } from './cursor.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import type { PlanLimiter } from './limits.ts';
@@ -15,7 +16,7 @@ import type { VmEngine } from './vm-engine.ts';
 import type { LiveVm, VmService } from './vms/index.ts';
 import type { VmSources } from './vm-sources.ts';
 import type { Database } from '../store/database.ts';
-import { deleteSnapshotRow, findChildSnapshot, findSnapshotByName, listSnapshots } from '../store/snapshots-store.ts';
+import { deleteSnapshotRow, findChildSnapshot, findSnapshotByName, listSnapshots, listSnapshotsFiltered } from '../store/snapshots-store.ts';
 import { countLiveVms, snapshotInUseByVm } from '../store/vms-store.ts';
 
 /** The most clones one request makes. */
@@ -40,6 +41,25 @@ export class SnapshotService {
 
   list(principal: Principal, limit: number, offset: number): Promise<Snapshot[]> {
     return listSnapshots(this.database.db, principal.userId, limit, offset);
+  }
+
+  /**
+   * A page of the caller's snapshots, newest first, optionally only those taken of the session `sessionId`'s VMs
+   * or the one named `name`; `cursor` is the previous page's `nextCursor` (null: this was the last page).
+   */
+  async listPage(
+    principal: Principal,
+    options: { sessionId?: string; name?: string; cursor?: string; limit: number },
+  ): Promise<{ items: Snapshot[]; nextCursor: string | null }> {
+    const { cursor, limit, ...filters } = options;
+    const rows = await listSnapshotsFiltered(this.database.db, principal.userId, {
+      ...filters,
+      limit: limit + 1,
+      ...(cursor ? { after: decodeTimeCursor(cursor) } : {}),
+    });
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items, nextCursor: rows.length > limit && last ? encodeTimeCursor(last) : null };
   }
 
   get(principal: Principal, id: string): Promise<Snapshot> {

@@ -9,7 +9,7 @@ import type { Principal } from './authenticator.ts';
 import type { Clock } from './clock.ts';
 import { AppError } from './errors.ts';
 import type { SessionService } from './sessions.ts';
-import type { GuestAgent, PtyInfo } from './vm-engine.ts';
+import type { GuestAgent, PtyAttachment, PtyInfo, PtyOutput } from './vm-engine.ts';
 import type { VmService } from './vms/index.ts';
 import type { Session, Vm } from '../model.ts';
 import type { Database } from '../store/database.ts';
@@ -28,6 +28,8 @@ export interface TerminalSpec {
   command?: string | undefined;
   /** The shell program; alone it is started as a login shell. */
   shell?: string | undefined;
+  /** A program and its arguments, run as given (instead of `command` and `shell`). */
+  argv?: string[] | undefined;
   env?: Record<string, string> | undefined;
   cwd?: string | undefined;
   scrollbackBytes?: number | undefined;
@@ -80,10 +82,13 @@ export class TerminalService {
     const target = scope.kind === 'session' ? await this.sessionVm(principal, scope.sessionId, true) : await this.ownedVm(principal, scope.vmId);
     const sessionEnv = target.session?.env ?? {};
     const shell = spec.shell ?? '/bin/bash';
+    if (spec.argv !== undefined && (spec.argv.length === 0 || spec.command !== undefined))
+      throw new AppError('BAD_REQUEST', 'argv names at least the program, and comes without command');
+    const argv = spec.argv ?? (spec.command !== undefined ? [shell, '-lc', spec.command] : [shell, '-l']);
     const info = await target.agent.createPty({
       cols: spec.cols,
       rows: spec.rows,
-      ...(spec.command !== undefined ? { argv: [shell, '-lc', spec.command] } : { argv: [shell, '-l'] }),
+      argv,
       env: { ...sessionEnv, ...spec.env },
       ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
       ...(spec.scrollbackBytes !== undefined ? { scrollbackBytes: spec.scrollbackBytes } : {}),
@@ -136,13 +141,18 @@ export class TerminalService {
     return { userId: grant.user_id, vmId: grant.vm_id, ptyId: grant.pty_id };
   }
 
-  /** The agent of a terminal's VM for attaching, checked against the principal or a redeemed token. */
-  async attachTarget(
+  /**
+   * Opens a terminal's byte stream, checked against the principal or a redeemed attach token: `output` gets the
+   * scrollback, then live output, then the exit; the attachment takes input and resizes. Detaching leaves the
+   * terminal running. Every way in (the WebSocket route, the E2B facade) goes through here.
+   */
+  async attach(
     principal: Principal | null,
     scope: TerminalScope,
     ptyId: string,
     grant: AttachGrant | null,
-  ): Promise<{ agent: GuestAgent; terminal: TerminalView }> {
+    output: PtyOutput,
+  ): Promise<{ terminal: TerminalView; attachment: PtyAttachment }> {
     let target: TerminalVm;
     if (principal) {
       target = await this.resolve(principal, scope);
@@ -158,7 +168,8 @@ export class TerminalService {
         { 'WWW-Authenticate': 'Bearer' },
       );
     }
-    return { agent: target.agent, terminal: view(await target.agent.getPty(ptyId), target.vm) };
+    const terminal = view(await target.agent.getPty(ptyId), target.vm);
+    return { terminal, attachment: await target.agent.attachPty(ptyId, output) };
   }
 
   private resolve(principal: Principal, scope: TerminalScope): Promise<TerminalVm> {

@@ -1,5 +1,5 @@
 /** Persistence of sessions. Reads a user triggers are scoped by `user_id`. metadata and env are JSON text. */
-import type { Session, Vm } from '../model.ts';
+import type { Session, Vm, VmStatus } from '../model.ts';
 import { hooksFromColumn, hooksToColumn } from './lifecycle-hooks-column.ts';
 import type { SessionRow, VmRow } from './schema.ts';
 import { toVm, VM_COLUMNS } from './vms-store.ts';
@@ -77,6 +77,43 @@ export async function findSessionWithVm(db: Executor, id: string): Promise<{ ses
   const record = row as unknown as Record<string, unknown>;
   const vm = record.vm__id === null ? undefined : toVm(Object.fromEntries(VM_COLUMNS.map((column) => [column, record[`vm__${column}`]])) as VmRow);
   return { session: toSession(row), vm };
+}
+
+/** Where a page of `listSessionsWithVm` starts: strictly after this session in its newest-first order. */
+export interface SessionPosition {
+  createdAt: string;
+  id: string;
+}
+
+/**
+ * A user's sessions whose current VM is in one of `vmStatuses`, each with that VM, newest session first (ties by
+ * id), starting after `after`. Scoped by `user_id` in the query itself.
+ */
+export async function listSessionsWithVm(
+  db: Executor,
+  userId: number,
+  options: { vmStatuses: readonly VmStatus[]; after?: SessionPosition; limit: number },
+): Promise<{ session: Session; vm: Vm }[]> {
+  if (options.vmStatuses.length === 0) return [];
+  let query = db
+    .selectFrom('sessions')
+    .innerJoin('vms', 'vms.id', 'sessions.current_vm_id')
+    .selectAll('sessions')
+    .select(VM_COLUMNS.map((column) => `vms.${column} as vm__${column}` as const))
+    .where('sessions.user_id', '=', userId)
+    .where('vms.status', 'in', [...options.vmStatuses]);
+  const after = options.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([eb('sessions.created_at', '<', after.createdAt), eb.and([eb('sessions.created_at', '=', after.createdAt), eb('sessions.id', '<', after.id)])]),
+    );
+  }
+  const rows = await query.orderBy('sessions.created_at', 'desc').orderBy('sessions.id', 'desc').limit(options.limit).execute();
+  return rows.map((row) => {
+    const record = row as unknown as Record<string, unknown>;
+    const vm = toVm(Object.fromEntries(VM_COLUMNS.map((column) => [column, record[`vm__${column}`]])) as VmRow);
+    return { session: toSession(row), vm };
+  });
 }
 
 export async function updateSession(db: Executor, id: string, changes: SessionChanges): Promise<void> {

@@ -80,6 +80,32 @@ export async function listSnapshots(db: Executor, userId: number, limit: number,
   return rows.map(toSnapshot);
 }
 
+/**
+ * The user's snapshots newest first (ties by id) after `after`, optionally only those of VMs of the session
+ * `sessionId` and the one named `name`. Scoped by `user_id` in the query itself.
+ */
+export async function listSnapshotsFiltered(
+  db: Executor,
+  userId: number,
+  options: { sessionId?: string; name?: string; after?: { createdAt: string; id: string }; limit: number },
+): Promise<Snapshot[]> {
+  let query = db.selectFrom('snapshots').selectAll('snapshots').where('snapshots.user_id', '=', userId);
+  const { sessionId, name, after } = options;
+  if (sessionId !== undefined) {
+    query = query.where('snapshots.source_vm_id', 'in', (eb) =>
+      eb.selectFrom('vms').select('vms.id').where('vms.session_id', '=', sessionId).where('vms.user_id', '=', userId),
+    );
+  }
+  if (name !== undefined) query = query.where('snapshots.name', '=', name);
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([eb('snapshots.created_at', '<', after.createdAt), eb.and([eb('snapshots.created_at', '=', after.createdAt), eb('snapshots.id', '<', after.id)])]),
+    );
+  }
+  const rows = await query.orderBy('snapshots.created_at', 'desc').orderBy('snapshots.id', 'desc').limit(options.limit).execute();
+  return rows.map(toSnapshot);
+}
+
 /** A snapshot whose disk layer builds on `id`, if any (then `id` must be kept). */
 export async function findChildSnapshot(db: Executor, id: string): Promise<Snapshot | undefined> {
   const row = await db.selectFrom('snapshots').selectAll().where('parent_id', '=', id).executeTakeFirst();

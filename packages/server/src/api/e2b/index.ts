@@ -11,6 +11,7 @@ import { registerControlPlane } from './control-plane/index.ts';
 import { registerSandboxTraffic } from './sandbox-traffic/index.ts';
 
 export { sandboxTrafficRewriter } from './sandbox-traffic/rewrite.ts';
+export { sandboxAppUpgradeHandler } from './sandbox-traffic/app-proxy.ts';
 
 export function registerE2bFacade(app: App, context: RouteContext): void {
   registerControlPlane(app, context);

@@ -9,6 +9,7 @@ import { parseCookie } from 'cookie';
 import type { PreviewCredentials } from '../../core/previews.ts';
 import { PREVIEW_COOKIE } from '../../core/previews.ts';
 import { SHARE_TOKEN_PARAM } from '../../core/shares.ts';
+import { looksLikeSandboxdCredential } from '../../core/auth/credential-shape.ts';
 import { isSandboxdAuthorization, isSandboxdHeader, withoutSandboxdCookies } from './sandboxd-credentials.ts';
 
 /** Headers that describe one hop, never forwarded (RFC 9110 §7.6.1), besides those named in `Connection`. */
@@ -96,7 +97,9 @@ export function forwardedHeaders(request: IncomingMessage, context: ForwardConte
     const name = raw[i]!;
     const value = raw[i + 1]!;
     const lower = name.toLowerCase();
-    if (drop.has(lower) || isSandboxdHeader(lower)) continue;
+    // Any header whose whole value is a sandboxd credential goes too: the E2B facade's X-Access-Token and
+    // E2B-Traffic-Access-Token (session tokens), or a key a client sent under a name of its own.
+    if (drop.has(lower) || isSandboxdHeader(lower) || looksLikeSandboxdCredential(value)) continue;
     if (lower === 'authorization' && isSandboxdAuthorization(value)) continue;
     if (lower === 'cookie') {
       // Only sandboxd's cookies are taken out; the app's cookies pass byte for byte.

@@ -10,7 +10,7 @@ import { registerPreviewRoutes } from '../preview/proxy-routes.ts';
 import type { App, RouteContext } from '../types.ts';
 import { ADMIN_SCHEMAS, registerAdminRoutes } from './admin/index.ts';
 import { registerApiKeyRoutes } from './api-keys/index.ts';
-import { ApiKeyBody, ApiKeyRecord } from './api-keys/schemas.ts';
+import { ApiKeyBody, ApiKeyCreateBody, ApiKeyRecord } from './api-keys/schemas.ts';
 import { registerAppRoutes } from './apps/index.ts';
 import { APP_SCHEMAS } from './apps/schemas.ts';
 import { registerAuditRoutes } from './audit/index.ts';
@@ -70,7 +70,7 @@ export const API_AREAS: readonly ApiArea[] = [
   { name: 'health', schemas: [], register: registerHealthRoutes },
   { name: 'auth/token', schemas: [], register: registerTokenRoute },
   { name: 'auth/session', schemas: [], register: registerSessionSignInRoutes },
-  { name: 'api-keys', schemas: [ApiKeyRecord, ApiKeyBody], register: registerApiKeyRoutes },
+  { name: 'api-keys', schemas: [ApiKeyRecord, ApiKeyBody, ApiKeyCreateBody], register: registerApiKeyRoutes },
   { name: 'webhooks', schemas: WEBHOOK_SCHEMAS, register: registerWebhookRoutes },
   { name: 'audit', schemas: AUDIT_SCHEMAS, register: registerAuditRoutes },
   { name: 'events', schemas: [], register: registerEventRoutes },

@@ -9,6 +9,7 @@ import type { VmSourceRef } from '../../../model.ts';
 import { principalOf } from '../../authentication.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { CODE_INTERPRETER_TEMPLATE, DEFAULT_TEMPLATE, type E2bClientData } from '../wire.ts';
+import { egressPolicyOf } from './network.ts';
 import { sandboxCreated } from './sandbox-view.ts';
 import { NewSandbox } from './schemas.ts';
 
@@ -24,6 +25,33 @@ export function registerCreateSandbox(app: App, { services, requireAuth }: Route
       const body = request.body;
       if (body.mcp !== undefined && body.mcp !== null) throw new AppError('BAD_REQUEST', 'the MCP gateway is not offered by sandboxd (see docs/e2b.md)');
       if (body.volumeMounts?.length) throw new AppError('BAD_REQUEST', 'E2B volume mounts are not offered; mount sandboxd volumes through POST /v1/vms');
+      if (body.iam !== undefined && body.iam !== null)
+        throw new AppError('BAD_REQUEST', 'workload identity tokens (iam) are not offered by sandboxd (see docs/e2b.md)');
+      const unsupported = (['egressProxy', 'rules', 'maskRequestHost', 'httpsPorts'] as const).filter(
+        (name) => body.network?.[name] !== undefined && body.network[name] !== null,
+      );
+      if (unsupported.length)
+        throw new AppError(
+          'BAD_REQUEST',
+          `network.${unsupported.join(', network.')} not offered by sandboxd: use its egress policies and vault (see docs/e2b.md)`,
+        );
+      // sandboxd pauses on request, not yet when a lifetime ends: a sandbox that should pause must not be killed instead.
+      if (body.autoPause === true || body.autoResume?.enabled === true)
+        throw new AppError(
+          'BAD_REQUEST',
+          "pausing on timeout (lifecycle.onTimeout: 'pause') is not offered yet: pause explicitly with sandbox.pause() (see docs/e2b.md)",
+        );
+      // Validated (and refused where this server cannot enforce it) before anything is made.
+      const egress = egressPolicyOf(body);
+      if (egress) {
+        try {
+          sandbox.egress.normalize(egress);
+        } catch (error) {
+          // E2B's SDK reads a 503 as "busy, retry"; a server without enforcement will never offer it.
+          if (error instanceof AppError && error.code === 'SERVICE_UNAVAILABLE') throw new AppError('BAD_REQUEST', `network settings: ${error.message}`);
+          throw error;
+        }
+      }
       let source: VmSourceRef | undefined;
       if (!BUILT_IN.has(body.templateID)) {
         source = (await sandbox.sources.resolve(principal.userId, await sandbox.sources.byName(principal.userId, body.templateID))).ref;
@@ -31,7 +59,7 @@ export function registerCreateSandbox(app: App, { services, requireAuth }: Route
       const clientData: E2bClientData = {
         template: body.templateID,
         publicTraffic: body.network?.allowPublicTraffic !== false,
-        autoPause: body.autoPause === true,
+        autoPause: false, // refused above until sandboxd pauses on timeout
       };
       const session = await sandbox.sessions.create(principal, {
         ...(body.timeout !== undefined ? { vmLifetimeSeconds: Math.max(body.timeout, MIN_LIFETIME_SECONDS) } : {}),
@@ -40,6 +68,8 @@ export function registerCreateSandbox(app: App, { services, requireAuth }: Route
         ...(source ? { source } : {}),
         clientData: { ...clientData },
       });
+      // The session's policy is in place before its first VM starts, so it holds from the VM's first instruction.
+      if (egress) await sandbox.egress.setSessionPolicy(principal, session.id, egress);
       await sandbox.vms.ensureVm(principal, session);
       reply.code(201);
       return sandboxCreated(services, session);

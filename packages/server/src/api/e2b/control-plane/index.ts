@@ -7,7 +7,13 @@ import type { App, RouteContext } from '../../types.ts';
 import { sendE2bError } from '../errors.ts';
 import { registerCreateSandbox } from './create.ts';
 import { registerGetSandbox } from './get.ts';
+import { registerConnectSandbox } from './connect.ts';
 import { registerKillSandbox } from './kill.ts';
+import { registerListSandboxes } from './list.ts';
+import { registerSandboxMetrics } from './metrics.ts';
+import { registerPauseSandbox } from './pause.ts';
+import { registerSandboxSnapshots } from './snapshots.ts';
+import { registerSandboxTimeout } from './timeout.ts';
 
 export const CONTROL_PLANE_PREFIX = '/e2b';
 
@@ -20,6 +26,12 @@ export function registerControlPlane(app: App, context: RouteContext): void {
       registerCreateSandbox(scoped, context);
       registerGetSandbox(scoped, context);
       registerKillSandbox(scoped, context);
+      registerListSandboxes(scoped, context);
+      registerSandboxTimeout(scoped, context);
+      registerPauseSandbox(scoped, context);
+      registerConnectSandbox(scoped, context);
+      registerSandboxMetrics(scoped, context);
+      registerSandboxSnapshots(scoped, context);
     },
     { prefix: CONTROL_PLANE_PREFIX },
   );

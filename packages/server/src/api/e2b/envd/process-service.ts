@@ -1,145 +1,192 @@
 /**
- * The in-sandbox daemon's `process.Process` service over sandboxd's background processes (core/processes.ts):
- * E2B's commands are processes of the sandbox's session, named to the SDK by their pid in the VM. Start and Connect
- * stream the output from the process's kept output (so nothing printed before the stream opened is lost), then its
- * end. Closing a stream leaves the process running, as E2B's `disconnect()` expects.
+ * The in-sandbox daemon's `process.Process` service: E2B's commands over sandboxd's background processes
+ * (core/processes.ts) and its PTYs over sandboxd's terminals (core/terminals.ts, through pty-terminals.ts). Both are
+ * named to the SDK by their pid in the VM. Start and Connect stream a command's output from its kept output (so
+ * nothing printed before the stream opened is lost), or a terminal's scrollback and live output, then the end.
+ * Closing a stream leaves the process running, as E2B's `disconnect()` expects; a stream's deadline (the SDK's
+ * `timeoutMs`) ends the stream, not the process, as in envd.
  */
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
 import type { ProcessView } from '../../../core/processes.ts';
+import type { TerminalView } from '../../../core/terminals.ts';
 import type { Services } from '../../../services.ts';
 import { toConnectError } from '../errors.ts';
 import { callerOf, keepaliveMsOf, userOf } from './caller.ts';
-import type { Process } from './gen/process/process_pb.ts';
-import { ProcessEventSchema, Signal, type ProcessEvent, type ProcessSelector, type StartRequest } from './gen/process/process_pb.ts';
+import type { Process, ProcessInfo } from './gen/process/process_pb.ts';
+import { ProcessConfigSchema, ProcessEventSchema, Signal, type ProcessEvent, type ProcessSelector, type StartRequest } from './gen/process/process_pb.ts';
 import { withKeepalive } from './keepalive.ts';
+import { endEventOf } from './process-end.ts';
+import { ProcessRecords } from './process-records.ts';
+import { homeOf, resolveCwd } from './process-user.ts';
+import { SandboxTerminals } from './pty-terminals.ts';
 
 type ProcessImpl = ServiceImpl<typeof Process>;
 
+/** What a selector names: a command (a background process) or a terminal. */
+type Target = { kind: 'process'; view: ProcessView } | { kind: 'terminal'; view: TerminalView };
+
 const KEEPALIVE = () => create(ProcessEventSchema, { event: { case: 'keepalive', value: {} } });
 
-/** How the end of a process reads in E2B's `status` (Go's `ProcessState.String()` wording, which the SDK shows). */
-function statusOf(view: ProcessView): string {
-  if (view.signal) return `signal: ${view.signal.replace(/^SIG/, '').toLowerCase()}`;
-  if (view.status === 'failed') return 'failed';
-  return `exit status ${view.exit_code ?? -1}`;
-}
-
-function endEventOf(view: ProcessView): ProcessEvent {
-  // A process killed by a signal exits, for a shell, with 128 + the signal's number; the agent reports the signal.
-  const exitCode = view.exit_code ?? (view.signal ? -1 : -1);
-  return create(ProcessEventSchema, {
-    event: {
-      case: 'end',
-      value: { exitCode, exited: view.status === 'exited' && view.signal === null, status: statusOf(view), ...(view.error ? { error: view.error } : {}) },
-    },
-  });
+/** Core errors as Connect errors, for handlers that await core calls. */
+async function translated<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw toConnectError(error);
+  }
 }
 
 export function processService(services: Services): Partial<ProcessImpl> {
   const processes = services.sandbox.processes;
+  const terminals = new SandboxTerminals(services.sandbox.terminals);
+  const records = new ProcessRecords();
 
-  /** The process a selector names among the sandbox's (by pid, or by tag). */
-  async function select(context: HandlerContext, selector: ProcessSelector | undefined): Promise<ProcessView> {
+  /** The sandbox's running commands and terminals (its own only: both lists are the session's). */
+  async function runningTargets(context: HandlerContext): Promise<Target[]> {
     const { principal, session } = callerOf(context);
-    const all = await processes.list(principal, session.id);
+    const [commands, ptys] = await translated(Promise.all([processes.list(principal, session.id), terminals.list(principal, session.id)]));
+    const targets = [...commands.map((view): Target => ({ kind: 'process', view })), ...ptys.map((view): Target => ({ kind: 'terminal', view }))];
+    return targets.filter((target) => target.view.status === 'running');
+  }
+
+  /**
+   * The running process or terminal a selector names among the sandbox's own (another sandbox's pid is not found
+   * here). Only running ones, as in envd: a pid is reused once its process ended (and sandboxes restored from one
+   * snapshot hand out the same pids), so an ended process is no longer anyone's to name.
+   */
+  async function select(context: HandlerContext, selector: ProcessSelector | undefined): Promise<Target> {
     const wanted = selector?.selector;
-    const found =
-      wanted?.case === 'pid'
-        ? (all.find((view) => view.pid === wanted.value && view.status === 'running') ?? all.find((view) => view.pid === wanted.value))
-        : wanted?.case === 'tag'
-          ? all.find((view) => view.tag === wanted.value && view.status === 'running')
-          : undefined;
-    if (!found)
-      throw new ConnectError(`process ${wanted?.case === 'tag' ? `tagged ${wanted.value}` : `with pid ${wanted?.value ?? '?'}`} not found`, Code.NotFound);
+    if (wanted?.case !== 'pid' && wanted?.case !== 'tag') throw new ConnectError('process.selector (pid or tag) is required', Code.InvalidArgument);
+    const found = (await runningTargets(context)).find((target) =>
+      wanted.case === 'pid' ? target.view.pid === wanted.value : (records.find(idOf(target))?.tag ?? tagOf(target)) === wanted.value,
+    );
+    if (!found) throw new ConnectError(`process ${wanted.case === 'tag' ? `tagged ${wanted.value}` : `with pid ${wanted.value}`} not found`, Code.NotFound);
     return found;
   }
 
-  /** The process's events from its first output: its start, its output, then its end. */
-  async function* eventsOf(context: HandlerContext, view: ProcessView): AsyncGenerator<ProcessEvent> {
+  /** A command's events: its start, its output from the first byte kept, then its end. */
+  async function* commandEvents(context: HandlerContext, view: ProcessView): AsyncGenerator<ProcessEvent> {
     const { principal, session } = callerOf(context);
-    const { output } = await processes.attach(principal, session.id, view.process_id);
+    const { output } = await translated(processes.attach(principal, session.id, view.process_id));
     yield create(ProcessEventSchema, { event: { case: 'start', value: { pid: view.pid ?? 0 } } });
-    const read = async function* (): AsyncGenerator<ProcessEvent> {
-      for await (const item of output.read(0, { follow: true, signal: context.signal })) {
-        if (item.kind === 'output') {
-          yield create(ProcessEventSchema, { event: { case: 'data', value: { output: { case: item.event.stream, value: item.event.data } } } });
-        } else if (item.kind === 'end') {
-          yield endEventOf(await processes.get(principal, session.id, view.process_id));
-        }
+    for await (const item of output.read(0, { follow: true, signal: context.signal })) {
+      if (item.kind === 'output') {
+        yield create(ProcessEventSchema, { event: { case: 'data', value: { output: { case: item.event.stream, value: item.event.data } } } });
+      } else if (item.kind === 'end') {
+        const ended = await translated(processes.get(principal, session.id, view.process_id));
+        yield endEventOf({ exitCode: ended.exit_code, signal: ended.signal, failure: ended.status === 'failed' ? (ended.error ?? 'failed') : null });
       }
-    };
-    yield* withKeepalive(read(), keepaliveMsOf(context), KEEPALIVE);
+    }
+  }
+
+  /** The events of a process or a terminal, with keep-alives while it is quiet. */
+  function eventsOf(context: HandlerContext, target: Target): AsyncGenerator<ProcessEvent> {
+    const { principal, session } = callerOf(context);
+    const events = target.kind === 'process' ? commandEvents(context, target.view) : terminals.events(principal, session.id, target.view, context.signal);
+    return withKeepalive(events, keepaliveMsOf(context), KEEPALIVE);
+  }
+
+  async function startTarget(request: StartRequest, context: HandlerContext): Promise<Target> {
+    const { principal, session } = callerOf(context);
+    const config = request.process;
+    if (!config?.cmd) throw new ConnectError('process.cmd is required', Code.InvalidArgument);
+    const user = userOf(context);
+    if (request.pty) {
+      const view = await translated(terminals.start(principal, session.id, config, request.pty.size, user));
+      records.remember(view.pty_id, config, request.tag, view.cwd);
+      return { kind: 'terminal', view };
+    }
+    const view = await translated(
+      processes.start(principal, session.id, {
+        argv: [config.cmd, ...config.args],
+        env: config.envs,
+        cwd: resolveCwd(config.cwd, homeOf(user)),
+        user,
+        stdin: request.stdin === true,
+        ...(request.tag ? { tag: request.tag } : {}),
+      }),
+    );
+    records.remember(view.process_id, config, request.tag, view.cwd);
+    return { kind: 'process', view };
   }
 
   return {
-    async *start(request: StartRequest, context) {
-      const { principal, session } = callerOf(context);
-      const config = request.process;
-      if (!config?.cmd) throw new ConnectError('process.cmd is required', Code.InvalidArgument);
-      if (request.pty) throw new ConnectError('terminals are not served yet', Code.Unimplemented);
-      let view: ProcessView;
-      try {
-        view = await processes.start(principal, session.id, {
-          argv: [config.cmd, ...config.args],
-          env: config.envs,
-          ...(config.cwd ? { cwd: config.cwd } : {}),
-          user: userOf(context),
-          stdin: request.stdin === true,
-          ...(request.tag ? { tag: request.tag } : {}),
-        });
-      } catch (error) {
-        throw toConnectError(error);
-      }
-      for await (const event of eventsOf(context, view)) yield { event };
+    async *start(request, context) {
+      const target = await startTarget(request, context);
+      for await (const event of eventsOf(context, target)) yield { event };
     },
 
     async *connect(request, context) {
-      const view = await select(context, request.process).catch((error: unknown) => Promise.reject(toConnectError(error)));
-      for await (const event of eventsOf(context, view)) yield { event };
+      const target = await select(context, request.process);
+      for await (const event of eventsOf(context, target)) yield { event };
     },
 
     async list(_request, context) {
-      const { principal, session } = callerOf(context);
-      const running = (await processes.list(principal, session.id).catch((error: unknown) => Promise.reject(toConnectError(error)))).filter(
-        (view) => view.status === 'running',
-      );
-      return {
-        processes: running.map((view) => ({
-          pid: view.pid ?? 0,
-          ...(view.tag ? { tag: view.tag } : {}),
-          config: { cmd: view.argv?.[0] ?? '/bin/bash', args: view.argv?.slice(1) ?? ['-c', view.command ?? ''], envs: {}, cwd: view.cwd },
-        })),
-      };
+      return { processes: (await runningTargets(context)).map((target) => infoOf(target, records)) };
     },
 
     async sendInput(request, context) {
       const { principal, session } = callerOf(context);
-      const view = await select(context, request.process);
+      const target = await select(context, request.process);
       const input = request.input?.input;
-      if (input?.case !== 'stdin') throw new ConnectError('input.stdin is required for a process without a terminal', Code.InvalidArgument);
-      await processes
-        .writeStdin(principal, session.id, view.process_id, Buffer.from(input.value), false)
-        .catch((error: unknown) => Promise.reject(toConnectError(error)));
+      if (input?.case !== 'stdin' && input?.case !== 'pty') throw new ConnectError('input (stdin or pty) is required', Code.InvalidArgument);
+      if (target.kind === 'terminal') {
+        // A terminal has one input: what is typed (envd's pty input); stdin bytes are typed there too.
+        await translated(terminals.write(principal, session.id, target.view, input.value));
+        return {};
+      }
+      if (input.case === 'pty') throw new ConnectError(`process ${target.view.pid} has no terminal: send its input as stdin`, Code.InvalidArgument);
+      await translated(processes.writeStdin(principal, session.id, target.view.process_id, Buffer.from(input.value), false));
       return {};
     },
 
     async closeStdin(request, context) {
       const { principal, session } = callerOf(context);
-      const view = await select(context, request.process);
-      await processes
-        .writeStdin(principal, session.id, view.process_id, Buffer.alloc(0), true)
-        .catch((error: unknown) => Promise.reject(toConnectError(error)));
+      const target = await select(context, request.process);
+      if (target.kind === 'terminal') throw new ConnectError(`process ${target.view.pid} is a terminal: send Ctrl-D (0x04) as its input`, Code.InvalidArgument);
+      await translated(processes.writeStdin(principal, session.id, target.view.process_id, Buffer.alloc(0), true));
+      return {};
+    },
+
+    async update(request, context) {
+      const { principal, session } = callerOf(context);
+      const target = await select(context, request.process);
+      const size = request.pty?.size;
+      if (!size) return {};
+      if (target.kind !== 'terminal') throw new ConnectError(`process ${target.view.pid} has no terminal to resize`, Code.InvalidArgument);
+      await translated(terminals.resize(principal, session.id, target.view, size));
       return {};
     },
 
     async sendSignal(request, context) {
       const { principal, session } = callerOf(context);
-      const view = await select(context, request.process);
       const signal = request.signal === Signal.SIGKILL ? 'SIGKILL' : request.signal === Signal.SIGTERM ? 'SIGTERM' : null;
       if (!signal) throw new ConnectError('signal must be SIGTERM or SIGKILL', Code.InvalidArgument);
-      await processes.signal(principal, session.id, view.process_id, signal).catch((error: unknown) => Promise.reject(toConnectError(error)));
+      const target = await select(context, request.process);
+      if (target.kind === 'terminal') await translated(terminals.kill(principal, session.id, target.view));
+      else await translated(processes.signal(principal, session.id, target.view.process_id, signal));
       return {};
     },
   };
+}
+
+function idOf(target: Target): string {
+  return target.kind === 'process' ? target.view.process_id : target.view.pty_id;
+}
+
+/** The core's own tag of a process (one started through the native API); terminals have none. */
+function tagOf(target: Target): string | null {
+  return target.kind === 'process' ? target.view.tag : null;
+}
+
+/** A running process or terminal as envd lists it: what the SDK asked to run, or what the core knows of it. */
+function infoOf(target: Target, records: ProcessRecords): Omit<ProcessInfo, '$typeName'> {
+  const record = records.find(idOf(target));
+  const tag = record?.tag ?? tagOf(target) ?? undefined;
+  const argv = target.kind === 'process' ? (target.view.argv ?? ['/bin/bash', '-c', target.view.command ?? '']) : target.view.command;
+  const config = record
+    ? { cmd: record.cmd, args: record.args, envs: record.envs, cwd: target.view.cwd }
+    : { cmd: argv[0] ?? '', args: argv.slice(1), envs: {}, cwd: target.view.cwd };
+  return { pid: target.view.pid ?? 0, ...(tag ? { tag } : {}), config: create(ProcessConfigSchema, config) };
 }

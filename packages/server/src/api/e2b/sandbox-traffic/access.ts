@@ -10,7 +10,7 @@ import type { Principal } from '../../../core/authenticator.ts';
 import { AppError, notFound } from '../../../core/errors.ts';
 import type { Session } from '../../../model.ts';
 import type { Services } from '../../../services.ts';
-import { clientDataOf } from '../wire.ts';
+import { clientDataOf, sandboxStateOf, type SandboxState } from '../wire.ts';
 import type { SandboxTarget } from './rewrite.ts';
 
 /** The caller of a sandbox request once let in: the owner's principal and the session (the sandbox). */
@@ -18,6 +18,8 @@ export interface SandboxCaller {
   principal: Principal;
   session: Session;
   target: SandboxTarget;
+  /** The sandbox's state when it was admitted: null when it is gone (its VM was killed or its timeout ended). */
+  state: SandboxState | null;
 }
 
 function headerOf(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -50,7 +52,18 @@ export async function admitToPort(services: Services, target: SandboxTarget, hea
     services.sessionTokens.matches('traffic', session.id, headerOf(headers, 'e2b-traffic-access-token')) ||
     services.sessionTokens.matches('access', session.id, headerOf(headers, 'x-access-token'));
   if (!open) throw new AppError('FORBIDDEN', `sandbox ${target.sandboxId} does not take public traffic: send its E2B-Traffic-Access-Token`);
-  return { principal: await services.authenticator.principalOfSessionOwner(session), session, target };
+  return requireRunning(await callerOfSession(services, session, target));
+}
+
+/**
+ * The caller, if its sandbox runs: a sandbox that is gone is not found (its session would otherwise get a new VM
+ * on the first command), and a paused one is resumed by `Sandbox.connect`, not by traffic.
+ */
+export function requireRunning(caller: SandboxCaller): SandboxCaller {
+  const id = caller.session.id;
+  if (caller.state === null) throw new AppError('NOT_FOUND', `sandbox ${id} is not running: it was killed or its timeout ended`);
+  if (caller.state === 'paused') throw new AppError('CONFLICT', `sandbox ${id} is paused: resume it with Sandbox.connect() first`);
+  return caller;
 }
 
 /** Whether a request carries the sandbox's access token (what running code in the code interpreter takes). */
@@ -58,8 +71,14 @@ export function hasAccessToken(services: Services, caller: SandboxCaller, header
   return services.sessionTokens.matches('access', caller.session.id, headerOf(headers, 'x-access-token'));
 }
 
-async function callerOf(services: Services, target: SandboxTarget): Promise<SandboxCaller> {
+/** The caller of an admitted request: the sandbox's owner (404 when the session does not exist). */
+export async function callerOf(services: Services, target: SandboxTarget): Promise<SandboxCaller> {
   const session = await services.sandbox.sessions.find(target.sandboxId);
   if (!session) throw notFound(`sandbox ${target.sandboxId}`);
-  return { principal: await services.authenticator.principalOfSessionOwner(session), session, target };
+  return callerOfSession(services, session, target);
+}
+
+async function callerOfSession(services: Services, session: Session, target: SandboxTarget): Promise<SandboxCaller> {
+  const state = sandboxStateOf(await services.sandbox.sessions.currentVm(session));
+  return { principal: await services.authenticator.principalOfSessionOwner(session), session, target, state };
 }

@@ -5,15 +5,22 @@
  */
 import { Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { fastifyConnectPlugin } from '@connectrpc/connect-fastify';
-import { errorToJson } from '@connectrpc/connect/protocol-connect';
+import { encodeEnvelope } from '@connectrpc/connect/protocol';
+import { codeToHttpStatus, contentTypeStreamRegExp, endStreamFlag, endStreamToJson, errorToJson } from '@connectrpc/connect/protocol-connect';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../../services.ts';
 import type { App, RouteContext } from '../../types.ts';
+import { registerCodeInterpreter } from '../code-interpreter/index.ts';
 import { e2bErrorOf, toConnectError } from '../errors.ts';
 import { CALLER } from '../envd/caller.ts';
+import { admitSignedFileRequest } from '../envd/file-signature.ts';
+import { registerFilesHttp } from '../envd/files-http.ts';
+import { filesystemService } from '../envd/filesystem-service.ts';
+import { Filesystem } from '../envd/gen/filesystem/filesystem_pb.ts';
 import { Process } from '../envd/gen/process/process_pb.ts';
 import { processService } from '../envd/process-service.ts';
-import { admitToDaemon, type SandboxCaller } from './access.ts';
+import { admitToDaemon, requireRunning, type SandboxCaller } from './access.ts';
+import { registerAppProxy } from './app-proxy.ts';
 import { INTERNAL_PREFIX, targetOf, type SandboxTarget } from './rewrite.ts';
 
 declare module 'fastify' {
@@ -23,28 +30,23 @@ declare module 'fastify' {
   }
 }
 
-/** HTTP statuses of Connect's codes (the Connect protocol's table). */
-const CONNECT_STATUS: Partial<Record<Code, number>> = {
-  [Code.Canceled]: 499,
-  [Code.InvalidArgument]: 400,
-  [Code.DeadlineExceeded]: 504,
-  [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409,
-  [Code.PermissionDenied]: 403,
-  [Code.ResourceExhausted]: 429,
-  [Code.FailedPrecondition]: 400,
-  [Code.Aborted]: 409,
-  [Code.OutOfRange]: 400,
-  [Code.Unimplemented]: 501,
-  [Code.Unavailable]: 503,
-  [Code.Unauthenticated]: 401,
-};
-
-/** A refusal before a Connect handler ran (admission, an unknown method), in Connect's unary error shape. */
-function sendConnectError(reply: FastifyReply, error: unknown): FastifyReply {
+/**
+ * A refusal before a Connect handler ran (admission, an unknown method), as Connect's clients read one: a unary call
+ * gets the HTTP status of its code and the error as JSON; a streaming call (`application/connect+…`) must get 200
+ * with the error in the end-of-stream message (a client reads any other status as the code of that status alone).
+ */
+function sendConnectError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const connect = toConnectError(error);
+  const contentType = request.headers['content-type'] ?? '';
+  if (contentTypeStreamRegExp.test(contentType)) {
+    const endStream = new TextEncoder().encode(JSON.stringify(endStreamToJson(new Headers(), connect, undefined)));
+    return reply
+      .code(200)
+      .type(contentType)
+      .send(Buffer.from(encodeEnvelope(endStreamFlag, endStream)));
+  }
   return reply
-    .code(CONNECT_STATUS[connect.code] ?? 500)
+    .code(codeToHttpStatus(connect.code))
     .type('application/json')
     .send(JSON.stringify(errorToJson(connect, undefined)));
 }
@@ -55,6 +57,10 @@ export function sendEnvdError(request: FastifyRequest, reply: FastifyReply, erro
   if (!known) request.log.error({ err: error }, 'unhandled error in the E2B in-sandbox API');
   const status = known?.status ?? 500;
   return reply.code(status).send({ code: status, message: known?.message ?? `internal error (request id ${request.id})` });
+}
+
+function isHealthCheck(request: FastifyRequest): boolean {
+  return request.method === 'GET' && request.url.split('?')[0]!.endsWith('/health');
 }
 
 /** The target a request came with; a request that did not come through the rewriter is no sandbox's. */
@@ -68,21 +74,37 @@ function registerDaemon(app: App, services: Services): void {
   app.register(
     async (daemon) => {
       daemon.addHook('onRequest', async (request) => {
-        request.e2bCaller = await admitToDaemon(services, requireTarget(request), request.headers);
+        const target = requireTarget(request);
+        const caller = (await admitSignedFileRequest(services, target, request)) ?? (await admitToDaemon(services, target, request.headers));
+        // /health answers for a sandbox that is not running (the SDK's isRunning); everything else needs it running.
+        request.e2bCaller = isHealthCheck(request) ? caller : requireRunning(caller);
       });
+      // envd's health check: 204 while the sandbox runs; 502 otherwise, as E2B's proxy answers for a stopped one.
+      daemon.get('/health', { schema: { hide: true } }, async (request, reply) =>
+        request.e2bCaller?.state === 'running' ? reply.code(204).send() : reply.code(502).send({ code: 502, message: 'the sandbox is not running' }),
+      );
       daemon.setErrorHandler((error, request, reply) => {
         const path = request.url.split('?')[0]!;
-        return path.endsWith('/files') || path.endsWith('/health') ? sendEnvdError(request, reply, error) : sendConnectError(reply, error);
+        return path.endsWith('/files') || path.endsWith('/health') ? sendEnvdError(request, reply, error) : sendConnectError(request, reply, error);
       });
-      daemon.setNotFoundHandler((request, reply) => sendConnectError(reply, new ConnectError(`no method ${request.url.split('?')[0]}`, Code.Unimplemented)));
+      daemon.setNotFoundHandler((request, reply) =>
+        sendConnectError(request, reply, new ConnectError(`no method ${request.url.split('?')[0]}`, Code.Unimplemented)),
+      );
+      registerFilesHttp(daemon, services);
       await daemon.register(async (rpc) => {
         // Connect reads its own bodies (JSON or binary, enveloped for streams): the app's parsers step aside here.
         rpc.removeAllContentTypeParsers();
+        // Connect's routes are the daemon's own protocol (its errors are Connect's), not part of /openapi.json.
+        rpc.addHook('onRoute', (route) => void (route.schema = { ...route.schema, hide: true }));
         await rpc.register(fastifyConnectPlugin, {
           routes(router) {
             router.service(Process, processService(services));
+            router.service(Filesystem, filesystemService(services));
           },
           contextValues: (request) => createContextValues().set(CALLER, request.e2bCaller),
+          // A closing server ends the streams still open (a command's output, a watch) at once: their clients see the
+          // end, and the server does not wait for commands that may run for hours.
+          shutdownTimeoutMs: 0,
         });
       });
     },
@@ -92,6 +114,8 @@ function registerDaemon(app: App, services: Services): void {
 
 export function registerSandboxTraffic(app: App, { services }: RouteContext): void {
   registerDaemon(app, services);
+  registerAppProxy(app, services);
+  registerCodeInterpreter(app, services);
   app.all(`${INTERNAL_PREFIX}/unnamed`, { schema: { hide: true } }, async (_request, reply) =>
     reply.code(400).send({ code: 400, message: 'name the sandbox and its port in the E2b-Sandbox-Id and E2b-Sandbox-Port headers' }),
   );

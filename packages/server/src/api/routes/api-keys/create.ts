@@ -4,7 +4,7 @@ import { auditActorOf } from '../../audit-context.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import type { ApiKeyBody } from './schemas.ts';
+import type { ApiKeyCreateBody } from './schemas.ts';
 import { toApiKeyRecord } from './schemas.ts';
 
 export function registerCreateApiKey(app: App, { services, requireAuth }: RouteContext): void {
@@ -14,9 +14,10 @@ export function registerCreateApiKey(app: App, { services, requireAuth }: RouteC
       schema: {
         tags: ['api-keys'],
         summary: 'Create an API key',
-        description: 'Returns the key record with `full_key`. Store it: it is kept only as a hash and cannot be shown again. The body is optional.',
+        description:
+          'Returns the key record with `full_key`. Store it: it is kept only as a hash and cannot be shown again. The body is optional. `format: "e2b"` makes a key shaped like E2B\'s (`e2b_` + 40 hex digits) for tools that check it; it works on both APIs like any key.',
         security: BEARER_OR_API_KEY,
-        body: Type.Union([Type.Ref('ApiKeyBody'), Type.Null()]) as unknown as typeof ApiKeyBody,
+        body: Type.Union([Type.Ref('ApiKeyCreateBody'), Type.Null()]) as unknown as typeof ApiKeyCreateBody,
         response: authedResponses({ 200: Type.Ref('ApiKeyRecord') }, { 400: 'expires_at in the past' }),
       },
       onRequest: requireAuth,
@@ -25,7 +26,7 @@ export function registerCreateApiKey(app: App, { services, requireAuth }: RouteC
       const body = request.body ?? {};
       const key = await services.apiKeys.create(
         principalOf(request).userId,
-        { expiresAt: body.expires_at, description: body.description },
+        { expiresAt: body.expires_at, description: body.description, ...(body.format ? { format: body.format } : {}) },
         auditActorOf(request),
       );
       return toApiKeyRecord(key);

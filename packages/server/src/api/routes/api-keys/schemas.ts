@@ -1,6 +1,7 @@
 /** The spec's API key record and create/update body, and the mapping from the core's key. */
 import { Type, type Static } from 'typebox';
 import type { ApiKey, CreatedApiKey } from '../../../core/api-keys.ts';
+import { API_KEY_FORMATS } from '../../../core/auth/api-key-secrets.ts';
 import { RecordId, StringEnum } from '../../schemas/common.ts';
 
 const DateTimeOrNull = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -28,6 +29,20 @@ export const ApiKeyBody = Type.Object(
     description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
   },
   { $id: 'ApiKeyBody', title: 'ApiKeyCreateUpdate' },
+);
+
+/** What a new key may say besides its changes: the format it is made in. */
+export const ApiKeyCreateBody = Type.Object(
+  {
+    ...ApiKeyBody.properties,
+    format: Type.Optional(
+      StringEnum(API_KEY_FORMATS, {
+        description:
+          "`sandboxd` (default): `sbx_sk_` + 43 base64url characters. `e2b`: `e2b_` + 40 hex digits, the shape E2B's tools expect (docs/e2b.md); either format works with both the native and the E2B-compatible API",
+      }),
+    ),
+  },
+  { $id: 'ApiKeyCreateBody', title: 'ApiKeyCreate' },
 );
 
 export const ItemIdParams = Type.Object({ item_id: RecordId() });
