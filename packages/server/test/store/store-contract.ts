@@ -20,7 +20,7 @@ import {
   settleDelivery,
 } from '../../src/store/webhooks-store.ts';
 import { countUsers, findUserById, findUserByUsername, insertUser, updateUserPlan } from '../../src/store/users-store.ts';
-import { findSession, findSessionWithVm, insertSession, updateSession } from '../../src/store/sessions-store.ts';
+import { findSession, findSessionWithVm, insertSession, listSessionsWithVm, updateSession } from '../../src/store/sessions-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, snapshotInUseByVm, transitionVm } from '../../src/store/vms-store.ts';
 import {
   deleteVolumeRow,
@@ -503,6 +503,25 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         'a paused VM is not live',
       );
       await transitionVm(database.db, 'vm-b', ['paused'], { status: 'active', pausedAt: null, remainingSeconds: null });
+
+      // Sessions by their current VM's status, newest first, in pages (the E2B facade's list): vm-b is current now.
+      await updateSession(database.db, session.id, { currentVmId: 'vm-b' });
+      const listed = await listSessionsWithVm(database.db, ann.id, { vmStatuses: ['active', 'paused'], limit: 10 });
+      assert.deepEqual(
+        listed.map((entry) => [entry.session.id, entry.vm.id, entry.vm.status]),
+        [[session.id, 'vm-b', 'active']],
+      );
+      assert.deepEqual(await listSessionsWithVm(database.db, ann.id, { vmStatuses: ['paused'], limit: 10 }), [], 'filtered by the VM status');
+      assert.deepEqual(
+        await listSessionsWithVm(database.db, ann.id, { vmStatuses: ['active'], after: { createdAt: session.createdAt, id: session.id }, limit: 10 }),
+        [],
+        'a page starts after the position it is given',
+      );
+      assert.deepEqual(
+        await listSessionsWithVm(database.db, ann.id + 1000, { vmStatuses: ['active'], limit: 10 }),
+        [],
+        "another user's sessions are not listed",
+      );
 
       const run = (vmId: string | null, nodeId: string | null, status: NewExecution['status']) =>
         insertExecution(database.db, {
