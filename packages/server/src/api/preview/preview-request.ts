@@ -99,7 +99,8 @@ export function forwardedHeaders(request: IncomingMessage, context: ForwardConte
     const lower = name.toLowerCase();
     // Any header whose whole value is a sandboxd credential goes too: the E2B facade's X-Access-Token and
     // E2B-Traffic-Access-Token (session tokens), or a key a client sent under a name of its own.
-    if (drop.has(lower) || isSandboxdHeader(lower) || looksLikeSandboxdCredential(value)) continue;
+    if (drop.has(lower) || isSandboxdHeader(lower)) continue;
+    if (lower !== 'cookie' && lower !== 'authorization' && looksLikeSandboxdCredential(value)) continue;
     if (lower === 'authorization' && isSandboxdAuthorization(value)) continue;
     if (lower === 'cookie') {
       // Only sandboxd's cookies are taken out; the app's cookies pass byte for byte.

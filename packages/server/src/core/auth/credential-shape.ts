@@ -11,13 +11,15 @@ import { looksLikeSessionToken } from './session-tokens.ts';
 
 /** The `iss` of every JWT sandboxd signs (core/auth/access-tokens.ts, preview-tokens.ts, viewer-tokens.ts). */
 const SANDBOXD_ISSUER = 'sandboxd';
+/** A compact JWS and nothing else: three base64url parts (a cookie header holding a JWT among other pairs is not one). */
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /** True when `value` is an API key or a JWT whose (unverified) issuer is sandboxd. */
 export function looksLikeSandboxdCredential(value: string): boolean {
   const credential = value.trim();
   if (looksLikeApiKey(credential) || looksLikeSessionToken(credential)) return true;
   // Three base64url parts; decoding a non-JWT throws, which answers "not ours".
-  if (credential.split('.').length !== 3) return false;
+  if (!JWT_SHAPE.test(credential)) return false;
   try {
     return decodeJwt(credential).iss === SANDBOXD_ISSUER;
   } catch {
