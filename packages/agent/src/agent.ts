@@ -6,6 +6,8 @@
 import { createServer, type Http2Server, type Http2Session } from 'node:http2';
 import { UserCgroups } from './exec/user-cgroups.ts';
 import { createExecRoute } from './exec/exec-route.ts';
+import { createKeptExecRoutes } from './exec/exec-attach-route.ts';
+import { KeptExecs } from './exec/kept-execs.ts';
 import { extractRoute } from './files/extract-route.ts';
 import { listRoute } from './files/list-route.ts';
 import { mkdirRoute } from './files/mkdir-route.ts';
@@ -72,6 +74,8 @@ export class Agent {
   readonly http2: Http2Server;
   private readonly links = new Set<LinkServer>();
   readonly terminals: TerminalRegistry;
+  /** Execs that outlive their stream (`keep`), for re-attaching after a pause or a host restart. */
+  private readonly keptExecs = new KeptExecs();
 
   private constructor(
     private readonly config: AgentConfig,
@@ -136,6 +140,7 @@ export class Agent {
   async close(): Promise<void> {
     for (const link of this.links) link.close();
     this.terminals.close();
+    this.keptExecs.close();
     this.kernels.close();
     this.helper.stop();
     await this.cgroups?.dispose();
@@ -148,6 +153,7 @@ export class Agent {
   private buildRouter(): Router {
     const { identity, kernels, helper, cgroups, config } = this;
     const pty = createPtyRoutes(this.terminals);
+    const keptExecs = createKeptExecRoutes(this.keptExecs);
     const transferDir = config.transferDir;
     const transferShare = transferDir
       ? new TransferShare(async () => transferDir)
@@ -164,7 +170,9 @@ export class Agent {
     return new Router()
       .add('GET', ROUTES.hello, createHelloRoute(identity), control)
       .add('GET', ROUTES.ping, pingRoute, control)
-      .add('POST', ROUTES.exec, createExecRoute({ cgroups, defaultShell: config.defaultShell, defaultCwd: config.home }), control)
+      .add('POST', ROUTES.exec, createExecRoute({ cgroups, defaultShell: config.defaultShell, defaultCwd: config.home, kept: this.keptExecs }), control)
+      .add('POST', ROUTES.execAttach, keptExecs.attach, control)
+      .add('GET', ROUTES.execKept, keptExecs.list, control)
       .add('POST', ROUTES.pythonRun, createPythonRunRoute(kernels), null)
       .add('POST', ROUTES.pythonReset, createPythonResetRoute(kernels), control)
       .add('PUT', ROUTES.fileContent, writeRoute, null)

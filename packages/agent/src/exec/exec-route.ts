@@ -1,16 +1,19 @@
 /**
  * `POST /v1/exec`: a full-duplex framed stream. Reads the `Request` frame, starts the process, then streams
  * output frames while applying `Stdin`/`StdinEnd`/`Signal` frames from the host, and ends with `Exit`.
- * A host that resets the stream before the end kills the process group.
+ * A host that resets the stream before the end kills the process group, unless the request asked to keep it
+ * (`keep`, kept-execs.ts): then it runs on and a host re-attaches to it later (exec-attach-route.ts).
  */
 import { stat } from 'node:fs/promises';
+import type { ServerHttp2Stream } from 'node:http2';
 import { decodeJsonPayload, encodeFrame, encodeJsonFrame, FrameType, readFrames, type Frame } from '../protocol/frames.ts';
-import type { ExecRequest, ExecSignal } from '../protocol/messages.ts';
+import { MAX_KEPT_EXEC_INFO_BYTES, type ExecRequest, type ExecSignal } from '../protocol/messages.ts';
 import { AgentFailure, toErrorAnswer } from '../http/agent-failure.ts';
 import { optionalBoolean, optionalInteger, optionalString, optionalStringArray, optionalStringMap, parseJsonObject } from '../http/request-body.ts';
 import type { RouteRequest } from '../http/router.ts';
 import type { UserCgroups } from './user-cgroups.ts';
 import { ExecProcess } from './exec-process.ts';
+import type { KeptExec, KeptExecs } from './kept-execs.ts';
 import { resolveExecutable } from './resolve-executable.ts';
 import { findGuestUser, userEnvironment, type GuestUser } from './guest-users.ts';
 
@@ -21,6 +24,8 @@ export interface ExecRouteDeps {
   defaultShell: string[];
   /** Working directory when a request names none. */
   defaultCwd: string;
+  /** The agent's table of kept execs (requests with `keep`). */
+  kept: KeptExecs;
 }
 
 /** Longest deadline an execution may ask for (one day); the host enforces its own limits. */
@@ -42,6 +47,8 @@ export function createExecRoute(deps: ExecRouteDeps) {
     const program = await resolveExecutable(argv[0] as string, env.PATH ?? '/usr/local/bin:/usr/bin:/bin', cwd);
     if (!program) throw new AgentFailure('COMMAND_NOT_FOUND', `${argv[0]}: command not found`);
     const cgroup = deps.cgroups?.group('exec') ?? null;
+    // Before the process starts: a full table refuses the request with a plain error answer.
+    const kept = request.keep ? deps.kept.prepare(request.info ?? {}) : null;
 
     stream.respond({ ':status': 200, 'content-type': 'application/vnd.sandboxd.frames' });
     let waitingForDrain = false;
@@ -64,10 +71,11 @@ export function createExecRoute(deps: ExecRouteDeps) {
       stdin: request.stdin === true,
       cgroup,
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
-      onStdout: (chunk) => send(encodeFrame(FrameType.Stdout, chunk)),
-      onStderr: (chunk) => send(encodeFrame(FrameType.Stderr, chunk)),
+      onStdout: kept ? (chunk) => kept.output('stdout', chunk) : (chunk) => send(encodeFrame(FrameType.Stdout, chunk)),
+      onStderr: kept ? (chunk) => kept.output('stderr', chunk) : (chunk) => send(encodeFrame(FrameType.Stderr, chunk)),
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
     });
+    if (kept && child.pid > 0) return runKept(stream, frames, child, kept, deps.kept);
     const running = child;
     send(encodeJsonFrame(FrameType.Started, { pid: running.pid }));
 
@@ -75,7 +83,7 @@ export function createExecRoute(deps: ExecRouteDeps) {
     stream.once('close', () => {
       if (!finished) running.abort();
     });
-    void applyHostFrames(frames, running).catch((error: unknown) => {
+    void applyHostFrames(frames, running, true).catch((error: unknown) => {
       if (finished || stream.destroyed) return;
       send(encodeJsonFrame(FrameType.Error, toErrorAnswer(error).body));
       running.abort();
@@ -94,8 +102,44 @@ export function createExecRoute(deps: ExecRouteDeps) {
   };
 }
 
-/** Applies the host's frames after the request: stdin bytes, stdin end, signals. */
-async function applyHostFrames(frames: AsyncIterator<Frame>, running: ExecProcess): Promise<void> {
+/**
+ * A kept exec's first stream: attached like a later one (from offset 0), and when it closes before the exit the
+ * process runs on. The exit goes to whichever stream is attached then, or waits for the next attach.
+ */
+async function runKept(stream: ServerHttp2Stream, frames: AsyncIterator<Frame>, child: ExecProcess, kept: KeptExec, table: KeptExecs): Promise<void> {
+  kept.bind(child);
+  table.register(kept);
+  kept.attach(stream, { stdoutOffset: 0, stderrOffset: 0 });
+  serveAttachedStream(stream, frames, kept);
+  try {
+    kept.finish(await child.result);
+  } catch {
+    // Not reached for a process that has a pid (only a spawn that failed rejects); nothing is left to keep.
+    kept.finish({ exitCode: null, signal: null, timedOut: false, durationMs: 0, cpu: null });
+  }
+}
+
+/** Applies an attached stream's frames to a kept exec; its end (or reset) only detaches it. */
+export function serveAttachedStream(stream: ServerHttp2Stream, frames: AsyncIterator<Frame>, kept: KeptExec): void {
+  stream.once('close', () => kept.detach(stream));
+  void applyHostFrames(frames, kept.running, false).then(
+    // The body ended cleanly: after the exit, that is the host saying it has it (kept-execs.ts `hostEnded`).
+    (ended) => ended && kept.hostEnded(stream),
+    (error: unknown) => {
+      if (stream.destroyed || stream.closed) return;
+      // A malformed frame from the host: this stream ends with the error; the process runs on for the next one.
+      kept.detach(stream);
+      stream.end(encodeJsonFrame(FrameType.Error, toErrorAnswer(error).body));
+    },
+  );
+}
+
+/**
+ * Applies the host's frames after the request: stdin bytes, stdin end, signals. `endStdinAtBodyEnd`: the end of the
+ * request body closes stdin (a plain exec); a kept exec's stdin closes only on `StdinEnd`, since its body also ends
+ * when the link goes away. Resolves true when the body ended cleanly, false when the stream was reset.
+ */
+export async function applyHostFrames(frames: AsyncIterator<Frame>, running: ExecProcess, endStdinAtBodyEnd: boolean): Promise<boolean> {
   for (;;) {
     let next: IteratorResult<Frame>;
     try {
@@ -103,11 +147,11 @@ async function applyHostFrames(frames: AsyncIterator<Frame>, running: ExecProces
     } catch (error) {
       // A reset stream ends the request body with an error; the close handler deals with the process.
       if ((error as Error).name === 'FrameError') throw new AgentFailure('BAD_REQUEST', (error as Error).message);
-      return;
+      return false;
     }
     if (next.done) {
-      running.endStdin();
-      return;
+      if (endStdinAtBodyEnd) running.endStdin();
+      return true;
     }
     const frame = next.value;
     if (frame.type === FrameType.Stdin) {
@@ -151,6 +195,16 @@ function parseExecRequest(frame: Frame): ExecRequest {
   if (stdin !== undefined) request.stdin = stdin;
   const user = optionalString(body, 'user');
   if (user !== undefined) request.user = user;
+  const keep = optionalBoolean(body, 'keep');
+  if (keep) request.keep = keep;
+  const info = body.info;
+  if (info !== undefined) {
+    if (typeof info !== 'object' || info === null || Array.isArray(info)) throw new AgentFailure('BAD_REQUEST', '"info" must be a JSON object');
+    if (Buffer.byteLength(JSON.stringify(info)) > MAX_KEPT_EXEC_INFO_BYTES) {
+      throw new AgentFailure('BAD_REQUEST', `"info" must be at most ${MAX_KEPT_EXEC_INFO_BYTES} bytes of JSON`);
+    }
+    request.info = info as Record<string, unknown>;
+  }
   return request;
 }
 

@@ -31,6 +31,10 @@ export const AGENT_ERROR_STATUS = {
   INVALID_CWD: 400,
   /** (1.7) `exec`: the guest has no account of the requested `user`. */
   UNKNOWN_USER: 400,
+  /** (1.8) `exec/attach`: no kept exec with that pid (never kept, collected, or the VM was rebooted). */
+  EXEC_NOT_FOUND: 404,
+  /** (1.8) `exec` with `keep`: the agent holds 64 kept execs already (`MAX_KEPT_EXECS`). */
+  TOO_MANY_KEPT_EXECS: 429,
   /** `tar` rejected the archive; the message carries its stderr. */
   EXTRACT_FAILED: 422,
   /** A tunnel's target refused or failed the connection: nothing listens on that port. */

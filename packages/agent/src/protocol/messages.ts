@@ -52,11 +52,64 @@ export interface ExecRequest {
    * the default working directory is then its home. An unknown name is `UNKNOWN_USER`.
    */
   user?: string;
+  /**
+   * (1.8, capability `exec-keep`) Keep the process when this stream ends before it does (the link went away: the
+   * VM was paused, the host restarted): it runs on, its output kept (the newest {@link KEPT_EXEC_LOG_BYTES} of
+   * each stream), until a host attaches to it again (`POST /v1/exec/attach`). Without it, the end of the stream
+   * kills the process group.
+   */
+  keep?: boolean;
+  /** (1.8) With `keep`: the host's own JSON object about the process, listed by `GET /v1/exec/kept` (≤ 4 KiB). */
+  info?: Record<string, unknown>;
 }
 
 /** Payload of the `Started` frame. */
 export interface ExecStarted {
   pid: number;
+  /**
+   * (1.8) Of a kept exec's stream (an attach, or an exec with `keep`): the byte offsets in its stdout and stderr
+   * where this stream's output starts (an attach asked for more than the agent still keeps starts later).
+   */
+  stdoutOffset?: number;
+  stderrOffset?: number;
+}
+
+/** (1.8) Most output a kept exec keeps per stream (stdout, stderr) for re-attaching: the newest bytes. */
+export const KEPT_EXEC_LOG_BYTES = 1024 * 1024;
+/** (1.8) Most kept execs (running, or ended and not yet collected) an agent holds at once. */
+export const MAX_KEPT_EXECS = 64;
+/** (1.8) Largest `info` of a kept exec, as JSON bytes. */
+export const MAX_KEPT_EXEC_INFO_BYTES = 4096;
+/** (1.8) How long a kept exec that ended stays listed when no attached stream delivered its `Exit`. */
+export const KEPT_EXEC_ENDED_MS = 10 * 60_000;
+
+/**
+ * (1.8) First frame (`Request`) of `POST /v1/exec/attach`: which kept exec, and how much of each output stream the
+ * host has already (the replay starts there, or at the oldest byte still kept).
+ */
+export interface ExecAttachRequest {
+  pid: number;
+  stdoutOffset: number;
+  stderrOffset: number;
+}
+
+/** (1.8) A kept exec, as `GET /v1/exec/kept` lists it. */
+export interface KeptExecInfo {
+  pid: number;
+  /** Null while it runs. */
+  result: ExecResult | null;
+  /** The host's `info` from the exec request. */
+  info: Record<string, unknown>;
+  /** Bytes the process wrote to each stream so far (the offsets of the next byte). */
+  stdoutBytes: number;
+  stderrBytes: number;
+  /** A host stream is attached right now. */
+  attached: boolean;
+}
+
+/** (1.8) Answer of `GET /v1/exec/kept`. */
+export interface KeptExecListResponse {
+  execs: KeptExecInfo[];
 }
 
 /** Payload of the `Exit` frame: how the process ended. */

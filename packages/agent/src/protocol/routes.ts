@@ -13,6 +13,16 @@ export const ROUTES = {
    * `Started`, `Stdout`, `Stderr` and finally `Exit` (or `Error`).
    */
   exec: '/v1/exec',
+  /**
+   * (1.8) `POST`, full duplex, framed both ways like `exec`: the request body starts with a `Request` frame
+   * ({@link ExecAttachRequest}) naming a kept exec (`keep: true`); the answer's `Started` frame carries the
+   * offsets its replay starts at, then the kept output from there, live output, and `Exit`. `Stdin`, `StdinEnd`
+   * and `Signal` frames apply as in exec. One stream at a time: a new attach ends the previous one. Unknown pid:
+   * `EXEC_NOT_FOUND`. Once an attached stream delivered the `Exit`, the exec is forgotten.
+   */
+  execAttach: '/v1/exec/attach',
+  /** (1.8) `GET` → {@link KeptExecListResponse}: the kept execs, running or ended and not yet collected. */
+  execKept: '/v1/exec/kept',
   /** `POST` {@link PythonRunRequest} → {@link PythonRunResult}. */
   pythonRun: '/v1/python/run',
   /** `POST` {@link PythonResetRequest} → {@link PythonResetResponse}: ends a context's interpreter. */

@@ -7,7 +7,7 @@
  * - Bump `minor` for additions an older peer can ignore: a new route, an optional field, a new frame type that
  *   is only sent when the peer asked for it.
  */
-export const PROTOCOL_VERSION = { major: 1, minor: 7 } as const;
+export const PROTOCOL_VERSION = { major: 1, minor: 8 } as const;
 
 // 1.3: route answer limits and the DEADLINE_EXCEEDED error (`routes.ts`, `errors.ts`); the hello's `bootId` is null
 // until the first restore, which also renews /etc/machine-id (`messages.ts`).
@@ -19,6 +19,9 @@ export const PROTOCOL_VERSION = { major: 1, minor: 7 } as const;
 // 1.7: programs run as another account of the guest (`user` in exec requests, the `UNKNOWN_USER` error), capability
 // `exec-user`; streamed Python runs (`stream: true` in python run requests: output frames, then the result in an
 // `Exit` frame), capability `python-stream`.
+// 1.8: kept execs (`keep` and `info` in exec requests, offsets in their `Started` frame, `POST /v1/exec/attach`,
+// `GET /v1/exec/kept`, the `EXEC_NOT_FOUND` and `TOO_MANY_KEPT_EXECS` errors), capability `exec-keep`: a process
+// that outlives its stream (a paused VM, a restarted host).
 
 /** A protocol generation as carried by the handshake. */
 export interface ProtocolVersion {

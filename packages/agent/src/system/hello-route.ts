@@ -23,6 +23,7 @@ export const CAPABILITIES = [
   'python-results',
   'exec-user',
   'python-stream',
+  'exec-keep',
 ];
 
 /** Builds the handler of `GET /v1/hello`. */

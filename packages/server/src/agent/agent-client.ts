@@ -16,7 +16,10 @@ import {
   type ExtractResponse,
   type FileStat,
   type FileWriteResponse,
+  type ExecAttachRequest,
   type HelloResponse,
+  type KeptExecInfo,
+  type KeptExecListResponse,
   type MkdirResponse,
   type PingResponse,
   type PtyCreateRequest,
@@ -34,7 +37,7 @@ import {
 import { AgentSession, DEFAULT_TIMEOUTS_MS } from './agent-session.ts';
 import { Deadline, type CallOptions } from './deadline.ts';
 import { AgentError, AgentProtocolError, AgentUnavailableError } from './errors.ts';
-import { startExec, type ExecHandle, type ExecOptions } from './exec.ts';
+import { attachExec, startExec, type AttachExecOptions, type ExecHandle, type ExecOptions } from './exec.ts';
 import * as files from './files.ts';
 import { syncLink } from './link-sync.ts';
 import * as pty from './pty.ts';
@@ -169,9 +172,36 @@ export class AgentClient extends EventEmitter<AgentClientEvents> {
     return { rttMs: performance.now() - started, guestNowMs: answer.nowMs };
   }
 
-  /** Starts a process; see {@link ExecHandle}. Synchronous errors (session closed) throw here. */
+  /**
+   * Starts a process; see {@link ExecHandle}. Synchronous errors (session closed) throw here. `keep` on an agent
+   * older than protocol 1.8 (no `exec-keep`) is dropped: the process then ends with its stream, as before.
+   */
   exec(options: ExecOptions): ExecHandle {
+    if (options.keep && !this.keepsExecs) {
+      const { keep: _keep, info: _info, ...plain } = options;
+      return startExec(this.session, plain);
+    }
     return startExec(this.session, options);
+  }
+
+  /** True when the agent keeps execs that outlive their stream (protocol 1.8, capability `exec-keep`). */
+  get keepsExecs(): boolean {
+    return this.agent.capabilities.includes('exec-keep');
+  }
+
+  /**
+   * Re-attaches to a kept exec (see `attachExec` in exec.ts): output from `from`'s offsets (or the oldest kept),
+   * then live output and the exit. An agent without `exec-keep` keeps nothing: EXEC_NOT_FOUND.
+   */
+  attachExec(from: ExecAttachRequest, options?: AttachExecOptions): ExecHandle {
+    return attachExec(this.session, from, options);
+  }
+
+  /** The kept execs of the agent (running, or ended and not collected); none on an agent without `exec-keep`. */
+  async listKeptExecs(options?: CallOptions): Promise<KeptExecInfo[]> {
+    if (!this.keepsExecs) return [];
+    const answer = await this.session.json<KeptExecListResponse>('listKeptExecs', 'GET', ROUTES.execKept, undefined, options, DEFAULT_TIMEOUTS_MS.control);
+    return answer.execs;
   }
 
   /** Runs Python code in a persistent per-context interpreter. */

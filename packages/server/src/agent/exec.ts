@@ -10,6 +10,7 @@ import {
   FrameType,
   ROUTES,
   type AgentErrorBody,
+  type ExecAttachRequest,
   type ExecRequest,
   type ExecResult,
   type ExecStarted,
@@ -41,6 +42,14 @@ export interface CollectedExec {
   result: ExecResult;
 }
 
+/** Options of {@link attachExec}. */
+export interface AttachExecOptions {
+  /** Gives up on the stream only: the kept process runs on. */
+  signal?: AbortSignal;
+  /** As {@link ExecOptions.outputHighWaterBytes}. */
+  outputHighWaterBytes?: number;
+}
+
 /** Default guest deadline of an execution. */
 export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 
@@ -48,6 +57,8 @@ export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 export class ExecHandle {
   /** Resolves with the process id once it started (rejects like `result` if it could not start). */
   readonly pid: Promise<number>;
+  /** The `Started` frame: the pid and, for a kept exec's stream, the offsets its output starts at. */
+  readonly started: Promise<ExecStarted>;
   /** Resolves with how the process ended; rejects with an {@link AgentError}. */
   readonly result: Promise<ExecResult>;
   /** Output events as they arrive; iterate once. */
@@ -61,6 +72,7 @@ export class ExecHandle {
     session: AgentSession,
     deadline: Deadline,
     highWaterBytes: number,
+    private readonly operation: 'exec' | 'attachExec' = 'exec',
   ) {
     this.queue = new EventQueue<ExecOutputEvent>(
       (event) => event.data.length,
@@ -69,12 +81,14 @@ export class ExecHandle {
       () => stream.resume(),
     );
     this.output = this.queue;
-    let started: (pid: number) => void = () => undefined;
+    let started: (frame: ExecStarted) => void = () => undefined;
     let failedToStart: (error: Error) => void = () => undefined;
-    this.pid = new Promise<number>((resolve, reject) => {
+    this.started = new Promise<ExecStarted>((resolve, reject) => {
       started = resolve;
       failedToStart = reject;
     });
+    this.started.catch(() => undefined);
+    this.pid = this.started.then((frame) => frame.pid);
     this.pid.catch(() => undefined);
     this.result = this.run(session, deadline, started);
     this.result.catch((error: Error) => {
@@ -112,7 +126,7 @@ export class ExecHandle {
     this.stream.write(encodeJsonFrame(FrameType.Signal, { signal }));
   }
 
-  /** Gives up on the execution: the agent kills the process group; `result` rejects. */
+  /** Gives up on the execution: the agent kills the process group (a kept one runs on); `result` rejects. */
   cancel(): void {
     this.cancelled = true;
     if (!this.stream.closed) this.stream.close(0x8 /* NGHTTP2_CANCEL */);
@@ -126,8 +140,8 @@ export class ExecHandle {
     return { stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), result: await this.result };
   }
 
-  private async run(session: AgentSession, deadline: Deadline, started: (pid: number) => void): Promise<ExecResult> {
-    const operation = 'exec';
+  private async run(session: AgentSession, deadline: Deadline, started: (frame: ExecStarted) => void): Promise<ExecResult> {
+    const operation = this.operation;
     try {
       const { status } = await session.response(operation, this.stream, deadline);
       if (status !== 200) throw errorFromAgentAnswer(status, await session.body(operation, this.stream, deadline), { operation });
@@ -140,7 +154,7 @@ export class ExecHandle {
               for (const frame of decoder.push(chunk)) {
                 if (frame.type === FrameType.Stdout) this.queue.push({ type: 'stdout', data: frame.payload });
                 else if (frame.type === FrameType.Stderr) this.queue.push({ type: 'stderr', data: frame.payload });
-                else if (frame.type === FrameType.Started) started(decodeJsonPayload<ExecStarted>(frame).pid);
+                else if (frame.type === FrameType.Started) started(decodeJsonPayload<ExecStarted>(frame));
                 else if (frame.type === FrameType.Exit) result = decodeJsonPayload<ExecResult>(frame);
                 else if (frame.type === FrameType.Error) {
                   const body = decodeJsonPayload<AgentErrorBody>(frame);
@@ -148,7 +162,7 @@ export class ExecHandle {
                 }
               }
             } catch (error) {
-              reject(new AgentProtocolError(`exec: ${(error as Error).message}`, { cause: error }));
+              reject(new AgentProtocolError(`${operation}: ${(error as Error).message}`, { cause: error }));
             }
           });
           this.stream.once('end', resolve);
@@ -157,13 +171,14 @@ export class ExecHandle {
         }),
       );
       // A vanished channel also ends the stream (without an error): the session's state tells the two apart.
-      if (!result) throw session.open ? new AgentProtocolError('exec: the agent ended the stream without an exit frame') : session.streamFailure(operation);
+      if (!result)
+        throw session.open ? new AgentProtocolError(`${operation}: the agent ended the stream without an exit frame`) : session.streamFailure(operation);
       this.queue.end();
       if (!this.stream.writableEnded) this.stream.end();
       return result;
     } catch (error) {
       if (!this.stream.closed) this.stream.close(0x8 /* NGHTTP2_CANCEL */);
-      if (this.cancelled) throw new AgentError('AGENT_ABORTED', 'exec was cancelled', { cause: error });
+      if (this.cancelled) throw new AgentError('AGENT_ABORTED', `${operation} was cancelled`, { cause: error });
       throw error instanceof AgentError ? error : session.streamFailure(operation, error as Error);
     } finally {
       deadline.clear();
@@ -180,4 +195,18 @@ export function startExec(session: AgentSession, options: ExecOptions): ExecHand
   // The request body stays open until the process ended, so kill() can still send Signal frames.
   stream.write(encodeJsonFrame(FrameType.Request, request));
   return new ExecHandle(stream, session, deadline, outputHighWaterBytes ?? 8 * 1024 * 1024);
+}
+
+/**
+ * (1.8) Attaches to a kept exec (one started with `keep`): a handle like `startExec`'s whose output starts at the
+ * offsets of its `started` frame (`from`, or later when the agent no longer has those bytes) and whose `result` is
+ * the process's exit. Closing or cancelling it leaves the process running. Rejects with `EXEC_NOT_FOUND` when the
+ * agent keeps no such process.
+ */
+export function attachExec(session: AgentSession, from: ExecAttachRequest, options: AttachExecOptions = {}): ExecHandle {
+  // No deadline: the process runs as long as it likes; the link's end (or `signal`) ends the stream.
+  const deadline = session.deadline('attachExec', { timeoutMs: Infinity, ...(options.signal ? { signal: options.signal } : {}) }, 0);
+  const stream = session.stream('attachExec', { ':method': 'POST', ':path': ROUTES.execAttach, 'content-type': 'application/vnd.sandboxd.frames' }, deadline);
+  stream.write(encodeJsonFrame(FrameType.Request, from));
+  return new ExecHandle(stream, session, deadline, options.outputHighWaterBytes ?? 8 * 1024 * 1024, 'attachExec');
 }

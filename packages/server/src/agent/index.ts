@@ -12,7 +12,7 @@ export {
   GuestPathError,
   GuestPortUnreachableError,
 } from './errors.ts';
-export { ExecHandle, DEFAULT_EXEC_TIMEOUT_MS, type CollectedExec, type ExecOptions, type ExecOutputEvent } from './exec.ts';
+export { ExecHandle, DEFAULT_EXEC_TIMEOUT_MS, type AttachExecOptions, type CollectedExec, type ExecOptions, type ExecOutputEvent } from './exec.ts';
 export type { ExtractTarOptions, FileDownload, FileSource, WriteFileOptions } from './files.ts';
 export { DEFAULT_PYTHON_TIMEOUT_MS, type RunPythonOptions } from './python.ts';
 export type {

@@ -31,7 +31,14 @@ const Exec = Type.Object(
     timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })),
     stdin: Type.Optional(Type.Boolean()),
     user: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+    keep: Type.Optional(Type.Boolean()),
+    info: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
+  Closed,
+);
+const Offset = Type.Integer({ minimum: 0 });
+const AttachExec = Type.Object(
+  { pid: Type.Integer({ minimum: 1 }), from: Type.Object({ stdoutOffset: Offset, stderrOffset: Offset }, Closed), stdin: Type.Boolean() },
   Closed,
 );
 const RunPython = Type.Object(
@@ -60,6 +67,8 @@ const PathOnly = Type.Object({ path: GuestPath }, Closed);
 /** The operations another node may run on a VM of this node, each with its arguments' schema below. */
 export const AGENT_OPS = [
   'exec',
+  'attachExec',
+  'listKeptExecs',
   'runPython',
   'resetPython',
   'writeFile',
@@ -83,6 +92,8 @@ export type AgentOp = (typeof AGENT_OPS)[number];
 /** The schema of each operation's arguments message (`null` for the operations that take none). */
 export const AGENT_OP_ARGS = {
   exec: Exec,
+  attachExec: AttachExec,
+  listKeptExecs: Type.Null(),
   runPython: RunPython,
   resetPython: Type.Object({ contextId: RunPython.properties.contextId }, Closed),
   writeFile: Type.Object({ path: GuestPath, options: Type.Object({ mode: Type.Optional(Mode) }, Closed) }, Closed),

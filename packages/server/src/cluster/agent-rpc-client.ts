@@ -13,7 +13,7 @@ import WebSocket, { createWebSocketStream } from 'ws';
 import type { ExecRequest, ExecResult } from '@sandboxd/agent/protocol';
 import { AppError, type ErrorCode } from '../core/errors.ts';
 import type { InternalAuth } from '../core/cluster/internal-auth.ts';
-import type { ExecOutput, ExecSignals, GuestAgent, PtyAttachment, PtyCreateOptions, PtyOutput, PythonOutput } from '../core/vm-engine.ts';
+import type { ExecOutput, ExecSignals, GuestAgent, KeptExecOffsets, PtyAttachment, PtyCreateOptions, PtyOutput, PythonOutput } from '../core/vm-engine.ts';
 import type { AgentOp } from './agent-rpc-args.ts';
 import { AGENT_RPC_PATH, binaryReadable, pump, STDOUT, toError, type Message } from './agent-rpc-messages.ts';
 
@@ -87,8 +87,28 @@ export class RemoteGuestAgent implements GuestAgent {
     return this.settle<T>(socket);
   }
 
-  async exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult> {
-    const socket = await this.open('exec', { ...request, stdin: stdin !== undefined });
+  exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult> {
+    return this.streamExec('exec', { ...request, stdin: stdin !== undefined }, output, signal, stdin, signals);
+  }
+
+  attachExec(pid: number, from: KeptExecOffsets, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult> {
+    return this.streamExec('attachExec', { pid, from, stdin: stdin !== undefined }, output, signal, stdin, signals);
+  }
+
+  listKeptExecs() {
+    return this.unary<Awaited<ReturnType<GuestAgent['listKeptExecs']>>>('listKeptExecs', null);
+  }
+
+  /** An exec stream through the owner: output and the start back, stdin, signals and the end of stdin there. */
+  private async streamExec(
+    op: 'exec' | 'attachExec',
+    args: unknown,
+    output: ExecOutput,
+    signal?: AbortSignal,
+    stdin?: Readable,
+    signals?: ExecSignals,
+  ): Promise<ExecResult> {
+    const socket = await this.open(op, args);
     signals?.attach((name) => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify({ type: 'signal', signal: name } satisfies Message)));
     // Aborting closes the socket: the owner aborts the run (its own signal), as a local abort would.
     const abort = () => socket.close();
@@ -96,7 +116,7 @@ export class RemoteGuestAgent implements GuestAgent {
     try {
       const result = this.settle<ExecResult>(
         socket,
-        (message) => message.type === 'started' && output.onStarted?.(message.pid),
+        (message) => message.type === 'started' && output.onStarted?.(message.pid, message.from),
         (data) => (data[0] === STDOUT ? output.onStdout : output.onStderr)(data.subarray(1)),
       );
       if (stdin) {

@@ -26,8 +26,8 @@ export type Message =
   | { type: 'resize'; cols: number; rows: number }
   /** A signal for a running exec's process group (the exec op's client sends it). */
   | { type: 'signal'; signal: string }
-  /** The exec's program runs (the owner sends it). */
-  | { type: 'started'; pid: number };
+  /** The exec's program runs (the owner sends it); `from`: where a kept exec's stream starts in its output. */
+  | { type: 'started'; pid: number; from?: { stdoutOffset: number; stderrOffset: number } };
 
 /** Exec output channels: the first byte of each binary message (stdin goes the other way, as plain binary messages). */
 export const STDOUT = 1;

@@ -7,7 +7,15 @@
 import type { Duplex, Readable } from 'node:stream';
 import WebSocket, { createWebSocketStream } from 'ws';
 import type { ExecRequest } from '@sandboxd/agent/protocol';
-import { ExecSignals, SENDABLE_SIGNALS, type GuestAgent, type PtyAttachment, type PtyCreateOptions, type SendableSignal } from '../core/vm-engine.ts';
+import {
+  ExecSignals,
+  SENDABLE_SIGNALS,
+  type GuestAgent,
+  type KeptExecOffsets,
+  type PtyAttachment,
+  type PtyCreateOptions,
+  type SendableSignal,
+} from '../core/vm-engine.ts';
 import { checkAgentArgs, type AgentOp } from './agent-rpc-args.ts';
 import { binaryReadable, errorMessage, pump, STDERR, STDOUT, type Message } from './agent-rpc-messages.ts';
 
@@ -21,6 +29,9 @@ interface OpArgs {
   cols: number;
   rows: number;
   contextId: string;
+  pid: number;
+  from: KeptExecOffsets;
+  stdin: boolean;
 }
 
 /**
@@ -47,14 +58,15 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
     }
   };
   switch (op) {
-    case 'exec': {
+    case 'exec':
+    case 'attachExec': {
       const aborted = new AbortController();
       socket.once('close', () => aborted.abort());
       const channel = (kind: number) => (chunk: Buffer) =>
         socket.readyState === WebSocket.OPEN && socket.send(Buffer.concat([Buffer.from([kind]), chunk]), { binary: true });
-      const request = input as ExecRequest;
+      const wantsStdin = op === 'exec' ? (input as ExecRequest).stdin === true : args.stdin;
       let stdin: Readable | undefined;
-      if (request.stdin) {
+      if (wantsStdin) {
         stdin = binaryReadable(socket);
         const body = stdin;
         socket.on('message', (data: Buffer, isBinary) => !isBinary && (JSON.parse(data.toString()) as Message).type === 'end' && body.push(null));
@@ -67,16 +79,19 @@ export async function serveAgentRpc(socket: WebSocket, agent: GuestAgent, op: Ag
         const message = JSON.parse(data.toString()) as Message;
         if (message.type === 'signal' && (SENDABLE_SIGNALS as readonly string[]).includes(message.signal)) signals.send(message.signal as SendableSignal);
       });
+      const output = {
+        onStdout: channel(STDOUT),
+        onStderr: channel(STDERR),
+        onStarted: (pid: number, from?: KeptExecOffsets) => send({ type: 'started', pid, ...(from ? { from } : {}) }),
+      };
       return answer(() =>
-        agent.exec(
-          request,
-          { onStdout: channel(STDOUT), onStderr: channel(STDERR), onStarted: (pid) => send({ type: 'started', pid }) },
-          aborted.signal,
-          stdin,
-          signals,
-        ),
+        op === 'exec'
+          ? agent.exec(input as ExecRequest, output, aborted.signal, stdin, signals)
+          : agent.attachExec(args.pid, args.from, output, aborted.signal, stdin, signals),
       );
     }
+    case 'listKeptExecs':
+      return answer(() => agent.listKeptExecs());
     case 'runPython': {
       const aborted = new AbortController();
       socket.once('close', () => aborted.abort());

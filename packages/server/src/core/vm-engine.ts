@@ -10,6 +10,7 @@ import type {
   ExtractResponse,
   FileStat,
   FileWriteResponse,
+  KeptExecInfo,
   PythonRunRequest,
   PtyExit,
   PtyInfo,
@@ -19,7 +20,7 @@ import type {
 } from '@sandboxd/agent/protocol';
 import type { TemplateBuildStep, VmEndReason } from '../model.ts';
 
-export type { PtyExit, PtyInfo };
+export type { KeptExecInfo, PtyExit, PtyInfo };
 
 /** The most volumes one VM may mount (every VM has this many volume slots). */
 export const MAX_VOLUMES_PER_VM = 4;
@@ -145,12 +146,21 @@ export interface AcquiredVm {
  */
 export type EngineEndReason = Extract<VmEndReason, 'expired' | 'crashed' | 'agent_lost'>;
 
+/** Where a stream of a kept exec starts in its output: bytes of stdout and of stderr before its first byte. */
+export interface KeptExecOffsets {
+  stdoutOffset: number;
+  stderrOffset: number;
+}
+
 /** Output callbacks of a streamed exec. */
 export interface ExecOutput {
   onStdout(chunk: Buffer): void;
   onStderr(chunk: Buffer): void;
-  /** The program runs, as process `pid` of the guest. */
-  onStarted?(pid: number): void;
+  /**
+   * The program runs, as process `pid` of the guest. `from`: for a kept exec's stream (`keep`, `attachExec`), the
+   * offsets where the output this stream delivers starts (an attach gets later ones when older bytes are gone).
+   */
+  onStarted?(pid: number, from?: KeptExecOffsets): void;
 }
 
 /** Where a streamed Python run's output goes as it is written. */
@@ -186,6 +196,15 @@ export interface GuestAgent {
    * `signals`: signals for its process group while it runs; `signal` (abort) gives up on it (the group is killed).
    */
   exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult>;
+  /**
+   * Re-attaches to a kept exec (started with `keep: true`) after its stream went away: output from `from` (or the
+   * oldest the agent still has: `output.onStarted` says), then live output, and its result. `signal` gives up on this
+   * stream only (the process runs on); `stdin`/`signals` as for `exec`. NOT_FOUND when the VM keeps no such process
+   * (it was collected, or the VM restarted without its memory).
+   */
+  attachExec(pid: number, from: KeptExecOffsets, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals): Promise<ExecResult>;
+  /** The VM's kept execs, running or ended and not yet collected (with the `info` their starter gave). */
+  listKeptExecs(): Promise<KeptExecInfo[]>;
   /**
    * `signal`: gives up on the run (the agent interrupts it). `output`: the run's output as it is written (the
    * result carries all of it too).

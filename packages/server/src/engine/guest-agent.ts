@@ -4,10 +4,10 @@
  */
 import type { Readable } from 'node:stream';
 import type { ExecRequest, PythonRunRequest } from '@sandboxd/agent/protocol';
-import type { AgentClient } from '../agent/index.ts';
+import type { AgentClient, ExecHandle } from '../agent/index.ts';
 import { AgentAnswerTooLargeError, AgentOperationError, GuestPathError, GuestPortUnreachableError } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
-import type { ExecOutput, ExecSignals, GuestAgent, PtyCreateOptions, PtyOutput, PythonOutput } from '../core/vm-engine.ts';
+import type { ExecOutput, ExecSignals, GuestAgent, KeptExecOffsets, PtyCreateOptions, PtyOutput, PythonOutput } from '../core/vm-engine.ts';
 
 /** Maps an agent client error to an AppError the API can answer; other errors pass through. */
 export function translateAgentError(error: unknown): unknown {
@@ -44,6 +44,8 @@ export function translateAgentError(error: unknown): unknown {
   if (error instanceof AgentOperationError) {
     if (error.code === 'TERMINAL_NOT_FOUND') return new AppError('NOT_FOUND', error.message);
     if (error.code === 'TOO_MANY_TERMINALS') return new AppError('QUOTA_EXCEEDED', error.message);
+    if (error.code === 'EXEC_NOT_FOUND') return new AppError('NOT_FOUND', error.message);
+    if (error.code === 'TOO_MANY_KEPT_EXECS') return new AppError('QUOTA_EXCEEDED', error.message);
   }
   if (error instanceof AgentOperationError && error.status < 500) return new AppError('BAD_REQUEST', error.message);
   // The VM is kept: a dropped link is reconnected (or, when it cannot be, the VM is killed as agent_lost).
@@ -93,25 +95,15 @@ export class ClientGuestAgent implements GuestAgent {
 
   exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals) {
     const { stdin: _stdin, ...options } = request;
-    return this.gated(async (client) => {
-      const handle = client.exec({ ...options, ...(signal ? { signal } : {}), ...(stdin ? { stdin: true } : {}) });
-      signals?.attach((name) => handle.kill(name));
-      if (output.onStarted) handle.pid.then(output.onStarted, () => undefined);
-      const pump = (async () => {
-        for await (const event of handle.output) (event.type === 'stdout' ? output.onStdout : output.onStderr)(event.data);
-      })();
-      // Input is fed as the program takes it (writeStdin waits for the agent); a program that exits first ends it.
-      const feed = stdin
-        ? (async () => {
-            for await (const chunk of stdin) await handle.writeStdin(chunk as Buffer);
-            handle.endStdin();
-          })().catch(() => undefined)
-        : undefined;
-      const [result] = await Promise.all([handle.result, pump]);
-      if (stdin && !stdin.destroyed) stdin.destroy();
-      await feed;
-      return result;
-    });
+    return this.gated((client) => drive(client.exec({ ...options, ...(signal ? { signal } : {}), ...(stdin ? { stdin: true } : {}) }), output, stdin, signals));
+  }
+
+  attachExec(pid: number, from: KeptExecOffsets, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals) {
+    return this.gated((client) => drive(client.attachExec({ pid, ...from }, signal ? { signal } : {}), output, stdin, signals));
+  }
+
+  listKeptExecs() {
+    return this.gated((client) => client.listKeptExecs());
   }
 
   runPython(request: PythonRunRequest, signal?: AbortSignal, output?: PythonOutput) {
@@ -190,5 +182,35 @@ export class ClientGuestAgent implements GuestAgent {
 
   attachPty(id: string, output: PtyOutput) {
     return this.gated((client) => client.attachPty(id, output));
+  }
+}
+
+/** Runs an exec stream to its end: output and the start to `output`, `stdin` and `signals` to the process. */
+async function drive(handle: ExecHandle, output: ExecOutput, stdin?: Readable, signals?: ExecSignals) {
+  signals?.attach((name) => handle.kill(name));
+  if (output.onStarted) {
+    const onStarted = output.onStarted.bind(output);
+    handle.started.then(
+      ({ pid, stdoutOffset, stderrOffset }) => onStarted(pid, stdoutOffset === undefined ? undefined : { stdoutOffset, stderrOffset: stderrOffset ?? 0 }),
+      () => undefined,
+    );
+  }
+  const pump = (async () => {
+    for await (const event of handle.output) (event.type === 'stdout' ? output.onStdout : output.onStderr)(event.data);
+  })();
+  // Input is fed as the program takes it (writeStdin waits for the agent); a program that exits first ends it.
+  const feed = stdin
+    ? (async () => {
+        for await (const chunk of stdin) await handle.writeStdin(chunk as Buffer);
+        handle.endStdin();
+      })().catch(() => undefined)
+    : undefined;
+  try {
+    const [result] = await Promise.all([handle.result, pump]);
+    return result;
+  } finally {
+    // Also when the stream failed: the feed must not swallow input meant for a later stream of a kept exec.
+    if (stdin && !stdin.destroyed) stdin.destroy();
+    await feed;
   }
 }

@@ -91,8 +91,12 @@ describe('e2b control plane', () => {
     assert.deepEqual(await running.getMetrics({ start: new Date(Date.now() - 3_600_000), end: new Date(Date.now() - 1_800_000) }), [], 'a window in the past');
   });
 
-  test('pause, list by state, connect resumes keeping a file', async () => {
+  test('pause, list by state, connect resumes keeping a file and a process', async () => {
     await paused.commands.run('echo kept-across-pause > /home/user/f');
+    // A process that counts, one line a second, started before the pause.
+    const counter = await paused.commands.run('for i in $(seq 1 600); do echo $i; sleep 1; done', { background: true });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await counter.disconnect();
     assert.equal(await paused.pause(), true);
     assert.equal(await Sandbox.pause(paused.sandboxId, opts), false, 'pausing a paused sandbox answers false');
     assert.equal((await Sandbox.getInfo(paused.sandboxId, opts)).state, 'paused');
@@ -118,6 +122,23 @@ describe('e2b control plane', () => {
     assert.ok(info.endAt.getTime() - Date.now() > 580_000, 'connect gave it the timeout asked for');
     const read = await resumed.commands.run('cat /home/user/f');
     assert.equal(read.stdout, 'kept-across-pause\n');
+    // The process runs on, with its pid, and its output goes on from where it was, nothing lost or repeated.
+    assert.ok(
+      (await resumed.commands.list()).some((listed) => listed.pid === counter.pid),
+      'the process is still listed after the resume',
+    );
+    const lines: string[] = [];
+    const again = await resumed.commands.connect(counter.pid, { onStdout: (data) => void lines.push(data) });
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && lines.join('').trim().split('\n').length < 4) await new Promise((resolve) => setTimeout(resolve, 250));
+    const numbers = lines.join('').trim().split('\n').map(Number);
+    assert.ok(numbers.length >= 4, `output continues after the resume (got ${JSON.stringify(numbers)})`);
+    assert.deepEqual(
+      numbers,
+      numbers.map((_, index) => index + 1),
+      'the output replays from its start, in order, without a gap',
+    );
+    await again.kill();
 
     // Connecting to a running sandbox keeps it running and never shortens its timeout.
     const endBefore = (await running.getInfo()).endAt.getTime();

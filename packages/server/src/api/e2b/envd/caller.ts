@@ -8,6 +8,14 @@ import type { SandboxCaller } from '../sandbox-traffic/access.ts';
 import { DEFAULT_USER } from '../wire.ts';
 
 export const CALLER = createContextKey<SandboxCaller | undefined>(undefined, { description: 'the admitted sandbox caller' });
+/** Aborted when the server closes: its open streams (a command's output, a watch) end then, not when their command does. */
+export const SHUTDOWN = createContextKey<AbortSignal | undefined>(undefined, { description: 'the server is closing' });
+
+/** The signal a stream follows: the client going away, or the server closing. */
+export function streamSignal(context: HandlerContext): AbortSignal {
+  const shutdown = context.values.get(SHUTDOWN);
+  return shutdown ? AbortSignal.any([context.signal, shutdown]) : context.signal;
+}
 
 export function callerOf(context: HandlerContext): SandboxCaller {
   const caller = context.values.get(CALLER);

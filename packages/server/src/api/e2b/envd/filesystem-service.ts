@@ -9,7 +9,7 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@conn
 import type { FileStat } from '@sandboxd/agent/protocol';
 import type { Services } from '../../../services.ts';
 import { toConnectError } from '../errors.ts';
-import { callerOf, keepaliveMsOf, userOf } from './caller.ts';
+import { callerOf, keepaliveMsOf, streamSignal, userOf } from './caller.ts';
 import { absolutePathFor, entryInfoOf } from './entry-info.ts';
 import type { Filesystem } from './gen/filesystem/filesystem_pb.ts';
 import { WatchDirResponseSchema, type EntryInfo, type WatchDirResponse } from './gen/filesystem/filesystem_pb.ts';
@@ -119,7 +119,8 @@ export function filesystemService(services: Services): Partial<FilesystemImpl> {
       const { principal, sessionId, target } = scope(context, request.path);
       const stop = new AbortController();
       const onAbort = () => stop.abort();
-      context.signal.addEventListener('abort', onAbort, { once: true });
+      const signal = streamSignal(context);
+      signal.addEventListener('abort', onAbort, { once: true });
       try {
         const watch = await connectErrors(() => files.watch(principal, sessionId, target, { recursive: request.recursive, signal: stop.signal }));
         yield create(WatchDirResponseSchema, { event: { case: 'start', value: {} } });
@@ -133,7 +134,7 @@ export function filesystemService(services: Services): Partial<FilesystemImpl> {
           throw toConnectError(error);
         }
       } finally {
-        context.signal.removeEventListener('abort', onAbort);
+        signal.removeEventListener('abort', onAbort);
         // The reader left or the watch ended: the watcher in the VM goes with it.
         stop.abort();
       }

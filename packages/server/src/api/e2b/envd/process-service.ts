@@ -12,7 +12,7 @@ import type { ProcessView } from '../../../core/processes.ts';
 import type { TerminalView } from '../../../core/terminals.ts';
 import type { Services } from '../../../services.ts';
 import { toConnectError } from '../errors.ts';
-import { callerOf, keepaliveMsOf, userOf } from './caller.ts';
+import { callerOf, keepaliveMsOf, streamSignal, userOf } from './caller.ts';
 import type { Process, ProcessInfo } from './gen/process/process_pb.ts';
 import { ProcessConfigSchema, ProcessEventSchema, Signal, type ProcessEvent, type ProcessSelector, type StartRequest } from './gen/process/process_pb.ts';
 import { withKeepalive } from './keepalive.ts';
@@ -70,7 +70,7 @@ export function processService(services: Services): Partial<ProcessImpl> {
     const { principal, session } = callerOf(context);
     const { output } = await translated(processes.attach(principal, session.id, view.process_id));
     yield create(ProcessEventSchema, { event: { case: 'start', value: { pid: view.pid ?? 0 } } });
-    for await (const item of output.read(0, { follow: true, signal: context.signal })) {
+    for await (const item of output.read(0, { follow: true, signal: streamSignal(context) })) {
       if (item.kind === 'output') {
         yield create(ProcessEventSchema, { event: { case: 'data', value: { output: { case: item.event.stream, value: item.event.data } } } });
       } else if (item.kind === 'end') {
@@ -83,7 +83,8 @@ export function processService(services: Services): Partial<ProcessImpl> {
   /** The events of a process or a terminal, with keep-alives while it is quiet. */
   function eventsOf(context: HandlerContext, target: Target): AsyncGenerator<ProcessEvent> {
     const { principal, session } = callerOf(context);
-    const events = target.kind === 'process' ? commandEvents(context, target.view) : terminals.events(principal, session.id, target.view, context.signal);
+    const events =
+      target.kind === 'process' ? commandEvents(context, target.view) : terminals.events(principal, session.id, target.view, streamSignal(context));
     return withKeepalive(events, keepaliveMsOf(context), KEEPALIVE);
   }
 

@@ -12,7 +12,7 @@ import type { Services } from '../../../services.ts';
 import type { App, RouteContext } from '../../types.ts';
 import { registerCodeInterpreter } from '../code-interpreter/index.ts';
 import { e2bErrorOf, toConnectError } from '../errors.ts';
-import { CALLER } from '../envd/caller.ts';
+import { CALLER, SHUTDOWN } from '../envd/caller.ts';
 import { admitSignedFileRequest } from '../envd/file-signature.ts';
 import { registerFilesHttp } from '../envd/files-http.ts';
 import { filesystemService } from '../envd/filesystem-service.ts';
@@ -71,6 +71,9 @@ function requireTarget(request: FastifyRequest): SandboxTarget {
 }
 
 function registerDaemon(app: App, services: Services): void {
+  // On the root app, before the server waits for open requests: streams would otherwise wait for their commands.
+  const shutdown = new AbortController();
+  app.addHook('preClose', async () => shutdown.abort());
   app.register(
     async (daemon) => {
       daemon.addHook('onRequest', async (request) => {
@@ -101,7 +104,7 @@ function registerDaemon(app: App, services: Services): void {
             router.service(Process, processService(services));
             router.service(Filesystem, filesystemService(services));
           },
-          contextValues: (request) => createContextValues().set(CALLER, request.e2bCaller),
+          contextValues: (request) => createContextValues().set(CALLER, request.e2bCaller).set(SHUTDOWN, shutdown.signal),
           // A closing server ends the streams still open (a command's output, a watch) at once: their clients see the
           // end, and the server does not wait for commands that may run for hours.
           shutdownTimeoutMs: 0,
