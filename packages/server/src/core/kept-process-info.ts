@@ -4,20 +4,13 @@
  * adopts them). The environment is never part of it (it may carry secrets, and the view does not show it).
  */
 import { MAX_KEPT_EXEC_INFO_BYTES, type KeptExecInfo } from '@sandboxd/agent/protocol';
+import type { ProcessView } from './processes.ts';
 
 /** The fields of a process view that cannot be read from the VM afterwards, plus the node that started it. */
-export interface KeptProcessInfo {
-  process_id: string;
+export type KeptProcessInfo = Pick<ProcessView, 'process_id' | 'tag' | 'command' | 'argv' | 'cwd' | 'user' | 'stdin' | 'started_at'> & {
   /** The node whose memory held the process (only that node, restarted, adopts it). */
   node_id: string;
-  tag: string | null;
-  command: string | null;
-  argv: string[] | null;
-  cwd: string;
-  user: string;
-  stdin: boolean;
-  started_at: string;
-}
+};
 
 /** Process ids as `ProcessService` makes them. */
 const PROCESS_ID = /^proc_[0-9a-f]{16}$/;
