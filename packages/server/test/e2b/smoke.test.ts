@@ -73,6 +73,21 @@ describe('e2b smoke', () => {
     // Its session does not come back to life with a new VM at the next command: the sandbox is not found.
     await assert.rejects(sandbox.commands.run('true'), { name: 'NotFoundError' });
   });
+
+  test('a sandbox without public traffic: its ports take its traffic token', async () => {
+    const sandbox = await Sandbox.create({ ...opts, network: { allowPublicTraffic: false } });
+    try {
+      assert.match(sandbox.trafficAccessToken ?? '', /^sbx_tt_/);
+      await sandbox.commands.run(`node -e 'require("http").createServer((q, s) => s.end("private app")).listen(8002)'`, { background: true });
+      const host = sandbox.getHost(8002);
+      const refused = await getWithRetry(server.baseUrl, '/', { host });
+      assert.equal(refused.status, 403, 'without the token');
+      const opened = await getWithRetry(server.baseUrl, '/', { host, 'e2b-traffic-access-token': sandbox.trafficAccessToken! });
+      assert.deepEqual([opened.status, opened.body], [200, 'private app']);
+    } finally {
+      await sandbox.kill();
+    }
+  });
 });
 
 /** GET through the test server with the given headers, retried while the app in the VM is not up yet (502). */
