@@ -154,15 +154,36 @@ describe('e2b code interpreter', () => {
     await assert.rejects(sandbox.restartCodeContext(context.body.id), NotFoundError);
   });
 
-  test('JavaScript and bash run, each run a fresh process', async () => {
+  test('JavaScript keeps its state per context; bash runs a fresh shell each run', async () => {
     const js = await sandbox.runCode('console.log([1, 2, 3].map((n) => n * 2).join(","))', { language: 'js' });
     assert.deepEqual(js.logs.stdout, ['2,4,6\n']);
+    assert.equal(js.error, undefined);
+    // The default JavaScript context keeps declarations and values; the last expression is the main result.
+    await sandbox.runCode('const base = 40; let count = 1;', { language: 'javascript' });
+    const sum = await sandbox.runCode('count += 1; base + count', { language: 'js' });
+    assert.equal(sum.text, '42');
+    assert.equal((await sandbox.runCode('new Promise((resolve) => setTimeout(() => resolve("later"), 100))', { language: 'js' })).text, 'later');
     const thrown = await sandbox.runCode('undefinedThing.call()', { language: 'javascript' });
     assert.equal(thrown.error?.name, 'ReferenceError');
+    assert.match(thrown.error?.traceback ?? '', /undefinedThing/);
+    // A context of its own: its state apart from the default one's, restarted empty, then removed.
+    const own = await sandbox.createCodeContext({ language: 'js', cwd: '/tmp' });
+    assert.equal(own.language, 'javascript');
+    assert.equal((await sandbox.runCode('typeof base', { context: own })).text, 'undefined');
+    assert.equal((await sandbox.runCode('process.cwd()', { context: own })).text, '/tmp');
+    await sandbox.runCode('globalThis.mark = 7', { context: own });
+    assert.equal((await sandbox.runCode('mark * 6', { context: own })).text, '42');
+    assert.ok((await sandbox.listCodeContexts()).some((listed) => listed.id === own.id && listed.language === 'javascript'));
+    await sandbox.restartCodeContext(own);
+    assert.equal((await sandbox.runCode('typeof mark', { context: own })).text, 'undefined');
+    await sandbox.removeCodeContext(own);
+    await assert.rejects(sandbox.runCode('1', { context: own, ...NO_REQUEST_TIMER }), NotFoundError);
+    // Its kernels are not the user's commands.
+    assert.ok(!(await sandbox.commands.list()).some((listed) => listed.args.some((arg) => arg.includes('sandboxd-js-kernel'))));
+
     const bash = await sandbox.runCode('echo "$CI_NAME here"', { language: 'bash', envs: { CI_NAME: 'bash' } });
     assert.deepEqual(bash.logs.stdout, ['bash here\n']);
     await assert.rejects(sandbox.runCode('1', { language: 'r', ...NO_REQUEST_TIMER }), SandboxError);
-    await assert.rejects(sandbox.createCodeContext({ language: 'js' }), SandboxError);
   });
 
   test('running code takes the access token; contexts do not (as on E2B)', async () => {

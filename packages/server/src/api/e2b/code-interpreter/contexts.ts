@@ -2,8 +2,8 @@
  * The code interpreter's contexts (`createCodeContext`, `listCodeContexts`, `restartCodeContext`,
  * `removeCodeContext`): sandboxd's Python contexts of the sandbox's session (core/python-contexts.ts), each an
  * interpreter of its own. The session's own interpreter is the context `default` (what a run without a context
- * uses); it can be restarted, not removed. Contexts are Python only: a JavaScript or bash run keeps no state to
- * hold (languages.ts). As on E2B, these take no access token (the SDK sends none): admission is the port's.
+ * uses); it can be restarted, not removed. JavaScript contexts are kernels of their own (js-contexts.ts); a bash run
+ * keeps no state to hold (languages.ts). As on E2B, these take no access token (the SDK sends none): admission is the port's.
  */
 import type { Static } from 'typebox';
 import { AppError } from '../../../core/errors.ts';
@@ -12,6 +12,8 @@ import type { Services } from '../../../services.ts';
 import type { App } from '../../types.ts';
 import type { SandboxCaller } from '../sandbox-traffic/access.ts';
 import { setEnvCode } from './env-vars.ts';
+import { isJsContextId } from './js-contexts.ts';
+import { DEFAULT_JS_CWD, jsContexts } from './js-registry.ts';
 import { e2bLanguageOf } from './languages.ts';
 import { ContextParams, NewContextBody } from './schemas.ts';
 
@@ -48,8 +50,12 @@ export function registerContexts(scope: App, services: Services): void {
     const caller = request.e2bCaller!;
     const body: Static<typeof NewContextBody> = request.body;
     const language = e2bLanguageOf(body?.language);
+    if (language === 'javascript') {
+      const context = jsContexts(services).create(caller, body?.cwd ?? DEFAULT_JS_CWD);
+      return { id: context.id, language: 'javascript', cwd: context.cwd };
+    }
     if (language !== 'python')
-      throw new AppError('BAD_REQUEST', `contexts are Python interpreters: a ${language} run keeps no state between runs here (see docs/e2b.md)`);
+      throw new AppError('BAD_REQUEST', `contexts are Python or JavaScript kernels: a ${language} run keeps no state between runs here (see docs/e2b.md)`);
     const context = await contexts.create(caller.principal, caller.session.id, { cwd: body?.cwd ?? DEFAULT_CWD });
     await applySandboxEnv(services, caller, context.id);
     return contextOf(context);
@@ -57,19 +63,30 @@ export function registerContexts(scope: App, services: Services): void {
 
   scope.get('/contexts', { schema: { hide: true } }, async (request) => {
     const { principal, session } = request.e2bCaller!;
-    return (await contexts.list(principal, session.id)).map(contextOf);
+    const javascript = jsContexts(services)
+      .list(session.id)
+      .map((context) => ({ id: context.id, language: 'javascript', cwd: context.cwd }));
+    return [...(await contexts.list(principal, session.id)).map(contextOf), ...javascript];
   });
 
   scope.post('/contexts/:contextId/restart', { schema: { hide: true, params: ContextParams } }, async (request, reply) => {
     const caller = request.e2bCaller!;
+    if (isJsContextId(request.params.contextId)) {
+      await jsContexts(services).restart(caller, jsContexts(services).find(caller, request.params.contextId, DEFAULT_JS_CWD));
+      return reply.code(204).send();
+    }
     await contexts.restart(caller.principal, caller.session.id, request.params.contextId);
     await applySandboxEnv(services, caller, request.params.contextId);
     return reply.code(204).send();
   });
 
   scope.delete('/contexts/:contextId', { schema: { hide: true, params: ContextParams } }, async (request, reply) => {
-    const { principal, session } = request.e2bCaller!;
-    await contexts.remove(principal, session.id, request.params.contextId);
+    const caller = request.e2bCaller!;
+    if (isJsContextId(request.params.contextId)) {
+      await jsContexts(services).remove(caller, jsContexts(services).find(caller, request.params.contextId, DEFAULT_JS_CWD));
+      return reply.code(204).send();
+    }
+    await contexts.remove(caller.principal, caller.session.id, request.params.contextId);
     return reply.code(204).send();
   });
 }

@@ -15,6 +15,8 @@ import type { Services } from '../../../services.ts';
 import type { App } from '../../types.ts';
 import { hasAccessToken, type SandboxCaller } from '../sandbox-traffic/access.ts';
 import { setEnvCode, resetEnvCode } from './env-vars.ts';
+import { DEFAULT_JS_CONTEXT, isJsContextId, type JsContext } from './js-contexts.ts';
+import { DEFAULT_JS_CWD, jsContexts } from './js-registry.ts';
 import { e2bLanguageOf, executionLanguageOf } from './languages.ts';
 import { LineStream } from './line-stream.ts';
 import { closingLines } from './result-lines.ts';
@@ -64,6 +66,11 @@ async function execute(services: Services, request: FastifyRequest, body: Body, 
   // Running code takes the sandbox's access token even when its ports are public (E2B's server checks it too).
   if (!hasAccessToken(services, caller, request.headers))
     throw new AppError('NOT_AUTHENTICATED', `send sandbox ${caller.session.id}'s access token (envdAccessToken) as X-Access-Token`);
+  if (body.context_id ? isJsContextId(body.context_id) : !body.language ? false : e2bLanguageOf(body.language) === 'javascript') {
+    if (body.context_id && body.language) throw new AppError('BAD_REQUEST', 'Only one of context_id or language can be provided');
+    const context = jsContexts(services).find(caller, body.context_id ?? DEFAULT_JS_CONTEXT, DEFAULT_JS_CWD);
+    return streamJsRun(services, request, reply, context, body);
+  }
   const run = executeRequestOf(caller, body);
   const contextKey = `${caller.session.id}/${run.contextId ?? 'default'}`;
   await envRuns.get(contextKey);
@@ -123,6 +130,39 @@ async function streamRun(services: Services, request: FastifyRequest, reply: Fas
     ended = true;
   }
   await afterRun?.();
+  lines.send({ type: 'end_of_execution' });
+  lines.end();
+}
+
+/** Runs JavaScript in a kernel of its context (js-contexts.ts) and streams it like any run. */
+async function streamJsRun(services: Services, request: FastifyRequest, reply: FastifyReply, context: JsContext, body: Body): Promise<void> {
+  const caller = request.e2bCaller!;
+  reply.hijack();
+  const lines = new LineStream();
+  const gone = new AbortController();
+  let ended = false;
+  // The SDK closes the stream at its timeoutMs: a JavaScript run cannot be interrupted, so its kernel is ended.
+  reply.raw.on('close', () => {
+    if (!ended) gone.abort();
+  });
+  lines.open(reply.raw, request.id);
+  try {
+    const outcome = await jsContexts(services).run(
+      caller,
+      context,
+      { code: body.code, env: body.env_vars ?? {} },
+      (stream, text) => lines.send({ type: stream, text, timestamp: new Date().toISOString() }, true),
+      gone.signal,
+    );
+    if (outcome.text !== undefined) lines.send({ type: 'result', text: outcome.text, is_main_result: true });
+    if (outcome.error) lines.send({ type: 'error', ...outcome.error });
+  } catch (error) {
+    if (!gone.signal.aborted) request.log.warn({ err: error }, 'JavaScript run failed');
+    const message = error instanceof AppError ? error.message : 'the run failed on the server';
+    lines.send({ type: 'error', name: 'UnexpectedEndOfExecution', value: message, traceback: '' });
+  } finally {
+    ended = true;
+  }
   lines.send({ type: 'end_of_execution' });
   lines.end();
 }

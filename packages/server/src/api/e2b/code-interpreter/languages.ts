@@ -1,7 +1,7 @@
 /**
  * The languages `@e2b/code-interpreter` names, and what sandboxd runs each with. Python is the session's stateful
- * interpreter (or a context of it); JavaScript runs as a fresh `node` process per run and bash as a fresh shell, so
- * neither keeps state between runs (E2B keeps a kernel per language): docs/e2b.md lists this as a difference.
+ * interpreter (or a context of it); JavaScript is a kernel per context (js-contexts.ts, /execute sends it there);
+ * bash runs as a fresh shell per run, keeping no state between runs (docs/e2b.md lists this as a difference).
  */
 import { AppError } from '../../../core/errors.ts';
 import type { Language } from '../../../model.ts';

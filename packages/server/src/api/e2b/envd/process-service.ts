@@ -12,6 +12,7 @@ import type { ProcessView } from '../../../core/processes.ts';
 import type { TerminalView } from '../../../core/terminals.ts';
 import type { Services } from '../../../services.ts';
 import { toConnectError } from '../errors.ts';
+import { KERNEL_TAG } from '../code-interpreter/js-contexts.ts';
 import { callerOf, keepaliveMsOf, streamSignal, userOf } from './caller.ts';
 import type { Process, ProcessInfo } from './gen/process/process_pb.ts';
 import { ProcessConfigSchema, ProcessEventSchema, Signal, type ProcessEvent, type ProcessSelector, type StartRequest } from './gen/process/process_pb.ts';
@@ -46,7 +47,9 @@ export function processService(services: Services): Partial<ProcessImpl> {
   async function runningTargets(context: HandlerContext): Promise<Target[]> {
     const { principal, session } = callerOf(context);
     const [commands, ptys] = await translated(Promise.all([processes.list(principal, session.id), terminals.list(principal, session.id)]));
-    const targets = [...commands.map((view): Target => ({ kind: 'process', view })), ...ptys.map((view): Target => ({ kind: 'terminal', view }))];
+    // The code interpreter's JavaScript kernels are the facade's own, not the user's commands (E2B lists none).
+    const own = commands.filter((view) => view.tag !== KERNEL_TAG);
+    const targets = [...own.map((view): Target => ({ kind: 'process', view })), ...ptys.map((view): Target => ({ kind: 'terminal', view }))];
     return targets.filter((target) => target.view.status === 'running');
   }
 
