@@ -27,8 +27,6 @@ export interface E2bClientData {
   template: string;
   /** Whether the sandbox's ports answer anyone who knows its id (E2B's default) or only with its traffic token. */
   publicTraffic: boolean;
-  /** Whether the sandbox is paused, not killed, when its timeout ends (E2B's `autoPause`). */
-  autoPause: boolean;
 }
 
 /** The facade's data of a session; a session made through the native API gets E2B's defaults. */
@@ -37,7 +35,6 @@ export function clientDataOf(session: Session): E2bClientData {
   return {
     template: typeof data.template === 'string' ? data.template : DEFAULT_TEMPLATE,
     publicTraffic: data.publicTraffic !== false,
-    autoPause: data.autoPause === true,
   };
 }
 

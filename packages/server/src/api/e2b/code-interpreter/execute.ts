@@ -40,7 +40,6 @@ const envRuns = new Map<string, Promise<void>>();
 
 /** The execution a request asks for, without its output callback. */
 function executeRequestOf(caller: SandboxCaller, body: Body): ExecuteRequest {
-  if (body.context_id && body.language) throw new AppError('BAD_REQUEST', 'Only one of context_id or language can be provided');
   // A context is a Python interpreter (contexts.ts makes no other kind).
   const language = body.context_id ? 'python' : e2bLanguageOf(body.language);
   const env = body.env_vars ?? {};
@@ -66,8 +65,9 @@ async function execute(services: Services, request: FastifyRequest, body: Body, 
   // Running code takes the sandbox's access token even when its ports are public (E2B's server checks it too).
   if (!hasAccessToken(services, caller, request.headers))
     throw new AppError('NOT_AUTHENTICATED', `send sandbox ${caller.session.id}'s access token (envdAccessToken) as X-Access-Token`);
-  if (body.context_id ? isJsContextId(body.context_id) : !body.language ? false : e2bLanguageOf(body.language) === 'javascript') {
-    if (body.context_id && body.language) throw new AppError('BAD_REQUEST', 'Only one of context_id or language can be provided');
+  if (body.context_id && body.language) throw new AppError('BAD_REQUEST', 'Only one of context_id or language can be provided');
+  const javascript = body.context_id ? isJsContextId(body.context_id) : e2bLanguageOf(body.language) === 'javascript';
+  if (javascript) {
     const context = jsContexts(services).find(caller, body.context_id ?? DEFAULT_JS_CONTEXT, DEFAULT_JS_CWD);
     return streamJsRun(services, request, reply, context, body);
   }
@@ -147,13 +147,11 @@ async function streamJsRun(services: Services, request: FastifyRequest, reply: F
   });
   lines.open(reply.raw, request.id);
   try {
-    const outcome = await jsContexts(services).run(
-      caller,
-      context,
-      { code: body.code, env: body.env_vars ?? {} },
-      (stream, text) => lines.send({ type: stream, text, timestamp: new Date().toISOString() }, true),
-      gone.signal,
-    );
+    const outcome = await jsContexts(services).run(caller, context, {
+      request: { code: body.code, env: body.env_vars ?? {} },
+      onOutput: (stream, text) => lines.send({ type: stream, text, timestamp: new Date().toISOString() }, true),
+      signal: gone.signal,
+    });
     if (outcome.text !== undefined) lines.send({ type: 'result', text: outcome.text, is_main_result: true });
     if (outcome.error) lines.send({ type: 'error', ...outcome.error });
   } catch (error) {

@@ -39,6 +39,13 @@ export interface JsRunOutcome {
   error?: { name: string; value: string; traceback: string };
 }
 
+/** One run: its code and per-run env, where its output goes as it is printed, and the reader going away. */
+export interface JsRun {
+  request: { code: string; env: Record<string, string> };
+  onOutput: (stream: 'stdout' | 'stderr', text: string) => void;
+  signal: AbortSignal;
+}
+
 export function isJsContextId(id: string): boolean {
   return id === DEFAULT_JS_CONTEXT || JS_CONTEXT_ID.test(id);
 }
@@ -96,25 +103,13 @@ export class JsContexts {
    * Runs `code` in the context (after the runs before it), its output to `onOutput` as it is printed; resolves with
    * the outcome. `signal` (the reader went away) ends the kernel, as a run cannot be interrupted inside it.
    */
-  run(
-    caller: SandboxCaller,
-    context: JsContext,
-    request: { code: string; env: Record<string, string> },
-    onOutput: (stream: 'stdout' | 'stderr', text: string) => void,
-    signal: AbortSignal,
-  ): Promise<JsRunOutcome> {
-    const run = context.queue.then(() => this.runNow(caller, context, request, onOutput, signal));
+  run(caller: SandboxCaller, context: JsContext, { request, onOutput, signal }: JsRun): Promise<JsRunOutcome> {
+    const run = context.queue.then(() => this.runNow(caller, context, { request, onOutput, signal }));
     context.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async runNow(
-    caller: SandboxCaller,
-    context: JsContext,
-    request: { code: string; env: Record<string, string> },
-    onOutput: (stream: 'stdout' | 'stderr', text: string) => void,
-    signal: AbortSignal,
-  ): Promise<JsRunOutcome> {
+  private async runNow(caller: SandboxCaller, context: JsContext, { request, onOutput, signal }: JsRun): Promise<JsRunOutcome> {
     const { processes } = this.services.sandbox;
     const { principal, session } = caller;
     const processId = await this.kernelOf(caller, context);

@@ -59,7 +59,6 @@ export function registerCreateSandbox(app: App, { services, requireAuth }: Route
       const clientData: E2bClientData = {
         template: body.templateID,
         publicTraffic: body.network?.allowPublicTraffic !== false,
-        autoPause: false, // refused above until sandboxd pauses on timeout
       };
       const session = await sandbox.sessions.create(principal, {
         ...(body.timeout !== undefined ? { vmLifetimeSeconds: Math.max(body.timeout, MIN_LIFETIME_SECONDS) } : {}),

@@ -8,8 +8,8 @@ import { clientDataOf, ENVD_VERSION, sandboxStateOf, type SandboxState } from '.
 
 /** The `domain` sandboxes answer with: `getHost(port)` is `{port}-{sandboxID}.<domain>`, so a public URL's port rides along. */
 export function sandboxDomain(services: Services): string {
-  const base = new URL(services.sandbox.appUrls.pathUrl('x', 1));
-  return `${services.sandbox.appUrls.appDomain}${base.port ? `:${base.port}` : ''}`;
+  const { port } = new URL(services.config.server.publicUrl);
+  return `${services.sandbox.appUrls.appDomain}${port ? `:${port}` : ''}`;
 }
 
 /** What create and connect answer: the sandbox and the credentials of its ports. */
@@ -63,7 +63,8 @@ export function sandboxDetail(services: Services, session: Session, vm: Vm | und
     ...listed,
     envdAccessToken: services.sessionTokens.tokenFor('access', session.id),
     domain: sandboxDomain(services),
-    lifecycle: { autoResume: false, onTimeout: data.autoPause ? 'pause' : 'kill' },
+    // Pausing on timeout is refused at create (sandboxd does not offer it yet): every sandbox is killed then.
+    lifecycle: { autoResume: false, onTimeout: 'kill' },
     network: { allowPublicTraffic: data.publicTraffic },
   };
 }

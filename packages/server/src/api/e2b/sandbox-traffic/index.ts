@@ -105,9 +105,6 @@ function registerDaemon(app: App, services: Services): void {
             router.service(Filesystem, filesystemService(services));
           },
           contextValues: (request) => createContextValues().set(CALLER, request.e2bCaller).set(SHUTDOWN, shutdown.signal),
-          // A closing server ends the streams still open (a command's output, a watch) at once: their clients see the
-          // end, and the server does not wait for commands that may run for hours.
-          shutdownTimeoutMs: 0,
         });
       });
     },
