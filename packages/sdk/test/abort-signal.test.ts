@@ -4,7 +4,7 @@
  * `{ signal }`: the type check (`tsc`) fails for a method that does not take it, and a test fails for a method of the
  * client, of its resources or of the objects they hand out (Session, BrowserSession, Desktop, CommandHandle…) that is
  * missing from the list. For each: a signal aborted already rejects with its reason and sends nothing; one aborted
- * while the request is out rejects with its reason within 100 ms, the connection is closed, and nothing is sent again
+ * while the request is out rejects with its reason within a second, the connection is closed, and nothing is sent again
  * (retries are on, 1 ms apart). Waits stop polling when aborted; a process run abandoned before its answer is killed
  * once the answer names it.
  */
@@ -19,8 +19,12 @@ import { AsyncExecution, CommandHandle, Sandboxd, type ProcessInfo, type WebSock
 /** A method called with a signal: a promise (or a paged list), or an async iterator (a stream of events). */
 type Call = (signal: AbortSignal) => PromiseLike<unknown> | AsyncIterable<unknown>;
 
-/** The longest an aborted call may take to reject. */
-const PROMPT_MS = 100;
+/**
+ * The longest an aborted call may take to reject. The server never answers, so any rejection with the signal's reason
+ * is the abort's doing; the bound catches a call that looks at its signal only after a wait (the waits below poll every 60 s). It is
+ * not tighter because the light lane runs beside a VM on two cores: CI once saw 330 ms for a call that waits on nothing.
+ */
+const PROMPT_MS = 1000;
 
 /** Never built: `terminals.attach` is stopped at its first request, before it opens a WebSocket. */
 const NoWebSocket = class {
@@ -490,7 +494,7 @@ describe('AbortSignal on every call', () => {
     );
   });
 
-  test('a signal aborted while the request is out: the call rejects with its reason within 100 ms, cancelled, not sent again', async () => {
+  test('a signal aborted while the request is out: the call rejects with its reason promptly, cancelled, not sent again', async () => {
     for (const [name, call] of Object.entries(calls(client))) {
       const sent = received.length;
       const controller = new AbortController();
