@@ -8,6 +8,7 @@ import { UserCgroups } from './exec/user-cgroups.ts';
 import { createExecRoute } from './exec/exec-route.ts';
 import { createKeptExecRoutes } from './exec/exec-attach-route.ts';
 import { KeptExecs } from './exec/kept-execs.ts';
+import { SpareShells } from './exec/spare-shells.ts';
 import { extractRoute } from './files/extract-route.ts';
 import { listRoute } from './files/list-route.ts';
 import { mkdirRoute } from './files/mkdir-route.ts';
@@ -50,6 +51,8 @@ export interface AgentConfig {
   cgroupRoot: string | null | undefined;
   /** Start a spare Python interpreter at boot. */
   prestartPython: boolean;
+  /** Keep a login shell ready for the next command (spare-shells.ts); default true. */
+  spareShells?: boolean;
   /** Shell for exec `command` requests. */
   defaultShell: string[];
   /** Working directory of execs and kernels (the agent runs as root with HOME=/root). */
@@ -76,6 +79,8 @@ export class Agent {
   readonly terminals: TerminalRegistry;
   /** Execs that outlive their stream (`keep`), for re-attaching after a pause or a host restart. */
   private readonly keptExecs = new KeptExecs();
+  /** A login shell started ahead of the next command (when the default shell is `bash -lc`). */
+  private readonly spares: SpareShells | undefined;
 
   private constructor(
     private readonly config: AgentConfig,
@@ -91,6 +96,10 @@ export class Agent {
       killGraceMs: 2000,
       newCgroup: () => cgroups?.group('pty') ?? null,
     });
+    const [shell, flag] = config.defaultShell;
+    if (config.spareShells !== false && shell && flag === '-lc' && config.defaultShell.length === 2) {
+      this.spares = new SpareShells({ shell, cgroups, env: process.env, cwd: config.home });
+    }
     this.http2 = createServer({
       settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: 1000 },
       maxSessionMemory: 64,
@@ -123,6 +132,7 @@ export class Agent {
     const helper = new PrivilegedHelper({ pythonCommand: config.helperPythonCommand ?? config.pythonCommand, dryRun: !config.systemChanges });
     const agent = new Agent(config, new AgentIdentity(config.vmId), kernels, helper, cgroups);
     kernels.start();
+    agent.spares?.start();
     void helper.start().catch(() => undefined);
     return agent;
   }
@@ -141,6 +151,7 @@ export class Agent {
     for (const link of this.links) link.close();
     this.terminals.close();
     this.keptExecs.close();
+    this.spares?.close();
     this.kernels.close();
     this.helper.stop();
     await this.cgroups?.dispose();
@@ -170,7 +181,18 @@ export class Agent {
     return new Router()
       .add('GET', ROUTES.hello, createHelloRoute(identity), control)
       .add('GET', ROUTES.ping, pingRoute, control)
-      .add('POST', ROUTES.exec, createExecRoute({ cgroups, defaultShell: config.defaultShell, defaultCwd: config.home, kept: this.keptExecs }), control)
+      .add(
+        'POST',
+        ROUTES.exec,
+        createExecRoute({
+          cgroups,
+          defaultShell: config.defaultShell,
+          defaultCwd: config.home,
+          kept: this.keptExecs,
+          ...(this.spares ? { spares: this.spares } : {}),
+        }),
+        control,
+      )
       .add('POST', ROUTES.execAttach, keptExecs.attach, control)
       .add('GET', ROUTES.execKept, keptExecs.list, control)
       .add('POST', ROUTES.pythonRun, createPythonRunRoute(kernels), null)

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
-import type { ExecResult } from '../protocol/messages.ts';
+import type { ExecCpuTime, ExecResult } from '../protocol/messages.ts';
 import type { UserCgroup } from './user-cgroups.ts';
 import { AgentFailure } from '../http/agent-failure.ts';
 import { startUserProgram } from './user-program.ts';
@@ -51,11 +51,21 @@ export class ExecProcess {
   private bytesAfterExit = 0;
   private deadline: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: ExecProcessOptions) {
+  /**
+   * Spawns `options.argv`, or, with `started`, takes on a process started for it already (a spare shell,
+   * spare-shells.ts: spawned as this would have, in `options.cgroup`; `cpuBefore` is what it used before the
+   * command, which is not the command's).
+   */
+  constructor(
+    private readonly options: ExecProcessOptions,
+    private readonly started?: { child: ChildProcess; cpuBefore: ExecCpuTime | null },
+  ) {
     const [program, ...args] = options.argv as [string, ...string[]];
     const { cgroup } = options;
-    const child = startUserProgram(() => spawn(program, args, this.spawnOptions()), cgroup);
+    const child = started?.child ?? startUserProgram(() => spawn(program, args, this.spawnOptions()), cgroup);
     this.child = child;
+    // A spare's stdin is a pipe; a command without stdin reads end-of-file from it at once, as from /dev/null.
+    if (started && !options.stdin) child.stdin?.end();
     child.stdin?.on('error', () => undefined); // EPIPE when the process closed its stdin early
     this.result = this.run();
     if (options.timeoutMs !== undefined) {
@@ -149,7 +159,7 @@ export class ExecProcess {
     const durationMs = performance.now() - this.startedAt;
     if (this.deadline) clearTimeout(this.deadline);
     await this.drainOutput([stdoutDone, stderrDone]);
-    const cpu = this.options.cgroup?.readCpu() ?? null;
+    const cpu = cpuSince(this.options.cgroup?.readCpu() ?? null, this.started?.cpuBefore ?? null);
     // The group goes after the answer: its removal is no part of how the execution ended.
     void this.options.cgroup?.release();
     return { exitCode: exit.code, signal: exit.signal, timedOut: this.timedOut, durationMs, cpu };
@@ -201,4 +211,10 @@ export class ExecProcess {
       if (!this.exited) this.child.kill(signal);
     }
   }
+}
+
+/** CPU time used between two readings of a cgroup's counters (the whole reading when there is no earlier one). */
+function cpuSince(now: ExecCpuTime | null, before: ExecCpuTime | null): ExecCpuTime | null {
+  if (!now || !before) return now;
+  return { userMs: now.userMs - before.userMs, systemMs: now.systemMs - before.systemMs, totalMs: now.totalMs - before.totalMs };
 }

@@ -16,6 +16,7 @@ import { ExecProcess } from './exec-process.ts';
 import type { KeptExec, KeptExecs } from './kept-execs.ts';
 import { resolveExecutable } from './resolve-executable.ts';
 import { findGuestUser, userEnvironment, type GuestUser } from './guest-users.ts';
+import { servesEnvironment, type SpareShells } from './spare-shells.ts';
 
 /** What the exec route needs from the agent. */
 export interface ExecRouteDeps {
@@ -26,6 +27,8 @@ export interface ExecRouteDeps {
   defaultCwd: string;
   /** The agent's table of kept execs (requests with `keep`). */
   kept: KeptExecs;
+  /** Login shells started ahead of need: a command with the default shell runs in one (spare-shells.ts). */
+  spares?: SpareShells;
 }
 
 /** Longest deadline an execution may ask for (one day); the host enforces its own limits. */
@@ -46,7 +49,9 @@ export function createExecRoute(deps: ExecRouteDeps) {
     const argv = request.argv ?? [...(request.shell ?? deps.defaultShell), request.command as string];
     const program = await resolveExecutable(argv[0] as string, env.PATH ?? '/usr/local/bin:/usr/bin:/bin', cwd);
     if (!program) throw new AgentFailure('COMMAND_NOT_FOUND', `${argv[0]}: command not found`);
-    const cgroup = deps.cgroups?.group('exec') ?? null;
+    // The warm path: a command line for the default shell, as the agent's own user, runs in a spare shell.
+    const warm = request.command !== undefined && !request.shell && !user && servesEnvironment(request.env ?? {}) ? deps.spares?.take() : undefined;
+    const cgroup = warm ? warm.cgroup : (deps.cgroups?.group('exec') ?? null);
     // Before the process starts: a full table refuses the request with a plain error answer.
     const kept = request.keep ? deps.kept.prepare(request.info ?? {}) : null;
 
@@ -64,17 +69,24 @@ export function createExecRoute(deps: ExecRouteDeps) {
         });
       }
     };
-    const child: ExecProcess = new ExecProcess({
-      argv: [program, ...argv.slice(1)],
-      env,
-      cwd,
-      stdin: request.stdin === true,
-      cgroup,
-      ...(user ? { uid: user.uid, gid: user.gid } : {}),
-      onStdout: kept ? (chunk) => kept.output('stdout', chunk) : (chunk) => send(encodeFrame(FrameType.Stdout, chunk)),
-      onStderr: kept ? (chunk) => kept.output('stderr', chunk) : (chunk) => send(encodeFrame(FrameType.Stderr, chunk)),
-      ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
-    });
+    const child: ExecProcess = new ExecProcess(
+      {
+        argv: [program, ...argv.slice(1)],
+        env,
+        cwd,
+        stdin: request.stdin === true,
+        cgroup,
+        ...(user ? { uid: user.uid, gid: user.gid } : {}),
+        onStdout: kept ? (chunk) => kept.output('stdout', chunk) : (chunk) => send(encodeFrame(FrameType.Stdout, chunk)),
+        onStderr: kept ? (chunk) => kept.output('stderr', chunk) : (chunk) => send(encodeFrame(FrameType.Stderr, chunk)),
+        ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      },
+      warm ? { child: warm.child, cpuBefore: warm.cpuBefore } : undefined,
+    );
+    if (warm) {
+      warm.run({ cwd, env: request.env ?? {}, command: request.command as string });
+      void child.result.finally(() => deps.spares?.commandEnded()).catch(() => undefined);
+    }
     if (kept && child.pid > 0) return runKept(stream, frames, child, kept, deps.kept);
     const running = child;
     send(encodeJsonFrame(FrameType.Started, { pid: running.pid }));

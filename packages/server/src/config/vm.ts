@@ -67,6 +67,20 @@ export const vmSettings = {
     parse: integer(0, 64),
     fallback: () => 1,
   },
+  poolMax: {
+    env: 'SANDBOXD_POOL_MAX',
+    description:
+      'The most idle VMs the warm pool grows to per variant after a burst (SANDBOXD_POOL_SIZE is its floor): it keeps as many as were taken within any minute of the last 15, refilled only while the host is idle, and lets them go once the burst has aged out',
+    parse: integer(0, 256),
+    fallback: () => 16,
+  },
+  minFreeMemoryMb: {
+    env: 'SANDBOXD_MIN_FREE_MEMORY_MB',
+    description:
+      'Memory (MiB) the host must keep available (MemAvailable): below it new VMs are refused with 503 HOST_MEMORY_LOW and the warm pool is not refilled; 0 disables the check',
+    parse: integer(0, 64 * 1024 * 1024),
+    fallback: () => 1024,
+  },
   maxConcurrentRestores: {
     env: 'SANDBOXD_MAX_CONCURRENT_RESTORES',
     description:

@@ -5,6 +5,7 @@
  * to its quota afterwards. The warm pool keeps restored, identified and warmed VMs per template and shape.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentClient } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
@@ -19,6 +20,7 @@ import {
 } from '../core/vm-engine.ts';
 import { VCPU_COUNTS, VOLUME_SLOT_COUNT, type Accelerator, type VcpuCount, type VolumeAttachment } from '../vm/vm-driver.ts';
 import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
+import { assertHostMemory, hostMemoryAbove } from './host-memory.ts';
 import { volumeRootOf, type EngineKit, type RestoredVm, type RestoreNetwork } from './engine-kit.ts';
 import { ClientGuestAgent } from './guest-agent.ts';
 import type { Restores } from './restores.ts';
@@ -48,6 +50,8 @@ export class EngineAcquisition {
   ) {
     this.pool = new WarmPool<string, RestoredVm>({
       size: kit.options.poolSize,
+      max: kit.options.poolMax ?? kit.options.poolSize,
+      roomForMore: () => this.hostIdle(),
       create: (key) => {
         const [, vcpus, memory] = key.split(':');
         const { template, warmUp: templateWarmUp } = this.poolTemplates.get(key)!;
@@ -78,9 +82,24 @@ export class EngineAcquisition {
   }
 
   estimateAcquire(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb' | 'source'>): AcquireEstimate {
-    const key = this.poolKeyOf(request);
-    if (key && (this.pool.counts()[key] ?? 0) > 0) return { pooled: true, position: 0, waitMs: 0 };
+    if (this.pooledFor(request)) return { pooled: true, position: 0, waitMs: 0 };
     return this.restores.queueEstimate();
+  }
+
+  /** Whether the pool holds a VM for `request` now. */
+  private pooledFor(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb' | 'source' | 'volumes'>): boolean {
+    const key = (request.volumes?.length ?? 0) === 0 ? this.poolKeyOf(request) : undefined;
+    return key !== undefined && (this.pool.counts()[key] ?? 0) > 0;
+  }
+
+  /**
+   * Whether the pool may grow above its floor now: no caller is waiting for a restore, the host's CPUs are not
+   * busy (1-minute load below the CPU count) and its memory is above the floor. Growing the pool is for the next
+   * burst, never at the cost of this one.
+   */
+  private hostIdle(): boolean {
+    const queue = this.restores.queueEstimate();
+    return queue.position === 0 && os.loadavg()[0]! < os.availableParallelism() && hostMemoryAbove(this.kit.options.minFreeMemoryMb ?? 0);
   }
 
   private async acquireUntracked(request: AcquireVmRequest): Promise<AcquiredVm> {
@@ -91,6 +110,8 @@ export class EngineAcquisition {
     await this.kit.start();
     await assertHostStorage(this.kit.runRoot, this.kit.options.minFreeDiskMb);
     const source = request.source ?? { kind: 'template' };
+    // A pooled VM is running already: only a VM made for this call needs memory to spare.
+    if (!this.pooledFor(request)) await assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
     let vm: RestoredVm;
     let pooled: RestoredVm | undefined;
     let baseDiskMb: number;
@@ -234,6 +255,7 @@ export class EngineAcquisition {
     templateWarmUp?: WarmPoolRequest['warmUp'],
   ): Promise<RestoredVm> {
     await assertHostStorage(this.kit.runRoot, this.kit.options.minFreeDiskMb);
+    await assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
     // Its link stays down until it is handed out: a pooled VM must not reach the network before its owner's rules.
     const vm = await this.restores.restore(template, vcpuCount, memoryMb, [], { linkDown: true });
     try {

@@ -39,8 +39,15 @@ export interface SandboxEngineOptions {
   /** Per-VM run directories; the VM user must be able to traverse it. One per server: recovery reaps strangers. */
   runRoot: string;
   network: NetworkMode;
-  /** Idle restored VMs kept per vCPU variant (of `poolMemoryMb`); 0 disables the pool. */
+  /** Idle restored VMs kept at least per vCPU variant (of `poolMemoryMb`); 0 disables the pool. */
   poolSize: number;
+  /** The most idle VMs per variant the pool grows to after bursts (`warm-pool.ts`); below `poolSize` it is `poolSize`. */
+  poolMax?: number;
+  /**
+   * Memory (MiB) the host must keep available: below it acquisitions fail with HOST_MEMORY_LOW and the pool is not
+   * refilled (`host-memory.ts`); 0 or absent disables the check.
+   */
+  minFreeMemoryMb?: number;
   /**
    * Restores in progress at once (pool refills included); 0 = no limit. Under TCG a restore is CPU-bound (the
    * guest's code is translated anew in each QEMU), and ten at once on two cores each took ~50 % more CPU than

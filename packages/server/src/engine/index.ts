@@ -50,6 +50,8 @@ export interface EngineVmSettings {
   runDir: string;
   vmNetwork: NetworkMode;
   poolSize: number;
+  poolMax: number;
+  minFreeMemoryMb: number;
   maxConcurrentRestores: number;
   warmVcpus: VcpuCount[];
   defaultMemoryMb: number;
@@ -108,6 +110,8 @@ export function createEngine(options: EngineOptions, log: FastifyBaseLogger): Sa
     runRoot: vm.runDir,
     network: vm.vmNetwork,
     poolSize: vm.poolSize,
+    poolMax: vm.poolMax,
+    minFreeMemoryMb: vm.minFreeMemoryMb,
     maxConcurrentRestores: vm.maxConcurrentRestores,
     warmVcpuCounts: vm.warmVcpus,
     poolMemoryMb: vm.defaultMemoryMb,

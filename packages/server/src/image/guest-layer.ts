@@ -13,9 +13,9 @@ import { runCommand } from './run-command.ts';
 /**
  * Bump when the build code changes what this layer contains (3: /etc/machine-id in /run; 4: with 3's ext4
  * `discard` default mount option from another branch, so images of either half are not reused; 5: a `python`
- * command; 6: the `user` account).
+ * command; 6: the `user` account; 7: a login profile that starts no program, see `quietLoginProfile`).
  */
-const GUEST_RECIPE_VERSION = 6;
+const GUEST_RECIPE_VERSION = 7;
 
 /**
  * Version of the boot contract in packages/server/images/README.md (kernel command line, stage markers,
@@ -136,6 +136,7 @@ export async function buildGuestLayer(input: GuestLayerInput, hash: string, dir:
     await symlink('python3', join(tree, 'usr/bin/python')).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
+    await quietLoginProfile(tree);
     await addUnprivilegedUser(tree);
     return installedVersions(join(tree, 'var/lib/dpkg/status'), ['nodejs', 'python3', 'python3-pip', 'tini', 'curl', 'git', 'bash']);
   });
@@ -214,6 +215,26 @@ export const GUEST_USER = { name: 'user', uid: 1000, gid: 1000, home: '/home/use
  * Adds {@link GUEST_USER} to the tree: a passwd, group and (locked) shadow entry, and a home made from
  * `/etc/skel`. Done here, as `python` is, so that the base layer (mmdebstrap) is not rebuilt for an account.
  */
+/**
+ * Every shell command runs in a login shell (`bash -lc`, or a spare one that reads the profile at command time, see
+ * the agent's spare-shells.ts), so what Debian's login profile starts is paid by every command: `/etc/profile`
+ * runs `id -u` to choose root's PATH, and `~/.profile` runs `mesg n`; under TCG each of those programs costs
+ * ~45 ms. Both are rewritten to do the same thing without a program where bash can: the effective uid is bash's
+ * `$EUID` (other shells, which lack it, still run `id -u`), and `mesg` only acts on a terminal (without one it fails
+ * and the profile ignores the failure), so it runs only when standard input is one.
+ */
+async function quietLoginProfile(tree: string): Promise<void> {
+  const rewrite = async (file: string, from: string, to: string): Promise<void> => {
+    const path = join(tree, file);
+    const text = await readFile(path, 'utf8').catch(() => null);
+    if (text?.includes(from)) await writeFile(path, text.replaceAll(from, to));
+  };
+  await rewrite('etc/profile', '[ "$(id -u)" -eq 0 ]', '[ "${EUID:-$(id -u)}" -eq 0 ]');
+  for (const file of ['root/.profile', 'etc/skel/.profile']) {
+    await rewrite(file, 'mesg n 2> /dev/null || true', 'if [ -t 0 ]; then mesg n 2> /dev/null || true; fi');
+  }
+}
+
 async function addUnprivilegedUser(tree: string): Promise<void> {
   const { name, uid, gid, home } = GUEST_USER;
   const passwd = await readFile(join(tree, 'etc/passwd'), 'utf8');

@@ -52,6 +52,8 @@ export async function startTestServer(
         port,
         logLevel: 'silent',
         warmVcpus: [1],
+        // The pool stays at its floor: a test's own burst must not leave restores running behind the next test.
+        poolMax: 0,
         dnsServers: ['127.0.0.1:1'],
         dnsTimeoutMs: 1000,
         ...EPHEMERAL_LISTENERS,

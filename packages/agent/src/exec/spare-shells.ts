@@ -1,0 +1,219 @@
+/**
+ * The warm path of a shell command (issue 35): a login shell started ahead of need, waiting in its own process
+ * group and cgroup for the command it will run. Starting `bash -lc <command>` at request time costs, under TCG,
+ * Node's synchronous fork of the agent (~29 ms with the event loop blocked), a fresh cgroup (~2 ms) and bash's own
+ * start (~45 ms): with a spare all of that happened before the request, and the command only pays for its own work.
+ *
+ * The spare is `bash --login --noprofile -c <bootstrap>` (a login shell whose profile is not read yet), spawned like
+ * any exec (`startUserProgram`: its own session and process group, its own cgroup, a user program's OOM score),
+ * with a fourth pipe (fd 3) on which the bootstrap waits. A command is handed over as NUL-separated fields: the
+ * working directory, the request's environment entries, the command line. The bootstrap then does what `bash -lc`
+ * would, in the same order: the directory and the environment first, then the login profile (`/etc/profile`, then
+ * the first of `~/.bash_profile`, `~/.bash_login`, `~/.profile`), then the command. So a command keeps every
+ * semantics of a cold one that matters to a caller: its pid is `$$` and its process group (a kill ends it all), its
+ * cgroup's limits and CPU accounting, its exit code or killing signal (the agent is its parent, as before), its
+ * environment and profile (read at command time: a `.bashrc` edited by an earlier command counts), its cwd.
+ * What differs, and is documented: a syntax error names `eval` (`bash: eval: line 1: …`) where bash -c says `-c`;
+ * and bash -c runs a lone simple command by exec'ing it, so a program killed by a signal on its own (say a
+ * segfault) ends a cold command with that signal, a warm one with exit code 128+N, as in any bash script.
+ *
+ * State the spare took at its start and a restored VM must not share with its clones is renewed at command time:
+ * the hostname bash keeps in `$HOSTNAME`, the seed of `$RANDOM` (from `$SRANDOM`, the kernel's generator), and
+ * `$SECONDS`. Only requests that a spare serves exactly take one: a command with the default shell, as the agent's
+ * own user, with environment names bash does not treat specially at start (see `servesEnvironment`).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { basename } from 'node:path';
+import type { ExecCpuTime } from '../protocol/messages.ts';
+import { startUserProgram } from './user-program.ts';
+import type { UserCgroup, UserCgroups } from './user-cgroups.ts';
+
+/**
+ * The bootstrap a spare runs: it reads the command's fields from fd 3, then does what `bash -lc` does. Every name
+ * it uses is unset before the command runs. `read -d ''` reads up to a NUL; a missing field (the agent went away)
+ * ends the spare with 125.
+ */
+const BOOTSTRAP = [
+  "IFS= read -r -d '' __sandboxd_cwd <&3 || exit 125",
+  "IFS= read -r -d '' __sandboxd_n <&3 || exit 125",
+  'while (( __sandboxd_n-- > 0 )); do',
+  "  IFS= read -r -d '' __sandboxd_kv <&3 || exit 125",
+  '  export "$__sandboxd_kv"',
+  'done',
+  "IFS= read -r -d '' __sandboxd_command <&3 || exit 125",
+  'exec 3<&-',
+  'read -r HOSTNAME < /proc/sys/kernel/hostname',
+  'RANDOM=$SRANDOM',
+  'SECONDS=0',
+  // The working directory as bash -lc found it: no OLDPWD of the spare's own start.
+  '__sandboxd_oldpwd=${OLDPWD-}',
+  'cd -- "$__sandboxd_cwd" || exit 1',
+  'if [[ -n $__sandboxd_oldpwd ]]; then OLDPWD=$__sandboxd_oldpwd; else unset OLDPWD; fi',
+  'unset __sandboxd_cwd __sandboxd_n __sandboxd_kv __sandboxd_oldpwd',
+  // The login profile, as bash reads it for a login shell.
+  'if [[ -r /etc/profile ]]; then . /etc/profile; fi',
+  'if [[ -r ~/.bash_profile ]]; then . ~/.bash_profile; elif [[ -r ~/.bash_login ]]; then . ~/.bash_login; elif [[ -r ~/.profile ]]; then . ~/.profile; fi',
+  'eval "unset __sandboxd_command; $__sandboxd_command"',
+].join('\n');
+
+/**
+ * Names bash reads specially when it starts (options, identity, exported functions): a request that sets one is
+ * run cold, where bash sees it in its environment from the start as it always did.
+ */
+const STARTUP_NAMES = new Set([
+  'SHELLOPTS',
+  'BASHOPTS',
+  'BASH_ENV',
+  'ENV',
+  'EUID',
+  'UID',
+  'PPID',
+  'HOSTNAME',
+  'RANDOM',
+  'SRANDOM',
+  'SECONDS',
+  'IFS',
+  'POSIXLY_CORRECT',
+  'LINENO',
+]);
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Whether a spare can take on `env` (the request's own entries) exactly as a cold `bash -lc` would. */
+export function servesEnvironment(env: Record<string, string>): boolean {
+  return Object.keys(env).every((name) => NAME.test(name) && !STARTUP_NAMES.has(name) && !name.startsWith('BASH'));
+}
+
+/** A spare taken for a command: its process, its cgroup, and the CPU it used before the command. */
+export interface TakenSpare {
+  child: ChildProcess;
+  cgroup: UserCgroup | null;
+  cpuBefore: ExecCpuTime | null;
+  /** Hands over the command; the spare runs it at once. */
+  run(command: { cwd: string; env: Record<string, string>; command: string }): void;
+}
+
+export interface SpareShellsOptions {
+  /** The default shell (`bash`: the bootstrap is bash; any other shell has no spares). */
+  shell: string;
+  cgroups: UserCgroups | null;
+  /** The environment a cold exec starts from (the agent's). */
+  env: NodeJS.ProcessEnv;
+  /** The working directory the spare waits in (a command's own is applied when it arrives). */
+  cwd: string;
+  /** How long after a take the next spare is started, unless the command ended sooner (ms). */
+  refillDelayMs?: number;
+}
+
+/** Keeps one spare shell ready. */
+export class SpareShells {
+  private spare: { child: ChildProcess; cgroup: UserCgroup | null } | undefined;
+  private refillTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: SpareShellsOptions) {}
+
+  /** Whether this shell has spares at all. */
+  get enabled(): boolean {
+    return basename(this.options.shell) === 'bash';
+  }
+
+  /** Starts the first spare (at agent start: it is then part of every snapshot, ready in every restored VM). */
+  start(): void {
+    this.fill();
+  }
+
+  /** The ready spare, or undefined (none yet, or it died); taking one schedules the next. */
+  take(): TakenSpare | undefined {
+    const spare = this.spare;
+    this.spare = undefined;
+    if (!spare) {
+      this.fillSoon();
+      return undefined;
+    }
+    if (spare.child.exitCode !== null || spare.child.signalCode !== null || !spare.child.stdio[3]) {
+      // Killed while it waited (a `pkill bash`): make another for the next command.
+      void spare.cgroup?.release();
+      this.fillSoon();
+      return undefined;
+    }
+    this.fillSoon();
+    const pipe = spare.child.stdio[3] as NodeJS.WritableStream;
+    return {
+      child: spare.child,
+      cgroup: spare.cgroup,
+      cpuBefore: spare.cgroup?.readCpu() ?? null,
+      run: ({ cwd, env, command }) => {
+        const entries = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+        pipe.end([cwd, String(entries.length), ...entries, command].map((field) => `${field}\0`).join(''));
+      },
+    };
+  }
+
+  /** A command that took a spare ended: the next spare may start now if it has not. */
+  commandEnded(): void {
+    if (this.refillTimer) {
+      clearTimeout(this.refillTimer);
+      this.refillTimer = undefined;
+      this.fill();
+    }
+  }
+
+  /** Ends the spare (agent shutdown). */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.refillTimer);
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare) {
+      try {
+        process.kill(-spare.child.pid!, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+      void spare.cgroup?.release();
+    }
+  }
+
+  /**
+   * The next spare, once the command that took the last one has ended or after the delay: starting it costs a
+   * synchronous fork of the agent and bash's start, which should not compete with the command just handed over.
+   */
+  private fillSoon(): void {
+    if (this.refillTimer || this.closed) return;
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined;
+      this.fill();
+    }, this.options.refillDelayMs ?? 300);
+    this.refillTimer.unref();
+  }
+
+  private fill(): void {
+    if (this.spare || this.closed || !this.enabled) return;
+    const cgroup = this.options.cgroups?.group('exec') ?? null;
+    let child: ChildProcess;
+    try {
+      child = startUserProgram(
+        () =>
+          spawn(this.options.shell, ['--login', '--noprofile', '-c', BOOTSTRAP], {
+            cwd: this.options.cwd,
+            env: this.options.env,
+            detached: true,
+            stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+          }),
+        cgroup,
+      );
+    } catch {
+      void cgroup?.release();
+      return;
+    }
+    child.on('error', () => undefined);
+    for (const pipe of child.stdio) pipe?.on('error', () => undefined);
+    const spare = { child, cgroup };
+    child.once('exit', () => {
+      if (this.spare !== spare) return;
+      this.spare = undefined;
+      void cgroup?.release();
+    });
+    this.spare = spare;
+  }
+}
