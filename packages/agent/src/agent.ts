@@ -8,7 +8,7 @@ import { UserCgroups } from './exec/user-cgroups.ts';
 import { createExecRoute } from './exec/exec-route.ts';
 import { createKeptExecRoutes } from './exec/exec-attach-route.ts';
 import { KeptExecs } from './exec/kept-execs.ts';
-import { SpareShells } from './exec/spare-shells.ts';
+import { SpareShellSet } from './exec/spare-shells.ts';
 import { extractRoute } from './files/extract-route.ts';
 import { listRoute } from './files/list-route.ts';
 import { mkdirRoute } from './files/mkdir-route.ts';
@@ -79,8 +79,8 @@ export class Agent {
   readonly terminals: TerminalRegistry;
   /** Execs that outlive their stream (`keep`), for re-attaching after a pause or a host restart. */
   private readonly keptExecs = new KeptExecs();
-  /** A login shell started ahead of the next command (when the default shell is `bash -lc`). */
-  private readonly spares: SpareShells | undefined;
+  /** Shells started ahead of the next command (when the default shell is `bash -lc`). */
+  private readonly spares: SpareShellSet | undefined;
 
   private constructor(
     private readonly config: AgentConfig,
@@ -98,7 +98,7 @@ export class Agent {
     });
     const [shell, flag] = config.defaultShell;
     if (config.spareShells !== false && shell && flag === '-lc' && config.defaultShell.length === 2) {
-      this.spares = new SpareShells({ shell, cgroups, env: process.env, cwd: config.home });
+      this.spares = new SpareShellSet({ shell, cgroups, env: process.env, cwd: config.home });
     }
     this.http2 = createServer({
       settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: 1000 },

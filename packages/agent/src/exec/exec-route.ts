@@ -16,7 +16,7 @@ import { ExecProcess } from './exec-process.ts';
 import type { KeptExec, KeptExecs } from './kept-execs.ts';
 import { resolveExecutable } from './resolve-executable.ts';
 import { findGuestUser, userEnvironment, type GuestUser } from './guest-users.ts';
-import { servesEnvironment, type SpareShells } from './spare-shells.ts';
+import { servesEnvironment, type SpareShellSet } from './spare-shells.ts';
 
 /** What the exec route needs from the agent. */
 export interface ExecRouteDeps {
@@ -27,8 +27,8 @@ export interface ExecRouteDeps {
   defaultCwd: string;
   /** The agent's table of kept execs (requests with `keep`). */
   kept: KeptExecs;
-  /** Login shells started ahead of need: a command with the default shell runs in one (spare-shells.ts). */
-  spares?: SpareShells;
+  /** Shells started ahead of need: a command for the default shell or `bash -c` runs in one (spare-shells.ts). */
+  spares?: SpareShellSet;
 }
 
 /** Longest deadline an execution may ask for (one day); the host enforces its own limits. */
@@ -49,8 +49,9 @@ export function createExecRoute(deps: ExecRouteDeps) {
     const argv = request.argv ?? [...(request.shell ?? deps.defaultShell), request.command as string];
     const program = await resolveExecutable(argv[0] as string, env.PATH ?? '/usr/local/bin:/usr/bin:/bin', cwd);
     if (!program) throw new AgentFailure('COMMAND_NOT_FOUND', `${argv[0]}: command not found`);
-    // The warm path: a command line for the default shell, as the agent's own user, runs in a spare shell.
-    const warm = request.command !== undefined && !request.shell && !user && servesEnvironment(request.env ?? {}) ? deps.spares?.take() : undefined;
+    // The warm path: a command line for the default shell or this bash's -c, as the agent's own user, runs in a spare.
+    const spares = request.command !== undefined && !user && servesEnvironment(request.env ?? {}) ? deps.spares?.forShell(request.shell) : undefined;
+    const warm = spares?.take();
     const cgroup = warm ? warm.cgroup : (deps.cgroups?.group('exec') ?? null);
     // Before the process starts: a full table refuses the request with a plain error answer.
     const kept = request.keep ? deps.kept.prepare(request.info ?? {}) : null;
@@ -85,7 +86,7 @@ export function createExecRoute(deps: ExecRouteDeps) {
     );
     if (warm) {
       warm.run({ cwd, env: request.env ?? {}, command: request.command as string });
-      void child.result.finally(() => deps.spares?.commandEnded()).catch(() => undefined);
+      void child.result.finally(() => spares?.commandEnded()).catch(() => undefined);
     }
     if (kept && child.pid > 0) return runKept(stream, frames, child, kept, deps.kept);
     const running = child;

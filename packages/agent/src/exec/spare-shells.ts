@@ -1,60 +1,69 @@
 /**
- * The warm path of a shell command (issue 35): a login shell started ahead of need, waiting in its own process
- * group and cgroup for the command it will run. Starting `bash -lc <command>` at request time costs, under TCG,
- * Node's synchronous fork of the agent (~29 ms with the event loop blocked), a fresh cgroup (~2 ms) and bash's own
- * start (~45 ms): with a spare all of that happened before the request, and the command only pays for its own work.
+ * The warm path of a shell command (issue 35): a shell started ahead of need, waiting in its own process group and
+ * cgroup for the command it will run. Starting `bash -c <command>` at request time costs, under TCG, Node's
+ * synchronous fork of the agent (~29 ms with the event loop blocked), a fresh cgroup (~2 ms) and bash's own start
+ * (~45 ms): with a spare all of that happened before the request, and the command only pays for its own work.
  *
- * The spare is `bash --login --noprofile -c <bootstrap>` (a login shell whose profile is not read yet), spawned like
- * any exec (`startUserProgram`: its own session and process group, its own cgroup, a user program's OOM score),
- * with a fourth pipe (fd 3) on which the bootstrap waits. A command is handed over as NUL-separated fields: the
- * working directory, the request's environment entries, the command line. The bootstrap then does what `bash -lc`
- * would, in the same order: the directory and the environment first, then the login profile (`/etc/profile`, then
- * the first of `~/.bash_profile`, `~/.bash_login`, `~/.profile`), then the command. So a command keeps every
- * semantics of a cold one that matters to a caller: its pid is `$$` and its process group (a kill ends it all), its
- * cgroup's limits and CPU accounting, its exit code or killing signal (the agent is its parent, as before), its
- * environment and profile (read at command time: a `.bashrc` edited by an earlier command counts), its cwd.
+ * There are two kinds, one spare of each: for `bash -c` (what executions and processes run) and for `bash -lc`
+ * (the agent's default shell). The login kind is `bash --login --noprofile -c <bootstrap>` (a login shell whose
+ * profile is not read yet), the other `bash -c <bootstrap>`. Each is spawned like any exec (`startUserProgram`: its
+ * own session and process group, its own cgroup, a user program's OOM score), with a fourth pipe (fd 3) on which
+ * the bootstrap waits. A command is handed over as NUL-separated fields: the working directory, the request's
+ * environment entries, the command line. The bootstrap then does what `bash -c` or `bash -lc` would, in the same
+ * order: the directory and the environment first, then (login kind) the login profile (`/etc/profile`, then the
+ * first of `~/.bash_profile`, `~/.bash_login`, `~/.profile`), then the command. So a command keeps every semantics
+ * of a cold one that matters to a caller: its pid is `$$` and its process group (a kill ends it all), its cgroup's
+ * limits and CPU accounting, its exit code or killing signal (the agent is its parent, as before), its environment
+ * and profile (read at command time: a `.profile` edited by an earlier command counts), its cwd.
  * What differs, and is documented: a syntax error names `eval` (`bash: eval: line 1: …`) where bash -c says `-c`;
  * and bash -c runs a lone simple command by exec'ing it, so a program killed by a signal on its own (say a
  * segfault) ends a cold command with that signal, a warm one with exit code 128+N, as in any bash script.
  *
  * State the spare took at its start and a restored VM must not share with its clones is renewed at command time:
  * the hostname bash keeps in `$HOSTNAME`, the seed of `$RANDOM` (from `$SRANDOM`, the kernel's generator), and
- * `$SECONDS`. Only requests that a spare serves exactly take one: a command with the default shell, as the agent's
- * own user, with environment names bash does not treat specially at start (see `servesEnvironment`).
+ * `$SECONDS`. Only requests that a spare serves exactly take one: a command for the default shell or this bash's
+ * `-c`/`-lc`, as the agent's own user, with environment names bash does not treat specially at start (see
+ * `servesEnvironment`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { basename } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, isAbsolute } from 'node:path';
 import type { ExecCpuTime } from '../protocol/messages.ts';
 import { startUserProgram } from './user-program.ts';
 import type { UserCgroup, UserCgroups } from './user-cgroups.ts';
 
 /**
- * The bootstrap a spare runs: it reads the command's fields from fd 3, then does what `bash -lc` does. Every name
- * it uses is unset before the command runs. `read -d ''` reads up to a NUL; a missing field (the agent went away)
- * ends the spare with 125.
+ * The bootstrap a spare runs: it reads the command's fields from fd 3, then does what `bash -c` (with `login`,
+ * `bash -lc`) does. Every name it uses is unset before the command runs. `read -d ''` reads up to a NUL; a missing
+ * field (the agent went away) ends the spare with 125.
  */
-const BOOTSTRAP = [
-  "IFS= read -r -d '' __sandboxd_cwd <&3 || exit 125",
-  "IFS= read -r -d '' __sandboxd_n <&3 || exit 125",
-  'while (( __sandboxd_n-- > 0 )); do',
-  "  IFS= read -r -d '' __sandboxd_kv <&3 || exit 125",
-  '  export "$__sandboxd_kv"',
-  'done',
-  "IFS= read -r -d '' __sandboxd_command <&3 || exit 125",
-  'exec 3<&-',
-  'read -r HOSTNAME < /proc/sys/kernel/hostname',
-  'RANDOM=$SRANDOM',
-  'SECONDS=0',
-  // The working directory as bash -lc found it: no OLDPWD of the spare's own start.
-  '__sandboxd_oldpwd=${OLDPWD-}',
-  'cd -- "$__sandboxd_cwd" || exit 1',
-  'if [[ -n $__sandboxd_oldpwd ]]; then OLDPWD=$__sandboxd_oldpwd; else unset OLDPWD; fi',
-  'unset __sandboxd_cwd __sandboxd_n __sandboxd_kv __sandboxd_oldpwd',
-  // The login profile, as bash reads it for a login shell.
-  'if [[ -r /etc/profile ]]; then . /etc/profile; fi',
-  'if [[ -r ~/.bash_profile ]]; then . ~/.bash_profile; elif [[ -r ~/.bash_login ]]; then . ~/.bash_login; elif [[ -r ~/.profile ]]; then . ~/.profile; fi',
-  'eval "unset __sandboxd_command; $__sandboxd_command"',
-].join('\n');
+const bootstrap = (login: boolean): string =>
+  [
+    "IFS= read -r -d '' __sandboxd_cwd <&3 || exit 125",
+    "IFS= read -r -d '' __sandboxd_n <&3 || exit 125",
+    'while (( __sandboxd_n-- > 0 )); do',
+    "  IFS= read -r -d '' __sandboxd_kv <&3 || exit 125",
+    '  export "$__sandboxd_kv"',
+    'done',
+    "IFS= read -r -d '' __sandboxd_command <&3 || exit 125",
+    'exec 3<&-',
+    'read -r HOSTNAME < /proc/sys/kernel/hostname',
+    'RANDOM=$SRANDOM',
+    'SECONDS=0',
+    // The working directory as bash -lc found it: no OLDPWD of the spare's own start.
+    '__sandboxd_oldpwd=${OLDPWD-}',
+    'cd -- "$__sandboxd_cwd" || exit 1',
+    'if [[ -n $__sandboxd_oldpwd ]]; then OLDPWD=$__sandboxd_oldpwd; else unset OLDPWD; fi',
+    'unset __sandboxd_cwd __sandboxd_n __sandboxd_kv __sandboxd_oldpwd',
+    // The login profile, as bash reads it for a login shell.
+    ...(login
+      ? [
+          'if [[ -r /etc/profile ]]; then . /etc/profile; fi',
+          'if [[ -r ~/.bash_profile ]]; then . ~/.bash_profile; elif [[ -r ~/.bash_login ]]; then . ~/.bash_login; elif [[ -r ~/.profile ]]; then . ~/.profile; fi',
+        ]
+      : []),
+    'eval "unset __sandboxd_command; $__sandboxd_command"',
+  ].join('\n');
 
 /**
  * Names bash reads specially when it starts (options, identity, exported functions): a request that sets one is
@@ -93,8 +102,10 @@ export interface TakenSpare {
 }
 
 export interface SpareShellsOptions {
-  /** The default shell (`bash`: the bootstrap is bash; any other shell has no spares). */
+  /** The shell (`bash`: the bootstrap is bash; any other shell has no spares). */
   shell: string;
+  /** A login shell's spares (`bash -lc`) or a plain one's (`bash -c`). */
+  login: boolean;
   cgroups: UserCgroups | null;
   /** The environment a cold exec starts from (the agent's). */
   env: NodeJS.ProcessEnv;
@@ -104,7 +115,7 @@ export interface SpareShellsOptions {
   refillDelayMs?: number;
 }
 
-/** Keeps one spare shell ready. */
+/** Keeps one spare shell of a kind ready. */
 export class SpareShells {
   private spare: { child: ChildProcess; cgroup: UserCgroup | null } | undefined;
   private refillTimer: NodeJS.Timeout | undefined;
@@ -194,7 +205,7 @@ export class SpareShells {
     try {
       child = startUserProgram(
         () =>
-          spawn(this.options.shell, ['--login', '--noprofile', '-c', BOOTSTRAP], {
+          spawn(this.options.shell, [...(this.options.login ? ['--login', '--noprofile'] : []), '-c', bootstrap(this.options.login)], {
             cwd: this.options.cwd,
             env: this.options.env,
             detached: true,
@@ -215,5 +226,48 @@ export class SpareShells {
       void cgroup?.release();
     });
     this.spare = spare;
+  }
+}
+
+/** The agent's spares: one for its default shell's `-lc`, one for the same bash's `-c`. */
+export class SpareShellSet {
+  readonly login: SpareShells;
+  readonly plain: SpareShells;
+  private readonly realShell: string | null;
+
+  constructor(options: Omit<SpareShellsOptions, 'login'>) {
+    this.login = new SpareShells({ ...options, login: true });
+    this.plain = new SpareShells({ ...options, login: false });
+    this.realShell = realpathOrNull(options.shell);
+  }
+
+  start(): void {
+    this.login.start();
+    this.plain.start();
+  }
+
+  close(): void {
+    this.login.close();
+    this.plain.close();
+  }
+
+  /**
+   * The spares that serve a request's shell: none given (the default, `bash -lc`), or this bash (by path, as
+   * itself or through a link) with `-c` or `-lc`. Any other shell or flag runs cold.
+   */
+  forShell(shell: readonly string[] | undefined): SpareShells | undefined {
+    if (!shell) return this.login;
+    if (shell.length !== 2 || !isAbsolute(shell[0]!) || !this.realShell || realpathOrNull(shell[0]!) !== this.realShell) return undefined;
+    if (shell[1] === '-c') return this.plain;
+    if (shell[1] === '-lc') return this.login;
+    return undefined;
+  }
+}
+
+function realpathOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
   }
 }

@@ -1,7 +1,7 @@
 /**
- * The warm command path (issue 35) through the real agent on the host: a command for the default shell runs in
- * the spare login shell the agent started ahead of it (its pid is the spare's), and keeps what a cold `bash -lc`
- * gives a command: its exit code, its environment (the request's entries, then the login profile read at command
+ * The warm command path (issue 35) through the real agent on the host: a command for `bash -c` (what executions and
+ * processes run) or for the default shell (`bash -lc`) runs in the spare shell of that kind the agent started
+ * ahead of it (its pid is the spare's), and keeps what a cold bash gives a command: its exit code, its environment (the request's entries, then the login profile read at command
  * time), its working directory, its own cgroup with the per-program process limit, its own process group (a
  * deadline kills everything it started), a signal that ends the command, and `$$`/`$RANDOM` of its own.
  */
@@ -13,15 +13,20 @@ import { after, before, describe, it } from 'node:test';
 import type { AgentClient } from '../../src/agent/index.ts';
 import { startAgent, type AgentFixture } from './agent-fixture.ts';
 
-/** The agent's spare shells: its children running the bootstrap (`bash --login --noprofile -c …`). */
-function sparesOf(agentPid: number): number[] {
+type Kind = 'plain' | 'login';
+/** The shell a request names for each kind of spare (the login kind serves the default shell). */
+const SHELL: Record<Kind, string[] | undefined> = { plain: ['/bin/bash', '-c'], login: undefined };
+
+/** The agent's spare shells of a kind: its children running the bootstrap (`bash [--login --noprofile] -c …`). */
+function sparesOf(agentPid: number, kind: Kind): number[] {
   return fs
     .readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .filter((pid) => {
       try {
         const ppid = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
-        return ppid === agentPid && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('__sandboxd_command');
+        const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return ppid === agentPid && argv.some((arg) => arg.includes('__sandboxd_command')) && argv.includes('--login') === (kind === 'login');
       } catch {
         return false;
       }
@@ -33,18 +38,19 @@ describe('agent exec: the warm path (spare login shells)', () => {
   let agent: AgentFixture;
   let client: AgentClient;
   /** The spare ready now (waits for the refill after a take). */
-  const nextSpare = async (): Promise<number> => {
+  const nextSpare = async (kind: Kind = 'plain'): Promise<number> => {
     for (let i = 0; i < 100; i++) {
-      const spares = sparesOf(agent.process.pid!);
+      const spares = sparesOf(agent.process.pid!, kind);
       if (spares.length === 1) return spares[0]!;
       await delay(50);
     }
-    throw new Error(`the agent keeps no spare shell (${sparesOf(agent.process.pid!).length} found)`);
+    throw new Error(`the agent keeps no ${kind} spare shell (${sparesOf(agent.process.pid!, kind).length} found)`);
   };
   /** Runs `command` warm: asserts it ran in the spare that was ready, and returns what it printed and how it ended. */
-  const warm = async (command: string, options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}) => {
-    const spare = await nextSpare();
-    const exec = client.exec({ command, ...options });
+  const warm = async (command: string, options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}, kind: Kind = 'plain') => {
+    const spare = await nextSpare(kind);
+    const shell = SHELL[kind];
+    const exec = client.exec({ command, ...options, ...(shell ? { shell } : {}) });
     const pid = await exec.pid;
     const collected = await exec.collect();
     assert.equal(pid, spare, `"${command}" ran in the spare shell`);
@@ -64,21 +70,28 @@ describe('agent exec: the warm path (spare login shells)', () => {
     assert.deepEqual([result.exitCode, result.signal, result.timedOut], [7, null, false]);
   });
 
-  it('gives a command the environment a cold bash -lc gives it: the request’s entries, then the login profile', async () => {
-    const home = fs.mkdtempSync(path.join(agent.dir, 'home-'));
-    fs.writeFileSync(path.join(home, '.profile'), 'export FROM_PROFILE="profile saw $GREETING"\n');
-    const env = { GREETING: 'hi there', HOME: home };
-    // Everything exported, and what bash itself sets, warm and cold (`_` names the last command, which differs).
-    const command = 'env -u _ | sort; echo "$0|$SHLVL|${OLDPWD-unset}|$PWD"; shopt -q login_shell && echo login';
-    const { stdout } = await warm(command, { env });
-    const cold = await client.exec({ command, env, shell: ['/bin/bash', '-lc'] }).collect();
-    assert.equal(stdout, cold.stdout.toString());
-    assert.match(stdout, /^FROM_PROFILE=profile saw hi there$/m);
-    assert.match(stdout, /^login$/m);
-    // An edit between two commands counts, as it would for a fresh bash -lc.
-    fs.writeFileSync(path.join(home, '.profile'), 'export FROM_PROFILE=edited\n');
-    assert.equal((await warm('echo $FROM_PROFILE', { env: { HOME: home } })).stdout, 'edited\n');
-  });
+  for (const kind of ['plain', 'login'] as const) {
+    it(`gives a command the environment a cold ${kind === 'login' ? 'bash -lc' : 'bash -c'} gives it`, async () => {
+      const home = fs.mkdtempSync(path.join(agent.dir, 'home-'));
+      fs.writeFileSync(path.join(home, '.profile'), 'export FROM_PROFILE="profile saw $GREETING"\n');
+      const env = { GREETING: 'hi there', HOME: home };
+      // Everything exported, and what bash itself sets, warm and cold (`_` names the last command, which differs).
+      const command = 'env -u _ | sort; echo "$0|$SHLVL|${OLDPWD-unset}|$PWD|$-"; shopt -q login_shell && echo login';
+      const { stdout } = await warm(command, { env }, kind);
+      const cold = await client.exec({ command, env, shell: ['/bin/bash', kind === 'login' ? '-lc' : '-c'] }).collect();
+      assert.equal(stdout, cold.stdout.toString());
+      assert.match(stdout, /^GREETING=hi there$/m);
+      if (kind === 'plain') {
+        assert.doesNotMatch(stdout, /FROM_PROFILE|^login$/m, 'bash -c reads no profile');
+        return;
+      }
+      assert.match(stdout, /^FROM_PROFILE=profile saw hi there$/m);
+      assert.match(stdout, /^login$/m);
+      // An edit between two commands counts, as it would for a fresh bash -lc.
+      fs.writeFileSync(path.join(home, '.profile'), 'export FROM_PROFILE=edited\n');
+      assert.equal((await warm('echo $FROM_PROFILE', { env: { HOME: home } }, 'login')).stdout, 'edited\n');
+    });
+  }
 
   it('runs in the requested working directory', async () => {
     const dir = fs.mkdtempSync(path.join(agent.dir, 'cwd-'));
@@ -119,17 +132,23 @@ describe('agent exec: the warm path (spare login shells)', () => {
     const second = await warm('echo $RANDOM $RANDOM');
     assert.notEqual(first.stdout, second.stdout);
     const spare = await nextSpare();
-    const cold = client.exec({ command: 'echo $SHELLOPTS', env: { SHELLOPTS: 'braceexpand' } });
+    const cold = client.exec({ command: 'echo $SHELLOPTS', env: { SHELLOPTS: 'braceexpand' }, shell: ['/bin/bash', '-c'] });
     assert.notEqual(await cold.pid, spare, 'SHELLOPTS is read by bash at start: a cold bash');
     assert.equal((await cold.collect()).result.exitCode, 0);
-    const sh = client.exec({ command: 'echo $$', shell: ['/bin/sh', '-c'] });
-    assert.notEqual(await sh.pid, spare, 'another shell: cold');
-    await sh.collect();
+    for (const shell of [
+      ['/bin/sh', '-c'],
+      ['/bin/bash', '-xc'],
+    ]) {
+      const other = client.exec({ command: 'echo $$', shell });
+      assert.notEqual(await other.pid, spare, `${shell.join(' ')}: cold`);
+      await other.collect();
+    }
+    assert.equal(await nextSpare(), spare, 'the spare is still there');
   });
 
   it('commands at once: one takes the spare, the others run cold, all succeed', async () => {
     await nextSpare();
-    const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => client.exec({ command: `echo ${i}` }).collect()));
+    const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => client.exec({ command: `echo ${i}`, shell: ['/bin/bash', '-c'] }).collect()));
     assert.deepEqual(
       runs.map((r) => [r.stdout.toString(), r.result.exitCode]),
       [0, 1, 2, 3].map((i) => [`${i}\n`, 0]),
