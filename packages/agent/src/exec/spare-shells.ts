@@ -33,12 +33,35 @@ import { startUserProgram } from './user-program.ts';
 import type { UserCgroup, UserCgroups } from './user-cgroups.ts';
 
 /**
+ * What a spare runs before it waits: under TCG every process translates guest code the first time it runs it, at
+ * its own (randomized) addresses, so a spare that only waited would translate the paths of the hand-over and of
+ * the command (builtins, redirections, eval, a fork and exec) while its command waits. Run once here, in the
+ * spare itself and off the request's path, they are translated already (a forked child shares its parent's
+ * addresses, so its translations too). Nothing here is seen by the command: all output goes to /dev/null (an
+ * image without /bin/true prints nothing either), the variables are unset, the directory is the one it is in.
+ */
+const WARM_UP = [
+  '{',
+  '  echo warm; printf "%s" warm',
+  '  cd -- "$PWD"',
+  '  __sandboxd_warm=1; export __sandboxd_warm; unset __sandboxd_warm',
+  "  eval ': warm'",
+  '  if [[ -r /dev/null ]]; then . /dev/null; fi',
+  '  read -r __sandboxd_warm < /proc/sys/kernel/hostname; unset __sandboxd_warm',
+  '  if [[ -x /bin/true ]]; then /bin/true; fi',
+  '} > /dev/null 2>&1',
+];
+
+/**
  * The bootstrap a spare runs: it reads the command's fields from fd 3, then does what `bash -c` (with `login`,
  * `bash -lc`) does. Every name it uses is unset before the command runs. `read -d ''` reads up to a NUL; a missing
  * field (the agent went away) ends the spare with 125.
  */
 const bootstrap = (login: boolean): string =>
   [
+    // OLDPWD as bash took it from the environment at its start, before the warm-up's cd.
+    '__sandboxd_oldpwd=${OLDPWD-}',
+    ...WARM_UP,
     "IFS= read -r -d '' __sandboxd_cwd <&3 || exit 125",
     "IFS= read -r -d '' __sandboxd_n <&3 || exit 125",
     'while (( __sandboxd_n-- > 0 )); do',
@@ -50,8 +73,7 @@ const bootstrap = (login: boolean): string =>
     'read -r HOSTNAME < /proc/sys/kernel/hostname',
     'RANDOM=$SRANDOM',
     'SECONDS=0',
-    // The working directory as bash -lc found it: no OLDPWD of the spare's own start.
-    '__sandboxd_oldpwd=${OLDPWD-}',
+    // The working directory as a cold bash would have it: OLDPWD is what bash found in its environment.
     'cd -- "$__sandboxd_cwd" || exit 1',
     'if [[ -n $__sandboxd_oldpwd ]]; then OLDPWD=$__sandboxd_oldpwd; else unset OLDPWD; fi',
     'unset __sandboxd_cwd __sandboxd_n __sandboxd_kv __sandboxd_oldpwd',

@@ -275,7 +275,8 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
   });
 
   test('element not found, timeout, failed navigation and bad input give their codes', async () => {
-    await interact('navigate', { url: `${web.baseUrl}/form` });
+    // The page every check below runs on: given time to load on a busy host (its default timeout once ran out).
+    await interact('navigate', { url: `${web.baseUrl}/form`, wait_timeout: 60_000 });
     const missing = await post(alice, '/v1/browser/interactions/click', { session_id: sessionId, selector: '#no-such-button', timeout: 1500 });
     assert.equal(missing.status, 404, missing.text);
     assert.equal(missing.body.code, 'ELEMENT_NOT_FOUND');
