@@ -137,6 +137,9 @@ export interface SpareShellsOptions {
   refillDelayMs?: number;
 }
 
+/** How long after a command's end its spare's successor starts (see `commandEnded`). */
+const REFILL_AFTER_END_MS = 50;
+
 /** Keeps one spare shell of a kind ready. */
 export class SpareShells {
   private spare: { child: ChildProcess; cgroup: UserCgroup | null } | undefined;
@@ -184,11 +187,15 @@ export class SpareShells {
 
   /** A command that took a spare ended: the next spare may start now if it has not. */
   commandEnded(): void {
-    if (this.refillTimer) {
-      clearTimeout(this.refillTimer);
+    if (!this.refillTimer) return;
+    clearTimeout(this.refillTimer);
+    // Not at once: the command's exit frame is still on its way out, and the fork blocks the agent's event loop
+    // (measured under TCG: a refill in the same turn added ~100 ms to the command's round trip).
+    this.refillTimer = setTimeout(() => {
       this.refillTimer = undefined;
       this.fill();
-    }
+    }, REFILL_AFTER_END_MS);
+    this.refillTimer.unref();
   }
 
   /** Ends the spare (agent shutdown). */
