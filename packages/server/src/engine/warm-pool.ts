@@ -5,7 +5,8 @@
  *
  * How many it keeps per key follows demand: at least the floor the key was wanted with, and as many as were taken
  * within any minute of the last fifteen (a burst of 20 makes the pool hold 20 for the next one), up to `max`.
- * Refills above the floor happen only while the host has room (`roomForMore`: no caller waiting for a restore,
+ * A refill starts a moment after the last take (a burst is refilled once it is over); refills above the floor
+ * happen only while the host has room (`roomForMore`: no caller waiting for a restore,
  * memory above its floor), so growing the pool never slows the requests it is meant to serve; items beyond what
  * demand still asks for are destroyed once the burst has aged out of the window.
  */
@@ -20,6 +21,8 @@ export interface WarmPoolOptions<K, T> {
   onError?: (key: K, error: unknown) => void;
   /** Whether one more item above a key's floor may be made now; checked before each such refill. Default: yes. */
   roomForMore?: () => boolean;
+  /** How long after the last take the pool starts refilling (ms; default `REFILL_AFTER_TAKE_MS`). */
+  refillAfterTakeMs?: number;
   /** The clock, for tests. */
   now?: () => number;
 }
@@ -31,6 +34,11 @@ export const DEMAND_WINDOW_MS = 15 * 60_000;
 export const BURST_SPAN_MS = 60_000;
 /** How often a pool above its floor looks again for room to grow, and for items demand no longer asks for. */
 const REBALANCE_MS = 2000;
+/**
+ * A refill starts this long after the last take, not at once: the VMs just taken are starting their first work
+ * (identity, a first execute), and a burst takes many within a moment; a restore beside them slows every one.
+ */
+export const REFILL_AFTER_TAKE_MS = 1000;
 
 export class WarmPool<K extends string, T> {
   private readonly idle = new Map<K, T[]>();
@@ -43,6 +51,7 @@ export class WarmPool<K extends string, T> {
   private failures = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private rebalanceTimer: NodeJS.Timeout | undefined;
+  private takeTimer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: WarmPoolOptions<K, T>) {
@@ -68,7 +77,13 @@ export class WarmPool<K extends string, T> {
       const takes = this.takes.get(key) ?? [];
       takes.push(this.now());
       this.takes.set(key, takes);
-      this.kick();
+      // Each take pushes the refill back: a burst is refilled once it is over.
+      clearTimeout(this.takeTimer);
+      this.takeTimer = setTimeout(() => {
+        this.takeTimer = undefined;
+        this.kick();
+      }, this.options.refillAfterTakeMs ?? REFILL_AFTER_TAKE_MS);
+      this.takeTimer.unref();
     }
     return item;
   }
@@ -91,6 +106,7 @@ export class WarmPool<K extends string, T> {
     this.closed = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.rebalanceTimer);
+    clearTimeout(this.takeTimer);
     await this.filling; // a fill under way destroys its item when it sees the pool closed
     const items = [...this.idle.values()].flat();
     this.idle.clear();
@@ -140,7 +156,7 @@ export class WarmPool<K extends string, T> {
   }
 
   private kick(): void {
-    if (this.filling || this.closed || this.retryTimer) return;
+    if (this.filling || this.closed || this.retryTimer || this.takeTimer) return;
     const demanding = this.trim();
     const { key, waitingForRoom } = this.nextKey();
     // Look again later: to grow once the host has room, or to shrink once the burst has aged out.

@@ -18,6 +18,7 @@ function makePool(options: { size: number; max: number; room?: () => boolean }) 
     create: async () => next++,
     destroy: async (item) => void destroyed.push(item),
     roomForMore: options.room ?? (() => true),
+    refillAfterTakeMs: 10,
     now: () => clock,
   });
   return {
