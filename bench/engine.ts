@@ -125,11 +125,35 @@ async function main(): Promise<void> {
     echo.push(ms);
   }
   results.exec_echo_ms_p50 = percentile(echo, 50);
+  // A shell command the way executions and processes send it (`bash -c`, issue 35's warm path): run in the agent's
+  // spare shell, and cold (an environment name bash reads at start makes the agent start a fresh bash for it),
+  // alternating, with a pause before each so that the spare taken by the previous one has been replaced.
+  const shellCommand = (cold: boolean) => ({
+    command: 'echo hi',
+    shell: ['/bin/bash', '-c'],
+    env: (cold ? { BASH_BENCH_COLD: '1' } : {}) as Record<string, string>,
+    cwd: '/root',
+  });
+  const warmShell: number[] = [];
+  const coldShell: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const [cold, sink] of [
+      [false, warmShell],
+      [true, coldShell],
+    ] as const) {
+      await new Promise((r) => setTimeout(r, 1000));
+      sink.push((await timed(() => agent.exec(shellCommand(cold), { onStdout: () => {}, onStderr: () => {} })))[0]);
+    }
+  }
+  results.exec_bash_c_warm_ms_p50 = percentile(warmShell, 50);
+  results.exec_bash_c_cold_ms_p50 = percentile(coldShell, 50);
   await agent.runPython({ contextId: 'bench', code: 'x = 0' });
   const python: number[] = [];
   for (let i = 0; i < ROUNDS * 2; i++) python.push((await timed(() => agent.runPython({ contextId: 'bench', code: '1+1' })))[0]);
   results.python_eval_ms_p50 = percentile(python, 50);
-  log(`exec echo p50 ${results.exec_echo_ms_p50} ms, python 1+1 p50 ${results.python_eval_ms_p50} ms`);
+  log(
+    `exec echo p50 ${results.exec_echo_ms_p50} ms; bash -c echo p50 ${results.exec_bash_c_warm_ms_p50} ms warm, ${results.exec_bash_c_cold_ms_p50} ms cold; python 1+1 p50 ${results.python_eval_ms_p50} ms`,
+  );
   // 64 MiB each way, three times (the first includes mounting the transfer share); the median is reported.
   const data = Buffer.alloc(64 * 1024 * 1024, 7);
   const ups: number[] = [];
@@ -224,6 +248,8 @@ async function main(): Promise<void> {
     'pool_acquire_ms_p50',
     'pool_ready_ms_p50',
     'exec_echo_ms_p50',
+    'exec_bash_c_warm_ms_p50',
+    'exec_bash_c_cold_ms_p50',
     'python_eval_ms_p50',
     'upload_mib_s',
     'download_mib_s',
