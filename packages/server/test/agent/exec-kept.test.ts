@@ -76,7 +76,8 @@ describe('agent kept execs', () => {
     const from = await again.started;
     assert.deepEqual({ pid: from.pid, stdoutOffset: from.stdoutOffset, stderrOffset: from.stderrOffset }, { pid: started.pid, ...had });
     const rest = gather(again);
-    await waitUntil('the loop to finish', async () => (rest.stdout().includes('400\n') ? true : null), 60_000, 50);
+    // Both streams: stdout and stderr are separate pipes, so the last line of one may come before the other's.
+    await waitUntil('the loop to finish', async () => (rest.stdout().includes('400\n') && rest.stderr().includes('e400\n') ? true : null), 60_000, 50);
     const numbers = (before.stdout() + rest.stdout()).trim().split('\n').map(Number);
     assert.deepEqual(
       numbers,
