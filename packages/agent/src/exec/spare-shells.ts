@@ -20,7 +20,8 @@
  * segfault) ends a cold command with that signal, a warm one with exit code 128+N, as in any bash script.
  *
  * State the spare took at its start and a restored VM must not share with its clones is renewed at command time:
- * the hostname bash keeps in `$HOSTNAME`, the seed of `$RANDOM` (from `$SRANDOM`, the kernel's generator), and
+ * the hostname bash keeps in `$HOSTNAME`, the seed of `$RANDOM` (from the kernel's generator, read through
+ * /proc so that the bash of any image does it: `$SRANDOM` is bash 5.1's), and
  * `$SECONDS`. Only requests that a spare serves exactly take one: a command for the default shell or this bash's
  * `-c`/`-lc`, as the agent's own user, with environment names bash does not treat specially at start (see
  * `servesEnvironment`).
@@ -71,7 +72,8 @@ const bootstrap = (login: boolean): string =>
     "IFS= read -r -d '' __sandboxd_command <&3 || exit 125",
     'exec 3<&-',
     'read -r HOSTNAME < /proc/sys/kernel/hostname',
-    'RANDOM=$SRANDOM',
+    'if read -r __sandboxd_seed < /proc/sys/kernel/random/uuid; then RANDOM=$((16#${__sandboxd_seed:0:8})); fi',
+    'unset __sandboxd_seed',
     'SECONDS=0',
     // The working directory as a cold bash would have it: OLDPWD is what bash found in its environment.
     'cd -- "$__sandboxd_cwd" || exit 1',
