@@ -119,7 +119,7 @@ export class EngineAcquisition {
     await assertHostStorage(this.kit.runRoot, this.kit.options.minFreeDiskMb);
     const source = request.source ?? { kind: 'template' };
     // A pooled VM is running already: only a VM made for this call needs memory to spare.
-    if (!this.pooledFor(request)) await assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
+    if (!this.pooledFor(request)) assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
     let vm: RestoredVm;
     let pooled: RestoredVm | undefined;
     let baseDiskMb: number;
@@ -268,7 +268,7 @@ export class EngineAcquisition {
     templateWarmUp?: WarmPoolRequest['warmUp'],
   ): Promise<RestoredVm> {
     await assertHostStorage(this.kit.runRoot, this.kit.options.minFreeDiskMb);
-    await assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
+    assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
     // Its link stays down until it is handed out: a pooled VM must not reach the network before its owner's rules.
     const vm = await this.restores.restore(template, vcpuCount, memoryMb, [], { linkDown: true });
     try {

@@ -29,6 +29,14 @@ describe('a burst beyond capacity queues visibly', () => {
     assert.equal(queued.body.queue_position, 0, 'nothing ahead of the first VM start');
     assert.ok(queued.body.estimated_start_seconds >= 1);
 
+    // The first VM's restore is under way (the async execute answered before starting it).
+    const engine = server.services.sandbox.engine;
+    await waitUntil(
+      'the first restore under way',
+      async () => (engine.estimateAcquire({ vcpuCount: 1, memoryMb: 512 }).position >= 1 ? true : null),
+      30_000,
+      10,
+    );
     const hurried = await newSession();
     const refused = await call(server, 'POST', '/execute', { apiKey: key, json: { session_id: hurried, code: 'print("hurried")', timeout: 1 } });
     assert.equal(refused.status, 429, refused.text);
