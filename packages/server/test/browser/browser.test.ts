@@ -303,8 +303,9 @@ describe('browser automation on real VMs', { timeout: 40 * 60_000 }, () => {
     const noTarget = await post(alice, '/v1/browser/interactions/scroll', { session_id: sessionId });
     assert.equal(noTarget.status, 422, noTarget.text);
 
-    // The session is still usable after its errors.
-    await interact('navigate', { url: `${web.baseUrl}/page/5` });
+    // The session is still usable after its errors. A minute: on a loaded two-core host this navigation, the first
+    // after one that timed out, once used up the default 30 s (the driver retries once when the leftover page cuts it short).
+    await interact('navigate', { url: `${web.baseUrl}/page/5`, wait_timeout: 60_000 });
     assert.equal(await textOf('h1'), 'Page 5');
   });
 
