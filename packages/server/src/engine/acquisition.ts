@@ -21,7 +21,7 @@ import {
 } from '../core/vm-engine.ts';
 import { VCPU_COUNTS, VOLUME_SLOT_COUNT, type Accelerator, type VcpuCount, type VolumeAttachment } from '../vm/vm-driver.ts';
 import { assertHostStorage, growRootFilesystem } from './disk-quota.ts';
-import { assertHostMemory, hostMemoryAbove } from './host-memory.ts';
+import { hostMemoryAbove } from './host-memory.ts';
 import { volumeRootOf, type EngineKit, type RestoredVm, type RestoreNetwork } from './engine-kit.ts';
 import { ClientGuestAgent } from './guest-agent.ts';
 import type { Restores } from './restores.ts';
@@ -118,8 +118,6 @@ export class EngineAcquisition {
     await this.kit.start();
     await assertHostStorage(this.kit.runRoot, this.kit.options.minFreeDiskMb);
     const source = request.source ?? { kind: 'template' };
-    // A pooled VM is running already: only a VM made for this call needs memory to spare.
-    if (!this.pooledFor(request)) assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
     let vm: RestoredVm;
     let pooled: RestoredVm | undefined;
     let baseDiskMb: number;
@@ -268,7 +266,6 @@ export class EngineAcquisition {
     templateWarmUp?: WarmPoolRequest['warmUp'],
   ): Promise<RestoredVm> {
     await assertHostStorage(this.kit.runRoot, this.kit.options.minFreeDiskMb);
-    assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
     // Its link stays down until it is handed out: a pooled VM must not reach the network before its owner's rules.
     const vm = await this.restores.restore(template, vcpuCount, memoryMb, [], { linkDown: true });
     try {

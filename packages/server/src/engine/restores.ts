@@ -13,6 +13,7 @@ import { cgroup2Mounts, classifierOf } from '../net/egress/cgroup-classifier.ts'
 import { VmError } from '../vm/vm-errors.ts';
 import type { VcpuCount, VolumeAttachment } from '../vm/vm-driver.ts';
 import type { EngineKit, RestoredVm, RestoreNetwork } from './engine-kit.ts';
+import { assertHostMemory } from './host-memory.ts';
 import { SnapshotVariants, type MemoryTier } from './snapshot-variants.ts';
 
 export class Restores {
@@ -160,6 +161,9 @@ export class Restores {
     volumes: VolumeAttachment[] = [],
     network: RestoreNetwork = {},
   ): Promise<RestoredVm> {
+    // Every new QEMU (an acquisition's, a pool refill's, a resume's, a clone's) passes the memory floor here, before
+    // it takes a restore slot; a VM handed out from the pool runs already and needs none.
+    assertHostMemory(this.kit.options.minFreeMemoryMb ?? 0);
     const { prepare } = network;
     const driverId = `vm-${randomBytes(8).toString('hex')}`;
     const { agent: client, ...info } = await this.restoreSlot(async () => {
