@@ -20,6 +20,7 @@ import { memAvailableMb } from '../packages/server/src/engine/host-memory.ts';
 import { createEngine } from '../packages/server/src/engine/index.ts';
 import type { SandboxEngine } from '../packages/server/src/engine/sandbox-engine.ts';
 import { percentile } from './first-result.ts';
+import { cpuTicks, HZ, memoryOf, qemuPids } from './qemu-usage.ts';
 
 const MAX_VMS = Number(process.env.BENCH_DENSITY_MAX ?? 400);
 /** The 50th VM's restore is reported when the run gets that far. */
@@ -35,8 +36,6 @@ const EXTRA_SAMPLES = 3;
 /** A restored guest still catches up for its first ~15 s (bench/engine.ts measured 2-3x the CPU of later). */
 const SETTLE_MS = 20_000;
 const CPU_WINDOW_MS = 10_000;
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ). */
-const HZ = 100;
 /** Longer than any run: the bench kills its VMs itself, their deadline must not do it midway. */
 const LIFETIME_SECONDS = 24 * 3600;
 /** Kills under way at once during the clean-up (each is a SIGKILL and a wait for the run directory to go). */
@@ -58,45 +57,6 @@ function hostAvailableMib(): number {
 
 function isMemoryFloor(error: unknown): error is AppError {
   return error instanceof AppError && error.code === 'HOST_MEMORY_LOW';
-}
-
-/** Rss, Pss and Private_Clean + Private_Dirty of a process from /proc/<pid>/smaps_rollup, KiB; undefined once it ended. */
-function memoryOf(pid: number): { rssKib: number; pssKib: number; privateKib: number } | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { rssKib: field('Rss'), pssKib: field('Pss'), privateKib: field('Private_Clean') + field('Private_Dirty') };
-}
-
-/** utime + stime of a process and its threads, in clock ticks; undefined once it ended. */
-function cpuTicks(pid: number): number | undefined {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The QEMU processes of this bench: the pid in each `<runDir>/<vm>/vm.json` (the run root is this bench's own, its
- * data directory's), kept if that process is still a QEMU (a run directory outlives its process for a moment).
- */
-function qemuPids(runDir: string): number[] {
-  const pids: number[] = [];
-  for (const name of fs.readdirSync(runDir)) {
-    try {
-      const { pid } = JSON.parse(fs.readFileSync(path.join(runDir, name, 'vm.json'), 'utf8')) as { pid: number };
-      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]!.includes('qemu-system')) pids.push(pid);
-    } catch {
-      // no vm.json (yet or any more), or its process ended
-    }
-  }
-  return pids;
 }
 
 /** Kills `vmIds` through the engine, KILL_CONCURRENCY at a time; failures are logged, not thrown. */

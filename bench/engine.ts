@@ -13,9 +13,9 @@ import { engineOptions, loadConfig } from '../packages/server/src/config/index.t
 import { AGENT_BUNDLE_PATH, createEngine } from '../packages/server/src/engine/index.ts';
 import { ensureGuestImage } from '../packages/server/src/image/index.ts';
 import { agentClientProbe } from '../packages/server/src/vm/agent-client-probe.ts';
-import { TCG_TRANSLATION_CACHE_MB } from '../packages/server/src/vm/qemu/command-line.ts';
 import { QemuDriver } from '../packages/server/src/vm/qemu/qemu-driver.ts';
 import { measureFirstResults, measureRestoreFloor, percentile } from './first-result.ts';
+import { idleCpuWindows, memoryOf, tcgCodeCacheKib } from './qemu-usage.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
@@ -24,36 +24,6 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   const start = performance.now();
   const value = await fn();
   return [performance.now() - start, value];
-}
-
-/** Private (unshared) memory of a process from smaps_rollup, MiB. */
-function privateMib(pid: number): number {
-  const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kb = [...text.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+) kB/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-  return kb / 1024;
-}
-
-/**
- * Private memory of TCG's translated-code cache (an anonymous mapping of `tb-size`), MiB: under TCG the
- * largest part of an idle VM's own memory, absent under KVM.
- */
-function tcgCodeCacheMib(pid: number): number {
-  const sizeKb = TCG_TRANSLATION_CACHE_MB * 1024;
-  let kb = 0;
-  let inCache = false;
-  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const size = /^Size:\s+(\d+) kB/.exec(line);
-    if (size) inCache = Math.abs(Number(size[1]) - sizeKb) <= 8;
-    const dirty = /^Private_Dirty:\s+(\d+) kB/.exec(line);
-    if (dirty && inCache) kb += Number(dirty[1]);
-  }
-  return kb / 1024;
-}
-
-/** utime + stime of a process and its threads, in clock ticks. */
-function cpuTicks(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 function qemuPidOf(runDir: string): number {
@@ -190,19 +160,11 @@ async function main(): Promise<void> {
   await new Promise((r) => setTimeout(r, 15_000));
   const pids = fs.readdirSync(config.vm.runDir).map((d) => qemuPidOf(path.join(config.vm.runDir, d)));
   const average = (values: number[]) => Math.round((values.reduce((s, v) => s + v, 0) / values.length) * 10) / 10;
-  results.idle_vm_private_mib = average(pids.map(privateMib));
-  if (host.accelerator === 'tcg') results.idle_vm_tcg_code_mib = average(pids.map(tcgCodeCacheMib));
+  results.idle_vm_private_mib = average(pids.map((pid) => (memoryOf(pid)?.privateKib ?? Number.NaN) / 1024));
+  if (host.accelerator === 'tcg') results.idle_vm_tcg_code_mib = average(pids.map((pid) => (tcgCodeCacheKib(pid, config.vm.tcgCacheMb) ?? Number.NaN) / 1024));
   // Three 10 s windows back to back: a crowd of ten restores on two cores settles more slowly than one VM
   // does, so the figure is the last window (steady state); the earlier ones are logged.
-  const windowMs = 10_000;
-  const hz = 100;
-  const windows: number[] = [];
-  for (let w = 0; w < 3; w++) {
-    const before = pids.map(cpuTicks);
-    await new Promise((r) => setTimeout(r, windowMs));
-    const ticks = pids.map(cpuTicks).reduce((s, t, i) => s + t - before[i]!, 0);
-    windows.push(Math.round((ticks / hz / pids.length / (windowMs / 1000)) * 1000) / 10);
-  }
+  const windows = await idleCpuWindows(pids, 3, 10_000);
   log(`idle VM CPU per 10 s window: ${windows.join(', ')} %`);
   results.idle_vm_cpu_pct = windows.at(-1)!;
   log(

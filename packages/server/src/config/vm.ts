@@ -109,6 +109,13 @@ export const vmSettings = {
     parse: integer(1, 10_000),
     fallback: () => 100,
   },
+  tcgCacheMb: {
+    env: 'SANDBOXD_TCG_CACHE_MB',
+    description:
+      "TCG's translated-code cache per VM, MiB (QEMU's tb-size; no effect under KVM). It fills as the guest's code is translated and is most of an idle TCG VM's own host memory; a smaller cache is flushed and retranslated more often (more CPU for busy guests)",
+    parse: integer(16, 2048),
+    fallback: () => 256,
+  },
   warmVcpus: {
     env: 'SANDBOXD_WARM_VCPUS',
     description: 'Comma-separated vCPU variants snapshotted and pooled at start (others are snapshotted on first use)',

@@ -59,6 +59,7 @@ export interface EngineVmSettings {
   minFreeDiskMb: number;
   agentReconnectSeconds: number;
   cacheRetentionDays: number;
+  tcgCacheMb: number;
 }
 
 /** What the engine is built from: the VM settings and the little it needs of other areas. */
@@ -79,6 +80,7 @@ export function createEngine(options: EngineOptions, log: FastifyBaseLogger): Sa
     agentProbe: agentClientHandoff(),
     resourceLimits: { hostCpuReserve: vm.hostCpuReserve, cpuWeight: vm.vmCpuWeight },
     networkGuard: { required: !vm.vmNetworkUnguarded },
+    tcgCacheMb: vm.tcgCacheMb,
   });
   const engine = new SandboxEngine({
     nodeId: options.nodeId,

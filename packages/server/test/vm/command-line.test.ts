@@ -61,6 +61,12 @@ describe('QEMU command line', () => {
     assert.ok(option(buildQemuArgv(machine, instance), '-append')[0]!.includes('tsc_early_khz='));
   });
 
+  test("the translated-code cache is the instance's (SANDBOXD_TCG_CACHE_MB): TCG only", () => {
+    assert.deepEqual(option(buildQemuArgv(machine, { ...instance, tcgCacheMb: 64 }), '-accel'), ['tcg,thread=multi,tb-size=64']);
+    const kvm = { ...machine, accelerator: 'kvm' as const, kernelArgs: kernelCommandLine('kvm', 'vm-1') };
+    assert.deepEqual(option(buildQemuArgv(kvm, { ...instance, tcgCacheMb: 64 }), '-accel'), ['kvm']);
+  });
+
   test('QEMU drops to the VM user under seccomp that forbids spawning processes', () => {
     const argv = buildQemuArgv(machine, instance);
     assert.deepEqual(option(argv, '-runas'), ['sandboxd-vm']);

@@ -16,7 +16,10 @@ export const AGENT_PORT_NAME = 'sandboxd.agent';
  */
 export const TCG_TSC_KHZ = 2_445_000;
 
-/** Size of TCG's translated-code cache, MiB (QEMU's default is 1024). */
+/**
+ * Default size of TCG's translated-code cache, MiB (QEMU's own default is 1024). A host-side knob, not part of the
+ * machine a snapshot fixes: `QemuInstance.tcgCacheMb` sets it per VM (SANDBOXD_TCG_CACHE_MB).
+ */
 export const TCG_TRANSLATION_CACHE_MB = 256;
 
 /**
@@ -79,6 +82,8 @@ export interface QemuInstance {
   runAsUser: string | null;
   /** `-sandbox` value, or null for none. */
   seccomp: string | null;
+  /** TCG's translated-code cache, MiB (`tb-size`; ignored under KVM). Default `TCG_TRANSLATION_CACHE_MB`. */
+  tcgCacheMb?: number;
 }
 
 /** The kernel command line for the boot contract (packages/server/images/README.md) plus the image's own. */
@@ -160,10 +165,9 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
   machineOptions.push('memory-backend=mem');
   argv.push('-machine', machineOptions.join(','));
   // TCG's translation cache defaults to 1 GiB, touched as it fills; capping it keeps QEMU's own memory within
-  // the cgroup allowance for overhead (TCG_TRANSLATION_CACHE_MB + device emulation).
-  argv.push(
-    ...(machine.accelerator === 'kvm' ? ['-accel', 'kvm', '-cpu', 'host'] : ['-accel', `tcg,thread=multi,tb-size=${TCG_TRANSLATION_CACHE_MB}`, '-cpu', 'max']),
-  );
+  // the cgroup allowance for overhead (the cache + device emulation).
+  const tbSize = instance.tcgCacheMb ?? TCG_TRANSLATION_CACHE_MB;
+  argv.push(...(machine.accelerator === 'kvm' ? ['-accel', 'kvm', '-cpu', 'host'] : ['-accel', `tcg,thread=multi,tb-size=${tbSize}`, '-cpu', 'max']));
   argv.push('-m', `${machine.memoryMb}M`, '-smp', String(machine.vcpuCount));
   if (instance.memoryFile) {
     const { path, shared } = instance.memoryFile;

@@ -58,6 +58,11 @@ export interface QemuDriverOptions<C = void> {
   };
   /** QEMU's seccomp filter (default on). */
   seccomp?: boolean;
+  /**
+   * TCG's translated-code cache per VM, MiB (default `TCG_TRANSLATION_CACHE_MB`): touched as the guest's code is
+   * translated, so it is most of an idle TCG VM's own memory; a smaller one is flushed and refilled more often.
+   */
+  tcgCacheMb?: number;
   /** Cap of each console log; a guest printing endlessly must not fill the disk. Default 4 MiB. */
   consoleLogMaxBytes?: number;
   /** Budget of the KVM self-test boot. */

@@ -161,6 +161,7 @@ export async function launch<C>(ctx: DriverContext<C>, params: StartParams): Pro
       startPaused: true,
       runAsUser: vmUser?.name ?? null,
       seccomp: ctx.options.seccomp === false ? null : seccompPolicy(vmUser !== null),
+      ...(ctx.options.tcgCacheMb !== undefined ? { tcgCacheMb: ctx.options.tcgCacheMb } : {}),
     });
     const stateFd = params.incomingStatePath ? openSync(params.incomingStatePath, 'r') : undefined;
     try {
