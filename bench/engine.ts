@@ -83,9 +83,13 @@ async function main(): Promise<void> {
   results.restore_floor_ms_p50 = percentile(floors, 50);
   results.restore_floor_ratio = Math.round((Number(results.restore_ms_p50) / Number(results.restore_floor_ms_p50)) * 10) / 10;
   log(`bare restore until the guest's first byte p50 ${results.restore_floor_ms_p50} ms (restore is ${results.restore_floor_ratio}x that)`);
-  // A 2 GiB VM (issue 35): restored from the 8 GiB tier's snapshot, whose memory file is mapped, not copied, so
-  // neither its bare restore nor the full one should grow with the size; the full one adds the balloon giving
-  // the guest its 2 GiB.
+  // A 2 GiB VM (issue 35): restored from the 8 GiB tier's snapshot (booted with 8 GiB, its balloon holding all but
+  // the tier's least), whose memory file is mapped, not copied. The bare restore of that snapshot with its balloon
+  // left as saved shows what the mapping costs at 8 GiB against 512 MiB; the full restore of a 2 GiB VM adds the
+  // balloon giving the guest its 2 GiB (the guest frees the balloon's pages one by one: that part grows with size).
+  const largeTier = MEMORY_TIERS.find((tier) => tier.bootMemoryMb >= 2048 && tier.minMemoryMb <= 2048)!;
+  const largeSnapshot = await variants.ensure(1, largeTier);
+  results.restore_floor_8192_ms_p50 = percentile(await measureRestoreFloor(config, image, largeSnapshot.dir, largeTier.minMemoryMb, Math.min(ROUNDS, 5)), 50);
   const large: number[] = [];
   for (let i = 0; i < Math.min(ROUNDS, 5); i++) {
     const vmId = nextId();
@@ -97,11 +101,8 @@ async function main(): Promise<void> {
     await engine.kill(vmId);
   }
   results.restore_2048_ms_p50 = percentile(large, 50);
-  const largeTier = MEMORY_TIERS.find((tier) => tier.bootMemoryMb >= 2048 && tier.minMemoryMb <= 2048)!;
-  const largeSnapshot = await variants.ensure(1, largeTier);
-  results.restore_floor_8192_ms_p50 = percentile(await measureRestoreFloor(config, image, largeSnapshot.dir, largeTier.bootMemoryMb, Math.min(ROUNDS, 5)), 50);
   log(
-    `2 GiB VM: restore p50 ${results.restore_2048_ms_p50} ms; bare restore of its ${largeTier.bootMemoryMb} MiB snapshot p50 ${results.restore_floor_8192_ms_p50} ms`,
+    `bare restore of the ${largeTier.bootMemoryMb} MiB snapshot (balloon as saved) p50 ${results.restore_floor_8192_ms_p50} ms; a 2 GiB VM's restore p50 ${results.restore_2048_ms_p50} ms`,
   );
 
   // One VM for the operation latencies and throughput.
