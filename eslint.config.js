@@ -12,6 +12,7 @@ import tseslint from 'typescript-eslint';
 //                                                              marks, forbidden addresses, listen addresses), the
 //                                                              wire schemas
 //   2 adapters  store/ storage/ agent/ vm/ image/ dns/ webhooks/   what the core uses; they know nothing of it
+//               observability/                                 (the metrics registry, fed by the top floor)
 //   3 core      core/                                          decides; declares the ports its adapters implement
 //   4 ports     engine/ net/ browser/ git/ ssh/ cluster/       implement core's ports (or serve it: ssh); not each
 //                                                              other, except engine, which uses net's cgroup classifier;
@@ -22,7 +23,7 @@ import tseslint from 'typescript-eslint';
 //   7 api       api/                                           turns HTTP into core calls: never an adapter directly
 //   8 top       app.ts app-workers.ts main.ts cli/             build the app and its workers, run it, the admin command
 const GROUND = ['model.ts', 'activity.ts', 'version.ts', 'logger.ts', 'host', 'contract'];
-const ADAPTERS = ['store', 'storage', 'agent', 'vm', 'image', 'dns', 'webhooks'];
+const ADAPTERS = ['store', 'storage', 'agent', 'vm', 'image', 'dns', 'webhooks', 'observability'];
 const PORTS = ['engine', 'net', 'browser', 'git', 'ssh', 'cluster'];
 const ABOVE_PORTS = ['config', 'services.ts', 'api', 'app.ts', 'app-workers.ts', 'main.ts', 'cli'];
 const TOP = ['app.ts', 'app-workers.ts', 'main.ts', 'cli'];

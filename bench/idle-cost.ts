@@ -3,9 +3,10 @@
  * work a VM does, measured alone. It restores BENCH_IDLE_VMS (default 8) 512 MiB, 1-vCPU VMs of the built-in
  * template through the engine (no pool, no HTTP), times in the first of them the first Python run after its
  * restore, an `echo`, a `bash -c` and a code-heavy cold start (a Python that imports a dozen standard modules, run
- * twice: the first pays for translating that code, the second shows what the translation cache kept), then lets
- * them all settle and reports their private memory, the part of it that is TCG's translated-code cache, and their
- * CPU while idle. Ends with one JSON line. Run it once per value of the setting under study, e.g.
+ * twice: the first pays for translating that code, the second shows what the translation cache kept), follows
+ * that VM's private memory while a process in it writes 256 MiB and exits (what the guest gave back: kept by the
+ * VM unless its free pages are reported), then lets the others settle and reports their private memory, the part
+ * of it that is TCG's translated-code cache, and their CPU while idle. Ends with one JSON line. Run it once per value of the setting under study, e.g.
  * `SANDBOXD_TCG_CACHE_MB=64 npm run bench:idle`.
  *
  * Every VM it started is killed at the end, also after an error.
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const config = loadConfig(process.env, { dataDir, logLevel: 'silent', poolSize: 0, poolMax: 0, warmVcpus: [1] });
   const engine = createEngine(engineOptions(config), pino({ level: 'silent' }));
-  const results: Record<string, number | string> = { tcg_cache_mb: config.vm.tcgCacheMb, vms: VMS };
+  const results: Record<string, unknown> = { tcg_cache_mb: config.vm.tcgCacheMb, vms: VMS };
   const ids = Array.from({ length: VMS }, (_, i) => `vm-idle${i.toString().padStart(3, '0')}`);
   const started: string[] = [];
   try {
@@ -81,14 +82,27 @@ async function main(): Promise<void> {
         `python3 with imports ${results.python_imports_first_ms} ms, again ${results.python_imports_again_ms} ms`,
     );
 
+    // Memory the guest used and gave back: a process writes 256 MiB and exits. Its pages become the VM's own
+    // (copied from the snapshot's file as they were written) and stay so unless the guest reports them free.
+    const pid0 = qemuPids(config.vm.runDir).find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(ids[0]!))!;
+    const privateMib = () => round((memoryOf(pid0)?.privateKib ?? Number.NaN) / 1024);
+    const beforeWorkload = privateMib();
+    await agent.exec({ argv: ['python3', '-c', "b = b'x' * (256 << 20)"] }, sink);
+    const afterWorkload = privateMib();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    const pids = qemuPids(config.vm.runDir);
+    results.freed_256mib_private_mib = { before: beforeWorkload, after: afterWorkload, settled: privateMib() };
+    log(
+      `VM that wrote 256 MiB and freed them: private ${beforeWorkload} MiB before, ${afterWorkload} MiB after, ${privateMib()} MiB ${SETTLE_MS / 1000} s later`,
+    );
+
+    const pids = qemuPids(config.vm.runDir).filter((pid) => pid !== pid0);
     const mean = (values: number[]) => round(values.reduce((s, v) => s + v, 0) / values.length);
     results.idle_private_mib = mean(pids.map((pid) => (memoryOf(pid)?.privateKib ?? Number.NaN) / 1024));
     results.idle_tcg_code_mib = host.accelerator === 'tcg' ? mean(pids.map((pid) => (tcgCodeCacheKib(pid, config.vm.tcgCacheMb) ?? Number.NaN) / 1024)) : 0;
     const windows = await idleCpuWindows(pids, 3, 10_000);
     log(`idle CPU per 10 s window: ${windows.join(', ')} % of a core per VM`);
     results.idle_cpu_pct = windows.at(-1)!;
+    results.idle_vms_measured = pids.length;
     log(`idle VM: ${results.idle_private_mib} MiB private (translated code ${results.idle_tcg_code_mib} MiB), ${results.idle_cpu_pct} % of a core`);
   } finally {
     for (const vmId of started) await engine.kill(vmId).catch((error) => log(`kill ${vmId}: ${(error as Error).message}`));

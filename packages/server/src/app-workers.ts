@@ -25,10 +25,13 @@ import type { App } from './api/types.ts';
 import type { CheckReport } from './core/custom-domain-checker.ts';
 import type { AttemptReport } from './core/webhooks/dispatcher.ts';
 import type { Worker } from './core/worker.ts';
+import type { Metrics } from './observability/metrics.ts';
 import type { Services } from './services.ts';
 import type { SshGateway } from './ssh/ssh-gateway.ts';
 
 export interface AppWorkerOptions {
+  /** The app's metrics: the admin listener serves them; webhook attempts are counted into them. */
+  metrics: Metrics;
   /** The engine when the app made it (it then kills its VMs and closes it); null when the caller owns it. */
   ownEngine: { close?(): Promise<void> } | null;
   /** Whether the app opened the store (it then closes it). */
@@ -141,7 +144,7 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
       name: 'admin listener',
       intake: true,
       start: async () => {
-        const listener = await startAdminListener(config.server, nodes, vms, log);
+        const listener = await startAdminListener(config.server, nodes, vms, options.metrics, log);
         addresses.adminUrl = listener.url;
         closeAdmin = listener.close;
       },
@@ -152,7 +155,10 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
       name: 'webhook delivery',
       intake: true,
       start: async () => {
-        webhookDispatcher.on('attempt', (report: AttemptReport) => log.debug({ webhook: report }, 'webhook attempt'));
+        webhookDispatcher.on('attempt', (report: AttemptReport) => {
+          log.debug({ webhook: report }, 'webhook attempt');
+          options.metrics.recordWebhookAttempt(report.status);
+        });
         webhookDispatcher.on('failure', (error: unknown) => log.error({ err: error }, 'webhook dispatcher pass failed; retrying on the next one'));
         webhookDispatcher.start();
       },

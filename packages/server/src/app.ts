@@ -33,6 +33,10 @@ import { hostnameOf } from './core/custom-domain-names.ts';
 import { vncRelayHandler } from './api/routes/computer-use/index.ts';
 import { SshGateway, type SshGatewayAddress } from './ssh/ssh-gateway.ts';
 import { appWorkers, runWorkers } from './app-workers.ts';
+import { registerHttpMetrics } from './api/metrics-hooks.ts';
+import { Metrics } from './observability/metrics.ts';
+import { countUnendedVmsOfNode } from './store/vms-store.ts';
+import { countUnsettledDeliveries } from './store/webhooks-store.ts';
 
 export interface BuildAppOptions {
   config: Config;
@@ -100,7 +104,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     schemaController: partAwareSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const engine = options.engine ?? createEngine(engineOptions(config), app.log);
+  const ownEngine = options.engine ? null : createEngine(engineOptions(config), app.log);
+  const engine = options.engine ?? ownEngine!;
   const sandbox = createSandboxServices(core, engine, {
     loadBrowserTemplate: () => loadBrowserTemplate(config.vm.cacheDir, config.browser.browserMemoryMb, app.log),
     loadDesktopTemplate: () => loadDesktopTemplate(config.vm.cacheDir, config.desktop.desktopMemoryMb, app.log),
@@ -113,8 +118,21 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     app.log.child({ component: 'ssh' }),
   );
   // Before any other hook: the workers start first once ready and their records are the last thing closed.
+  const metrics = new Metrics(
+    {
+      vmsByStatus: () => countUnendedVmsOfNode(database.db, config.cluster.nodeId),
+      poolCounts: () => engine.poolCounts(),
+      webhookQueueDepth: () => countUnsettledDeliveries(database.db),
+    },
+    (metric, error) => app.log.warn({ err: error, metric }, 'a metric could not be read; it is left out of this scrape'),
+  );
+  ownEngine?.events.on('acquired', ({ fromPool, ms }) => metrics.recordAcquire(fromPool, ms / 1000));
+  sandbox.executions.events.on('finished', (execution) =>
+    metrics.recordExecution(execution.language, execution.status, (Date.parse(execution.completedAt ?? '') - Date.parse(execution.createdAt)) / 1000),
+  );
   const { workers, addresses } = appWorkers(app, services, sshGateway, {
-    ownEngine: options.engine ? null : engine,
+    metrics,
+    ownEngine,
     ownsDatabase: !options.database,
     warmUp: options.warmUp ?? false,
   });
@@ -122,6 +140,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
   registerErrorHandling(app, customDomainHint(services));
   registerRequestLogging(app);
+  registerHttpMetrics(app, metrics);
   registerBoundedJsonParser(app);
   await app.register(formbody);
   // Every area's named schemas before any route: a route may refer to another area's.

@@ -1,5 +1,6 @@
 /**
- * The admin listener: worker control (GET /workers, drain, undrain, deployment drain) on an address of its own
+ * The admin listener: worker control (GET /workers, drain, undrain, deployment drain) and the Prometheus metrics
+ * (GET /metrics) on an address of its own
  * (`SANDBOXD_ADMIN_LISTEN`, 127.0.0.1 on the public port + 1 by default), for callers with the admin token
  * (`Authorization: Bearer …`). The spec says deployment drain is a local control plane that must not be an
  * unauthenticated public write; keeping the whole of worker control off the public listener means a leaked user
@@ -54,7 +55,18 @@ function tokenMatches(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-export async function startAdminListener(config: Config['server'], nodes: NodeRegistry, vms: VmService, log: FastifyBaseLogger): Promise<AdminListener> {
+/** What `GET /metrics` serves: the Prometheus text exposition (observability/metrics.ts). */
+export interface MetricsExposition {
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export async function startAdminListener(
+  config: Config['server'],
+  nodes: NodeRegistry,
+  vms: VmService,
+  metrics: MetricsExposition,
+  log: FastifyBaseLogger,
+): Promise<AdminListener> {
   if (config.adminListen === 'off') return { url: null, close: async () => {} };
   const token = adminToken(config);
   const app = Fastify({ loggerInstance: log.child({ listener: 'admin' }) }).withTypeProvider<TypeBoxTypeProvider>();
@@ -111,6 +123,12 @@ export async function startAdminListener(config: Config['server'], nodes: NodeRe
       return { ...toWorkerRecord(node, self), action, running_vms: running };
     },
   );
+
+  // Prometheus scrapes it with the admin token (`authorization: {credentials_file: …}` in its scrape config).
+  app.get('/metrics', async (_request, reply) => {
+    const { contentType, body } = await metrics.render();
+    return reply.type(contentType).send(body);
+  });
 
   const listen = splitListenAddress(config.adminListen);
   const host = listen.host;

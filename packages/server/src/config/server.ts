@@ -63,7 +63,7 @@ export const serverSettings = {
   adminListen: {
     env: 'SANDBOXD_ADMIN_LISTEN',
     description:
-      'HOST:PORT of the admin listener (worker control: GET /workers, drain, undrain, deployment drain; needs the admin token), or `off`; default 127.0.0.1 on the public port + 1',
+      'HOST:PORT of the admin listener (worker control: GET /workers, drain, undrain, deployment drain; the Prometheus metrics: GET /metrics; needs the admin token), or `off`; default 127.0.0.1 on the public port + 1',
     parse: listenAddress,
     fallback: () => '',
   },

@@ -4,6 +4,7 @@
  * first it answers 408 with the execution id and the run goes on, completing its record later. Output is
  * kept up to a configured size per stream, with a truncation flag.
  */
+import { EventEmitter } from 'node:events';
 import type { Principal } from './authenticator.ts';
 import { BoundedOutput } from './bounded-output.ts';
 import type { Clock } from './clock.ts';
@@ -74,7 +75,13 @@ const SOURCE_LIMIT = 64 * 1024;
 /** How long past its timeout a pre-stop hook's agent may take to answer before the stop goes on without it. */
 const PRE_STOP_GRACE_MS = 5_000;
 
+/** What an ExecutionService tells its observers (metrics): `finished` once per run this node ended, after its commit. */
+export interface ExecutionEvents {
+  finished: [Execution];
+}
+
 export class ExecutionService {
+  readonly events = new EventEmitter<ExecutionEvents>();
   /** Set by a graceful stop: runs still going are recorded failed already, and the store is about to close. */
   private stopping = false;
   /** This node's runs that may still be cancelled, by execution id: what stops each, and its end. */
@@ -470,12 +477,13 @@ export class ExecutionService {
         },
         IN_FLIGHT_EXECUTION_STATUSES,
       );
-      if (!updated) return (await findExecution(trx, userId, record.id))!;
+      if (!updated) return { execution: (await findExecution(trx, userId, record.id))!, endedHere: false };
       await recordExecutionEnd(trx, this.clock, updated);
-      return updated;
+      return { execution: updated, endedHere: true };
     });
     this.notifier.committed();
-    return row;
+    if (row.endedHere) this.events.emit('finished', row.execution);
+    return row.execution;
   }
 }
 

@@ -187,6 +187,18 @@ export async function listLiveVmsOfNode(db: Executor, nodeId: string): Promise<V
   return rows.map(toVm);
 }
 
+/** The VMs of `nodeId` that have not ended, counted by status and template (metrics). */
+export async function countUnendedVmsOfNode(db: Executor, nodeId: string): Promise<{ status: VmStatus; template: string; count: number }[]> {
+  const rows = await db
+    .selectFrom('vms')
+    .select((eb) => ['status', 'template_id', eb.fn.countAll<number>().as('count')])
+    .where('node_id', '=', nodeId)
+    .where('status', '!=', 'killed')
+    .groupBy(['status', 'template_id'])
+    .execute();
+  return rows.map((row) => ({ status: row.status, template: row.template_id, count: Number(row.count) }));
+}
+
 /**
  * What each node (or only `nodeId`) runs now (live VMs: count, vCPUs, memory), from the VM rows: fresher than
  * any heartbeat. One aggregate query: placement reads every node's, a heartbeat its own.

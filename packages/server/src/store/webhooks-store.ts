@@ -201,6 +201,16 @@ export async function nextDueTime(db: Executor): Promise<string | null> {
   return (row?.due as string | null | undefined) ?? null;
 }
 
+/** Deliveries not yet settled (pending or being attempted), cluster-wide: the queue's depth for metrics. */
+export async function countUnsettledDeliveries(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('status', 'in', ['pending', 'delivering'])
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
 /**
  * Takes the lease on a due delivery; true when this caller got it. The condition repeats the due check,
  * so of two nodes racing for one row exactly one wins.

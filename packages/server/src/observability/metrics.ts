@@ -1,0 +1,108 @@
+/**
+ * The server's Prometheus metrics (`prom-client`), served as text by the admin listener's `GET /metrics`.
+ *
+ * One registry per app, not prom-client's global one: a process may build several apps (tests, a restart in
+ * place), and each must count only its own. The metrics are fed two ways: the app records what passes through it
+ * (requests, errors, executions, VM acquisitions, webhook attempts) with the `record*` methods, and the gauges
+ * that describe a state (VMs by status, idle pooled VMs, undelivered webhooks) ask their `MetricSources` at each
+ * scrape, so they are never stale. This module knows nothing of the core: whoever builds it wires it (app-workers.ts).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The states the gauges read at each scrape; a source that fails leaves its gauge empty for that scrape. */
+export interface MetricSources {
+  /** This node's VMs that are not ended, by status and template. */
+  vmsByStatus(): Promise<{ status: string; template: string; count: number }[]>;
+  /** Idle pooled VMs by variant (`<vcpus>:<memoryMb>`, a template's id before it for other templates). */
+  poolCounts(): Record<string, number>;
+  /** Webhook deliveries waiting for an attempt (due now or later). */
+  webhookQueueDepth(): Promise<number>;
+}
+
+/** Latency buckets in seconds: a warm call is milliseconds, a VM restore under TCG seconds, a long run minutes. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+export class Metrics {
+  private readonly registry = new Registry();
+  private readonly httpDuration = new Histogram({
+    name: 'sandboxd_http_request_duration_seconds',
+    help: 'HTTP requests of the public listener by method, route pattern and status code, until the response was sent',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly errors = new Counter({
+    name: 'sandboxd_errors_total',
+    help: 'Error responses by their code (docs/errors.md)',
+    labelNames: ['code', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly executeDuration = new Histogram({
+    name: 'sandboxd_execute_duration_seconds',
+    help: 'Executions from their start to their end (a new VM included when the run waited for one), by language and final status',
+    labelNames: ['language', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly acquireDuration = new Histogram({
+    name: 'sandboxd_vm_acquire_duration_seconds',
+    help: 'VMs handed to a session or run: taken from the warm pool (from_pool="true") or restored from a snapshot',
+    labelNames: ['from_pool'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly webhookAttempts = new Counter({
+    name: 'sandboxd_webhook_attempts_total',
+    help: 'Webhook delivery attempts by the status they left the delivery in',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(sources: MetricSources, onSourceError: (metric: string, error: unknown) => void) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'sandboxd_' });
+    const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[], collect: (g: Gauge<L>) => Promise<void>) =>
+      new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          await collect(this).catch((error: unknown) => onSourceError(name, error));
+        },
+      });
+    gauge('sandboxd_vms', "This node's VMs that have not ended, by status and template", ['status', 'template'], async (g) => {
+      for (const { status, template, count } of await sources.vmsByStatus()) g.set({ status, template }, count);
+    });
+    gauge('sandboxd_pool_idle_vms', 'Restored, idle VMs in the warm pool by variant', ['variant'], async (g) => {
+      for (const [variant, count] of Object.entries(sources.poolCounts())) g.set({ variant }, count);
+    });
+    gauge('sandboxd_webhook_queue_depth', 'Webhook deliveries waiting for an attempt', [], async (g) => g.set(await sources.webhookQueueDepth()));
+  }
+
+  /** A response of the public listener; `route` is the matched pattern (`/v1/sessions/:session_id`), never the raw URL. */
+  recordRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpDuration.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  recordError(code: string, status: number): void {
+    this.errors.inc({ code, status: String(status) });
+  }
+
+  recordExecution(language: string, status: string, seconds: number): void {
+    this.executeDuration.observe({ language, status }, seconds);
+  }
+
+  recordAcquire(fromPool: boolean, seconds: number): void {
+    this.acquireDuration.observe({ from_pool: String(fromPool) }, seconds);
+  }
+
+  recordWebhookAttempt(status: string): void {
+    this.webhookAttempts.inc({ status });
+  }
+
+  /** The Prometheus text exposition, and its content type. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
