@@ -228,6 +228,8 @@ async function main(): Promise<void> {
     'restore_ms_p99',
     'restore_floor_ms_p50',
     'restore_floor_ratio',
+    'restore_2048_ms_p50',
+    'restore_floor_8192_ms_p50',
     'pool_acquire_ms_p50',
     'pool_ready_ms_p50',
     'exec_echo_ms_p50',

@@ -50,6 +50,8 @@ async function main(): Promise<void> {
     results.accel = host.accelerator;
     log(`accelerator ${host.accelerator}, tb-size ${config.vm.tcgCacheMb} MiB, ${VMS} VMs`);
     const restores: number[] = [];
+    /** The first VM's QEMU (the one that runs the commands): the only one after the first restore. */
+    let pid0 = Number.NaN;
     for (const vmId of ids) {
       restores.push(
         await timed(async () => {
@@ -58,6 +60,7 @@ async function main(): Promise<void> {
           await engine.whenReady(vmId);
         }),
       );
+      if (vmId === ids[0]) [pid0] = qemuPids(config.vm.runDir) as [number];
     }
     results.restore_ms_p50 = Math.round(percentile(restores, 50));
     log(`restore p50 ${results.restore_ms_p50} ms`);
@@ -84,7 +87,6 @@ async function main(): Promise<void> {
 
     // Memory the guest used and gave back: a process writes 256 MiB and exits. Its pages become the VM's own
     // (copied from the snapshot's file as they were written) and stay so unless the guest reports them free.
-    const pid0 = qemuPids(config.vm.runDir).find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(ids[0]!))!;
     const privateMib = () => round((memoryOf(pid0)?.privateKib ?? Number.NaN) / 1024);
     const beforeWorkload = privateMib();
     await agent.exec({ argv: ['python3', '-c', "b = b'x' * (256 << 20)"] }, sink);

@@ -102,7 +102,7 @@ describe('QEMU command line', () => {
     assert.deepEqual(devices(clone), devices(source));
     assert.deepEqual(option(source, '-netdev'), []);
     assert.deepEqual(option(clone, '-netdev'), ['user,id=net0,ipv6=off']);
-    assert.ok(devices(source).includes('virtio-balloon-device,id=balloon'));
+    assert.ok(devices(source).includes('virtio-balloon-device,id=balloon,free-page-reporting=on'), 'the balloon, reporting the pages the guest frees');
     assert.ok(devices(source).includes('virtserialport,chardev=agent,name=sandboxd.agent'));
   });
 

@@ -209,8 +209,11 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
     // Entropy for clones: the host's RNG feeds the guest's (microvm's ACPI has no vmgenid device).
     '-device',
     'virtio-rng-device',
+    // The balloon sizes the guest (memory.ts); with free-page reporting the guest also hands back the pages it
+    // frees (in 4 MiB blocks, a couple of seconds later), and QEMU drops them: a VM whose process wrote 256 MiB and
+    // exited went back from 579 to 339 MiB of private host memory within 20 s, against none without (bench:idle).
     '-device',
-    'virtio-balloon-device,id=balloon',
+    'virtio-balloon-device,id=balloon,free-page-reporting=on',
     // The transfer share for large files (transfer-area.ts). security_model=none: the guest sees the host's
     // owners and modes, and nothing is stored in extended attributes.
     '-fsdev',
