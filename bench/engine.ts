@@ -63,16 +63,20 @@ async function main(): Promise<void> {
   const nextId = () => `vm-bench${(n++).toString().padStart(4, '0')}`;
 
   // Restore (empty pool): acquire = restore + agent handshake + identity/clock/entropy fix-ups.
-  const restores: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const vmId = nextId();
-    const [ms] = await timed(async () => {
-      await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 512, lifetimeSeconds: 600 });
-      await engine.whenReady(vmId);
-    });
-    restores.push(ms);
-    await engine.kill(vmId);
-  }
+  const restoreTimes = async (memoryMb: number, rounds: number): Promise<number[]> => {
+    const times: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const vmId = nextId();
+      const [ms] = await timed(async () => {
+        await engine.acquire({ vmId, vcpuCount: 1, memoryMb, lifetimeSeconds: 600 });
+        await engine.whenReady(vmId);
+      });
+      times.push(ms);
+      await engine.kill(vmId);
+    }
+    return times;
+  };
+  const restores = await restoreTimes(512, ROUNDS);
   results.restore_ms_p50 = percentile(restores, 50);
   results.restore_ms_p99 = percentile(restores, 99);
   log(`restore p50 ${results.restore_ms_p50} ms, p99 ${results.restore_ms_p99} ms`);
@@ -90,17 +94,7 @@ async function main(): Promise<void> {
   const largeTier = MEMORY_TIERS.find((tier) => tier.bootMemoryMb >= 2048 && tier.minMemoryMb <= 2048)!;
   const largeSnapshot = await variants.ensure(1, largeTier);
   results.restore_floor_8192_ms_p50 = percentile(await measureRestoreFloor(config, image, largeSnapshot.dir, largeTier.minMemoryMb, Math.min(ROUNDS, 5)), 50);
-  const large: number[] = [];
-  for (let i = 0; i < Math.min(ROUNDS, 5); i++) {
-    const vmId = nextId();
-    const [ms] = await timed(async () => {
-      await engine.acquire({ vmId, vcpuCount: 1, memoryMb: 2048, lifetimeSeconds: 600 });
-      await engine.whenReady(vmId);
-    });
-    large.push(ms);
-    await engine.kill(vmId);
-  }
-  results.restore_2048_ms_p50 = percentile(large, 50);
+  results.restore_2048_ms_p50 = percentile(await restoreTimes(2048, Math.min(ROUNDS, 5)), 50);
   log(
     `bare restore of the ${largeTier.bootMemoryMb} MiB snapshot (balloon as saved) p50 ${results.restore_floor_8192_ms_p50} ms; a 2 GiB VM's restore p50 ${results.restore_2048_ms_p50} ms`,
   );
