@@ -102,7 +102,8 @@ describe('QEMU command line', () => {
     assert.deepEqual(devices(clone), devices(source));
     assert.deepEqual(option(source, '-netdev'), []);
     assert.deepEqual(option(clone, '-netdev'), ['user,id=net0,ipv6=off']);
-    assert.ok(devices(source).includes('virtio-balloon-device,id=balloon,free-page-reporting=on'), 'the balloon, reporting the pages the guest frees');
+    // Without free-page reporting: QEMU 7.2 would punch the reported pages out of the snapshot file clones share.
+    assert.ok(devices(source).includes('virtio-balloon-device,id=balloon'), 'the balloon, without free-page reporting');
     assert.ok(devices(source).includes('virtserialport,chardev=agent,name=sandboxd.agent'));
   });
 
