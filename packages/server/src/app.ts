@@ -128,7 +128,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   );
   ownEngine?.events.on('acquired', ({ fromPool, ms }) => metrics.recordAcquire(fromPool, ms / 1000));
   sandbox.executions.events.on('finished', (execution) =>
-    metrics.recordExecution(execution.language, execution.status, (Date.parse(execution.completedAt ?? '') - Date.parse(execution.createdAt)) / 1000),
+    metrics.recordExecution(execution.language, execution.status, execution.createdAt, execution.completedAt),
   );
   const { workers, addresses } = appWorkers(app, services, sshGateway, {
     metrics,

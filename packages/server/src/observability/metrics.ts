@@ -24,33 +24,27 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 
 export class Metrics {
   private readonly registry = new Registry();
-  private readonly httpDuration = new Histogram({
-    name: 'sandboxd_http_request_duration_seconds',
-    help: 'HTTP requests of the public listener by method, route pattern and status code, until the response was sent',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  private readonly httpDuration = this.histogram(
+    'sandboxd_http_request_duration_seconds',
+    'HTTP requests of the public listener by method, route pattern and status code, until the response was sent',
+    ['method', 'route', 'status'],
+  );
   private readonly errors = new Counter({
     name: 'sandboxd_errors_total',
     help: 'Error responses by their code (docs/errors.md)',
     labelNames: ['code', 'status'] as const,
     registers: [this.registry],
   });
-  private readonly executeDuration = new Histogram({
-    name: 'sandboxd_execute_duration_seconds',
-    help: 'Executions from their start to their end (a new VM included when the run waited for one), by language and final status',
-    labelNames: ['language', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly acquireDuration = new Histogram({
-    name: 'sandboxd_vm_acquire_duration_seconds',
-    help: 'VMs handed to a session or run: taken from the warm pool (from_pool="true") or restored from a snapshot',
-    labelNames: ['from_pool'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  private readonly executeDuration = this.histogram(
+    'sandboxd_execute_duration_seconds',
+    'Executions from their start to their end (a new VM included when the run waited for one), by language and final status',
+    ['language', 'status'],
+  );
+  private readonly acquireDuration = this.histogram(
+    'sandboxd_vm_acquire_duration_seconds',
+    'VMs handed to a session or run: taken from the warm pool (from_pool="true") or restored from a snapshot',
+    ['from_pool'],
+  );
   private readonly webhookAttempts = new Counter({
     name: 'sandboxd_webhook_attempts_total',
     help: 'Webhook delivery attempts by the status they left the delivery in',
@@ -82,19 +76,20 @@ export class Metrics {
 
   /** A response of the public listener; `route` is the matched pattern (`/v1/sessions/:session_id`), never the raw URL. */
   recordRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpDuration.observe({ method, route, status: String(status) }, seconds);
+    observe(this.httpDuration, { method, route, status: String(status) }, seconds);
   }
 
   recordError(code: string, status: number): void {
     this.errors.inc({ code, status: String(status) });
   }
 
-  recordExecution(language: string, status: string, seconds: number): void {
-    this.executeDuration.observe({ language, status }, seconds);
+  /** A run's duration from its record's start and end (ISO times); a run without both is not observed. */
+  recordExecution(language: string, status: string, createdAt: string, completedAt: string | null): void {
+    observe(this.executeDuration, { language, status }, (Date.parse(completedAt ?? '') - Date.parse(createdAt)) / 1000);
   }
 
   recordAcquire(fromPool: boolean, seconds: number): void {
-    this.acquireDuration.observe({ from_pool: String(fromPool) }, seconds);
+    observe(this.acquireDuration, { from_pool: String(fromPool) }, seconds);
   }
 
   recordWebhookAttempt(status: string): void {
@@ -105,4 +100,16 @@ export class Metrics {
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+
+  private histogram<L extends string>(name: string, help: string, labelNames: readonly L[]): Histogram<L> {
+    return new Histogram<L>({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  }
+}
+
+/**
+ * Observes a duration unless it is not a number: prom-client throws on NaN, and the recorders run inside the work
+ * they count (an execution's end, a response), which a metric must never fail.
+ */
+function observe<L extends string>(histogram: Histogram<L>, labels: Partial<Record<L, string>>, seconds: number): void {
+  if (Number.isFinite(seconds) && seconds >= 0) histogram.observe(labels, seconds);
 }

@@ -36,10 +36,12 @@ function parseLabels(text: string, line: string): Record<string, string> {
   return labels;
 }
 
+/** Prometheus reads values with Go's ParseFloat, which takes `NaN` and `Inf` in any case (prom-client writes `Nan`). */
 function parseValue(text: string, line: string): number {
-  if (text === '+Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return Number.NaN;
+  const lower = text.toLowerCase();
+  if (lower === '+inf' || lower === 'inf') return Infinity;
+  if (lower === '-inf') return -Infinity;
+  if (lower === 'nan') return Number.NaN;
   const value = Number(text);
   if (Number.isNaN(value)) throw new Error(`malformed value: ${line}`);
   return value;
