@@ -12,7 +12,7 @@ import tseslint from 'typescript-eslint';
 //                                                              marks, forbidden addresses, listen addresses), the
 //                                                              wire schemas
 //   2 adapters  store/ storage/ agent/ vm/ image/ dns/ webhooks/   what the core uses; they know nothing of it
-//               observability/                                 (the metrics registry, fed by the top floor)
+//               observability/                                 (the metrics registry, the tracing SDK and span helper)
 //   3 core      core/                                          decides; declares the ports its adapters implement
 //   4 ports     engine/ net/ browser/ git/ ssh/ cluster/       implement core's ports (or serve it: ssh); not each
 //                                                              other, except engine, which uses net's cgroup classifier;

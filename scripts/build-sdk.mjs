@@ -1,64 +1,62 @@
 #!/usr/bin/env node
-// Builds the client library's dist/ (what `import('@sandboxd/sdk')` loads under plain Node.js) when its
-// sources changed since the last build, compared by content hash. Run by scripts/setup.mjs; runnable alone:
-//   node scripts/build-sdk.mjs
+// Builds the published client packages' dist/ (what plain Node.js loads: `import('@sandboxd/sdk')`,
+// `import('@sandboxd/mcp')`, the `sandbox` command's bin/sandbox.mjs) when their sources changed since the last
+// build, compared by content hash (scripts/tsc-build.mjs). In dependency order: the SDK, then the MCP server (its
+// types of the SDK come from the SDK's dist/), then the CLI (over both). Run by `npm run build` (and so by
+// scripts/setup.mjs) and by each package's `npm pack` (prepack); runnable alone:
+//   node scripts/build-sdk.mjs [sdk|mcp|cli …]     the packages named and what they need; all three by default
 // Plain JavaScript with no dependencies beyond TypeScript, like setup.mjs.
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ensureCompiled, inputsHash, root, runAsScript } from './tsc-build.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const sdk = path.join(root, 'packages', 'sdk');
-const dist = path.join(sdk, 'dist');
-// Beside the npm dependencies' own stamp, not in dist/, which `npm pack` publishes.
-const stamp = path.join(root, 'node_modules', '.sandboxd-sdk-hash');
+/** The packages built, in build order; `needs` are the ones whose dist/ the build reads. */
+const PACKAGES = {
+  sdk: { label: 'client library (@sandboxd/sdk)', needs: [] },
+  mcp: { label: 'MCP server (@sandboxd/mcp)', needs: ['sdk'] },
+  cli: { label: 'command-line tool (@sandboxd/cli)', needs: ['sdk', 'mcp'] },
+};
 
-function filesUnder(dir) {
-  return fs
-    .readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? filesUnder(path.join(dir, entry.name)) : [path.join(dir, entry.name)]))
-    .sort();
+/** What `tsc-build.mjs` hashes for a package: its sources, its build tsconfig and manifest, and what it is built against. */
+function buildInputs(name) {
+  const dir = path.join(root, 'packages', name);
+  return {
+    tsconfig: path.join(dir, 'tsconfig.build.json'),
+    sourceDirs: [path.join(dir, 'src')],
+    files: [path.join(dir, 'package.json')],
+    // A change to the SDK rebuilds the MCP server and the CLI.
+    extra: PACKAGES[name].needs.map((needed) => `${needed}:${packageSourcesHash(needed)}`).join('\n'),
+  };
 }
 
-/** Everything the build reads: the sources, both tsconfigs, the package manifest, the compiler's version. */
-export function sdkSourcesHash() {
-  const hash = createHash('sha256');
-  const inputs = [
-    ...filesUnder(path.join(sdk, 'src')),
-    path.join(sdk, 'tsconfig.build.json'),
-    path.join(root, 'tsconfig.base.json'),
-    path.join(sdk, 'package.json'),
-    path.join(root, 'node_modules', 'typescript', 'package.json'),
-  ];
-  for (const file of inputs) hash.update(path.relative(root, file)).update('\0').update(fs.readFileSync(file)).update('\0');
-  return hash.digest('hex');
+/** The content hash a package's build is stamped with (its stamp: node_modules/.sandboxd-<name>-hash). */
+export function packageSourcesHash(name) {
+  const { tsconfig, sourceDirs, files, extra } = buildInputs(name);
+  return inputsHash({ sourceDirs, files: [tsconfig, ...files], extra });
 }
 
-/** Builds dist/ unless it was built from these very sources; `step` prints a progress line. */
-export function ensureSdkBuilt(step = (message) => process.stderr.write(`${message}\n`)) {
-  const hash = sdkSourcesHash();
-  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === hash) {
-    step('client library (@sandboxd/sdk): dist/ up to date');
-    return false;
-  }
-  step('client library (@sandboxd/sdk): building dist/ (tsc, a few seconds)');
-  // A clean build: files of deleted sources must not linger in what `import` and `npm pack` see.
-  fs.rmSync(dist, { recursive: true, force: true });
-  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', path.join(sdk, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`building @sandboxd/sdk failed (tsc exited with ${result.status ?? result.signal})`);
-  fs.writeFileSync(stamp, hash);
-  step('client library (@sandboxd/sdk): dist/ built');
-  return true;
+/** Builds one package's dist/ unless it was built from these very sources; `step` prints a progress line. */
+export function ensurePackageBuilt(name, step = (message) => process.stderr.write(`${message}\n`)) {
+  const dir = path.join(root, 'packages', name);
+  return ensureCompiled({ label: PACKAGES[name].label, outDir: path.join(dir, 'dist'), stampName: name, step, ...buildInputs(name) });
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    ensureSdkBuilt();
-  } catch (error) {
-    process.stderr.write(`[build-sdk] ${error.message}\n`);
-    process.exit(1);
-  }
+/** Everything the SDK's build reads (see packageSourcesHash). */
+export const sdkSourcesHash = () => packageSourcesHash('sdk');
+/** The SDK's dist/ (what `import('@sandboxd/sdk')` loads under plain Node.js, and what the server runs). */
+export const ensureSdkBuilt = (step) => ensurePackageBuilt('sdk', step);
+
+/** The packages named (default: all three) and those they are built against, in build order; true when any was built. */
+export function ensureClientPackagesBuilt(step, names = Object.keys(PACKAGES)) {
+  for (const name of names) if (!PACKAGES[name]) throw new Error(`no package "${name}" here (${Object.keys(PACKAGES).join(', ')})`);
+  const wanted = new Set(names.flatMap((name) => [...PACKAGES[name].needs, name]));
+  return Object.keys(PACKAGES)
+    .filter((name) => wanted.has(name))
+    .map((name) => ensurePackageBuilt(name, step))
+    .some(Boolean);
 }
+
+// node scripts/build-sdk.mjs [sdk|mcp|cli …]: those (with what they need), else all three.
+runAsScript(import.meta.url, 'build-sdk', () => {
+  const names = process.argv.slice(2);
+  ensureClientPackagesBuilt(undefined, names.length > 0 ? names : undefined);
+});

@@ -2,42 +2,23 @@
 // Set-up shared by `npm start` and `npm test`: installs what is missing on a fresh Debian machine, then
 // returns. Plain JavaScript with no dependencies, because it runs before `npm install` has.
 //
-//   node scripts/setup.mjs --for=start   npm deps, the client library's and the web console's dist/, Debian packages for VMs, guest
-//                                        image, `sandbox` on PATH
-//   node scripts/setup.mjs --for=test    the same, plus PostgreSQL (for the store's contract tests)
+//   node scripts/setup.mjs --for=start   npm deps, every package compiled (`npm run build`, scripts/build.mjs: only what
+//                                        changed), Debian packages for VMs, the default guest image, `sandbox` on PATH
+//   node scripts/setup.mjs --for=test    the same, plus the packages the tests use (PostgreSQL, Chromium, …) and the
+//                                        browser and desktop images
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureSdkBuilt } from './build-sdk.mjs';
-import { ensureDashboardBuilt } from './build-dashboard.mjs';
+import { buildAll } from './build.mjs';
+import { ENGINE_PACKAGES } from './debian-packages.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const purpose = (process.argv.find((a) => a.startsWith('--for=')) ?? '--for=start').slice('--for='.length);
 const started = Date.now();
 
-/**
- * Debian packages the engine needs at run time and to build the guest image; skopeo and umoci pull and unpack
- * OCI images for templates (`src/image/oci/`).
- */
-const ENGINE_PACKAGES = [
-  'qemu-system-x86',
-  'qemu-utils',
-  'linux-image-amd64',
-  'busybox-static',
-  'mmdebstrap',
-  'e2fsprogs',
-  'cpio',
-  'xz-utils',
-  'nftables',
-  'ca-certificates',
-  'util-linux',
-  'tar',
-  'skopeo',
-  'umoci',
-];
 /**
  * Extra packages for the test suite: PostgreSQL (the store's contract tests), pyflakes3 and black, which
  * `npm run lint` runs over the Python the agent runs in the guest, and a container registry with `htpasswd`
@@ -57,6 +38,8 @@ const TEST_PACKAGES = [
   'python3-pip',
   'python3-venv',
   'python3-wheel',
+  // The Python client's sdist (`python3 -m build --sdist --no-isolation`, packages-install test of the client).
+  'python3-build',
   // The Python client's dependencies (its test venvs take them from the system, offline) and its type check.
   'python3-httpx',
   'python3-websockets',
@@ -163,24 +146,23 @@ function ensureDebianPackages(packages) {
   step('Debian packages: installed');
 }
 
-/** The agent bundle (one file for the guest), rebuilt every time: esbuild takes well under a second. */
-function bundleAgent() {
-  run('npm', ['run', '--silent', 'bundle', '-w', '@sandboxd/agent']);
-  // The desktop template's computer-use service (packages/agent/src/desktop/), installed by the desktop image.
-  run('npm', ['run', '--silent', 'bundle:desktop', '-w', '@sandboxd/agent']);
-  step('guest agent: bundled (and the desktop service)');
-}
-
 /**
  * The guest image, cached by content hash in SANDBOXD_CACHE_DIR (default ~/.cache/sandboxd): built once per
  * machine (about a minute: mmdebstrap), then found in well under a second.
  */
 function ensureGuestImage() {
   step('guest image: checking the cache (a first build runs mmdebstrap with the Python data-analysis packages: about three minutes)');
-  const args = ['--import', 'tsx', 'packages/server/src/image/cli.ts', 'ensure', '--agent', 'packages/agent/dist/agent.mjs'];
+  const args = ['packages/server/dist/image/cli.js', 'ensure', '--agent', 'packages/agent/dist/agent.mjs'];
   if (process.env.SANDBOXD_CACHE_DIR) args.push('--cache-dir', process.env.SANDBOXD_CACHE_DIR);
   run(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   step('guest image: ready');
+  if (purpose !== 'test') {
+    // Serving sooner: many users never open a browser or a desktop, and their images took 4.3 of the 9.1 minutes
+    // a first `npm start` spent before serving. The server builds each on its first use (the session waits for it;
+    // progress in the server's log). The tests use both, so `--for=test` builds them here, once per machine.
+    step('browser and desktop images: built by the server on first use (a first build: about 1.5 and 3 minutes)');
+    return;
+  }
   // The browser template's image: the same layers plus Debian's chromium and fonts (a first build: ~1.5 min).
   step('browser image: checking the cache (a first build adds chromium to a base of its own, about a minute and a half)');
   run(process.execPath, [...args, '--flavour', 'browser'], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -245,10 +227,8 @@ function installCommandLine() {
 try {
   checkNode();
   ensureNpmDependencies();
-  ensureSdkBuilt(step);
-  ensureDashboardBuilt(step);
+  buildAll(step);
   ensureDebianPackages(purpose === 'test' ? [...ENGINE_PACKAGES, ...TEST_PACKAGES] : ENGINE_PACKAGES);
-  bundleAgent();
   ensureGuestImage();
   installCommandLine();
   step(`ready (${purpose})`);

@@ -1,7 +1,7 @@
-"""The README's Python blocks run as they are, against the live server: the walk-through (alone, as
-``python3 example.py``), the terminal (after a session is made) and the asyncio one.
+"""The Python blocks of docs/clients/python.md (once the README's) run as they are, against the live server: the
+walk-through (alone, as ``python3 example.py``), the terminal (after a session is made) and the asyncio one.
 
-The blocks are read from the repository README's "Python client library" section.
+The blocks are read from the "Python client library" section of the repository's docs/clients/python.md.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ SECTION_TITLE = "## Python client library"
 
 
 def python_blocks() -> list:
-    text = (ROOT.parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (ROOT.parent.parent / "docs" / "clients" / "python.md").read_text(encoding="utf-8")
     start = text.index(SECTION_TITLE)
     end = text.find("\n## ", start + len(SECTION_TITLE))
     text = text[start : end if end >= 0 else len(text)]

@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-// Entry point of the `sandbox` command. Runs the TypeScript sources through tsx, and resolves
-// @sandboxd/sdk to its sources (the "@sandboxd/source" export condition), so the repository needs no build.
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+// Entry point of the `sandbox` command: the compiled command in ../dist (plain JavaScript, no tsx). The package
+// is published with dist/ built; in the repository, the set-up builds it (scripts/build-sdk.mjs, also
+// `npm run build -w @sandboxd/cli`). bin/sandbox-dev.mjs runs the TypeScript sources instead.
+import fs from 'node:fs';
 
-register('./source-condition.mjs', import.meta.url);
-registerTsx();
-await import('../src/main.ts');
+const main = new URL('../dist/main.js', import.meta.url);
+if (!fs.existsSync(main)) {
+  process.stderr.write(
+    'sandbox: the command is not built (no dist/main.js); in the sandboxd repository run `node scripts/build-sdk.mjs` (or the set-up, `node scripts/setup.mjs`)\n',
+  );
+  process.exit(1);
+}
+await import(main.href);

@@ -1,1 +1,1 @@
-export const CLI_VERSION = '0.2.2';
+export const CLI_VERSION = '0.3.0';

@@ -4,10 +4,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cliBundle } from './cli-bundle.ts';
+// @ts-expect-error: a plain .mjs script of the set-up, without declarations
+import { ensureClientPackagesBuilt } from '../../../scripts/build-sdk.mjs';
 
-/** The checkout's entry point, as a user runs it (sources compiled by tsx at start). */
+/**
+ * The checkout's entry point, as a user runs it: the compiled command (dist/), as published. The set-up built it;
+ * it is built again here when the CLI's, the SDK's or the MCP server's sources changed since (a few seconds; a
+ * no-op otherwise), so a test never runs code older than the sources.
+ */
 export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/sandbox.mjs');
+(ensureClientPackagesBuilt as (step: (message: string) => void) => boolean)(() => undefined);
 
 export interface CliResult {
   code: number | null;
@@ -50,11 +56,8 @@ function parse(stdout: string): unknown {
   }
 }
 
-/**
- * How the command is run by default: this checkout's sources, bundled (cli-bundle.ts: the same code, a third of the
- * start-up time). `[process.execPath, BIN]` runs the entry point itself; `['sandbox']` the one on PATH.
- */
-const THIS_CHECKOUT = [process.execPath, await cliBundle()];
+/** How the command is run by default: this checkout's entry point (BIN); `['sandbox']` runs the one on PATH. */
+const THIS_CHECKOUT = [process.execPath, BIN];
 
 /** Starts the command; `done` resolves with its output when it exits (a program that cannot start: code null). */
 export function startCli(

@@ -3,7 +3,7 @@
  * real VMs: sign in, create a sandbox, run code, a terminal, files both ways, API keys, a vault's secrets (their
  * values never shown nor sent back), a webhook's test delivery, approving `sandbox login`, and never seeing
  * another user's sandbox. One server, one browser and one sandbox for the whole file (VMs are slow under TCG).
- * Screenshots of the main pages go to docs/screenshots/ for the README.
+ * Screenshots of the main pages go to docs/screenshots/ for docs/guides/web-console.md.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

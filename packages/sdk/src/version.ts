@@ -1,2 +1,2 @@
 /** The package version (a test keeps it equal to package.json's). */
-export const VERSION = '0.2.2';
+export const VERSION = '0.3.0';

@@ -28,10 +28,10 @@ describe('the built package', () => {
   });
   after(() => fs.rmSync(out, { recursive: true, force: true }));
 
-  test('package.json: version 0.2.2 (as the code says), ESM, exports pointing at dist with a source condition', () => {
+  test('package.json: version 0.3.0 (as the code says), ESM, exports pointing at dist with a source condition', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE, 'package.json'), 'utf8'));
     assert.equal(pkg.name, '@sandboxd/sdk');
-    assert.equal(pkg.version, '0.2.2');
+    assert.equal(pkg.version, '0.3.0');
     assert.equal(VERSION, pkg.version);
     assert.equal(pkg.type, 'module');
     assert.deepEqual(pkg.exports['.'], { '@sandboxd/source': './src/index.ts', types: './dist/index.d.ts', default: './dist/index.js' });

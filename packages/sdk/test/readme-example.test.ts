@@ -1,6 +1,6 @@
 /**
- * `@sandboxd/sdk` is usable the way the README shows it: the README's client example, taken from the README
- * as it is, runs under plain `node` (no tsx, no source condition) in the repository, where the set-up builds
+ * `@sandboxd/sdk` is usable the way the docs show it: the client example of docs/clients/typescript.md (the
+ * README's before the docs moved to docs/), taken from there as it is, runs under plain `node` (no tsx, no source condition) in the repository, where the set-up builds
  * `dist/`, and from `npm pack`'s tarball installed offline into an empty project elsewhere. Against a real
  * server with real VMs: one session at a time (each run makes one and kills it).
  */
@@ -19,12 +19,12 @@ import { ensureSdkBuilt, sdkSourcesHash } from '../../../scripts/build-sdk.mjs';
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** The first JavaScript block of the README's client library section. */
+/** The first JavaScript block of the client library section of docs/clients/typescript.md. */
 function readmeExample(): string {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const readme = fs.readFileSync(path.join(ROOT, 'docs', 'clients', 'typescript.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Client library'));
   const match = /```js\n([\s\S]*?)```/.exec(section);
-  if (!match) throw new Error('no ```js block in the README client library section');
+  if (!match) throw new Error('no ```js block in the client library section of docs/clients/typescript.md');
   return match[1]!;
 }
 
@@ -59,7 +59,8 @@ describe('the README client example under plain node', () => {
   };
 
   test('the set-up builds dist/, and rebuilds it only when the sources changed', () => {
-    assert.match(fs.readFileSync(path.join(ROOT, 'scripts', 'setup.mjs'), 'utf8'), /ensureSdkBuilt\(step\)/);
+    assert.match(fs.readFileSync(path.join(ROOT, 'scripts', 'setup.mjs'), 'utf8'), /buildAll\(step\)/);
+    assert.match(fs.readFileSync(path.join(ROOT, 'scripts', 'build.mjs'), 'utf8'), /ensureClientPackagesBuilt\(step\)/);
     assert.equal(fs.readFileSync(path.join(ROOT, 'node_modules', '.sandboxd-sdk-hash'), 'utf8'), sdkSourcesHash());
     assert.equal(
       ensureSdkBuilt(() => undefined),

@@ -56,6 +56,11 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
   const addresses: NodeAddresses = { adminUrl: null, internalUrl: null };
   let closeInternal = idle;
   let closeAdmin = idle;
+  // Every loop of the core reports a failed turn here: logged with its name, counted by it.
+  services.backgroundFailures.on((loop, error) => {
+    log.error({ err: error, loop }, `background loop ${loop} failed; its next turn retries`);
+    options.metrics.recordBackgroundFailure(loop);
+  });
   const workers: Worker[] = [
     { name: 'store', start: idle, stop: async () => void (options.ownsDatabase && (await database.close())) },
     {
@@ -159,7 +164,10 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
           log.debug({ webhook: report }, 'webhook attempt');
           options.metrics.recordWebhookAttempt(report.status);
         });
-        webhookDispatcher.on('failure', (error: unknown) => log.error({ err: error }, 'webhook dispatcher pass failed; retrying on the next one'));
+        webhookDispatcher.on('failure', (error: unknown) => {
+          log.error({ err: error, loop: 'webhook_dispatch' }, 'webhook dispatcher pass failed; retrying on the next one');
+          options.metrics.recordBackgroundFailure('webhook_dispatch');
+        });
         webhookDispatcher.start();
       },
       stop: () => webhookDispatcher.stop(),
@@ -170,11 +178,15 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
       name: 'custom domains',
       intake: true,
       start: async () => {
-        customDomainHosts.on('failure', (error: unknown) =>
-          log.error({ err: error }, 'reloading the verified custom domains failed; the previous set is kept'),
-        );
+        customDomainHosts.on('failure', (error: unknown) => {
+          log.error({ err: error, loop: 'custom_domain_reload' }, 'reloading the verified custom domains failed; the previous set is kept');
+          options.metrics.recordBackgroundFailure('custom_domain_reload');
+        });
         customDomainChecker.on('check', (report: CheckReport) => log.debug({ customDomain: report }, 'custom domain checked'));
-        customDomainChecker.on('failure', (error: unknown) => log.error({ err: error }, 'custom domain check pass failed; retrying on the next one'));
+        customDomainChecker.on('failure', (error: unknown) => {
+          log.error({ err: error, loop: 'custom_domain_check' }, 'custom domain check pass failed; retrying on the next one');
+          options.metrics.recordBackgroundFailure('custom_domain_check');
+        });
         await customDomainHosts.start();
         customDomainChecker.start();
       },

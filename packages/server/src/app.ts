@@ -35,6 +35,11 @@ import { SshGateway, type SshGatewayAddress } from './ssh/ssh-gateway.ts';
 import { appWorkers, runWorkers } from './app-workers.ts';
 import { registerHttpMetrics } from './api/metrics-hooks.ts';
 import { Metrics } from './observability/metrics.ts';
+import { storeQuerySpans } from './observability/spans.ts';
+import { startTracing } from './observability/tracing.ts';
+import { registerHttpTracing } from './api/trace-hooks.ts';
+import { tracesUrlOf } from './config/observability.ts';
+import { API_VERSION } from './version.ts';
 import { countUnendedVmsOfNode } from './store/vms-store.ts';
 import { countUnsettledDeliveries } from './store/webhooks-store.ts';
 
@@ -72,9 +77,14 @@ export interface BuiltApp {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** The engine's warnings that are a failed turn of one of its background loops, by the loop's name. */
+const ENGINE_LOOP_WARNINGS: Record<string, string> = { POOL_REFILL_FAILED: 'pool_refill', CACHE_PRUNE_FAILED: 'cache_retention' };
+
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const { config } = options;
-  const database = options.database ?? (await openDatabase({ dataDir: config.server.dataDir, databaseUrl: config.server.databaseUrl }));
+  // With tracing on, each statement of a traced request is a span (observability/spans.ts).
+  const onQuery = tracesUrlOf(config.observability) ? { onQuery: storeQuerySpans(config.server.databaseUrl ? 'postgresql' : 'sqlite') } : {};
+  const database = options.database ?? (await openDatabase({ dataDir: config.server.dataDir, databaseUrl: config.server.databaseUrl, ...onQuery }));
   const core = await createServices(config, database, options.clock ?? systemClock);
 
   const app = Fastify({
@@ -104,6 +114,16 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     schemaController: partAwareSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Before anything can start a span; closed after every worker stopped (onClose hooks run last-registered first).
+  const tracing = await startTracing({
+    url: tracesUrlOf(config.observability),
+    serviceName: config.observability.otelServiceName,
+    serviceVersion: API_VERSION,
+    headers: config.observability.otlpHeaders,
+    onWarning: (message) => app.log.warn({ component: 'tracing' }, message),
+  });
+  app.addHook('onClose', () => tracing.shutdown());
+
   const ownEngine = options.engine ? null : createEngine(engineOptions(config), app.log);
   const engine = options.engine ?? ownEngine!;
   const sandbox = createSandboxServices(core, engine, {
@@ -127,6 +147,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     (metric, error) => app.log.warn({ err: error, metric }, 'a metric could not be read; it is left out of this scrape'),
   );
   ownEngine?.events.on('acquired', ({ fromPool, ms }) => metrics.recordAcquire(fromPool, ms / 1000));
+  // The engine's own loops report through its warnings (engine/index.ts logs them): count those of a loop.
+  ownEngine?.events.on('warning', ({ code }) => {
+    const loop = ENGINE_LOOP_WARNINGS[code];
+    if (loop) metrics.recordBackgroundFailure(loop);
+  });
+  sandbox.egress.decisions.on('decision', (verdict) => metrics.recordEgressDecision(verdict === 'allowed' ? 'allow' : 'deny'));
   sandbox.executions.events.on('finished', (execution) =>
     metrics.recordExecution(execution.language, execution.status, execution.createdAt, execution.completedAt),
   );
@@ -138,6 +164,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   });
   runWorkers(app, workers);
 
+  if (tracing.enabled) registerHttpTracing(app);
   registerErrorHandling(app, customDomainHint(services));
   registerRequestLogging(app);
   registerHttpMetrics(app, metrics);

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { isIP, isIPv4 } from 'node:net';
 import type { Config } from './config/index.ts';
 import { ApiKeyService } from './core/api-keys.ts';
+import { BackgroundFailures } from './core/background-timers.ts';
 import { SshKeyService } from './core/ssh-keys.ts';
 import { createAccessTokenIssuer, type AccessTokenIssuer } from './core/auth/access-tokens.ts';
 import { ConsoleSessions } from './core/auth/console-sessions.ts';
@@ -79,6 +80,8 @@ import { readOrInitSetting } from './store/settings-store.ts';
 
 export interface CoreServices {
   config: Config;
+  /** Where the background loops report a failed turn (app-workers.ts logs and counts them). */
+  backgroundFailures: BackgroundFailures;
   database: Database;
   clock: Clock;
   /** Wakes outbox consumers after a commit that recorded events. */
@@ -164,6 +167,7 @@ export async function createServices(config: Config, database: Database, clock: 
   const clusterSecret =
     config.cluster.clusterSecret ?? (await readOrInitSetting(database.db, 'cluster.internal_secret', randomBytes(48).toString('base64url')));
   return {
+    backgroundFailures: new BackgroundFailures(),
     internalAuth: new InternalAuth(clusterSecret, config.cluster.nodeId),
     config,
     database,
@@ -293,7 +297,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   const remoteNodes = new HttpRemoteNodes(database, core.internalAuth);
   const vms = new VmService(database, engine, limiter, clock, events, sources, remoteNodes, placement, killQueue);
   const vaultCa = new VaultCa(database, core.vaultBox, createCertificateAuthority);
-  const vaultGateway = new VaultGateway(database, clock, events, core.vaultBox, config.vault.vaultLogRetentionDays);
+  const vaultGateway = new VaultGateway(database, clock, events, core.vaultBox, config.vault.vaultLogRetentionDays, core.backgroundFailures);
   let leafs: Promise<LeafCertificates> | null = null;
   const upstreamCa = config.vault.vaultUpstreamCaFile ? [fs.readFileSync(config.vault.vaultUpstreamCaFile, 'utf8')] : [];
   // Enforcing restricted egress policies needs root (nftables, listeners the firewall redirects to).
@@ -324,6 +328,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
       retentionDays: config.egress.egressLogRetentionDays,
       refusedEventIntervalMs: config.egress.egressRefusedEventSeconds * 1000,
       reconcileIntervalMs: 2000,
+      failures: core.backgroundFailures,
     },
     vaultGateway,
     { ownership, remote: config.server.databaseUrl ? remoteNodes : null },
@@ -401,6 +406,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
       maxSessionSeconds: config.browser.browserSessionMaxSeconds,
       screenshotRetentionDays: config.browser.screenshotRetentionDays,
       defaultViewport: { width: 1280, height: 720 },
+      failures: core.backgroundFailures,
     },
   );
   const nodes = new NodeRegistry(
@@ -417,6 +423,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
       templates: () => [...BUILTIN_SOURCE_NAMES],
       recordLostVms: () => vms.recordLostVms(),
       onSelfDeclaredDead: async () => void (await vms.killForsaken()),
+      failures: core.backgroundFailures,
     },
     dependencies.log,
   );

@@ -2336,11 +2336,27 @@ class GetHealthzResponse(Model):
     status: Literal["ok"]
 
 
+class GetReadyzResponseChecks(Model):
+    """Each check of readiness and its result"""
+    __slots__ = ()
+    _required_keys = frozenset({"default_template", "store"})
+    # The store answered a trivial query
+    store: Literal["ok", "unreachable"]
+    # The built-in template on this node: `ready` once the snapshots a first VM restores from are made;
+    # `idle` before the engine was started (it starts on the first VM when the server was not told to warm
+    # up), `building` while it prepares, `failed` when that failed (see the log). The warm pool's fill is
+    # not checked
+    default_template: Literal["idle", "building", "ready", "failed"]
+
+
 class GetReadyzResponse(Model):
     __slots__ = ()
-    _required_keys = frozenset({"status", "store"})
+    _required_keys = frozenset({"checks", "status", "store"})
     status: Literal["ready"]
+    # The store: sqlite or postgres
     store: str
+    # Each check of readiness and its result
+    checks: GetReadyzResponseChecks
 
 
 class _PostV1AuthTokenRequestRequired(TypedDict):

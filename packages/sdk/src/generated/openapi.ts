@@ -1104,7 +1104,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the store is reachable */
+        /**
+         * Readiness: the store answers and the default template is warm on this node
+         * @description Ready (200) when the store answers a trivial query and the built-in template is warm here (its snapshots made: a new VM is one restore away). Otherwise 503 with what is not ready: `status` is `starting` while the template is prepared (a fresh node builds it once, minutes under TCG), `unavailable` when the store does not answer or the template failed. The warm pool is not checked (load drains it). `GET /healthz` is liveness.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1121,8 +1124,53 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Each check of readiness and its result */
+                            checks: {
+                                /**
+                                 * @description The built-in template on this node: `ready` once the snapshots a first VM restores from are made; `idle` before the engine was started (it starts on the first VM when the server was not told to warm up), `building` while it prepares, `failed` when that failed (see the log). The warm pool's fill is not checked
+                                 * @enum {string}
+                                 */
+                                default_template: "idle" | "building" | "ready" | "failed";
+                                /**
+                                 * @description The store answered a trivial query
+                                 * @enum {string}
+                                 */
+                                store: "ok" | "unreachable";
+                            };
                             /** @enum {string} */
                             status: "ready";
+                            /** @description The store: sqlite or postgres */
+                            store: string;
+                        };
+                    };
+                };
+                /** @description Not ready: each check says why */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Each check of readiness and its result */
+                            checks: {
+                                /**
+                                 * @description The built-in template on this node: `ready` once the snapshots a first VM restores from are made; `idle` before the engine was started (it starts on the first VM when the server was not told to warm up), `building` while it prepares, `failed` when that failed (see the log). The warm pool's fill is not checked
+                                 * @enum {string}
+                                 */
+                                default_template: "idle" | "building" | "ready" | "failed";
+                                /**
+                                 * @description The store answered a trivial query
+                                 * @enum {string}
+                                 */
+                                store: "ok" | "unreachable";
+                            };
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description What is not ready */
+                            detail: string;
+                            /** @enum {string} */
+                            status: "starting" | "unavailable";
+                            /** @description The store: sqlite or postgres */
                             store: string;
                         };
                     };

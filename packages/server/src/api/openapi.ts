@@ -1,6 +1,7 @@
 /** The served OpenAPI document (generated from the route schemas) and the interactive docs at /docs. */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { registerApiReference } from './api-reference.ts';
 import { errorRef } from './schemas/common.ts';
 import type { App } from './types.ts';
 import { API_VERSION } from '../version.ts';
@@ -18,7 +19,10 @@ it (413 beyond).
 beyond, before parsing).
 
 **Errors.** Invalid input answers 422 with \`{"detail":[{"loc":[...],"msg":"...","type":"..."}]}\`; every other error
-is \`{"detail":"...","code":"..."}\` with a stable code (see docs/errors.md in the repository).`;
+is \`{"detail":"...","code":"..."}\` with a stable code (see docs/errors.md in the repository).
+
+**The API reference** as one page: [/docs/reference](/docs/reference), generated from this document; the guides
+are in the repository's docs/.`;
 
 /** Methods whose bodies Fastify reads (and can refuse before any handler runs). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -96,5 +100,6 @@ export async function registerOpenApi(app: App, publicUrl: string): Promise<void
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  registerApiReference(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

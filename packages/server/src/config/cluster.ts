@@ -15,6 +15,7 @@ export const clusterSettings = {
       return raw;
     },
     fallback: () => os.hostname(),
+    defaultText: 'the host name',
   },
   internalListen: {
     env: 'SANDBOXD_INTERNAL_LISTEN',
@@ -56,12 +57,14 @@ export const clusterSettings = {
     description: "vCPUs this node offers to VMs (placement capacity); default the host's CPUs",
     parse: integer(1, 4096),
     fallback: () => os.availableParallelism(),
+    defaultText: "the host's CPU count",
   },
   nodeMemoryMb: {
     env: 'SANDBOXD_NODE_MEMORY_MB',
     description: "Memory this node offers to VMs, MiB (placement capacity); default the host's memory less 1 GiB",
     parse: integer(256, 16_777_216),
     fallback: () => Math.max(256, Math.floor(os.totalmem() / 1_048_576) - 1024),
+    defaultText: "the host's memory less 1 GiB",
   },
   nodeVmSlots: {
     env: 'SANDBOXD_NODE_VM_SLOTS',

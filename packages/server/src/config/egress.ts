@@ -43,6 +43,7 @@ export const egressSettings = {
       'The egress policy of VMs and sessions created without one: `open` (every public destination, the default) or a JSON policy like {"allow_package_managers":true,"allow_http":true,"allow_https":true,"allowed_domains":["example.com"],"allowed_cidrs":[]}',
     parse: egressPolicySetting,
     fallback: () => OPEN_EGRESS_POLICY,
+    defaultText: '`open`',
   },
   egressDnsServers: {
     env: 'SANDBOXD_EGRESS_DNS_SERVERS',

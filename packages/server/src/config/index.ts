@@ -1,7 +1,7 @@
 /**
  * The one typed configuration object of sandboxd, composed of one block per area (config/<area>.ts). Every setting
- * comes from an environment variable `SANDBOXD_*`; this folder is the only place that reads `process.env`. A bad
- * value fails at start with a message naming the variable.
+ * comes from an environment variable `SANDBOXD_*` (the tracing settings keep OpenTelemetry's `OTEL_*` names); this
+ * folder is the only place that reads `process.env`. A bad value fails at start with a message naming the variable.
  *
  * The composer: it stands above the areas it reads (core's plans and egress policy, net's resolver addresses,
  * storage's key check, the engine's options) and under only the composition roots (services.ts, api/, app.ts,
@@ -23,6 +23,7 @@ import { egressSettings } from './egress.ts';
 import { executionSettings } from './execution.ts';
 import { ConfigError, type Setting, type SettingValues } from './kit.ts';
 import { objectsSettings } from './objects.ts';
+import { observabilitySettings } from './observability.ts';
 import { serverSettings } from './server.ts';
 import { sshSettings } from './ssh.ts';
 import { templatesSettings } from './templates.ts';
@@ -49,6 +50,7 @@ const AREAS = {
   egress: egressSettings,
   vault: vaultSettings,
   ssh: sshSettings,
+  observability: observabilitySettings,
 };
 type Areas = typeof AREAS;
 
@@ -211,7 +213,24 @@ export function engineOptions(config: Config): EngineOptions {
   };
 }
 
-/** The documented settings, for the README and `sandboxd --help`. */
+/**
+ * Every setting in full, for the configuration reference (scripts/docs-config.mts writes
+ * docs/reference/configuration.md from it): its area, variable, description, and default (the value `fallback()`
+ * gives, or `defaultText` where that depends on the machine).
+ */
+export function describeSettingsInDetail(): { area: string; env: string; description: string; defaultValue: unknown; defaultText?: string }[] {
+  return Object.entries(AREAS).flatMap(([area, settings]) =>
+    Object.values(settings as Record<string, Setting<unknown>>).map((setting) => ({
+      area,
+      env: setting.env,
+      description: setting.description,
+      defaultValue: setting.defaultText === undefined ? setting.fallback() : undefined,
+      ...(setting.defaultText !== undefined ? { defaultText: setting.defaultText } : {}),
+    })),
+  );
+}
+
+/** The documented settings, for the docs' configuration reference and `sandboxd --help`. */
 export function describeSettings(): { env: string; description: string }[] {
   return Object.values(AREAS).flatMap((settings) =>
     Object.values(settings as Record<string, Setting<unknown>>).map(({ env, description }) => ({ env, description })),

@@ -13,6 +13,8 @@ export interface Setting<T> {
   description: string;
   parse: (raw: string) => T;
   fallback: () => T;
+  /** The default in words, when `fallback()` depends on the machine (its host name, CPUs, memory, directories). */
+  defaultText?: string;
 }
 
 /** The values of a table of settings, by name. */

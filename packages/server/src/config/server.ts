@@ -28,6 +28,7 @@ export const serverSettings = {
     description: 'Directory for the SQLite store, the admin key file and per-VM state',
     parse: (raw: string) => path.resolve(text(raw)),
     fallback: () => path.resolve('.sandboxd'),
+    defaultText: '`./.sandboxd` (in the working directory)',
   },
   databaseUrl: {
     env: 'SANDBOXD_DATABASE_URL',

@@ -13,6 +13,7 @@ export const vmSettings = {
     description: 'Cache shared by every clone on the machine (guest images, snapshots)',
     parse: (raw: string) => path.resolve(text(raw)),
     fallback: () => path.join(os.homedir(), '.cache', 'sandboxd'),
+    defaultText: '`~/.cache/sandboxd`',
   },
   cacheRetentionDays: {
     env: 'SANDBOXD_CACHE_RETENTION_DAYS',
@@ -87,6 +88,7 @@ export const vmSettings = {
       'VM restores in progress at once (0 = no limit); more wait their turn. Default: the host CPU count, since under TCG a restore is CPU-bound and a crowd of them makes each slower',
     parse: integer(0, 1024),
     fallback: () => os.availableParallelism(),
+    defaultText: "the host's CPU count",
   },
   minFreeDiskMb: {
     env: 'SANDBOXD_MIN_FREE_DISK_MB',

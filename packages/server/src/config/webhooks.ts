@@ -19,6 +19,7 @@ export const webhooksSettings = {
       'Delays before each webhook retry, comma-separated (units ms, s, m, h, d); the last delay repeats when SANDBOXD_WEBHOOK_MAX_ATTEMPTS asks for more',
     parse: durationList,
     fallback: () => [5_000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000],
+    defaultText: '`5s,30s,2m,10m,1h,6h,24h`',
   },
   webhookMaxAttempts: {
     env: 'SANDBOXD_WEBHOOK_MAX_ATTEMPTS',

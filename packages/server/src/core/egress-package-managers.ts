@@ -2,7 +2,7 @@
  * The package registries `allow_package_managers` opens, by name: a guest that may install packages reaches
  * these hosts (HTTP and HTTPS, and their DNS names) and nothing else because of that flag. A name matches
  * itself and its subdomains (`*.`), so mirrors a registry redirects to stay inside the list. Keep this list
- * and the README's "Egress policies" section equal.
+ * and the "Egress policies" section of docs/guides/egress-and-vault.md equal.
  */
 export const PACKAGE_MANAGER_DOMAINS: readonly { domain: string; registry: string }[] = [
   // Debian (apt): the CDN front of the archive and the security archive.

@@ -10,8 +10,9 @@
  * restored or resumed VM is still paused in its new hypervisor's cgroup (a pooled VM: before its link comes up),
  * so a process left running in a snapshot meets the policy with its first packet.
  */
+import { EventEmitter } from 'node:events';
 import type { Principal } from './authenticator.ts';
-import { BackgroundTimers } from './background-timers.ts';
+import { BackgroundTimers, type BackgroundFailures } from './background-timers.ts';
 import type { Clock } from './clock.ts';
 import { decodeCursor, pageOf } from './cursor.ts';
 import {
@@ -66,6 +67,8 @@ export interface EgressOptions {
   refusedEventIntervalMs: number;
   /** How often live VMs are reconciled with their policies (re-adopted VMs, ended ones). */
   reconcileIntervalMs: number;
+  /** Where the log writes, the reconcile loop and the retention report their failures. */
+  failures: BackgroundFailures;
 }
 
 /**
@@ -106,7 +109,9 @@ export class EgressService {
   private readonly starting = new Map<string, { sinceMs: number; target: EgressTarget | null }>();
   private readonly pendingLog: EgressLogEntry[] = [];
   private readonly refusals = new Map<string, { lastEventMs: number; suppressed: number }>();
-  private readonly timers = new BackgroundTimers();
+  private readonly timers: BackgroundTimers;
+  /** Every decision on a VM's connection attempt, allowed or refused, as the enforcement reports it (the metrics count them). */
+  readonly decisions = new EventEmitter<{ decision: [verdict: EgressAttemptReport['verdict']] }>();
   private reconciling: Promise<void> | null = null;
   private started: Promise<void> | null = null;
 
@@ -122,6 +127,7 @@ export class EgressService {
     private readonly vault: EgressVaultSessions | null,
     private readonly cluster: EgressCluster,
   ) {
+    this.timers = new BackgroundTimers(options.failures);
     engine.onVmEnded((vmId) => void this.forget(vmId));
   }
 
@@ -191,9 +197,9 @@ export class EgressService {
    */
   start(): Promise<void> {
     this.started ??= (async () => {
-      this.timers.every(250, () => this.flushLog());
-      if (this.enforcement) this.timers.every(this.options.reconcileIntervalMs, () => this.reconcile());
-      this.timers.every(3600_000, () => this.prune());
+      this.timers.every('egress_log_write', 250, () => this.flushLog());
+      if (this.enforcement) this.timers.every('egress_reconcile', this.options.reconcileIntervalMs, () => this.reconcile());
+      this.timers.every('egress_log_retention', 3600_000, () => this.prune());
       await this.prune();
     })();
     return this.started;
@@ -202,7 +208,7 @@ export class EgressService {
   /** Stops the timers and the listeners; `vmsKept`: the VMs live on, so their rules stay (failing closed). */
   async stop({ vmsKept }: { vmsKept: boolean }): Promise<void> {
     this.timers.clear();
-    await this.flushLog().catch(() => undefined);
+    await this.flushLog().catch((error: unknown) => this.options.failures.report('egress_log_write', error));
     await this.enforcement?.close({ dropRules: !vmsKept });
   }
 
@@ -321,7 +327,9 @@ export class EgressService {
         const vm = records.get(vmId);
         if (!vm) continue; // a pooled VM nobody owns yet: its policy comes with its owner
         const json = stored.get(vmId);
-        await this.enforce(vmId, vm.userId, vm.sessionId, json ? storedEgressPolicy(json) : this.options.defaultPolicy).catch(() => undefined); // retried on the next pass
+        await this.enforce(vmId, vm.userId, vm.sessionId, json ? storedEgressPolicy(json) : this.options.defaultPolicy).catch((error: unknown) =>
+          this.options.failures.report('egress_reconcile', error),
+        ); // retried on the next pass
       }
     })().finally(() => (this.reconciling = null));
     return this.reconciling;
@@ -393,6 +401,7 @@ export class EgressService {
 
   /** Receives one attempt from the enforcement (buffered; written in batches). */
   record(attempt: EgressAttemptReport): void {
+    this.decisions.emit('decision', attempt.verdict);
     const vm = this.known.get(attempt.vmId);
     if (!vm) return;
     this.pendingLog.push({
@@ -410,7 +419,8 @@ export class EgressService {
       reason: attempt.reason,
     });
     if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
-    if (attempt.verdict === 'refused') void this.refused(attempt, vm.userId, vm.sessionId).catch(() => undefined);
+    if (attempt.verdict === 'refused')
+      void this.refused(attempt, vm.userId, vm.sessionId).catch((error: unknown) => this.options.failures.report('egress_refusal_event', error));
   }
 
   private async refused(attempt: EgressAttemptReport, userId: number, sessionId: string | null): Promise<void> {
@@ -443,11 +453,20 @@ export class EgressService {
     this.events.committed();
   }
 
-  /** Writes the buffered attempts. */
+  /**
+   * Writes the buffered attempts. A batch the store refused goes back to the front of the buffer for the next
+   * turn (the buffer keeps its newest 50,000 entries), and the failure is the caller's to report.
+   */
   async flushLog(): Promise<void> {
     if (this.pendingLog.length === 0) return;
     const batch = this.pendingLog.splice(0, 500);
-    await insertEgressLog(this.database.db, batch);
+    try {
+      await insertEgressLog(this.database.db, batch);
+    } catch (error) {
+      this.pendingLog.unshift(...batch);
+      if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
+      throw error;
+    }
   }
 
   async prune(): Promise<number> {

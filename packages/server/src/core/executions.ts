@@ -32,6 +32,7 @@ import { findSession } from '../store/sessions-store.ts';
 import type { PythonContextService } from './python-contexts.ts';
 import { agentContextId, pythonOutcome, pythonStream } from './python-runs.ts';
 import { commandOutcome, type RunOutcome } from './run-outcomes.ts';
+import { startSpan } from '../observability/spans.ts';
 
 export type { Language };
 
@@ -116,7 +117,28 @@ export class ExecutionService {
     return { record, done: run.then((result) => result.execution), queue };
   }
 
-  private async launch(
+  /**
+   * Admits a run, records it and starts it, inside the run's span (`execution.run`): the VM's acquisition and the
+   * agent's calls nest under it, and it ends with the run, which may be after the request answered.
+   */
+  private async launch(principal: Principal, request: ExecuteRequest, mode: ExecutionMode): ReturnType<ExecutionService['launchTraced']> {
+    const traced = startSpan('execution.run', { 'sandboxd.execution.language': request.language, 'sandboxd.execution.mode': mode });
+    try {
+      const launched = await traced.within(() => this.launchTraced(principal, request, mode));
+      traced.span.setAttributes({ 'sandboxd.execution.id': launched.record.id, 'sandboxd.session.id': launched.record.sessionId });
+      void launched.run.then(({ execution, agentError }) => {
+        traced.span.setAttribute('sandboxd.execution.status', execution.status);
+        if (execution.vmId) traced.span.setAttribute('sandboxd.vm.id', execution.vmId);
+        traced.end(agentError ?? undefined);
+      });
+      return launched;
+    } catch (error) {
+      traced.end(error);
+      throw error;
+    }
+  }
+
+  private async launchTraced(
     principal: Principal,
     request: ExecuteRequest,
     mode: ExecutionMode,

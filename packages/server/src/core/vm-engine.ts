@@ -319,6 +319,13 @@ export interface ResumeVmRequest {
   prepareNetwork?: (target: EgressTarget | null) => Promise<void>;
 }
 
+/**
+ * Whether this node can restore the built-in template's VMs (see {@link VmEngine.defaultTemplateState}): `idle`
+ * before the engine was asked to start, `building` while it prepares (image, host, snapshots of the warm shapes),
+ * `ready` once those snapshots are made, `failed` when preparing them failed.
+ */
+export type DefaultTemplateState = 'idle' | 'building' | 'ready' | 'failed';
+
 /** How soon a VM could be handed out now (see {@link VmEngine.estimateAcquire}). */
 export interface AcquireEstimate {
   /** A ready VM is waiting in the warm pool: acquisition takes milliseconds. */
@@ -360,6 +367,11 @@ export interface VmEngine {
    * conclude it is gone. Much sooner than `start()`, which also builds snapshots and fills the pool.
    */
   recovered(): Promise<void>;
+  /**
+   * Where the built-in template stands on this node (read-only: it starts nothing): ready once the snapshots of the
+   * warm shapes are made, so a VM is a restore away. The warm pool's fill is not part of it: load drains the pool.
+   */
+  defaultTemplateState(): DefaultTemplateState;
   /**
    * A ready VM: restored, identity set, agent answering; counting its lifetime from now. Rejects with
    * `AppError('HOST_STORAGE_LOW')` when the host's disk is below its free-space floor (nothing is created).

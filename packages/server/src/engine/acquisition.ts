@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { AgentClient } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
+import { inSpan } from '../observability/spans.ts';
 import {
   MAX_VOLUMES_PER_VM,
   type AcquiredVm,
@@ -85,8 +86,16 @@ export class EngineAcquisition {
     return this.pool.close();
   }
 
+  /** In a span `engine.acquire` (with `sandboxd.vm.from_pool` once known): the pool's take or a restore. */
   acquire(request: AcquireVmRequest): Promise<AcquiredVm> {
-    return this.kit.tracked(this.acquireUntracked(request));
+    const attributes = { 'sandboxd.vm.id': request.vmId, 'sandboxd.vm.vcpus': request.vcpuCount, 'sandboxd.vm.memory_mb': request.memoryMb };
+    return this.kit.tracked(
+      inSpan('engine.acquire', { attributes }, async (span) => {
+        const vm = await this.acquireUntracked(request);
+        span.setAttribute('sandboxd.vm.from_pool', vm.pooled);
+        return vm;
+      }),
+    );
   }
 
   estimateAcquire(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb' | 'source'>): AcquireEstimate {

@@ -7,6 +7,7 @@ import type { ExecRequest, PythonRunRequest } from '@sandboxd/agent/protocol';
 import type { AgentClient, ExecHandle } from '../agent/index.ts';
 import { AgentAnswerTooLargeError, AgentOperationError, GuestPathError, GuestPortUnreachableError } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
+import { inSpan } from '../observability/spans.ts';
 import type { ExecOutput, ExecSignals, GuestAgent, KeptExecOffsets, PtyCreateOptions, PtyOutput, PythonOutput } from '../core/vm-engine.ts';
 
 /** Maps an agent client error to an AppError the API can answer; other errors pass through. */
@@ -87,31 +88,39 @@ export class ClientGuestAgent implements GuestAgent {
     return translated(this.link.connected());
   }
 
-  private async gated<T>(operation: (client: AgentClient) => Promise<T>): Promise<T> {
-    const client = await this.client();
-    // Async, so that an operation that throws at once (the session just closed) is translated too.
-    return translated((async () => operation(client))());
+  /**
+   * One call to the agent, in a span `agent.<name>` when it is part of a trace (a request's; the warm pool's calls
+   * start none), which covers the wait for the VM's identity and link too.
+   */
+  private gated<T>(name: string, operation: (client: AgentClient) => Promise<T>): Promise<T> {
+    return inSpan(`agent.${name}`, { childOnly: true }, async () => {
+      const client = await this.client();
+      // Async, so that an operation that throws at once (the session just closed) is translated too.
+      return translated((async () => operation(client))());
+    });
   }
 
   exec(request: ExecRequest, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals) {
     const { stdin: _stdin, ...options } = request;
-    return this.gated((client) => drive(client.exec({ ...options, ...(signal ? { signal } : {}), ...(stdin ? { stdin: true } : {}) }), output, stdin, signals));
+    return this.gated('exec', (client) =>
+      drive(client.exec({ ...options, ...(signal ? { signal } : {}), ...(stdin ? { stdin: true } : {}) }), output, stdin, signals),
+    );
   }
 
   attachExec(pid: number, from: KeptExecOffsets, output: ExecOutput, signal?: AbortSignal, stdin?: Readable, signals?: ExecSignals) {
-    return this.gated((client) => drive(client.attachExec({ pid, ...from }, signal ? { signal } : {}), output, stdin, signals));
+    return this.gated('attach_exec', (client) => drive(client.attachExec({ pid, ...from }, signal ? { signal } : {}), output, stdin, signals));
   }
 
   listKeptExecs() {
-    return this.gated((client) => client.listKeptExecs());
+    return this.gated('list_kept_execs', (client) => client.listKeptExecs());
   }
 
   runPython(request: PythonRunRequest, signal?: AbortSignal, output?: PythonOutput) {
-    return this.gated((client) => client.runPython({ ...request, ...(signal ? { signal } : {}), ...(output ? { output } : {}) }));
+    return this.gated('run_python', (client) => client.runPython({ ...request, ...(signal ? { signal } : {}), ...(output ? { output } : {}) }));
   }
 
   writeFile(path: string, body: Readable, options: { mode?: number } = {}) {
-    return this.gated(async (client) => {
+    return this.gated('write_file', async (client) => {
       try {
         return await client.writeFile(path, body, options);
       } catch (error) {
@@ -125,63 +134,63 @@ export class ClientGuestAgent implements GuestAgent {
   }
 
   extractTar(directory: string, body: Readable, options: { gzip?: boolean } = {}) {
-    return this.gated((client) => client.extractTar(directory, body, options));
+    return this.gated('extract_tar', (client) => client.extractTar(directory, body, options));
   }
 
   readFile(path: string) {
-    return this.gated((client) => client.readFile(path));
+    return this.gated('read_file', (client) => client.readFile(path));
   }
 
   stat(path: string) {
-    return this.gated((client) => client.stat(path));
+    return this.gated('stat', (client) => client.stat(path));
   }
 
   listDir(path: string) {
-    return this.gated((client) => client.listDir(path));
+    return this.gated('list_dir', (client) => client.listDir(path));
   }
 
   async mkdir(path: string, options: { parents?: boolean; mode?: number } = {}) {
-    await this.gated((client) => client.mkdir(path, options));
+    await this.gated('mkdir', (client) => client.mkdir(path, options));
   }
 
   async remove(path: string, options: { recursive?: boolean } = {}) {
-    return (await this.gated((client) => client.remove(path, options))).removed;
+    return (await this.gated('remove', (client) => client.remove(path, options))).removed;
   }
 
   resetPython(contextId: string) {
-    return this.gated((client) => client.resetPython(contextId));
+    return this.gated('reset_python', (client) => client.resetPython(contextId));
   }
 
   usage() {
-    return this.gated((client) => client.usage());
+    return this.gated('usage', (client) => client.usage());
   }
 
   openTunnel(port: number) {
-    return this.gated((client) => client.openTunnel(port));
+    return this.gated('open_tunnel', (client) => client.openTunnel(port));
   }
 
   createPty(options: PtyCreateOptions) {
-    return this.gated((client) => client.createPty(options));
+    return this.gated('create_pty', (client) => client.createPty(options));
   }
 
   listPtys() {
-    return this.gated((client) => client.listPtys());
+    return this.gated('list_ptys', (client) => client.listPtys());
   }
 
   getPty(id: string) {
-    return this.gated((client) => client.getPty(id));
+    return this.gated('get_pty', (client) => client.getPty(id));
   }
 
   resizePty(id: string, cols: number, rows: number) {
-    return this.gated((client) => client.resizePty(id, cols, rows));
+    return this.gated('resize_pty', (client) => client.resizePty(id, cols, rows));
   }
 
   killPty(id: string) {
-    return this.gated((client) => client.killPty(id));
+    return this.gated('kill_pty', (client) => client.killPty(id));
   }
 
   attachPty(id: string, output: PtyOutput) {
-    return this.gated((client) => client.attachPty(id, output));
+    return this.gated('attach_pty', (client) => client.attachPty(id, output));
   }
 }
 

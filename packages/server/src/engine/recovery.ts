@@ -6,6 +6,7 @@
  */
 import { AgentClient } from '../agent/index.ts';
 import { MARK_INTERVAL_MS, markInUse, pruneGuestImages, type GuestImage } from '../image/index.ts';
+import type { DefaultTemplateState } from '../core/vm-engine.ts';
 import type { HostReport } from '../vm/vm-driver.ts';
 import type { EngineAcquisition } from './acquisition.ts';
 import type { EngineKit } from './engine-kit.ts';
@@ -17,6 +18,8 @@ export class EngineRecovery {
   /** Settles once the VMs an earlier process left are re-adopted or reaped (the first part of `start`). */
   private recovering: Promise<void> | undefined;
   private cacheMarks: NodeJS.Timeout | undefined;
+  /** Where the built-in template's warm snapshots stand (`VmEngine.defaultTemplateState`). */
+  state: DefaultTemplateState = 'idle';
 
   constructor(
     private readonly kit: EngineKit,
@@ -36,7 +39,14 @@ export class EngineRecovery {
 
   /** Prepares everything a first acquire needs (host checks, image, snapshots, re-adoption, pool). */
   start(): Promise<SnapshotVariants> {
-    this.starting ??= this.init();
+    if (!this.starting) {
+      this.state = 'building';
+      this.starting = this.init();
+      // After `ready` only the cache marks can fail: the snapshots stay usable.
+      this.starting.catch(() => {
+        if (this.state !== 'ready') this.state = 'failed';
+      });
+    }
     return this.starting;
   }
 
@@ -54,6 +64,7 @@ export class EngineRecovery {
     this.recovering.catch(() => {}); // awaited by callers of recovered(); start() rejects with the same error
     const { host, image, variants, adopted } = await recovery;
     for (const vcpus of this.kit.options.warmVcpuCounts) await variants.ensure(vcpus, this.restores.tierFor(this.kit.options.poolMemoryMb));
+    this.state = 'ready';
     this.acquisition.keepBuiltinWarm();
     this.kit.events.emit('ready', { host, image, adopted, readyMs: Date.now() - started });
     await this.retainCaches(image, variants);

@@ -22,6 +22,7 @@ import {
   type AcquireVmRequest,
   type BuiltTemplate,
   type CaptureOutcome,
+  type DefaultTemplateState,
   type EgressTarget,
   type EngineEndReason,
   type GuestAgent,
@@ -132,6 +133,10 @@ export class SandboxEngine implements VmEngine {
 
   recovered(): Promise<void> {
     return this.recovery.recovered();
+  }
+
+  defaultTemplateState(): DefaultTemplateState {
+    return this.recovery.state;
   }
 
   acquire(request: AcquireVmRequest): Promise<AcquiredVm> {

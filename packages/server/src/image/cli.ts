@@ -1,7 +1,7 @@
 /**
  * Command-line entry point of the guest image build, used by the setup script:
  *
- *   node --import tsx packages/server/src/image/cli.ts ensure --agent PATH [--cache-dir DIR]
+ *   node packages/server/dist/image/cli.js ensure --agent PATH [--cache-dir DIR]
  *        [--flavour browser|desktop] [--disk-size-gib N] [--kernel-version V] [--mirror URL_OR_DEB_LINE]...
  *
  * Prints progress lines to stderr and, on success, the GuestImage as one JSON line on stdout.

@@ -52,6 +52,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly backgroundFailures = new Counter({
+    name: 'sandboxd_background_failures_total',
+    help: 'Failed turns of background loops (log writes, reconciles, sweeps, retention, the warm pool refill, webhook dispatch, …) by loop; each is also logged',
+    labelNames: ['loop'] as const,
+    registers: [this.registry],
+  });
+  private readonly egressDecisions = new Counter({
+    name: 'sandboxd_egress_decisions_total',
+    help: "Connection attempts of VMs decided by this node's egress enforcement, allowed or denied",
+    labelNames: ['action'] as const,
+    registers: [this.registry],
+  });
+
   constructor(sources: MetricSources, onSourceError: (metric: string, error: unknown) => void) {
     collectDefaultMetrics({ register: this.registry, prefix: 'sandboxd_' });
     const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[], collect: (g: Gauge<L>) => Promise<void>) =>
@@ -94,6 +107,15 @@ export class Metrics {
 
   recordWebhookAttempt(status: string): void {
     this.webhookAttempts.inc({ status });
+  }
+
+  /** A failed turn of the background loop `loop` (snake_case). */
+  recordBackgroundFailure(loop: string): void {
+    this.backgroundFailures.inc({ loop });
+  }
+
+  recordEgressDecision(action: 'allow' | 'deny'): void {
+    this.egressDecisions.inc({ action });
   }
 
   /** The Prometheus text exposition, and its content type. */

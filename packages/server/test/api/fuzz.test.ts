@@ -409,6 +409,9 @@ describe('fuzz: schema-derived malformed requests against the real app', () => {
           continue;
         }
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        // /readyz's 503 is its documented answer while the default template is not warm (this server warms it
+        // only once a fuzzed request starts a VM), not a failure.
+        if (answer.status === 503 && request.operation.path === '/readyz' && /"code":"SERVICE_UNAVAILABLE".*"status":"starting"/.test(answer.text)) continue;
         if (answer.status >= 500 || answer.status === VIOLATION_STATUS) {
           failures.push(`${name} [${request.family}] ${request.url.slice(0, 120)} → ${answer.status}: ${answer.text.slice(0, 300)}`);
         }
@@ -438,7 +441,10 @@ describe('fuzz: schema-derived malformed requests against the real app', () => {
     assert.equal(perOperation.size, operations.length, 'every operation was fuzzed');
     assert.ok(Math.min(...perOperation.values()) >= 90, 'at least 90 requests each');
     assert.equal(health.status, 200);
-    assert.equal(ready.status, 200);
+    // Readiness also wants the default template warm, which this server (no warm-up) prepares only for a first VM:
+    // what the fuzz could have broken is the store's check.
+    assert.ok([200, 503].includes(ready.status), ready.text);
+    assert.equal(ready.body.checks.store, 'ok', ready.text);
     assert.equal(stillWorks.status, 200, 'the fuzzing user still works');
     assert.ok(vms.length <= 10, `${vms.length} VMs started`);
     assert.ok(heapAfter - heapBefore < 64, `heap ${heapBefore.toFixed(0)} → ${heapAfter.toFixed(0)} MiB`);

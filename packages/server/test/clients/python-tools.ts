@@ -51,7 +51,7 @@ export function explain(what: string, ran: Ran): string {
 export function copyOfPackage(into: string): string {
   const target = path.join(into, 'sandboxd-src');
   fs.mkdirSync(target, { recursive: true });
-  for (const name of ['pyproject.toml', 'README.md', 'src']) {
+  for (const name of ['pyproject.toml', 'README.md', 'LICENSE', 'src']) {
     fs.cpSync(path.join(CLIENT, name), path.join(target, name), {
       recursive: true,
       filter: (source) => !/(__pycache__|\.egg-info|\.pyc)$/.test(source),

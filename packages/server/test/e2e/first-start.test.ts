@@ -37,7 +37,23 @@ describe('first start of the server process', () => {
       const openapi = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as { info: { version: string } };
       assert.equal(openapi.info.version, '0.1.0');
       assert.equal((await fetch(`${server.baseUrl}/healthz`)).status, 200);
+      // Serving comes before ready: /readyz answers 503 (starting, the default template building) until the
+      // template's snapshots are made, then 200; never back.
+      const readiness: { status: number; body: { status: string; checks: { store: string; default_template: string } } }[] = [];
+      for (const deadline = Date.now() + 15 * 60_000; readiness.at(-1)?.status !== 200; await new Promise((r) => setTimeout(r, 100))) {
+        assert.ok(Date.now() < deadline, `not ready within 15 minutes: ${JSON.stringify(readiness.at(-1))}`);
+        const response = await fetch(`${server.baseUrl}/readyz`);
+        readiness.push({ status: response.status, body: (await response.json()) as (typeof readiness)[number]['body'] });
+      }
+      const first200 = readiness.findIndex((answer) => answer.status === 200);
+      for (const answer of readiness.slice(0, first200)) {
+        assert.equal(answer.status, 503);
+        assert.deepEqual([answer.body.status, answer.body.checks.store], ['starting', 'ok']);
+        assert.ok(['idle', 'building'].includes(answer.body.checks.default_template), answer.body.checks.default_template);
+      }
+      assert.deepEqual(readiness[first200]!.body.checks, { store: 'ok', default_template: 'ready' });
       assert.equal((await fetch(`${server.baseUrl}/readyz`)).status, 200);
+      console.log(JSON.stringify({ readyz_answers_before_ready: first200 }));
 
       await fetch(`${server.baseUrl}/v1/api-keys/?api_key=${fullKey}`, { headers: { 'x-api-key': fullKey } });
       // The line is written after the response is sent, so give the process a moment to write it.

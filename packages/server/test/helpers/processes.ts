@@ -16,10 +16,14 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
-/** Runs `main.ts` like `npm start` does (without the set-up) and waits until it serves. */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<RunningServer> {
+/**
+ * Runs the server like `npm start` does (without the set-up) and waits until it serves: its TypeScript sources
+ * through tsx, or with `compiled` what `npm start` and the Debian package run, dist/main.js (scripts/setup.mjs
+ * builds it).
+ */
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 30_000, { compiled = false } = {}): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, compiled ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts'], {
     cwd: SERVER_ROOT,
     // The admin, internal and SSH listeners on ports of their own choosing: their defaults (the public port + 1
     // and + 2, 2222) may be taken by another server here (helpers/ports.ts).
@@ -75,9 +79,12 @@ export function adminApi(dataDir: string, baseUrl: () => string) {
   };
 }
 
-/** Runs the `sandboxd` admin command synchronously. */
+/**
+ * Runs the `sandboxd` admin command synchronously, from its sources (bin/sandboxd.mjs runs the compiled
+ * dist/, which a test run does not rebuild between edits).
+ */
 export function runAdminCommand(args: string[], env: Record<string, string>, input?: string) {
-  return spawnSync(process.execPath, ['bin/sandboxd.mjs', ...args], {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args], {
     cwd: SERVER_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
     encoding: 'utf8',

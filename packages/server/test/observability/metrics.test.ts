@@ -101,5 +101,8 @@ describe('GET /metrics on the admin listener', { timeout: 10 * 60_000 }, () => {
       family(families, 'sandboxd_webhook_queue_depth', 'gauge').samples.map((s) => s.value),
       [0],
     );
+    // Declared from the start, so a dashboard's query finds them before the first failure or decision.
+    family(families, 'sandboxd_background_failures_total', 'counter');
+    family(families, 'sandboxd_egress_decisions_total', 'counter');
   });
 });

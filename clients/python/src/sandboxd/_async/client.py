@@ -213,7 +213,7 @@ class AsyncSandboxd:
         return await self.transport.request("GET", "/healthz", anonymous=True)
 
     async def ready(self) -> GetReadyzResponse:
-        """GET /readyz: the server and its store are ready (503 SERVICE_UNAVAILABLE when the store is not)."""
+        """GET /readyz: the store answers and the default template is warm here (else 503 with `checks`)."""
         return await self.transport.request("GET", "/readyz", anonymous=True)
 
     async def aclose(self) -> None:

@@ -211,7 +211,7 @@ class Sandboxd:
         return self.transport.request("GET", "/healthz", anonymous=True)
 
     def ready(self) -> GetReadyzResponse:
-        """GET /readyz: the server and its store are ready (503 SERVICE_UNAVAILABLE when the store is not)."""
+        """GET /readyz: the store answers and the default template is warm here (else 503 with `checks`)."""
         return self.transport.request("GET", "/readyz", anonymous=True)
 
     def close(self) -> None:

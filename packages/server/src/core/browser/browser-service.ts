@@ -12,7 +12,7 @@
 import type * as Wire from '../../contract/browser/index.ts';
 import { BROWSER_INTERACTIONS, SCREENSHOT_FORMATS, VIEWPORT, WAIT_CONDITIONS, WAIT_UNTIL } from '../../contract/browser/index.ts';
 import type { Principal } from '../authenticator.ts';
-import { BackgroundTimers } from '../background-timers.ts';
+import { BackgroundTimers, type BackgroundFailures } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
 import type { EventNotifier } from '../events.ts';
 import type { PlanLimiter } from '../limits.ts';
@@ -44,6 +44,8 @@ export interface BrowserServiceOptions {
   defaultViewport: { width: number; height: number };
   /** How often idle and lifetime limits are checked, ms. */
   sweepIntervalMs?: number;
+  /** Where the sweep and the screenshot retention report their failures. */
+  failures: BackgroundFailures;
 }
 
 const RETENTION_INTERVAL_MS = 3_600_000;
@@ -55,7 +57,7 @@ export class BrowserService implements BrowserApi {
   private readonly renders: BrowserRenders;
   private readonly credentials: BrowserCredentials;
   private readonly usageRecords: BrowserUsage;
-  private readonly timers = new BackgroundTimers();
+  private readonly timers: BackgroundTimers;
   private starting: Promise<void> | undefined;
 
   constructor(
@@ -70,6 +72,7 @@ export class BrowserService implements BrowserApi {
     loadTemplate: () => Promise<TemplateImage>,
     private readonly options: BrowserServiceOptions,
   ) {
+    this.timers = new BackgroundTimers(options.failures);
     const ready = () => this.start();
     this.vms = new BrowserVms(engine, driver, limiter, loadTemplate, { vcpuCount: options.vcpuCount, memoryMb: options.memoryMb, poolSize: options.poolSize });
     this.sessions = new BrowserSessions(database, clock, notifier, engine, this.vms, ready, options);
@@ -82,10 +85,10 @@ export class BrowserService implements BrowserApi {
   /** Starts the idle sweep and the screenshot retention (no VM work: the app calls it when it is ready). */
   begin(): void {
     if (this.timers.running) return;
-    this.timers.every(this.options.sweepIntervalMs ?? 5000, () => this.sessions.sweep());
+    this.timers.every('browser_sweep', this.options.sweepIntervalMs ?? 5000, () => this.sessions.sweep());
     if (this.usageRecords.retains) {
-      this.timers.every(RETENTION_INTERVAL_MS, () => this.usageRecords.pruneScreenshots());
-      void this.usageRecords.pruneScreenshots().catch(() => undefined);
+      this.timers.every('browser_screenshot_retention', RETENTION_INTERVAL_MS, () => this.usageRecords.pruneScreenshots());
+      void this.usageRecords.pruneScreenshots().catch((error: unknown) => this.options.failures.report('browser_screenshot_retention', error));
     }
   }
 

@@ -10,6 +10,7 @@
  * were recorded lost) kills those VMs, then registers again: a node never runs VMs the store does not count.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { BackgroundFailures } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Database } from '../../store/database.ts';
@@ -72,6 +73,8 @@ export interface NodeRegistryOptions {
   recordLostVms(): Promise<number>;
   /** This node was declared dead while it ran: kill what the store no longer counts. */
   onSelfDeclaredDead(): Promise<void>;
+  /** Where a failed heartbeat is reported (`cluster_heartbeat`); without it, it is logged here. */
+  failures?: BackgroundFailures;
 }
 
 export function toClusterNode(row: ClusterNodeRow): ClusterNode {
@@ -132,7 +135,9 @@ export class NodeRegistry {
   beat(): Promise<void> {
     // Beats never overlap: a slow store delays the next one instead of piling up.
     this.beating ??= this.beatOnce()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'cluster heartbeat failed'))
+      .catch((error: unknown) =>
+        this.options.failures ? this.options.failures.report('cluster_heartbeat', error) : this.log.warn({ err: error }, 'cluster heartbeat failed'),
+      )
       .finally(() => (this.beating = null));
     return this.beating;
   }

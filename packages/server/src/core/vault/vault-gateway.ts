@@ -17,7 +17,7 @@
  * Values are read from the store at each request, so a rotation or a deletion applies to the next request.
  */
 import { hostMatchesAny } from '../../contract/host-patterns.ts';
-import { BackgroundTimers } from '../background-timers.ts';
+import { BackgroundTimers, type BackgroundFailures } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
 import type { Database } from '../../store/database.ts';
@@ -80,7 +80,7 @@ export class VaultGateway {
   private readonly sessionOfVm = new Map<string, string>();
   private readonly pendingLog: VaultRequestLogEntry[] = [];
   private readonly lastFlagEvent = new Map<string, number>();
-  private readonly timers = new BackgroundTimers();
+  private readonly timers: BackgroundTimers;
 
   constructor(
     private readonly database: Database,
@@ -88,17 +88,20 @@ export class VaultGateway {
     private readonly events: EventNotifier,
     private readonly box: VaultSealer,
     private readonly retentionDays: number,
-  ) {}
+    private readonly failures: BackgroundFailures,
+  ) {
+    this.timers = new BackgroundTimers(failures);
+  }
 
   start(): void {
     if (this.timers.running) return;
-    this.timers.every(250, () => this.flushLog());
-    this.timers.every(3600_000, () => this.prune());
+    this.timers.every('vault_log_write', 250, () => this.flushLog());
+    this.timers.every('vault_log_retention', 3600_000, () => this.prune());
   }
 
   async stop(): Promise<void> {
     this.timers.clear();
-    await this.flushLog().catch(() => undefined);
+    await this.flushLog().catch((error: unknown) => this.failures.report('vault_log_write', error));
   }
 
   /** Whether a session holds placeholders (its VMs' web traffic then goes through the proxy, even under an open policy). */
@@ -281,12 +284,22 @@ export class VaultGateway {
       data: { vault_id: row.vault_id, secret_name: row.secret_name, session_id: held.sessionId, vm_id: vmId, scheme: where.scheme, host: where.host, detail },
     })
       .then(() => this.events.committed())
-      .catch(() => undefined);
+      .catch((error: unknown) => this.failures.report('vault_flag_event', error));
   }
 
   /** Writes the buffered log entries. */
   async flushLog(): Promise<void> {
-    while (this.pendingLog.length) await insertVaultRequestLogs(this.database.db, this.pendingLog.splice(0, 500));
+    // A batch the store refused goes back to the front for the next turn; the failure is the caller's to report.
+    while (this.pendingLog.length) {
+      const batch = this.pendingLog.splice(0, 500);
+      try {
+        await insertVaultRequestLogs(this.database.db, batch);
+      } catch (error) {
+        this.pendingLog.unshift(...batch);
+        if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
+        throw error;
+      }
+    }
   }
 
   /** Drops log entries past retention, and the flag-event times that no longer hold an event back. */
