@@ -3,10 +3,7 @@
 // every time: esbuild takes well under a second. Run by scripts/setup.mjs and `npm run build`; runnable alone:
 //   node scripts/build-agent.mjs
 import { spawnSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import { root, runAsScript } from './tsc-build.mjs';
 
 function npmRun(script) {
   const result = spawnSync('npm', ['run', '--silent', script, '-w', '@sandboxd/agent'], { cwd: root, stdio: 'inherit' });
@@ -21,11 +18,4 @@ export function bundleAgent(step = (message) => process.stderr.write(`${message}
   step('guest agent: bundled (and the desktop service)');
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    bundleAgent();
-  } catch (error) {
-    process.stderr.write(`[build-agent] ${error.message}\n`);
-    process.exit(1);
-  }
-}
+runAsScript(import.meta.url, 'build-agent', () => bundleAgent());

@@ -7,9 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { root, runAsScript } from './tsc-build.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dashboard = path.join(root, 'packages', 'dashboard');
 const dist = path.join(dashboard, 'dist');
 // Beside the npm dependencies' own stamp, not in dist/, which the build empties.
@@ -57,11 +56,4 @@ export function ensureDashboardBuilt(step = (message) => process.stderr.write(`$
   return true;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    ensureDashboardBuilt();
-  } catch (error) {
-    process.stderr.write(`[build-dashboard] ${error.message}\n`);
-    process.exit(1);
-  }
-}
+runAsScript(import.meta.url, 'build-dashboard', () => ensureDashboardBuilt());

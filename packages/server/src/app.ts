@@ -24,7 +24,7 @@ import { systemClock, type Clock } from './core/clock.ts';
 import { createSandboxServices, createServices, type Services } from './services.ts';
 import type { VmEngine } from './core/vm-engine.ts';
 import { createEngine, loadBrowserTemplate, loadDesktopTemplate } from './engine/index.ts';
-import { openDatabase, type Database } from './store/database.ts';
+import { openDatabase, type Database, type StoreQuery } from './store/database.ts';
 import { AppUrls } from './core/app-urls.ts';
 import { hostOf, previewHostRewriter, previewUpgradeHandler } from './api/preview/proxy-routes.ts';
 import { registerUpgradeRouter } from './api/upgrade-router.ts';
@@ -82,9 +82,15 @@ const ENGINE_LOOP_WARNINGS: Record<string, string> = { POOL_REFILL_FAILED: 'pool
 
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const { config } = options;
-  // With tracing on, each statement of a traced request is a span (observability/spans.ts).
-  const onQuery = tracesUrlOf(config.observability) ? { onQuery: storeQuerySpans(config.server.databaseUrl ? 'postgresql' : 'sqlite') } : {};
-  const database = options.database ?? (await openDatabase({ dataDir: config.server.dataDir, databaseUrl: config.server.databaseUrl, ...onQuery }));
+  // Each statement of the store is timed into the metrics (made below, once the services exist: until then the
+  // start-up's statements are not counted) and, with tracing on, is a span of the traced request that ran it.
+  const querySpans = tracesUrlOf(config.observability) ? storeQuerySpans(config.server.databaseUrl ? 'postgresql' : 'sqlite') : null;
+  let queryMetrics: Metrics | null = null;
+  const onQuery = (query: StoreQuery) => {
+    querySpans?.(query);
+    queryMetrics?.recordStoreQuery(query.sql, query.durationMs);
+  };
+  const database = options.database ?? (await openDatabase({ dataDir: config.server.dataDir, databaseUrl: config.server.databaseUrl, onQuery }));
   const core = await createServices(config, database, options.clock ?? systemClock);
 
   const app = Fastify({
@@ -146,7 +152,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     },
     (metric, error) => app.log.warn({ err: error, metric }, 'a metric could not be read; it is left out of this scrape'),
   );
+  queryMetrics = metrics;
   ownEngine?.events.on('acquired', ({ fromPool, ms }) => metrics.recordAcquire(fromPool, ms / 1000));
+  ownEngine?.events.on('agent-call', ({ call, ms, ok }) => metrics.recordAgentCall(call, ms / 1000, ok));
   // The engine's own loops report through its warnings (engine/index.ts logs them): count those of a loop.
   ownEngine?.events.on('warning', ({ code }) => {
     const loop = ENGINE_LOOP_WARNINGS[code];

@@ -99,6 +99,11 @@ export interface SandboxEngineEvents {
   identified: [{ vmId: string; ms: number }];
   /** The VM's disk and root filesystem grew to its quota. */
   diskGrown: [{ vmId: string; diskMb: number; ms: number }];
+  /**
+   * One call to a VM's agent ended (`call`: exec, run_python, write_file, …), with how long it took (the wait for
+   * the VM's identity and link included; an exec lasts as long as its command) and whether it succeeded.
+   */
+  'agent-call': [{ call: string; ms: number; ok: boolean }];
   /** A live VM's agent link dropped, came back, or was given up (the VM is then killed). */
   'agent-link': [{ vmId: string; state: 'dropped' | 'restored' | 'lost'; message: string }];
 }

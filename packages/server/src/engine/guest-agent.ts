@@ -81,6 +81,8 @@ export class ClientGuestAgent implements GuestAgent {
   constructor(
     private readonly link: AgentClientSource,
     private readonly ready: Promise<void> = Promise.resolve(),
+    /** Hears each call's end (the engine's `agent-call` event: the agent timings of /metrics). */
+    private readonly onCall: (call: string, ms: number, ok: boolean) => void = () => {},
   ) {}
 
   private async client(): Promise<AgentClient> {
@@ -94,9 +96,17 @@ export class ClientGuestAgent implements GuestAgent {
    */
   private gated<T>(name: string, operation: (client: AgentClient) => Promise<T>): Promise<T> {
     return inSpan(`agent.${name}`, { childOnly: true }, async () => {
-      const client = await this.client();
-      // Async, so that an operation that throws at once (the session just closed) is translated too.
-      return translated((async () => operation(client))());
+      const started = performance.now();
+      let ok = false;
+      try {
+        const client = await this.client();
+        // Async, so that an operation that throws at once (the session just closed) is translated too.
+        const result = await translated((async () => operation(client))());
+        ok = true;
+        return result;
+      } finally {
+        this.onCall(name, performance.now() - started, ok);
+      }
     });
   }
 

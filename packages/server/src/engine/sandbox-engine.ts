@@ -371,7 +371,8 @@ export class SandboxEngine implements VmEngine {
         this.end(vmId, 'agent_lost');
       },
     });
-    this.live.set(vmId, { state, link, agent: new ClientGuestAgent(link, ready), ready });
+    const agent = new ClientGuestAgent(link, ready, (call, ms, ok) => this.events.emit('agent-call', { call, ms, ok }));
+    this.live.set(vmId, { state, link, agent, ready });
     this.byDriverId.set(state.driverId, vmId);
     this.deadlines.schedule(vmId, new Date(state.expiresAtMs), () => void this.expire(vmId));
   }

@@ -19,6 +19,11 @@ export interface MetricSources {
   webhookQueueDepth(): Promise<number>;
 }
 
+/** Store statements: SQLite answers in microseconds, PostgreSQL over a network in milliseconds. */
+const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+/** The statement verbs counted apart; any other is `other` (a label never takes a value from SQL text as is). */
+const STORE_VERBS = new Set(['select', 'insert', 'update', 'delete', 'begin', 'commit', 'rollback', 'with']);
+
 /** Latency buckets in seconds: a warm call is milliseconds, a VM restore under TCG seconds, a long run minutes. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -45,6 +50,18 @@ export class Metrics {
     'VMs handed to a session or run: taken from the warm pool (from_pool="true") or restored from a snapshot',
     ['from_pool'],
   );
+  private readonly agentCallDuration = this.histogram(
+    'sandboxd_agent_call_duration_seconds',
+    "Calls to a VM's guest agent by call (exec, run_python, write_file, …) and outcome, the wait for the VM's link included; an exec lasts as long as its command",
+    ['call', 'outcome'],
+  );
+  private readonly storeQueryDuration = new Histogram({
+    name: 'sandboxd_store_query_duration_seconds',
+    help: "The store's statements by their verb (select, insert, update, delete, begin, commit, other), as the driver timed them",
+    labelNames: ['verb'] as const,
+    buckets: STORE_BUCKETS,
+    registers: [this.registry],
+  });
   private readonly webhookAttempts = new Counter({
     name: 'sandboxd_webhook_attempts_total',
     help: 'Webhook delivery attempts by the status they left the delivery in',
@@ -103,6 +120,16 @@ export class Metrics {
 
   recordAcquire(fromPool: boolean, seconds: number): void {
     observe(this.acquireDuration, { from_pool: String(fromPool) }, seconds);
+  }
+
+  recordAgentCall(call: string, seconds: number, ok: boolean): void {
+    observe(this.agentCallDuration, { call, outcome: ok ? 'ok' : 'error' }, seconds);
+  }
+
+  /** One statement of the store (`DatabaseOptions.onQuery`): its SQL only names the verb label. */
+  recordStoreQuery(sql: string, durationMs: number): void {
+    const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toLowerCase() ?? 'other';
+    observe(this.storeQueryDuration, { verb: STORE_VERBS.has(verb) ? verb : 'other' }, durationMs / 1000);
   }
 
   recordWebhookAttempt(status: string): void {

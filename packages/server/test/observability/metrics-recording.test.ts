@@ -49,3 +49,40 @@ test('a gauge whose source fails is left out of that scrape and reported', async
   );
   assert.deepEqual(failures, ['sandboxd_vms']);
 });
+
+test('store statements are counted by verb, never by their text; agent calls by call and outcome', async () => {
+  const metrics = new Metrics({ vmsByStatus: async () => [], poolCounts: () => ({}), webhookQueueDepth: async () => 0 }, () => {});
+  metrics.recordStoreQuery('select * from "sessions" where "id" = ?', 2);
+  metrics.recordStoreQuery('  SELECT 1', 1);
+  metrics.recordStoreQuery('insert into "executions" ("id") values (?)', 4);
+  metrics.recordStoreQuery('pragma journal_mode = wal', 0.5);
+  metrics.recordAgentCall('exec', 0.25, true);
+  metrics.recordAgentCall('write_file', 0.5, false);
+
+  const families = parsePrometheusText((await metrics.render()).body);
+  const store = families.get('sandboxd_store_query_duration_seconds');
+  assert.deepEqual(
+    samplesOf(store, 'sandboxd_store_query_duration_seconds_count')
+      .map((s) => [s.labels.verb, s.value])
+      .sort(),
+    [
+      ['insert', 1],
+      ['other', 1],
+      ['select', 2],
+    ],
+  );
+  assert.deepEqual(
+    samplesOf(store, 'sandboxd_store_query_duration_seconds_sum', { verb: 'select' }).map((s) => s.value),
+    [0.003],
+  );
+  const agent = families.get('sandboxd_agent_call_duration_seconds');
+  assert.deepEqual(
+    samplesOf(agent, 'sandboxd_agent_call_duration_seconds_count')
+      .map((s) => [s.labels.call, s.labels.outcome, s.value])
+      .sort(),
+    [
+      ['exec', 'ok', 1],
+      ['write_file', 'error', 1],
+    ],
+  );
+});

@@ -75,6 +75,15 @@ describe('GET /metrics on the admin listener', { timeout: 10 * 60_000 }, () => {
       `one VM acquired: ${JSON.stringify(acquisitions.samples)}`,
     );
 
+    // The agent ran the command (its exec call, ended well), and the store's statements were timed.
+    const agentCalls = family(families, 'sandboxd_agent_call_duration_seconds', 'histogram');
+    assert.ok(
+      samplesOf(agentCalls, 'sandboxd_agent_call_duration_seconds_count', { call: 'exec', outcome: 'ok' }).some((s) => s.value >= 1),
+      `an exec call of the agent: ${JSON.stringify(agentCalls.samples.filter((s) => s.name.endsWith('_count')))}`,
+    );
+    const statements = family(families, 'sandboxd_store_query_duration_seconds', 'histogram');
+    assert.ok(samplesOf(statements, 'sandboxd_store_query_duration_seconds_count', { verb: 'insert' }).some((s) => s.value >= 1));
+
     const requests = family(families, 'sandboxd_http_request_duration_seconds', 'histogram');
     const counts = samplesOf(requests, 'sandboxd_http_request_duration_seconds_count');
     assert.ok(

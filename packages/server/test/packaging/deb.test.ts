@@ -56,7 +56,9 @@ describe('the Debian package', { timeout: 20 * 60_000 }, () => {
     if (server && server.exitCode === null) {
       const exited = new Promise((resolve) => server!.once('exit', resolve));
       server.kill('SIGTERM');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 60_000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 60_000)))]);
+      clearTimeout(timer); // a pending timer would keep the file alive for the rest of the minute
       if (server.exitCode === null) server.kill('SIGKILL');
       log(`the server stopped in ${Date.now() - started} ms`);
     }
