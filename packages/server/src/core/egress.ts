@@ -44,6 +44,7 @@ import { findVm, findVms } from '../store/vms-store.ts';
 import type { EgressAttempt, EgressLogRecord } from '../activity.ts';
 import type { Ownership } from './cluster/ownership.ts';
 import type { RemoteNodes } from './cluster/remote-nodes.ts';
+import { LogBuffer } from './log-buffer.ts';
 
 /** One connection attempt, as the enforcement reports it. */
 export type EgressAttemptReport = EgressAttempt;
@@ -107,7 +108,7 @@ export class EgressService {
    * not take them for ended ones. Cleared by the ready or resumed hook, or when the start fails.
    */
   private readonly starting = new Map<string, { sinceMs: number; target: EgressTarget | null }>();
-  private readonly pendingLog: EgressLogEntry[] = [];
+  private readonly pendingLog = new LogBuffer<EgressLogEntry>();
   private readonly refusals = new Map<string, { lastEventMs: number; suppressed: number }>();
   private readonly timers: BackgroundTimers;
   /** Every decision on a VM's connection attempt, allowed or refused, as the enforcement reports it (the metrics count them). */
@@ -418,7 +419,6 @@ export class EgressService {
       verdict: attempt.verdict,
       reason: attempt.reason,
     });
-    if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
     if (attempt.verdict === 'refused')
       void this.refused(attempt, vm.userId, vm.sessionId).catch((error: unknown) => this.options.failures.report('egress_refusal_event', error));
   }
@@ -458,15 +458,7 @@ export class EgressService {
    * turn (the buffer keeps its newest 50,000 entries), and the failure is the caller's to report.
    */
   async flushLog(): Promise<void> {
-    if (this.pendingLog.length === 0) return;
-    const batch = this.pendingLog.splice(0, 500);
-    try {
-      await insertEgressLog(this.database.db, batch);
-    } catch (error) {
-      this.pendingLog.unshift(...batch);
-      if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
-      throw error;
-    }
+    await this.pendingLog.writeBatch((batch) => insertEgressLog(this.database.db, batch));
   }
 
   async prune(): Promise<number> {

@@ -36,6 +36,7 @@ import { ResponseScrubber } from './response-scrubber.ts';
 import type { VaultSealer } from './vault-key.ts';
 import type { InterceptedRequest, RewrittenRequest, VaultPlan } from './vault-ports.ts';
 import { sealingContext } from './vault-key.ts';
+import { LogBuffer } from '../log-buffer.ts';
 
 const PLACEHOLDER_PREFIX = 'sbxv_';
 /** `sbxv_` + 26 base32 characters (`newVaultPlaceholder`). */
@@ -78,7 +79,7 @@ export class PlaceholderScanner {
 export class VaultGateway {
   /** VM → session: a VM's session never changes. */
   private readonly sessionOfVm = new Map<string, string>();
-  private readonly pendingLog: VaultRequestLogEntry[] = [];
+  private readonly pendingLog = new LogBuffer<VaultRequestLogEntry>();
   private readonly lastFlagEvent = new Map<string, number>();
   private readonly timers: BackgroundTimers;
 
@@ -259,7 +260,6 @@ export class VaultGateway {
       at: this.clock.now().toISOString(),
       ...entry,
     });
-    if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
   }
 
   private flag(
@@ -287,19 +287,9 @@ export class VaultGateway {
       .catch((error: unknown) => this.failures.report('vault_flag_event', error));
   }
 
-  /** Writes the buffered log entries. */
+  /** Writes the buffered log entries (a batch the store refused stays for the next turn; the caller reports it). */
   async flushLog(): Promise<void> {
-    // A batch the store refused goes back to the front for the next turn; the failure is the caller's to report.
-    while (this.pendingLog.length) {
-      const batch = this.pendingLog.splice(0, 500);
-      try {
-        await insertVaultRequestLogs(this.database.db, batch);
-      } catch (error) {
-        this.pendingLog.unshift(...batch);
-        if (this.pendingLog.length > 50_000) this.pendingLog.splice(0, this.pendingLog.length - 50_000);
-        throw error;
-      }
-    }
+    await this.pendingLog.writeAll((batch) => insertVaultRequestLogs(this.database.db, batch));
   }
 
   /** Drops log entries past retention, and the flag-event times that no longer hold an event back. */
