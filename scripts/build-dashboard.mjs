@@ -4,30 +4,21 @@
 //   node scripts/build-dashboard.mjs
 // Plain JavaScript with no dependencies beyond Vite (installed with the workspace), like build-sdk.mjs.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { root, runAsScript } from './tsc-build.mjs';
+import { filesHash, filesUnder, root, runAsScript } from './tsc-build.mjs';
 
 const dashboard = path.join(root, 'packages', 'dashboard');
 const dist = path.join(dashboard, 'dist');
 // Beside the npm dependencies' own stamp, not in dist/, which the build empties.
 const stamp = path.join(root, 'node_modules', '.sandboxd-dashboard-hash');
 
-function filesUnder(dir) {
-  return fs
-    .readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? filesUnder(path.join(dir, entry.name)) : [path.join(dir, entry.name)]))
-    .sort();
-}
-
 /**
  * Everything the build reads: the console's sources and config, the generated API types it is typed against,
  * and the lock file (which pins React, Vite and the rest).
  */
 export function dashboardSourcesHash() {
-  const hash = createHash('sha256');
-  const inputs = [
+  return filesHash([
     ...filesUnder(path.join(dashboard, 'src')),
     path.join(dashboard, 'index.html'),
     path.join(dashboard, 'viewer.html'),
@@ -35,9 +26,7 @@ export function dashboardSourcesHash() {
     path.join(dashboard, 'package.json'),
     path.join(root, 'packages', 'sdk', 'src', 'generated', 'openapi.ts'),
     path.join(root, 'package-lock.json'),
-  ];
-  for (const file of inputs) hash.update(path.relative(root, file)).update('\0').update(fs.readFileSync(file)).update('\0');
-  return hash.digest('hex');
+  ]);
 }
 
 /** Builds dist/ unless it was built from these very sources; `step` prints a progress line. */

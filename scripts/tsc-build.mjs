@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-function filesUnder(dir) {
+/** Every file under `dir`, sorted (a stable order for hashing). */
+export function filesUnder(dir) {
   return fs
     .readdirSync(dir, { withFileTypes: true })
     .flatMap((entry) => (entry.isDirectory() ? filesUnder(path.join(dir, entry.name)) : [path.join(dir, entry.name)]))
@@ -26,14 +27,19 @@ function filesUnder(dir) {
  * version, and `extra` (e.g. the hashes of the packages a build reads the dist/ of).
  */
 export function inputsHash({ sourceDirs, files, extra = '' }) {
-  const hash = createHash('sha256').update(extra).update('\0');
   const inputs = [
     ...sourceDirs.flatMap((dir) => filesUnder(dir)),
     ...files,
     path.join(root, 'tsconfig.base.json'),
     path.join(root, 'node_modules', 'typescript', 'package.json'),
   ];
-  for (const file of inputs) hash.update(path.relative(root, file)).update('\0').update(fs.readFileSync(file)).update('\0');
+  return filesHash(inputs, extra);
+}
+
+/** SHA-256 over each file's path (from the repository's root) and content, in the order given, after `extra`. */
+export function filesHash(files, extra = '') {
+  const hash = createHash('sha256').update(extra).update('\0');
+  for (const file of files) hash.update(path.relative(root, file)).update('\0').update(fs.readFileSync(file)).update('\0');
   return hash.digest('hex');
 }
 

@@ -88,7 +88,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   let queryMetrics: Metrics | null = null;
   const onQuery = (query: StoreQuery) => {
     querySpans?.(query);
-    queryMetrics?.recordStoreQuery(query.sql, query.durationMs);
+    queryMetrics?.recordStoreQuery(query.verb, query.durationMs);
   };
   const database = options.database ?? (await openDatabase({ dataDir: config.server.dataDir, databaseUrl: config.server.databaseUrl, onQuery }));
   const core = await createServices(config, database, options.clock ?? systemClock);

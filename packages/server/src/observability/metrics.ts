@@ -34,12 +34,7 @@ export class Metrics {
     'HTTP requests of the public listener by method, route pattern and status code, until the response was sent',
     ['method', 'route', 'status'],
   );
-  private readonly errors = new Counter({
-    name: 'sandboxd_errors_total',
-    help: 'Error responses by their code (docs/errors.md)',
-    labelNames: ['code', 'status'] as const,
-    registers: [this.registry],
-  });
+  private readonly errors = this.counter('sandboxd_errors_total', 'Error responses by their code (docs/errors.md)', ['code', 'status']);
   private readonly executeDuration = this.histogram(
     'sandboxd_execute_duration_seconds',
     'Executions from their start to their end (a new VM included when the run waited for one), by language and final status',
@@ -55,32 +50,25 @@ export class Metrics {
     "Calls to a VM's guest agent by call (exec, run_python, write_file, …) and outcome, the wait for the VM's link included; an exec lasts as long as its command",
     ['call', 'outcome'],
   );
-  private readonly storeQueryDuration = new Histogram({
-    name: 'sandboxd_store_query_duration_seconds',
-    help: "The store's statements by their verb (select, insert, update, delete, begin, commit, other), as the driver timed them",
-    labelNames: ['verb'] as const,
-    buckets: STORE_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly webhookAttempts = new Counter({
-    name: 'sandboxd_webhook_attempts_total',
-    help: 'Webhook delivery attempts by the status they left the delivery in',
-    labelNames: ['status'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly backgroundFailures = new Counter({
-    name: 'sandboxd_background_failures_total',
-    help: 'Failed turns of background loops (log writes, reconciles, sweeps, retention, the warm pool refill, webhook dispatch, …) by loop; each is also logged',
-    labelNames: ['loop'] as const,
-    registers: [this.registry],
-  });
-  private readonly egressDecisions = new Counter({
-    name: 'sandboxd_egress_decisions_total',
-    help: "Connection attempts of VMs decided by this node's egress enforcement, allowed or denied",
-    labelNames: ['action'] as const,
-    registers: [this.registry],
-  });
+  private readonly storeQueryDuration = this.histogram(
+    'sandboxd_store_query_duration_seconds',
+    "The store's statements by their verb (select, insert, update, delete, begin, commit, other), as the driver timed them",
+    ['verb'],
+    STORE_BUCKETS,
+  );
+  private readonly webhookAttempts = this.counter('sandboxd_webhook_attempts_total', 'Webhook delivery attempts by the status they left the delivery in', [
+    'status',
+  ]);
+  private readonly backgroundFailures = this.counter(
+    'sandboxd_background_failures_total',
+    'Failed turns of background loops (log writes, reconciles, sweeps, retention, the warm pool refill, webhook dispatch, …) by loop; each is also logged',
+    ['loop'],
+  );
+  private readonly egressDecisions = this.counter(
+    'sandboxd_egress_decisions_total',
+    "Connection attempts of VMs decided by this node's egress enforcement, allowed or denied",
+    ['action'],
+  );
 
   constructor(sources: MetricSources, onSourceError: (metric: string, error: unknown) => void) {
     collectDefaultMetrics({ register: this.registry, prefix: 'sandboxd_' });
@@ -126,9 +114,8 @@ export class Metrics {
     observe(this.agentCallDuration, { call, outcome: ok ? 'ok' : 'error' }, seconds);
   }
 
-  /** One statement of the store (`DatabaseOptions.onQuery`): its SQL only names the verb label. */
-  recordStoreQuery(sql: string, durationMs: number): void {
-    const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toLowerCase() ?? 'other';
+  /** One statement of the store (`DatabaseOptions.onQuery`), by its verb (bounded: any verb not listed is `other`). */
+  recordStoreQuery(verb: string, durationMs: number): void {
     observe(this.storeQueryDuration, { verb: STORE_VERBS.has(verb) ? verb : 'other' }, durationMs / 1000);
   }
 
@@ -150,8 +137,12 @@ export class Metrics {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
-  private histogram<L extends string>(name: string, help: string, labelNames: readonly L[]): Histogram<L> {
-    return new Histogram<L>({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  private histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets = LATENCY_BUCKETS): Histogram<L> {
+    return new Histogram<L>({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
+
+  private counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return new Counter<L>({ name, help, labelNames, registers: [this.registry] });
   }
 }
 

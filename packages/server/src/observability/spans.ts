@@ -64,10 +64,9 @@ export function failSpan(span: Span, error: unknown): void {
  * context): `store <verb>` (`store select`, `store begin`) under the span that ran it, with its SQL (placeholders,
  * never values), timed from its reported duration. None outside a trace (background loops).
  */
-export function storeQuerySpans(system: 'sqlite' | 'postgresql'): (query: { sql: string; durationMs: number }) => void {
-  return ({ sql, durationMs }) => {
+export function storeQuerySpans(system: 'sqlite' | 'postgresql'): (query: { sql: string; verb: string; durationMs: number }) => void {
+  return ({ sql, verb, durationMs }) => {
     if (!trace.getActiveSpan()) return;
-    const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toLowerCase() ?? 'query';
     const endMs = Date.now();
     const span = trace.getTracer(TRACER_NAME).startSpan(`store ${verb}`, {
       startTime: endMs - durationMs,

@@ -42,6 +42,8 @@ export interface DatabaseOptions {
 /** One statement the store ran (see `DatabaseOptions.onQuery`). */
 export interface StoreQuery {
   sql: string;
+  /** The statement's first word, lower case (`select`, `insert`, `begin`…): what spans and metrics name it by. */
+  verb: string;
   durationMs: number;
 }
 
@@ -63,7 +65,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 /** Kysely's log option (it sees each statement a connection runs, a transaction's begin and commit too). */
 function queryLog(onQuery: (query: StoreQuery) => void): (event: LogEvent) => void {
-  return (event) => onQuery({ sql: event.query.sql, durationMs: event.queryDurationMillis });
+  return (event) =>
+    onQuery({ sql: event.query.sql, verb: /^\s*(\w+)/.exec(event.query.sql)?.[1]?.toLowerCase() ?? 'query', durationMs: event.queryDurationMillis });
 }
 
 function openSqlite(dataDir: string, log?: (event: LogEvent) => void): Database {
