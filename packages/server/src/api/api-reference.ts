@@ -37,7 +37,7 @@ function policyFor(html: string): string {
   ].join('; ');
 }
 
-/** Cached by the file's time and size: hashing 1.5 MB on every request is not needed. */
+/** Cached by the file, its time and size: hashing 1.5 MB on every request is not needed. */
 let cached: { key: string; html: string; policy: string } | null = null;
 
 export function registerApiReference(app: App, file = API_REFERENCE_FILE): void {
@@ -48,7 +48,7 @@ export function registerApiReference(app: App, file = API_REFERENCE_FILE): void 
     } catch {
       return reply.code(404).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(NOT_BUILT);
     }
-    const key = `${stat.mtimeMs}:${stat.size}`;
+    const key = `${file}:${stat.mtimeMs}:${stat.size}`;
     if (cached?.key !== key) {
       const html = await fs.promises.readFile(file, 'utf8');
       cached = { key, html, policy: policyFor(html) };
