@@ -84,3 +84,27 @@ test('on: nested spans reach the receiver linked, a failure has the error status
   await sleep(100);
   assert.equal(receiver.spans.length, count);
 });
+
+test("a request's span names its route and path, never its query, headers or cookies (a share's token, an API key)", async () => {
+  const { default: Fastify } = await import('fastify');
+  const { registerHttpTracing } = await import('../../src/api/trace-hooks.ts');
+  const tracing = await startTracing(options(receiver.url));
+  const app = Fastify();
+  registerHttpTracing(app);
+  app.get('/v1/app/:session/:port/*', async () => ({ ok: true }));
+  const before = receiver.spans.length;
+  const answer = await app.inject({
+    method: 'GET',
+    url: '/v1/app/s-1/8000/page?sandboxd_token=share-token-secret',
+    headers: { authorization: 'Bearer sbx_sk_header_secret', cookie: 'sandboxd_preview=cookie-secret' },
+  });
+  assert.equal(answer.statusCode, 200);
+  await app.close();
+  await tracing.shutdown();
+  const spans = receiver.spans.slice(before);
+  assert.equal(spans.length, 1);
+  assert.equal(spans[0]!.name, 'GET /v1/app/:session/:port/*');
+  assert.equal(spans[0]!.attributes['url.path'], '/v1/app/s-1/8000/page');
+  const exported = JSON.stringify(spans);
+  for (const secret of ['share-token-secret', 'sbx_sk_header_secret', 'cookie-secret']) assert.ok(!exported.includes(secret), secret);
+});
