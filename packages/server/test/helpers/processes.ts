@@ -17,13 +17,12 @@ export interface RunningServer {
 }
 
 /**
- * Runs the server like `npm start` does (without the set-up) and waits until it serves: its TypeScript sources
- * through tsx, or with `compiled` what `npm start` and the Debian package run, dist/main.js (scripts/setup.mjs
- * builds it).
+ * Runs the server from its TypeScript sources through tsx (`npm run dev`, without the set-up) and waits until it
+ * serves. The compiled dist/main.js that `npm start` runs is tested through the Debian package (packaging/deb.test.ts).
  */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 30_000, { compiled = false } = {}): Promise<RunningServer> {
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, compiled ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: SERVER_ROOT,
     // The admin, internal and SSH listeners on ports of their own choosing: their defaults (the public port + 1
     // and + 2, 2222) may be taken by another server here (helpers/ports.ts).
