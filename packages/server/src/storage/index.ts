@@ -6,7 +6,7 @@ import { LocalObjectStore } from './local-object-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-object-store.ts';
 
-export type { ObjectStore, StoredObject } from './object-store.ts';
+export type { ListedObject, ObjectStore, StoredObject } from './object-store.ts';
 export { deleteObjectsOlderThan } from './retention.ts';
 
 /** What an object store is built from (the configuration has checked that `s3` comes with its endpoint and bucket). */

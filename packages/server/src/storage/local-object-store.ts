@@ -19,7 +19,7 @@ import type { Dirent } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import type { ObjectStore, StoredObject } from './object-store.ts';
+import type { ListedObject, ObjectStore, StoredObject } from './object-store.ts';
 import { assertContentType, assertObjectKey, assertObjectPrefix } from './object-validation.ts';
 
 export interface LocalObjectStoreOptions {
@@ -118,33 +118,53 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async listOlderThan(prefix: string, before: Date, limit: number): Promise<string[]> {
+  async head(key: string): Promise<{ size: number; lastModified: Date } | null> {
+    assertObjectKey(key);
+    const stats = await stat(path.join(this.#filesDir, key)).catch((error: unknown) => {
+      if (isMissing(error)) return null;
+      throw error;
+    });
+    return stats?.isFile() ? { size: stats.size, lastModified: stats.mtime } : null;
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
     assertObjectPrefix(prefix);
-    const found: string[] = [];
-    if (limit <= 0) return found;
-    // Start at the deepest directory the prefix names whole; below it, keys are matched as text.
+    // Start at the deepest directory the prefix names whole; below it, keys are matched as text. A depth-first walk
+    // that sorts a directory as its name followed by '/' yields keys in byte order, as AWS S3 lists them.
     const slash = prefix.lastIndexOf('/');
-    const walk = async (dir: string): Promise<void> => {
+    const filesDir = this.#filesDir;
+    async function* walk(dir: string): AsyncGenerator<ListedObject> {
       let entries: Dirent[];
       try {
-        entries = await readdir(dir === '' ? this.#filesDir : path.join(this.#filesDir, dir), { withFileTypes: true });
+        entries = await readdir(dir === '' ? filesDir : path.join(filesDir, dir), { withFileTypes: true });
       } catch (error) {
         if (isMissing(error)) return;
         throw error;
       }
-      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const keyOf = (entry: Dirent) => (dir === '' ? entry.name : `${dir}/${entry.name}`) + (entry.isDirectory() ? '/' : '');
+      entries.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
       for (const entry of entries) {
-        if (found.length >= limit) return;
         const key = dir === '' ? entry.name : `${dir}/${entry.name}`;
         if (entry.isDirectory()) {
-          if (key.startsWith(prefix) || prefix.startsWith(`${key}/`)) await walk(key);
+          if (key.startsWith(prefix) || prefix.startsWith(`${key}/`)) yield* walk(key);
         } else if (entry.isFile() && key.startsWith(prefix)) {
-          const stats = await stat(path.join(this.#filesDir, key)).catch(() => null);
-          if (stats && stats.mtime.getTime() < before.getTime()) found.push(key);
+          // Gone since the directory was read (a concurrent delete): not listed.
+          const stats = await stat(path.join(filesDir, key)).catch(() => null);
+          if (stats) yield { key, size: stats.size, lastModified: stats.mtime };
         }
       }
-    };
-    await walk(slash === -1 ? '' : prefix.slice(0, slash));
+    }
+    yield* walk(slash === -1 ? '' : prefix.slice(0, slash));
+  }
+
+  async listOlderThan(prefix: string, before: Date, limit: number): Promise<string[]> {
+    assertObjectPrefix(prefix);
+    const found: string[] = [];
+    if (limit <= 0) return found;
+    for await (const object of this.list(prefix)) {
+      if (object.lastModified.getTime() < before.getTime()) found.push(object.key);
+      if (found.length >= limit) break;
+    }
     return found;
   }
 

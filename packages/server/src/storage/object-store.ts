@@ -13,6 +13,13 @@ export interface StoredObject {
   lastModified: Date;
 }
 
+/** What a listing says of one object. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  lastModified: Date;
+}
+
 export interface ObjectStore {
   /** Where objects go, for logs and health (e.g. `local:/var/lib/…/objects` or `s3://bucket/prefix`). */
   readonly description: string;
@@ -22,6 +29,14 @@ export interface ObjectStore {
   get(key: string): Promise<(StoredObject & { body: Buffer }) | null>;
   /** The object as a stream (for large ones), or null. */
   getStream(key: string): Promise<(StoredObject & { stream: Readable }) | null>;
+  /** Its size and last-modified time without its bytes, or null when there is none. */
+  head(key: string): Promise<{ size: number; lastModified: Date } | null>;
+  /**
+   * Every object under `prefix` (matched as text, as S3 does), read page by page as the caller iterates: a store
+   * of millions of keys is never held in memory. The order is the store's (AWS S3 and the local store list in
+   * byte order, some S3-compatible stores do not): callers must not rely on it.
+   */
+  list(prefix: string): AsyncIterable<ListedObject>;
   /** Removes it; a missing key is not an error. */
   delete(key: string): Promise<void>;
   /** Keys under `prefix` last modified before `before` (retention sweeps), at most `limit`. */

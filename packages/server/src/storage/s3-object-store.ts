@@ -4,8 +4,16 @@
  * LastModified is the store's. S3 replaces an object whole on PUT, so readers never see a part of one.
  */
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
-import type { ObjectStore, StoredObject } from './object-store.ts';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type GetObjectCommandOutput,
+} from '@aws-sdk/client-s3';
+import type { ListedObject, ObjectStore, StoredObject } from './object-store.ts';
 import { assertContentType, assertObjectKey, assertObjectPrefix } from './object-validation.ts';
 
 export interface S3ObjectStoreOptions {
@@ -94,19 +102,33 @@ export class S3ObjectStore implements ObjectStore {
     await this.#send('DeleteObject', key, () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#prefix + key })));
   }
 
-  async listOlderThan(prefix: string, before: Date, limit: number): Promise<string[]> {
+  async head(key: string): Promise<{ size: number; lastModified: Date } | null> {
+    assertObjectKey(key);
+    return this.#send('HeadObject', key, async () => {
+      try {
+        const output = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#prefix + key }));
+        return { size: output.ContentLength ?? 0, lastModified: output.LastModified ?? new Date(0) };
+      } catch (error) {
+        // A HEAD answer has no body, so a missing key and a missing bucket are both a bare 404 (NotFound): the
+        // bucket's absence shows at the next put or get.
+        const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+        if (name === 'NotFound' || name === 'NoSuchKey' || $metadata?.httpStatusCode === 404) return null;
+        throw error;
+      }
+    });
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
     assertObjectPrefix(prefix);
-    const found: string[] = [];
     let continuationToken: string | undefined;
-    while (found.length < limit) {
+    for (;;) {
       const page = await this.#send('ListObjectsV2', prefix, () =>
         this.#client.send(
           new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: this.#prefix + prefix, MaxKeys: this.#listPageSize, ContinuationToken: continuationToken }),
         ),
       );
       for (const item of page.Contents ?? []) {
-        if (found.length >= limit) break;
-        if (!item.Key || !item.LastModified || item.LastModified.getTime() >= before.getTime()) continue;
+        if (!item.Key) continue;
         const key = item.Key.slice(this.#prefix.length);
         // Whatever else shares the bucket and prefix is not ours to return (nor could it be passed to delete).
         try {
@@ -114,10 +136,20 @@ export class S3ObjectStore implements ObjectStore {
         } catch {
           continue;
         }
-        found.push(key);
+        yield { key, size: item.Size ?? 0, lastModified: item.LastModified ?? new Date(0) };
       }
-      if (!page.IsTruncated || !page.NextContinuationToken) break;
+      if (!page.IsTruncated || !page.NextContinuationToken) return;
       continuationToken = page.NextContinuationToken;
+    }
+  }
+
+  async listOlderThan(prefix: string, before: Date, limit: number): Promise<string[]> {
+    assertObjectPrefix(prefix);
+    const found: string[] = [];
+    if (limit <= 0) return found;
+    for await (const object of this.list(prefix)) {
+      if (object.lastModified.getTime() < before.getTime()) found.push(object.key);
+      if (found.length >= limit) break;
     }
     return found;
   }

@@ -208,6 +208,55 @@ for (const backend of backends) {
       ]);
     });
 
+    test('head gives the size and last-modified time without the bytes, and null for a missing key or a prefix', async () => {
+      const body = binaryBody(70_000);
+      const started = Date.now();
+      await store.put('head/a/one.bin', body, { contentType: 'application/octet-stream' });
+      const head = await store.head('head/a/one.bin');
+      assert.equal(head?.size, body.length);
+      assert.ok(head.lastModified.getTime() >= started - 1000 && head.lastModified.getTime() <= Date.now() + 1000, head.lastModified.toISOString());
+      assert.equal(await store.head('head/a/missing.bin'), null);
+      assert.equal(await store.head('head/a'), null, 'a prefix of a key is not an object');
+      assert.equal(await store.head('head/a/one.bin/below'), null);
+      await store.delete('head/a/one.bin');
+      assert.equal(await store.head('head/a/one.bin'), null);
+    });
+
+    test('list yields every object under a prefix once, with its size and last-modified time', async () => {
+      const keys = ['walk/a/1', 'walk/a-b', 'walk/a.c', 'walk/a/2/deep', 'walk/b', 'walk/ab/3', 'walking/x'];
+      for (const [index, key] of keys.entries()) await store.put(key, Buffer.alloc(index + 1), { contentType: 'application/octet-stream' });
+      const listed = async (prefix: string) => {
+        const found: { key: string; size: number }[] = [];
+        for await (const object of store.list(prefix)) {
+          assert.ok(object.lastModified instanceof Date && object.lastModified.getTime() > Date.now() - 60_000);
+          found.push({ key: object.key, size: object.size });
+        }
+        return found.sort((a, b) => (a.key < b.key ? -1 : 1));
+      };
+      assert.deepEqual(await listed('walk/'), [
+        { key: 'walk/a-b', size: 2 },
+        { key: 'walk/a.c', size: 3 },
+        { key: 'walk/a/1', size: 1 },
+        { key: 'walk/a/2/deep', size: 4 },
+        { key: 'walk/ab/3', size: 6 },
+        { key: 'walk/b', size: 5 },
+      ]);
+      assert.deepEqual(
+        (await listed('walk/a')).map((o) => o.key),
+        ['walk/a-b', 'walk/a.c', 'walk/a/1', 'walk/a/2/deep', 'walk/ab/3'],
+        'a prefix matches as text',
+      );
+      assert.deepEqual((await listed('walk')).map((o) => o.key).at(-1), 'walking/x');
+      assert.deepEqual(await listed('walk/none/'), []);
+      assert.ok(
+        (await listed('')).some((o) => o.key === 'walking/x'),
+        'the empty prefix lists everything',
+      );
+      await assert.rejects(async () => {
+        for await (const _ of store.list('../')) assert.fail('nothing listed');
+      }, /bad object prefix/);
+    });
+
     test('bad keys, prefixes and content types throw before anything is stored', async () => {
       for (const key of BAD_KEYS) {
         const label = JSON.stringify(key);
@@ -305,6 +354,9 @@ describe('S3 object store', () => {
       for (let i = 0; i < 5; i++) await store.put(`p/${i}.png`, Buffer.from([i]), { contentType: 'image/png' });
       assert.deepEqual((await store.listOlderThan('p/', new Date(Date.now() + 60_000), 100)).sort(), ['p/0.png', 'p/1.png', 'p/2.png', 'p/3.png', 'p/4.png']);
       assert.equal((await store.listOlderThan('p/', new Date(Date.now() + 60_000), 3)).length, 3);
+      const listed: string[] = [];
+      for await (const object of store.list('p/')) listed.push(object.key);
+      assert.deepEqual(listed, ['p/0.png', 'p/1.png', 'p/2.png', 'p/3.png', 'p/4.png'], 'list follows the pages too');
       assert.deepEqual((await other.get('run-1/p/3.png'))?.body, Buffer.from([3]), 'stored at <prefix>/<key>');
     } finally {
       store.destroy();
