@@ -217,6 +217,8 @@ function calls(client: Sandboxd): Record<string, Call> {
     'admin.users': (signal) => client.admin.users({ signal }),
     'admin.setUserPlan': (signal) => client.admin.setUserPlan(1, 'pro', { signal }),
     'admin.nodes': (signal) => client.admin.nodes({ signal }),
+    'admin.storage': (signal) => client.admin.storage({ signal }),
+    'admin.collectGarbage': (signal) => client.admin.collectGarbage({ signal, dryRun: true }),
 
     'events.stream': (signal) => client.events.stream({ signal }),
 

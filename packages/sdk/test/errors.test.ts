@@ -32,7 +32,7 @@ describe('errors from the real server map to classes', () => {
       config: {
         plans: {
           ...DEFAULT_PLANS,
-          tiny: { executionsPerMinute: 2, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1 },
+          tiny: { executionsPerMinute: 2, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1, pausedRetentionSeconds: 604_800 },
         },
       },
     });

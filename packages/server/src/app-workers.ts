@@ -5,6 +5,7 @@
  * in flight; then the others, once those ended. The order carries these constraints (keep them when adding one):
  *
  * - The store is first, so it closes last: every other stop may still record something.
+ * - The cluster storage's loops (cache upkeep, garbage collection) need only the store and the engine's object store.
  * - The internal listener binds before the node registers, so the node's row carries the address it really serves
  *   at; the registration stops last but the store, so the row says `left` only once the node runs nothing.
  * - Egress starts before the engine and stops after the VMs: their rules go with them, or stay and fail closed
@@ -81,6 +82,8 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
       },
       stop: () => nodes.stop().catch((error: unknown) => log.error({ err: error }, 'recording this node as left failed; it will be declared dead')),
     },
+    // The cluster's object store: this node's cache kept within its limit, garbage collected at its interval.
+    { name: 'cluster storage', start: async () => services.sandbox.storage.start(), stop: async () => services.sandbox.storage.stop() },
     {
       name: 'egress',
       start: async () => {
@@ -95,6 +98,10 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
     {
       name: 'VM engine',
       start: async () => {
+        vms.startAutoPause(
+          { checkMs: config.vm.autoPauseCheckSeconds * 1000, retentionCheckMs: config.vm.pausedRetentionCheckSeconds * 1000 },
+          services.backgroundFailures,
+        );
         if (!options.warmUp) return;
         // In the background: the first start on a machine builds snapshots (tens of seconds under TCG).
         vms.start().then(
@@ -108,6 +115,7 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
         );
       },
       stop: async () => {
+        await vms.stopAutoPause();
         if (!options.ownEngine) return;
         const killVms = !config.vm.keepVmsOnShutdown;
         if (killVms) await vms.stop();

@@ -34,6 +34,7 @@ import { vncRelayHandler } from './api/routes/computer-use/index.ts';
 import { SshGateway, type SshGatewayAddress } from './ssh/ssh-gateway.ts';
 import { appWorkers, runWorkers } from './app-workers.ts';
 import { registerHttpMetrics } from './api/metrics-hooks.ts';
+import { registerResumeHeader } from './api/resume-hooks.ts';
 import { Metrics } from './observability/metrics.ts';
 import { storeQuerySpans } from './observability/spans.ts';
 import { startTracing } from './observability/tracing.ts';
@@ -176,6 +177,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   registerErrorHandling(app, customDomainHint(services));
   registerRequestLogging(app);
   registerHttpMetrics(app, metrics);
+  registerResumeHeader(app);
   registerBoundedJsonParser(app);
   await app.register(formbody);
   // Every area's named schemas before any route: a route may refer to another area's.

@@ -107,6 +107,14 @@ export const DEFAULT_TEMPLATE_ID = 'default';
 /** The built-in desktop template (computer use): an X desktop with VNC, its VMs of a fixed shape. */
 export const DESKTOP_TEMPLATE_ID = 'desktop';
 
+/** What a VM does when its lifetime ends: it is killed (the default), or paused (resumed by its next use). */
+export const ON_EXPIRY_ACTIONS = ['kill', 'pause'] as const;
+export type OnExpiry = (typeof ON_EXPIRY_ACTIONS)[number];
+
+/** The bounds of `auto_pause` (seconds of idleness after which a VM is paused): 10 s to 30 days. */
+export const AUTO_PAUSE_MIN_SECONDS = 10;
+export const AUTO_PAUSE_MAX_SECONDS = 2_592_000;
+
 /** What a new session asks for (the request's fields, defaults applied). */
 export interface SessionSpec {
   vmLifetimeSeconds: number;
@@ -127,6 +135,10 @@ export interface SessionSpec {
    * core. Null for sessions made through the native API.
    */
   clientData: Record<string, unknown> | null;
+  /** Seconds of idleness after which its VMs are paused (null: never); each VM inherits it when it starts. */
+  autoPauseSeconds: number | null;
+  /** What its VMs do when their lifetime ends (each VM inherits it when it starts). */
+  onExpiry: OnExpiry;
 }
 
 /** A user's handle on "a sandbox over time", bound to at most one VM at a time. */
@@ -177,6 +189,12 @@ export interface Vm {
   pythonContext: string | null;
   /** Its own hooks, or those it inherited from its session when it started (null: none). */
   lifecycleHooks: LifecycleHooks | null;
+  /** Seconds of idleness after which it is paused (null: never); its own, or its session's when it started. */
+  autoPauseSeconds: number | null;
+  /** What it does when its lifetime ends: killed, or paused. */
+  onExpiry: OnExpiry;
+  /** The last use any node recorded of it (written every few seconds at most; null: none recorded yet). */
+  lastActivityAt: string | null;
 }
 
 /** `creating`: its name is reserved and the VM is being captured; `ready`: VMs may start from it. */
@@ -191,8 +209,12 @@ export interface Volume {
   /** Unique among the user's volumes. */
   name: string;
   sizeMb: number;
-  /** The node that holds its image: only VMs on that node can mount it. */
+  /**
+   * The node that holds its latest image. Only VMs on that node can mount it, unless the cluster's object store has
+   * its latest data too (`inStore`): then any node fetches it and becomes its node.
+   */
   nodeId: string;
+  inStore: boolean;
   createdAt: string;
 }
 

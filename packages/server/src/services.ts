@@ -52,6 +52,7 @@ import { BUILTIN_SOURCE_NAMES, VmSources } from './core/vm-sources.ts';
 import { ComputerUseService, fitDesktopScreen } from './core/computer-use/computer-use-service.ts';
 import { DESKTOP_TEMPLATE_ID } from './model.ts';
 import { NodeRegistry } from './core/cluster/node-registry.ts';
+import { ClusterStorageService } from './core/cluster-storage.ts';
 import { InternalAuth } from './core/cluster/internal-auth.ts';
 import { ClusterBrowserRouter } from './core/cluster/browser-router.ts';
 import { Ownership } from './core/cluster/ownership.ts';
@@ -248,6 +249,8 @@ export interface SandboxServices {
   vaultGateway: VaultGateway;
   /** The deployment's CA that guests of vault sessions trust. */
   vaultCa: VaultCa;
+  /** The cluster's object store of paused VMs, snapshots and templates: usage, caches, garbage collection. Started by the HTTP app. */
+  storage: ClusterStorageService;
 }
 
 /** Everything the HTTP app uses. */
@@ -274,12 +277,17 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     vcpuCount: config.vm.defaultVcpus,
   });
   const ownership = new Ownership(engine.nodeId);
-  const sources = new VmSources(database, ownership, {
-    [DESKTOP_TEMPLATE_ID]: {
-      load: dependencies.loadDesktopTemplate,
-      shape: { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb },
+  const sources = new VmSources(
+    database,
+    ownership,
+    {
+      [DESKTOP_TEMPLATE_ID]: {
+        load: dependencies.loadDesktopTemplate,
+        shape: { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb },
+      },
     },
-  });
+    engine.portableCaptures,
+  );
   const placement = new Placement(database, clock, engine.nodeId, config.cluster.nodeDeadAfterSeconds * 1000);
   // Kills of other nodes' VMs go through their queues: only a cluster (a PostgreSQL store) has other nodes.
   const killQueue: PgBossKillQueue | null = config.server.databaseUrl
@@ -295,7 +303,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
       )
     : null;
   const remoteNodes = new HttpRemoteNodes(database, core.internalAuth);
-  const vms = new VmService(database, engine, limiter, clock, events, sources, remoteNodes, placement, killQueue);
+  const vms = new VmService(database, engine, limiter, clock, events, sources, remoteNodes, placement, killQueue, core.backgroundFailures);
   const vaultCa = new VaultCa(database, core.vaultBox, createCertificateAuthority);
   const vaultGateway = new VaultGateway(database, clock, events, core.vaultBox, config.vault.vaultLogRetentionDays, core.backgroundFailures);
   let leafs: Promise<LeafCertificates> | null = null;
@@ -431,6 +439,9 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     nodes,
     ownership,
     killQueue,
+    storage: new ClusterStorageService(database, engine.storage, engine.nodeId, clock, core.backgroundFailures, {
+      gcIntervalMs: config.objects.artifactGcIntervalSeconds * 1000,
+    }),
     egress,
     vaultGateway,
     vaultCa,

@@ -243,6 +243,16 @@ class SessionCreateRequest(TypedDict, total=False):
     # variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS
     # requests to its allowed_hosts (see POST /v1/vaults)
     vault_ids: List[str]
+    # Pause the VM after this many seconds of idleness (no execution running or started, no terminal
+    # attached or typed into, no preview traffic, no file, process, SSH, browser or desktop call); null or
+    # absent: never. A paused VM keeps its memory, processes and disk, stops counting its lifetime and its
+    # quota, and is resumed by the next request that needs it (the answer then carries a
+    # `Sandboxd-Resumed: <ms>` header). Paused VMs are kept for your plan's retention (free 7 days, pro
+    # 30, enterprise 90), then deleted (`vm.pause_expired`).
+    auto_pause: Optional[int]
+    # `kill` (default): the VM is killed when its lifetime ends; `pause`: it is paused instead (with its
+    # whole lifetime again for when it resumes), and kept for your plan's retention
+    on_expiry: Literal["kill", "pause"]
 
 
 class SessionCreateResponseSource(Model):
@@ -256,7 +266,7 @@ class SessionCreateResponseSource(Model):
 
 class SessionCreateResponse(Model):
     __slots__ = ()
-    _required_keys = frozenset({"created_at", "lifecycle_hooks", "memory_mb", "metadata", "prewarm", "session_id", "source", "status", "vcpu_count", "vm_id", "vm_lifetime_seconds"})
+    _required_keys = frozenset({"auto_pause", "created_at", "lifecycle_hooks", "memory_mb", "metadata", "on_expiry", "prewarm", "session_id", "source", "status", "vcpu_count", "vm_id", "vm_lifetime_seconds"})
     session_id: str
     # "created" (no VM yet), "starting" (prewarm under way) or "active"
     status: Literal["created", "starting", "active"]
@@ -271,6 +281,11 @@ class SessionCreateResponse(Model):
     source: SessionCreateResponseSource
     # Its lifecycle hooks (null: none)
     lifecycle_hooks: Optional[LifecycleHooks]
+    # Seconds of idleness after which its VMs are paused (null: never)
+    auto_pause: Optional[int]
+    # `kill` (default): the VM is killed when its lifetime ends; `pause`: it is paused instead (with its
+    # whole lifetime again for when it resumes), and kept for your plan's retention
+    on_expiry: Literal["kill", "pause"]
 
 
 class SessionStatus(Model):
@@ -304,7 +319,7 @@ class SandboxInfo(Model):
 
 class VmRecord(Model):
     __slots__ = ()
-    _required_keys = frozenset({"base_snapshot_id", "created_at", "end_detail", "end_reason", "ended_at", "expires_at", "expires_in_seconds", "lifecycle_hooks", "memory_mb", "metadata", "name", "node_id", "paused_at", "session_id", "started_at", "status", "template_id", "vcpu_count", "vm_id", "vm_ip", "vm_lifetime_seconds"})
+    _required_keys = frozenset({"auto_pause", "base_snapshot_id", "created_at", "end_detail", "end_reason", "ended_at", "expires_at", "expires_in_seconds", "last_activity_at", "lifecycle_hooks", "memory_mb", "metadata", "name", "node_id", "on_expiry", "paused_at", "session_id", "started_at", "status", "template_id", "vcpu_count", "vm_id", "vm_ip", "vm_lifetime_seconds"})
     vm_id: str
     session_id: Optional[str]
     # A killed VM ended for the reason in end_reason
@@ -331,6 +346,14 @@ class VmRecord(Model):
     paused_at: Optional[str]
     # Its lifecycle hooks (null: none)
     lifecycle_hooks: Optional[LifecycleHooks]
+    # Seconds of idleness after which it is paused (null: never); its own, or its session's when it
+    # started
+    auto_pause: Optional[int]
+    # `kill` (default): the VM is killed when its lifetime ends; `pause`: it is paused instead (with its
+    # whole lifetime again for when it resumes), and kept for your plan's retention
+    on_expiry: Literal["kill", "pause"]
+    # Its last use as recorded in the store (written every few seconds at most; null: none recorded yet)
+    last_activity_at: Optional[str]
 
 
 class SessionUsageVm(Model):
@@ -619,14 +642,19 @@ class VolumeRecordAttachmentsItem(Model):
 
 class VolumeRecord(Model):
     __slots__ = ()
-    _required_keys = frozenset({"attachments", "created_at", "name", "node_id", "size_mb", "user_id", "volume_id"})
+    _required_keys = frozenset({"attachments", "created_at", "in_object_store", "name", "node_id", "size_mb", "user_id", "volume_id"})
     volume_id: str
     name: str
     size_mb: int
     # The owner
     user_id: int
-    # The node whose disk holds it: VMs that mount it run there
+    # The node whose disk holds its latest data. Without the cluster's object store (SANDBOXD_ARTIFACTS
+    # off) VMs that mount it run there; with it, any node mounts it once `in_object_store` (it is fetched
+    # first)
     node_id: str
+    # Whether the object store has its latest data too: its last writer ended or paused and its image was
+    # uploaded (false while a VM writes it)
+    in_object_store: bool
     created_at: str
     # The VMs that have it mounted and have not ended
     attachments: List[VolumeRecordAttachmentsItem]
@@ -819,6 +847,16 @@ class PythonExceptionInfo(Model):
     traceback: str
 
 
+class ExecuteResponseResumed(Model):
+    """Present only when this execute resumed the session's paused VM first (auto-resume: paused by
+    `auto_pause`, `on_expiry` or on request); the `Sandboxd-Resumed` header says the same
+    """
+    __slots__ = ()
+    _required_keys = frozenset({"ms"})
+    # How long the resume took, milliseconds
+    ms: int
+
+
 class ExecuteResponse(Model):
     __slots__ = ()
     _required_keys = frozenset({"context_id", "cpu_time", "exception", "execution_id", "execution_time", "exit_code", "results", "session_id", "status", "stderr", "stderr_truncated", "stdout", "stdout_truncated", "vm_id"})
@@ -842,6 +880,9 @@ class ExecuteResponse(Model):
     exception: Optional[PythonExceptionInfo]
     # Python only: the context it ran in (`default`: the session's own interpreter)
     context_id: str
+    # Present only when this execute resumed the session's paused VM first (auto-resume: paused by
+    # `auto_pause`, `on_expiry` or on request); the `Sandboxd-Resumed` header says the same
+    resumed: Optional[ExecuteResponseResumed]
 
 
 class TaskRecord(Model):
@@ -1126,6 +1167,99 @@ class AdminNodeList(Model):
     __slots__ = ()
     _required_keys = frozenset({"nodes"})
     nodes: List[WorkerRecord]
+
+
+class AdminStorageByKindValue(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"artifacts", "data_bytes", "logical_bytes"})
+    artifacts: int
+    # What their files would take whole (holes and chunks shared with others counted)
+    logical_bytes: int
+    # Their non-zero chunks (what fetching them moves; chunks shared with other artifacts counted in each)
+    data_bytes: int
+
+
+class AdminStorageByUserItemUsage(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"artifacts", "data_bytes", "logical_bytes"})
+    artifacts: int
+    # What their files would take whole (holes and chunks shared with others counted)
+    logical_bytes: int
+    # Their non-zero chunks (what fetching them moves; chunks shared with other artifacts counted in each)
+    data_bytes: int
+
+
+class AdminStorageByUserItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"usage", "user_id"})
+    user_id: int
+    usage: AdminStorageByUserItemUsage
+
+
+class AdminStorageChunks(Model):
+    """Every chunk in the store, referenced or not (garbage collection deletes the unreferenced ones past
+    their grace period)
+    """
+    __slots__ = ()
+    _required_keys = frozenset({"bytes", "count"})
+    count: int
+    # What the store really holds: each distinct chunk once
+    bytes: int
+
+
+class AdminStorageNodesItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"entries", "hit_rate", "hits", "hits_by_kind", "limit_bytes", "misses", "misses_by_kind", "node_id", "reported_at", "used_bytes"})
+    node_id: str
+    # SANDBOXD_ARTIFACT_CACHE_MB
+    limit_bytes: int
+    used_bytes: int
+    entries: int
+    # Uses of an artifact the node had (since it started)
+    hits: int
+    # Uses that fetched it from the object store
+    misses: int
+    hit_rate: Optional[float]
+    hits_by_kind: Dict[str, int]
+    misses_by_kind: Dict[str, int]
+    # Each node reports its cache once a minute; this node’s is current
+    reported_at: str
+
+
+class AdminStorage(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"by_kind", "by_user", "chunks", "enabled", "nodes", "store"})
+    # Whether captures and templates go to the object store (SANDBOXD_ARTIFACTS); false: they stay on
+    # their nodes
+    enabled: bool
+    # The object store (s3://bucket/prefix at endpoint, or local:/dir)
+    store: Optional[str]
+    # By kind: pause, snapshot, template, variant (a template’s snapshot of one shape), image (a root
+    # filesystem or kernel snapshots build on), volume
+    by_kind: Dict[str, AdminStorageByKindValue]
+    # By owner, largest first (built-in templates’ shapes and images have none)
+    by_user: List[AdminStorageByUserItem]
+    # Every chunk in the store, referenced or not (garbage collection deletes the unreferenced ones past
+    # their grace period)
+    chunks: AdminStorageChunks
+    nodes: List[AdminStorageNodesItem]
+
+
+class AdminStorageGc(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"chunks", "deleted", "dry_run", "freed_bytes", "kept_young", "referenced"})
+    # Chunks in the store when it was listed
+    chunks: int
+    # Those an artifact references
+    referenced: int
+    # Unreferenced chunks older than the grace period (SANDBOXD_ARTIFACT_GC_GRACE_SECONDS), deleted (a dry
+    # run: would be)
+    deleted: int
+    freed_bytes: int
+    # Unreferenced chunks spared as younger than the grace period (an upload under way writes its chunks
+    # first)
+    kept_young: int
+    dry_run: bool
 
 
 class _CLIAuthStartRequestRequired(TypedDict):
@@ -2606,8 +2740,9 @@ class PostV1VmsRequest(TypedDict, total=False):
     # Alternate image: build a template from it (POST /v1/templates) and pass `template`
     image: Any
     # Persistent volumes to mount (at most 4, at distinct paths). A volume mounted read-write by a VM that
-    # has not ended cannot be mounted by another (409); a VM with volumes cannot be snapshotted, cloned or
-    # paused.
+    # has not ended cannot be mounted by another (409); they become the session's, mounted again in its
+    # next VMs. A snapshot or clone unmounts them in the guest for its moment (409 naming the path if a
+    # process keeps one busy) and holds none of them; a pause keeps them mounted.
     volumes: List[PostV1VmsRequestVolumesItem]
     lifecycle_hooks: LifecycleHooksParams
     egress_policy: EgressPolicyInput
@@ -2615,6 +2750,12 @@ class PostV1VmsRequest(TypedDict, total=False):
     # variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS
     # requests to its allowed_hosts (see POST /v1/vaults)
     vault_ids: List[str]
+    # Pause the VM after this many seconds of idleness (10 to 2592000; null: never); default: the
+    # session's. The next request that needs it resumes it
+    auto_pause: Optional[int]
+    # `kill`: killed when its lifetime ends; `pause`: paused instead (resumed by its next use); default:
+    # the session's
+    on_expiry: Literal["kill", "pause"]
     api_key: str
 
 
@@ -3055,6 +3196,12 @@ PatchV1AdminUsersUserIdResponse = AdminUser
 GetV1AdminNodesResponse = AdminNodeList
 
 
+GetV1AdminStorageResponse = AdminStorage
+
+
+PostV1AdminStorageGcResponse = AdminStorageGc
+
+
 PostApiCliAuthStartRequest = CLIAuthStartRequest
 
 
@@ -3482,6 +3629,8 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /v1/admin/users": (None, "GetV1AdminUsersResponse"),
     "PATCH /v1/admin/users/{user_id}": ("PatchV1AdminUsersUserIdRequest", "PatchV1AdminUsersUserIdResponse"),
     "GET /v1/admin/nodes": (None, "GetV1AdminNodesResponse"),
+    "GET /v1/admin/storage": (None, "GetV1AdminStorageResponse"),
+    "POST /v1/admin/storage/gc": (None, "PostV1AdminStorageGcResponse"),
     "POST /api/cli-auth/start": ("PostApiCliAuthStartRequest", "PostApiCliAuthStartResponse"),
     "POST /api/cli-auth/approve": ("PostApiCliAuthApproveRequest", "PostApiCliAuthApproveResponse"),
     "POST /api/cli-auth/exchange": ("PostApiCliAuthExchangeRequest", "PostApiCliAuthExchangeResponse"),

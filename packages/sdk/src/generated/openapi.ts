@@ -1371,6 +1371,191 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The cluster's object store of paused VMs, snapshots and templates, and each node's cache (administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminStorage"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not an administrator */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description The object store did not answer (OBJECT_STORE_UNAVAILABLE) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/storage/gc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Collect the object store’s garbage now (administrators)
+         * @description Deletes the chunks no paused VM, snapshot, template or volume references any more and that are older than the grace period (SANDBOXD_ARTIFACT_GC_GRACE_SECONDS). Every node also does this every SANDBOXD_ARTIFACT_GC_INTERVAL_SECONDS. `dry_run` counts without deleting.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    dry_run?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdminStorageGc"];
+                    };
+                };
+                /** @description The body could not be read: truncated, a wrong Content-Length, or a malformed form */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not an administrator */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Captures stay on their nodes here (SANDBOXD_ARTIFACTS off) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than allowed (SANDBOXD_BODY_LIMIT_BYTES; SANDBOXD_UNAUTHENTICATED_BODY_LIMIT_BYTES before a body credential is read) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Content-Type is not one the operation accepts */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Validation error */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HTTPValidationError"];
+                    };
+                };
+                /** @description The object store did not answer (OBJECT_STORE_UNAVAILABLE) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/users": {
         parameters: {
             query?: never;
@@ -9519,7 +9704,7 @@ export interface paths {
         /**
          * Create a session
          * @deprecated
-         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. `vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). `lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
+         * @description Creates a session; its VM is acquired on the first execute or `POST /v1/vms`, or at once in the background with `prewarm: true`. `env` applies to every execution of the session. The body is optional: every field has a default. `snapshot` or `template` (a name) makes its VMs start from your snapshot or template instead of the built-in image; a snapshot also sets vCPUs and memory (those fields are then ignored). `egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. `vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). `lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). `auto_pause` (seconds of idleness, null: never) pauses its VMs when nothing uses them for that long, and the next request of any kind that needs the VM resumes it (its answer carries `Sandboxd-Resumed: <ms>`); `on_expiry: "pause"` pauses a VM at the end of its lifetime instead of killing it. Paused VMs are kept for your plan's retention, then deleted. `"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.
          */
         post: {
             parameters: {
@@ -9633,7 +9818,7 @@ export interface paths {
         /**
          * Current session information
          * @deprecated
-         * @description Settings, metadata, the names (never the values) of its env variables, its lifecycle hooks, and its current VM.
+         * @description Settings, metadata, the names (never the values) of its env variables, its lifecycle hooks, `auto_pause` and `on_expiry`, and its current VM.
          */
         get: {
             parameters: {
@@ -12069,7 +12254,7 @@ export interface paths {
         put?: never;
         /**
          * Start a VM
-         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. `egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. `vault_ids` attaches your vaults to the VM's session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). `lifecycle_hooks.pre_stop` (default: the session's) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.
+         * @description Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool) and makes them the session's: its next VMs (after this one is killed, expires or crashes) mount the same volumes at the same paths; left out, the VM mounts the session's volumes, if it has any. `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. `egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. `vault_ids` attaches your vaults to the VM's session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). `lifecycle_hooks.pre_stop` (default: the session's) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost. `auto_pause` and `on_expiry` (default: the session's) pause the VM after that many idle seconds, or at the end of its lifetime instead of killing it; the next request that needs it resumes it.
          */
         post: {
             parameters: {
@@ -12085,6 +12270,8 @@ export interface paths {
                 content: {
                     "application/json": {
                         api_key?: string;
+                        /** @description Pause the VM after this many seconds of idleness (10 to 2592000; null: never); default: the session's. The next request that needs it resumes it */
+                        auto_pause?: number | null;
                         egress_policy?: components["schemas"]["EgressPolicyInput"];
                         /** @description Alternate image: build a template from it (POST /v1/templates) and pass `template` */
                         image?: unknown;
@@ -12097,6 +12284,11 @@ export interface paths {
                         };
                         /** @description A name for the VM (not unique) */
                         name?: string;
+                        /**
+                         * @description `kill`: killed when its lifetime ends; `pause`: paused instead (resumed by its next use); default: the session's
+                         * @enum {string}
+                         */
+                        on_expiry?: "kill" | "pause";
                         /** @description Bind the VM to this session of yours (it must have no running VM); default: a new session */
                         session_id?: string;
                         /** @description Start VMs from your snapshot (or template) of this name; a snapshot fixes vCPUs and memory */
@@ -12114,7 +12306,7 @@ export interface paths {
                         vcpu_count?: 1 | 2 | 4 | 6 | 8;
                         /** @description Seconds from spawn until the VM is killed */
                         vm_lifetime_seconds?: number;
-                        /** @description Persistent volumes to mount (at most 4, at distinct paths). A volume mounted read-write by a VM that has not ended cannot be mounted by another (409); a VM with volumes cannot be snapshotted, cloned or paused. */
+                        /** @description Persistent volumes to mount (at most 4, at distinct paths). A volume mounted read-write by a VM that has not ended cannot be mounted by another (409); they become the session's, mounted again in its next VMs. A snapshot or clone unmounts them in the guest for its moment (409 naming the path if a process keeps one busy) and holds none of them; a pause keeps them mounted. */
                         volumes?: {
                             /** @description Where the guest mounts it: absolute and normalized, of letters, digits, ".", "_" and "-"; not /, /opt, /root, /tmp, /var, nor at or below /bin, /boot, /dev, /etc, /lib, /lib32, /lib64, /opt/sandboxd, /proc, /run, /sbin, /sys, /usr */
                             mount_path: string;
@@ -12464,7 +12656,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The VM is not running or has volumes mounted (to clone its current state), or the snapshot name is taken */
+                /** @description The VM is not running (to clone its current state), a process keeps one of its volumes busy (the message names the path), or the snapshot name is taken */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -12913,7 +13105,7 @@ export interface paths {
         put?: never;
         /**
          * Pause a running VM
-         * @description Saves the VM's memory, processes and disk to the node's disk and ends its QEMU: it holds no memory or CPU and does not count against the plan's running VMs, and its lifetime stops counting. `POST /v1/vms/{vm_id}/resume` (or the session's next execute, upload, download or terminal) brings the same VM back, with its files, processes, open ports and Python variables. Executions running in it are recorded failed (their processes go on after the resume).
+         * @description Saves the VM's memory, processes and disk to the node's disk and ends its QEMU: it holds no memory or CPU and does not count against the plan's running VMs, and its lifetime stops counting. `POST /v1/vms/{vm_id}/resume` (or the session's next execute, upload, download or terminal) brings the same VM back, with its files, processes, open ports and Python variables. Executions running in it are recorded failed (their processes go on after the resume). Its read-write volumes stay mounted (flushed, and no other VM may mount them meanwhile) and come back with it; read-only ones are unmounted for the pause and mounted again at the resume.
          */
         post: {
             parameters: {
@@ -12971,7 +13163,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The VM is not running (already paused, ended or starting), or it has volumes mounted */
+                /** @description The VM is not running (already paused, ended or starting), or a process keeps one of its read-only volumes busy (the message names the path) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -13658,7 +13850,7 @@ export interface paths {
         put?: never;
         /**
          * Snapshot a running VM
-         * @description Captures the VM's memory (processes, Python variables, open ports), device state and disk into a named snapshot while it runs: under KVM it is stopped only for the last memory pages and its device state; under TCG (no reliable dirty-page tracking) for the whole memory copy, about 1.5–2.5 s for a 512 MiB VM. `pause_ms` in the answer says how long; then it runs on. Start VMs from it with `POST /v1/vms {"snapshot": name}`, a session's `snapshot`, or `POST /v1/vms/{vm_id}/clone`. It has the VM's vCPUs and memory; its disk layer holds only what changed since the VM's own start or previous snapshot.
+         * @description Captures the VM's memory (processes, Python variables, open ports), device state and disk into a named snapshot while it runs: under KVM it is stopped only for the last memory pages and its device state; under TCG (no reliable dirty-page tracking) for the whole memory copy, about 1.5–2.5 s for a 512 MiB VM. `pause_ms` in the answer says how long; then it runs on. Start VMs from it with `POST /v1/vms {"snapshot": name}`, a session's `snapshot`, or `POST /v1/vms/{vm_id}/clone`. It has the VM's vCPUs and memory; its disk layer holds only what changed since the VM's own start or previous snapshot. The VM's volumes are unmounted in the guest for the capture and mounted again after it (409 naming the path if a process keeps one busy): the snapshot holds none of them, and VMs started from it mount only the volumes they ask for.
          */
         post: {
             parameters: {
@@ -13718,7 +13910,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The name is taken, the VM is not running (paused: resume it first), or it has volumes mounted */
+                /** @description The name is taken, the VM is not running (paused: resume it first), or a process keeps one of its volumes busy (the message names the path) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -15338,6 +15530,76 @@ export interface components {
         AdminNodeList: {
             nodes: components["schemas"]["WorkerRecord"][];
         };
+        /** AdminStorage */
+        AdminStorage: {
+            /** @description By kind: pause, snapshot, template, variant (a template’s snapshot of one shape), image (a root filesystem or kernel snapshots build on), volume */
+            by_kind: {
+                [key: string]: {
+                    artifacts: number;
+                    /** @description Their non-zero chunks (what fetching them moves; chunks shared with other artifacts counted in each) */
+                    data_bytes: number;
+                    /** @description What their files would take whole (holes and chunks shared with others counted) */
+                    logical_bytes: number;
+                };
+            };
+            /** @description By owner, largest first (built-in templates’ shapes and images have none) */
+            by_user: {
+                usage: {
+                    artifacts: number;
+                    /** @description Their non-zero chunks (what fetching them moves; chunks shared with other artifacts counted in each) */
+                    data_bytes: number;
+                    /** @description What their files would take whole (holes and chunks shared with others counted) */
+                    logical_bytes: number;
+                };
+                user_id: number;
+            }[];
+            /** @description Every chunk in the store, referenced or not (garbage collection deletes the unreferenced ones past their grace period) */
+            chunks: {
+                /** @description What the store really holds: each distinct chunk once */
+                bytes: number;
+                count: number;
+            };
+            /** @description Whether captures and templates go to the object store (SANDBOXD_ARTIFACTS); false: they stay on their nodes */
+            enabled: boolean;
+            nodes: {
+                entries: number;
+                hit_rate: number | null;
+                /** @description Uses of an artifact the node had (since it started) */
+                hits: number;
+                hits_by_kind: {
+                    [key: string]: number;
+                };
+                /** @description SANDBOXD_ARTIFACT_CACHE_MB */
+                limit_bytes: number;
+                /** @description Uses that fetched it from the object store */
+                misses: number;
+                misses_by_kind: {
+                    [key: string]: number;
+                };
+                node_id: string;
+                /**
+                 * Format: date-time
+                 * @description Each node reports its cache once a minute; this node’s is current
+                 */
+                reported_at: string;
+                used_bytes: number;
+            }[];
+            /** @description The object store (s3://bucket/prefix at endpoint, or local:/dir) */
+            store: string | null;
+        };
+        /** AdminStorageGc */
+        AdminStorageGc: {
+            /** @description Chunks in the store when it was listed */
+            chunks: number;
+            /** @description Unreferenced chunks older than the grace period (SANDBOXD_ARTIFACT_GC_GRACE_SECONDS), deleted (a dry run: would be) */
+            deleted: number;
+            dry_run: boolean;
+            freed_bytes: number;
+            /** @description Unreferenced chunks spared as younger than the grace period (an upload under way writes its chunks first) */
+            kept_young: number;
+            /** @description Those an artifact references */
+            referenced: number;
+        };
         /** AdminUser */
         AdminUser: {
             /** Format: date-time */
@@ -16634,6 +16896,11 @@ export interface components {
             exit_code: number | null;
             /** @description Python only: rich results (figures, tables, display data); empty for commands */
             results: components["schemas"]["RichResult"][];
+            /** @description Present only when this execute resumed the session's paused VM first (auto-resume: paused by `auto_pause`, `on_expiry` or on request); the `Sandboxd-Resumed` header says the same */
+            resumed?: {
+                /** @description How long the resume took, milliseconds */
+                ms: number;
+            };
             session_id: string;
             /**
              * @description completed, failed or timeout (queued and running only in task records)
@@ -16931,6 +17198,8 @@ export interface components {
         SessionCreateRequest: {
             /** @description The API key, for clients that send it in the body */
             api_key?: string;
+            /** @description Pause the VM after this many seconds of idleness (no execution running or started, no terminal attached or typed into, no preview traffic, no file, process, SSH, browser or desktop call); null or absent: never. A paused VM keeps its memory, processes and disk, stops counting its lifetime and its quota, and is resumed by the next request that needs it (the answer then carries a `Sandboxd-Resumed: <ms>` header). Paused VMs are kept for your plan's retention (free 7 days, pro 30, enterprise 90), then deleted (`vm.pause_expired`). */
+            auto_pause?: number | null;
             egress_policy?: components["schemas"]["EgressPolicyInput"];
             /** @description Environment of every execution of the session */
             env?: {
@@ -16943,6 +17212,11 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            /**
+             * @description `kill` (default): the VM is killed when its lifetime ends; `pause`: it is paused instead (with its whole lifetime again for when it resumes), and kept for your plan's retention
+             * @enum {string}
+             */
+            on_expiry?: "kill" | "pause";
             /** @description Acquire a standard VM at once, in the background (default false) */
             prewarm?: boolean;
             /** @description Desktop sessions only: screen height in pixels, default 800 */
@@ -16965,6 +17239,8 @@ export interface components {
         };
         /** SessionCreateResponse */
         SessionCreateResponse: {
+            /** @description Seconds of idleness after which its VMs are paused (null: never) */
+            auto_pause: number | null;
             /** Format: date-time */
             created_at: string;
             /** @description Its lifecycle hooks (null: none) */
@@ -16973,6 +17249,11 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
+            /**
+             * @description `kill` (default): the VM is killed when its lifetime ends; `pause`: it is paused instead (with its whole lifetime again for when it resumes), and kept for your plan's retention
+             * @enum {string}
+             */
+            on_expiry: "kill" | "pause";
             prewarm: boolean;
             /** Format: uuid */
             session_id: string;
@@ -17407,6 +17688,8 @@ export interface components {
         };
         /** VmRecord */
         VmRecord: {
+            /** @description Seconds of idleness after which it is paused (null: never); its own, or its session's when it started */
+            auto_pause: number | null;
             /** @description The snapshot its disk builds on (it was cloned from it or snapshotted into it): kept while the VM lives */
             base_snapshot_id: string | null;
             /** Format: date-time */
@@ -17418,6 +17701,8 @@ export interface components {
             expires_at: string;
             /** @description Seconds until it is killed; 0 once ended; while paused, the lifetime it has left (it stops counting) */
             expires_in_seconds: number;
+            /** @description Its last use as recorded in the store (written every few seconds at most; null: none recorded yet) */
+            last_activity_at: string | null;
             /** @description Its lifecycle hooks (null: none) */
             lifecycle_hooks: components["schemas"]["LifecycleHooks"] | null;
             memory_mb: number;
@@ -17426,6 +17711,11 @@ export interface components {
             };
             name: string | null;
             node_id: string;
+            /**
+             * @description `kill` (default): the VM is killed when its lifetime ends; `pause`: it is paused instead (with its whole lifetime again for when it resumes), and kept for your plan's retention
+             * @enum {string}
+             */
+            on_expiry: "kill" | "pause";
             paused_at: string | null;
             session_id: string | null;
             started_at: string | null;
@@ -17450,8 +17740,10 @@ export interface components {
             }[];
             /** Format: date-time */
             created_at: string;
+            /** @description Whether the object store has its latest data too: its last writer ended or paused and its image was uploaded (false while a VM writes it) */
+            in_object_store: boolean;
             name: string;
-            /** @description The node whose disk holds it: VMs that mount it run there */
+            /** @description The node whose disk holds its latest data. Without the cluster's object store (SANDBOXD_ARTIFACTS off) VMs that mount it run there; with it, any node mounts it once `in_object_store` (it is fetched first) */
             node_id: string;
             size_mb: number;
             /** @description The owner */

@@ -1,5 +1,5 @@
 /** GET /v1/admin/…: operations for administrators (403 for anyone else). */
-import type { AdminNodeList, AdminUser, AdminUserList } from '../api-types.ts';
+import type { AdminNodeList, AdminStorage, AdminStorageGc, AdminUser, AdminUserList } from '../api-types.ts';
 import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 
@@ -19,5 +19,15 @@ export class Admin {
   /** The nodes of the deployment with state, capacity and load. */
   nodes(options: CallOptions = {}): Promise<AdminNodeList> {
     return this.transport.call('/v1/admin/nodes', 'get', { signal: options.signal });
+  }
+
+  /** What the cluster's object store holds of paused VMs, snapshots and templates (by kind and user), and each node's cache. */
+  storage(options: CallOptions = {}): Promise<AdminStorage> {
+    return this.transport.call('/v1/admin/storage', 'get', { signal: options.signal });
+  }
+
+  /** Collects the object store's garbage now (`dryRun`: counts what it would delete). */
+  collectGarbage(options: CallOptions & { dryRun?: boolean } = {}): Promise<AdminStorageGc> {
+    return this.transport.call('/v1/admin/storage/gc', 'post', { query: { dry_run: options.dryRun }, signal: options.signal });
   }
 }

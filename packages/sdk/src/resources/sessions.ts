@@ -5,7 +5,7 @@ import type { Transport } from '../transport.ts';
 import type { SessionContext } from '../session.ts';
 import { Session } from '../session.ts';
 import { egressPolicyBody, type EgressPolicyOptions } from './egress.ts';
-import { lifecycleHooksBody, lifetimeField, type LifecycleHooksOptions } from './vms.ts';
+import { autoPauseFields, lifecycleHooksBody, lifetimeField, type LifecycleHooksOptions } from './vms.ts';
 
 export interface SessionCreateOptions extends CallOptions {
   /** vCPUs: 1, 2 (default), 4, 6 or 8. */
@@ -32,6 +32,14 @@ export interface SessionCreateOptions extends CallOptions {
   egressPolicy?: EgressPolicyOptions;
   /** Your vaults (ids) whose secrets its VMs use without holding them: each is an environment variable holding a placeholder; see `client.vaults`. */
   vaultIds?: string[];
+  /**
+   * Pause its VMs after this many milliseconds of idleness (no execution, terminal, preview, file or process call),
+   * rounded up to whole seconds, 10 s to 30 days; null or absent: never. The next request that needs a paused VM
+   * resumes it (an execute's result then has `resumed: { ms }`).
+   */
+  autoPauseMs?: number | null;
+  /** When a VM's lifetime ends: `kill` it (default), or `pause` it (its next use resumes it). */
+  onExpiry?: 'kill' | 'pause';
 }
 
 export class Sessions {
@@ -54,6 +62,7 @@ export class Sessions {
         ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
         ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),
+        ...autoPauseFields(options),
       },
       signal: options.signal,
     });

@@ -30,7 +30,10 @@ export interface VmCreateOptions extends CallOptions {
   metadata?: Record<string, string>;
   /** Answer once the VM runs (default), or at once with the VM `starting`. */
   wait?: boolean;
-  /** Persistent volumes to mount (at most 4). A VM with volumes cannot be snapshotted, cloned or paused. */
+  /**
+   * Persistent volumes to mount (at most 4); they become the session's, mounted again in its next VMs. A snapshot or
+   * clone unmounts them for its moment (it holds none of them); a pause keeps them mounted.
+   */
   volumes?: VmVolumeMount[];
   /**
    * Commands the VM runs at points of its life (default: its session's). `preStop` runs before a kill, a pause
@@ -42,6 +45,21 @@ export interface VmCreateOptions extends CallOptions {
   egressPolicy?: EgressPolicyOptions;
   /** Your vaults (ids) to attach to its session (added to those it has): each secret is an environment variable holding a placeholder; see `client.vaults`. */
   vaultIds?: string[];
+  /** Pause the VM after this many milliseconds of idleness, rounded up to whole seconds (10 s to 30 days); null: never. Default: its session's. */
+  autoPauseMs?: number | null;
+  /** When its lifetime ends: `kill` it, or `pause` it (its next use resumes it). Default: its session's. */
+  onExpiry?: 'kill' | 'pause';
+}
+
+/** The request's `auto_pause` and `on_expiry` (auto-pause: the next request that needs a paused VM resumes it). */
+export function autoPauseFields(options: { autoPauseMs?: number | null; onExpiry?: 'kill' | 'pause' }): {
+  auto_pause?: number | null;
+  on_expiry?: 'kill' | 'pause';
+} {
+  return {
+    ...(options.autoPauseMs !== undefined ? { auto_pause: options.autoPauseMs === null ? null : Math.ceil(options.autoPauseMs / 1000) } : {}),
+    ...(options.onExpiry !== undefined ? { on_expiry: options.onExpiry } : {}),
+  };
 }
 
 /** Lifecycle hooks of a new VM or session (the request's `lifecycle_hooks`). */
@@ -91,6 +109,7 @@ export class Vms {
         ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
         ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),
+        ...autoPauseFields(options),
       },
       signal: options.signal,
     });

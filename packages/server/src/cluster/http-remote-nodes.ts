@@ -21,6 +21,7 @@ import { RemoteGuestAgent } from './agent-rpc-client.ts';
  */
 const OPS: { [Op in InternalCommand['op']]: { timeoutMs: number; what: (command: Extract<InternalCommand, { op: Op }>) => string } } = {
   'vm.start': { timeoutMs: 600_000, what: () => 'a new VM was placed on' },
+  'vm.resume': { timeoutMs: 600_000, what: (command) => `paused VM ${command.vm_id} was to resume on` },
   'egress.policy': { timeoutMs: 30_000, what: (command) => `VM ${command.vm_id} runs on` },
   'browser.call': {
     timeoutMs: 300_000,
@@ -64,7 +65,7 @@ export class HttpRemoteNodes implements RemoteNodes {
     }
     const answer = (await response.json().catch(() => ({}))) as CommandAnswer<C> & { code?: string; detail?: unknown };
     if (response.ok) {
-      if (command.op === 'vm.start' && !(answer as { vm_id?: unknown }).vm_id)
+      if ((command.op === 'vm.start' || command.op === 'vm.resume') && !(answer as { vm_id?: unknown }).vm_id)
         throw new AppError('VM_UNAVAILABLE', `node ${nodeId} answered a VM start without a VM id`);
       return answer;
     }

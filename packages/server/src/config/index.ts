@@ -210,7 +210,16 @@ export function engineOptions(config: Config): EngineOptions {
     nodeId: config.cluster.nodeId,
     dataDir: config.server.dataDir,
     registries: { insecureRegistries: config.templates.templateInsecureRegistries, allowPrivateRegistries: config.templates.templateRegistryAllowPrivate },
+    artifacts: artifactsEnabled(config)
+      ? { objects: config.objects, cacheLimitBytes: config.objects.artifactCacheMb * 2 ** 20, gcGraceMs: config.objects.artifactGcGraceSeconds * 1000 }
+      : null,
   };
+}
+
+/** Whether captures and templates go to the object store (`SANDBOXD_ARTIFACTS`; auto: with an S3 store, which every node reaches). */
+export function artifactsEnabled(config: Config): boolean {
+  const { artifacts, objectStore } = config.objects;
+  return artifacts === 'on' || (artifacts === 'auto' && objectStore === 's3');
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Settings of the object store (screenshots, recordings): local files or an S3-compatible store. */
 import path from 'node:path';
 import { assertObjectKey } from '../storage/object-validation.ts';
-import { booleanFlag, oneOf, text, type Setting, type SettingValues } from './kit.ts';
+import { booleanFlag, integer, oneOf, text, type Setting, type SettingValues } from './kit.ts';
 
 /** The settings of the objects block, by name (each name is unique across the blocks). */
 export const objectsSettings = {
@@ -86,6 +86,34 @@ export const objectsSettings = {
       'Address the bucket in the path (http://endpoint/bucket/key), as MinIO and most self-hosted stores need; false = as a subdomain (http://bucket.endpoint/key)',
     parse: booleanFlag,
     fallback: () => true,
+  },
+  artifacts: {
+    env: 'SANDBOXD_ARTIFACTS',
+    description:
+      "Whether paused VMs, users' snapshots and templates go to the object store (any node resumes or starts them; a node's loss loses none): on, off, or auto = on with SANDBOXD_OBJECT_STORE=s3 (a store every node reaches). A local store serves a cluster only when every node's SANDBOXD_OBJECT_STORE_DIR is the same shared directory: then say on. Off keeps them on the node that made them",
+    parse: oneOf<'auto' | 'on' | 'off'>('auto', 'on', 'off'),
+    fallback: (): 'auto' | 'on' | 'off' => 'auto',
+  },
+  artifactCacheMb: {
+    env: 'SANDBOXD_ARTIFACT_CACHE_MB',
+    description:
+      "How much of this node's disk its copies of the cluster's paused VMs, snapshots and templates may take (MiB); past it the least recently used copy nothing running needs is removed (the object store keeps it)",
+    parse: integer(1024, 100 * 1024 * 1024),
+    fallback: () => 20 * 1024,
+  },
+  artifactGcIntervalSeconds: {
+    env: 'SANDBOXD_ARTIFACT_GC_INTERVAL_SECONDS',
+    description:
+      "How often a node collects the object store's garbage: chunks no paused VM, snapshot or template references any more (0 = never; collection also runs on POST /v1/admin/storage/gc)",
+    parse: integer(0, 30 * 86_400),
+    fallback: () => 6 * 3600,
+  },
+  artifactGcGraceSeconds: {
+    env: 'SANDBOXD_ARTIFACT_GC_GRACE_SECONDS',
+    description:
+      'How old an unreferenced chunk must be before garbage collection deletes it: an upload writes its chunks before its manifest, so a young chunk may belong to an upload still under way (keep it above the longest upload; 0 is for tests)',
+    parse: integer(0, 30 * 86_400),
+    fallback: () => 3600,
   },
 } satisfies Record<string, Setting<unknown>>;
 

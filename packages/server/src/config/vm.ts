@@ -147,6 +147,19 @@ export const vmSettings = {
     parse: integer(20, 2_592_000),
     fallback: () => 300,
   },
+  autoPauseCheckSeconds: {
+    env: 'SANDBOXD_AUTO_PAUSE_CHECK_SECONDS',
+    description:
+      'How often each node looks for its idle VMs to pause (those with auto_pause) and writes the activity it saw to the store; a VM is paused between auto_pause and auto_pause plus this many seconds after its last use',
+    parse: integer(1, 300),
+    fallback: () => 5,
+  },
+  pausedRetentionCheckSeconds: {
+    env: 'SANDBOXD_PAUSED_RETENTION_CHECK_SECONDS',
+    description: "How often each node looks for its paused VMs kept longer than their owner's plan allows (pausedRetentionSeconds) and deletes them",
+    parse: integer(1, 86_400),
+    fallback: () => 60,
+  },
   defaultVcpus: {
     env: 'SANDBOXD_DEFAULT_VCPUS',
     description: 'vCPUs of a session that does not ask for vcpu_count: 1, 2, 4, 6 or 8; keep it among SANDBOXD_WARM_VCPUS so such sessions get pooled VMs',

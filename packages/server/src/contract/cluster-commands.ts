@@ -5,6 +5,7 @@
  * kills through the owner's durable queue; everything else a node asks of another is one of these.
  *
  * - `vm.start`: start a session's new VM here (placement chose this node);
+ * - `vm.resume`: resume a paused VM here from the cluster's object store (the node asked is drained or full);
  * - `egress.policy`: read (`policy` null) or replace the egress policy of a VM this node runs;
  * - `browser.call`: run a call on a browser session whose page this node holds (`call.method` names the
  *   service's method, `call.argument` is the public route's body, validated with that route's very schema).
@@ -111,6 +112,14 @@ export const VmStartCommand = Type.Object({
   spec: VmStartSpec,
 });
 
+export const VmResumeCommand = Type.Object({
+  op: Type.Literal('vm.resume'),
+  principal: SignedPrincipal,
+  vm_id: Type.String({ minLength: 1, maxLength: 64 }),
+  /** A request that needed the VM resumes it (not `POST /resume`): its `vm.resumed` event says so. */
+  auto: Type.Optional(Type.Boolean()),
+});
+
 export const EgressPolicyCommand = Type.Object({
   op: Type.Literal('egress.policy'),
   principal: SignedPrincipal,
@@ -145,7 +154,7 @@ export const BrowserCallCommand = Type.Object({
 });
 
 /** The body of every internal command: exactly one of the ops, its fields checked against that op's schema. */
-export const InternalCommand = tagged('op', [VmStartCommand, EgressPolicyCommand, BrowserCallCommand]);
+export const InternalCommand = tagged('op', [VmStartCommand, VmResumeCommand, EgressPolicyCommand, BrowserCallCommand]);
 export type InternalCommand = Static<typeof InternalCommand>;
 export type InternalCommandOp = InternalCommand['op'];
 export type InternalCommandOf<Op extends InternalCommandOp> = Extract<InternalCommand, { op: Op }>;

@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   VM_AGENT_UNAVAILABLE: 503,
   NETWORK_GUARD_INACTIVE: 503,
   VAULT_KEY_UNAVAILABLE: 503,
+  OBJECT_STORE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -101,7 +101,24 @@ export const EVENT_CATALOGUE = {
     duration_ms: Type.Integer(),
     memory_bytes: Type.Integer(),
   }),
-  'vm.resumed': Type.Object({ vm_id: Type.String(), session_id: Nullable(Type.String()), resume_ms: Type.Integer(), expires_at: DateTime }),
+  'vm.auto_paused': Type.Object({ vm_id: Type.String(), session_id: Nullable(Type.String()), idle_seconds: Type.Integer(), duration_ms: Type.Integer() }),
+  'vm.pause_expired': Type.Object({
+    vm_id: Type.String(),
+    session_id: Nullable(Type.String()),
+    paused_at: DateTime,
+    paused_seconds: Type.Integer(),
+    retention_seconds: Type.Integer(),
+  }),
+  'vm.resumed': Type.Object({
+    vm_id: Type.String(),
+    session_id: Nullable(Type.String()),
+    resume_ms: Type.Integer(),
+    expires_at: DateTime,
+    /** True when a request that needed the VM resumed it, false for `POST /resume`. */
+    auto: Type.Boolean(),
+    /** The node it runs on now (with the cluster's object store, any node resumes it). */
+    node_id: Type.String(),
+  }),
   'vm.cloned': Type.Object({ vm_id: Type.String(), session_id: Type.String(), source_vm_id: Nullable(Type.String()), snapshot_id: Type.String() }),
   'snapshot.deleted': Type.Object({ snapshot_id: Type.String(), name: Type.String() }),
   'browser.session.created': Type.Object({ session_id: Type.String(), vm_id: Type.String(), viewport_width: Type.Integer(), viewport_height: Type.Integer() }),

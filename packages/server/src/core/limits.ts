@@ -20,9 +20,24 @@ export class PlanLimiter {
   ) {}
 
   limitsOf(principal: Principal): PlanLimits {
-    const limits = this.plans[principal.plan];
+    return this.limitsOfPlan(principal.plan);
+  }
+
+  /** The limits of the plan named `plan` (a user's record names it). */
+  limitsOfPlan(plan: string): PlanLimits {
+    const limits = this.plans[plan];
     // A user whose plan was removed from the configuration gets the most restrictive built-in plan.
-    return limits ?? this.plans.free ?? { executionsPerMinute: 60, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1 };
+    return (
+      limits ??
+      this.plans.free ?? {
+        executionsPerMinute: 60,
+        maxConcurrentVms: 1,
+        maxTotalVcpus: 2,
+        diskMb: 1024,
+        maxBrowserSessions: 1,
+        pausedRetentionSeconds: 7 * 86_400,
+      }
+    );
   }
 
   /** Throws RATE_LIMITED when the user started their plan's number of executions in the last minute. */

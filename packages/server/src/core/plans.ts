@@ -21,24 +21,36 @@ export const PlanLimitsSchema = Type.Object({
   diskMb: Type.Integer({ minimum: 1024, maximum: 1_048_576 }),
   /** Browser sessions (and renders in progress) a user may have open at once. */
   maxBrowserSessions: Type.Integer({ minimum: 0, maximum: 10_000 }),
+  /** How long a paused VM is kept, seconds from its pause; older ones are deleted (`vm.pause_expired`). */
+  pausedRetentionSeconds: Type.Integer({ minimum: 60, maximum: 31_536_000 }),
 });
 export type PlanLimits = Static<typeof PlanLimitsSchema>;
 
+const DAY_SECONDS = 86_400;
+
 /** Built-in plans; `SANDBOXD_PLANS` (a JSON object of plan name to limits) replaces or adds plans. */
 export const DEFAULT_PLANS: Record<string, PlanLimits> = {
-  free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4, diskMb: 4096, maxBrowserSessions: 2 },
-  pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32, diskMb: 8192, maxBrowserSessions: 10 },
-  enterprise: { executionsPerMinute: 6000, maxConcurrentVms: 100, maxTotalVcpus: 400, diskMb: 16_384, maxBrowserSessions: 100 },
+  free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4, diskMb: 4096, maxBrowserSessions: 2, pausedRetentionSeconds: 7 * DAY_SECONDS },
+  pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32, diskMb: 8192, maxBrowserSessions: 10, pausedRetentionSeconds: 30 * DAY_SECONDS },
+  enterprise: {
+    executionsPerMinute: 6000,
+    maxConcurrentVms: 100,
+    maxTotalVcpus: 400,
+    diskMb: 16_384,
+    maxBrowserSessions: 100,
+    pausedRetentionSeconds: 90 * DAY_SECONDS,
+  },
 };
 
 /**
- * A plan as an operator may give it: diskMb and maxBrowserSessions came later than the other limits, so a plan that
- * leaves one out keeps its built-in namesake's, or free's (`completePlans`).
+ * A plan as an operator may give it: diskMb, maxBrowserSessions and pausedRetentionSeconds came later than the other
+ * limits, so a plan that leaves one out keeps its built-in namesake's, or free's (`completePlans`).
  */
 export const GivenPlanLimitsSchema = Type.Object({
   ...PlanLimitsSchema.properties,
   diskMb: Type.Optional(PlanLimitsSchema.properties.diskMb),
   maxBrowserSessions: Type.Optional(PlanLimitsSchema.properties.maxBrowserSessions),
+  pausedRetentionSeconds: Type.Optional(PlanLimitsSchema.properties.pausedRetentionSeconds),
 });
 export type GivenPlanLimits = Static<typeof GivenPlanLimitsSchema>;
 
@@ -47,7 +59,10 @@ export function completePlans(given: Record<string, GivenPlanLimits>): Record<st
   const completed = Object.fromEntries(
     Object.entries(given).map(([name, limits]) => {
       const builtin = DEFAULT_PLANS[name] ?? DEFAULT_PLANS.free!;
-      return [name, { diskMb: builtin.diskMb, maxBrowserSessions: builtin.maxBrowserSessions, ...limits }];
+      return [
+        name,
+        { diskMb: builtin.diskMb, maxBrowserSessions: builtin.maxBrowserSessions, pausedRetentionSeconds: builtin.pausedRetentionSeconds, ...limits },
+      ];
     }),
   );
   return { ...DEFAULT_PLANS, ...completed };

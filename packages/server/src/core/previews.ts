@@ -16,7 +16,7 @@ import { AppError, notFound } from './errors.ts';
 import { isUuid } from './ids.ts';
 import type { SessionService } from './sessions.ts';
 import type { ShareService } from './shares.ts';
-import type { VmService } from './vms/index.ts';
+import { resumesOnTraffic, type VmService } from './vms/index.ts';
 import type { Database } from '../store/database.ts';
 import { DESKTOP_TEMPLATE_ID, type Session, type Share, type Vm } from '../model.ts';
 import { DESKTOP_PORTS } from './computer-use/desktop.ts';
@@ -130,6 +130,12 @@ export class PreviewAccess {
   async connect(grant: PreviewGrant): Promise<Duplex> {
     const { vm } = grant;
     if (!vm) throw new AppError('NOT_FOUND', `session ${grant.session.id} has no VM yet: run code or POST /v1/vms first`);
+    if (vm.status === 'paused' && resumesOnTraffic(vm)) {
+      // Auto-resume: the first request waits for the VM (its answer says so: Sandboxd-Resumed), on the owner's quota.
+      const owner = grant.via === 'owner' ? grant.principal : await this.authenticator.principalOfSessionOwner(grant.session);
+      const live = await this.vms.ensureVm(owner, grant.session);
+      return live.agent.openTunnel(grant.port);
+    }
     if (vm.status !== 'active')
       throw new AppError('VM_GONE', `VM ${vm.id} of this preview is ${vm.status === 'starting' ? 'still starting' : `no longer running (${vm.status})`}`);
     const agent = this.vms.agentOf(vm);

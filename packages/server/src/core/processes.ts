@@ -23,7 +23,7 @@ import type { ProcessOutput } from './process-output.ts';
 import { newProcess, openStream, START_TIMEOUT_MS, type BackgroundProcess } from './process-streams.ts';
 import type { SessionService } from './sessions.ts';
 import type { KeptExecInfo, SendableSignal } from './vm-engine.ts';
-import type { VmService } from './vms/index.ts';
+import { resumesOnTraffic, type VmService } from './vms/index.ts';
 
 /** Output kept per process for re-attaching (the newest bytes). */
 export const OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -230,8 +230,18 @@ export class ProcessService {
     const process = this.processes.get(keyOf(sessionId, processId));
     if (!process || process.view.session_id !== sessionId || process.userId !== principal.userId)
       throw new AppError('NOT_FOUND', `no process ${processId} in session ${sessionId}`);
+    if (process.view.status === 'running') await this.resumedIfPaused(principal, session, process);
     await this.reattached(process, session);
     return process;
+  }
+
+  /**
+   * A running process of a VM that paused by itself is in its memory: the VM is resumed for it (auto-resume). One
+   * paused on request stays paused (the process answers 409 until the VM is resumed).
+   */
+  private async resumedIfPaused(principal: Principal, session: Session, process: BackgroundProcess): Promise<void> {
+    const { state } = await this.vms.resolveVm(session);
+    if (state.kind === 'paused' && state.vm.id === process.view.vm_id && resumesOnTraffic(state.vm)) await this.vms.ensureVm(principal, session);
   }
 
   /** Waits for a stream's end: the exit ends the process; a stream that went away with the link detaches it. */

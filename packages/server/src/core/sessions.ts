@@ -80,6 +80,8 @@ export class SessionService {
       screen: request.screen ?? null,
       lifecycleHooks: request.lifecycleHooks ?? null,
       clientData: request.clientData ?? null,
+      autoPauseSeconds: request.autoPauseSeconds ?? null,
+      onExpiry: request.onExpiry ?? 'kill',
     };
   }
 

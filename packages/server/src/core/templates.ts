@@ -353,6 +353,7 @@ export class TemplateService {
     try {
       const built = await this.engine.buildTemplate({
         templateId: id,
+        userId: template.userId,
         ociImage: template.ociImage,
         ...(secrets.registryAuth ? { registryAuth: secrets.registryAuth } : {}),
         vcpuCount: template.vcpuCount,

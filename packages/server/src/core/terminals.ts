@@ -10,7 +10,7 @@ import type { Clock } from './clock.ts';
 import { AppError } from './errors.ts';
 import type { SessionService } from './sessions.ts';
 import type { GuestAgent, PtyAttachment, PtyInfo, PtyOutput } from './vm-engine.ts';
-import type { VmService } from './vms/index.ts';
+import { resumesOnTraffic, type VmService } from './vms/index.ts';
 import type { Session, Vm } from '../model.ts';
 import type { Database } from '../store/database.ts';
 import { deleteExpiredAttachTokens, insertAttachToken, takeAttachToken } from '../store/pty-tokens-store.ts';
@@ -184,13 +184,23 @@ export class TerminalService {
     }
     const vm = await this.sessions.currentVm(session);
     if (!vm) throw new AppError('NOT_FOUND', `session ${session.id} has no VM, so no terminals`);
-    return { vm, session, agent: this.liveAgent(vm) };
+    return this.resumedIfPaused(principal, vm, session);
   }
 
   private async ownedVm(principal: Principal, vmId: string): Promise<TerminalVm> {
     const vm = await this.vms.getOwned(principal, vmId);
     const session = vm.sessionId ? await this.sessions.find(vm.sessionId) : undefined;
-    return { vm, session, agent: this.liveAgent(vm) };
+    return this.resumedIfPaused(principal, vm, session);
+  }
+
+  /**
+   * The terminals of a VM that paused by itself are in its memory: it is resumed for them (auto-resume). One paused on
+   * request stays paused (VM_GONE, as before).
+   */
+  private async resumedIfPaused(principal: Principal, vm: Vm, session: Session | undefined): Promise<TerminalVm> {
+    if (vm.status !== 'paused' || !resumesOnTraffic(vm) || !session || session.currentVmId !== vm.id) return { vm, session, agent: this.liveAgent(vm) };
+    const live = await this.vms.ensureVm(principal, session);
+    return { vm: live.vm, session, agent: live.agent };
   }
 
   private liveAgent(vm: Vm): GuestAgent {

@@ -60,6 +60,11 @@ export interface PtyAttachment {
 export interface TemplateImage {
   /** Content hash of the files; names the template's snapshot set. */
   hash: string;
+  /**
+   * The built template these files are of (absent for built-in images): another node finds its own copy by it, or
+   * fetches the template from the cluster's object store.
+   */
+  templateId?: string;
   kernelPath: string;
   initrdPath: string;
   /** The root disk (never written: every VM gets an overlay over it). */
@@ -99,6 +104,8 @@ export interface VolumeMount {
   /** Absolute, normalized path in the guest (the core checks it). */
   mountPath: string;
   readOnly: boolean;
+  /** The core's: another node wrote it last, so its image is fetched from the object store first (`fetchVolume`). */
+  fetch?: boolean;
 }
 
 export interface AcquireVmRequest {
@@ -248,6 +255,8 @@ export interface GuestAgent {
 export interface TemplateBuildRequest {
   /** The template's id: names its files on this node. */
   templateId: string;
+  /** Whose template it is (its artifact in the object store is counted against them). */
+  userId: number;
   /** An image reference the core checked (`parseImageReference`). */
   ociImage: string;
   /** For the pull only: never written anywhere but skopeo's 0600 auth file, removed after the pull. */
@@ -308,6 +317,46 @@ export interface CaptureOutcome {
   diskSizeMb: number;
 }
 
+/** Bytes the object store holds for one kind of artifact, or one user. */
+export interface StorageUsage {
+  artifacts: number;
+  /** What the files would take whole (holes and shared chunks counted). */
+  logicalBytes: number;
+  /** Their non-zero chunks (what a download moves). */
+  dataBytes: number;
+}
+
+/** The cluster's object store of paused VMs, snapshots and templates, and this node's cache of them. */
+export interface ClusterStorage {
+  /** Where it is (`s3://bucket/prefix at …`, `local:/…`). */
+  readonly description: string;
+  usage(): Promise<{ byKind: Record<string, StorageUsage>; byUser: Map<number, StorageUsage>; chunks: { count: number; bytes: number } }>;
+  /** This node's cache: its limit, what it holds, hits and misses by kind since the node started. */
+  cacheStats(): { limitBytes: number; usedBytes: number; entries: number; hits: Record<string, number>; misses: Record<string, number> };
+  /** Deletes chunks no artifact references (older than the grace period). */
+  collectGarbage(options?: { dryRun?: boolean }): Promise<{ chunks: number; referenced: number; deleted: number; freedBytes: number; keptYoung: number }>;
+  /** Keeps this node's copies within the cache's limit (least recently used first; never one a local copy builds on). */
+  evict(): Promise<{ evicted: number; freedBytes: number }>;
+}
+
+/** Whose a capture is: its artifact in the object store is counted against this user. */
+export interface CaptureOwner {
+  userId: number;
+}
+
+/**
+ * A pause whose upload to the object store failed: the VM's capture is kept on this node and the caller resumes
+ * it here (`resume`), so that the VM runs on as if the pause had not been asked for.
+ */
+export class PauseNotUploaded extends Error {
+  constructor(
+    readonly vmId: string,
+    readonly reason: Error,
+  ) {
+    super(`pausing VM ${vmId}: ${reason.message}`, { cause: reason });
+  }
+}
+
 /** Resume a paused VM (see {@link VmEngine.pause}). */
 export interface ResumeVmRequest {
   vmId: string;
@@ -317,6 +366,8 @@ export interface ResumeVmRequest {
   diskMb?: number;
   /** As in `AcquireVmRequest`: runs while the resumed VM is still paused, in its new hypervisor's cgroup. */
   prepareNetwork?: (target: EgressTarget | null) => Promise<void>;
+  /** The volumes it had when it was paused, in their slots' order: they come back in the same slots. */
+  volumes?: VolumeMount[];
 }
 
 /**
@@ -397,14 +448,22 @@ export interface VmEngine {
    * (`source: {kind: 'snapshot'}`). The VM's disk builds on the snapshot from now on, as its clones' do, so the
    * snapshot must be kept while any of them lives.
    */
-  snapshot(vmId: string, snapshotId: string): Promise<CaptureOutcome>;
+  snapshot(vmId: string, snapshotId: string, owner?: CaptureOwner): Promise<CaptureOutcome>;
   /** Removes a snapshot's files (the caller made sure nothing builds on it). */
   deleteSnapshot(snapshotId: string): Promise<void>;
   /**
    * Pauses a live VM: its memory, processes and disk go to this node's disk and its QEMU ends, freeing memory and
    * CPU. The VM is no longer live (no end is reported); `resume` brings it back under the same id.
    */
-  pause(vmId: string): Promise<CaptureOutcome>;
+  pause(vmId: string, owner?: CaptureOwner): Promise<CaptureOutcome>;
+  /**
+   * Whether paused VMs, users' snapshots and templates live in the cluster's object store: any node resumes or
+   * starts them, and a node's loss loses none (a pause that cannot be uploaded fails with OBJECT_STORE_UNAVAILABLE
+   * and its VM is resumed where it was, `PauseNotUploaded`). False: they stay on the node that made them.
+   */
+  readonly portableCaptures: boolean;
+  /** The cluster's object store of captures and templates as operators see it; null when captures stay on their node. */
+  readonly storage: ClusterStorage | null;
   /** Brings a paused VM back, the same machine (files, processes, ports, interpreters), counting `lifetimeSeconds` from now. */
   resume(request: ResumeVmRequest): Promise<AcquiredVm>;
   /** Removes what a paused VM left (it was killed while paused). */
@@ -413,6 +472,12 @@ export interface VmEngine {
   createVolume(volumeId: string, sizeMb: number): Promise<void>;
   /** Removes a volume's image (the caller made sure no VM has it attached). */
   deleteVolume(volumeId: string): Promise<void>;
+  /**
+   * With captures in the object store: uploads a volume's image (its writer ended or paused, its data flushed), so
+   * that another node can mount it next, and fetches the cluster's copy over this node's (another node wrote it last).
+   */
+  publishVolume(volumeId: string, owner: CaptureOwner): Promise<void>;
+  fetchVolume(volumeId: string): Promise<void>;
   /**
    * Builds a template from an OCI image (see `TemplateBuildRequest`). The build VM is never a user's: it is not
    * pooled, counted or reported, and it is killed whatever fails. Rejects with `TemplateBuildError`.

@@ -51,6 +51,8 @@ export class VmSources {
     private readonly database: Database,
     private readonly ownership: Ownership,
     builtins: Record<string, BuiltinSource> = {},
+    /** Whether snapshots and templates live in the cluster's object store (any node starts them), not on one node. */
+    private readonly portable = false,
   ) {
     this.builtins = new Map(Object.entries(builtins));
   }
@@ -150,8 +152,9 @@ export class VmSources {
     return template;
   }
 
-  /** Snapshot and template files live on the node that made them: work on them runs there. */
+  /** Snapshot and template files live on the node that made them (unless in the object store): work on them runs there. */
   assertLocal(source: Placed, what: string): void {
+    if (this.portable) return;
     this.ownership.assertLocal(source, `${what} is`);
   }
 }

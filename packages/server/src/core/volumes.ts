@@ -17,7 +17,16 @@ import { MAX_VOLUMES_PER_VM, type VmEngine, type VolumeMount } from './vm-engine
 import { lockUser } from './user-lock.ts';
 import { mountPathProblem } from './volume-paths.ts';
 import { type Database, isUniqueViolation, type Executor } from '../store/database.ts';
-import { deleteVolumeRow, findVolume, insertVolume, insertVolumeAttachment, listVolumes, openAttachments, totalVolumeMb } from '../store/volumes-store.ts';
+import {
+  deleteVolumeRow,
+  findVolume,
+  insertVolume,
+  insertVolumeAttachment,
+  listVolumes,
+  openAttachments,
+  setVolumeHome,
+  totalVolumeMb,
+} from '../store/volumes-store.ts';
 
 /** The smallest volume, MiB (ext4's journal and metadata need a few). */
 export const MIN_VOLUME_MB = 16;
@@ -66,9 +75,17 @@ export class VolumeService {
       name,
       sizeMb,
       nodeId: this.ownership.nodeId,
+      inStore: false,
       createdAt: this.clock.now().toISOString(),
     };
     await this.engine.createVolume(volume.id, sizeMb);
+    // With the cluster's object store, its empty filesystem is there from the start: any node may mount it first.
+    if (this.engine.portableCaptures) {
+      await this.engine
+        .publishVolume(volume.id, { userId: principal.userId })
+        .then(() => (volume.inStore = true))
+        .catch(() => undefined);
+    }
     try {
       const created = await this.database.db.transaction().execute(async (trx) => {
         await lockUser(trx, this.database.dialect, principal.userId);
@@ -139,6 +156,7 @@ export async function attachVolumes(
   vmId: string,
   ownership: Ownership,
   requests: readonly VolumeRequest[],
+  portable = false,
 ): Promise<VolumeMount[]> {
   if (requests.length > MAX_VOLUMES_PER_VM) throw new AppError('BAD_REQUEST', `a VM mounts at most ${MAX_VOLUMES_PER_VM} volumes`);
   const ids = new Set<string>();
@@ -158,7 +176,6 @@ export async function attachVolumes(
   for (const [slot, request] of requests.entries()) {
     const volume = await findVolume(trx, request.volumeId);
     if (!volume || volume.userId !== userId) throw notFound(`volume ${request.volumeId}`);
-    ownership.assertLocal(volume, `volume ${volume.name} is`, 'start the VM there');
     const others = open.filter((attachment) => attachment.volumeId === volume.id);
     const writer = others.find((attachment) => !attachment.readOnly);
     if (writer)
@@ -169,6 +186,9 @@ export async function attachVolumes(
         `volume ${volume.name} is mounted read-only by VM ${others[0]!.vmId}: it can be mounted read-write once no VM has it mounted`,
       );
     }
+    // Checked after the writers: a volume another VM writes is a 409 wherever its data is.
+    const fetch = !ownership.isLocal(volume);
+    if (fetch) assertFetchable(volume, ownership, portable);
     await insertVolumeAttachment(trx, {
       volumeId: volume.id,
       vmId,
@@ -177,7 +197,22 @@ export async function attachVolumes(
       readOnly: request.readOnly,
       createdAt: clock.now().toISOString(),
     });
-    mounts.push({ volumeId: volume.id, mountPath: request.mountPath, readOnly: request.readOnly });
+    // A writer here makes this node the one with its latest data (the store's copy is older from now on).
+    if (portable && !request.readOnly) await setVolumeHome(trx, volume.id, { nodeId: ownership.nodeId, inStore: false });
+    mounts.push({ volumeId: volume.id, mountPath: request.mountPath, readOnly: request.readOnly, ...(fetch ? { fetch: true } : {}) });
   }
   return mounts;
+}
+
+/**
+ * A volume whose latest image is on another node is mounted here only when the cluster's object store has that data
+ * (its last writer ended or paused, and its upload completed); else 503 naming the node that has it.
+ */
+export function assertFetchable(volume: Volume, ownership: Ownership, portable: boolean): void {
+  if (!portable) ownership.assertLocal(volume, `volume ${volume.name} is`, 'start the VM there');
+  else if (!volume.inStore)
+    throw new AppError(
+      'VM_UNAVAILABLE',
+      `volume ${volume.name}'s latest data is on node ${volume.nodeId} only (its last writer's upload to the object store has not completed): start the VM there, or retry`,
+    );
 }

@@ -105,7 +105,7 @@ export class EngineAcquisition {
 
   /** Whether the pool holds a VM for `request` now. */
   private pooledFor(request: Pick<AcquireVmRequest, 'vcpuCount' | 'memoryMb' | 'source' | 'volumes'>): boolean {
-    const key = (request.volumes?.length ?? 0) === 0 ? this.poolKeyOf(request) : undefined;
+    const key = (request.volumes?.length ?? 0) === 0 || this.attachesVolumes() ? this.poolKeyOf(request) : undefined;
     return key !== undefined && (this.pool.counts()[key] ?? 0) > 0;
   }
 
@@ -140,10 +140,12 @@ export class EngineAcquisition {
       templateId = source.snapshotId;
     } else {
       const template = source.image ?? this.restores.builtinTemplate();
-      // The pool's VMs have empty volume slots, filled only at restore.
-      const key = volumes.length === 0 ? this.poolKeyOf(request) : undefined;
+      // The pool's VMs have empty volume slots: the driver swaps the images in (`attachVolumes`) if it can, else
+      // a VM is restored with them.
+      const key = volumes.length === 0 || this.attachesVolumes() ? this.poolKeyOf(request) : undefined;
       pooled = key ? this.pool.take(key) : undefined;
       if (pooled && pooled.client.connected) pooled = (await this.releaseLink(pooled, request.prepareNetwork)) ? pooled : undefined;
+      if (pooled && pooled.client.connected && attachments.length > 0) pooled = (await this.attachToPooled(pooled, attachments)) ? pooled : undefined;
       vm = pooled && pooled.client.connected ? pooled : await this.restores.restore(template, vcpuCount, request.memoryMb, attachments, network);
       if (pooled && vm !== pooled) void this.restores.discard(pooled);
       baseDiskMb = template.diskSizeMb;
@@ -301,8 +303,31 @@ export class EngineAcquisition {
     return this.poolTemplates.has(key) ? key : undefined;
   }
 
+  /** Whether the driver puts volumes in a running VM's slots (so a VM with volumes may come from the pool). */
+  private attachesVolumes(): boolean {
+    return this.kit.options.driver.attachVolumes !== undefined;
+  }
+
+  /**
+   * Puts the volumes in a pooled VM's empty slots. False (the VM discarded, a warning emitted) when the driver
+   * fails: the caller restores a VM with them instead.
+   */
+  private async attachToPooled(vm: RestoredVm, attachments: VolumeAttachment[]): Promise<boolean> {
+    try {
+      await this.kit.options.driver.attachVolumes!(vm.info.vmId, attachments);
+      return true;
+    } catch (error) {
+      this.kit.events.emit('warning', {
+        code: 'VOLUME_ATTACH_FAILED',
+        message: `attaching volumes to pooled VM ${vm.info.vmId} failed: ${(error as Error).message}`,
+      });
+      void this.restores.discard(vm);
+      return false;
+    }
+  }
+
   /** The driver's view of `volumes`, slot `i` holding `volumes[i]`. */
-  private async prepareVolumes(volumes: readonly VolumeMount[]): Promise<VolumeAttachment[]> {
+  async prepareVolumes(volumes: readonly VolumeMount[]): Promise<VolumeAttachment[]> {
     if (volumes.length > Math.min(MAX_VOLUMES_PER_VM, VOLUME_SLOT_COUNT))
       throw new AppError('BAD_REQUEST', `a VM mounts at most ${MAX_VOLUMES_PER_VM} volumes`);
     const attachments: VolumeAttachment[] = [];

@@ -8,13 +8,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgentClient } from '../agent/index.ts';
 import { AppError } from '../core/errors.ts';
-import type { AcquiredVm, CaptureOutcome, ResumeVmRequest } from '../core/vm-engine.ts';
+import { PauseNotUploaded, type AcquiredVm, type CaptureOutcome, type CaptureOwner, type ResumeVmRequest } from '../core/vm-engine.ts';
 import type { CaptureResult, VcpuCount } from '../vm/vm-driver.ts';
 import type { EngineAcquisition } from './acquisition.ts';
+import { asAppError } from './artifacts.ts';
 import { assertHostStorage } from './disk-quota.ts';
-import type { EngineKit } from './engine-kit.ts';
+import type { EngineKit, LiveEntry } from './engine-kit.ts';
 import type { Restores } from './restores.ts';
 import type { PersistedVm } from './vm-state-store.ts';
+import { mountVolumes, syncVolumes, unmountVolumesForCapture } from './volumes.ts';
 
 /** How long a capture may keep the guest's file transfers waiting should the host not come back to thaw them. */
 const CAPTURE_HOLD_MS = 120_000;
@@ -26,10 +28,30 @@ export class EngineCapture {
     private readonly acquisition: EngineAcquisition,
   ) {}
 
-  async snapshot(vmId: string, snapshotId: string): Promise<CaptureOutcome> {
+  async snapshot(vmId: string, snapshotId: string, owner?: CaptureOwner): Promise<CaptureOutcome> {
     const entry = await this.kit.liveEntry(vmId);
-    assertNoVolumes(entry.state);
     const client = await entry.link.connected();
+    const volumes = entry.state.volumes ?? [];
+    // Unmounted for the capture, mounted again after it: the snapshot holds none of their filesystems' state.
+    const unmounted = await unmountVolumesForCapture(
+      client,
+      volumes,
+      volumes.map((_, slot) => slot),
+    );
+    try {
+      return await this.snapshotUnmounted(entry, client, snapshotId, volumes.length > 0, owner);
+    } finally {
+      await this.remount(entry.state, client, unmounted);
+    }
+  }
+
+  private async snapshotUnmounted(
+    entry: LiveEntry,
+    client: AgentClient,
+    snapshotId: string,
+    hasVolumes: boolean,
+    owner: CaptureOwner | undefined,
+  ): Promise<CaptureOutcome> {
     // A mounted transfer share blocks the migration; transfers wait until the thaw.
     await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
     try {
@@ -38,23 +60,53 @@ export class EngineCapture {
         vmId: entry.state.driverId,
         snapshotDir: this.restores.snapshotDir(snapshotId),
         then: 'run',
+        ...(hasVolumes ? { volumes: 'unmounted' as const } : {}),
       });
-      // From now on the VM's disk builds on this snapshot, as its clones' will.
+      // From now on the VM's disk builds on this snapshot, as its clones' will. The cluster gets it in the
+      // background (a snapshot answers in milliseconds; its upload takes seconds).
+      this.kit.artifacts?.publishInBackground({ kind: 'snapshot', id: snapshotId }, { userId: owner?.userId ?? null });
       return outcomeOf(result, entry.state);
     } finally {
       await client.thaw().catch(() => undefined);
     }
   }
 
-  async deleteSnapshot(snapshotId: string): Promise<void> {
-    await fs.promises.rm(this.restores.snapshotDir(snapshotId), { recursive: true, force: true });
+  /**
+   * Mounts again the volumes a capture unmounted in a VM that runs on. A VM must not run on without them (its
+   * programs would write to its root disk under their paths): if they cannot be mounted, it is killed.
+   */
+  private async remount(state: PersistedVm, client: AgentClient, slots: readonly number[]): Promise<void> {
+    if (slots.length === 0) return;
+    try {
+      await mountVolumes(client, state.volumes ?? [], slots);
+    } catch (error) {
+      await this.kit.kill(state.vmId);
+      throw new AppError(
+        'VM_UNAVAILABLE',
+        `VM ${state.vmId} was killed: its volumes could not be mounted again after the capture (${(error as Error).message})`,
+      );
+    }
   }
 
-  async pause(vmId: string): Promise<CaptureOutcome> {
+  async deleteSnapshot(snapshotId: string): Promise<void> {
+    await fs.promises.rm(this.restores.snapshotDir(snapshotId), { recursive: true, force: true });
+    await this.kit.artifacts?.remove({ kind: 'snapshot', id: snapshotId });
+  }
+
+  async pause(vmId: string, owner?: CaptureOwner): Promise<CaptureOutcome> {
     const entry = await this.kit.liveEntry(vmId);
-    assertNoVolumes(entry.state);
     const client = await entry.link.connected();
-    await client.quiesce({ holdMs: CAPTURE_HOLD_MS });
+    const volumes = entry.state.volumes ?? [];
+    // Read-write volumes stay mounted in the paused guest (flushed; no other VM may mount them until it ends) and
+    // come back in the same slots. A read-only one is a throw-away layer the pause ends: unmounted, and mounted
+    // again over a new layer at the resume.
+    await syncVolumes(client, volumes);
+    const readOnly = volumes.flatMap((volume, slot) => (volume.readOnly ? [slot] : []));
+    const unmounted = await unmountVolumesForCapture(client, volumes, readOnly);
+    await client.quiesce({ holdMs: CAPTURE_HOLD_MS }).catch(async (error: unknown) => {
+      await this.remount(entry.state, client, unmounted);
+      throw error;
+    });
     const dir = this.pauseDir(vmId);
     await fs.promises.rm(dir, { recursive: true, force: true });
     await fs.promises.mkdir(path.dirname(dir), { recursive: true, mode: 0o711 });
@@ -62,7 +114,12 @@ export class EngineCapture {
     await entry.link.close();
     let result: CaptureResult;
     try {
-      result = await this.kit.options.driver.captureSnapshot({ vmId: entry.state.driverId, snapshotDir: dir, then: 'stop' });
+      result = await this.kit.options.driver.captureSnapshot({
+        vmId: entry.state.driverId,
+        snapshotDir: dir,
+        then: 'stop',
+        ...(volumes.length > 0 ? { volumes: 'held' as const } : {}),
+      });
     } catch (error) {
       // The VM runs on as before: give it a link again (its agent waits for a new host).
       const info = this.kit.options.driver.get(entry.state.driverId);
@@ -72,6 +129,7 @@ export class EngineCapture {
       if (info && again) {
         this.kit.relink(entry.state, again, info);
         await again.thaw().catch(() => undefined);
+        await this.remount(entry.state, again, unmounted);
       } else {
         this.kit.end(vmId, 'crashed');
       }
@@ -79,6 +137,14 @@ export class EngineCapture {
     }
     // Paused: no longer live here, and not ended either (no listener hears of it).
     this.kit.forget(vmId);
+    if (this.kit.artifacts) {
+      // The pause is done once the cluster has it; until then the capture stays here for the caller to resume.
+      try {
+        await this.kit.artifacts.publishCapture({ kind: 'pause', id: vmId }, { userId: owner?.userId ?? null });
+      } catch (error) {
+        throw new PauseNotUploaded(vmId, asAppError(error) as Error);
+      }
+    }
     return outcomeOf(result, entry.state);
   }
 
@@ -91,21 +157,34 @@ export class EngineCapture {
     if (this.kit.closed) throw new Error('the VM engine is shutting down');
     await this.kit.start();
     await assertHostStorage(this.kit.runRoot, this.kit.options.minFreeDiskMb);
-    const dir = this.pauseDir(request.vmId);
+    const ref = { kind: 'pause', id: request.vmId } as const;
+    // Here, or fetched from the cluster's object store (a VM paused on another node, or whose copy here was evicted).
+    const dir = this.kit.artifacts ? await this.kit.artifacts.ensureCapture(ref) : this.pauseDir(request.vmId);
     const info = await this.kit.options.driver.readSnapshot(dir);
     if (!info) throw new AppError('NOT_FOUND', `VM ${request.vmId} has no paused state on node ${this.kit.nodeId}`);
     const vcpuCount = info.vcpuCount as VcpuCount;
+    // Its volumes back in the slots they had (see `pause`).
+    const volumes = request.volumes ?? [];
+    const attachments = await this.acquisition.prepareVolumes(volumes);
     const vm = await this.restores.restoreFrom(
       dir,
       vcpuCount,
       info.minMemoryMb,
       info.minMemoryMb,
       true,
-      [],
+      attachments,
       request.prepareNetwork ? { prepare: request.prepareNetwork } : {},
     );
     // The VM's own disk now lives in its run directory; the rest of the pause is used up (QEMU keeps the memory file mapped).
     await fs.promises.rm(dir, { recursive: true, force: true });
+    await this.kit.artifacts?.remove(ref).catch((error: unknown) => {
+      // A manifest left behind names a VM that runs again; the next pause replaces it, a kill deletes it.
+      this.kit.events.emit('warning', {
+        code: 'ARTIFACT_DELETE_FAILED',
+        message: `resumed VM ${request.vmId}: ${(error as Error).message}`,
+        vmId: request.vmId,
+      });
+    });
     const now = Date.now();
     const state: PersistedVm = {
       driverId: vm.info.vmId,
@@ -116,11 +195,23 @@ export class EngineCapture {
       startedAtMs: now,
       expiresAtMs: now + request.lifetimeSeconds * 1000,
       ...(request.diskMb ? { diskMb: request.diskMb } : {}),
+      ...(volumes.length > 0 ? { volumes } : {}),
     };
     this.kit.states.write(state);
     // The same machine coming back: clock and entropy, but its machine id and boot id stay.
     const identified = this.acquisition.applyIdentity(request.vmId, vm.client, started, true);
     this.kit.track(state, vm.client, vm.info, identified);
+    const readOnly = volumes.flatMap((volume, slot) => (volume.readOnly ? [slot] : []));
+    if (readOnly.length > 0) {
+      // The pause unmounted them: handed back with them mounted, or not at all.
+      try {
+        await identified;
+        await mountVolumes(vm.client, volumes, readOnly);
+      } catch (error) {
+        await this.kit.kill(request.vmId);
+        throw error;
+      }
+    }
     this.kit.events.emit('acquired', { vmId: request.vmId, fromPool: false, ms: Date.now() - started });
     return {
       vmId: request.vmId,
@@ -134,19 +225,12 @@ export class EngineCapture {
 
   async discardPause(vmId: string): Promise<void> {
     await fs.promises.rm(this.pauseDir(vmId), { recursive: true, force: true });
+    await this.kit.artifacts?.remove({ kind: 'pause', id: vmId });
   }
 
   private pauseDir(vmId: string): string {
     return path.join(this.kit.options.captureRoot, 'paused', vmId);
   }
-}
-
-/**
- * A capture would hold the volumes' filesystems in its memory (page cache, open files, the kernel's idea of
- * the disk) while the images go on changing: a restore of it would corrupt them.
- */
-function assertNoVolumes(state: PersistedVm): void {
-  if (state.volumes?.length) throw new AppError('CONFLICT', `VM ${state.vmId} has volumes mounted: a VM with volumes cannot be snapshotted, cloned or paused`);
 }
 
 /** What a capture made, in the core's terms. */

@@ -10,7 +10,9 @@ import path from 'node:path';
 import type { EgressTarget, EngineEndReason } from '../core/vm-engine.ts';
 import type { GuestImage } from '../image/index.ts';
 import type { Accelerator, HostReport, NetworkMode, VcpuCount, VmDriver, VmInfo } from '../vm/vm-driver.ts';
+import type { ArtifactCache, ArtifactStore } from '../storage/artifacts/index.ts';
 import type { AgentLink } from './agent-link.ts';
+import type { EngineArtifacts } from './artifacts.ts';
 import type { ClientGuestAgent } from './guest-agent.ts';
 import type { MemoryTier } from './snapshot-variants.ts';
 import type { OciImageLoader } from './template-builds.ts';
@@ -85,6 +87,11 @@ export interface SandboxEngineOptions {
   cacheRetentionMs: number;
   /** The host's mkfs.ext4, which formats new volumes (default: /usr/sbin). */
   volumeTools?: VolumeTools;
+  /**
+   * The cluster's object store for paused VMs, snapshots and templates (`artifacts.ts`) and this node's bounded
+   * cache of them; absent: they stay in `captureRoot` on this node.
+   */
+  artifacts?: { store: ArtifactStore; cache: ArtifactCache; gcGraceMs: number } | null;
 }
 
 /** What the engine tells the process (which decides what to log). */
@@ -154,6 +161,8 @@ export interface EngineKit {
   readonly closed: boolean;
   /** The host and image, once prepared (recovery.ts sets it). */
   prepared: PreparedHost | undefined;
+  /** The cluster's object store of captures and templates, when configured. */
+  readonly artifacts: EngineArtifacts | null;
   /** Prepares the host, the image and the snapshots (once). */
   start(): Promise<unknown>;
   /** Registers work that close() must wait for. */

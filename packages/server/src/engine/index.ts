@@ -18,6 +18,8 @@ import {
   type ImageFlavour,
 } from '../image/index.ts';
 import { buildOciImage } from '../image/oci/index.ts';
+import { ArtifactCache, ArtifactStore } from '../storage/artifacts/index.ts';
+import { createObjectStore, type ObjectStoreOptions } from '../storage/index.ts';
 import { QemuDriver } from '../vm/qemu/qemu-driver.ts';
 import { agentClientHandoff } from '../vm/agent-client-probe.ts';
 import type { AcceleratorRequest, NetworkMode, VcpuCount } from '../vm/vm-driver.ts';
@@ -71,6 +73,8 @@ export interface EngineOptions {
   dataDir: string;
   /** Registries templates pull from: the operator's insecure ones, and whether private addresses may serve one. */
   registries: { insecureRegistries: string[]; allowPrivateRegistries: boolean };
+  /** The object store paused VMs, snapshots and templates go to, and this node's cache of them; null: they stay here. */
+  artifacts: { objects: ObjectStoreOptions; cacheLimitBytes: number; gcGraceMs: number } | null;
 }
 
 export function createEngine(options: EngineOptions, log: FastifyBaseLogger): SandboxEngine {
@@ -122,6 +126,13 @@ export function createEngine(options: EngineOptions, log: FastifyBaseLogger): Sa
     minFreeDiskMb: vm.minFreeDiskMb,
     agentReconnectTimeoutMs: vm.agentReconnectSeconds * 1000,
     cacheRetentionMs: vm.cacheRetentionDays * 86_400_000,
+    artifacts: options.artifacts
+      ? {
+          store: new ArtifactStore({ objects: createObjectStore(options.artifacts.objects) }),
+          cache: new ArtifactCache({ indexPath: path.join(options.dataDir, 'vms', 'artifact-cache.json'), limitBytes: options.artifacts.cacheLimitBytes }),
+          gcGraceMs: options.artifacts.gcGraceMs,
+        }
+      : null,
   });
   engine.events.on('progress', (message) => log.info({ engine: message }, 'engine'));
   engine.events.on('warning', (warning) => log.warn({ warning }, warning.message));

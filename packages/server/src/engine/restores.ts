@@ -73,6 +73,9 @@ export class Restores {
   snapshotSet(template: TemplateImage): SnapshotVariants {
     let set = this.snapshotSets.get(template.hash);
     if (!set) {
+      const artifacts = this.kit.artifacts;
+      // Another node may ask for these files by their content (snapshots made over them name them so).
+      for (const file of [template.kernelPath, template.initrdPath, template.rootfsPath]) artifacts?.contents.offer(file);
       set = new SnapshotVariants({
         driver: this.kit.options.driver,
         image: template,
@@ -81,6 +84,22 @@ export class Restores {
         snapshotRoot: template.snapshotRoot ?? this.kit.options.snapshotRoot,
         runRoot: this.kit.runRoot,
         onProgress: (message) => this.kit.events.emit('progress', message),
+        ...(artifacts
+          ? {
+              cluster: {
+                fetch: async (dir: string) => {
+                  const ref = artifacts.locate(path.join(dir, 'disk.qcow2'))?.ref;
+                  if (!ref || !(await artifacts.has(ref))) return false;
+                  await artifacts.ensureCapture(ref);
+                  return true;
+                },
+                built: (dir: string) => {
+                  const ref = artifacts.locate(path.join(dir, 'disk.qcow2'))?.ref;
+                  if (ref) artifacts.publishInBackground(ref, { userId: null });
+                },
+              },
+            }
+          : {}),
       });
       this.snapshotSets.set(template.hash, set);
     }
@@ -122,6 +141,7 @@ export class Restores {
     network: RestoreNetwork,
   ): Promise<RestoredVm> {
     await this.kit.start();
+    template = await this.localTemplate(template);
     const tier = this.tierFor(memoryMb, template);
     const snapshot = await this.snapshotSet(template).ensure(vcpuCount, tier);
     return this.restoreFrom(snapshot.dir, vcpuCount, Math.max(memoryMb, tier.minMemoryMb), memoryMb, false, volumes, network);
@@ -137,7 +157,8 @@ export class Restores {
   ): Promise<RestoredVm> {
     return this.kit.tracked(
       (async () => {
-        const dir = this.snapshotDir(snapshotId);
+        // Here, or fetched from the cluster's object store (taken on another node, or evicted from this one's cache).
+        const dir = this.kit.artifacts ? await this.kit.artifacts.ensureCapture({ kind: 'snapshot', id: snapshotId }) : this.snapshotDir(snapshotId);
         const info = await this.kit.options.driver.readSnapshot(dir);
         if (!info) throw new AppError('NOT_FOUND', `snapshot ${snapshotId} has no files on node ${this.kit.nodeId}`);
         if (info.vcpuCount !== vcpuCount || memoryMb < info.minMemoryMb || memoryMb > info.bootMemoryMb) {
@@ -149,6 +170,28 @@ export class Restores {
         return this.restoreFrom(dir, vcpuCount, memoryMb, memoryMb, false, volumes, network);
       })(),
     );
+  }
+
+  /**
+   * A built template's files as this node has them: the record names the paths of the node that built it, and
+   * every node keeps its own copy under its capture root (fetched from the cluster's object store when missing).
+   */
+  async localTemplate(template: TemplateImage): Promise<TemplateImage> {
+    const artifacts = this.kit.artifacts;
+    if (!artifacts || !template.templateId) return template;
+    const dir = await artifacts.ensureTemplate(template.templateId);
+    const marker = `${path.sep}templates${path.sep}${template.templateId}${path.sep}`;
+    const local = (file: string): string => {
+      const at = file.indexOf(marker);
+      return at < 0 ? file : path.join(dir, file.slice(at + marker.length));
+    };
+    return {
+      ...template,
+      kernelPath: local(template.kernelPath),
+      initrdPath: local(template.initrdPath),
+      rootfsPath: local(template.rootfsPath),
+      ...(template.snapshotRoot ? { snapshotRoot: local(template.snapshotRoot) } : {}),
+    };
   }
 
   /** Restores a new VM from a snapshot directory, within the host's restore slots. */

@@ -22,6 +22,8 @@ import {
   type AcquireVmRequest,
   type BuiltTemplate,
   type CaptureOutcome,
+  type CaptureOwner,
+  type ClusterStorage,
   type DefaultTemplateState,
   type EgressTarget,
   type EngineEndReason,
@@ -34,6 +36,7 @@ import {
 } from '../core/vm-engine.ts';
 import type { VmInfo } from '../vm/vm-driver.ts';
 import { EngineAcquisition } from './acquisition.ts';
+import { EngineArtifacts } from './artifacts.ts';
 import { AgentLink } from './agent-link.ts';
 import { EngineCapture } from './capture.ts';
 import { DeadlineScheduler } from './deadline-scheduler.ts';
@@ -68,12 +71,25 @@ export class SandboxEngine implements VmEngine {
   private readonly acquisition: EngineAcquisition;
   private readonly capture: EngineCapture;
   private readonly recovery: EngineRecovery;
+  private readonly artifacts: EngineArtifacts | null;
 
   constructor(private readonly options: SandboxEngineOptions) {
     this.nodeId = options.nodeId;
     this.runRoot = options.runRoot;
     fs.mkdirSync(this.runRoot, { recursive: true, mode: 0o711 });
     this.states = new VmStateStore(options.stateDir);
+    this.artifacts = options.artifacts
+      ? new EngineArtifacts({
+          ...options.artifacts,
+          driver: options.driver,
+          nodeId: options.nodeId,
+          captureRoot: options.captureRoot,
+          snapshotRoot: options.snapshotRoot,
+          stateDir: options.stateDir,
+          onProgress: (message) => this.events.emit('progress', message),
+          onWarning: (message) => this.events.emit('warning', { code: 'ARTIFACT_UPLOAD_FAILED', message }),
+        })
+      : null;
     const kit = this.kit();
     this.restores = new Restores(kit);
     this.acquisition = new EngineAcquisition(kit, this.restores);
@@ -101,6 +117,7 @@ export class SandboxEngine implements VmEngine {
       nodeId: this.nodeId,
       runRoot: this.runRoot,
       states: this.states,
+      artifacts: this.artifacts,
       get closed() {
         return isClosed();
       },
@@ -156,16 +173,24 @@ export class SandboxEngine implements VmEngine {
     return this.acquisition.poolCounts(template);
   }
 
-  snapshot(vmId: string, snapshotId: string): Promise<CaptureOutcome> {
-    return this.capture.snapshot(vmId, snapshotId);
+  get portableCaptures(): boolean {
+    return this.artifacts !== null;
+  }
+
+  get storage(): ClusterStorage | null {
+    return this.artifacts;
+  }
+
+  snapshot(vmId: string, snapshotId: string, owner?: CaptureOwner): Promise<CaptureOutcome> {
+    return this.capture.snapshot(vmId, snapshotId, owner);
   }
 
   deleteSnapshot(snapshotId: string): Promise<void> {
     return this.capture.deleteSnapshot(snapshotId);
   }
 
-  pause(vmId: string): Promise<CaptureOutcome> {
-    return this.capture.pause(vmId);
+  pause(vmId: string, owner?: CaptureOwner): Promise<CaptureOutcome> {
+    return this.capture.pause(vmId, owner);
   }
 
   resume(request: ResumeVmRequest): Promise<AcquiredVm> {
@@ -297,8 +322,19 @@ export class SandboxEngine implements VmEngine {
     await createVolumeImage(volumeRootOf(this.options), volumeId, sizeMb, this.options.volumeTools ?? DEFAULT_VOLUME_TOOLS);
   }
 
+  async publishVolume(volumeId: string, owner: CaptureOwner): Promise<void> {
+    if (!this.artifacts) throw new Error('volumes stay on their node here (SANDBOXD_ARTIFACTS is off)');
+    await this.artifacts.publishVolume(volumeId, owner);
+  }
+
+  async fetchVolume(volumeId: string): Promise<void> {
+    if (!this.artifacts) throw new Error('volumes stay on their node here (SANDBOXD_ARTIFACTS is off)');
+    await this.artifacts.fetchVolume(volumeId);
+  }
+
   async deleteVolume(volumeId: string): Promise<void> {
     await deleteVolumeImage(volumeRootOf(this.options), volumeId);
+    await this.artifacts?.remove({ kind: 'volume', id: volumeId });
   }
 
   /**
@@ -322,6 +358,14 @@ export class SandboxEngine implements VmEngine {
               await this.start();
               await this.restores.snapshotSet(image).ensure(vcpuCount, this.restores.tierFor(memoryMb));
             },
+            ...(this.artifacts
+              ? {
+                  publish: async (image: TemplateImage, baseRootfsPath: string, owner: { userId: number }) => {
+                    await this.artifacts!.markTemplate(request.templateId, image.rootfsPath, baseRootfsPath);
+                    await this.artifacts!.publishTemplate(request.templateId, owner);
+                  },
+                }
+              : {}),
           },
           { ...request, signal },
         );
@@ -333,6 +377,7 @@ export class SandboxEngine implements VmEngine {
     const dir = templateDir(this.templatesRoot(), templateId);
     this.restores.forgetSnapshotSetsUnder(dir);
     await removeTemplateFiles(this.templatesRoot(), templateId);
+    await this.artifacts?.removeTemplate(templateId);
   }
 
   private templatesRoot(): string {

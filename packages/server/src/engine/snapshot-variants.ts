@@ -29,6 +29,11 @@ export interface SnapshotVariantsOptions {
   runRoot: string;
   /** Reports build progress (the first acquire of a variant waits for it). */
   onProgress?: (message: string) => void;
+  /**
+   * The cluster's copy of the snapshots (`artifacts.ts`): `fetch` brings one another node built into `dir` (false
+   * when the cluster has none), `built` hands one built here to the cluster.
+   */
+  cluster?: { fetch(dir: string): Promise<boolean>; built(dir: string): void };
 }
 
 /** A snapshot set's directory name: `<image hash>-<accelerator>-f<format>-<driver key>`. */
@@ -92,7 +97,14 @@ export class SnapshotVariants {
       const built = await this.options.driver.readSnapshot(dir);
       if (built) return built;
       fs.rmSync(dir, { recursive: true, force: true });
-      return await this.build(vcpuCount, tier, dir, name);
+      // Another node built it already: fetching it is seconds, a cold boot under TCG tens of them.
+      if (await this.options.cluster?.fetch(dir).catch(() => false)) {
+        const fetched = await this.options.driver.readSnapshot(dir);
+        if (fetched) return fetched;
+      }
+      const info = await this.build(vcpuCount, tier, dir, name);
+      this.options.cluster?.built(dir);
+      return info;
     } finally {
       await lock.release();
     }

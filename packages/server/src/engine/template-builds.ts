@@ -43,6 +43,8 @@ export interface TemplateBuildContext {
   beforeBoot(): Promise<void>;
   /** Makes the template's snapshot of this shape (the engine's snapshot set of the template). */
   warm(image: TemplateImage, vcpuCount: VcpuCount, memoryMb: number): Promise<void>;
+  /** Hands the built template to the cluster (its object store), when there is one: any node may then start it. */
+  publish?(image: TemplateImage, baseRootfsPath: string, owner: { userId: number }): Promise<void>;
 }
 
 /** How long the build VM's cold boot may take: a large foreign image under TCG on a busy host is slow. */
@@ -108,6 +110,12 @@ export async function buildTemplate(ctx: TemplateBuildContext, request: Template
       await ctx.warm(image, vcpuCount, request.memoryMb).catch((error: unknown) => {
         throw new TemplateBuildError('snapshot', `the template's snapshot could not be made: ${describe(error)}`, tailOf(error), { cause: error });
       });
+      if (ctx.publish) {
+        request.onOutput('uploading the template to the object store');
+        await ctx.publish(image, base.rootfsPath, { userId: request.userId }).catch((error: unknown) => {
+          throw new TemplateBuildError('snapshot', `the template could not be uploaded to the object store: ${describe(error)}`, [], { cause: error });
+        });
+      }
       return { image, env: oci.config.env, digest: oci.digest, stepMs };
     });
   } finally {
@@ -282,6 +290,7 @@ async function captureBuildVm(
   }
   return {
     hash: createHash('sha256').update(`sandboxd-template\0${request.templateId}\0${oci.hash}`).digest('hex'),
+    templateId: request.templateId,
     kernelPath: base.kernelPath,
     initrdPath: base.initrdPath,
     rootfsPath: diskPath,

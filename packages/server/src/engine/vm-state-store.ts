@@ -19,7 +19,7 @@ export interface PersistedVm {
   expiresAtMs: number;
   /** Root disk quota, MiB (absent in states written before quotas existed). */
   diskMb?: number;
-  /** Its volumes (absent: none): a kill flushes them first, a capture is refused. */
+  /** Its volumes (absent: none): a kill flushes them first; a snapshot unmounts them for its moment, a pause keeps them. */
   volumes?: VolumeMount[];
 }
 

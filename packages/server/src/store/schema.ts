@@ -17,6 +17,7 @@ import type {
   ExecutionStatus,
   ExecutionTrigger,
   Language,
+  OnExpiry,
   SnapshotStatus,
   TemplateBuildStep,
   TemplateStatus,
@@ -92,6 +93,10 @@ export interface SessionsTable {
   client_data: Generated<string | null>;
   /** JSON `{"pre_stop": {"command", "timeout_seconds"}}` its VMs inherit; null: none (lifecycle-hooks-column.ts). */
   lifecycle_hooks: string | null;
+  /** Seconds of idleness after which its VMs are paused; null: never (migration 0024). */
+  auto_pause_seconds: Generated<number | null>;
+  /** What its VMs do when their lifetime ends: 'kill' or 'pause'. */
+  on_expiry: Generated<OnExpiry>;
 }
 
 export interface VmsTable {
@@ -122,6 +127,12 @@ export interface VmsTable {
   python_context: string | null;
   /** JSON like sessions.lifecycle_hooks: the hooks it started with; null: none. */
   lifecycle_hooks: string | null;
+  /** Seconds of idleness after which it is paused; null: never (migration 0024). */
+  auto_pause_seconds: Generated<number | null>;
+  /** What it does when its lifetime ends: 'kill' or 'pause'. */
+  on_expiry: Generated<OnExpiry>;
+  /** The last use a node recorded of it (flushed every few seconds); null: none yet. */
+  last_activity_at: Generated<string | null>;
 }
 
 export interface SnapshotsTable {
@@ -386,8 +397,10 @@ export interface VolumesTable {
   user_id: number;
   name: string;
   size_mb: number;
-  /** The node whose disk holds its image. */
+  /** The node whose disk holds its latest image. */
   node_id: string;
+  /** 1: the object store has its latest data too (another node may fetch it); 0: only `node_id` has it. */
+  in_store: Generated<number>;
   created_at: string;
 }
 
@@ -398,6 +411,15 @@ export interface VolumeAttachmentsTable {
   mount_path: string;
   read_only: number;
   created_at: string;
+}
+
+/** The volumes a session's VMs mount (slot order). */
+export interface SessionVolumesTable {
+  session_id: string;
+  volume_id: string;
+  slot: number;
+  mount_path: string;
+  read_only: number;
 }
 
 export interface Tables {
@@ -425,6 +447,7 @@ export interface Tables {
   desktop_recordings: DesktopRecordingsTable;
   browser_credentials: BrowserCredentialsTable;
   volume_attachments: VolumeAttachmentsTable;
+  session_volumes: SessionVolumesTable;
   cluster_nodes: ClusterNodesTable;
   pty_attach_tokens: PtyAttachTokensTable;
   ssh_keys: SshKeysTable;

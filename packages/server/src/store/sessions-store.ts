@@ -6,7 +6,7 @@ import { toVm, VM_COLUMNS } from './vms-store.ts';
 import type { Executor } from './database.ts';
 
 /** What may change on a session after it is created. */
-export type SessionChanges = Partial<Pick<Session, 'currentVmId' | 'lastActivityAt' | 'env'>>;
+export type SessionChanges = Partial<Pick<Session, 'currentVmId' | 'lastActivityAt' | 'env' | 'autoPauseSeconds' | 'onExpiry'>>;
 
 function toSession(row: SessionRow): Session {
   return {
@@ -25,6 +25,8 @@ function toSession(row: SessionRow): Session {
     screen: row.screen_width !== null && row.screen_height !== null ? { width: row.screen_width, height: row.screen_height } : null,
     lifecycleHooks: hooksFromColumn(row.lifecycle_hooks),
     clientData: row.client_data === null ? null : (JSON.parse(row.client_data) as Record<string, unknown>),
+    autoPauseSeconds: row.auto_pause_seconds,
+    onExpiry: row.on_expiry,
   };
 }
 
@@ -49,6 +51,8 @@ export async function insertSession(db: Executor, session: Session): Promise<Ses
       screen_height: session.screen?.height ?? null,
       lifecycle_hooks: hooksToColumn(session.lifecycleHooks),
       client_data: session.clientData === null ? null : JSON.stringify(session.clientData),
+      auto_pause_seconds: session.autoPauseSeconds,
+      on_expiry: session.onExpiry,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -123,6 +127,8 @@ export async function updateSession(db: Executor, id: string, changes: SessionCh
       ...(changes.currentVmId !== undefined ? { current_vm_id: changes.currentVmId } : {}),
       ...(changes.lastActivityAt !== undefined ? { last_activity_at: changes.lastActivityAt } : {}),
       ...(changes.env !== undefined ? { env: JSON.stringify(changes.env) } : {}),
+      ...(changes.autoPauseSeconds !== undefined ? { auto_pause_seconds: changes.autoPauseSeconds } : {}),
+      ...(changes.onExpiry !== undefined ? { on_expiry: changes.onExpiry } : {}),
     })
     .where('id', '=', id)
     .execute();

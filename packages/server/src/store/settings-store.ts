@@ -20,3 +20,22 @@ export async function readOrInitSetting(db: Executor, name: string, value: strin
   if (stored === undefined) throw new Error(`setting ${name} vanished right after it was written`);
   return stored;
 }
+
+/** Stores `value` under `name`, replacing what was there. */
+export async function writeSetting(db: Executor, name: string, value: string): Promise<void> {
+  await db
+    .insertInto('settings')
+    .values({ name, value })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
+    .execute();
+}
+
+/** Every setting whose name starts with `prefix`, by name. */
+export async function listSettings(db: Executor, prefix: string): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('settings')
+    .select(['name', 'value'])
+    .where('name', 'like', `${prefix.replace(/[\\%_]/g, '\\$&')}%`)
+    .execute();
+  return new Map(rows.filter((row) => row.name.startsWith(prefix)).map((row) => [row.name, row.value]));
+}

@@ -6,7 +6,7 @@ import type { Executor } from './database.ts';
 
 /** What a state change of a VM may write. */
 export type VmChanges = Partial<
-  Pick<Vm, 'status' | 'endReason' | 'templateId' | 'ip' | 'startedAt' | 'expiresAt' | 'endedAt' | 'baseSnapshotId' | 'pausedAt' | 'remainingSeconds'>
+  Pick<Vm, 'status' | 'endReason' | 'templateId' | 'ip' | 'startedAt' | 'expiresAt' | 'endedAt' | 'baseSnapshotId' | 'pausedAt' | 'remainingSeconds' | 'nodeId'>
 >;
 
 /** Every column of a VM row (a query that joins another table selects them under a prefix: `findSessionWithVm`). */
@@ -33,6 +33,9 @@ export const VM_COLUMNS = [
   'remaining_seconds',
   'python_context',
   'lifecycle_hooks',
+  'auto_pause_seconds',
+  'on_expiry',
+  'last_activity_at',
 ] as const satisfies readonly (keyof VmRow)[];
 
 /** A compile error here names a column of `vms` that VM_COLUMNS is missing. */
@@ -63,6 +66,9 @@ export function toVm(row: VmRow): Vm {
     remainingSeconds: row.remaining_seconds,
     pythonContext: row.python_context,
     lifecycleHooks: hooksFromColumn(row.lifecycle_hooks),
+    autoPauseSeconds: row.auto_pause_seconds,
+    onExpiry: row.on_expiry,
+    lastActivityAt: row.last_activity_at,
   };
 }
 
@@ -92,6 +98,9 @@ export async function insertVm(db: Executor, vm: Vm): Promise<Vm> {
       remaining_seconds: vm.remainingSeconds,
       python_context: vm.pythonContext,
       lifecycle_hooks: hooksToColumn(vm.lifecycleHooks),
+      auto_pause_seconds: vm.autoPauseSeconds,
+      on_expiry: vm.onExpiry,
+      last_activity_at: vm.lastActivityAt,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -125,6 +134,7 @@ export async function transitionVm(db: Executor, id: string, fromStatuses: reado
       ...(changes.baseSnapshotId !== undefined ? { base_snapshot_id: changes.baseSnapshotId } : {}),
       ...(changes.pausedAt !== undefined ? { paused_at: changes.pausedAt } : {}),
       ...(changes.remainingSeconds !== undefined ? { remaining_seconds: changes.remainingSeconds } : {}),
+      ...(changes.nodeId !== undefined ? { node_id: changes.nodeId } : {}),
     })
     .where('id', '=', id)
     .where('status', 'in', [...fromStatuses])
@@ -216,4 +226,41 @@ export async function liveLoadByNode(db: Executor, nodeId?: string): Promise<Map
   if (nodeId !== undefined) query = query.where('node_id', '=', nodeId);
   const rows = await query.groupBy('node_id').execute();
   return new Map(rows.map((row) => [row.node_id, { vms: Number(row.vms), vcpus: Number(row.vcpus), memoryMb: Number(row.memory) }]));
+}
+
+/**
+ * Records that the VMs `ids` were used at `at` (an ISO time): a record that says later already is left alone, so
+ * nodes flushing out of order never move a VM's last use back.
+ */
+export async function recordVmActivity(db: Executor, ids: readonly string[], at: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('vms')
+    .set({ last_activity_at: at })
+    .where('id', 'in', [...ids])
+    .where((eb) => eb.or([eb('last_activity_at', 'is', null), eb('last_activity_at', '<', at)]))
+    .execute();
+}
+
+/** The running VMs of `nodeId` that may be paused for idleness or at the end of their lifetime (the auto-pause loop). */
+export async function listAutoPauseCandidates(db: Executor, nodeId: string): Promise<Vm[]> {
+  const rows = await db
+    .selectFrom('vms')
+    .selectAll()
+    .where('node_id', '=', nodeId)
+    .where('status', '=', 'active')
+    .where('auto_pause_seconds', 'is not', null)
+    .execute();
+  return rows.map(toVm);
+}
+
+/**
+ * Paused VMs paused before `pausedBefore` (ISO), each with its owner's plan, oldest first: those recorded on `nodeId`,
+ * or every node's (null: their pauses are in the cluster's object store, which any node may discard).
+ */
+export async function listPausedVmsWithPlans(db: Executor, nodeId: string | null, pausedBefore: string, limit: number): Promise<{ vm: Vm; plan: string }[]> {
+  let query = db.selectFrom('vms').innerJoin('users', 'users.id', 'vms.user_id').selectAll('vms').select('users.plan as owner_plan');
+  if (nodeId !== null) query = query.where('vms.node_id', '=', nodeId);
+  const rows = await query.where('vms.status', '=', 'paused').where('vms.paused_at', '<', pausedBefore).orderBy('vms.paused_at').limit(limit).execute();
+  return rows.map((row) => ({ vm: toVm(row), plan: row.owner_plan }));
 }

@@ -4,13 +4,30 @@ import type { VolumeRow } from './schema.ts';
 import type { Executor } from './database.ts';
 
 function toVolume(row: VolumeRow): Volume {
-  return { id: row.id, userId: row.user_id, name: row.name, sizeMb: row.size_mb, nodeId: row.node_id, createdAt: row.created_at };
+  return { id: row.id, userId: row.user_id, name: row.name, sizeMb: row.size_mb, nodeId: row.node_id, inStore: row.in_store === 1, createdAt: row.created_at };
+}
+
+/** Where a volume's latest data is: `nodeId`'s disk, and also the object store when `inStore`. */
+export async function setVolumeHome(db: Executor, id: string, home: { nodeId?: string; inStore: boolean }): Promise<void> {
+  await db
+    .updateTable('volumes')
+    .set({ ...(home.nodeId !== undefined ? { node_id: home.nodeId } : {}), in_store: home.inStore ? 1 : 0 })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function insertVolume(db: Executor, volume: Volume): Promise<Volume> {
   const row = await db
     .insertInto('volumes')
-    .values({ id: volume.id, user_id: volume.userId, name: volume.name, size_mb: volume.sizeMb, node_id: volume.nodeId, created_at: volume.createdAt })
+    .values({
+      id: volume.id,
+      user_id: volume.userId,
+      name: volume.name,
+      size_mb: volume.sizeMb,
+      node_id: volume.nodeId,
+      in_store: volume.inStore ? 1 : 0,
+      created_at: volume.createdAt,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
   return toVolume(row);
@@ -89,4 +106,48 @@ export async function openAttachments(db: Executor, volumeIds: readonly string[]
 export async function vmHasVolumes(db: Executor, vmId: string): Promise<boolean> {
   const row = await db.selectFrom('volume_attachments').select('vm_id').where('vm_id', '=', vmId).executeTakeFirst();
   return row !== undefined;
+}
+
+/** The volumes VM `vmId` mounted, in slot order (a paused VM's come back in the same slots). */
+export async function vmAttachments(db: Executor, vmId: string): Promise<VolumeAttachment[]> {
+  const rows = await db.selectFrom('volume_attachments').selectAll().where('vm_id', '=', vmId).orderBy('slot').execute();
+  return rows.map((row) => ({
+    volumeId: row.volume_id,
+    vmId: row.vm_id,
+    slot: row.slot,
+    mountPath: row.mount_path,
+    readOnly: row.read_only === 1,
+    createdAt: row.created_at,
+  }));
+}
+
+/** A volume a session's VMs mount (`SessionVolumesTable`). */
+export interface SessionVolume {
+  volumeId: string;
+  mountPath: string;
+  readOnly: boolean;
+}
+
+/** The volumes each VM of the session mounts, in slot order. */
+export async function findSessionVolumes(db: Executor, sessionId: string): Promise<SessionVolume[]> {
+  const rows = await db.selectFrom('session_volumes').selectAll().where('session_id', '=', sessionId).orderBy('slot').execute();
+  return rows.map((row) => ({ volumeId: row.volume_id, mountPath: row.mount_path, readOnly: row.read_only === 1 }));
+}
+
+/** Sets the volumes each next VM of the session mounts (slot `i` holding `volumes[i]`); empty: none. */
+export async function replaceSessionVolumes(db: Executor, sessionId: string, volumes: readonly SessionVolume[]): Promise<void> {
+  await db.deleteFrom('session_volumes').where('session_id', '=', sessionId).execute();
+  if (volumes.length === 0) return;
+  await db
+    .insertInto('session_volumes')
+    .values(
+      volumes.map((volume, slot) => ({
+        session_id: sessionId,
+        volume_id: volume.volumeId,
+        slot,
+        mount_path: volume.mountPath,
+        read_only: volume.readOnly ? 1 : 0,
+      })),
+    )
+    .execute();
 }

@@ -145,6 +145,13 @@ export interface CaptureSnapshotRequest extends DeadlineOptions {
    *   `takeDisk` to bring the same VM back. On failure the VM runs on as before.
    */
   then: 'run' | 'stop';
+  /**
+   * What the caller did with the VM's volumes (required when it has any, else the capture is refused with
+   * VM_BAD_STATE): `unmounted` — the guest unmounted them for the capture, so the snapshot holds none of their
+   * filesystems' state; `held` (with `stop` only) — they stay mounted in the paused guest, nobody else may write
+   * them, and its restore puts the same images in the same slots.
+   */
+  volumes?: 'unmounted' | 'held';
 }
 
 /** What `captureSnapshot` made, and what it cost. */
@@ -184,6 +191,23 @@ export interface SnapshotInfo {
   savedAtMs: number;
   /** Device state size, bytes (RAM is in a separate file, mapped by restores). */
   stateBytes: number;
+}
+
+/** What a snapshot directory depends on outside itself, by absolute path on the host that has it. */
+export interface SnapshotDependencies {
+  /** Its disk layer's backing file (a qcow2 layer of another snapshot, or an image's raw root filesystem). */
+  diskBacking: { path: string; format: 'raw' | 'qcow2' } | null;
+  kernel: string;
+  initrd: string;
+}
+
+/** A complete snapshot as another host needs it: the files to carry, its manifest, what it depends on. */
+export interface SnapshotExport {
+  /** File names in the snapshot's directory. */
+  files: string[];
+  /** The snapshot's manifest, opaque to the caller (`importSnapshot` takes it back). */
+  manifest: unknown;
+  dependencies: SnapshotDependencies;
 }
 
 /** Restore a new VM from a snapshot. */
@@ -325,6 +349,15 @@ export interface VmDriver<C = void> {
   saveSnapshot(request: SaveSnapshotRequest): Promise<SnapshotInfo>;
   /** Reads a complete snapshot from disk, or undefined when there is none (or it is incomplete). */
   readSnapshot(dir: string): Promise<SnapshotInfo | undefined>;
+  /** What a complete snapshot holds and depends on, to carry it to another host; undefined when there is none. */
+  exportSnapshot(dir: string): Promise<SnapshotExport | undefined>;
+  /**
+   * Completes a snapshot whose files another host exported were copied into `dir`: re-pointed at this host's copies
+   * of its dependencies, then sealed (it is complete from then on).
+   */
+  importSnapshot(dir: string, manifest: unknown, dependencies: SnapshotDependencies): Promise<SnapshotInfo>;
+  /** Re-points a disk layer (not in use) at another copy of its backing file: the header only, the bytes are the same. */
+  rebaseDiskLayer(layerPath: string, backing: { path: string; format: 'raw' | 'qcow2' }): Promise<void>;
   /** Restores a new VM; resolves when its agent answers and its memory is what was asked for. */
   restore(request: RestoreVmRequest): Promise<StartedVm<C>>;
   /** Brings a live VM's network link up or down (a VM restored with `linkDown`); no-op without a network. */
@@ -334,6 +367,12 @@ export interface VmDriver<C = void> {
    * `CaptureSnapshotRequest`). The caller quiesced the guest's agent first (its transfer share unmounted).
    */
   captureSnapshot(request: CaptureSnapshotRequest): Promise<CaptureResult>;
+  /**
+   * Puts volumes in empty slots of a running VM (as a restore's `volumes` would have): the guest sees each slot's
+   * new size at once, and mounting is the caller's. Absent: the driver cannot, and a VM with volumes is restored
+   * for them.
+   */
+  attachVolumes?(vmId: string, volumes: VolumeAttachment[]): Promise<void>;
   /**
    * Grows a live VM's root disk to `sizeMb` (a disk already that large is left alone; disks never shrink). The
    * guest is told at once and sees a larger block device; growing its filesystem into it is the guest's job.

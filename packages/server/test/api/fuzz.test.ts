@@ -345,7 +345,12 @@ describe('fuzz: schema-derived malformed requests against the real app', () => {
 
   before(async () => {
     server = await startTestServer({
-      config: { plans: { ...DEFAULT_PLANS, fuzz: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 1, diskMb: 1024, maxBrowserSessions: 0 } } },
+      config: {
+        plans: {
+          ...DEFAULT_PLANS,
+          fuzz: { executionsPerMinute: 5, maxConcurrentVms: 1, maxTotalVcpus: 1, diskMb: 1024, maxBrowserSessions: 0, pausedRetentionSeconds: 604_800 },
+        },
+      },
     });
     ({ apiKey } = await server.createUserWithKey('fuzzer', 'fuzz'));
     doc = (await call(server, 'GET', '/openapi.json')).body;

@@ -32,7 +32,7 @@ describe('the Python client', () => {
         plans: {
           ...DEFAULT_PLANS,
           // 3 executions a minute and one VM: the Python tests provoke 429 RATE_LIMITED and QUOTA_EXCEEDED with it.
-          tiny: { executionsPerMinute: 3, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1 },
+          tiny: { executionsPerMinute: 3, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1, pausedRetentionSeconds: 604_800 },
         },
       },
     });

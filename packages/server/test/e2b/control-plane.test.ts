@@ -26,7 +26,7 @@ describe('e2b control plane', () => {
 
   before(async () => {
     // `tiny` allows 1 vCPU in all: any sandbox (2 vCPUs) is over its quota, so none of its creates boots a VM.
-    const tiny = { executionsPerMinute: 60, maxConcurrentVms: 1, maxTotalVcpus: 1, diskMb: 1024, maxBrowserSessions: 0 };
+    const tiny = { executionsPerMinute: 60, maxConcurrentVms: 1, maxTotalVcpus: 1, diskMb: 1024, maxBrowserSessions: 0, pausedRetentionSeconds: 604_800 };
     server = await startTestServer({ config: { plans: { ...DEFAULT_PLANS, tiny } } });
     const optsOf = (apiKey: string) => ({ apiKey, apiUrl: `${server.baseUrl}/e2b`, sandboxUrl: `${server.baseUrl}/e2b/sandbox` });
     opts = optsOf((await server.createUserWithKey('e2b-cp', 'pro')).apiKey);

@@ -55,7 +55,8 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
     output: () => output,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        // Ended already (a test may have killed it: exitCode stays null after a signal).
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill('SIGTERM');
       }),

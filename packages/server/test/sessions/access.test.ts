@@ -21,7 +21,7 @@ describe('ownership, kill rules, rate limits and quotas', () => {
       config: {
         plans: {
           ...DEFAULT_PLANS,
-          tiny: { executionsPerMinute: 3, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1 },
+          tiny: { executionsPerMinute: 3, maxConcurrentVms: 1, maxTotalVcpus: 2, diskMb: 1024, maxBrowserSessions: 1, pausedRetentionSeconds: 604_800 },
         },
       },
     });

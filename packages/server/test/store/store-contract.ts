@@ -24,12 +24,15 @@ import { findSession, findSessionWithVm, insertSession, listSessionsWithVm, upda
 import { findVm, insertVm, listLiveVmsOfNode, snapshotInUseByVm, transitionVm } from '../../src/store/vms-store.ts';
 import {
   deleteVolumeRow,
+  findSessionVolumes,
   findVolume,
   insertVolume,
   insertVolumeAttachment,
   listVolumes,
   openAttachments,
+  replaceSessionVolumes,
   totalVolumeMb,
+  vmAttachments,
   vmHasVolumes,
 } from '../../src/store/volumes-store.ts';
 import {
@@ -436,6 +439,8 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         screen: { width: 1024, height: 768 },
         lifecycleHooks: { preStop: { command: "echo 'bye'", timeoutSeconds: 7 } },
         clientData: { template: 'base', ports: { public: true } },
+        autoPauseSeconds: 600,
+        onExpiry: 'pause' as const,
       });
       assert.deepEqual(await findSession(database.db, session.id), session);
       assert.deepEqual([session.metadata, session.env, session.prewarm], [{ team: 'search', 'with "quotes"': 'ü' }, { A: '1' }, true]);
@@ -466,6 +471,9 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
           remainingSeconds: null,
           pythonContext: 'ctx-1',
           lifecycleHooks: nodeId === 'node-a' ? { preStop: { command: 'sync', timeoutSeconds: 30 } } : null,
+          autoPauseSeconds: null,
+          onExpiry: 'kill' as const,
+          lastActivityAt: null,
         });
       await vm('vm-a', 'node-a');
       await vm('vm-b', 'node-b');
@@ -680,7 +688,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
 
     test('volumes: names unique per user, sizes summed, attachments open while their VM has not ended and gone with their volume', async () => {
       const ann = (await findUserByUsername(database.db, 'ann'))!;
-      const volume = { id: 'vol_contract1', userId: ann.id, name: 'data', sizeMb: 1024, nodeId: 'node-a', createdAt: iso() };
+      const volume = { id: 'vol_contract1', userId: ann.id, name: 'data', sizeMb: 1024, nodeId: 'node-a', inStore: false, createdAt: iso() };
       assert.deepEqual(await insertVolume(database.db, volume), volume);
       const second = await insertVolume(database.db, { ...volume, id: 'vol_contract2', name: 'more', sizeMb: 64, createdAt: iso(1000) });
       await assert.rejects(insertVolume(database.db, { ...volume, id: 'vol_contract3' }), (error) => isUniqueViolation(error));
@@ -698,8 +706,22 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       await insertVolumeAttachment(database.db, open);
       assert.deepEqual(await openAttachments(database.db, [volume.id, second.id]), [open]);
       assert.equal(await vmHasVolumes(database.db, 'vm-b'), true);
+      assert.deepEqual(await vmAttachments(database.db, 'vm-b'), [open], "a VM's attachments, in slot order");
+      // A session's volumes (what its next VMs mount): replaced as a whole, in slot order, gone with their volume.
+      const sessionId = '00000000-0000-4000-8000-000000000001';
+      const mounts = [
+        { volumeId: second.id, mountPath: '/b', readOnly: false },
+        { volumeId: volume.id, mountPath: '/a', readOnly: true },
+      ];
+      await replaceSessionVolumes(database.db, sessionId, mounts);
+      assert.deepEqual(await findSessionVolumes(database.db, sessionId), mounts);
+      await replaceSessionVolumes(database.db, sessionId, [mounts[1]!, mounts[0]!]);
+      assert.deepEqual(await findSessionVolumes(database.db, sessionId), [mounts[1], mounts[0]]);
       assert.equal(await deleteVolumeRow(database.db, volume.id), true);
       assert.equal(await vmHasVolumes(database.db, 'vm-b'), false, 'attachments go with their volume');
+      assert.deepEqual(await findSessionVolumes(database.db, sessionId), [mounts[0]], "a deleted volume leaves its sessions' lists");
+      await replaceSessionVolumes(database.db, sessionId, []);
+      assert.deepEqual(await findSessionVolumes(database.db, sessionId), []);
       assert.equal(await deleteVolumeRow(database.db, second.id), true);
       assert.equal(await deleteVolumeRow(database.db, second.id), false);
     });
@@ -724,6 +746,8 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
           screen: null,
           lifecycleHooks: null,
           clientData: null,
+          autoPauseSeconds: null,
+          onExpiry: 'kill' as const,
         });
       await sessionOf('00000000-0000-4000-8000-00000000000a', ann.id);
       await sessionOf('00000000-0000-4000-8000-00000000000b', bea.id);

@@ -123,12 +123,22 @@ describe('QEMU command line', () => {
       devices(source).filter((device) => device.includes('drive=vol')),
       [0, 1, 2, 3].map((slot) => `virtio-blk-device,drive=vol${slot},serial=sandboxd-vol${slot}`),
     );
-    assert.deepEqual(option(withVolumes, '-drive').slice(1), [
-      'id=vol0,driver=null-co,size=0,if=none',
-      'id=vol1,file=/vol/a,,b.img,format=raw,discard=unmap,if=none',
-      'id=vol2,driver=null-co,size=0,if=none',
-      'id=vol3,file=/run/vm-1/vol3.qcow2,format=qcow2,discard=unmap,if=none',
-    ]);
+    assert.equal(option(withVolumes, '-drive').length, 1, 'the root disk alone is a -drive');
+    const empty = { driver: 'null-co', size: 0 };
+    assert.deepEqual(
+      option(withVolumes, '-blockdev').map((node) => JSON.parse(node)),
+      [
+        { driver: 'raw', 'node-name': 'vol0', discard: 'unmap', file: empty },
+        { driver: 'raw', 'node-name': 'vol1', discard: 'unmap', file: { driver: 'file', filename: '/vol/a,b.img', discard: 'unmap' } },
+        { driver: 'raw', 'node-name': 'vol2', discard: 'unmap', file: empty },
+        {
+          driver: 'raw',
+          'node-name': 'vol3',
+          discard: 'unmap',
+          file: { driver: 'qcow2', discard: 'unmap', file: { driver: 'file', filename: '/run/vm-1/vol3.qcow2', discard: 'unmap' } },
+        },
+      ],
+    );
     assert.throws(() => buildQemuArgv(machine, { ...instance, volumeSlots: [] }), /4 volume slots/);
   });
 

@@ -1,7 +1,8 @@
 /**
  * Volume slots on real VMs: a snapshot source boots with four empty slots; a restore from it puts images in
  * slots (the guest sees their sizes, found by serial), writes to a read-write one reach its image, a read-only
- * one never changes even if the guest writes to its device, and a VM with volumes is not captured.
+ * one never changes even if the guest writes to its device, and a VM with volumes is not captured unless told they
+ * are unmounted; a running VM gets volumes swapped into its empty slots (blockdev-reopen) the same way.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -87,6 +88,49 @@ describe('volume slots on real VMs', { timeout: 10 * 60_000 }, () => {
     assert.ok(readFileSync(readOnly).equals(before), 'the read-only image did not change, though the guest wrote to its device');
     const dumped = execFileSync('/usr/sbin/debugfs', ['-R', 'cat /f', writable], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     assert.equal(dumped, 'written\n');
+  });
+
+  test('volumes swapped into a running VM (as one from the warm pool): sizes seen, writes reach only the writable image; a taken slot is refused', async (t) => {
+    const before = readFileSync(readOnly);
+    const restoreStarted = performance.now();
+    const vm = await rec.driver.restore({ vmId: 'vs-hot', runDir: join(root, 'run', 'vs-hot'), snapshotDir, memoryMb: 512, network: 'none' });
+    const restoreMs = performance.now() - restoreStarted;
+    assert.deepEqual(vm.volumes, []);
+    const attachStarted = performance.now();
+    await rec.driver.attachVolumes!('vs-hot', [
+      { slot: 1, imagePath: writable, readOnly: false },
+      { slot: 3, imagePath: readOnly, readOnly: true },
+    ]);
+    const attachMs = performance.now() - attachStarted;
+    const seen = await guestShell(
+      vm.agentSocketPath,
+      `for i in $(seq 100); do [ "$(cat /sys/block/vdc/size)" != 0 ] && [ "$(cat /sys/block/vde/size)" != 0 ] && break; sleep 0.05; done; ${DISKS}`,
+    );
+    const seenMs = performance.now() - attachStarted;
+    t.diagnostic(
+      `restore (empty slots) ${Math.round(restoreMs)} ms; two volumes swapped in ${Math.round(attachMs)} ms, seen by the guest after ${Math.round(seenMs)} ms`,
+    );
+    assert.deepEqual(seen.output.trim().split('\n').slice(1), [
+      'vdb 0 sandboxd-vol0',
+      'vdc 131072 sandboxd-vol1',
+      'vdd 0 sandboxd-vol2',
+      'vde 65536 sandboxd-vol3',
+    ]);
+    assert.deepEqual(
+      rec.driver.get('vs-hot')!.volumes.map((v) => v.slot),
+      [1, 3],
+    );
+    await assert.rejects(rec.driver.attachVolumes!('vs-hot', [{ slot: 1, imagePath: readOnly, readOnly: true }]), /holds a volume already/);
+    const wrote = await guestShell(
+      vm.agentSocketPath,
+      'mkdir -p /w /r && mount /dev/vdc /w && echo hot > /w/hot && umount /w && mount -o ro /dev/vde /r && ls /r && umount /r && dd if=/dev/zero of=/dev/vde bs=1M count=4 conv=fsync 2>&1; sync',
+    );
+    assert.match(wrote.output, /lost\+found/);
+    await assert.rejects(rec.driver.captureSnapshot({ vmId: 'vs-hot', snapshotDir: join(root, 'capture-hot'), then: 'run' }), /volumes attached/);
+    await rec.driver.kill('vs-hot');
+    assert.ok(readFileSync(readOnly).equals(before), 'the read-only image did not change, though the guest wrote to its device');
+    const dumped = execFileSync('/usr/sbin/debugfs', ['-R', 'cat /hot', writable], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    assert.equal(dumped, 'hot\n');
   });
 
   test('bad requests: a slot out of range, two volumes in one slot, a missing image', async () => {

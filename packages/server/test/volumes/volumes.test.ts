@@ -1,7 +1,8 @@
 /**
  * Persistent volumes through HTTP, on real VMs (issue 16): data a VM writes to a volume is read by the next VM
  * that mounts it (read-only, where writes fail); one writer at a time (409); a mounted volume cannot be deleted
- * (409), an unmounted one can (204, its image is gone); a VM with volumes cannot be snapshotted or paused (409);
+ * (409), an unmounted one can (204, its image is gone) (snapshots and pauses of VMs with volumes:
+ * volumes-follow.test.ts);
  * what a VM that crashed had synced is there for the next; VMs from a user's snapshot mount volumes too; another
  * user gets 404; bad mount paths are 422 before anything starts.
  */
@@ -89,7 +90,7 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     assert.deepEqual((await call(server, 'GET', '/v1/vms', as(alice))).body, [], 'no VM was reserved');
   });
 
-  test('a VM writes to its volume; a second read-write mount is 409; the volume cannot be deleted or the VM captured', async (t) => {
+  test('a VM writes to its volume; a second read-write mount is 409; the volume cannot be deleted', async (t) => {
     const started = Date.now();
     const first = await startVm([{ volume_id: volumeId, mount_path: '/data' }]);
     assert.equal(first.status, 200, first.text);
@@ -107,8 +108,6 @@ describe('persistent volumes on real VMs', { timeout: 10 * 60_000 }, () => {
     const reader = await startVm([{ volume_id: volumeId, mount_path: '/data', read_only: true }]);
     assert.equal(reader.status, 409, 'no reader beside a writer');
     assert.equal((await call(server, 'DELETE', `/v1/volumes/${volumeId}`, as(alice))).status, 409);
-    assert.equal((await call(server, 'POST', `/v1/vms/${vmId}/snapshot`, { ...as(alice), json: { name: 'with-volume' } })).status, 409);
-    assert.equal((await call(server, 'POST', `/v1/vms/${vmId}/pause`, as(alice))).status, 409);
 
     assert.equal((await call(server, 'DELETE', `/v1/vms/${vmId}`, as(alice))).status, 200);
   });

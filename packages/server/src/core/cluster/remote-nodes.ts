@@ -1,7 +1,7 @@
 /**
  * The port through which the core reaches the other nodes of the cluster (cluster/http-remote-nodes.ts): the
  * agent of a VM another node runs (streams, over the agent RPC), and one typed command for everything else a node
- * asks of another (contract/cluster-commands.ts: start a placed VM, a VM's egress policy, a browser session's
+ * asks of another (contract/cluster-commands.ts: start a placed VM, resume a paused one, a VM's egress policy, a browser session's
  * call). A node that is not live answers VM_UNAVAILABLE at once: its VMs are about to be (or were) recorded lost,
  * and the session's next request starts a new VM. Errors of the owner come back as the AppError (or InputError)
  * it threw, so the caller's client sees what a local call would have given.
@@ -14,7 +14,7 @@ import type { EgressPolicy, EgressPolicyView } from '../egress-policy.ts';
 import type { GuestAgent } from '../vm-engine.ts';
 
 /** What each command answers, by op (a browser call: what the service's method answers). */
-export type CommandAnswer<C extends InternalCommand> = C extends { op: 'vm.start' }
+export type CommandAnswer<C extends InternalCommand> = C extends { op: 'vm.start' | 'vm.resume' }
   ? { vm_id: string }
   : C extends { op: 'egress.policy' }
     ? EgressPolicyView

@@ -8,6 +8,7 @@ import type { Session, Vm } from '../../model.ts';
 import { upsertEgressPolicy } from '../../store/egress-store.ts';
 import { findSession, updateSession } from '../../store/sessions-store.ts';
 import { findVm, insertVm, transitionVm } from '../../store/vms-store.ts';
+import { findSessionVolumes, replaceSessionVolumes } from '../../store/volumes-store.ts';
 import type { Principal } from '../authenticator.ts';
 import { AppError } from '../errors.ts';
 import { recordEvent } from '../events.ts';
@@ -50,17 +51,23 @@ export class VmAcquisition {
    * A new VM for `session` with `requested`'s shape: on another node when placement says so (unless `placedHere`:
    * another node placed it here already), else here.
    */
-  async acquire(principal: Principal, session: Session, requested: VmSpec, placedHere = false): Promise<LiveVm> {
+  async acquire(principal: Principal, session: Session, asked: VmSpec, placedHere = false): Promise<LiveVm> {
+    // Volumes the caller names become the session's (recorded with the reservation); without any named, the VM
+    // mounts the session's own, as its previous VMs did.
+    const ownVolumes = asked.volumes === undefined;
+    const requested = ownVolumes ? { ...asked, volumes: await findSessionVolumes(this.deps.database.db, session.id) } : asked;
     const elsewhere = placedHere ? null : await this.cluster.placeElsewhere(session, requested);
     if (elsewhere) return this.cluster.startElsewhere(elsewhere, principal, session, requested);
     await this.recovery.ensureStarted();
     const source = requested.source ?? (await this.deps.sources.resolve(session.userId, session.source));
     // A snapshot fixes the VM's shape.
     const spec = { ...requested, ...(source.shape ?? {}) };
-    const { vmId, reserved, volumes } = await this.reserve(principal, session, spec, source);
+    const { vmId, reserved, volumes } = await this.reserve(principal, session, spec, source, !ownVolumes);
     if (reserved) spec.onReserved?.(reserved);
     let acquired: AcquiredVm;
     try {
+      // Volumes another node wrote last: their images come from the object store first.
+      for (const mount of volumes) if (mount.fetch) await this.deps.engine.fetchVolume(mount.volumeId);
       acquired = await this.deps.engine.acquire({
         vmId,
         source: source.source,
@@ -94,9 +101,10 @@ export class VmAcquisition {
 
   /**
    * Quota check and reservation in one transaction, so two acquisitions of one user cannot both pass (nor two
-   * writers of one volume): the VM 'starting', the session's current VM, the VM's own egress policy, its volumes.
+   * writers of one volume): the VM 'starting', the session's current VM, the VM's own egress policy, its volumes
+   * (with `recordVolumes`, also as the volumes of the session's next VMs).
    */
-  private async reserve(principal: Principal, session: Session, spec: VmSpec, source: ResolvedSource) {
+  private async reserve(principal: Principal, session: Session, spec: VmSpec, source: ResolvedSource, recordVolumes: boolean) {
     const { database, clock, limiter } = this.deps;
     const now = clock.now();
     const vmId = newVmId();
@@ -126,10 +134,15 @@ export class VmAcquisition {
         remainingSeconds: null,
         pythonContext: source.pythonContext ?? session.id,
         lifecycleHooks: spec.lifecycleHooks !== undefined ? spec.lifecycleHooks : session.lifecycleHooks,
+        autoPauseSeconds: spec.autoPauseSeconds !== undefined ? spec.autoPauseSeconds : session.autoPauseSeconds,
+        onExpiry: spec.onExpiry ?? session.onExpiry,
+        lastActivityAt: now.toISOString(),
       });
       if (spec.egressPolicy) await upsertEgressPolicy(trx, 'vm', vmId, principal.userId, JSON.stringify(spec.egressPolicy), now.toISOString());
       await updateSession(trx, session.id, { currentVmId: vmId });
-      return attachVolumes(trx, clock, principal.userId, vmId, this.cluster.ownership, spec.volumes ?? []);
+      const mounts = await attachVolumes(trx, clock, principal.userId, vmId, this.cluster.ownership, spec.volumes ?? [], this.deps.engine.portableCaptures);
+      if (recordVolumes) await replaceSessionVolumes(trx, session.id, mounts);
+      return mounts;
     });
     const reserved: Vm | undefined = await findVm(database.db, vmId);
     return { vmId, reserved, volumes };

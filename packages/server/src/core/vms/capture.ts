@@ -1,24 +1,25 @@
 /**
  * Captures of a running VM: a snapshot (the VM runs on; new VMs can start from it) and a pause (the VM's memory,
  * processes and disk go to this node's disk and its QEMU ends), and the resume of a paused VM. Each works on the
- * node that holds the VM, and never on a VM with volumes.
+ * node that holds the VM. A VM's volumes are unmounted in the guest for the moment of a snapshot (which holds none
+ * of them) and stay mounted through a pause (they come back in the same slots at the resume).
  */
 import { DEFAULT_TEMPLATE_ID, type Snapshot, type Vm } from '../../model.ts';
 import { isUniqueViolation } from '../../store/database.ts';
 import { completeSnapshot, deleteSnapshotRow, findSnapshot, insertSnapshot } from '../../store/snapshots-store.ts';
 import { transitionVm } from '../../store/vms-store.ts';
-import { vmHasVolumes } from '../../store/volumes-store.ts';
 import type { Principal } from '../authenticator.ts';
 import { AppError } from '../errors.ts';
 import { recordEvent } from '../events.ts';
 import { endInFlightExecutions, PAUSED_ERROR } from '../execution-ends.ts';
 import { newSnapshotId } from '../ids.ts';
 import { lockUser } from '../user-lock.ts';
-import type { AcquiredVm, CaptureOutcome } from '../vm-engine.ts';
+import { PauseNotUploaded, type AcquiredVm, type CaptureOutcome } from '../vm-engine.ts';
 import type { VmAcquisition } from './acquisition.ts';
 import type { VmCluster } from './cluster.ts';
 import type { PreStopHooks } from './pre-stop.ts';
 import { reportStartFailed, type VmReadiness } from './readiness.ts';
+import { publishVolumes, volumesForResume } from './volume-transfer.ts';
 import { pythonContextOf, type LiveVm, type VmServiceDeps } from './types.ts';
 
 export class VmCapture {
@@ -39,7 +40,6 @@ export class VmCapture {
     const { database, engine, clock, notifier, sources } = this.deps;
     assertRunning(vm, 'snapshotted');
     this.cluster.assertLocal(vm);
-    await this.assertNoVolumes(vm, 'snapshotted or cloned');
     const id = newSnapshotId();
     const now = clock.now().toISOString();
     // Read before the transaction: on SQLite it holds the one connection, and a read outside it would wait forever.
@@ -75,7 +75,7 @@ export class VmCapture {
     }
     let outcome: CaptureOutcome;
     try {
-      outcome = await engine.snapshot(vm.id, id);
+      outcome = await engine.snapshot(vm.id, id, { userId: principal.userId });
     } catch (error) {
       await deleteSnapshotRow(database.db, id);
       await engine.deleteSnapshot(id);
@@ -115,15 +115,18 @@ export class VmCapture {
     if (vm.status === 'paused') throw new AppError('CONFLICT', `VM ${vm.id} is paused already`);
     assertRunning(vm, 'paused');
     this.cluster.assertLocal(vm);
-    await this.assertNoVolumes(vm, 'paused');
     await this.preStop.run(vm, 'pause');
     const remainingSeconds = Math.max(1, Math.round((Date.parse(vm.expiresAt) - clock.now().getTime()) / 1000));
     let outcome: CaptureOutcome;
     try {
-      outcome = await engine.pause(vm.id);
+      outcome = await engine.pause(vm.id, { userId: principal.userId });
     } catch (error) {
+      if (error instanceof PauseNotUploaded) throw await this.runOn(principal, vm, remainingSeconds, error);
       throw captureError(error, `pausing VM ${vm.id}`);
     }
+    // Its volumes' images as they were at the pause (flushed; still mounted in the saved guest) go with it, so that
+    // it may resume on another node.
+    await publishVolumes(this.deps, vm.id);
     const at = clock.now().toISOString();
     const paused = await database.db.transaction().execute(async (trx) => {
       const row = await transitionVm(trx, vm.id, ['active'], { status: 'paused', pausedAt: at, remainingSeconds });
@@ -153,6 +156,35 @@ export class VmCapture {
     return { vm: paused, outcome };
   }
 
+  /**
+   * A pause the object store did not take (it was down): the VM is brought back here from its capture, as it was,
+   * and the caller is told why it is not paused. Should that fail too, the capture is still here: the VM is recorded
+   * paused on this node (resumable here only), so nothing is lost either way.
+   */
+  private async runOn(principal: Principal, vm: Vm, remainingSeconds: number, failure: PauseNotUploaded): Promise<AppError> {
+    const { database, engine, limiter } = this.deps;
+    const reason = failure.reason instanceof AppError ? failure.reason : new AppError('OBJECT_STORE_UNAVAILABLE', failure.reason.message);
+    try {
+      await engine.resume({
+        vmId: vm.id,
+        lifetimeSeconds: remainingSeconds,
+        diskMb: limiter.limitsOf(principal).diskMb,
+        volumes: await volumesForResume(this.deps, this.cluster.ownership, vm.id),
+        prepareNetwork: (target) => this.readiness().beforeRun(vm, 'resumed', target),
+      });
+      await this.readiness().resumed(vm);
+      return new AppError(reason.code, `${reason.message}; VM ${vm.id} was not paused: it runs on as it was`);
+    } catch (error) {
+      const at = this.deps.clock.now().toISOString();
+      await transitionVm(database.db, vm.id, ['active'], { status: 'paused', pausedAt: at, remainingSeconds });
+      this.deps.notifier.committed();
+      return new AppError(
+        reason.code,
+        `${reason.message}; VM ${vm.id} could not run on either (${(error as Error).message}): it is paused on node ${this.cluster.nodeId} only`,
+      );
+    }
+  }
+
   /** Resumes the caller's paused VM (see `pause`); within the plan's quota, like a new VM. */
   async resume(principal: Principal, vm: Vm): Promise<LiveVm> {
     if (vm.status !== 'paused') throw new AppError('CONFLICT', `VM ${vm.id} is ${vm.status}, not paused`);
@@ -160,16 +192,23 @@ export class VmCapture {
     return vm.sessionId ? this.acquisition.join(vm.sessionId, start) : start();
   }
 
-  /** Resumes a paused VM (the caller joined the session's acquisitions). */
-  async resumePaused(principal: Principal, vm: Vm): Promise<LiveVm> {
+  /**
+   * Resumes a paused VM (the caller joined the session's acquisitions): here, or on another node when its pause is
+   * in the cluster's object store and this node is drained or full (`placedHere`: another node placed it here).
+   */
+  async resumePaused(principal: Principal, vm: Vm, options: { placedHere?: boolean; auto?: boolean } = {}): Promise<LiveVm> {
+    const auto = options.auto === true;
+    const elsewhere = options.placedHere ? null : await this.cluster.resumeElsewhere(vm);
+    if (elsewhere) return this.cluster.resumeOn(elsewhere, principal, vm, auto);
     const { database, engine, clock, notifier, limiter } = this.deps;
-    this.cluster.assertLocal(vm);
+    // A pause in the cluster's object store resumes on any node (this one); else only where it was paused.
+    if (!engine.portableCaptures) this.cluster.assertLocal(vm);
     const started = Date.now();
     await database.db.transaction().execute(async (trx) => {
       await lockUser(trx, database.dialect, principal.userId);
       await limiter.assertCanStartVm(trx, principal, vm.vcpuCount);
-      // Reserved as a VM that starts: it counts against the quota from now on.
-      const row = await transitionVm(trx, vm.id, ['paused'], { status: 'starting' });
+      // Reserved as a VM that starts (here): it counts against the quota from now on.
+      const row = await transitionVm(trx, vm.id, ['paused'], { status: 'starting', nodeId: this.cluster.nodeId });
       if (!row) throw new AppError('CONFLICT', `VM ${vm.id} is not paused any more (resumed or killed meanwhile)`);
     });
     let acquired: AcquiredVm;
@@ -178,6 +217,7 @@ export class VmCapture {
         vmId: vm.id,
         lifetimeSeconds: vm.remainingSeconds ?? vm.lifetimeSeconds,
         diskMb: limiter.limitsOf(principal).diskMb,
+        volumes: await volumesForResume(this.deps, this.cluster.ownership, vm.id),
         prepareNetwork: (target) => this.readiness().beforeRun(vm, 'resumed', target),
       });
     } catch (error) {
@@ -199,7 +239,14 @@ export class VmCapture {
         type: 'vm.resumed',
         userId: principal.userId,
         subjectId: vm.id,
-        data: { vm_id: vm.id, session_id: vm.sessionId, resume_ms: Date.now() - started, expires_at: acquired.expiresAt.toISOString() },
+        data: {
+          vm_id: vm.id,
+          session_id: vm.sessionId,
+          resume_ms: Date.now() - started,
+          expires_at: acquired.expiresAt.toISOString(),
+          auto,
+          node_id: this.cluster.nodeId,
+        },
       });
       return row;
     });
@@ -217,15 +264,6 @@ export class VmCapture {
       throw error;
     }
     return { vm: resumed, agent };
-  }
-
-  /**
-   * A capture of a VM with volumes would keep their filesystems' state (page cache, open files) in its memory
-   * while the images go on changing: a VM restored from it would corrupt them. So such VMs are not captured.
-   */
-  private async assertNoVolumes(vm: Vm, what: string): Promise<void> {
-    if (await vmHasVolumes(this.deps.database.db, vm.id))
-      throw new AppError('CONFLICT', `VM ${vm.id} has volumes mounted: a VM with volumes cannot be ${what}`);
   }
 
   /** The template a VM's chain starts from: its own, or its base snapshot's (older records named the variant). */

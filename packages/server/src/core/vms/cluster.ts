@@ -4,7 +4,7 @@
  * most of this answers "here".
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Session, Vm } from '../../model.ts';
+import { DEFAULT_TEMPLATE_ID, type Session, type Vm } from '../../model.ts';
 import { findNode } from '../../store/nodes-store.ts';
 import { findVm, listLiveVmsOfNode, listLiveVmsOnDeadNodes, liveLoadByNode } from '../../store/vms-store.ts';
 import type { Principal } from '../authenticator.ts';
@@ -92,6 +92,27 @@ export class VmCluster {
     if (!vm || vm.status !== 'active') throw new AppError('VM_UNAVAILABLE', `VM ${vmId} ended while it was starting on node ${nodeId}`);
     requested.onReserved?.(vm);
     return { vm, agent: remote.agentOf(vm) };
+  }
+
+  /**
+   * Where a paused VM resumes when its pause is in the cluster's object store: another node when this one is
+   * drained or full (its id), else null (here). A pause kept on its node resumes there.
+   */
+  async resumeElsewhere(vm: Vm): Promise<string | null> {
+    const { placement, remote, engine } = this.deps;
+    if (!placement || !remote || !engine.portableCaptures) return null;
+    // Any node has the built-in template's files; the pause brings the rest.
+    const nodeId = await placement.choose({ vcpuCount: vm.vcpuCount, memoryMb: vm.memoryMb, templateId: DEFAULT_TEMPLATE_ID });
+    return this.ownership.isLocal(nodeId) ? null : nodeId;
+  }
+
+  /** Resumes a paused VM on node `nodeId` (the same resume there) and reaches it from here. */
+  async resumeOn(nodeId: string, principal: Principal, vm: Vm, auto: boolean): Promise<LiveVm> {
+    const remote = this.deps.remote!;
+    await remote.command(nodeId, { op: 'vm.resume', principal, vm_id: vm.id, ...(auto ? { auto: true } : {}) });
+    const row = await findVm(this.deps.database.db, vm.id);
+    if (!row || row.status !== 'active') throw new AppError('VM_UNAVAILABLE', `VM ${vm.id} ended while it was resuming on node ${nodeId}`);
+    return { vm: row, agent: remote.agentOf(row) };
   }
 
   /** Whether a kill of `vm` goes to its owner's queue rather than to this node's engine. */

@@ -6,11 +6,13 @@
  */
 import { endCauseOf, LIVE_VM_STATUSES, type Vm, type VmEndReason, type VmStatus } from '../../model.ts';
 import { transitionVm } from '../../store/vms-store.ts';
+import { publishVolumes } from './volume-transfer.ts';
 import type { EventPayload, EventType } from '../event-catalogue.ts';
 import { recordEvent } from '../events.ts';
 import { endedExecutionError, endInFlightExecutions } from '../execution-ends.ts';
 import type { PreStopHooks } from './pre-stop.ts';
 import type { VmServiceDeps } from './types.ts';
+import type { Executor } from '../../store/database.ts';
 
 /** The ends recorded here (a VM that never started ends as `failed` in its acquisition). */
 export type RecordedEndReason = Exclude<VmEndReason, 'failed'>;
@@ -65,6 +67,7 @@ export class VmEnds {
       (async () => {
         if (vm) await this.preStop.run(vm, reason === 'expired' ? 'lifetime' : 'user_kill');
         await this.deps.engine.kill(vmId);
+        await publishVolumes(this.deps, vmId);
         return this.record(vmId, reason);
       })(),
     );
@@ -72,19 +75,32 @@ export class VmEnds {
 
   /** Records an end the engine reports (it let go of the VM already). */
   reported(vmId: string, reason: RecordedEndReason): Promise<Vm | undefined> {
-    return this.track(vmId, this.record(vmId, reason));
+    return this.track(
+      vmId,
+      (async () => {
+        await publishVolumes(this.deps, vmId);
+        return this.record(vmId, reason);
+      })(),
+    );
   }
 
   /**
    * Marks a VM in one of `from` (default: live) killed with `reason` and records the event of that end; a VM
-   * already ended is left alone (answers undefined).
+   * already ended is left alone (answers undefined). `first`: what else the end records, in the same transaction,
+   * before the event of the end (the retention loop's `vm.pause_expired`).
    */
-  async record(vmId: string, reason: RecordedEndReason, from: readonly VmStatus[] = LIVE_VM_STATUSES): Promise<Vm | undefined> {
+  async record(
+    vmId: string,
+    reason: RecordedEndReason,
+    from: readonly VmStatus[] = LIVE_VM_STATUSES,
+    first?: (trx: Executor) => Promise<unknown>,
+  ): Promise<Vm | undefined> {
     const { database, clock, notifier } = this.deps;
     const at = clock.now().toISOString();
     const row = await database.db.transaction().execute(async (trx) => {
       const ended = await transitionVm(trx, vmId, from, { status: 'killed', endReason: reason, endedAt: at, pausedAt: null, remainingSeconds: null });
       if (!ended) return undefined;
+      if (first) await first(trx);
       await endInFlightExecutions(trx, clock, { vmId }, endedExecutionError(reason));
       // The table pairs each end with an event whose payload takes it; the payload is the same for all of them.
       const data = { vm_id: vmId, session_id: ended.sessionId, ended_at: at, reason: endCauseOf(reason), detail: reason } as EventPayload<

@@ -2,6 +2,7 @@
  * The words the parts of the VM service share: a session's live VM, what a new VM is made of, what the service
  * depends on, and the hooks it runs for others.
  */
+import type { BackgroundFailures } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
 import type { EventNotifier } from '../events.ts';
 import type { PlanLimiter } from '../limits.ts';
@@ -11,7 +12,7 @@ import type { ResolvedSource, VmSources } from '../vm-sources.ts';
 import type { RemoteNodes } from '../cluster/remote-nodes.ts';
 import type { Placement } from '../cluster/placement.ts';
 import type { KillQueue } from '../cluster/kill-queue.ts';
-import type { LifecycleHooks, PreStopHook, PreStopTrigger, Session, Vm } from '../../model.ts';
+import type { LifecycleHooks, OnExpiry, PreStopHook, PreStopTrigger, Session, Vm } from '../../model.ts';
 import type { Database } from '../../store/database.ts';
 import type { VolumeRequest } from '../volumes.ts';
 
@@ -28,6 +29,10 @@ export interface VmSpec {
   volumes?: VolumeRequest[];
   /** Its lifecycle hooks; default: its session's. */
   lifecycleHooks?: LifecycleHooks | null;
+  /** Seconds of idleness after which it is paused (null: never); default: its session's. */
+  autoPauseSeconds?: number | null;
+  /** What it does when its lifetime ends; default: its session's. */
+  onExpiry?: OnExpiry;
   /**
    * Its own egress policy (normalized; default: its session's). Stored with the reservation, in the same
    * transaction, on whichever node starts the VM: the network hook reads it there before the VM runs.
@@ -70,6 +75,8 @@ export interface VmServiceDeps {
   readonly placement: Placement | null;
   /** Where kills of VMs on other nodes go (cluster mode). */
   readonly killQueue: KillQueue | null;
+  /** Where work done beside a request reports its failures (a volume's upload after its VM ended). */
+  readonly failures?: BackgroundFailures | null;
 }
 
 /** The Python context a VM's session code runs in (older records: the session's id). */

@@ -19,6 +19,10 @@ import type { Placement } from '../cluster/placement.ts';
 import type { RemoteNodes } from '../cluster/remote-nodes.ts';
 import type { Database } from '../../store/database.ts';
 import { VmAcquisition } from './acquisition.ts';
+import { VmActivity } from './activity.ts';
+import { VmAutoPause, type AutoPauseOptions } from './auto-pause.ts';
+import { noteResumed } from './resume-note.ts';
+import type { BackgroundFailures } from '../background-timers.ts';
 import { VmCapture } from './capture.ts';
 import { VmCluster } from './cluster.ts';
 import { VmEnds } from './ends.ts';
@@ -50,6 +54,9 @@ export class VmService {
   private readonly resolver: VmResolver;
   private readonly capture: VmCapture;
   private readiness: VmReadiness = NO_READINESS;
+  /** Every use of a VM's agent through this service, for auto-pause (activity.ts). */
+  readonly activity: VmActivity;
+  private autoPause: VmAutoPause | null = null;
 
   constructor(
     database: Database,
@@ -64,8 +71,10 @@ export class VmService {
     placement: Placement | null = null,
     /** Where kills of VMs on other nodes go (cluster mode). */
     killQueue: KillQueue | null = null,
+    /** Where work done beside a request reports its failures. */
+    failures: BackgroundFailures | null = null,
   ) {
-    this.deps = { database, engine, limiter, clock, notifier, sources, remote, placement, killQueue };
+    this.deps = { database, engine, limiter, clock, notifier, sources, remote, placement, killQueue, failures };
     this.preStop = new PreStopHooks((vm) => this.agentOf(vm));
     this.ends = new VmEnds(this.deps, this.preStop);
     this.cluster = new VmCluster(this.deps, this.ends);
@@ -74,12 +83,17 @@ export class VmService {
     this.acquisition = new VmAcquisition(this.deps, this.recovery, this.cluster, readiness);
     this.resolver = new VmResolver(this.deps, this.recovery, this.acquisition, this.cluster, this.ends);
     this.capture = new VmCapture(this.deps, this.cluster, this.acquisition, this.preStop, readiness);
+    this.activity = new VmActivity(clock);
     engine.onVmEnded((vmId, reason) => {
+      this.activity.forget(vmId);
       this.ends.reported(vmId, reason).catch(() => {});
     });
     engine.onBeforeExpiry(async (vmId) => {
       const vm = await findVm(database.db, vmId);
-      if (vm?.status === 'active') await this.preStop.run(vm, 'lifetime');
+      if (vm?.status !== 'active') return;
+      // `on_expiry: pause`: paused instead (the engine then has nothing left to kill); killed if that fails.
+      if (vm.onExpiry === 'pause' && this.autoPause && (await this.autoPause.pauseAtExpiry(vm))) return;
+      await this.preStop.run(vm, 'lifetime');
     });
   }
 
@@ -94,6 +108,36 @@ export class VmService {
   /** The node this service runs VMs (and executions) on. */
   get nodeId(): string {
     return this.deps.engine.nodeId;
+  }
+
+  /**
+   * Starts this node's auto-pause loops (auto-pause.ts): idle VMs with `auto_pause` are paused, activity is
+   * flushed to the store, paused VMs past their plan's retention are deleted. Until then a VM with
+   * `on_expiry: pause` is killed at its expiry like any other.
+   */
+  startAutoPause(options: AutoPauseOptions, failures: BackgroundFailures): void {
+    this.autoPause ??= new VmAutoPause(this.deps, this.activity, this.capture, this.ends, failures);
+    this.autoPause.start(options);
+  }
+
+  /** Stops the auto-pause loops (the activity seen so far is flushed). */
+  async stopAutoPause(): Promise<void> {
+    await this.autoPause?.stop();
+  }
+
+  /** One turn of the auto-pause loop now (tests; the loop runs it every `checkMs`). */
+  pauseIdleNow(): Promise<number> {
+    return this.autoPause?.pauseIdle() ?? Promise.resolve(0);
+  }
+
+  /** One turn of the paused VMs' retention loop now (tests). */
+  deleteExpiredPausedNow(): Promise<number> {
+    return this.autoPause?.deleteExpiredPaused() ?? Promise.resolve(0);
+  }
+
+  /** A live VM whose agent records every use (activity.ts). */
+  private watched(live: LiveVm): LiveVm {
+    return { vm: live.vm, agent: this.activity.watch(live.vm.id, live.agent) };
   }
 
   /** What makes a VM ready for its session (readiness.ts), wired once by services.ts; until then nothing runs. */
@@ -121,6 +165,10 @@ export class VmService {
    * link cannot be restored). `resolved`: the state an admission just resolved (nothing is read again).
    */
   async ensureVm(principal: Principal, session: Session, resolved?: ResolvedVm): Promise<LiveVm> {
+    return this.watched(await this.ensureVmUnwatched(principal, session, resolved));
+  }
+
+  private async ensureVmUnwatched(principal: Principal, session: Session, resolved?: ResolvedVm): Promise<LiveVm> {
     await this.recovery.ensureStarted();
     const current = resolved ?? (await this.resolver.resolve(session));
     const { state } = current;
@@ -128,7 +176,13 @@ export class VmService {
     // One started since this state was resolved: share it.
     const joined = this.acquisition.pending(session.id);
     if (joined) return joined;
-    if (state.kind === 'paused') return this.acquisition.join(session.id, () => this.capture.resumePaused(principal, state.vm));
+    if (state.kind === 'paused') {
+      // The request that needs it waits for it, and its answer says so (resume-note.ts).
+      const started = Date.now();
+      const live = await this.acquisition.join(session.id, () => this.capture.resumePaused(principal, state.vm, { auto: true }));
+      noteResumed(Date.now() - started);
+      return live;
+    }
     const { live } = await this.resolver.settle(current);
     if (live) return live;
     const spec = { vcpuCount: session.vcpuCount, memoryMb: session.memoryMb, lifetimeSeconds: session.vmLifetimeSeconds };
@@ -145,7 +199,7 @@ export class VmService {
     // A VM on its way is shared: no wait of its own to estimate.
     if (resolved.state.kind === 'acquiring') return { live: null, resolved, estimate: null };
     const settled = await this.resolver.settle(resolved);
-    return { ...settled, estimate: settled.live ? null : this.estimate(target.session) };
+    return { ...settled, live: settled.live && this.watched(settled.live), estimate: settled.live ? null : this.estimate(target.session) };
   }
 
   /** How long a caller would wait for a new VM of this shape if it asked now. */
@@ -176,6 +230,14 @@ export class VmService {
     return this.acquisition.join(session.id, () => this.acquisition.acquire(principal, session, spec, true));
   }
 
+  /** A paused VM another node asked this one to resume (internal command): resumed here, never placed again. */
+  async resumePlacedHere(principal: Principal, vmId: string, auto = false): Promise<LiveVm> {
+    const vm = await this.getOwned(principal, vmId);
+    if (vm.status !== 'paused') throw new AppError('CONFLICT', `VM ${vm.id} is ${vm.status}, not paused`);
+    const resume = () => this.capture.resumePaused(principal, vm, { placedHere: true, auto });
+    return vm.sessionId ? this.acquisition.join(vm.sessionId, resume) : resume();
+  }
+
   /** The VM record, whoever owns it (the SSH gateway's login checks ownership with `getOwned` afterwards). */
   async find(vmId: string): Promise<Vm | undefined> {
     return findVm(this.deps.database.db, vmId);
@@ -193,7 +255,8 @@ export class VmService {
 
   /** The live agent of a VM row, or null. */
   agentOf(vm: Vm): GuestAgent | null {
-    return this.cluster.agentOf(vm);
+    const agent = this.cluster.agentOf(vm);
+    return agent && this.activity.watch(vm.id, agent);
   }
 
   /**
@@ -204,8 +267,9 @@ export class VmService {
     if (vm.userId !== principal.userId) throw notFound(`VM ${vm.id}`);
     const recorded = async (ended: Vm | undefined) => ended ?? (await findVm(this.deps.database.db, vm.id))!;
     if (vm.status === 'paused') {
-      // Nothing runs: its saved memory and disk go, and the record says it was killed.
-      this.cluster.assertLocal(vm);
+      // Nothing runs: its saved memory and disk go, and the record says it was killed. A pause in the cluster's
+      // object store is discarded from any node; else only where it was paused.
+      if (!this.deps.engine.portableCaptures) this.cluster.assertLocal(vm);
       const ended = await this.ends.record(vm.id, 'killed', ['paused']);
       if (ended) await this.deps.engine.discardPause(vm.id);
       return recorded(ended);
@@ -257,13 +321,17 @@ export class VmService {
     return this.capture.pause(principal, await this.getOwned(principal, vmId));
   }
 
-  /** Resumes the caller's paused VM (capture.ts); within the plan's quota, like a new VM. */
   /** The caller's VM ends `seconds` from now (a paused one: `seconds` after it resumes). */
   async setLifetime(principal: Principal, vmId: string, seconds: number): Promise<Vm> {
     return setVmLifetime(this.deps, this.cluster, await this.getOwned(principal, vmId), seconds);
   }
 
+  /** Resumes the caller's paused VM (capture.ts); within the plan's quota, like a new VM. The answer says so (Sandboxd-Resumed). */
   async resume(principal: Principal, vmId: string): Promise<LiveVm> {
-    return this.capture.resume(principal, await this.getOwned(principal, vmId));
+    const vm = await this.getOwned(principal, vmId);
+    const started = Date.now();
+    const live = await this.capture.resume(principal, vm);
+    noteResumed(Date.now() - started);
+    return this.watched(live);
   }
 }

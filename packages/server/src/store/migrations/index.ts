@@ -27,6 +27,9 @@ import * as m0020 from './0020-vault-injection.ts';
 import * as m0021 from './0021-custom-domain-reverify.ts';
 import * as m0022 from './0022-python-results-contexts.ts';
 import * as m0023 from './0023-session-client-data.ts';
+import * as m0024 from './0024-auto-pause.ts';
+import * as m0025 from './0025-session-volumes.ts';
+import * as m0026 from './0026-volume-in-store.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -57,6 +60,9 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0021-custom-domain-reverify': m0021,
   '0022-python-results-contexts': m0022,
   '0023-session-client-data': m0023,
+  '0024-auto-pause': m0024,
+  '0025-session-volumes': m0025,
+  '0026-volume-in-store': m0026,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

@@ -64,9 +64,15 @@ export async function captureVm<C>(
     );
   }
   if (vm.capturing) throw new VmError('VM_BAD_STATE', `a capture of VM ${vm.info.vmId} is already under way`);
-  // A capture of a VM with volumes would hold their filesystems' state in its memory (page cache, open files)
-  // while the images go on changing under other VMs: restoring it would corrupt them.
-  if (vm.info.volumes.length > 0) throw new VmError('VM_BAD_STATE', `VM ${vm.info.vmId} has volumes attached: it cannot be captured`);
+  // A capture of a VM with volumes mounted would hold their filesystems' state in its memory (page cache, open
+  // files) while the images go on changing under other VMs: restoring it would corrupt them. The caller must say
+  // it unmounted them, or (a pause) that they stay this VM's alone until its restore puts them back.
+  if (vm.info.volumes.length > 0 && request.volumes !== 'unmounted' && !(request.volumes === 'held' && request.then === 'stop')) {
+    throw new VmError(
+      'VM_BAD_STATE',
+      `VM ${vm.info.vmId} has volumes attached: it is captured only once they are unmounted in the guest, or held for its resume by a pause`,
+    );
+  }
   const dir = request.snapshotDir;
   await mkdir(dir, { recursive: true, mode: 0o755 });
   if (await readSnapshotManifest(dir)) throw new VmError('VM_INVALID_REQUEST', `${dir} already holds a snapshot`);
@@ -228,7 +234,7 @@ async function startReceiver<C>(
     memoryMb: machine.memoryMb,
     snapshotDir: dir,
     disk: { kind: 'blank', sizeBytes: diskSizeBytes },
-    // Placeholders in every slot: a source with volumes is never captured (see captureVm).
+    // Placeholders in every slot: the device state names no image, and a snapshot holds no volume (see captureVm).
     volumes: [],
     memoryFile: { path: snapshotPaths(dir).memoryPath, shared: true },
     receiving: true,

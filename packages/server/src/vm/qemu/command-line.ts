@@ -31,9 +31,24 @@ export interface SlotDrive {
   format: 'raw' | 'qcow2';
 }
 
-/** The drive id of volume slot `slot` (`-drive id=vol<slot>`). */
+/**
+ * The node name of volume slot `slot`: a `raw` block node (`-blockdev node-name=vol<slot>`) whose `file` child is
+ * the slot's backing (see `slotChildNode`). The device sees only this node, so the child can be swapped on a
+ * running VM (`blockdev-reopen`, `volume-slots.ts`) without the device noticing more than a new size.
+ */
 export function volumeDriveId(slot: number): string {
   return `vol${slot}`;
+}
+
+/**
+ * The `file` child of a slot's raw node: QEMU's null driver with no size for a placeholder (the guest sees a
+ * 0-byte disk), the image itself for a read-write volume, or the qcow2 layer over it for a read-only one (its
+ * backing, the image, opened read-only from the layer's header).
+ */
+export function slotChildNode(drive: SlotDrive): Record<string, unknown> {
+  if (drive.imagePath === null) return { driver: 'null-co', size: 0 };
+  const file = { driver: 'file', filename: drive.imagePath, discard: 'unmap' };
+  return drive.format === 'raw' ? file : { driver: 'qcow2', discard: 'unmap', file };
 }
 
 /** The drives of a VM's slots: each given drive in its slot, a placeholder elsewhere. */
@@ -197,13 +212,17 @@ export function buildQemuArgv(machine: QemuMachine, instance: QemuInstance): str
     'virtio-blk-device,drive=root',
   );
   if (instance.volumeSlots.length !== VOLUME_SLOT_COUNT) throw new Error(`a VM has ${VOLUME_SLOT_COUNT} volume slots, got ${instance.volumeSlots.length}`);
-  // The volume slots, right after the root disk (vdb…, but the guest goes by the serial). A placeholder is QEMU's
-  // null driver with no size: the guest sees a 0-byte disk. Neither drive kind is named in the device state, so a
-  // restore may put a volume where its snapshot had a placeholder.
+  // The volume slots, right after the root disk (vdb…, but the guest goes by the serial): a raw node over the
+  // slot's backing (`slotChildNode`; JSON, so no path needs escaping). No block node is named in the device
+  // state, so a restore may put a volume where its snapshot had a placeholder, and a running VM may swap one in.
   instance.volumeSlots.forEach((drive, slot) => {
     const id = volumeDriveId(slot);
-    const backend = drive.imagePath === null ? 'driver=null-co,size=0' : `file=${e(drive.imagePath)},format=${drive.format},discard=unmap`;
-    argv.push('-drive', `id=${id},${backend},if=none`, '-device', `virtio-blk-device,drive=${id},serial=${VOLUME_SERIAL_PREFIX}${slot}`);
+    argv.push(
+      '-blockdev',
+      JSON.stringify({ driver: 'raw', 'node-name': id, discard: 'unmap', file: slotChildNode(drive) }),
+      '-device',
+      `virtio-blk-device,drive=${id},serial=${VOLUME_SERIAL_PREFIX}${slot}`,
+    );
   });
   argv.push(
     // Entropy for clones: the host's RNG feeds the guest's (microvm's ACPI has no vmgenid device).

@@ -24,15 +24,18 @@ import {
   type RecoveryReport,
   type RestoreVmRequest,
   type SaveSnapshotRequest,
+  type SnapshotDependencies,
+  type SnapshotExport,
   type SnapshotInfo,
   type StartedVm,
   type VmDriver,
   type VmDriverEvents,
   type VmInfo,
+  type VolumeAttachment,
 } from '../vm-driver.ts';
 import { VmError } from '../vm-errors.ts';
 import { captureVm } from './capture.ts';
-import { checkVolumes } from './volume-slots.ts';
+import { attachToRunningVm, checkVolumes } from './volume-slots.ts';
 import { kernelCommandLine, type QemuMachine } from './command-line.ts';
 import { growRootDisk } from './disk.ts';
 import type { DriverContext, PreparedHost, QemuDriverOptions } from './driver-context.ts';
@@ -44,6 +47,7 @@ import { killAndWait } from './process.ts';
 import { recoverRunRoot } from './recovery.ts';
 import { assertValidVmId } from './run-dir.ts';
 import { readSnapshotManifest, removeIncompleteSnapshot, sealSnapshot, snapshotInfo, snapshotPaths, type SnapshotManifest } from './snapshot-files.ts';
+import { exportSnapshot, importSnapshot, rebaseDiskLayer } from './snapshot-transport.ts';
 import { startVm } from './start-sequence.ts';
 import { capLogs, superviseExit } from './supervision.ts';
 
@@ -141,6 +145,18 @@ export class QemuDriver<C = void> implements VmDriver<C> {
       signal: request.signal,
       prepared,
     });
+  }
+
+  exportSnapshot(dir: string): Promise<SnapshotExport | undefined> {
+    return exportSnapshot(this.ctx.qemuImgBinary, dir);
+  }
+
+  importSnapshot(dir: string, manifest: unknown, dependencies: SnapshotDependencies): Promise<SnapshotInfo> {
+    return importSnapshot(this.ctx.qemuImgBinary, dir, manifest, dependencies);
+  }
+
+  rebaseDiskLayer(layerPath: string, backing: { path: string; format: 'raw' | 'qcow2' }): Promise<void> {
+    return rebaseDiskLayer(this.ctx.qemuImgBinary, layerPath, backing);
   }
 
   async restore(request: RestoreVmRequest): Promise<StartedVm<C>> {
@@ -266,6 +282,12 @@ export class QemuDriver<C = void> implements VmDriver<C> {
     if (vm.state !== 'running' || !vm.qmp) throw new VmError('VM_BAD_STATE', `VM ${vmId} is ${vm.state}: its disk cannot grow now`);
     if (!Number.isInteger(sizeMb) || sizeMb < 1) throw new VmError('VM_INVALID_REQUEST', `sizeMb must be a positive integer, got ${sizeMb}`);
     await growRootDisk(vm.qmp, sizeMb * 1024 * 1024);
+  }
+
+  async attachVolumes(vmId: string, volumes: VolumeAttachment[]): Promise<void> {
+    const vm = this.live.get(vmId);
+    if (!vm || vm.state === 'consumed') throw new VmError('VM_NOT_FOUND', `no live VM ${vmId}`);
+    await attachToRunningVm(vm, volumes, this.ctx.qemuImgBinary, (await this.prepared)?.vmUser ?? null);
   }
 
   async kill(vmId: string): Promise<void> {

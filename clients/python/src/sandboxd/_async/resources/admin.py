@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...models import AdminNodeList, AdminUser, AdminUserList
+from ...models import AdminNodeList, AdminStorage, AdminStorageGc, AdminUser, AdminUserList
 from ..transport import AsyncTransport
 
 
@@ -23,3 +23,11 @@ class Admin:
     async def nodes(self) -> AdminNodeList:
         """The nodes of the deployment with state, capacity and load."""
         return await self._transport.request("GET", "/v1/admin/nodes")
+
+    async def storage(self) -> AdminStorage:
+        """What the cluster's object store holds of paused VMs, snapshots and templates, and each node's cache."""
+        return await self._transport.request("GET", "/v1/admin/storage")
+
+    async def collect_garbage(self, *, dry_run: bool = False) -> AdminStorageGc:
+        """Collects the object store's garbage now (``dry_run``: counts what it would delete)."""
+        return await self._transport.request("POST", "/v1/admin/storage/gc", query={"dry_run": dry_run})

@@ -40,16 +40,20 @@ class Vms:
         lifecycle_hooks: Optional[LifecycleHooks] = None,
         egress_policy: Optional[EgressPolicyInput] = None,
         vault_ids: Optional[List[str]] = None,
+        auto_pause: Optional[int] = None,
+        on_expiry: Optional[str] = None,
     ) -> VmRecord:
         """Starts a VM (defaults: the session's settings, or the server's for a new session).
 
         ``session_id``: a session of yours with no running VM (default: a new session); ``snapshot``/``template``:
         start from your snapshot or template of this name; ``wait=False``: answer at once with the VM
-        ``starting``; ``volumes``: ``[{"volume_id", "mount_path", "read_only"}]`` (at most 4; a VM with volumes
-        cannot be snapshotted, cloned or paused); ``lifecycle_hooks``: ``{"pre_stop": {"command": "sync",
-        "timeout_seconds": 10}}`` runs the command in the VM before it is killed, paused or reaches the end of its
+        ``starting``; ``volumes``: ``[{"volume_id", "mount_path", "read_only"}]`` (at most 4; they become the
+        session's; a snapshot or clone unmounts them for its moment, a pause keeps them mounted);
+        ``lifecycle_hooks``: ``{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`` runs the command in the VM before it is killed, paused or reaches the end of its
         lifetime (default: the session's hooks; its output is an execution record with ``trigger`` ``pre_stop``);
-        ``vault_ids``: your vaults to attach to its session (added to those it has; see ``client.vaults``).
+        ``vault_ids``: your vaults to attach to its session (added to those it has; see ``client.vaults``);
+        ``auto_pause`` (seconds of idleness, 10 to 2592000) and ``on_expiry`` (``"kill"`` or ``"pause"``): default
+        the session's.
         """
         return self._transport.request(
             "POST",
@@ -68,6 +72,8 @@ class Vms:
                 lifecycle_hooks=lifecycle_hooks,
                 egress_policy=egress_policy,
                 vault_ids=vault_ids,
+                auto_pause=auto_pause,
+                on_expiry=on_expiry,
             ),
         )
 

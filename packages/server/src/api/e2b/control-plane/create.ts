@@ -35,12 +35,9 @@ export function registerCreateSandbox(app: App, { services, requireAuth }: Route
           'BAD_REQUEST',
           `network.${unsupported.join(', network.')} not offered by sandboxd: use its egress policies and vault (see docs/e2b.md)`,
         );
-      // sandboxd pauses on request, not yet when a lifetime ends: a sandbox that should pause must not be killed instead.
-      if (body.autoPause === true || body.autoResume?.enabled === true)
-        throw new AppError(
-          'BAD_REQUEST',
-          "pausing on timeout (lifecycle.onTimeout: 'pause') is not offered yet: pause explicitly with sandbox.pause() (see docs/e2b.md)",
-        );
+      // E2B's autoPause (lifecycle.onTimeout: 'pause'): the sandbox is paused, not killed, when its timeout ends, and
+      // kept for the plan's retention; traffic, envd calls and connect() resume it (autoResume is what that does).
+      // (A pause keeps memory always: autoPauseMemory is read as true.)
       // Validated (and refused where this server cannot enforce it) before anything is made.
       const egress = egressPolicyOf(body);
       if (egress) {
@@ -66,6 +63,7 @@ export function registerCreateSandbox(app: App, { services, requireAuth }: Route
         env: body.envVars ?? {},
         ...(source ? { source } : {}),
         clientData: { ...clientData },
+        ...(body.autoPause === true ? { onExpiry: 'pause' as const } : {}),
       });
       // The session's policy is in place before its first VM starts, so it holds from the VM's first instruction.
       if (egress) await sandbox.egress.setSessionPolicy(principal, session.id, egress);

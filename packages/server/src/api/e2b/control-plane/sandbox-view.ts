@@ -63,8 +63,8 @@ export function sandboxDetail(services: Services, session: Session, vm: Vm | und
     ...listed,
     envdAccessToken: services.sessionTokens.tokenFor('access', session.id),
     domain: sandboxDomain(services),
-    // Pausing on timeout is refused at create (sandboxd does not offer it yet): every sandbox is killed then.
-    lifecycle: { autoResume: false, onTimeout: 'kill' },
+    // autoPause at create pauses the sandbox at its timeout (on_expiry); its traffic then resumes it.
+    lifecycle: { autoResume: session.onExpiry === 'pause' || session.autoPauseSeconds !== null, onTimeout: session.onExpiry },
     network: { allowPublicTraffic: data.publicTraffic },
   };
 }

@@ -11,6 +11,7 @@ import { AppError, notFound } from '../../../core/errors.ts';
 import type { Session } from '../../../model.ts';
 import type { Services } from '../../../services.ts';
 import { clientDataOf, sandboxStateOf, type SandboxState } from '../wire.ts';
+import { resumesOnTraffic } from '../../../core/vms/index.ts';
 import type { SandboxTarget } from './rewrite.ts';
 
 /** The caller of a sandbox request once let in: the owner's principal and the session (the sandbox). */
@@ -20,6 +21,8 @@ export interface SandboxCaller {
   target: SandboxTarget;
   /** The sandbox's state when it was admitted: null when it is gone (its VM was killed or its timeout ended). */
   state: SandboxState | null;
+  /** A paused sandbox that its traffic resumes (it was created with autoPause, or has auto_pause): auto-resume. */
+  resumes: boolean;
 }
 
 function headerOf(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -57,12 +60,13 @@ export async function admitToPort(services: Services, target: SandboxTarget, hea
 
 /**
  * The caller, if its sandbox runs: a sandbox that is gone is not found (its session would otherwise get a new VM
- * on the first command), and a paused one is resumed by `Sandbox.connect`, not by traffic.
+ * on the first command). A paused one is resumed by `Sandbox.connect`, and by its traffic when it paused by itself
+ * (autoPause at its timeout, or `auto_pause`): the call that needs it then resumes it (auto-resume).
  */
 export function requireRunning(caller: SandboxCaller): SandboxCaller {
   const id = caller.session.id;
   if (caller.state === null) throw new AppError('NOT_FOUND', `sandbox ${id} is not running: it was killed or its timeout ended`);
-  if (caller.state === 'paused') throw new AppError('CONFLICT', `sandbox ${id} is paused: resume it with Sandbox.connect() first`);
+  if (caller.state === 'paused' && !caller.resumes) throw new AppError('CONFLICT', `sandbox ${id} is paused: resume it with Sandbox.connect() first`);
   return caller;
 }
 
@@ -79,6 +83,7 @@ export async function callerOf(services: Services, target: SandboxTarget): Promi
 }
 
 async function callerOfSession(services: Services, session: Session, target: SandboxTarget): Promise<SandboxCaller> {
-  const state = sandboxStateOf(await services.sandbox.sessions.currentVm(session));
-  return { principal: await services.authenticator.principalOfSessionOwner(session), session, target, state };
+  const vm = await services.sandbox.sessions.currentVm(session);
+  const state = sandboxStateOf(vm);
+  return { principal: await services.authenticator.principalOfSessionOwner(session), session, target, state, resumes: !!vm && resumesOnTraffic(vm) };
 }

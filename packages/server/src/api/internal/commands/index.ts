@@ -13,11 +13,13 @@ import type { Services } from '../../../services.ts';
 import type { App } from '../../types.ts';
 import { runBrowserCall } from './browser-call.ts';
 import { readOrSetEgressPolicy } from './egress-policy.ts';
+import { resumePlacedVm } from './vm-resume.ts';
 import { startPlacedVm } from './vm-start.ts';
 
 /** One handler per op: what this node does for the command, and the answer the sender gets back as it is. */
 const HANDLERS: { [Op in InternalCommandOp]: (services: Services, command: InternalCommandOf<Op>) => Promise<unknown> } = {
   'vm.start': startPlacedVm,
+  'vm.resume': resumePlacedVm,
   'egress.policy': readOrSetEgressPolicy,
   'browser.call': runBrowserCall,
 };

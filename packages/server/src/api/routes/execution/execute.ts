@@ -3,6 +3,7 @@
  * its VM; later calls reuse it until it expires; the next call after that starts a new one.
  */
 import { Type } from 'typebox';
+import { resumedMs } from '../../../core/vms/index.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY, byMediaType } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
@@ -62,7 +63,8 @@ export function registerExecute(app: App, { services, requireAuthOrBodyKey }: Ro
         return streamExecution(executions, principalOf(request), toExecuteRequest(request.body), { request, reply, format, streams });
       }
       const row = await services.sandbox.executions.execute(principalOf(request), toExecuteRequest(request.body));
-      return toExecuteResponse(row);
+      const resumed = resumedMs();
+      return { ...toExecuteResponse(row), ...(resumed !== null ? { resumed: { ms: resumed } } : {}) };
     },
   );
 }

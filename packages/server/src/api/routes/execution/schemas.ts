@@ -84,6 +84,15 @@ export const ExecuteResponse = Type.Object(
     stdout_truncated: Type.Boolean(),
     stderr_truncated: Type.Boolean(),
     ...RICH_FIELDS,
+    resumed: Type.Optional(
+      Type.Object(
+        { ms: Type.Integer({ description: 'How long the resume took, milliseconds' }) },
+        {
+          description:
+            "Present only when this execute resumed the session's paused VM first (auto-resume: paused by `auto_pause`, `on_expiry` or on request); the `Sandboxd-Resumed` header says the same",
+        },
+      ),
+    ),
   },
   { $id: 'ExecuteResponse', title: 'ExecuteResponse' },
 );

@@ -25,6 +25,7 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
           '`egress_policy` (see `PUT /v1/sessions/{session_id}/egress`) is what its VMs may reach; default SANDBOXD_EGRESS_DEFAULT. ' +
           "`vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). " +
           '`lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). ' +
+          '`auto_pause` (seconds of idleness, null: never) pauses its VMs when nothing uses them for that long, and the next request of any kind that needs the VM resumes it (its answer carries `Sandboxd-Resumed: <ms>`); `on_expiry: "pause"` pauses a VM at the end of its lifetime instead of killing it. Paused VMs are kept for your plan\'s retention, then deleted. ' +
           '`"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.',
         security: BEARER_OR_API_KEY,
         body: Type.Union([Type.Ref('SessionCreateRequest'), Type.Null()]) as unknown as typeof SessionCreateRequest,
@@ -64,6 +65,8 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
         env: body.vault_ids?.length ? { ...body.env, ...vaults.env } : body.env,
         prewarm: body.prewarm,
         lifecycleHooks: toLifecycleHooks(body.lifecycle_hooks),
+        autoPauseSeconds: body.auto_pause ?? null,
+        onExpiry: body.on_expiry ?? 'kill',
         ...(desktop
           ? { screen: { width: body.screen_width ?? DESKTOP_DEFAULT_SCREEN.width, height: body.screen_height ?? DESKTOP_DEFAULT_SCREEN.height } }
           : {}),

@@ -11,7 +11,8 @@ export function registerGetSession(app: App, { services, requireAuth }: RouteCon
       schema: {
         tags: ['sessions'],
         summary: 'Current session information',
-        description: 'Settings, metadata, the names (never the values) of its env variables, its lifecycle hooks, and its current VM.',
+        description:
+          'Settings, metadata, the names (never the values) of its env variables, its lifecycle hooks, `auto_pause` and `on_expiry`, and its current VM.',
         deprecated: true,
         security: BEARER_OR_API_KEY,
         params: SessionIdParams,
@@ -34,6 +35,8 @@ export function registerGetSession(app: App, { services, requireAuth }: RouteCon
         env_keys: Object.keys(session.env),
         prewarm: session.prewarm,
         lifecycle_hooks: fromLifecycleHooks(session.lifecycleHooks),
+        auto_pause: session.autoPauseSeconds,
+        on_expiry: session.onExpiry,
         vm_id: vm?.id ?? null,
         vm_status: vm?.status ?? null,
         vm_alive: alive,

@@ -2,7 +2,19 @@
 import { VaultIds } from '../vaults/schemas.ts';
 import { EgressPolicyRef } from '../egress/schemas.ts';
 import { Type, type Static } from 'typebox';
-import { endCauseOf, VM_END_CAUSES, VM_END_REASONS, VM_SOURCE_KINDS, VM_STATUSES, type LifecycleHooks, type Session, type Vm } from '../../../model.ts';
+import {
+  AUTO_PAUSE_MAX_SECONDS,
+  AUTO_PAUSE_MIN_SECONDS,
+  endCauseOf,
+  ON_EXPIRY_ACTIONS,
+  VM_END_CAUSES,
+  VM_END_REASONS,
+  VM_SOURCE_KINDS,
+  VM_STATUSES,
+  type LifecycleHooks,
+  type Session,
+  type Vm,
+} from '../../../model.ts';
 import type { SessionStatus } from '../../../core/sessions.ts';
 import { StringEnum } from '../../schemas/common.ts';
 
@@ -15,6 +27,30 @@ export const VcpuCount = Type.Unsafe<1 | 2 | 4 | 6 | 8>({
   description: 'vCPUs: 1, 2, 4, 6 or 8 (selects the snapshot variant snap1…snap8)',
 });
 export const LifetimeSeconds = Type.Integer({ minimum: 20, maximum: 2_592_000, description: 'Seconds from spawn until the VM is killed' });
+/** `auto_pause` of a request: seconds of idleness, or null (never). */
+export const AutoPauseSeconds = Type.Union(
+  [
+    Type.Integer({
+      minimum: AUTO_PAUSE_MIN_SECONDS,
+      maximum: AUTO_PAUSE_MAX_SECONDS,
+      description: `Seconds of idleness (${AUTO_PAUSE_MIN_SECONDS} to ${AUTO_PAUSE_MAX_SECONDS})`,
+    }),
+    Type.Null(),
+  ],
+  {
+    description:
+      'Pause the VM after this many seconds of idleness (no execution running or started, no terminal attached or typed into, no preview traffic, no file, process, SSH, browser or desktop call); ' +
+      'null or absent: never. A paused VM keeps its memory, processes and disk, stops counting its lifetime and its quota, and is resumed by the next request that needs it ' +
+      "(the answer then carries a `Sandboxd-Resumed: <ms>` header). Paused VMs are kept for your plan's retention (free 7 days, pro 30, enterprise 90), then deleted (`vm.pause_expired`).",
+  },
+);
+
+/** `on_expiry` of a request. */
+export const OnExpirySchema = StringEnum(ON_EXPIRY_ACTIONS, {
+  description:
+    "`kill` (default): the VM is killed when its lifetime ends; `pause`: it is paused instead (with its whole lifetime again for when it resumes), and kept for your plan's retention",
+});
+
 export const MemoryMb = Type.Integer({ minimum: 128, maximum: 8192, description: 'Guest memory in MiB; the guest sees exactly this much' });
 
 export const StringMap = (description: string, keyPattern: string) =>
@@ -112,6 +148,9 @@ export const SessionCreateRequest = Type.Object(
     // Every VM of the session starts with it (GET/PUT /v1/sessions/{session_id}/egress).
     egress_policy: Type.Optional(EgressPolicyRef),
     vault_ids: Type.Optional(VaultIds),
+    // Every VM of the session inherits them.
+    auto_pause: Type.Optional(AutoPauseSeconds),
+    on_expiry: Type.Optional(OnExpirySchema),
   },
   { $id: 'SessionCreateRequest', title: 'SessionCreateRequest' },
 );
@@ -130,6 +169,8 @@ export const SessionCreateResponse = Type.Object(
     prewarm: Type.Boolean(),
     source: SourceSummarySchema,
     lifecycle_hooks: LifecycleHooksAnswer,
+    auto_pause: Type.Union([Type.Integer(), Type.Null()], { description: 'Seconds of idleness after which its VMs are paused (null: never)' }),
+    on_expiry: OnExpirySchema,
   },
   { $id: 'SessionCreateResponse', title: 'SessionCreateResponse' },
 );
@@ -202,6 +243,13 @@ export const VmRecord = Type.Object(
     }),
     paused_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     lifecycle_hooks: LifecycleHooksAnswer,
+    auto_pause: Type.Union([Type.Integer(), Type.Null()], {
+      description: "Seconds of idleness after which it is paused (null: never); its own, or its session's when it started",
+    }),
+    on_expiry: OnExpirySchema,
+    last_activity_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'Its last use as recorded in the store (written every few seconds at most; null: none recorded yet)',
+    }),
   },
   { $id: 'VmRecord', title: 'VmRecord' },
 );
@@ -272,6 +320,9 @@ export function toVmRecord(vm: Vm, now: Date): Static<typeof VmRecord> {
     base_snapshot_id: vm.baseSnapshotId,
     paused_at: vm.pausedAt,
     lifecycle_hooks: fromLifecycleHooks(vm.lifecycleHooks),
+    auto_pause: vm.autoPauseSeconds,
+    on_expiry: vm.onExpiry,
+    last_activity_at: vm.lastActivityAt,
   };
 }
 
@@ -302,5 +353,7 @@ export function toSessionCreateResponse(session: Session, starting: boolean, sou
     prewarm: session.prewarm,
     source,
     lifecycle_hooks: fromLifecycleHooks(session.lifecycleHooks),
+    auto_pause: session.autoPauseSeconds,
+    on_expiry: session.onExpiry,
   };
 }

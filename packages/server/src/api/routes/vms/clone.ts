@@ -36,7 +36,7 @@ export function registerCloneVm(app: App, { services, requireAuth }: RouteContex
           },
           {
             404: 'No such VM or snapshot among yours',
-            409: 'The VM is not running or has volumes mounted (to clone its current state), or the snapshot name is taken',
+            409: 'The VM is not running (to clone its current state), a process keeps one of its volumes busy (the message names the path), or the snapshot name is taken',
             429: 'Plan quota exceeded by that many clones',
             503: 'A clone could not start, or the VM or snapshot is on another node',
           },

@@ -9,7 +9,18 @@ import type { Vm } from '../../../model.ts';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { LifecycleHooksRef, LifetimeSeconds, MemoryMb, Metadata, SourceFields, toLifecycleHooks, toVmRecord, VcpuCount } from '../sessions/schemas.ts';
+import {
+  AutoPauseSeconds,
+  LifecycleHooksRef,
+  LifetimeSeconds,
+  OnExpirySchema,
+  MemoryMb,
+  Metadata,
+  SourceFields,
+  toLifecycleHooks,
+  toVmRecord,
+  VcpuCount,
+} from '../sessions/schemas.ts';
 import { VaultIds } from '../vaults/schemas.ts';
 import { VolumeMounts } from '../volumes/schemas.ts';
 
@@ -29,6 +40,15 @@ const VmCreateRequest = Type.Object({
   lifecycle_hooks: Type.Optional(LifecycleHooksRef),
   egress_policy: Type.Optional(EgressPolicyRef),
   vault_ids: Type.Optional(VaultIds),
+  auto_pause: Type.Optional({
+    ...AutoPauseSeconds,
+    description:
+      "Pause the VM after this many seconds of idleness (10 to 2592000; null: never); default: the session's. The next request that needs it resumes it",
+  }),
+  on_expiry: Type.Optional({
+    ...OnExpirySchema,
+    description: "`kill`: killed when its lifetime ends; `pause`: paused instead (resumed by its next use); default: the session's",
+  }),
   api_key: Type.Optional(Type.String()),
 });
 
@@ -41,10 +61,11 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         summary: 'Start a VM',
         description:
           "Starts a VM with the given lifetime, memory and vCPUs (defaults: the session's), from the built-in image, or from your `template` or `snapshot` (by name; a snapshot brings its memory, processes and disk, and fixes vCPUs and memory). " +
-          "It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool). `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. " +
+          "It is bound to `session_id` (which must have no running VM: 409) or to a new session with the VM's metadata. `volumes` mounts your persistent volumes (a VM with volumes is restored for the purpose, so it starts slower than one from the warm pool) and makes them the session's: its next VMs (after this one is killed, expires or crashes) mount the same volumes at the same paths; left out, the VM mounts the session's volumes, if it has any. `?wait=false` answers 202 as soon as the VM is reserved (status `starting`); poll `GET /v1/vms/{vm_id}`. " +
           "`egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. " +
           "`vault_ids` attaches your vaults to the VM's session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). " +
-          '`lifecycle_hooks.pre_stop` (default: the session\'s) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost.',
+          '`lifecycle_hooks.pre_stop` (default: the session\'s) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost. ' +
+          "`auto_pause` and `on_expiry` (default: the session's) pause the VM after that many idle seconds, or at the end of its lifetime instead of killing it; the next request that needs it resumes it.",
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({
           wait: Type.Boolean({ default: true, description: 'Answer once the VM runs (default); false: at once, with the VM starting' }),
@@ -85,6 +106,8 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
             vcpuCount: resolved?.shape?.vcpuCount ?? body.vcpu_count,
             metadata: body.metadata,
             ...(resolved ? { source: resolved.ref } : {}),
+            ...(body.auto_pause !== undefined ? { autoPauseSeconds: body.auto_pause } : {}),
+            ...(body.on_expiry !== undefined ? { onExpiry: body.on_expiry } : {}),
             ...(vaults && body.vault_ids?.length ? { env: vaults.env } : {}),
           });
       if (vaults) await services.vaults.recordAttachment(services.database.db, created.id, vaults);
@@ -100,8 +123,13 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
         ...(resolved ? { source: resolved } : {}),
         name: body.name ?? null,
         metadata: body.metadata ?? {},
-        volumes: (body.volumes ?? []).map((volume) => ({ volumeId: volume.volume_id, mountPath: volume.mount_path, readOnly: volume.read_only })),
+        // Given, they become the session's (its next VMs mount them); left out, the VM mounts the session's own.
+        ...(body.volumes
+          ? { volumes: body.volumes.map((volume) => ({ volumeId: volume.volume_id, mountPath: volume.mount_path, readOnly: volume.read_only })) }
+          : {}),
         ...(body.lifecycle_hooks !== undefined ? { lifecycleHooks: toLifecycleHooks(body.lifecycle_hooks) } : {}),
+        ...(body.auto_pause !== undefined ? { autoPauseSeconds: body.auto_pause } : {}),
+        ...(body.on_expiry !== undefined ? { onExpiry: body.on_expiry } : {}),
         // Stored with the reservation (on whichever node starts the VM); the egress network hook applies it while the
         // restored VM is still paused, so it holds from the VM's first instruction. Without one: its session's.
         ...(egressPolicy ? { egressPolicy } : {}),

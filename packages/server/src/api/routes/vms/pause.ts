@@ -26,14 +26,15 @@ export function registerPauseVm(app: App, { services, requireAuth }: RouteContex
         summary: 'Pause a running VM',
         description:
           "Saves the VM's memory, processes and disk to the node's disk and ends its QEMU: it holds no memory or CPU and does not count against the plan's running VMs, and its lifetime stops counting. " +
-          "`POST /v1/vms/{vm_id}/resume` (or the session's next execute, upload, download or terminal) brings the same VM back, with its files, processes, open ports and Python variables. Executions running in it are recorded failed (their processes go on after the resume).",
+          "`POST /v1/vms/{vm_id}/resume` (or the session's next execute, upload, download or terminal) brings the same VM back, with its files, processes, open ports and Python variables. Executions running in it are recorded failed (their processes go on after the resume). " +
+          'Its read-write volumes stay mounted (flushed, and no other VM may mount them meanwhile) and come back with it; read-only ones are unmounted for the pause and mounted again at the resume.',
         security: BEARER_OR_API_KEY,
         params: VmIdParams,
         response: authedResponses(
           { 200: PauseResponse },
           {
             404: 'No such VM among yours',
-            409: 'The VM is not running (already paused, ended or starting), or it has volumes mounted',
+            409: 'The VM is not running (already paused, ended or starting), or a process keeps one of its read-only volumes busy (the message names the path)',
             503: 'Pausing failed (the VM runs on), or the VM is on another node',
           },
         ),

@@ -11,7 +11,13 @@ export const VolumeRecord = Type.Object(
     name: Type.String(),
     size_mb: Type.Integer(),
     user_id: Type.Integer({ description: 'The owner' }),
-    node_id: Type.String({ description: 'The node whose disk holds it: VMs that mount it run there' }),
+    node_id: Type.String({
+      description:
+        "The node whose disk holds its latest data. Without the cluster's object store (SANDBOXD_ARTIFACTS off) VMs that mount it run there; with it, any node mounts it once `in_object_store` (it is fetched first)",
+    }),
+    in_object_store: Type.Boolean({
+      description: 'Whether the object store has its latest data too: its last writer ended or paused and its image was uploaded (false while a VM writes it)',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     attachments: Type.Array(Type.Object({ vm_id: Type.String(), mount_path: Type.String(), read_only: Type.Boolean() }), {
       description: 'The VMs that have it mounted and have not ended',
@@ -40,7 +46,7 @@ export const VolumeMountRequest = Type.Object({
 
 export const VolumeMounts = Type.Array(VolumeMountRequest, {
   maxItems: MAX_VOLUMES_PER_VM,
-  description: `Persistent volumes to mount (at most ${MAX_VOLUMES_PER_VM}, at distinct paths). A volume mounted read-write by a VM that has not ended cannot be mounted by another (409); a VM with volumes cannot be snapshotted, cloned or paused.`,
+  description: `Persistent volumes to mount (at most ${MAX_VOLUMES_PER_VM}, at distinct paths). A volume mounted read-write by a VM that has not ended cannot be mounted by another (409); they become the session's, mounted again in its next VMs. A snapshot or clone unmounts them in the guest for its moment (409 naming the path if a process keeps one busy) and holds none of them; a pause keeps them mounted.`,
 });
 
 export function toVolumeRecord({ volume, attachments }: VolumeInUse): Static<typeof VolumeRecord> {
@@ -50,6 +56,7 @@ export function toVolumeRecord({ volume, attachments }: VolumeInUse): Static<typ
     size_mb: volume.sizeMb,
     user_id: volume.userId,
     node_id: volume.nodeId,
+    in_object_store: volume.inStore,
     created_at: volume.createdAt,
     attachments: attachments.map((attachment) => ({ vm_id: attachment.vmId, mount_path: attachment.mountPath, read_only: attachment.readOnly })),
   };
