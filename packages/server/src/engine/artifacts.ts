@@ -212,15 +212,16 @@ export class EngineArtifacts implements ClusterStorage {
   }
 
   /**
-   * Uploads a capture in the background (a user's snapshot, a template's shape), trying again while the store is
-   * away: every 5 s at first, then up to every 5 minutes, until it is uploaded or its directory is gone (deleted).
+   * Uploads a capture in the background (a user's snapshot, a template's shape) unless the store has it, trying again
+   * while the store is away: every 5 s at first, then up to every 5 minutes, until it is uploaded or its directory is
+   * gone (deleted).
    */
   publishInBackground(ref: ArtifactRef, owner: { userId: number | null }): void {
     let delayMs = 5000;
     const attempt = async (): Promise<void> => {
       if (!(await this.options.driver.readSnapshot(this.dirOf(ref)))) return;
       try {
-        await this.publishOnce(ref, () => this.publishCapture(ref, owner), true);
+        await this.publishOnce(ref, () => this.publishCapture(ref, owner));
         // Deleted while it was uploading: the store must not keep what the node no longer lists.
         if (!(await this.options.driver.readSnapshot(this.dirOf(ref)))) await this.remove(ref);
       } catch (error) {
@@ -405,16 +406,13 @@ export class EngineArtifacts implements ClusterStorage {
     return { content };
   }
 
-  /**
-   * Uploads `ref` unless the store has it already (or always, with `replace`: a pause of a VM paused before has the
-   * same id); one upload per artifact at a time in this process.
-   */
-  private publishOnce(ref: ArtifactRef, publish: () => Promise<unknown>, replace = false): Promise<void> {
+  /** Uploads `ref` unless the store has it already (one upload per artifact at a time in this process). */
+  private publishOnce(ref: ArtifactRef, publish: () => Promise<unknown>): Promise<void> {
     const key = keyOf(ref);
     let pending = this.publishing.get(key);
     if (!pending) {
       pending = (async () => {
-        if (replace || !(await this.options.store.exists(ref))) await publish();
+        if (!(await this.options.store.exists(ref))) await publish();
       })().finally(() => this.publishing.delete(key));
       this.publishing.set(key, pending);
     }

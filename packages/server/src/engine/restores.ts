@@ -93,7 +93,7 @@ export class Restores {
                   await artifacts.ensureCapture(ref);
                   return true;
                 },
-                built: (dir: string) => {
+                have: (dir: string) => {
                   const ref = artifacts.locate(path.join(dir, 'disk.qcow2'))?.ref;
                   if (ref) artifacts.publishInBackground(ref, { userId: null });
                 },

@@ -31,9 +31,10 @@ export interface SnapshotVariantsOptions {
   onProgress?: (message: string) => void;
   /**
    * The cluster's copy of the snapshots (`artifacts.ts`): `fetch` brings one another node built into `dir` (false
-   * when the cluster has none), `built` hands one built here to the cluster.
+   * when the cluster has none), `have` hands one this node has (built, or found from an earlier run) to the cluster,
+   * which uploads it in the background when it lacks it.
    */
-  cluster?: { fetch(dir: string): Promise<boolean>; built(dir: string): void };
+  cluster?: { fetch(dir: string): Promise<boolean>; have(dir: string): void };
 }
 
 /** A snapshot set's directory name: `<image hash>-<accelerator>-f<format>-<driver key>`. */
@@ -86,7 +87,10 @@ export class SnapshotVariants {
   private async load(vcpuCount: VcpuCount, tier: MemoryTier, name: string): Promise<SnapshotInfo> {
     const dir = path.join(this.root, name);
     const existing = await this.options.driver.readSnapshot(dir);
-    if (existing) return existing;
+    if (existing) {
+      this.options.cluster?.have(dir);
+      return existing;
+    }
     // QEMU maps the snapshot's files after dropping to the VM user: every directory on the way must let it through.
     fs.mkdirSync(this.root, { recursive: true, mode: 0o711 });
     fs.chmodSync(this.options.snapshotRoot, 0o711);
@@ -103,7 +107,7 @@ export class SnapshotVariants {
         if (fetched) return fetched;
       }
       const info = await this.build(vcpuCount, tier, dir, name);
-      this.options.cluster?.built(dir);
+      this.options.cluster?.have(dir);
       return info;
     } finally {
       await lock.release();
