@@ -19,7 +19,7 @@ import type { Dirent } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import type { ListedObject, ObjectStore, StoredObject } from './object-store.ts';
+import { keysOlderThan, type ListedObject, type ObjectStore, type StoredObject } from './object-store.ts';
 import { assertContentType, assertObjectKey, assertObjectPrefix } from './object-validation.ts';
 
 export interface LocalObjectStoreOptions {
@@ -159,13 +159,7 @@ export class LocalObjectStore implements ObjectStore {
 
   async listOlderThan(prefix: string, before: Date, limit: number): Promise<string[]> {
     assertObjectPrefix(prefix);
-    const found: string[] = [];
-    if (limit <= 0) return found;
-    for await (const object of this.list(prefix)) {
-      if (object.lastModified.getTime() < before.getTime()) found.push(object.key);
-      if (found.length >= limit) break;
-    }
-    return found;
+    return keysOlderThan(this.list(prefix), before, limit);
   }
 
   /** Creates the root and its three trees once; removes temporary files a crashed write left behind. */

@@ -20,6 +20,17 @@ export interface ListedObject {
   lastModified: Date;
 }
 
+/** The keys of `listing` last modified before `before`, at most `limit` (both stores' `listOlderThan`). */
+export async function keysOlderThan(listing: AsyncIterable<ListedObject>, before: Date, limit: number): Promise<string[]> {
+  const found: string[] = [];
+  if (limit <= 0) return found;
+  for await (const object of listing) {
+    if (object.lastModified.getTime() < before.getTime()) found.push(object.key);
+    if (found.length >= limit) break;
+  }
+  return found;
+}
+
 export interface ObjectStore {
   /** Where objects go, for logs and health (e.g. `local:/var/lib/…/objects` or `s3://bucket/prefix`). */
   readonly description: string;

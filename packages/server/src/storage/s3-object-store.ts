@@ -13,7 +13,7 @@ import {
   S3Client,
   type GetObjectCommandOutput,
 } from '@aws-sdk/client-s3';
-import type { ListedObject, ObjectStore, StoredObject } from './object-store.ts';
+import { keysOlderThan, type ListedObject, type ObjectStore, type StoredObject } from './object-store.ts';
 import { assertContentType, assertObjectKey, assertObjectPrefix } from './object-validation.ts';
 
 export interface S3ObjectStoreOptions {
@@ -145,13 +145,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async listOlderThan(prefix: string, before: Date, limit: number): Promise<string[]> {
     assertObjectPrefix(prefix);
-    const found: string[] = [];
-    if (limit <= 0) return found;
-    for await (const object of this.list(prefix)) {
-      if (object.lastModified.getTime() < before.getTime()) found.push(object.key);
-      if (found.length >= limit) break;
-    }
-    return found;
+    return keysOlderThan(this.list(prefix), before, limit);
   }
 
   /** Closes the client's idle connections; the store cannot be used after. */

@@ -1,6 +1,7 @@
 /** Persistence of persistent volumes and of which VMs mounted them. */
 import type { Volume, VolumeAttachment } from '../model.ts';
-import type { VolumeRow } from './schema.ts';
+import type { Selectable } from 'kysely';
+import type { VolumeAttachmentsTable, VolumeRow } from './schema.ts';
 import type { Executor } from './database.ts';
 
 function toVolume(row: VolumeRow): Volume {
@@ -14,6 +15,17 @@ export async function setVolumeHome(db: Executor, id: string, home: { nodeId?: s
     .set({ ...(home.nodeId !== undefined ? { node_id: home.nodeId } : {}), in_store: home.inStore ? 1 : 0 })
     .where('id', '=', id)
     .execute();
+}
+
+function toAttachment(row: Selectable<VolumeAttachmentsTable>): VolumeAttachment {
+  return {
+    volumeId: row.volume_id,
+    vmId: row.vm_id,
+    slot: row.slot,
+    mountPath: row.mount_path,
+    readOnly: row.read_only === 1,
+    createdAt: row.created_at,
+  };
 }
 
 export async function insertVolume(db: Executor, volume: Volume): Promise<Volume> {
@@ -92,33 +104,13 @@ export async function openAttachments(db: Executor, volumeIds: readonly string[]
     .where('vms.status', '!=', 'killed')
     .orderBy('volume_attachments.created_at')
     .execute();
-  return rows.map((row) => ({
-    volumeId: row.volume_id,
-    vmId: row.vm_id,
-    slot: row.slot,
-    mountPath: row.mount_path,
-    readOnly: row.read_only === 1,
-    createdAt: row.created_at,
-  }));
-}
-
-/** Whether the VM mounted any volume. */
-export async function vmHasVolumes(db: Executor, vmId: string): Promise<boolean> {
-  const row = await db.selectFrom('volume_attachments').select('vm_id').where('vm_id', '=', vmId).executeTakeFirst();
-  return row !== undefined;
+  return rows.map(toAttachment);
 }
 
 /** The volumes VM `vmId` mounted, in slot order (a paused VM's come back in the same slots). */
 export async function vmAttachments(db: Executor, vmId: string): Promise<VolumeAttachment[]> {
   const rows = await db.selectFrom('volume_attachments').selectAll().where('vm_id', '=', vmId).orderBy('slot').execute();
-  return rows.map((row) => ({
-    volumeId: row.volume_id,
-    vmId: row.vm_id,
-    slot: row.slot,
-    mountPath: row.mount_path,
-    readOnly: row.read_only === 1,
-    createdAt: row.created_at,
-  }));
+  return rows.map(toAttachment);
 }
 
 /** A volume a session's VMs mount (`SessionVolumesTable`). */

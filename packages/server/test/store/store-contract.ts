@@ -33,7 +33,6 @@ import {
   replaceSessionVolumes,
   totalVolumeMb,
   vmAttachments,
-  vmHasVolumes,
 } from '../../src/store/volumes-store.ts';
 import {
   completeSnapshot,
@@ -705,7 +704,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       const open = { volumeId: volume.id, vmId: 'vm-b', slot: 1, mountPath: '/mnt/in', readOnly: true, createdAt: iso(2000) };
       await insertVolumeAttachment(database.db, open);
       assert.deepEqual(await openAttachments(database.db, [volume.id, second.id]), [open]);
-      assert.equal(await vmHasVolumes(database.db, 'vm-b'), true);
+      assert.equal((await vmAttachments(database.db, 'vm-b')).length, 1);
       assert.deepEqual(await vmAttachments(database.db, 'vm-b'), [open], "a VM's attachments, in slot order");
       // A session's volumes (what its next VMs mount): replaced as a whole, in slot order, gone with their volume.
       const sessionId = '00000000-0000-4000-8000-000000000001';
@@ -718,7 +717,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       await replaceSessionVolumes(database.db, sessionId, [mounts[1]!, mounts[0]!]);
       assert.deepEqual(await findSessionVolumes(database.db, sessionId), [mounts[1], mounts[0]]);
       assert.equal(await deleteVolumeRow(database.db, volume.id), true);
-      assert.equal(await vmHasVolumes(database.db, 'vm-b'), false, 'attachments go with their volume');
+      assert.equal((await vmAttachments(database.db, 'vm-b')).length, 0, 'attachments go with their volume');
       assert.deepEqual(await findSessionVolumes(database.db, sessionId), [mounts[0]], "a deleted volume leaves its sessions' lists");
       await replaceSessionVolumes(database.db, sessionId, []);
       assert.deepEqual(await findSessionVolumes(database.db, sessionId), []);
