@@ -240,7 +240,7 @@ export class EngineArtifacts implements ClusterStorage {
     const started = Date.now();
     const ref: ArtifactRef = { kind: 'template', id: templateId };
     const dir = this.dirOf(ref);
-    const marker = await readTemplateMarker(dir);
+    const marker = (await readTemplateMarker(dir)) ?? (await this.markBuiltBefore(templateId));
     if (!marker) throw new AppError('NOT_FOUND', `template ${templateId} has no complete files on node ${this.options.nodeId}`);
     const files = [...(await fs.promises.readdir(path.join(dir, 'base'))).map((name) => `base/${name}`), marker.layer];
     const uploaded = await this.options.store.upload(
@@ -250,6 +250,22 @@ export class EngineArtifacts implements ClusterStorage {
     );
     this.record(ref, dir, uploaded.logicalBytes);
     return { uploadedBytes: uploaded.uploadedBytes, reusedBytes: uploaded.reusedBytes, ms: Date.now() - started };
+  }
+
+  /**
+   * A template built here before its builds marked their directory (an older release): its build's layer is the one
+   * qcow2 file in `build/`, written over the root filesystem in `base/` (the largest file there, beside the kernel
+   * and initramfs). Marked now, so that it is uploaded like any other; null when the directory is not a whole build.
+   */
+  private async markBuiltBefore(templateId: string): Promise<TemplateMeta | null> {
+    const dir = this.dirOf({ kind: 'template', id: templateId });
+    const layers = (await fs.promises.readdir(path.join(dir, 'build')).catch(() => [] as string[])).filter((name) => name.endsWith('.qcow2'));
+    const base = await fs.promises.readdir(path.join(dir, 'base')).catch(() => [] as string[]);
+    if (layers.length !== 1 || base.length === 0) return null;
+    const sizes = await Promise.all(base.map(async (name) => ({ name, size: (await fs.promises.stat(path.join(dir, 'base', name))).size })));
+    const rootfs = sizes.sort((a, b) => b.size - a.size)[0]!.name;
+    await this.markTemplate(templateId, path.join(dir, 'build', layers[0]!), path.join(dir, 'base', rootfs));
+    return readTemplateMarker(dir);
   }
 
   /** Marks a template directory built here complete (what `ensureTemplate` looks for). */
@@ -282,6 +298,10 @@ export class EngineArtifacts implements ClusterStorage {
         kernel: await this.localFile(meta.kernel),
         initrd: await this.localFile(meta.initrd),
       };
+      // A template's shape lives in a directory every server on the host shares, where an incomplete one may be a
+      // build under way in another process (snapshot-variants.ts holds its lock and clears it before asking here).
+      if (ref.kind === 'variant' && fs.existsSync(dir))
+        throw new AppError('VM_UNAVAILABLE', `snapshot ${ref.id} is being made on this host: retry in a moment`);
       // Whatever an earlier, interrupted fetch or capture left there is not a snapshot (it has no manifest).
       await fs.promises.rm(dir, { recursive: true, force: true });
       await fs.promises.mkdir(path.dirname(dir), { recursive: true, mode: 0o711 });

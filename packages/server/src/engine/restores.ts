@@ -5,6 +5,7 @@
  * queued acquisition is told to expect).
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AppError } from '../core/errors.ts';
@@ -179,7 +180,10 @@ export class Restores {
   async localTemplate(template: TemplateImage): Promise<TemplateImage> {
     const artifacts = this.kit.artifacts;
     if (!artifacts || !template.templateId) return template;
-    const dir = await artifacts.ensureTemplate(template.templateId);
+    const dir = artifacts.dirOf({ kind: 'template', id: template.templateId });
+    // Built here (its record names this node's files, which are there): nothing to fetch.
+    if (template.rootfsPath.startsWith(`${dir}${path.sep}`) && fs.existsSync(template.rootfsPath)) return template;
+    await artifacts.ensureTemplate(template.templateId);
     const marker = `${path.sep}templates${path.sep}${template.templateId}${path.sep}`;
     const local = (file: string): string => {
       const at = file.indexOf(marker);
