@@ -58,6 +58,8 @@ export interface EngineArtifactsOptions {
   gcGraceMs: number;
   onProgress?: (message: string) => void;
   onWarning?: (message: string) => void;
+  /** A local copy is about to be removed (the engine forgets the snapshot sets it holds). */
+  onRemoved?: (dir: string) => void;
 }
 
 /** Paths of the files an upload moved, for the caller's log and events. */
@@ -67,11 +69,15 @@ export interface PublishOutcome {
   ms: number;
 }
 
+/** How often local copies are checked against the store (`removeOrphans`). */
+const ORPHAN_CHECK_MS = 10 * 60_000;
+
 export class EngineArtifacts implements ClusterStorage {
   readonly contents: ContentIndex;
   /** Publications and fetches in progress, by artifact: a second caller waits for the first. */
   private readonly publishing = new Map<string, Promise<void>>();
   private readonly fetching = new Map<string, Promise<string>>();
+  private orphansCheckedAt = 0;
 
   constructor(private readonly options: EngineArtifactsOptions) {
     this.contents = new ContentIndex(path.join(options.stateDir, 'artifact-contents.json'));
@@ -108,6 +114,7 @@ export class EngineArtifacts implements ClusterStorage {
    * keep its source from eviction: QEMU holds its files open, and the next VM from it fetches it again.
    */
   async evict(): Promise<{ evicted: number; freedBytes: number }> {
+    const orphans = await this.removeOrphans();
     let backings: Set<string> | undefined;
     const result = await this.options.cache.evict({
       inUse: async (ref, dir) => {
@@ -119,7 +126,37 @@ export class EngineArtifacts implements ClusterStorage {
         await fs.promises.rm(dir, { recursive: true, force: true });
       },
     });
-    return { evicted: result.evicted.length, freedBytes: result.freedBytes };
+    return { evicted: result.evicted.length + orphans.removed, freedBytes: result.freedBytes + orphans.freedBytes };
+  }
+
+  /**
+   * Local copies of artifacts the cluster deleted (a snapshot or template deleted through another node, a pause
+   * resumed on another node): each was recorded here once it was in the store, so a recorded copy whose manifest is
+   * gone is removed. At most every ten minutes (one HEAD request per copy).
+   */
+  private async removeOrphans(): Promise<{ removed: number; freedBytes: number }> {
+    const result = { removed: 0, freedBytes: 0 };
+    if (Date.now() - this.orphansCheckedAt < ORPHAN_CHECK_MS) return result;
+    this.orphansCheckedAt = Date.now();
+    for (const [area, kind] of [
+      ['paused', 'pause'],
+      ['snapshots', 'snapshot'],
+      ['templates', 'template'],
+    ] as const) {
+      const names = await fs.promises.readdir(path.join(this.options.captureRoot, area)).catch(() => [] as string[]);
+      for (const id of names) {
+        const ref: ArtifactRef = { kind, id };
+        const dir = this.options.cache.has(ref);
+        if (!dir || (await this.options.store.exists(ref))) continue;
+        const bytes = await directoryBytes(dir);
+        this.options.onRemoved?.(dir);
+        await fs.promises.rm(dir, { recursive: true, force: true });
+        this.options.cache.forget(ref);
+        result.removed += 1;
+        result.freedBytes += bytes;
+      }
+    }
+    return result;
   }
 
   /** The backing files of the disk layers of every capture this node has (pauses, snapshots). */
@@ -497,6 +534,15 @@ async function readTemplateMarker(dir: string): Promise<TemplateMeta | null> {
   } catch {
     return null;
   }
+}
+
+/** What a directory's files take on disk (allocated blocks: holes do not count). */
+async function directoryBytes(dir: string): Promise<number> {
+  let bytes = 0;
+  for (const entry of await fs.promises.readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
+    if (entry.isFile()) bytes += ((await fs.promises.stat(path.join(entry.parentPath ?? entry.path, entry.name)).catch(() => null))?.blocks ?? 0) * 512;
+  }
+  return bytes;
 }
 
 function keyOf(ref: ArtifactRef): string {

@@ -108,6 +108,9 @@ export class EngineCapture {
       throw error;
     });
     const dir = this.pauseDir(vmId);
+    // A record of an earlier pause of this VM (resumed on another node since) must not let the cache's clean-up take
+    // this one for an orphan while it is being made: it is recorded again once uploaded.
+    this.kit.artifacts?.forgetLocal({ kind: 'pause', id: vmId });
     await fs.promises.rm(dir, { recursive: true, force: true });
     await fs.promises.mkdir(path.dirname(dir), { recursive: true, mode: 0o711 });
     // The link must not take QEMU's end for a dropped link (it would reconnect, then report the VM lost).

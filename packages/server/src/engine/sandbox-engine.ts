@@ -88,6 +88,7 @@ export class SandboxEngine implements VmEngine {
           stateDir: options.stateDir,
           onProgress: (message) => this.events.emit('progress', message),
           onWarning: (message) => this.events.emit('warning', { code: 'ARTIFACT_UPLOAD_FAILED', message }),
+          onRemoved: (dir) => this.restores.forgetSnapshotSetsUnder(dir),
         })
       : null;
     const kit = this.kit();
