@@ -14,7 +14,11 @@
  * watch would otherwise be missed). Events are those of the guest's kernel: a rename reports the old path
  * (`rename`) and the new one (`create`), as fsnotify does; repeated identical events in one read are reported once.
  */
+import { AppError } from './errors.ts';
 import type { GuestAgent } from './vm-engine.ts';
+
+/** How long the watcher may take to put its watch in place (Python's start-up in a busy guest is a second or two). */
+const START_TIMEOUT_MS = 30_000;
 
 /** One change under the watched directory. */
 export interface WatchEvent {
@@ -182,6 +186,9 @@ export async function watchDirectory(
     else return;
     wake?.();
   };
+  // The watcher is stopped by the caller's signal, or here when it does not start in time.
+  const starting = new AbortController();
+  const signal = AbortSignal.any([options.signal, starting.signal]);
   const run = agent.exec(
     { argv: ['python3', '-c', WATCHER, directory, options.recursive ? '1' : '0'], cwd: '/' },
     {
@@ -196,7 +203,7 @@ export async function watchDirectory(
       },
       onStderr: (chunk) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)),
     },
-    options.signal,
+    signal,
   );
   run
     .then(
@@ -214,7 +221,19 @@ export async function watchDirectory(
       wake?.();
     });
   options.signal.addEventListener('abort', () => wake?.(), { once: true });
-  await inPlace;
+  // A watcher that never says it is ready must not hold the request (and its caller) forever.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      starting.abort();
+      reject(new AppError('VM_UNAVAILABLE', `the file watcher did not start in the VM within ${START_TIMEOUT_MS / 1000} s: ${stderr.trim() || 'no output'}`));
+    }, START_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([inPlace, late]);
+  } finally {
+    clearTimeout(timer);
+  }
   return {
     async *[Symbol.asyncIterator]() {
       for (;;) {
