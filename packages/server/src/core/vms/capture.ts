@@ -201,8 +201,7 @@ export class VmCapture {
     const elsewhere = options.placedHere ? null : await this.cluster.resumeElsewhere(vm);
     if (elsewhere) return this.cluster.resumeOn(elsewhere, principal, vm, auto);
     const { database, engine, clock, notifier, limiter } = this.deps;
-    // A pause in the cluster's object store resumes on any node (this one); else only where it was paused.
-    if (!engine.portableCaptures) this.cluster.assertLocal(vm);
+    this.cluster.assertPauseReachable(vm);
     const started = Date.now();
     await database.db.transaction().execute(async (trx) => {
       await lockUser(trx, database.dialect, principal.userId);

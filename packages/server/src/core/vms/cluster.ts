@@ -47,6 +47,14 @@ export class VmCluster {
     this.ownership.assertLocal(vm, what, advice);
   }
 
+  /**
+   * A paused VM is resumed or discarded here: anywhere when its pause is in the cluster's object store, else only on
+   * the node that paused it (VM_UNAVAILABLE naming it).
+   */
+  assertPauseReachable(vm: Vm): void {
+    if (!this.deps.engine.portableCaptures) this.ownership.assertLocal(vm, `VM ${vm.id} is paused`);
+  }
+
   /** The live agent of a VM row (through its owner when another node runs it), or null. */
   agentOf(vm: Vm): GuestAgent | null {
     if (vm.status !== 'active') return null;

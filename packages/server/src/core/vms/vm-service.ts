@@ -267,9 +267,8 @@ export class VmService {
     if (vm.userId !== principal.userId) throw notFound(`VM ${vm.id}`);
     const recorded = async (ended: Vm | undefined) => ended ?? (await findVm(this.deps.database.db, vm.id))!;
     if (vm.status === 'paused') {
-      // Nothing runs: its saved memory and disk go, and the record says it was killed. A pause in the cluster's
-      // object store is discarded from any node; else only where it was paused.
-      if (!this.deps.engine.portableCaptures) this.cluster.assertLocal(vm);
+      // Nothing runs: its saved memory and disk go, and the record says it was killed.
+      this.cluster.assertPauseReachable(vm);
       const ended = await this.ends.record(vm.id, 'killed', ['paused']);
       if (ended) await this.deps.engine.discardPause(vm.id);
       return recorded(ended);
