@@ -1,5 +1,6 @@
 /** The `sandbox` command: every subcommand, global options, and one place where errors become messages and exit codes. */
 import { Command, CommanderError, Option } from 'commander';
+import { registerApps, rollbackArgs } from './commands/apps.ts';
 import { registerBrowser } from './commands/browser.ts';
 import { registerCreate } from './commands/create.ts';
 import { registerDesktop } from './commands/desktop.ts';
@@ -21,6 +22,7 @@ import { registerShell } from './commands/shell.ts';
 import { registerSsh } from './commands/ssh.ts';
 import { registerVault } from './commands/vault.ts';
 import { registerVolumes } from './commands/volumes.ts';
+import { registerNetworks } from './commands/networks.ts';
 import { registerTemplates } from './commands/templates.ts';
 import { registerWhoami } from './commands/whoami.ts';
 import { createContext, type Context, type GlobalOptions } from './context.ts';
@@ -64,7 +66,9 @@ export function buildProgram(): Command {
   registerEgress(program, context);
   registerVault(program, context);
   registerVolumes(program, context);
+  registerNetworks(program, context);
   registerTemplates(program, context);
+  registerApps(program, context);
   registerBrowser(program, context);
   registerDesktop(program, context);
   registerMcp(program, context);
@@ -76,7 +80,7 @@ export function buildProgram(): Command {
 async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(rollbackArgs(argv));
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and --version end here with code 0; usage mistakes were already printed by commander.

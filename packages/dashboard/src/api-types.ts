@@ -22,3 +22,5 @@ export type ProcessEvent = Schemas['ProcessEvent'];
 export type RichResult = Schemas['RichResult'];
 export type FileEntry = Schemas['FileEntry'];
 export type FileListing = Schemas['FileListing'];
+export type AppRecord = Schemas['AppRecord'];
+export type AppDeploymentRecord = Schemas['DeploymentRecord'];

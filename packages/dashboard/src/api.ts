@@ -55,9 +55,10 @@ function describe(body: unknown, status: number): { code: string; message: strin
 
 /**
  * A raw request: JSON bodies are encoded, FormData goes as multipart; the Response when it is 2xx. `accept`
- * asks for another answer than JSON (a file's raw bytes); errors are still read as the API's JSON.
+ * asks for another answer than JSON (a file's raw bytes); errors are still read as the API's JSON. `signal` ends
+ * the request (and the reading of a streamed answer).
  */
-export async function send(method: string, path: string, body?: unknown, accept = 'application/json'): Promise<Response> {
+export async function send(method: string, path: string, body?: unknown, accept = 'application/json', signal?: AbortSignal): Promise<Response> {
   const headers: Record<string, string> = { accept };
   if (method !== 'GET' && method !== 'HEAD') {
     const csrf = csrfToken();
@@ -69,7 +70,7 @@ export async function send(method: string, path: string, body?: unknown, accept 
     headers['content-type'] = 'application/json';
     payload = JSON.stringify(body);
   }
-  const response = await fetch(path, { method, headers, body: payload, credentials: 'same-origin' });
+  const response = await fetch(path, { method, headers, body: payload, credentials: 'same-origin', ...(signal ? { signal } : {}) });
   if (response.ok) return response;
   throw await apiErrorOf(response, path);
 }

@@ -9,6 +9,7 @@ import { SignInPage } from './pages/sign-in.tsx';
 import { SandboxesPage } from './pages/sandboxes.tsx';
 import { SessionPage } from './pages/session/session-page.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
+import { AppPage, AppsPage } from './pages/apps/apps-page.tsx';
 import { VaultsPage } from './pages/vaults/vaults-page.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { AuditPage } from './pages/audit.tsx';
@@ -19,6 +20,7 @@ import './styles.css';
 
 const NAV: { to: string; label: string; pages: Route['page'][]; admin?: boolean }[] = [
   { to: '/sandboxes', label: 'Sandboxes', pages: ['sandboxes', 'session'] },
+  { to: '/apps', label: 'Apps', pages: ['apps', 'app'] },
   { to: '/keys', label: 'API keys', pages: ['keys'] },
   { to: '/vaults', label: 'Vaults', pages: ['vaults'] },
   { to: '/webhooks', label: 'Webhooks', pages: ['webhooks'] },
@@ -34,6 +36,10 @@ function Page({ route, user }: { route: Route; user: ConsoleUser }) {
       return <SandboxesPage />;
     case 'session':
       return <SessionPage sessionId={route.sessionId} />;
+    case 'apps':
+      return <AppsPage />;
+    case 'app':
+      return <AppPage appName={route.appName} />;
     case 'keys':
       return <ApiKeysPage />;
     case 'vaults':

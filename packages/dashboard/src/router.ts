@@ -8,6 +8,8 @@ import { useEffect, useState } from 'react';
 export type Route =
   | { page: 'sandboxes' }
   | { page: 'session'; sessionId: string }
+  | { page: 'apps' }
+  | { page: 'app'; appName: string }
   | { page: 'keys' }
   | { page: 'vaults' }
   | { page: 'webhooks' }
@@ -25,6 +27,9 @@ export function parseRoute(location: Location): Route {
   if (path === '/' || path === '/sandboxes') return { page: 'sandboxes' };
   const session = /^\/sandboxes\/([^/]+)$/.exec(path);
   if (session) return { page: 'session', sessionId: decodeURIComponent(session[1]!) };
+  if (path === '/apps') return { page: 'apps' };
+  const app = /^\/apps\/([^/]+)$/.exec(path);
+  if (app) return { page: 'app', appName: decodeURIComponent(app[1]!) };
   if (path === '/keys') return { page: 'keys' };
   if (path === '/vaults') return { page: 'vaults' };
   if (path === '/webhooks') return { page: 'webhooks' };

@@ -45,6 +45,8 @@ export type SandboxInfo = WithCamelCase<Schemas['SandboxInfo']>;
 export type VmRecord = WithCamelCase<Schemas['VmRecord']>;
 export type LifecycleHooks = WithCamelCase<Schemas['LifecycleHooks']>;
 export type VolumeRecord = WithCamelCase<Schemas['VolumeRecord']>;
+export type NetworkRecord = WithCamelCase<Schemas['NetworkRecord']>;
+export type NetworkMemberRecord = WithCamelCase<Schemas['NetworkMemberRecord']>;
 export type TemplateRecord = WithCamelCase<Schemas['TemplateRecord']>;
 export type TemplateCreateRequest = Schemas['TemplateCreateRequest'];
 export type TemplateLog = WithCamelCase<Schemas['TemplateLogResponse']>;
@@ -124,3 +126,9 @@ export type BrowserUsageRecord = WithCamelCase<Schemas['BrowserUsageRecord']>;
 export type BrowserStoredScreenshot = WithCamelCase<Schemas['BrowserStoredScreenshot']>;
 export type BrowserAuthTestResult = WithCamelCase<Schemas['BrowserAuthTestResponse']>;
 export type BrowserCredential = WithCamelCase<Schemas['BrowserCredentialRecord']>;
+/** An app: a folder deployed as a service at its own URL (`client.apps`). */
+export type AppRecord = WithCamelCase<Schemas['AppRecord']>;
+/** One version of an app: its manifest, its VMs, how its deployment went. */
+export type AppDeploymentRecord = WithCamelCase<Schemas['DeploymentRecord']>;
+/** What a deploy, a rollback or a restart answers: the app and the deployment under way. */
+export type AppDeploymentAccepted = WithCamelCase<Schemas['AppDeploymentAccepted']>;

@@ -3,6 +3,7 @@ import { nodeStreamFetch } from './node-request.ts';
 import type { ExecuteResult } from './api-types.ts';
 import { readEnv } from './env.ts';
 import { ApiKeys } from './resources/api-keys.ts';
+import { Apps } from './resources/apps.ts';
 import { SshKeys } from './resources/ssh-keys.ts';
 import { Audit } from './resources/audit.ts';
 import { Egress } from './resources/egress.ts';
@@ -28,6 +29,7 @@ import { Terminals } from './resources/terminals.ts';
 import { Vms } from './resources/vms.ts';
 import { Snapshots } from './resources/snapshots.ts';
 import { Volumes } from './resources/volumes.ts';
+import { Networks } from './resources/networks.ts';
 import { Webhooks } from './resources/webhooks.ts';
 import { Transport } from './transport.ts';
 import type { CallOptions } from './call-options.ts';
@@ -85,6 +87,10 @@ export class Sandboxd {
   readonly snapshots: Snapshots;
   /** Persistent volumes. */
   readonly volumes: Volumes;
+  /** Private networks between your VMs. */
+  readonly networks: Networks;
+  /** Apps: folders deployed as services at their own URLs, versioned (deploy, redeploy, rollback). */
+  readonly apps: Apps;
   readonly apiKeys: ApiKeys;
   /** SSH public keys (logins through the SSH gateway) and the gateway's address. */
   readonly sshKeys: SshKeys;
@@ -153,6 +159,8 @@ export class Sandboxd {
     this.vaults = new Vaults(this.transport);
     this.snapshots = new Snapshots(this.transport);
     this.volumes = new Volumes(this.transport);
+    this.networks = new Networks(this.transport);
+    this.apps = new Apps(this.transport);
     this.apiKeys = new ApiKeys(this.transport);
     this.sshKeys = new SshKeys(this.transport);
     this.auth = new Auth(this.transport);

@@ -20,6 +20,18 @@ export type { SessionCreateOptions } from './resources/sessions.ts';
 export type { LifecycleHooksOptions, VmCreateOptions, VmVolumeMount } from './resources/vms.ts';
 export { egressPolicyBody, type EgressLogOptions, type EgressPolicyOptions } from './resources/egress.ts';
 export type { VolumeCreateOptions } from './resources/volumes.ts';
+export { Networks } from './resources/networks.ts';
+export { Apps, type AppDeployOptions, type AppLogOptions, type AppSource, type AppWaitOptions } from './resources/apps.ts';
+export {
+  ALWAYS_IGNORED,
+  APP_IGNORE_FILE,
+  APP_MANIFEST_FILES,
+  appIgnoreMatcher,
+  appNameOfFolder,
+  listAppFolder,
+  manifestName,
+  packAppFolder,
+} from './app-folder.ts';
 export type { TemplateCreateOptions, TemplateWaitOptions } from './resources/templates.ts';
 export {
   Browser,

@@ -41,6 +41,8 @@ export interface RequestOptions {
   json?: unknown;
   /** A multipart body. */
   form?: FormData;
+  /** A raw body (a tarball) and its content type. */
+  blob?: { data: Blob; contentType: string };
   /** A body sent as it is read (a large upload: `multipart.ts`), through `streamFetch`; opened again for each attempt. */
   stream?: StreamedBody;
   headers?: Record<string, string>;
@@ -194,10 +196,13 @@ export class Transport {
     options.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
     const headers = this.headersFor(options);
-    let body: string | FormData | undefined;
+    let body: string | FormData | Blob | undefined;
     let stream: ReadableStream<Uint8Array> | undefined;
     if (options.form) body = options.form;
-    else if (options.stream) {
+    else if (options.blob) {
+      body = options.blob.data;
+      headers['content-type'] = options.blob.contentType;
+    } else if (options.stream) {
       if (!this.settings.streamFetch) throw new TypeError('this client cannot send a streamed body (Node.js with its own fetch only)');
       stream = options.stream.open();
       headers['content-type'] = options.stream.contentType;

@@ -96,6 +96,13 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
       },
     },
     {
+      name: 'private networks',
+      start: async () => {
+        void services.sandbox.networks.start().catch((error: unknown) => log.error({ err: error }, 'private networks could not be started'));
+      },
+      stop: () => services.sandbox.networks.stop().catch((error: unknown) => log.error({ err: error }, 'stopping private networks failed')),
+    },
+    {
       name: 'VM engine',
       start: async () => {
         vms.startAutoPause(
@@ -151,6 +158,8 @@ export function appWorkers(app: App, services: Services, sshGateway: SshGateway,
       },
       stop: async () => void (await executions.endRunsOfThisNode('stopping')),
     },
+    // Looks after live apps' replicas (core/apps/supervisor.ts); stops before the VM engine does.
+    { name: 'app supervisor', start: async () => services.sandbox.appSupervisor.start(), stop: () => services.sandbox.appSupervisor.stop() },
     { name: 'SSH gateway', intake: true, start: async () => void (await sshGateway.start()), stop: () => sshGateway.close() },
     ...(killQueue ? [{ name: 'kill queue', intake: true, start: () => killQueue.start(), stop: () => killQueue.stop() }] : []),
     {

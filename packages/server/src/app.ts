@@ -23,7 +23,7 @@ import { loggerOptions } from './logger.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { createSandboxServices, createServices, type Services } from './services.ts';
 import type { VmEngine } from './core/vm-engine.ts';
-import { createEngine, loadBrowserTemplate, loadDesktopTemplate } from './engine/index.ts';
+import { createEngine, loadBrowserTemplate, loadDesktopTemplate, loadDockerTemplate } from './engine/index.ts';
 import { openDatabase, type Database, type StoreQuery } from './store/database.ts';
 import { AppUrls } from './core/app-urls.ts';
 import { hostOf, previewHostRewriter, previewUpgradeHandler } from './api/preview/proxy-routes.ts';
@@ -136,6 +136,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const sandbox = createSandboxServices(core, engine, {
     loadBrowserTemplate: () => loadBrowserTemplate(config.vm.cacheDir, config.browser.browserMemoryMb, app.log),
     loadDesktopTemplate: () => loadDesktopTemplate(config.vm.cacheDir, config.desktop.desktopMemoryMb, app.log),
+    loadDockerTemplate: () => loadDockerTemplate(config.vm.cacheDir, config.docker.dockerMemoryMb, app.log),
     log: app.log,
   });
   const services: Services = { ...core, sandbox };

@@ -107,6 +107,9 @@ export const DEFAULT_TEMPLATE_ID = 'default';
 /** The built-in desktop template (computer use): an X desktop with VNC, its VMs of a fixed shape. */
 export const DESKTOP_TEMPLATE_ID = 'desktop';
 
+/** The built-in docker template: Docker (dockerd, containerd, compose v1) running inside the VM, its VMs of a fixed shape. */
+export const DOCKER_TEMPLATE_ID = 'docker';
+
 /** What a VM does when its lifetime ends: it is killed (the default), or paused (resumed by its next use). */
 export const ON_EXPIRY_ACTIONS = ['kill', 'pause'] as const;
 export type OnExpiry = (typeof ON_EXPIRY_ACTIONS)[number];

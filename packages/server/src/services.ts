@@ -39,6 +39,8 @@ import { createHttpSender } from './webhooks/http-sender.ts';
 import { ExecutionService } from './core/executions.ts';
 import { FileService } from './core/files.ts';
 import { ProcessService } from './core/processes.ts';
+import { AppService } from './core/apps/app-service.ts';
+import { AppSupervisor } from './core/apps/supervisor.ts';
 import { PythonContextService } from './core/python-contexts.ts';
 import { PlanLimiter } from './core/limits.ts';
 import { SessionService } from './core/sessions.ts';
@@ -46,11 +48,14 @@ import type { TemplateImage, VmEngine } from './core/vm-engine.ts';
 import { applySessionEnv, trustVaultCa, VmService } from './core/vms/index.ts';
 import { SnapshotService } from './core/snapshots.ts';
 import { VolumeService } from './core/volumes.ts';
+import { NetworkService } from './core/networks.ts';
+import { NetworkRelay } from './net/private-network/network-relay.ts';
+import { privateNetworkTableName } from './net/private-network/ruleset.ts';
 import { TemplateService } from './core/templates.ts';
 import { createGitFetcher } from './git/bare-clone.ts';
 import { BUILTIN_SOURCE_NAMES, VmSources } from './core/vm-sources.ts';
 import { ComputerUseService, fitDesktopScreen } from './core/computer-use/computer-use-service.ts';
-import { DESKTOP_TEMPLATE_ID } from './model.ts';
+import { DESKTOP_TEMPLATE_ID, DOCKER_TEMPLATE_ID } from './model.ts';
 import { NodeRegistry } from './core/cluster/node-registry.ts';
 import { ClusterStorageService } from './core/cluster-storage.ts';
 import { InternalAuth } from './core/cluster/internal-auth.ts';
@@ -211,6 +216,8 @@ export interface SandboxServices {
   snapshots: SnapshotService;
   /** Persistent volumes (VMs mount them through `vms`). */
   volumes: VolumeService;
+  /** Private networks between a user's VMs (the relay on this node). Started by the HTTP app. */
+  networks: NetworkService;
   /** Templates built from OCI images: build jobs, their logs, deletion. */
   templates: TemplateService;
   executions: ExecutionService;
@@ -224,6 +231,10 @@ export interface SandboxServices {
   shares: ShareService;
   /** Who may open a preview, and the tunnel to it. */
   previews: PreviewAccess;
+  /** App deployments: versions brought up from a folder and a manifest, served at the app's host. */
+  apps: AppService;
+  /** Keeps live apps' replicas running (restarts, replacements); started by the HTTP app. */
+  appSupervisor: AppSupervisor;
   /** PTY sessions in VMs. */
   terminals: TerminalService;
   /** Custom domains: claims, DNS verification, and where a verified domain's requests go. */
@@ -264,6 +275,8 @@ export interface SandboxDependencies {
   loadBrowserTemplate: () => Promise<TemplateImage>;
   /** The built-in desktop template's files (building its image on first use). */
   loadDesktopTemplate: () => Promise<TemplateImage>;
+  /** The built-in docker template's files (building its image on first use). */
+  loadDockerTemplate: () => Promise<TemplateImage>;
   /** Where background work (heartbeats) reports. */
   log: FastifyBaseLogger;
 }
@@ -284,6 +297,10 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
       [DESKTOP_TEMPLATE_ID]: {
         load: dependencies.loadDesktopTemplate,
         shape: { vcpuCount: config.desktop.desktopVcpus, memoryMb: config.desktop.desktopMemoryMb },
+      },
+      [DOCKER_TEMPLATE_ID]: {
+        load: dependencies.loadDockerTemplate,
+        shape: { vcpuCount: config.docker.dockerVcpus, memoryMb: config.docker.dockerMemoryMb },
       },
     },
     engine.portableCaptures,
@@ -343,18 +360,40 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
   );
   // What makes a VM ready for its session, in one place: its egress rules before it runs, then the ready steps in
   // their declared order (core/vms/readiness.ts), and its rules again when a paused VM comes back.
+  // Private networks' relay needs root too (nftables, loopback listeners the firewall redirects to).
+  const networkRelay =
+    process.getuid?.() === 0
+      ? new NetworkRelay({
+          table: privateNetworkTableName(`${engine.nodeId}:${config.server.dataDir}`),
+          connect: (sourceVmId, address, port) => networks.connect(sourceVmId, address, port),
+        })
+      : null;
+  const networks: NetworkService = new NetworkService(database, clock, events, vms, engine, networkRelay, {
+    reconcileIntervalMs: 2000,
+    failures: core.backgroundFailures,
+  });
   vms.setReadiness({
-    beforeRun: (vm, kind, target) => egress.beforeRun(vm, kind, target),
-    startFailed: (vmId) => egress.startFailed(vmId),
+    beforeRun: async (vm, kind, target) => {
+      await egress.beforeRun(vm, kind, target);
+      await networks.beforeRun(vm, kind, target);
+    },
+    startFailed: (vmId) => {
+      egress.startFailed(vmId);
+      networks.startFailed(vmId);
+    },
     ready: {
       egress: (_session, live) => egress.readyForSession(live.vm),
+      network: (_session, live) => networks.ready(live.vm, live.agent),
       vaultCa: trustVaultCa(vaultGateway, vaultCa),
       sessionEnv: applySessionEnv,
       desktopScreen: fitDesktopScreen,
     },
-    resumed: (vm) => egress.resumed(vm),
+    resumed: async (vm) => {
+      await egress.resumed(vm);
+      await networks.ready(vm);
+    },
   });
-  const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter);
+  const snapshots = new SnapshotService(database, clock, events, engine, sources, sessions, vms, limiter, config.vm.forkConcurrency);
   const fetcher = createGitFetcher({
     allowPrivate: config.templates.templateGitAllowPrivate,
     timeoutMs: config.templates.templateGitTimeoutSeconds * 1000,
@@ -378,6 +417,30 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     contexts,
   );
   const appUrls = new AppUrls(config.server.publicUrl, config.domains.appDomain);
+  const processes = new ProcessService(sessions, vms, clock);
+  const apps = new AppService(
+    {
+      database,
+      clock,
+      notifier: events,
+      sessions,
+      vms,
+      processes,
+      snapshots,
+      sources,
+      egress,
+      vaults: core.vaults,
+      authenticator: core.authenticator,
+      appUrls,
+      failures: core.backgroundFailures,
+    },
+    {
+      uploadMaxBytes: config.execution.appUploadMaxMb * 1024 * 1024,
+      drainMs: 5000,
+      defaults: { vcpus: config.vm.defaultVcpus, memoryMb: config.vm.defaultMemoryMb },
+      vmLifetimeSeconds: 2_592_000,
+    },
+  );
   const shares = new ShareService(database, sessions, core.previewTokens, appUrls, clock, events, config.domains.shareLinkTtlSeconds, core.customDomainHosts);
   const previews = new PreviewAccess(database, sessions, vms, shares, core.previewTokens, core.authenticator, clock, core.viewerTokens);
   const objects = createObjectStore(config.objects);
@@ -452,11 +515,14 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
     sources,
     snapshots,
     volumes: new VolumeService(database, clock, events, engine, limiter, ownership),
+    networks,
     templates,
     executions,
     contexts,
     files: new FileService(database, sessions, vms, clock, events),
-    processes: new ProcessService(sessions, vms, clock),
+    processes,
+    apps,
+    appSupervisor: new AppSupervisor(apps, { database, clock, notifier: events, vms, processes, failures: core.backgroundFailures }),
     appUrls,
     shares,
     previews,

@@ -243,6 +243,10 @@ class SessionCreateRequest(TypedDict, total=False):
     # variable holding a placeholder, swapped for the value only at the secret's injection point of HTTPS
     # requests to its allowed_hosts (see POST /v1/vaults)
     vault_ids: List[str]
+    # Private networks (your networks' names or ids) the VM joins at start, as do the session's next VMs
+    # (see POST /v1/networks). Members reach each other over TCP at their addresses and at `<vm
+    # name>.<network>.internal`; at most 253 per network
+    networks: List[str]
     # Pause the VM after this many seconds of idleness (no execution running or started, no terminal
     # attached or typed into, no preview traffic, no file, process, SSH, browser or desktop call); null or
     # absent: never. A paused VM keeps its memory, processes and disk, stops counting its lifetime and its
@@ -658,6 +662,36 @@ class VolumeRecord(Model):
     created_at: str
     # The VMs that have it mounted and have not ended
     attachments: List[VolumeRecordAttachmentsItem]
+
+
+class NetworkMemberRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"address", "hostnames", "joined_at", "status", "vm_id", "vm_name"})
+    vm_id: str
+    # The VM's name (null: none)
+    vm_name: Optional[str]
+    # The VM's address on the network (kept while it is paused)
+    address: str
+    # Its names on the network, in the members' /etc/hosts: `<vm name>.<network>.internal` (the name
+    # lower-cased, other characters as "-") and `<vm id>.<network>.internal`
+    hostnames: List[str]
+    # The VM's status (`starting`, `active` or `paused`)
+    status: str
+    joined_at: str
+
+
+class NetworkRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"cidr", "created_at", "members", "name", "network_id", "user_id"})
+    network_id: str
+    name: str
+    # The network's addresses (`10.250.<n>.0/24`); members get .2 onwards
+    cidr: str
+    # The owner
+    user_id: int
+    created_at: str
+    # The VMs on it that have not ended
+    members: List[NetworkMemberRecord]
 
 
 class TemplateCreateRequestBuildArgs(TypedDict, total=False):
@@ -1392,6 +1426,71 @@ class ShareList(Model):
     __slots__ = ()
     _required_keys = frozenset({"shares"})
     shares: List[Share]
+
+
+class AppRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"created_at", "id", "latest_version", "live_version", "name", "public", "replicas", "status", "updated_at", "url"})
+    # `app-` + 12 characters
+    id: str
+    # Unique among your apps: 1 to 40 lower-case letters, digits and single hyphens
+    name: str
+    # Where the app is served: `<scheme>://<name>--<owner>.<SANDBOXD_APP_DOMAIN>[:port]/` (the owner is
+    # your username when it is a DNS label, else `u<user id>`)
+    url: str
+    # deploying: no version live yet; live; failed: its first version failed; crashed: a replica is being
+    # restarted
+    status: Literal["deploying", "live", "failed", "crashed", "stopped"]
+    # The version the URL serves, null before the first goes live
+    live_version: Optional[int]
+    # The newest version deployed (live or not)
+    latest_version: int
+    # VMs serving the URL (round robin)
+    replicas: int
+    # false: only requests with the owner's API key or token are served
+    public: bool
+    created_at: str
+    updated_at: str
+
+
+class DeploymentRecord(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"app_id", "created_at", "ended_at", "error", "live_at", "manifest", "status", "version", "vm_ids"})
+    app_id: str
+    # 1, 2, … per app
+    version: int
+    # pending (queued behind the app’s previous job), building (VM, upload, install, snapshot), starting
+    # (replicas and their start command), checking (health), live, failed, superseded (a later version or
+    # a rollback went live), stopped (the app was deleted during it)
+    status: Literal["pending", "building", "starting", "checking", "live", "failed", "superseded", "stopped"]
+    # The manifest as validated: aliases resolved, defaults applied
+    manifest: Dict[str, Any]
+    # The VMs of its replicas (the newest ones it ran on)
+    vm_ids: List[str]
+    error: Optional[str]
+    created_at: str
+    # When it last went live
+    live_at: Optional[str]
+    ended_at: Optional[str]
+
+
+class AppDeploymentAccepted(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"app", "deployment"})
+    app: AppRecord
+    deployment: DeploymentRecord
+
+
+class AppList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"apps"})
+    apps: List[AppRecord]
+
+
+class DeploymentList(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"deployments"})
+    deployments: List[DeploymentRecord]
 
 
 class PtyCreateRequest(TypedDict, total=False):
@@ -2744,6 +2843,10 @@ class PostV1VmsRequest(TypedDict, total=False):
     # next VMs. A snapshot or clone unmounts them in the guest for its moment (409 naming the path if a
     # process keeps one busy) and holds none of them; a pause keeps them mounted.
     volumes: List[PostV1VmsRequestVolumesItem]
+    # Private networks (your networks' names or ids) the VM joins at start, as do the session's next VMs
+    # (see POST /v1/networks). Members reach each other over TCP at their addresses and at `<vm
+    # name>.<network>.internal`; at most 253 per network
+    networks: List[str]
     lifecycle_hooks: LifecycleHooksParams
     egress_policy: EgressPolicyInput
     # Your vaults whose secrets the VMs may use without holding them: each secret becomes an environment
@@ -2915,6 +3018,18 @@ class DeleteV1SnapshotsSnapshotIdResponse(Model):
     name: str
 
 
+class PostV1SnapshotsSnapshotIdCloneRequest(TypedDict, total=False):
+    # How many clones (default 1)
+    count: int
+
+
+class PostV1SnapshotsSnapshotIdCloneResponse(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"clones", "snapshot"})
+    snapshot: SnapshotRecord
+    clones: List[VmRecord]
+
+
 GetV1VolumesResponse = List[VolumeRecord]
 
 
@@ -2935,6 +3050,28 @@ PostV1VolumesResponse = VolumeRecord
 
 
 GetV1VolumesVolumeIdResponse = VolumeRecord
+
+
+GetV1NetworksResponse = List[NetworkRecord]
+
+
+class PostV1NetworksRequest(TypedDict):
+    # Unique among your networks; a DNS label (a-z, 0-9 and "-"), since members are named `<vm
+    # name>.<network>.internal`
+    name: str
+
+
+PostV1NetworksResponse = NetworkRecord
+
+
+GetV1NetworksNetworkIdResponse = NetworkRecord
+
+
+class PostV1NetworksNetworkIdMembersRequest(TypedDict):
+    vm_id: str
+
+
+PostV1NetworksNetworkIdMembersResponse = NetworkMemberRecord
 
 
 GetV1TemplatesResponse = List[TemplateRecord]
@@ -3238,6 +3375,28 @@ GetV1SharesShareIdResponse = Share
 DeleteV1SharesShareIdResponse = Share
 
 
+GetV1AppsResponse = AppList
+
+
+GetV1AppsAppResponse = AppRecord
+
+
+GetV1AppsAppDeploymentsResponse = DeploymentList
+
+
+GetV1AppsAppDeploymentsVersionResponse = DeploymentRecord
+
+
+class PostV1AppsAppRollbackRequest(TypedDict, total=False):
+    version: int
+
+
+PostV1AppsAppRollbackResponse = AppDeploymentAccepted
+
+
+PostV1AppsAppRestartResponse = AppDeploymentAccepted
+
+
 GetV1SessionsSessionIdPtySessionsResponse = PtySessionList
 
 
@@ -3529,6 +3688,9 @@ class PostV1UploadResponse(Model):
     vm_id: str
 
 
+PostV1AppsDeploymentsResponse = AppDeploymentAccepted
+
+
 # Every operation of the document: (JSON request body type, JSON answer type), by name.
 OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "GET /healthz": (None, "GetHealthzResponse"),
@@ -3587,10 +3749,17 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "POST /v1/snapshots": ("PostV1SnapshotsRequest", "PostV1SnapshotsResponse"),
     "GET /v1/snapshots/{snapshot_id}": (None, "GetV1SnapshotsSnapshotIdResponse"),
     "DELETE /v1/snapshots/{snapshot_id}": (None, "DeleteV1SnapshotsSnapshotIdResponse"),
+    "POST /v1/snapshots/{snapshot_id}/clone": ("PostV1SnapshotsSnapshotIdCloneRequest", "PostV1SnapshotsSnapshotIdCloneResponse"),
     "GET /v1/volumes": (None, "GetV1VolumesResponse"),
     "POST /v1/volumes": ("PostV1VolumesRequest", "PostV1VolumesResponse"),
     "GET /v1/volumes/{volume_id}": (None, "GetV1VolumesVolumeIdResponse"),
     "DELETE /v1/volumes/{volume_id}": (None, None),
+    "GET /v1/networks": (None, "GetV1NetworksResponse"),
+    "POST /v1/networks": ("PostV1NetworksRequest", "PostV1NetworksResponse"),
+    "GET /v1/networks/{network_id}": (None, "GetV1NetworksNetworkIdResponse"),
+    "DELETE /v1/networks/{network_id}": (None, None),
+    "POST /v1/networks/{network_id}/members": ("PostV1NetworksNetworkIdMembersRequest", "PostV1NetworksNetworkIdMembersResponse"),
+    "DELETE /v1/networks/{network_id}/members/{vm_id}": (None, None),
     "GET /v1/templates": (None, "GetV1TemplatesResponse"),
     "POST /v1/templates": ("PostV1TemplatesRequest", "PostV1TemplatesResponse"),
     "GET /v1/templates/{template_id}": (None, "GetV1TemplatesTemplateIdResponse"),
@@ -3639,6 +3808,15 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "POST /v1/shares": ("PostV1SharesRequest", "PostV1SharesResponse"),
     "GET /v1/shares/{share_id}": (None, "GetV1SharesShareIdResponse"),
     "DELETE /v1/shares/{share_id}": (None, "DeleteV1SharesShareIdResponse"),
+    "GET /v1/apps": (None, "GetV1AppsResponse"),
+    "GET /v1/apps/{app}": (None, "GetV1AppsAppResponse"),
+    "DELETE /v1/apps/{app}": (None, None),
+    "GET /v1/apps/{app}/deployments": (None, "GetV1AppsAppDeploymentsResponse"),
+    "GET /v1/apps/{app}/deployments/{version}": (None, "GetV1AppsAppDeploymentsVersionResponse"),
+    "GET /v1/apps/{app}/deployments/{version}/logs": (None, None),
+    "GET /v1/apps/{app}/logs": (None, None),
+    "POST /v1/apps/{app}/rollback": ("PostV1AppsAppRollbackRequest", "PostV1AppsAppRollbackResponse"),
+    "POST /v1/apps/{app}/restart": (None, "PostV1AppsAppRestartResponse"),
     "GET /v1/sessions/{session_id}/pty/sessions": (None, "GetV1SessionsSessionIdPtySessionsResponse"),
     "POST /v1/sessions/{session_id}/pty/sessions": ("PostV1SessionsSessionIdPtySessionsRequest", "PostV1SessionsSessionIdPtySessionsResponse"),
     "GET /v1/sessions/{session_id}/pty/sessions/{pty_id}": (None, "GetV1SessionsSessionIdPtySessionsPtyIdResponse"),
@@ -3703,6 +3881,7 @@ OPERATIONS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "POST /workers/{worker_id}/deployment-drain/{action}": ("PostWorkersWorkerIdDeploymentDrainActionRequest", "PostWorkersWorkerIdDeploymentDrainActionResponse"),
     "POST /upload": (None, "PostUploadResponse"),
     "POST /v1/upload": (None, "PostV1UploadResponse"),
+    "POST /v1/apps/deployments": (None, "PostV1AppsDeploymentsResponse"),
     "GET /v1/app/{session_id}/{port}": (None, None),
     "PUT /v1/app/{session_id}/{port}": (None, None),
     "POST /v1/app/{session_id}/{port}": (None, None),

@@ -34,6 +34,7 @@ from .models import (
     PostV1AuthTokenResponse,
     PostV1ExecuteAsyncResponse,
     PostV1SessionsSessionIdFilesWriteResponseFilesItem,
+    PostV1SnapshotsSnapshotIdCloneResponse,
     PostV1VmsVmIdCloneResponse,
     PostV1VmsVmIdPauseResponse,
     PostV1WebhooksEndpointsEndpointIdVerifyResponse,
@@ -54,6 +55,7 @@ __all__ = [
     "VmPauseResult",
     "VmDeleteResult",
     "CloneResult",
+    "SnapshotCloneResult",
     "SnapshotDeleteResult",
     "TokenResponse",
     "ApiKeyDeleteResult",
@@ -97,6 +99,7 @@ AppUrl = AppUrlResponse
 VmPauseResult = PostV1VmsVmIdPauseResponse
 VmDeleteResult = DeleteV1VmsVmIdResponse
 CloneResult = PostV1VmsVmIdCloneResponse
+SnapshotCloneResult = PostV1SnapshotsSnapshotIdCloneResponse
 SnapshotDeleteResult = DeleteV1SnapshotsSnapshotIdResponse
 TokenResponse = PostV1AuthTokenResponse
 ApiKeyDeleteResult = DeleteV1ApiKeysItemIdResponse

@@ -43,11 +43,11 @@ export function registerVmCommands(program: Command, context: (options: GlobalOp
 
   program
     .command('clone')
-    .description("start new VMs, each in a session of its own, from a snapshot or from a VM's current state")
+    .description("fork a VM: start new VMs, each in a session of its own, from a snapshot or from the VM's current state (all or nothing)")
     .argument('[session]', 'session whose VM to clone (default: the current one)')
     .option('--vm <id>', "the VM to clone, instead of a session's")
     .option('-s, --snapshot <name>', 'clone this snapshot of yours (default: the VM as it is now)')
-    .option('-c, --count <n>', 'how many clones (1 to 10, default 1)', integer('--count', 1, 10))
+    .option('-c, --count <n>', 'how many clones (1 to 100, default 1; your plan may allow fewer)', integer('--count', 1, 100))
     .action(async (session: string | undefined, options: { vm?: string; snapshot?: string; count?: number }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
       const result = await ctx.client.vms.clone(await vmOf(ctx, options, session), {
@@ -96,6 +96,24 @@ export function registerVmCommands(program: Command, context: (options: GlobalOp
               ['SNAPSHOT', 'NAME', 'OF VM', 'VCPU', 'MEMORY', 'SIZE', 'CREATED'],
               list.map((s) => [s.snapshot_id, s.name, s.source_vm_id ?? '-', String(s.vcpu_count), `${s.memory_mb} MiB`, mib(s.size_bytes), s.created_at]),
             ),
+      );
+    });
+  snapshots
+    .command('clone')
+    .description('fork a snapshot into new VMs, each in a session of its own (all or nothing)')
+    .argument('<snapshot>', 'snapshot id or name')
+    .option('-c, --count <n>', 'how many clones (1 to 100, default 1; your plan may allow fewer)', integer('--count', 1, 100))
+    .action(async (snapshot: string, options: { count?: number }, command: Command) => {
+      const ctx = context(command.optsWithGlobals());
+      const result = await ctx.client.snapshots.clone(snapshot, options.count ? { count: options.count } : {});
+      ctx.out.result(result, () =>
+        [
+          `from snapshot ${result.snapshot.name} (${result.snapshot.snapshot_id})`,
+          table(
+            ['VM', 'SESSION', 'STATUS'],
+            result.clones.map((vm) => [vm.vm_id, vm.session_id ?? '-', vm.status]),
+          ),
+        ].join('\n'),
       );
     });
   snapshots

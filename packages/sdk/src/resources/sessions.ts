@@ -32,6 +32,8 @@ export interface SessionCreateOptions extends CallOptions {
   egressPolicy?: EgressPolicyOptions;
   /** Your vaults (ids) whose secrets its VMs use without holding them: each is an environment variable holding a placeholder; see `client.vaults`. */
   vaultIds?: string[];
+  /** Your private networks (names or ids) each VM of the session joins when it starts; see `client.networks`. */
+  networks?: string[];
   /**
    * Pause its VMs after this many milliseconds of idleness (no execution, terminal, preview, file or process call),
    * rounded up to whole seconds, 10 s to 30 days; null or absent: never. The next request that needs a paused VM
@@ -62,6 +64,7 @@ export class Sessions {
         ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
         ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),
+        ...(options.networks ? { networks: options.networks } : {}),
         ...autoPauseFields(options),
       },
       signal: options.signal,

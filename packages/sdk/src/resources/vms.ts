@@ -35,6 +35,8 @@ export interface VmCreateOptions extends CallOptions {
    * clone unmounts them for its moment (it holds none of them); a pause keeps them mounted.
    */
   volumes?: VmVolumeMount[];
+  /** Your private networks (names or ids) the VM joins at start; they become the session's (its next VMs join too). See `client.networks`. */
+  networks?: string[];
   /**
    * Commands the VM runs at points of its life (default: its session's). `preStop` runs before a kill, a pause
    * or the end of its lifetime, bounded by `timeoutMs` (1 s to 120 s, default 30 s); its output is kept as an
@@ -109,6 +111,7 @@ export class Vms {
         ...(options.lifecycleHooks ? { lifecycle_hooks: lifecycleHooksBody(options.lifecycleHooks) } : {}),
         ...(options.egressPolicy ? { egress_policy: egressPolicyBody(options.egressPolicy) } : {}),
         ...(options.vaultIds ? { vault_ids: options.vaultIds } : {}),
+        ...(options.networks ? { networks: options.networks } : {}),
         ...autoPauseFields(options),
       },
       signal: options.signal,
@@ -138,8 +141,9 @@ export class Vms {
   }
 
   /**
-   * New VMs, each in a session of its own, from your snapshot `snapshotName` or, without it, from the VM's current
-   * state (a snapshot is taken for it and returned: delete it once its clones are gone).
+   * Forks the VM into `count` new VMs (1 to 100, default 1; your plan may allow fewer in one request), each in a
+   * session of its own, from your snapshot `snapshotName` or, without it, from the VM's current state (a snapshot is
+   * taken for it and returned). All or nothing: if one cannot start, none is left. `snapshots.clone` forks a snapshot.
    */
   async clone(vmId: string, options: { snapshotName?: string; count?: number } & CallOptions = {}): Promise<CloneResult> {
     return this.transport.call('/v1/vms/{vm_id}/clone', 'post', {

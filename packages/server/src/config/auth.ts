@@ -98,7 +98,7 @@ export const authSettings = {
   plans: {
     env: 'SANDBOXD_PLANS',
     description:
-      "JSON object of plan name to {executionsPerMinute, maxConcurrentVms, maxTotalVcpus, diskMb, maxBrowserSessions, pausedRetentionSeconds}, merged over the built-in free/pro/enterprise (diskMb: each VM's root disk in MiB, at least 1024; pausedRetentionSeconds: how long a paused VM is kept before it is deleted, default free 7 days, pro 30, enterprise 90; a plan without one of the last three keeps its built-in namesake's, else free's)",
+      "JSON object of plan name to {executionsPerMinute, maxConcurrentVms, maxTotalVcpus, diskMb, maxBrowserSessions, pausedRetentionSeconds, maxForkCount}, merged over the built-in free/pro/enterprise (diskMb: each VM's root disk in MiB, at least 1024; pausedRetentionSeconds: how long a paused VM is kept before it is deleted, default free 7 days, pro 30, enterprise 90; maxForkCount: the most VMs one clone request makes, 1 to 100, default free 10, pro and enterprise 100; a plan without one of the last four keeps its built-in namesake's, else free's)",
     parse: plansSetting,
     fallback: () => DEFAULT_PLANS,
   },

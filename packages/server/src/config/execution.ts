@@ -21,6 +21,12 @@ export const executionSettings = {
     parse: integer(1, 64 * 1024 * 1024 * 1024),
     fallback: () => 1024 * 1024 * 1024,
   },
+  appUploadMaxMb: {
+    env: 'SANDBOXD_APP_UPLOAD_MAX_MB',
+    description: 'Largest app folder archive (gzipped tar) accepted by POST /v1/apps/deployments, in MiB; larger answers 413',
+    parse: integer(1, 64 * 1024),
+    fallback: () => 100,
+  },
   downloadJsonLimitBytes: {
     env: 'SANDBOXD_DOWNLOAD_JSON_LIMIT_BYTES',
     description: 'Largest file POST /download returns as base64 JSON (413 beyond; Accept: application/octet-stream streams any size)',

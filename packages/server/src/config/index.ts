@@ -18,6 +18,7 @@ import { authSettings } from './auth.ts';
 import { browserSettings } from './browser.ts';
 import { clusterSettings } from './cluster.ts';
 import { desktopSettings } from './desktop.ts';
+import { dockerSettings } from './docker.ts';
 import { domainsSettings } from './domains.ts';
 import { egressSettings } from './egress.ts';
 import { executionSettings } from './execution.ts';
@@ -45,6 +46,7 @@ const AREAS = {
   templates: templatesSettings,
   browser: browserSettings,
   desktop: desktopSettings,
+  docker: dockerSettings,
   domains: domainsSettings,
   objects: objectsSettings,
   egress: egressSettings,

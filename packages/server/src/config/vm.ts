@@ -90,6 +90,14 @@ export const vmSettings = {
     fallback: () => os.availableParallelism(),
     defaultText: "the host's CPU count",
   },
+  forkConcurrency: {
+    env: 'SANDBOXD_FORK_CONCURRENCY',
+    description:
+      "Clones one fork request (POST /v1/vms/{vm_id}/clone, /v1/snapshots/{snapshot}/clone) starts at once; the rest wait their turn. Default: twice the host's CPU count, enough to keep every restore slot busy while earlier clones finish their set-up, few enough that a failure stops the fork after at most this many more starts",
+    parse: integer(1, 256),
+    fallback: () => 2 * os.availableParallelism(),
+    defaultText: "twice the host's CPU count",
+  },
   minFreeDiskMb: {
     env: 'SANDBOXD_MIN_FREE_DISK_MB',
     description:

@@ -48,6 +48,25 @@ export class AppUrls {
     return `${this.base.protocol}//${domain}${portSuffix}/`;
   }
 
+  /**
+   * `https://<name>--<handle>.<app domain>[:public port]/`: a deployed app (core/apps). The `--` keeps app hosts
+   * apart from `{vm_id}-{port}` hosts, whose first label never holds two hyphens in a row.
+   */
+  appUrl(hostLabel: string): string {
+    const portSuffix = this.base.port ? `:${this.base.port}` : '';
+    return `${this.base.protocol}//${hostLabel}.${this.appDomain}${portSuffix}/`;
+  }
+
+  /** The app host label (`<name>--<handle>`) a `Host` header names, or null. */
+  parseAppHost(hostHeader: string | undefined): string | null {
+    if (!hostHeader) return null;
+    const host = hostHeader.toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+    const suffix = `.${this.appDomain}`;
+    if (!host.endsWith(suffix)) return null;
+    const label = host.slice(0, -suffix.length);
+    return /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?--[a-z0-9](?:[a-z0-9-]{0,19}[a-z0-9])?$/.test(label) ? label : null;
+  }
+
   /** The API's own host name (from the public URL), lower case: never a custom domain. */
   get apiHostname(): string {
     return this.base.hostname.toLowerCase().replace(/^\[|\]$/g, '');

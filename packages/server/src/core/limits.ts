@@ -3,7 +3,7 @@
  * (429 QUOTA_EXCEEDED). Both are counted from the store, so every node of a cluster enforces the same
  * numbers without shared memory; two requests racing on different nodes may overshoot by one.
  */
-import type { PlanLimits } from './plans.ts';
+import { forkCapOf, type PlanLimits } from './plans.ts';
 import type { Clock } from './clock.ts';
 import { AppError } from './errors.ts';
 import type { Principal } from './authenticator.ts';
@@ -53,6 +53,26 @@ export class PlanLimiter {
       { 'Retry-After': String(retryAfter) },
       { retry_after: retryAfter },
     );
+  }
+
+  /**
+   * Throws QUOTA_EXCEEDED when a fork of `count` VMs of `vcpuCount` vCPUs each is more than the plan's fork cap
+   * (`maxForkCount`), or would take the user past its running VMs or vCPUs: checked before any clone starts (each
+   * clone's own start checks again, so a VM started meanwhile still stops the fork).
+   */
+  async assertCanFork(db: Executor, principal: Principal, count: number, vcpuCount: number): Promise<void> {
+    const limits = this.limitsOf(principal);
+    const cap = forkCapOf(principal.plan, limits);
+    if (count > cap) {
+      throw new AppError('QUOTA_EXCEEDED', `quota exceeded: your plan (${principal.plan}) makes at most ${cap} clones in one request; you asked for ${count}`);
+    }
+    const live = await countLiveVms(db, principal.userId);
+    if (live.vms + count > limits.maxConcurrentVms || live.vcpus + count * vcpuCount > limits.maxTotalVcpus) {
+      throw new AppError(
+        'QUOTA_EXCEEDED',
+        `quota exceeded: ${count} clones of ${vcpuCount} vCPUs each would make ${live.vms + count} VMs and ${live.vcpus + count * vcpuCount} vCPUs; your plan (${principal.plan}) allows ${limits.maxConcurrentVms} and ${limits.maxTotalVcpus}`,
+      );
+    }
   }
 
   /** Throws QUOTA_EXCEEDED when one more VM with `vcpuCount` vCPUs would exceed the plan. */

@@ -5,6 +5,9 @@
  */
 import { Type, type Static } from 'typebox';
 
+/** The most VMs one fork (clone) request makes, whatever the plan (core/snapshots.ts's MAX_CLONES). */
+export const MAX_FORK_COUNT = 100;
+
 /** Limits attached to a subscription plan; later features (rate limits, quotas) read them. */
 export const PlanLimitsSchema = Type.Object({
   /** Execute / async-execute calls allowed per minute. */
@@ -23,6 +26,11 @@ export const PlanLimitsSchema = Type.Object({
   maxBrowserSessions: Type.Integer({ minimum: 0, maximum: 10_000 }),
   /** How long a paused VM is kept, seconds from its pause; older ones are deleted (`vm.pause_expired`). */
   pausedRetentionSeconds: Type.Integer({ minimum: 60, maximum: 31_536_000 }),
+  /**
+   * The most VMs one fork (clone) request may make, 1 to MAX_FORK_COUNT; a larger count is refused (429) before
+   * anything starts. Absent (a plan given before it existed): its built-in namesake's, else free's (`forkCapOf`).
+   */
+  maxForkCount: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_FORK_COUNT })),
 });
 export type PlanLimits = Static<typeof PlanLimitsSchema>;
 
@@ -30,8 +38,24 @@ const DAY_SECONDS = 86_400;
 
 /** Built-in plans; `SANDBOXD_PLANS` (a JSON object of plan name to limits) replaces or adds plans. */
 export const DEFAULT_PLANS: Record<string, PlanLimits> = {
-  free: { executionsPerMinute: 60, maxConcurrentVms: 2, maxTotalVcpus: 4, diskMb: 4096, maxBrowserSessions: 2, pausedRetentionSeconds: 7 * DAY_SECONDS },
-  pro: { executionsPerMinute: 600, maxConcurrentVms: 10, maxTotalVcpus: 32, diskMb: 8192, maxBrowserSessions: 10, pausedRetentionSeconds: 30 * DAY_SECONDS },
+  free: {
+    executionsPerMinute: 60,
+    maxConcurrentVms: 2,
+    maxTotalVcpus: 4,
+    diskMb: 4096,
+    maxBrowserSessions: 2,
+    pausedRetentionSeconds: 7 * DAY_SECONDS,
+    maxForkCount: 10,
+  },
+  pro: {
+    executionsPerMinute: 600,
+    maxConcurrentVms: 10,
+    maxTotalVcpus: 32,
+    diskMb: 8192,
+    maxBrowserSessions: 10,
+    pausedRetentionSeconds: 30 * DAY_SECONDS,
+    maxForkCount: 100,
+  },
   enterprise: {
     executionsPerMinute: 6000,
     maxConcurrentVms: 100,
@@ -39,12 +63,18 @@ export const DEFAULT_PLANS: Record<string, PlanLimits> = {
     diskMb: 16_384,
     maxBrowserSessions: 100,
     pausedRetentionSeconds: 90 * DAY_SECONDS,
+    maxForkCount: 100,
   },
 };
 
+/** A plan's fork cap: its own, else its built-in namesake's, else free's. */
+export function forkCapOf(plan: string, limits: PlanLimits): number {
+  return limits.maxForkCount ?? DEFAULT_PLANS[plan]?.maxForkCount ?? DEFAULT_PLANS.free!.maxForkCount!;
+}
+
 /**
- * A plan as an operator may give it: diskMb, maxBrowserSessions and pausedRetentionSeconds came later than the other
- * limits, so a plan that leaves one out keeps its built-in namesake's, or free's (`completePlans`).
+ * A plan as an operator may give it: diskMb, maxBrowserSessions, pausedRetentionSeconds and maxForkCount came later
+ * than the other limits, so a plan that leaves one out keeps its built-in namesake's, or free's (`completePlans`).
  */
 export const GivenPlanLimitsSchema = Type.Object({
   ...PlanLimitsSchema.properties,
@@ -61,7 +91,13 @@ export function completePlans(given: Record<string, GivenPlanLimits>): Record<st
       const builtin = DEFAULT_PLANS[name] ?? DEFAULT_PLANS.free!;
       return [
         name,
-        { diskMb: builtin.diskMb, maxBrowserSessions: builtin.maxBrowserSessions, pausedRetentionSeconds: builtin.pausedRetentionSeconds, ...limits },
+        {
+          diskMb: builtin.diskMb,
+          maxBrowserSessions: builtin.maxBrowserSessions,
+          pausedRetentionSeconds: builtin.pausedRetentionSeconds,
+          maxForkCount: builtin.maxForkCount,
+          ...limits,
+        },
       ];
     }),
   );

@@ -6,7 +6,7 @@
  */
 import type { Ownership, Placed } from './cluster/ownership.ts';
 import { AppError, notFound } from './errors.ts';
-import { DEFAULT_TEMPLATE_ID, DESKTOP_TEMPLATE_ID, type Snapshot, type Template, type VmSourceRef } from '../model.ts';
+import { DEFAULT_TEMPLATE_ID, DESKTOP_TEMPLATE_ID, DOCKER_TEMPLATE_ID, type Snapshot, type Template, type VmSourceRef } from '../model.ts';
 import type { TemplateImage, VmSource } from './vm-engine.ts';
 import type { Database, Executor } from '../store/database.ts';
 import { findSnapshot, findSnapshotByName } from '../store/snapshots-store.ts';
@@ -32,7 +32,7 @@ export interface SourceSummary {
 }
 
 /**
- * A built-in template besides `default` (the desktop): its image, built or found on first use, and the one shape
+ * A built-in template besides `default` (the desktop, docker): its image, built or found on first use, and the one shape
  * its VMs have (what its `prepare` started is in its snapshot, made for exactly that memory).
  */
 export interface BuiltinSource {
@@ -41,7 +41,7 @@ export interface BuiltinSource {
 }
 
 /** Names no user's snapshot or template may take. */
-export const BUILTIN_SOURCE_NAMES: readonly string[] = [DEFAULT_TEMPLATE_ID, DESKTOP_TEMPLATE_ID];
+export const BUILTIN_SOURCE_NAMES: readonly string[] = [DEFAULT_TEMPLATE_ID, DESKTOP_TEMPLATE_ID, DOCKER_TEMPLATE_ID];
 
 export class VmSources {
   private readonly builtins: Map<string, BuiltinSource>;

@@ -14,6 +14,8 @@ import {
   browserFlavour,
   DESKTOP_START_PATH,
   desktopFlavour,
+  DOCKER_START_PATH,
+  dockerFlavour,
   ensureGuestImage,
   type ImageFlavour,
 } from '../image/index.ts';
@@ -199,4 +201,12 @@ export async function loadDesktopTemplate(cacheDir: string, memoryMb: number, lo
     String(DESKTOP_PORTS.api),
     String(DESKTOP_PORTS.viewer),
   ]);
+}
+
+/**
+ * The built-in `docker` template: containerd and dockerd up (and the kernel modules Docker needs loaded) before its
+ * snapshot, so a restored VM runs `docker run` at once. Docker runs inside the guest only; the host runs no image.
+ */
+export async function loadDockerTemplate(cacheDir: string, memoryMb: number, log: FastifyBaseLogger): Promise<TemplateImage> {
+  return flavourTemplate(cacheDir, log, await dockerFlavour(), memoryMb, [DOCKER_START_PATH]);
 }

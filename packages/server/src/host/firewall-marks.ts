@@ -5,7 +5,9 @@
  */
 
 /**
- * The conntrack mark of connections redirected to the egress resolver or proxy. The host guard lets exactly these
- * reach the host's loopback; only the egress table sets it.
+ * The conntrack mark of connections redirected to a sandboxd listener on the host's loopback that applies its own
+ * checks: the egress resolver or proxy, or the private networks' relay. The host guard (and the egress filter) let
+ * exactly these reach the host's loopback; only the egress table and the relay's table
+ * (`net/private-network/ruleset.ts`) set it, each on its own redirects.
  */
 export const EGRESS_REDIRECT_MARK = 0x5bd0e9;

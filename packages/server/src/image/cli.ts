@@ -2,7 +2,7 @@
  * Command-line entry point of the guest image build, used by the setup script:
  *
  *   node packages/server/dist/image/cli.js ensure --agent PATH [--cache-dir DIR]
- *        [--flavour browser|desktop] [--disk-size-gib N] [--kernel-version V] [--mirror URL_OR_DEB_LINE]...
+ *        [--flavour browser|desktop|docker] [--disk-size-gib N] [--kernel-version V] [--mirror URL_OR_DEB_LINE]...
  *
  * Prints progress lines to stderr and, on success, the GuestImage as one JSON line on stdout.
  * Exit status: 0 success, 1 build failed, 2 usage error.
@@ -10,7 +10,8 @@
 import { parseArgs } from 'node:util';
 import { defaultCacheDir, FLAVOURS, ensureGuestImage, ImageBuildError, type ImageBuildProgress } from './index.ts';
 
-const USAGE = 'usage: cli.ts ensure --agent PATH [--flavour browser|desktop] [--cache-dir DIR] [--disk-size-gib N] [--kernel-version V] [--mirror URL]...';
+const USAGE =
+  'usage: cli.ts ensure --agent PATH [--flavour browser|desktop|docker] [--cache-dir DIR] [--disk-size-gib N] [--kernel-version V] [--mirror URL]...';
 
 /** One human-readable stderr line per event; command output is indented under its stage. */
 function formatProgress(event: ImageBuildProgress): string {

@@ -4,7 +4,16 @@
  * packages/server/images/README.md.
  */
 export { ensureGuestImage } from './ensure-guest-image.ts';
-export { BROWSER_DEVTOOLS_PORT, BROWSER_START_PATH, browserFlavour, DESKTOP_START_PATH, desktopFlavour, FLAVOURS } from './flavours.ts';
+export {
+  BROWSER_DEVTOOLS_PORT,
+  BROWSER_START_PATH,
+  browserFlavour,
+  DESKTOP_START_PATH,
+  desktopFlavour,
+  DOCKER_START_PATH,
+  dockerFlavour,
+  FLAVOURS,
+} from './flavours.ts';
 export { defaultCacheDir } from './cache-layout.ts';
 export { MARK_INTERVAL_MS, markInUse, pruneGuestImages, unusedEntries } from './cache-retention.ts';
 export { ImageBuildError, type ImageBuildErrorCode } from './errors.ts';

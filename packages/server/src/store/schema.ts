@@ -422,6 +422,30 @@ export interface SessionVolumesTable {
   read_only: number;
 }
 
+/** A user's private network (migration 0027): a /24 of virtual addresses its members reach each other on. */
+export interface NetworksTable {
+  id: string;
+  user_id: number;
+  name: string;
+  /** `10.250.<n>.0/24`, unique among the user's networks. */
+  cidr: string;
+  created_at: string;
+}
+
+/** A VM's address on a network (kept while it is paused; a row of an ended VM is no member). */
+export interface NetworkMembersTable {
+  network_id: string;
+  vm_id: string;
+  address: string;
+  joined_at: string;
+}
+
+/** The networks a session's VMs join when they start. */
+export interface SessionNetworksTable {
+  session_id: string;
+  network_id: string;
+}
+
 export interface Tables {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -459,6 +483,11 @@ export interface Tables {
   vault_request_logs: VaultRequestLogsTable;
   console_sessions: ConsoleSessionsTable;
   sign_in_failures: SignInFailuresTable;
+  networks: NetworksTable;
+  network_members: NetworkMembersTable;
+  session_networks: SessionNetworksTable;
+  apps: AppsTable;
+  app_deployments: AppDeploymentsTable;
 }
 
 /** A web console session (migration 0019): its cookie holds a random token, of which only the SHA-256 is kept. */
@@ -713,3 +742,47 @@ export interface PtyAttachTokensTable {
 }
 export type PtyAttachTokenRow = Selectable<PtyAttachTokensTable>;
 export type ConsoleSessionRow = Selectable<ConsoleSessionsTable>;
+
+/** An app (migration 0028): a user's named service at `<name>--<handle>.<app domain>`. */
+export interface AppsTable {
+  /** `app-` + 12 base32 characters. */
+  id: string;
+  user_id: number;
+  name: string;
+  /** `<name>--<handle>`: the first label of the app's host name (unique). */
+  host_label: string;
+  status: string;
+  live_version: number | null;
+  latest_version: number;
+  replicas: number;
+  is_public: number;
+  /** The live version's port (null until a version is live). */
+  live_port: number | null;
+  /** JSON array of the VM ids that serve the app now: the proxy's one read per request. */
+  live_vm_ids: string;
+  /** The node whose supervisor looks after the app. */
+  node_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A version of an app (migration 0028). */
+export interface AppDeploymentsTable {
+  app_id: string;
+  version: number;
+  status: string;
+  /** JSON: the manifest as validated (aliases resolved, defaults applied). */
+  manifest: string;
+  /** JSON array: the sessions of its replicas, in replica order. */
+  session_ids: string;
+  /** JSON array: their VMs, in replica order. */
+  vm_ids: string;
+  /** The snapshot of its installed VM (`app-<id>-v<N>`), once taken. */
+  snapshot_id: string | null;
+  error: string | null;
+  /** The deployment's log once its job ended (while it runs, the log lives in the node's memory). */
+  log: string;
+  created_at: string;
+  live_at: string | null;
+  ended_at: string | null;
+}

@@ -133,3 +133,19 @@ export async function updateSession(db: Executor, id: string, changes: SessionCh
     .where('id', '=', id)
     .execute();
 }
+
+/**
+ * Deletes the sessions `ids` with the rows of their VMs, when every VM of theirs has ended (a fork that failed
+ * leaves nothing of its clones: core/snapshots.ts). A session with a VM that has not ended is kept, with its VMs.
+ * Answers how many sessions went.
+ */
+export async function deleteSessionsWithEndedVms(db: Executor, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const busy = await db.selectFrom('vms').select('session_id').distinct().where('session_id', 'in', ids).where('status', '!=', 'killed').execute();
+  const kept = new Set(busy.map((row) => row.session_id));
+  const gone = ids.filter((id) => !kept.has(id));
+  if (gone.length === 0) return 0;
+  await db.deleteFrom('vms').where('session_id', 'in', gone).execute();
+  const deleted = await db.deleteFrom('sessions').where('id', 'in', gone).executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}

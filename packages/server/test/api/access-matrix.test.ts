@@ -3,7 +3,7 @@
  * path, query or body), a second, non-admin user sending the first user's id gets 404 (the spec's 403 on
  * /kill), and the answer holds none of the first user's data. The first user's resources are real: one
  * session with a running VM, an execution, a file, a terminal, a background process, a share, a custom domain, a webhook endpoint
- * and a delivery, API keys, a snapshot, a volume, a template (whose build failed), a browser session on a page of
+ * and a delivery, API keys, a snapshot, a volume, a private network, a template (whose build failed), a browser session on a page of
  * the first user's, a render's usage record and stored screenshot (written as a render writes them) and a stored browser credential. An id the
  * matrix has no fixture for fails the test, so a new operation must be added here.
  * Needs the VM engine (one VM, and the browser's).
@@ -134,6 +134,9 @@ describe("access matrix: a second user with the first user's ids", () => {
     const volume = await call(server, 'POST', '/v1/volumes', { ...as, json: { name: 'alice-volume', size_mb: 16 } });
     assert.equal(volume.status, 201, volume.text);
     ids.volume_id = volume.body.volume_id;
+    const network = await call(server, 'POST', '/v1/networks', { ...as, json: { name: 'alice-network' } });
+    assert.equal(network.status, 201, network.text);
+    ids.network_id = network.body.network_id;
     // A real template record with a log, without a registry: a registry on a private address is refused at the
     // build's first step (SANDBOXD_TEMPLATE_REGISTRY_ALLOW_PRIVATE is off), so the build fails at once.
     const template = await call(server, 'POST', '/v1/templates', {

@@ -23,6 +23,24 @@ import { countUsers, findUserById, findUserByUsername, insertUser, updateUserPla
 import { findSession, findSessionWithVm, insertSession, listSessionsWithVm, updateSession } from '../../src/store/sessions-store.ts';
 import { findVm, insertVm, listLiveVmsOfNode, snapshotInUseByVm, transitionVm } from '../../src/store/vms-store.ts';
 import {
+  addSessionNetwork,
+  deleteNetworkMember,
+  deleteNetworkRow,
+  findMemberByAddress,
+  findNetwork,
+  findNetworkByName,
+  insertNetwork,
+  insertNetworkMember,
+  listNetworkMembers,
+  listNetworks,
+  networkCidrs,
+  networksOfVm,
+  pruneEndedMembers,
+  sessionNetworkIds,
+  takenAddresses,
+  vmsOnNetworks,
+} from '../../src/store/networks-store.ts';
+import {
   deleteVolumeRow,
   findSessionVolumes,
   findVolume,
@@ -723,6 +741,50 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
       assert.deepEqual(await findSessionVolumes(database.db, sessionId), []);
       assert.equal(await deleteVolumeRow(database.db, second.id), true);
       assert.equal(await deleteVolumeRow(database.db, second.id), false);
+    });
+
+    test('networks: names and CIDRs unique per user, members while their VM has not ended, gone with their network', async () => {
+      const ann = (await findUserByUsername(database.db, 'ann'))!;
+      const network = { id: 'net-contract1', userId: ann.id, name: 'lan', cidr: '10.250.0.0/24', createdAt: iso() };
+      await insertNetwork(database.db, network);
+      await assert.rejects(insertNetwork(database.db, { ...network, id: 'net-contract2', cidr: '10.250.1.0/24' }), (error) => isUniqueViolation(error));
+      await assert.rejects(insertNetwork(database.db, { ...network, id: 'net-contract3', name: 'other' }), (error) => isUniqueViolation(error));
+      assert.deepEqual(await findNetwork(database.db, network.id), network);
+      assert.deepEqual(await findNetworkByName(database.db, ann.id, 'lan'), network);
+      assert.deepEqual(await listNetworks(database.db, ann.id), [network]);
+      assert.deepEqual(await networkCidrs(database.db, ann.id), ['10.250.0.0/24']);
+      // vm-a ended in a test above; vm-b is active.
+      await insertNetworkMember(database.db, { networkId: network.id, vmId: 'vm-a', address: '10.250.0.2', joinedAt: iso() });
+      await insertNetworkMember(database.db, { networkId: network.id, vmId: 'vm-b', address: '10.250.0.3', joinedAt: iso(1000) });
+      await assert.rejects(
+        insertNetworkMember(database.db, { networkId: network.id, vmId: 'vm-c', address: '10.250.0.3', joinedAt: iso() }),
+        (error) => isUniqueViolation(error) || /FOREIGN KEY|foreign key/i.test(String(error)),
+      );
+      assert.deepEqual(
+        (await listNetworkMembers(database.db, network.id)).map((m) => [m.vmId, m.address]),
+        [['vm-b', '10.250.0.3']],
+        'an ended VM is no member',
+      );
+      assert.equal(await findMemberByAddress(database.db, network.id, '10.250.0.2'), undefined);
+      assert.equal((await findMemberByAddress(database.db, network.id, '10.250.0.3'))?.vmId, 'vm-b');
+      assert.deepEqual(await vmsOnNetworks(database.db, ['vm-b', 'vm-z']), ['vm-b']);
+      await pruneEndedMembers(database.db, network.id);
+      assert.deepEqual(await takenAddresses(database.db, network.id), ['10.250.0.3'], "an ended VM's address is free again");
+      assert.deepEqual(
+        (await networksOfVm(database.db, 'vm-b')).map((n) => [n.network.id, n.address]),
+        [[network.id, '10.250.0.3']],
+      );
+      const sessionId = '00000000-0000-4000-8000-000000000001';
+      await addSessionNetwork(database.db, sessionId, network.id);
+      await addSessionNetwork(database.db, sessionId, network.id);
+      assert.deepEqual(await sessionNetworkIds(database.db, sessionId), [network.id]);
+      assert.equal(await deleteNetworkMember(database.db, network.id, 'vm-b'), true);
+      assert.equal(await deleteNetworkMember(database.db, network.id, 'vm-b'), false);
+      await insertNetworkMember(database.db, { networkId: network.id, vmId: 'vm-b', address: '10.250.0.2', joinedAt: iso() });
+      assert.equal(await deleteNetworkRow(database.db, network.id), true);
+      assert.deepEqual(await networksOfVm(database.db, 'vm-b'), [], 'members go with their network');
+      assert.deepEqual(await sessionNetworkIds(database.db, sessionId), [], "and the sessions' lists");
+      assert.equal(await deleteNetworkRow(database.db, network.id), false);
     });
 
     test('custom domains: one verified claim per domain, one open claim per user and domain, checks leased to one checker', async () => {

@@ -17,6 +17,7 @@ from .._http import Settings
 from ._streams import OnOutput
 
 from .resources.api_keys import ApiKeys
+from .resources.apps import Apps
 from .resources.admin import Admin
 from .resources.audit import Audit
 from .resources.egress import Egress
@@ -42,6 +43,7 @@ from .resources.vaults import Vaults
 from .resources.terminals import Terminals
 from .resources.vms import Vms
 from .resources.volumes import Volumes
+from .resources.networks import Networks
 from .resources.webhooks import Webhooks
 from .transport import Transport
 
@@ -140,6 +142,10 @@ class Sandboxd:
         self.snapshots = Snapshots(transport)
         #: Persistent volumes.
         self.volumes = Volumes(transport)
+        #: Private networks between your VMs.
+        self.networks = Networks(transport)
+        #: Apps: folders deployed as services at their own URLs, versioned (deploy, redeploy, rollback).
+        self.apps = Apps(transport)
         self.api_keys = ApiKeys(transport)
         #: SSH public keys (logins through the SSH gateway) and the gateway's address.
         self.ssh_keys = SshKeys(transport)

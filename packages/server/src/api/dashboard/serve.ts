@@ -31,6 +31,8 @@ export const CONSOLE_ROUTES = [
   '/sign-in',
   '/sandboxes',
   '/sandboxes/:session_id',
+  '/apps',
+  '/apps/:app',
   '/keys',
   '/vaults',
   '/webhooks',

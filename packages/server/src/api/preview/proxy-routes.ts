@@ -17,6 +17,7 @@ import { PREVIEW_COOKIE, type PreviewAccess, type PreviewTarget } from '../../co
 import { BEARER_OR_API_KEY, byMediaType } from '../schemas/common.ts';
 import type { App, RouteContext } from '../types.ts';
 import type { UpgradeHandler } from '../upgrade-router.ts';
+import { APP_HOST_PREFIX, appHostTargets, serveAppHost, upgradeAppHost } from './app-host.ts';
 import { sendDesktopViewerPage } from './desktop-viewer-page.ts';
 import { forwardHttp } from './forward-http.ts';
 import { forwardUpgrade } from './forward-upgrade.ts';
@@ -56,6 +57,11 @@ export function previewHostRewriter(urls: AppUrls, trustProxy: boolean, domains:
     if (target) {
       hostTargets.set(request, target);
       return `${HOST_PREVIEW_PREFIX}/${target.vmId}/${target.port}`;
+    }
+    const appLabel = urls.parseAppHost(host);
+    if (appLabel) {
+      appHostTargets.set(request, appLabel);
+      return APP_HOST_PREFIX;
     }
     const domain = customDomainOf(host, domains);
     if (!domain) return request.url ?? '/';
@@ -207,6 +213,13 @@ export function registerPreviewRoutes(app: App, { services }: RouteContext): voi
 
     scope.route({
       method: METHODS,
+      url: APP_HOST_PREFIX,
+      schema: { hide: true },
+      handler: (request, reply) => serveAppHost(services.sandbox.apps, request, reply),
+    });
+
+    scope.route({
+      method: METHODS,
       url: CUSTOM_DOMAIN_PREFIX,
       schema: { hide: true },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
@@ -221,8 +234,8 @@ export function registerPreviewRoutes(app: App, { services }: RouteContext): voi
 }
 
 interface PreviewUpgradeClaim {
-  /** The preview, or the custom domain whose preview the store names (resolved when handled). */
-  target: PreviewTarget | { kind: 'custom_domain'; domain: string };
+  /** The preview, the custom domain whose preview the store names (resolved when handled), or an app's host. */
+  target: PreviewTarget | { kind: 'custom_domain'; domain: string } | { kind: 'app'; label: string };
   upstreamPath: string;
   prefix: string | null;
 }
@@ -236,6 +249,8 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
       const hostHeader = hostOf(request, services.config.server.trustProxy);
       const host = appUrls.parseHost(hostHeader);
       if (host) return { target: { kind: 'host', ...host }, upstreamPath: url, prefix: null };
+      const appLabel = appUrls.parseAppHost(hostHeader);
+      if (appLabel) return { target: { kind: 'app', label: appLabel }, upstreamPath: url, prefix: null };
       const domain = customDomainOf(hostHeader, services.customDomainHosts);
       if (domain) return { target: { kind: 'custom_domain', domain }, upstreamPath: url, prefix: null };
       const match = PATH_PREVIEW.exec(url);
@@ -249,6 +264,10 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
       };
     },
     async handle(request, socket: Duplex, head, claim) {
+      if (claim.target.kind === 'app') {
+        const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
+        return upgradeAppHost(services.sandbox.apps, claim.target.label, request, socket, head, encrypted ? 'https' : 'http');
+      }
       const target = claim.target.kind === 'custom_domain' ? await customDomains.targetOf(claim.target.domain) : claim.target;
       if (target.port < 1 || target.port > 65535) throw notFound(`port ${target.port}`);
       // A link token is accepted as is here: a handshake cannot follow a redirect or keep a cookie.

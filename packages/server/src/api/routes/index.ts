@@ -13,6 +13,7 @@ import { registerApiKeyRoutes } from './api-keys/index.ts';
 import { ApiKeyBody, ApiKeyCreateBody, ApiKeyRecord } from './api-keys/schemas.ts';
 import { registerAppRoutes } from './apps/index.ts';
 import { APP_SCHEMAS } from './apps/schemas.ts';
+import { APP_DEPLOY_SCHEMAS, registerAppDeployRoutes } from './apps-deploy/index.ts';
 import { registerAuditRoutes } from './audit/index.ts';
 import { AUDIT_SCHEMAS } from './audit/schemas.ts';
 import { registerSessionSignInRoutes } from './auth/session.ts';
@@ -52,6 +53,8 @@ import { registerVaultRoutes } from './vaults/index.ts';
 import { VAULT_SCHEMAS } from './vaults/schemas.ts';
 import { registerVmRoutes } from './vms/index.ts';
 import { registerVolumeRoutes } from './volumes/index.ts';
+import { registerNetworkRoutes } from './networks/index.ts';
+import { NETWORK_SCHEMAS } from './networks/schemas.ts';
 import { VOLUME_SCHEMAS } from './volumes/schemas.ts';
 import { registerWebhookRoutes } from './webhooks/index.ts';
 import { WEBHOOK_SCHEMAS } from './webhooks/schemas.ts';
@@ -80,6 +83,7 @@ export const API_AREAS: readonly ApiArea[] = [
   { name: 'vaults', schemas: VAULT_SCHEMAS, register: registerVaultRoutes },
   { name: 'snapshots', schemas: SNAPSHOT_SCHEMAS, register: registerSnapshotRoutes },
   { name: 'volumes', schemas: VOLUME_SCHEMAS, register: registerVolumeRoutes },
+  { name: 'networks', schemas: NETWORK_SCHEMAS, register: registerNetworkRoutes },
   { name: 'templates', schemas: TEMPLATE_SCHEMAS, register: registerTemplateRoutes },
   { name: 'execution', schemas: EXECUTION_SCHEMAS, register: registerExecutionRoutes },
   { name: 'files', schemas: [FileEntry, FileListing, FileWatchEvent], register: registerFileRoutes },
@@ -89,6 +93,7 @@ export const API_AREAS: readonly ApiArea[] = [
   { name: 'admin', schemas: ADMIN_SCHEMAS, register: registerAdminRoutes },
   { name: 'cli-auth', schemas: CLI_AUTH_SCHEMAS, register: registerCliAuthRoutes },
   { name: 'apps', schemas: APP_SCHEMAS, register: registerAppRoutes },
+  { name: 'apps-deploy', schemas: APP_DEPLOY_SCHEMAS, register: registerAppDeployRoutes },
   { name: 'previews', schemas: [], register: registerPreviewRoutes },
   { name: 'pty', schemas: PTY_SCHEMAS, register: registerPtyRoutes },
   { name: 'custom-domains', schemas: CUSTOM_DOMAIN_SCHEMAS, register: registerCustomDomainRoutes },

@@ -15,6 +15,8 @@ export interface VmReadySteps {
    * changed meanwhile (a PUT while it started wins); a policy that cannot be enforced kills it (fail closed).
    */
   egress: VmReadyHook;
+  /** A member of private networks gets their members' names in its /etc/hosts (core/networks.ts). */
+  network: VmReadyHook;
   /** A vault session's VM trusts the deployment's CA, before any of its code can make a TLS connection. */
   vaultCa: VmReadyHook;
   /** The session's env goes into its Python context, once per VM (commands get it on every call). */
@@ -24,7 +26,7 @@ export interface VmReadySteps {
 }
 
 /** The order of the ready steps: the network is settled first, then what the session's code will rely on. */
-export const VM_READY_ORDER = ['egress', 'vaultCa', 'sessionEnv', 'desktopScreen'] as const satisfies readonly (keyof VmReadySteps)[];
+export const VM_READY_ORDER = ['egress', 'network', 'vaultCa', 'sessionEnv', 'desktopScreen'] as const satisfies readonly (keyof VmReadySteps)[];
 
 /** Everything that makes a VM ready for its session (see the module comment). */
 export interface VmReadiness {
@@ -45,7 +47,7 @@ export interface VmReadiness {
 export const NO_READINESS: VmReadiness = {
   beforeRun: async () => {},
   startFailed: () => {},
-  ready: { egress: async () => {}, vaultCa: async () => {}, sessionEnv: async () => {}, desktopScreen: async () => {} },
+  ready: { egress: async () => {}, network: async () => {}, vaultCa: async () => {}, sessionEnv: async () => {}, desktopScreen: async () => {} },
   resumed: async () => {},
 };
 

@@ -30,6 +30,8 @@ import * as m0023 from './0023-session-client-data.ts';
 import * as m0024 from './0024-auto-pause.ts';
 import * as m0025 from './0025-session-volumes.ts';
 import * as m0026 from './0026-volume-in-store.ts';
+import * as m0028 from './0028-apps.ts';
+import * as m0027networks from './0027-networks.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -63,6 +65,8 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0024-auto-pause': m0024,
   '0025-session-volumes': m0025,
   '0026-volume-in-store': m0026,
+  '0028-apps': m0028,
+  '0027-networks': m0027networks,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

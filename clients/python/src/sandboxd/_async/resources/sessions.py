@@ -33,6 +33,7 @@ class Sessions:
         lifecycle_hooks: Optional[LifecycleHooks] = None,
         egress_policy: Optional[EgressPolicyInput] = None,
         vault_ids: Optional[List[str]] = None,
+        networks: Optional[List[str]] = None,
         auto_pause: Optional[int] = None,
         on_expiry: Optional[str] = None,
     ) -> AsyncSession:
@@ -46,7 +47,8 @@ class Sessions:
         the end of the VM's lifetime; 1 to 120 s, default 30); ``egress_policy``: what its VMs may reach, e.g.
         ``{"allowed_domains": ["pypi.org"]}`` (enforced on the host; see ``client.egress``); ``vault_ids``: your
         vaults whose secrets its VMs use without holding them (each an environment variable holding a placeholder;
-        see ``client.vaults``); ``auto_pause``: pause its VMs after this many seconds of idleness (10 to 2592000;
+        see ``client.vaults``); ``networks``: your private networks (names or ids) each of its VMs joins at start
+        (see ``client.networks``); ``auto_pause``: pause its VMs after this many seconds of idleness (10 to 2592000;
         default never), the next request that needs a paused VM resumes it (an execute's result then has
         ``resumed: {"ms": ...}``); ``on_expiry``: ``"kill"`` (default) or ``"pause"`` a VM when its lifetime ends.
         """
@@ -65,6 +67,7 @@ class Sessions:
                 lifecycle_hooks=lifecycle_hooks,
                 egress_policy=egress_policy,
                 vault_ids=vault_ids,
+                networks=networks,
                 auto_pause=auto_pause,
                 on_expiry=on_expiry,
             ),

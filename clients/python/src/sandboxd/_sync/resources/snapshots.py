@@ -1,13 +1,14 @@
 # Generated from sandboxd/_async/resources/snapshots.py by scripts/unasync.py: do not edit.
-"""Snapshots of your VMs: list, get, delete (start VMs from them with ``vms.create(snapshot=…)`` or
-``vms.clone``), and ``create``: a snapshot built from an OCI image (a template build)."""
+"""Snapshots of your VMs: list, get, delete, clone (fork one into up to 100 VMs; start one VM from it with
+``vms.create(snapshot=…)``), and ``create``: a snapshot built from an OCI image (a template build)."""
 
 from __future__ import annotations
 
 from typing import Dict, List, Optional
 
 from ...models import SnapshotRecord, TemplateRecord
-from ...types import SnapshotDeleteResult
+from ...types import SnapshotCloneResult, SnapshotDeleteResult
+from ..._http import defined
 from ..transport import Transport
 from .templates import template_body
 
@@ -58,4 +59,11 @@ class Snapshots:
         """Deletes the snapshot and its files; refused (409) while a VM or another snapshot builds on it."""
         return self._transport.request(
             "DELETE", "/v1/snapshots/{snapshot_id}", params={"snapshot_id": snapshot_id}
+        )
+
+    def clone(self, snapshot: str, *, count: Optional[int] = None) -> SnapshotCloneResult:
+        """Forks your snapshot (its id or its name) into ``count`` new VMs (1 to 100, default 1; your plan may allow
+        fewer in one request), each in a session of its own. All or nothing: if one cannot start, none is left."""
+        return self._transport.request(
+            "POST", "/v1/snapshots/{snapshot_id}/clone", params={"snapshot_id": snapshot}, json=defined(count=count)
         )

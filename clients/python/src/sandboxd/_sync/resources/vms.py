@@ -40,6 +40,7 @@ class Vms:
         lifecycle_hooks: Optional[LifecycleHooks] = None,
         egress_policy: Optional[EgressPolicyInput] = None,
         vault_ids: Optional[List[str]] = None,
+        networks: Optional[List[str]] = None,
         auto_pause: Optional[int] = None,
         on_expiry: Optional[str] = None,
     ) -> VmRecord:
@@ -52,6 +53,8 @@ class Vms:
         ``lifecycle_hooks``: ``{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`` runs the command in the VM before it is killed, paused or reaches the end of its
         lifetime (default: the session's hooks; its output is an execution record with ``trigger`` ``pre_stop``);
         ``vault_ids``: your vaults to attach to its session (added to those it has; see ``client.vaults``);
+        ``networks``: your private networks (names or ids) it joins at start, as do the session's next VMs
+        (see ``client.networks``);
         ``auto_pause`` (seconds of idleness, 10 to 2592000) and ``on_expiry`` (``"kill"`` or ``"pause"``): default
         the session's.
         """
@@ -72,6 +75,7 @@ class Vms:
                 lifecycle_hooks=lifecycle_hooks,
                 egress_policy=egress_policy,
                 vault_ids=vault_ids,
+                networks=networks,
                 auto_pause=auto_pause,
                 on_expiry=on_expiry,
             ),
@@ -96,8 +100,9 @@ class Vms:
     def clone(
         self, vm_id: str, *, snapshot_name: Optional[str] = None, count: Optional[int] = None
     ) -> CloneResult:
-        """New VMs, each in a session of its own, from your snapshot ``snapshot_name`` or, without it, from the VM's
-        current state (a snapshot is taken for it and returned: delete it once its clones are gone)."""
+        """Forks the VM into ``count`` new VMs (1 to 100, default 1; your plan may allow fewer in one request), each
+        in a session of its own, from your snapshot ``snapshot_name`` or, without it, from the VM's current state (a
+        snapshot is taken for it and returned). All or nothing: if one cannot start, none is left."""
         return self._transport.request(
             "POST",
             "/v1/vms/{vm_id}/clone",

@@ -26,6 +26,7 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
           "`vault_ids` attaches your vaults: each secret is an environment variable of the session holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). " +
           '`lifecycle_hooks` (e.g. `{"pre_stop": {"command": "sync", "timeout_seconds": 10}}`) is inherited by every VM of the session: the pre-stop command runs in the VM before a kill, a pause or the end of its lifetime, and its output is kept as an execution record (`trigger: "pre_stop"`). ' +
           '`auto_pause` (seconds of idleness, null: never) pauses its VMs when nothing uses them for that long, and the next request of any kind that needs the VM resumes it (its answer carries `Sandboxd-Resumed: <ms>`); `on_expiry: "pause"` pauses a VM at the end of its lifetime instead of killing it. Paused VMs are kept for your plan\'s retention, then deleted. ' +
+          '`networks` (names or ids of your private networks, see POST /v1/networks) are joined by each VM of the session when it starts. ' +
           '`"template": "desktop"` makes a desktop session for computer use (an X desktop with VNC, a terminal and Chromium; vCPUs and memory fixed by SANDBOXD_DESKTOP_VCPUS and SANDBOXD_DESKTOP_MEMORY_MB; screen size from `screen_width` × `screen_height`, default 1280×800): drive it through `/v1/computeruse/{session_id}/…`.',
         security: BEARER_OR_API_KEY,
         body: Type.Union([Type.Ref('SessionCreateRequest'), Type.Null()]) as unknown as typeof SessionCreateRequest,
@@ -56,6 +57,7 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
       if (body.vault_ids?.length) services.sandbox.egress.requireEnforcement('vault_ids');
       // Placeholders are made (and the vaults checked) before the session exists: a refusal leaves nothing behind.
       const vaults = await services.vaults.prepareAttachment(principal.userId, body.vault_ids ?? [], body.env ?? {});
+      const networks = await services.sandbox.networks.resolve(principal, body.networks ?? []);
       const session = await services.sandbox.sessions.create(principal, {
         ...(source ? { source } : {}),
         ...(resolved?.shape ?? {}),
@@ -73,6 +75,7 @@ export function registerCreateSession(app: App, { services, requireAuthOrBodyKey
       });
       // Before any VM of the session can start (prewarm below).
       await services.vaults.recordAttachment(services.database.db, session.id, vaults);
+      await services.sandbox.networks.attachToSession(session.id, networks);
       if (egressPolicy) await services.sandbox.egress.setInitialSessionPolicy(session, egressPolicy);
       if (session.prewarm) {
         services.sandbox.vms.ensureVm(principal, session).catch((error: unknown) => {

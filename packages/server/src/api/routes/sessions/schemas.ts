@@ -1,5 +1,6 @@
 /** Schemas of sessions, VMs and sandboxes (the spec's fields, plus a few documented extras). */
 import { VaultIds } from '../vaults/schemas.ts';
+import { NetworkRefs } from '../networks/schemas.ts';
 import { EgressPolicyRef } from '../egress/schemas.ts';
 import { Type, type Static } from 'typebox';
 import {
@@ -148,6 +149,7 @@ export const SessionCreateRequest = Type.Object(
     // Every VM of the session starts with it (GET/PUT /v1/sessions/{session_id}/egress).
     egress_policy: Type.Optional(EgressPolicyRef),
     vault_ids: Type.Optional(VaultIds),
+    networks: Type.Optional(NetworkRefs),
     // Every VM of the session inherits them.
     auto_pause: Type.Optional(AutoPauseSeconds),
     on_expiry: Type.Optional(OnExpirySchema),

@@ -1,4 +1,5 @@
 import type { App, RouteContext } from '../../types.ts';
+import { registerCloneSnapshot } from './clone.ts';
 import { registerCreateSnapshotFromImage } from './create.ts';
 import { registerDeleteSnapshot } from './delete.ts';
 import { registerGetSnapshot } from './get.ts';
@@ -9,4 +10,5 @@ export function registerSnapshotRoutes(app: App, context: RouteContext): void {
   registerListSnapshots(app, context);
   registerGetSnapshot(app, context);
   registerDeleteSnapshot(app, context);
+  registerCloneSnapshot(app, context);
 }

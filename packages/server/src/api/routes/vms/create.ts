@@ -23,6 +23,7 @@ import {
 } from '../sessions/schemas.ts';
 import { VaultIds } from '../vaults/schemas.ts';
 import { VolumeMounts } from '../volumes/schemas.ts';
+import { NetworkRefs } from '../networks/schemas.ts';
 
 const VmCreateRequest = Type.Object({
   session_id: Type.Optional(
@@ -37,6 +38,7 @@ const VmCreateRequest = Type.Object({
   metadata: Type.Optional(Metadata('User-defined key/value pairs of the VM (and of the new session, when one is made)')),
   image: Type.Optional(Type.Unknown({ description: 'Alternate image: build a template from it (POST /v1/templates) and pass `template`' })),
   volumes: Type.Optional(VolumeMounts),
+  networks: Type.Optional(NetworkRefs),
   lifecycle_hooks: Type.Optional(LifecycleHooksRef),
   egress_policy: Type.Optional(EgressPolicyRef),
   vault_ids: Type.Optional(VaultIds),
@@ -65,6 +67,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
           "`egress_policy` (default: the session's, else SANDBOXD_EGRESS_DEFAULT) is what the VM may reach; see `PUT /v1/vms/{vm_id}/egress`. " +
           "`vault_ids` attaches your vaults to the VM's session (added to those it has): each secret is an environment variable holding a placeholder, swapped for the value only at the secret's injection point in HTTPS requests to its hosts (see POST /v1/vaults). " +
           '`lifecycle_hooks.pre_stop` (default: the session\'s) is a bash command run in the VM before it is killed, paused or reaches the end of its lifetime, for up to `timeout_seconds` (1 to 120, default 30); its output is kept as an execution record with `trigger: "pre_stop"`. It does not run when the VM crashed or its agent or node was lost. ' +
+          "`networks` (names or ids of your private networks) are joined by the VM at start and become the session's (its next VMs join them too); see POST /v1/networks. " +
           "`auto_pause` and `on_expiry` (default: the session's) pause the VM after that many idle seconds, or at the end of its lifetime instead of killing it; the next request that needs it resumes it.",
         security: BEARER_OR_API_KEY,
         querystring: Type.Object({
@@ -75,7 +78,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
           { 200: Type.Ref('VmRecord'), 202: Type.Ref('VmRecord') },
           {
             400: 'Two attached vaults naming one variable, or the session env setting it',
-            404: 'No such session, snapshot, template, volume or vault among yours',
+            404: 'No such session, snapshot, template, volume, vault or network among yours',
             409: 'The session already has a running or paused VM, the template is not ready, or a volume is mounted read-write by another VM (or read-only, for a read-write mount)',
             429: 'Plan quota exceeded',
             503: 'The VM could not start, or its snapshot or template is on another node, or vault_ids on a node without the vault key (VAULT_KEY_UNAVAILABLE)',
@@ -95,6 +98,7 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
       const name = body.snapshot ?? body.template ?? (typeof body.snapshot_name === 'string' ? body.snapshot_name : undefined);
       const resolved = name === undefined ? undefined : await sandbox.sources.resolve(principal.userId, await sandbox.sources.byName(principal.userId, name));
       if (body.vault_ids?.length) sandbox.egress.requireEnforcement('vault_ids');
+      const networks = await sandbox.networks.resolve(principal, body.networks ?? []);
       const existing = body.session_id ? await sandbox.sessions.getOwned(principal, body.session_id) : undefined;
       // A new session gets the placeholders in its env; an existing one has them added (no VM of it runs: 409 otherwise).
       const vaults = existing ? null : await services.vaults.prepareAttachment(principal.userId, body.vault_ids ?? [], {});
@@ -114,6 +118,8 @@ export function registerCreateVm(app: App, { services, requireAuthOrBodyKey }: R
       // Checked before the vaults are added, so that a 409 leaves the session as it was.
       if (existing && body.vault_ids?.length) await sandbox.vms.checkCanStart(existing);
       const session = existing && body.vault_ids?.length ? await services.vaults.attachToSession(existing, body.vault_ids) : created;
+      // Before the VM starts: it joins its session's networks while it is restored (the network hook).
+      await sandbox.networks.attachToSession(session.id, networks);
       let reserved: (vm: Vm) => void = () => {};
       const reservation = new Promise<Vm>((resolve) => (reserved = resolve));
       const started = sandbox.vms.createForSession(principal, session, {
