@@ -147,6 +147,23 @@ export interface Replica {
   down: boolean;
 }
 
+/** A replica just started or adopted: no process yet, no failures, not yet healthy. */
+export function freshReplica(index: number, sessionId: string, vmId: string): Replica {
+  return {
+    index,
+    sessionId,
+    vmId,
+    processId: null,
+    healthFailures: 0,
+    attempt: 0,
+    nextRestartAt: 0,
+    healthySince: null,
+    lastProbeAt: 0,
+    busy: false,
+    down: false,
+  };
+}
+
 /** A live version on this node: what the supervisor looks after. */
 export interface RunningVersion {
   appId: string;
@@ -472,19 +489,7 @@ export class AppService {
     const db = this.deps.database.db;
     const replicas: Replica[] = [];
     let snapshotId = deployment.snapshotId;
-    const newReplica = (index: number, started: StartedVm): Replica => ({
-      index,
-      sessionId: started.session.id,
-      vmId: started.vmId,
-      processId: null,
-      healthFailures: 0,
-      attempt: 0,
-      nextRestartAt: 0,
-      healthySince: null,
-      lastProbeAt: 0,
-      busy: false,
-      down: false,
-    });
+    const newReplica = (index: number, started: StartedVm): Replica => freshReplica(index, started.session.id, started.vmId);
     if (job.archive) {
       await updateDeployment(db, app.id, deployment.version, { status: 'building' });
       const source = await this.sourceOf(principal, manifest);

@@ -15,7 +15,7 @@ import type { ProcessService } from '../processes.ts';
 import type { VmService } from '../vms/index.ts';
 import type { Database } from '../../store/database.ts';
 import { findApp, findDeployment, listLiveAppsOfNode, updateApp, updateDeployment, type AppRecord } from '../../store/apps-store.ts';
-import { PROCESS_TIMEOUT_SECONDS, type AppService, type Replica, type RunningVersion } from './app-service.ts';
+import { freshReplica, PROCESS_TIMEOUT_SECONDS, type AppService, type Replica, type RunningVersion } from './app-service.ts';
 import type { AppManifest } from './manifest.ts';
 import { probeHealth } from './health-probe.ts';
 
@@ -92,19 +92,7 @@ export class AppSupervisor {
     const deployment = await findDeployment(this.deps.database.db, app.id, app.liveVersion!);
     if (!deployment?.snapshotId || deployment.sessionIds.length === 0) return undefined;
     const manifest = deployment.manifest as AppManifest;
-    const replicas: Replica[] = deployment.sessionIds.map((sessionId, i) => ({
-      index: i + 1,
-      sessionId,
-      vmId: deployment.vmIds[i] ?? '',
-      processId: null,
-      healthFailures: 0,
-      attempt: 0,
-      nextRestartAt: 0,
-      healthySince: null,
-      lastProbeAt: 0,
-      busy: false,
-      down: false,
-    }));
+    const replicas: Replica[] = deployment.sessionIds.map((sessionId, i) => freshReplica(i + 1, sessionId, deployment.vmIds[i] ?? ''));
     const running: RunningVersion = {
       appId: app.id,
       userId: app.userId,
