@@ -477,11 +477,22 @@ export class NetworkService {
   }
 }
 
-/** Replaces the sandboxd block of the guest's /etc/hosts. */
+/** The most of a guest's /etc/hosts the host reads: the guest writes that file, so its size is the guest's choice. */
+const HOSTS_FILE_MAX_BYTES = 1024 * 1024;
+
+/** Replaces the sandboxd block of the guest's /etc/hosts (left as it is when the guest made it larger than the cap). */
 async function writeHostsBlock(agent: GuestAgent, lines: string[]): Promise<void> {
   const { stream } = await agent.readFile('/etc/hosts');
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > HOSTS_FILE_MAX_BYTES) {
+      (stream as { destroy?: () => void }).destroy?.();
+      throw new Error(`the guest's /etc/hosts is larger than ${HOSTS_FILE_MAX_BYTES} bytes: its names are not written`);
+    }
+    chunks.push(chunk as Buffer);
+  }
   const current = Buffer.concat(chunks).toString('utf8');
   const next = withHostsBlock(current, lines);
   if (next === current) return;
