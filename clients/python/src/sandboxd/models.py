@@ -3388,6 +3388,7 @@ GetV1AppsAppDeploymentsVersionResponse = DeploymentRecord
 
 
 class PostV1AppsAppRollbackRequest(TypedDict, total=False):
+    # A version of the app: 1, 2, …
     version: int
 
 

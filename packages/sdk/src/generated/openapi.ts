@@ -2813,6 +2813,7 @@ export interface paths {
                 path: {
                     /** @description The app id or name */
                     app: string;
+                    /** @description A version of the app: 1, 2, … */
                     version: number;
                 };
                 cookie?: never;
@@ -2886,6 +2887,7 @@ export interface paths {
                 path: {
                     /** @description The app id or name */
                     app: string;
+                    /** @description A version of the app: 1, 2, … */
                     version: number;
                 };
                 cookie?: never;
@@ -3141,6 +3143,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description A version of the app: 1, 2, … */
                         version?: number;
                     } | null;
                 };

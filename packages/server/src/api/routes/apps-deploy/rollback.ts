@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { principalOf } from '../../authentication.ts';
 import { authedResponses, BEARER_OR_API_KEY } from '../../schemas/common.ts';
 import type { App, RouteContext } from '../../types.ts';
-import { AppParams } from './schemas.ts';
+import { AppParams, AppVersion } from './schemas.ts';
 
 export function registerRollbackAndRestart(app: App, { services, requireAuth }: RouteContext): void {
   app.post(
@@ -16,7 +16,7 @@ export function registerRollbackAndRestart(app: App, { services, requireAuth }: 
           "Brings `version` (default: the last version that was live before the current one) back on new VMs started from its snapshot (no install), health-checks them and switches without downtime, like a redeploy (`app.deploying`, `app.deployed`, `app.rolled_back`). The answer's deployment is that version's record.",
         security: BEARER_OR_API_KEY,
         params: AppParams,
-        body: Type.Union([Type.Object({ version: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }), Type.Null()]),
+        body: Type.Union([Type.Object({ version: Type.Optional(AppVersion) }, { additionalProperties: false }), Type.Null()]),
         response: authedResponses(
           { 202: Type.Ref('AppDeploymentAccepted') },
           { 404: 'No such app among yours, or no such version', 409: 'The version is the live one, never went live, or there is no earlier one' },

@@ -52,7 +52,10 @@ export const DeploymentList = Type.Object({ deployments: Type.Array(Type.Ref('De
 export const APP_DEPLOY_SCHEMAS = [AppRecord, DeploymentRecord, AppDeploymentAccepted, AppList, DeploymentList];
 
 export const AppParams = Type.Object({ app: Type.String({ description: 'The app id (`app-…`) or name' }) });
-export const VersionParams = Type.Object({ app: Type.String({ description: 'The app id or name' }), version: Type.Integer({ minimum: 1 }) });
+/** A version number in a path or body: 1, 2, … (bounded like every numeric input: a store integer). */
+export const AppVersion = Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A version of the app: 1, 2, …' });
+
+export const VersionParams = Type.Object({ app: Type.String({ description: 'The app id or name' }), version: AppVersion });
 export const FollowQuery = Type.Object({
   follow: Type.Optional(Type.Boolean({ default: false, description: 'true: keep the answer open and send lines as they come' })),
 });
