@@ -3,6 +3,7 @@
  * Starts the real app on an ephemeral loopback port with a fresh SQLite store in a temp dir (or a given
  * database URL), for tests that talk HTTP to it like a client would.
  */
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -161,4 +162,12 @@ export async function call(
     parsed = undefined;
   }
   return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/** POST /execute in `session` as `apiKey` (120 s), asserting a 200 and exit code 0; answers the result's body. */
+export async function executeOk(server: { baseUrl: string }, apiKey: string, session: string, body: Record<string, unknown>) {
+  const answer = await call(server, 'POST', '/execute', { apiKey, json: { session_id: session, timeout: 120, ...body } });
+  assert.equal(answer.status, 200, answer.text);
+  assert.equal(answer.body.exit_code, 0, `${JSON.stringify(body)}: ${answer.body.stderr}`);
+  return answer.body;
 }

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_PLANS } from '../../src/core/plans.ts';
 import { listEventsAfter } from '../../src/store/events-store.ts';
-import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { call, executeOk, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 const FORK_COUNT = 20;
 const FILE_CONTENT = `fork-${randomBytes(8).toString('hex')}`;
@@ -51,12 +51,7 @@ describe('fork fan-out on real VMs', { timeout: 30 * 60_000 }, () => {
   after(() => server?.close());
 
   const as = (who: { apiKey: string }) => ({ apiKey: who.apiKey });
-  const run = async (session: string, body: Record<string, unknown>) => {
-    const answer = await call(server, 'POST', '/execute', { ...as(alice), json: { session_id: session, timeout: 120, ...body } });
-    assert.equal(answer.status, 200, answer.text);
-    assert.equal(answer.body.exit_code, 0, `${JSON.stringify(body)}: ${answer.body.stderr}`);
-    return answer.body;
-  };
+  const run = (session: string, body: Record<string, unknown>) => executeOk(server, alice.apiKey, session, body);
   const python = async (session: string, code: string) => (await run(session, { code })).stdout.trim();
   const bash = async (session: string, command: string) => (await run(session, { language: 'bash', command })).stdout.trim();
   /** The state a fork must carry, in one execute: the variable, the file, the process (counted), the guest's host name. */

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { call, executeOk, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 /** What the test plants in the VM and expects back exactly. */
 const FILE_CONTENT = `payload-${randomBytes(12).toString('hex')}\n`;
@@ -44,12 +44,7 @@ describe('snapshots, clones, pause and resume on real VMs', { timeout: 30 * 60_0
   after(() => server?.close());
 
   const as = (who: { apiKey: string }) => ({ apiKey: who.apiKey });
-  const run = async (session: string, body: Record<string, unknown>) => {
-    const answer = await call(server, 'POST', '/execute', { ...as(alice), json: { session_id: session, timeout: 120, ...body } });
-    assert.equal(answer.status, 200, answer.text);
-    assert.equal(answer.body.exit_code, 0, `${JSON.stringify(body)}: ${answer.body.stderr}`);
-    return answer.body;
-  };
+  const run = (session: string, body: Record<string, unknown>) => executeOk(server, alice.apiKey, session, body);
   const python = async (session: string, code: string) => (await run(session, { code })).stdout.trim();
   const bash = async (session: string, command: string) => (await run(session, { language: 'bash', command })).stdout.trim();
   const probe = async (session: string) => (await bash(session, PROBE)).split('|');
