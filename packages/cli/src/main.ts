@@ -1,6 +1,6 @@
 /** The `sandbox` command: every subcommand, global options, and one place where errors become messages and exit codes. */
 import { Command, CommanderError, Option } from 'commander';
-import { registerApps, rollbackArgs } from './commands/apps.ts';
+import { registerApps } from './commands/apps.ts';
 import { registerBrowser } from './commands/browser.ts';
 import { registerCreate } from './commands/create.ts';
 import { registerDesktop } from './commands/desktop.ts';
@@ -80,7 +80,7 @@ export function buildProgram(): Command {
 async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
-    await program.parseAsync(rollbackArgs(argv));
+    await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and --version end here with code 0; usage mistakes were already printed by commander.

@@ -105,7 +105,7 @@ describe('sandbox deploy and sandbox apps', { timeout: 30 * 60_000 }, () => {
 
   test('apps rollback brings v1 back at the same URL; show and logs say so', { timeout: DEPLOY_TIMEOUT_MS }, async () => {
     const started = Date.now();
-    const rolled = await runCli(['apps', 'rollback', 'hello'], env);
+    const rolled = await runCli(['apps', 'rollback', 'hello', '1'], env);
     console.log(`sandbox apps rollback: ${((Date.now() - started) / 1000).toFixed(1)} s`);
     assert.equal(rolled.code, 0, rolled.stderr);
     assert.match(rolled.stderr, /Rolling hello back to v1/);

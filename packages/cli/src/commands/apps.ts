@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { appNameOfFolder, manifestName, SandboxdError, type AppDeploymentRecord, type AppRecord } from '@sandboxd/sdk';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import { interruptible } from '../interrupt.ts';
@@ -40,17 +40,6 @@ async function followDeployment(ctx: Context, app: AppRecord, deployment: AppDep
     process.stderr.write(`sandbox: ${app.name} v${final.version} did not go live: ${why}\n`);
   }
   process.exitCode = EXIT.error;
-}
-
-/**
- * The arguments with `--version N` after `apps rollback` renamed `--to-version N`: commander gives `--version`
- * anywhere on the line to the program (which prints its own version), so the rollback's option is passed under a
- * name of its own.
- */
-export function rollbackArgs(argv: string[]): string[] {
-  const at = argv.findIndex((arg, i) => arg === 'rollback' && (argv[i - 1] === 'apps' || argv[i - 1] === 'app'));
-  if (at === -1) return argv;
-  return argv.map((arg, i) => (i <= at ? arg : arg === '--version' ? '--to-version' : arg.startsWith('--version=') ? `--to-version=${arg.slice(10)}` : arg));
 }
 
 const statusOf = (a: AppRecord) => a.status + (a.status === 'deploying' && a.latest_version !== a.live_version ? ` v${a.latest_version}` : '');
@@ -182,14 +171,12 @@ export function registerApps(program: Command, context: (options: GlobalOptions)
     .command('rollback')
     .description('bring back an earlier version (default: the one live before the current), without downtime')
     .argument('<app>', 'app name or id')
-    // Shown for help and completion; `rollbackArgs` hands it over as --to-version (the program's --version would take it).
-    .option('--version <n>', 'the version to bring back (`sandbox apps deployments` lists them)', integer('--version', 1, 2 ** 31))
-    .addOption(new Option('--to-version <n>').hideHelp().argParser(integer('--version', 1, 2 ** 31)))
+    // A positional version, not `--version`: commander gives `--version` anywhere on the line to the program's own.
+    .argument('[version]', 'the version to bring back (`sandbox apps deployments` lists them)', integer('version', 1, 2 ** 31))
     .option('--no-wait', 'answer at once, without following the deployment')
-    .action(async (given: string, raw: { version?: number; toVersion?: number; wait: boolean }, command: Command) => {
+    .action(async (given: string, version: number | undefined, options: { wait: boolean }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
-      const options = { ...raw, version: raw.toVersion ?? raw.version };
-      const { app, deployment } = await ctx.client.apps.rollback(given, options.version !== undefined ? { version: options.version } : {});
+      const { app, deployment } = await ctx.client.apps.rollback(given, version !== undefined ? { version } : {});
       if (!options.wait) {
         ctx.out.result({ app, deployment }, () => `Rolling ${app.name} back to v${deployment.version}.`);
         return;
