@@ -25,7 +25,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
 
     def do_GET(self):
-        body = b'ok' if self.path == '/health' else VERSION.encode()
+        body = b'ok' if self.path == '/health' else str(self.headers).encode() if self.path == '/headers' else VERSION.encode()
         self.send_response(200)
         self.send_header('Content-Type', 'text/plain')
         self.send_header('Content-Length', str(len(body)))
@@ -65,9 +65,9 @@ function pack(files: Record<string, string>): Buffer {
 }
 
 /** A GET with its own Host header (fetch cannot set Host). */
-function getWithHost(port: number, host: string, urlPath = '/'): Promise<{ status: number; body: string }> {
+function getWithHost(port: number, host: string, urlPath = '/', headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: urlPath, headers: { host }, agent: false, timeout: 10_000 }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: urlPath, headers: { ...headers, host }, agent: false, timeout: 10_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
@@ -192,6 +192,18 @@ describe('app deployments (real VMs)', () => {
     const answer = await getWithHost(port, host);
     assert.deepEqual(answer, { status: 200, body: 'v1' });
     console.log(`deploy v1 (VM, upload, install, snapshot, start, healthy): ${Date.now() - started} ms`);
+    // The app's host is VM-served content: the owner's credentials sent to it never reach the app (it echoes its headers).
+    const echoed = await getWithHost(port, host, '/headers', {
+      'x-api-key': owner,
+      authorization: `Bearer ${owner}`,
+      cookie: `sandboxd_preview=${owner}; theirs=kept`,
+      'x-app-header': 'kept',
+    });
+    assert.equal(echoed.status, 200, echoed.body);
+    assert.match(echoed.body, /x-app-header: kept/i, 'the app sees the request headers');
+    assert.match(echoed.body, /theirs=kept/, "the app's own cookie passes");
+    assert.ok(!echoed.body.includes(owner), `no sandboxd credential reaches the app: ${echoed.body}`);
+    assert.doesNotMatch(echoed.body, /^(x-api-key|authorization):/im);
     const output = await (await fetch(`${server.baseUrl}/v1/apps/hello/logs`, { headers: { 'x-api-key': owner } })).text();
     assert.match(output, /GET \/ HTTP\/1\.1/, 'the app log has the start command’s output');
   });
