@@ -71,11 +71,18 @@ describe('sandboxd backup and restore', () => {
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined, text };
   };
-  /** What a refused restore must leave as it was: the data directory's files, and nothing beside it. */
+  /**
+   * What a refused restore must leave as it was: the data directory's files (each the same file: a restore replaces
+   * or moves aside, which changes the inode), the keys' contents, and nothing beside it. Not the store's mtime: the
+   * running server's own background loops write it whenever SQLite checkpoints its WAL.
+   */
   const snapshotOfDataDir = () =>
     JSON.stringify({
-      files: fs.readdirSync(dataDir).sort(),
-      store: fs.statSync(path.join(dataDir, 'sandboxd.db')).mtimeMs,
+      files: fs
+        .readdirSync(dataDir)
+        .sort()
+        .map((name) => [name, fs.statSync(path.join(dataDir, name)).ino]),
+      keys: ['admin-api-key', 'vault.key'].map((name) => fs.readFileSync(path.join(dataDir, name), 'utf8')),
       siblings: fs.readdirSync(root).sort(),
     });
 
