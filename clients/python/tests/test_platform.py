@@ -105,6 +105,8 @@ class Platform(ShapeAssertions):
         self.assertTrue(checked["last_error"])
         self.assertIn(domain["id"], [d["id"] for d in self.client.custom_domains.list()])
         self.assertShape(self.client.custom_domains.delete(domain["id"]), models.CustomDomain)
+        with self.assertRaises(sandboxd.NotFoundError):  # app_id is sent: an app that is not yours is a 404
+            self.client.custom_domains.create(domain=f"py-app-{uuid.uuid4().hex[:8]}.example.com", app_id="no-such-app")
         self.assertShape(self.client.shares.delete(share["share_id"]), models.Share)
         self.assertShape(
             self.client.sessions.connect(session.id).details(), models.GetV1SessionsSessionSessionIdResponse

@@ -114,6 +114,11 @@ describe('sandbox deploy and sandbox apps', { timeout: 30 * 60_000 }, () => {
     const shown = await runCli(['apps', 'show', 'hello', '--json'], env);
     assert.equal(shown.json.live_version, 1);
     assert.equal(shown.json.latest_version, 2);
+    // A custom domain claimed for the app (`domains add --app`) is shown by `apps show` (pending: no DNS here).
+    const claimed = await runCli(['domains', 'add', 'hello-cli.example.com', '--app', 'hello', '--json'], env);
+    assert.equal(claimed.code, 0, claimed.stderr);
+    const shownText = await runCli(['apps', 'show', 'hello'], env);
+    assert.match(shownText.stdout, new RegExp(`^domain:\\s+hello-cli\\.example\\.com \\(pending: ${claimed.json.id}\\)$`, 'm'));
     // http.server logs each request on stderr: the one just made is in the app's output.
     const logs = await runCli(['apps', 'logs', 'hello'], env);
     assert.equal(logs.code, 0, logs.stderr);

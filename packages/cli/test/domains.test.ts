@@ -69,6 +69,12 @@ describe('sandbox domains', () => {
     assert.match(neither.stderr, /--share ID, or --port PORT/);
     const both = await runCli(['domains', 'add', 'x.example.com', '--share', 'shr_x', '--port', '80'], env);
     assert.equal(both.code, 2);
+    const withApp = await runCli(['domains', 'add', 'x.example.com', '--app', 'hello', '--port', '80'], env);
+    assert.equal(withApp.code, 2);
+    assert.match(withApp.stderr, /not --port and --app/);
+    const noApp = await runCli(['domains', 'add', 'x.example.com', '--app', 'no-such-app'], env);
+    assert.equal(noApp.code, 4, noApp.stderr);
+    assert.match(noApp.stderr, /app no-such-app/);
     const ip = await runCli(['domains', 'add', '10.1.2.3', '--port', '80', '--session', sessionId], env);
     assert.equal(ip.code, 2);
     assert.match(ip.stderr, /domain: domain must be a domain name, not an IP address/);

@@ -62,5 +62,10 @@ describe('client.customDomains', () => {
       (error: unknown) => error instanceof SandboxdError && error.status === 409 && error.code === 'CONFLICT',
     );
     await assert.rejects(client.customDomains.create({ domain: '127.0.0.1', sessionId: session.id, port: 8081 }), ValidationError);
+    // appId reaches the server as app_id: an app that is not the caller's is a 404 naming it.
+    await assert.rejects(
+      client.customDomains.create({ domain: 'app.example.com', appId: 'no-such-app' }),
+      (error: unknown) => error instanceof NotFoundError && /app no-such-app/.test(error.message),
+    );
   });
 });

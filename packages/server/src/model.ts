@@ -524,11 +524,11 @@ export type CustomDomainFailureReason = (typeof CUSTOM_DOMAIN_FAILURE_REASONS)[n
 export const DNS_PROVIDERS = ['manual'] as const;
 export type DnsProvider = (typeof DNS_PROVIDERS)[number];
 
-/** Why a custom domain stopped existing: deleted by its owner, or its share was deleted. */
-export const CUSTOM_DOMAIN_DELETE_REASONS = ['deleted', 'share_deleted'] as const;
+/** Why a custom domain stopped existing: deleted by its owner, or the share or app it served was deleted. */
+export const CUSTOM_DOMAIN_DELETE_REASONS = ['deleted', 'share_deleted', 'app_deleted'] as const;
 export type CustomDomainDeleteReason = (typeof CUSTOM_DOMAIN_DELETE_REASONS)[number];
 
-/** A domain a user maps to a share (or a session's port), proven theirs by a DNS TXT record. */
+/** A domain a user maps to a share, a session's port or a deployed app, proven theirs by a DNS TXT record. */
 export interface CustomDomain {
   /** `cd_` + 20 base32 characters. */
   id: string;
@@ -537,9 +537,11 @@ export interface CustomDomain {
   domain: string;
   /** The share it is served like; null when it maps a session's port directly (owner-only, like a private preview). */
   shareId: string | null;
-  /** The session and port it serves (a share's, copied when the claim was made). */
-  sessionId: string;
-  port: number;
+  /** The session and port it serves (a share's, copied when the claim was made); null when it serves an app. */
+  sessionId: string | null;
+  port: number | null;
+  /** The deployed app it serves (its live replicas, looked up on every request); null for a share or a port. */
+  appId: string | null;
   dnsProvider: DnsProvider;
   /** The value the TXT record at `_sandboxd-challenge.<domain>` must have. */
   verificationToken: string;

@@ -433,6 +433,7 @@ export function createSandboxServices(core: CoreServices, engine: VmEngine, depe
       authenticator: core.authenticator,
       appUrls,
       failures: core.backgroundFailures,
+      domainHosts: core.customDomainHosts,
     },
     {
       uploadMaxBytes: config.execution.appUploadMaxMb * 1024 * 1024,

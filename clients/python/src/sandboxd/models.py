@@ -1428,9 +1428,21 @@ class ShareList(Model):
     shares: List[Share]
 
 
+class AppRecordCustomDomainsItem(Model):
+    __slots__ = ()
+    _required_keys = frozenset({"domain", "id", "status", "url"})
+    # cd_… (see /v1/custom-domains/{domain_id})
+    id: str
+    domain: str
+    # Where the domain serves the app once verified
+    url: str
+    # pending: waiting for its DNS TXT record; verified: served
+    status: Literal["pending", "verified"]
+
+
 class AppRecord(Model):
     __slots__ = ()
-    _required_keys = frozenset({"created_at", "id", "latest_version", "live_version", "name", "public", "replicas", "status", "updated_at", "url"})
+    _required_keys = frozenset({"created_at", "custom_domains", "id", "latest_version", "live_version", "name", "public", "replicas", "status", "updated_at", "url"})
     # `app-` + 12 characters
     id: str
     # Unique among your apps: 1 to 40 lower-case letters, digits and single hyphens
@@ -1451,6 +1463,8 @@ class AppRecord(Model):
     public: bool
     created_at: str
     updated_at: str
+    # The custom domains that serve the app (POST /v1/custom-domains with app_id), pending or verified
+    custom_domains: List[AppRecordCustomDomainsItem]
 
 
 class DeploymentRecord(Model):
@@ -1592,6 +1606,10 @@ class CustomDomainCreateRequest(_CustomDomainCreateRequestRequired, total=False)
     session_id: str
     # The port inside the VM, with session_id. With share_id: optional, must be the share's
     port: int
+    # A deployed app of yours, by id (app-…) or name: the domain serves it like its own URL (its live
+    # replicas, round robin; a private app to you only). Not with share_id, session_id or port. Deleting
+    # the app deletes the domain
+    app_id: str
     # Who creates the TXT record: manual (you, at your DNS host; the only supported value)
     dns_provider: Literal["manual"]
     # Credentials for a DNS provider that sandboxd would drive itself. None is supported yet, so a
@@ -1612,7 +1630,7 @@ class CustomDomainVerification(Model):
 
 class CustomDomain(Model):
     __slots__ = ()
-    _required_keys = frozenset({"created_at", "dns_provider", "domain", "expires_at", "failure_reason", "id", "last_checked_at", "last_error", "link", "link_expires_at", "next_check_at", "port", "session_id", "share_id", "status", "url", "verification", "verified_at"})
+    _required_keys = frozenset({"app_id", "created_at", "dns_provider", "domain", "expires_at", "failure_reason", "id", "last_checked_at", "last_error", "link", "link_expires_at", "next_check_at", "port", "session_id", "share_id", "status", "url", "verification", "verified_at"})
     # cd_…
     id: str
     # Lower case, without a trailing dot
@@ -1627,15 +1645,19 @@ class CustomDomain(Model):
     # SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES re-checks in a row; it is no longer served); null unless
     # failed
     failure_reason: Optional[Literal["expired", "verified_elsewhere", "record_missing"]]
-    # The share it is served like; null when it maps session_id and port directly
+    # The share it is served like; null when it maps session_id and port directly, or an app
     share_id: Optional[str]
-    session_id: str
-    port: int
+    # The session whose port it serves; null when it serves an app
+    session_id: Optional[str]
+    # The port inside the VM; null when it serves an app
+    port: Optional[int]
+    # The deployed app it serves (app-…); null for a share or a port
+    app_id: Optional[str]
     dns_provider: Literal["manual"]
     # The DNS record that proves the claim: create it at your DNS host, then POST …/verify
     verification: CustomDomainVerification
-    # Where the domain serves the port once verified: {scheme}://{domain}[:port]/ with the scheme and port
-    # of the public URL
+    # Where the domain serves its target once verified: {scheme}://{domain}[:port]/ with the scheme and
+    # port of the public URL
     url: str
     # For a verified domain of a private share: url with a freshly signed share link (?sandboxd_token=…),
     # which sets the preview cookie on first use; else null

@@ -32,7 +32,10 @@ async function followDeployment(ctx: Context, app: AppRecord, deployment: AppDep
   const current = final.status === 'live' ? await ctx.client.apps.get(app.name) : app;
   ctx.out.result({ app: current, deployment: final }, () => (final.status === 'live' ? current.url : ''));
   if (final.status === 'live') {
-    if (!ctx.out.json) ctx.out.info(`${app.name} v${final.version} is live at ${current.url}`);
+    if (!ctx.out.json) {
+      ctx.out.info(`${app.name} v${final.version} is live at ${current.url}`);
+      for (const line of domainLines(current)) ctx.out.info(`  ${line}`);
+    }
     return;
   }
   if (!ctx.out.json) {
@@ -40,6 +43,15 @@ async function followDeployment(ctx: Context, app: AppRecord, deployment: AppDep
     process.stderr.write(`sandbox: ${app.name} v${final.version} did not go live: ${why}\n`);
   }
   process.exitCode = EXIT.error;
+}
+
+/** The app's custom domains, one line each: its URL once verified, else what it waits for. */
+function domainLines(app: AppRecord): string[] {
+  return app.custom_domains.map((d) =>
+    d.status === 'verified'
+      ? `and at ${d.url} (custom domain)`
+      : `${d.domain}: pending until its DNS TXT record is verified (\`sandbox domains verify ${d.id}\`)`,
+  );
 }
 
 const statusOf = (a: AppRecord) => a.status + (a.status === 'deploying' && a.latest_version !== a.live_version ? ` v${a.latest_version}` : '');
@@ -113,6 +125,7 @@ export function registerApps(program: Command, context: (options: GlobalOptions)
           ['id', app.id],
           ['status', app.status],
           ['url', app.url],
+          ...app.custom_domains.map((d): [string, unknown] => ['domain', d.status === 'verified' ? d.url : `${d.domain} (pending: ${d.id})`]),
           ['live version', app.live_version],
           ['latest version', app.latest_version],
           ['replicas', app.replicas],

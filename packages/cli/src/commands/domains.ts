@@ -1,4 +1,4 @@
-/** sandbox domains ls | add | verify | rm: custom domains that serve a share, or a port of a session, at your own domain. */
+/** sandbox domains ls | add | verify | rm: custom domains that serve a share, a port of a session or an app at your own domain. */
 import type { CustomDomain } from '@sandboxd/sdk';
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.ts';
@@ -6,13 +6,13 @@ import { EXIT, UsageError } from '../errors.ts';
 import { table } from '../output.ts';
 import { integer } from '../parse.ts';
 
-const targetOf = (d: CustomDomain) => (d.share_id ? `share ${d.share_id}` : `${d.session_id}:${d.port}`);
+const targetOf = (d: CustomDomain) => (d.app_id ? `app ${d.app_id}` : d.share_id ? `share ${d.share_id}` : `${d.session_id}:${d.port}`);
 
 /** The TXT record to create, as a zone-file line. */
 const recordLine = (d: CustomDomain) => `${d.verification.name}. TXT "${d.verification.value}"`;
 
 export function registerDomains(program: Command, context: (options: GlobalOptions) => Context): void {
-  const domains = program.command('domains').description('serve a share or a port at your own domain (verified by a DNS TXT record)');
+  const domains = program.command('domains').description('serve a share, a port or an app at your own domain (verified by a DNS TXT record)');
 
   domains
     .command('ls')
@@ -32,20 +32,23 @@ export function registerDomains(program: Command, context: (options: GlobalOptio
 
   domains
     .command('add')
-    .description('claim a domain for a share (--share) or a port of a session (--port); prints the TXT record to create')
+    .description('claim a domain for a share (--share), a port of a session (--port) or a deployed app (--app); prints the TXT record to create')
     .argument('<domain>', 'the domain, e.g. app.example.com (point it at the server or its reverse proxy)')
     .option('--share <id>', 'serve this share (with its access rules)')
     .option('-p, --port <port>', 'serve this port of the session instead (only to you, like `sandbox url`)', integer('--port', 1, 65535))
     .option('-s, --session <id>', 'with --port: the session (default: the current one)')
-    .action(async (domain: string, options: { share?: string; port?: number; session?: string }, command: Command) => {
+    .option('--app <app>', 'serve this deployed app (name or id), like its own URL')
+    .action(async (domain: string, options: { share?: string; port?: number; session?: string; app?: string }, command: Command) => {
       const ctx = context(command.optsWithGlobals());
-      if (options.share !== undefined && options.port !== undefined) throw new UsageError('give either --share or --port, not both');
-      if (options.share === undefined && options.port === undefined)
-        throw new UsageError('give --share ID, or --port PORT (with --session ID or the current session)');
+      const given = (['share', 'port', 'app'] as const).filter((name) => options[name] !== undefined);
+      if (given.length > 1) throw new UsageError(`give one of --share, --port or --app, not ${given.map((name) => `--${name}`).join(' and ')}`);
+      if (given.length === 0) throw new UsageError('give --share ID, or --port PORT (with --session ID or the current session), or --app APP');
       const created =
-        options.share !== undefined
-          ? await ctx.client.customDomains.create({ domain, shareId: options.share })
-          : await ctx.client.customDomains.create({ domain, sessionId: ctx.requireSession(options.session), port: options.port! });
+        options.app !== undefined
+          ? await ctx.client.customDomains.create({ domain, appId: options.app })
+          : options.share !== undefined
+            ? await ctx.client.customDomains.create({ domain, shareId: options.share })
+            : await ctx.client.customDomains.create({ domain, sessionId: ctx.requireSession(options.session), port: options.port! });
       ctx.out.result(created, () =>
         [
           `Claimed ${created.domain} (${created.id}), pending until its DNS record is seen. Create this TXT record at your DNS host:`,

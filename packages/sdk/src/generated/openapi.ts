@@ -6664,8 +6664,8 @@ export interface paths {
         };
         put?: never;
         /**
-         * Claim a custom domain for a share or a port
-         * @description Maps `domain` to a share of yours (`share_id`: served with the share's access rules) or to a port of a session of yours (`session_id` + `port`: served like a private preview). The claim is `pending` until the TXT record in `verification` (`_sandboxd-challenge.<domain>`, your token) is seen in DNS: create it, then `POST /v1/custom-domains/{domain_id}/verify`, or wait for the background check. Once verified, requests whose Host is the domain are served at `/` (HTTP and WebSockets); front the server with a reverse proxy that obtains certificates on demand (see GET /v1/custom-domains/tls-check). Several accounts may claim one domain while pending; the first verified wins and the others fail. 409 when another account already verified it or you already hold a claim of it.
+         * Claim a custom domain for a share, a port or an app
+         * @description Maps `domain` to a share of yours (`share_id`: served with the share's access rules) to a port of a session of yours (`session_id` + `port`: served like a private preview), or to a deployed app of yours (`app_id`, its id or name: served like the app's own URL, public or private as the app is). Give exactly one of these targets (422 naming the fields otherwise). The claim is `pending` until the TXT record in `verification` (`_sandboxd-challenge.<domain>`, your token) is seen in DNS: create it, then `POST /v1/custom-domains/{domain_id}/verify`, or wait for the background check. Once verified, requests whose Host is the domain are served at `/` (HTTP and WebSockets); front the server with a reverse proxy that obtains certificates on demand (see GET /v1/custom-domains/tls-check). Several accounts may claim one domain while pending; the first verified wins and the others fail. 409 when another account already verified it or you already hold a claim of it.
          */
         post: {
             parameters: {
@@ -6707,7 +6707,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description No such share or session among yours */
+                /** @description No such share, session or app among yours */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -17122,6 +17122,19 @@ export interface components {
         AppRecord: {
             /** Format: date-time */
             created_at: string;
+            /** @description The custom domains that serve the app (POST /v1/custom-domains with app_id), pending or verified */
+            custom_domains: {
+                domain: string;
+                /** @description cd_… (see /v1/custom-domains/{domain_id}) */
+                id: string;
+                /**
+                 * @description pending: waiting for its DNS TXT record; verified: served
+                 * @enum {string}
+                 */
+                status: "pending" | "verified";
+                /** @description Where the domain serves the app once verified */
+                url: string;
+            }[];
             /** @description `app-` + 12 characters */
             id: string;
             /** @description The newest version deployed (live or not) */
@@ -18129,6 +18142,8 @@ export interface components {
         };
         /** CustomDomain */
         CustomDomain: {
+            /** @description The deployed app it serves (app-…); null for a share or a port */
+            app_id: string | null;
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
@@ -18151,16 +18166,18 @@ export interface components {
             link_expires_at: string | null;
             /** @description When the background checker looks next: a pending claim's next check, a verified one's next re-check of its record; null once failed */
             next_check_at: string | null;
-            port: number;
-            session_id: string;
-            /** @description The share it is served like; null when it maps session_id and port directly */
+            /** @description The port inside the VM; null when it serves an app */
+            port: number | null;
+            /** @description The session whose port it serves; null when it serves an app */
+            session_id: string | null;
+            /** @description The share it is served like; null when it maps session_id and port directly, or an app */
             share_id: string | null;
             /**
              * @description pending: waiting for the TXT record (checked by POST …/verify and every SANDBOXD_CUSTOM_DOMAIN_CHECK_INTERVAL_SECONDS); verified: requests with this Host are served while the record stays (re-checked every SANDBOXD_CUSTOM_DOMAIN_REVERIFY_SECONDS), until the claim is deleted; failed: final, see failure_reason and last_error
              * @enum {string}
              */
             status: "pending" | "verified" | "failed";
-            /** @description Where the domain serves the port once verified: {scheme}://{domain}[:port]/ with the scheme and port of the public URL */
+            /** @description Where the domain serves its target once verified: {scheme}://{domain}[:port]/ with the scheme and port of the public URL */
             url: string;
             /** @description The DNS record that proves the claim: create it at your DNS host, then POST …/verify */
             verification: {
@@ -18175,6 +18192,8 @@ export interface components {
         };
         /** CustomDomainCreateRequest */
         CustomDomainCreateRequest: {
+            /** @description A deployed app of yours, by id (app-…) or name: the domain serves it like its own URL (its live replicas, round robin; a private app to you only). Not with share_id, session_id or port. Deleting the app deletes the domain */
+            app_id?: string;
             /** @description Credentials for a DNS provider that sandboxd would drive itself. None is supported yet, so a non-empty object is refused (422); never stored, logged or shown */
             dns_credentials?: {
                 [key: string]: string;

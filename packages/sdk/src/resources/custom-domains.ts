@@ -1,11 +1,16 @@
-/** Custom domains: serve a share (or a port of a session) at your own domain, proven by a DNS TXT record. */
+/** Custom domains: serve a share, a port of a session or a deployed app at your own domain, proven by a DNS TXT record. */
 import type { CustomDomain } from '../api-types.ts';
 import type { CallOptions } from '../call-options.ts';
 import type { Transport } from '../transport.ts';
 
-/** A share to serve (`shareId`), or a session's port (`sessionId` + `port`, served to you only). */
+/**
+ * A share to serve (`shareId`), a session's port (`sessionId` + `port`, served to you only), or a deployed app
+ * (`appId`: its id or name, served like the app's own URL).
+ */
 export type CustomDomainCreateOptions = { domain: string; dnsProvider?: 'manual' } & (
-  { shareId: string; sessionId?: string; port?: number } | { shareId?: undefined; sessionId: string; port: number }
+  | { shareId: string; sessionId?: string; port?: number; appId?: undefined }
+  | { shareId?: undefined; sessionId: string; port: number; appId?: undefined }
+  | { appId: string; shareId?: undefined; sessionId?: undefined; port?: undefined }
 );
 
 export class CustomDomains {
@@ -22,6 +27,7 @@ export class CustomDomains {
         ...(options.shareId !== undefined ? { share_id: options.shareId } : {}),
         ...(options.sessionId !== undefined ? { session_id: options.sessionId } : {}),
         ...(options.port !== undefined ? { port: options.port } : {}),
+        ...(options.appId !== undefined ? { app_id: options.appId } : {}),
         dns_provider: options.dnsProvider ?? 'manual',
       },
       signal: options.signal,

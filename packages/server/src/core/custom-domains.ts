@@ -1,6 +1,7 @@
 /**
- * Custom domains: a user maps a domain of theirs to a share (served with the share's access rules) or to a
- * session's port (served like a private preview: the owner, and whoever a share of that port lets in). The
+ * Custom domains: a user maps a domain of theirs to a share (served with the share's access rules), to a
+ * session's port (served like a private preview: the owner, and whoever a share of that port lets in) or to a
+ * deployed app (served like the app's own host: its live replicas, its public or private rule). The
  * claim is proven by a DNS TXT record `_sandboxd-challenge.<domain>` holding the claim's token, checked by
  * the verify operation and by the background checker (`custom-domain-checker.ts`) until the claim expires.
  *
@@ -11,7 +12,7 @@
  * (or cannot be looked up) at `reverifyMisses` re-checks in a row fails (`record_missing`) and stops being
  * served, so whoever once controlled a domain's DNS (an expired domain, a dangling delegation) does not keep
  * it. A reverse proxy's "may I get a certificate" question (`isVerified`, tls-check) asks DNS again too.
- * Deleting its share deletes it too (`custom-domain-events.ts`).
+ * Deleting its share or app deletes it too (`custom-domain-events.ts`).
  */
 import type { AuditActor } from './audit.ts';
 import { recordAudit } from './audit.ts';
@@ -31,6 +32,7 @@ import type { PreviewTarget } from './previews.ts';
 import type { SessionService } from './sessions.ts';
 import { SHARE_TOKEN_PARAM, type ShareService } from './shares.ts';
 import { type Database, isUniqueViolation } from '../store/database.ts';
+import { findOwnedApp } from '../store/apps-store.ts';
 import {
   countOpenCustomDomains,
   deleteCustomDomain,
@@ -54,6 +56,8 @@ export interface CustomDomainSpec {
   shareId?: string;
   sessionId?: string;
   port?: number;
+  /** A deployed app of the caller's, by id or name (like `/v1/apps/{app}`). */
+  appId?: string;
   dnsProvider?: string;
   /** Never stored, logged or echoed: refused while no provider needs it. */
   dnsCredentials?: Record<string, string> | null;
@@ -67,6 +71,20 @@ export interface CustomDomainView {
   /** For a verified domain of a private share: a freshly signed link that sets the preview cookie; else null. */
   link: string | null;
   linkExpiresAt: string | null;
+}
+
+/**
+ * Where a verified domain's request goes: a preview (a share's or a session's port, authorized like one), or
+ * a deployed app (served like its own host, `api/preview/app-host.ts`).
+ */
+export type CustomDomainTarget = Extract<PreviewTarget, { kind: 'domain' }> | { kind: 'app'; domain: string; appId: string };
+
+/** A claim's target as stored: exactly one of a share (with its session and port), a session's port, or an app. */
+interface StoredTarget {
+  shareId: string | null;
+  sessionId: string | null;
+  port: number | null;
+  appId: string | null;
 }
 
 export interface CustomDomainOptions {
@@ -90,6 +108,9 @@ const TLS_RECHECK_MEMORY = 1000;
 
 /** Most claims (pending or verified) one account may hold. */
 export const MAX_CUSTOM_DOMAINS_PER_USER = 100;
+
+/** The create request's target fields, by their API names. */
+const SPEC_FIELDS = { share_id: 'shareId', session_id: 'sessionId', port: 'port' } as const;
 
 const input = (field: string, msg: string, type = 'value_error') => new InputError([{ loc: ['body', field], msg, type }]);
 
@@ -178,6 +199,7 @@ export class CustomDomainService {
             share_id: inserted.shareId,
             session_id: inserted.sessionId,
             port: inserted.port,
+            app_id: inserted.appId,
             record_name: challengeName(domain),
             record_value: inserted.verificationToken,
             expires_at: expiresAt,
@@ -188,7 +210,14 @@ export class CustomDomainService {
           action: 'custom_domain.create',
           target: { type: 'custom_domain', id: inserted.id },
           outcome: 'success',
-          detail: { domain, share_id: inserted.shareId, session_id: inserted.sessionId, port: inserted.port, dns_provider: provider },
+          detail: {
+            domain,
+            share_id: inserted.shareId,
+            session_id: inserted.sessionId,
+            port: inserted.port,
+            app_id: inserted.appId,
+            dns_provider: provider,
+          },
           at: now,
         });
         return inserted;
@@ -276,11 +305,12 @@ export class CustomDomainService {
   }
 
   /**
-   * Where a request whose Host is `hostname` goes: the session and port of its verified claim. 404 when the
-   * name is not (or no longer) a verified domain, or when the share it maps expired: it never falls back to
-   * anything else.
+   * Where a request whose Host is `hostname` goes: the session and port of its verified claim, or its app. 404
+   * when the name is not (or no longer) a verified domain, or when the share it maps expired: it never falls
+   * back to anything else. (An app's claim goes with the app, so its app always exists here, or the app's own
+   * lookup answers 404.)
    */
-  async targetOf(hostname: string): Promise<PreviewTarget> {
+  async targetOf(hostname: string): Promise<CustomDomainTarget> {
     const claim = await findVerifiedByDomain(this.database.db, hostname);
     if (!claim) {
       throw new AppError('NOT_FOUND', `${hostname} is not a verified custom domain of this server: it was deleted, or its DNS TXT record was not verified yet`);
@@ -291,6 +321,8 @@ export class CustomDomainService {
         throw new AppError('NOT_FOUND', `the share that custom domain ${hostname} is served like has expired: its owner can map the domain to another share`);
       return { kind: 'domain', domain: hostname, sessionId: share.sessionId, port: share.port };
     }
+    if (claim.appId !== null) return { kind: 'app', domain: hostname, appId: claim.appId };
+    if (claim.sessionId === null || claim.port === null) throw new AppError('NOT_FOUND', `custom domain ${hostname} serves nothing`);
     return { kind: 'domain', domain: hostname, sessionId: claim.sessionId, port: claim.port };
   }
 
@@ -363,19 +395,28 @@ export class CustomDomainService {
     return `${hostname} is a custom domain that is not verified: sandboxd serves it once the DNS TXT record ${challengeName(hostname)} is verified`;
   }
 
-  private async targetOfSpec(principal: Principal, spec: CustomDomainSpec): Promise<{ shareId: string | null; sessionId: string; port: number }> {
+  private async targetOfSpec(principal: Principal, spec: CustomDomainSpec): Promise<StoredTarget> {
+    if (spec.appId !== undefined) {
+      const others = (['share_id', 'session_id', 'port'] as const).filter((field) => spec[SPEC_FIELDS[field]] !== undefined);
+      if (others.length > 0)
+        throw input('app_id', `app_id cannot be combined with ${others.join(', ')}: a domain serves one target (an app, a share, or a session's port)`);
+      // Another user's app is a 404 like a missing one: its existence is never revealed.
+      const app = await findOwnedApp(this.database.db, principal.userId, spec.appId);
+      if (!app) throw notFound(`app ${spec.appId}`);
+      return { shareId: null, sessionId: null, port: null, appId: app.id };
+    }
     if (spec.shareId !== undefined) {
       const share = await this.shares.getOwned(principal, spec.shareId);
       if (spec.sessionId !== undefined && spec.sessionId !== share.sessionId)
         throw input('session_id', `session_id must be the share's session (${share.sessionId}), or left out`);
       if (spec.port !== undefined && spec.port !== share.port) throw input('port', `port must be the share's port (${share.port}), or left out`);
       if (!(await this.shares.findValid(share.id))) throw conflict(`share ${share.id} has expired: map the domain to a share that is still valid`);
-      return { shareId: share.id, sessionId: share.sessionId, port: share.port };
+      return { shareId: share.id, sessionId: share.sessionId, port: share.port, appId: null };
     }
-    if (spec.sessionId === undefined) throw input('share_id', 'give share_id, or session_id and port', 'missing');
+    if (spec.sessionId === undefined) throw input('share_id', 'give share_id, or session_id and port, or app_id', 'missing');
     if (spec.port === undefined) throw input('port', 'port is required with session_id (or give share_id instead)', 'missing');
     const session = await this.sessions.getOwned(principal, spec.sessionId);
-    return { shareId: null, sessionId: session.id, port: spec.port };
+    return { shareId: null, sessionId: session.id, port: spec.port, appId: null };
   }
 
   /** pending → verified, and the other pending claims of the domain fail, in one transaction. */
@@ -390,7 +431,15 @@ export class CustomDomainService {
           type: 'custom_domain.verified',
           userId: row.userId,
           subjectId: row.id,
-          data: { domain_id: row.id, domain: row.domain, share_id: row.shareId, session_id: row.sessionId, port: row.port, verified_at: now },
+          data: {
+            domain_id: row.id,
+            domain: row.domain,
+            share_id: row.shareId,
+            session_id: row.sessionId,
+            port: row.port,
+            app_id: row.appId,
+            verified_at: now,
+          },
         });
         const losers = await failPendingClaims(
           trx,

@@ -15,6 +15,7 @@ function toCustomDomain(row: CustomDomainRow): CustomDomain {
     shareId: row.share_id,
     sessionId: row.session_id,
     port: row.port,
+    appId: row.app_id,
     dnsProvider: row.dns_provider,
     verificationToken: row.verification_token,
     status: row.status,
@@ -41,6 +42,7 @@ export async function insertCustomDomain(db: Executor, domain: CustomDomain): Pr
       share_id: domain.shareId,
       session_id: domain.sessionId,
       port: domain.port,
+      app_id: domain.appId,
       dns_provider: domain.dnsProvider,
       verification_token: domain.verificationToken,
       status: domain.status,
@@ -308,6 +310,25 @@ export async function releaseCheck(db: Executor, id: string, owner: string): Pro
 /** The claims that map a share (deleted with it). */
 export async function listCustomDomainsOfShare(db: Executor, shareId: string): Promise<CustomDomain[]> {
   return (await db.selectFrom('custom_domains').selectAll().where('share_id', '=', shareId).execute()).map(toCustomDomain);
+}
+
+/** The claims (any status) that serve an app, to delete with it. */
+export async function listCustomDomainsOfApp(db: Executor, appId: string): Promise<CustomDomain[]> {
+  return (await db.selectFrom('custom_domains').selectAll().where('app_id', '=', appId).execute()).map(toCustomDomain);
+}
+
+/** The claims that are not failed of the given apps (what an app's record shows), oldest first. */
+export async function listOpenCustomDomainsOfApps(db: Executor, appIds: string[]): Promise<CustomDomain[]> {
+  if (appIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('custom_domains')
+    .selectAll()
+    .where('app_id', 'in', appIds)
+    .where('status', '<>', 'failed')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(toCustomDomain);
 }
 
 export async function deleteCustomDomain(db: Executor, id: string): Promise<boolean> {

@@ -368,10 +368,13 @@ export interface CustomDomainsTable {
   user_id: number;
   /** Lower case, no trailing dot. At most one row per domain is `verified` (a partial unique index). */
   domain: string;
-  /** Null: the claim maps session_id and port directly. */
+  /** Null: the claim maps session_id and port directly, or an app. */
   share_id: string | null;
-  session_id: string;
-  port: number;
+  /** Null exactly when `app_id` is set (migration 0029). */
+  session_id: string | null;
+  port: number | null;
+  /** The app it serves (migration 0029); null for a share's or a session's port. */
+  app_id: string | null;
   dns_provider: DnsProvider;
   verification_token: string;
   status: CustomDomainStatus;

@@ -4,6 +4,8 @@
  * Host header the URL names) answers v1; a crash of its process is seen and repaired; a redeploy to v2 while a
  * client polls the URL every ~50 ms fails no request and switches from v1 to v2 for good, and the old VM ends; a
  * rollback brings v1 back the same way; a manifest error is a 400 naming the field; another user gets 404.
+ * A custom domain claimed for the app (its TXT record served by a DNS server on loopback, helpers/dns-server.ts)
+ * serves the app once verified (and not before), follows its redeploys, and goes with the app.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -13,6 +15,7 @@ import { request as httpRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { startDnsServer, type DnsServer } from '../helpers/dns-server.ts';
 import { call, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
@@ -116,6 +119,11 @@ describe('app deployments (real VMs)', () => {
   let owner: string;
   let stranger: string;
   let host: string;
+  let dns: DnsServer;
+  /** A verified custom domain of the app, and one claimed but never verified. */
+  const appDomain = 'hello-app.example.com';
+  const unverifiedDomain = 'hello-pending.example.com';
+  let appDomainId: string;
 
   const deploy = async (archive: Buffer, query = '') => {
     const response = await fetch(`${server.baseUrl}/v1/apps/deployments${query}`, {
@@ -139,14 +147,16 @@ describe('app deployments (real VMs)', () => {
   const vmStatus = async (vmId: string) => (await call(server, 'GET', `/v1/vms/${vmId}`, { apiKey: owner })).body?.status as string;
 
   before(async () => {
-    server = await startTestServer({ config: { appUploadMaxMb: 1 } });
+    dns = await startDnsServer();
+    server = await startTestServer({ config: { appUploadMaxMb: 1, dnsServers: [dns.address] } });
     port = Number(new URL(server.baseUrl).port);
     ({ apiKey: owner } = await server.createUserWithKey('appowner', 'pro'));
     ({ apiKey: stranger } = await server.createUserWithKey('stranger', 'pro'));
     host = `hello--appowner.localhost:${port}`;
   });
   after(async () => {
-    await server.close();
+    await server?.close();
+    await dns?.close();
   });
 
   test('a manifest error is a 400 naming the field; no app is made', async () => {
@@ -208,6 +218,48 @@ describe('app deployments (real VMs)', () => {
     assert.match(output, /GET \/ HTTP\/1\.1/, 'the app log has the start command’s output');
   });
 
+  test('a custom domain claimed for the app serves it once verified (not before), credentials filtered; another user cannot claim it', async () => {
+    const appId = (await call(server, 'GET', '/v1/apps/hello', { apiKey: owner })).body.id as string;
+    // Another user naming this app (by id or name) gets the 404 of an app that does not exist.
+    for (const key of [appId, 'hello']) {
+      const theirs = await call(server, 'POST', '/v1/custom-domains', { apiKey: stranger, json: { domain: 'theirs.example.com', app_id: key } });
+      assert.equal(theirs.status, 404, theirs.text);
+    }
+    const combined = await call(server, 'POST', '/v1/custom-domains', { apiKey: owner, json: { domain: appDomain, app_id: 'hello', port: 8000 } });
+    assert.equal(combined.status, 422, combined.text);
+    assert.match(combined.text, /app_id cannot be combined with port/);
+    const pending = await call(server, 'POST', '/v1/custom-domains', { apiKey: owner, json: { domain: unverifiedDomain, app_id: appId } });
+    assert.equal(pending.status, 201, pending.text);
+    const created = await call(server, 'POST', '/v1/custom-domains', { apiKey: owner, json: { domain: appDomain, app_id: 'hello' } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.body.app_id, appId, 'the name resolves to the app id');
+    assert.equal(created.body.session_id, null);
+    assert.equal(created.body.port, null);
+    appDomainId = created.body.id;
+    assert.equal((await getWithHost(port, appDomain, '/health')).status, 404, 'not served before it is verified');
+    dns.setTxt(created.body.verification.name, [created.body.verification.value]);
+    const verified = await call(server, 'POST', `/v1/custom-domains/${appDomainId}/verify`, { apiKey: owner });
+    assert.equal(verified.body.status, 'verified', verified.text);
+    assert.deepEqual(await getWithHost(port, appDomain, '/health'), { status: 200, body: 'ok' });
+    assert.deepEqual(await getWithHost(port, appDomain), { status: 200, body: 'v1' });
+    const unverified = await getWithHost(port, unverifiedDomain, '/health');
+    assert.equal(unverified.status, 404, unverified.body);
+    assert.notEqual(unverified.body, 'ok');
+    const echoed = await getWithHost(port, appDomain, '/headers', { 'x-api-key': owner, authorization: `Bearer ${owner}`, 'x-app-header': 'kept' });
+    assert.match(echoed.body, /x-app-header: kept/i);
+    assert.ok(!echoed.body.includes(owner), `no sandboxd credential reaches the app through its domain: ${echoed.body}`);
+    const app = (await call(server, 'GET', '/v1/apps/hello', { apiKey: owner })).body;
+    assert.deepEqual(
+      app.custom_domains.map((d: { domain: string; status: string; url: string }) => [d.domain, d.status, d.url]),
+      [
+        [unverifiedDomain, 'pending', `http://${unverifiedDomain}:${port}/`],
+        [appDomain, 'verified', `http://${appDomain}:${port}/`],
+      ],
+    );
+    const listed = (await call(server, 'GET', '/v1/apps', { apiKey: owner })).body.apps[0];
+    assert.equal(listed.custom_domains.length, 2);
+  });
+
   test('a crash of its process is seen (app.crashed), it is restarted (app.restarted) and serves again', async () => {
     const vm = (await call(server, 'GET', `/v1/vms/${v1Vm}`, { apiKey: owner })).body;
     const killed = await call(server, 'POST', '/execute', {
@@ -260,6 +312,8 @@ describe('app deployments (real VMs)', () => {
     assert.deepEqual(failures, [], 'no request failed during the switch');
     assert.deepEqual(runs(bodies), ['v1', 'v2'], `answers: ${runs(bodies).join(' ')}`);
     console.log(`redeploy: ${bodies.length} requests, 0 failed`);
+    assert.deepEqual(await getWithHost(port, appDomain), { status: 200, body: 'v2' }, 'the custom domain serves the new version');
+    assert.equal(accepted.body.app.custom_domains.length, 2, "a redeploy's answer shows the app's domains");
     const [v1, v2] = [
       (await call(server, 'GET', '/v1/apps/hello/deployments/1', { apiKey: owner })).body,
       (await call(server, 'GET', '/v1/apps/hello/deployments/2', { apiKey: owner })).body,
@@ -357,6 +411,12 @@ describe('app deployments (real VMs)', () => {
     const deleted = await call(server, 'DELETE', '/v1/apps/hello', { apiKey: owner });
     assert.equal(deleted.status, 204, deleted.text);
     assert.equal((await getWithHost(port, host)).status, 404);
+    assert.equal((await getWithHost(port, appDomain, '/health')).status, 404, 'its custom domain stops with it');
+    assert.deepEqual((await call(server, 'GET', '/v1/custom-domains', { apiKey: owner })).body, { custom_domains: [] }, 'its domains are deleted');
+    assert.deepEqual(
+      (await events('custom_domain.deleted')).map((e) => [e.subject_id, JSON.parse(e.payload).reason]).filter(([id]) => id === appDomainId),
+      [[appDomainId, 'app_deleted']],
+    );
     assert.equal((await call(server, 'GET', '/v1/apps/hello', { apiKey: owner })).status, 404);
     for (const vmId of vmIds) await waitUntil(`VM ${vmId} to end`, async () => (await vmStatus(vmId)) === 'killed', 30_000, 250);
     assert.deepEqual(

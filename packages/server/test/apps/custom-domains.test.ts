@@ -171,6 +171,15 @@ describe('custom domains (API, DNS verification, no VM)', () => {
     await refused({ domain: 'ok.example.com', share_id: undefined, session_id: aliceSession }, 'port', /required with session_id/);
     await refused({ domain: 'ok.example.com', port: 9000 }, 'port', /the share's port \(8000\)/);
     await refused({ domain: 'ok.example.com', session_id: bobSession }, 'session_id', /the share's session/);
+    await refused({ domain: 'ok.example.com', app_id: 'hello' }, 'app_id', /app_id cannot be combined with share_id: a domain serves one target/);
+    await refused(
+      { domain: 'ok.example.com', share_id: undefined, session_id: aliceSession, port: 8000, app_id: 'hello' },
+      'app_id',
+      /combined with session_id, port/,
+    );
+    const noApp = await claim(alice, { domain: 'ok.example.com', app_id: 'no-such-app' });
+    assert.equal(noApp.status, 404, noApp.text);
+    assert.match(noApp.body.message ?? noApp.text, /app no-such-app/);
     assert.equal((await call(server, 'GET', '/v1/custom-domains', as(alice))).body.custom_domains.length, before);
     // Empty credentials are no credentials; an internationalized name in its xn-- form is a name.
     const idn = await claim(alice, { domain: 'xn--bcher-kva.example', share_id: aliceShare, dns_credentials: {} });

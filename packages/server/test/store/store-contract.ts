@@ -819,6 +819,7 @@ export function defineStoreContract(name: string, open: () => Promise<{ database
         shareId: null,
         sessionId,
         port: 80,
+        appId: null,
         dnsProvider: 'manual',
         verificationToken: `token-${id}`,
         status: 'pending',

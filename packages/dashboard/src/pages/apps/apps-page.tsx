@@ -133,6 +133,24 @@ export function AppPage({ appName }: { appName: string }) {
                 {record.url}
               </a>
             </dd>
+            {record.custom_domains.length > 0 ? (
+              <>
+                <dt>Custom domains</dt>
+                <dd>
+                  {record.custom_domains.map((domain) => (
+                    <div key={domain.id} data-custom-domain={domain.domain}>
+                      {domain.status === 'verified' ? (
+                        <a href={domain.url} target="_blank" rel="noopener noreferrer">
+                          {domain.url}
+                        </a>
+                      ) : (
+                        <span className="muted">{domain.domain} (pending: its DNS TXT record is not verified yet)</span>
+                      )}
+                    </div>
+                  ))}
+                </dd>
+              </>
+            ) : null}
             <dt>Live version</dt>
             <dd>{record.live_version === null ? '—' : `v${record.live_version}`}</dd>
             <dt>Latest version</dt>

@@ -1,6 +1,7 @@
 /**
  * The preview proxy: `/v1/app/{session_id}/{port}/…`, the host names `{vm_id}-{port}.<app domain>` and
- * verified custom domains reach a port inside a VM through its agent's tunnels. HTTP requests are Fastify
+ * verified custom domains reach a port inside a VM through its agent's tunnels (a custom domain of a deployed
+ * app reaches the app like its own host does, `app-host.ts`). HTTP requests are Fastify
  * routes (bodies are streamed, not parsed); WebSocket upgrades come through the upgrade router. Who may pass
  * is decided in `core/previews.ts`; where a custom domain goes, in `core/custom-domains.ts`.
  */
@@ -227,6 +228,7 @@ export function registerPreviewRoutes(app: App, { services }: RouteContext): voi
         if (!domain) throw notFound(`route ${request.method} ${request.url.split('?')[0]}`);
         // The store decides: a claim deleted (or a share expired) since the set was loaded is a 404 here.
         const target = await customDomains.targetOf(domain);
+        if (target.kind === 'app') return serveAppHost(services.sandbox.apps, request, reply, { appId: target.appId });
         return servePreview(previews, appUrls, request, reply, target, request.originalUrl, null);
       },
     });
@@ -266,9 +268,13 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
     async handle(request, socket: Duplex, head, claim) {
       if (claim.target.kind === 'app') {
         const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
-        return upgradeAppHost(services.sandbox.apps, claim.target.label, request, socket, head, encrypted ? 'https' : 'http');
+        return upgradeAppHost(services.sandbox.apps, { hostLabel: claim.target.label }, request, socket, head, encrypted ? 'https' : 'http');
       }
       const target = claim.target.kind === 'custom_domain' ? await customDomains.targetOf(claim.target.domain) : claim.target;
+      if (target.kind === 'app') {
+        const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
+        return upgradeAppHost(services.sandbox.apps, { appId: target.appId }, request, socket, head, encrypted ? 'https' : 'http');
+      }
       if (target.port < 1 || target.port > 65535) throw notFound(`port ${target.port}`);
       // A link token is accepted as is here: a handshake cannot follow a redirect or keep a cookie.
       const grant = await previews.authorize(target, previewCredentials(request.headers, queryOf(request.url ?? '')));

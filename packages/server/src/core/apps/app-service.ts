@@ -22,6 +22,8 @@ import type { Principal, Authenticator, CredentialSource } from '../authenticato
 import type { AppUrls } from '../app-urls.ts';
 import type { BackgroundFailures } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
+import { deleteDomainsOfApp } from '../custom-domain-events.ts';
+import type { CustomDomainHosts } from '../custom-domain-hosts.ts';
 import { AppError, badRequest, notFound } from '../errors.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
 import type { EgressService } from '../egress.ts';
@@ -34,7 +36,7 @@ import type { VaultService } from '../vault/vault-service.ts';
 import type { VmSources } from '../vm-sources.ts';
 import type { VmService } from '../vms/index.ts';
 import type { GuestAgent } from '../vm-engine.ts';
-import type { Session, VmSourceRef } from '../../model.ts';
+import type { CustomDomain, CustomDomainStatus, Session, VmSourceRef } from '../../model.ts';
 import type { Database } from '../../store/database.ts';
 import { isUniqueViolation } from '../../store/database.ts';
 import {
@@ -53,6 +55,7 @@ import {
   type AppRecord,
   type DeploymentRecord,
 } from '../../store/apps-store.ts';
+import { listOpenCustomDomainsOfApps } from '../../store/custom-domains-store.ts';
 import { findVault, findVaultByName } from '../../store/vaults-store.ts';
 import { readArchiveManifest } from './archive.ts';
 import { DeploymentLog } from './deployment-log.ts';
@@ -96,6 +99,8 @@ export interface AppServiceDeps {
   authenticator: Authenticator;
   appUrls: AppUrls;
   failures: BackgroundFailures;
+  /** The node's set of verified custom domains: an app's domains leave it when the app is deleted. */
+  domainHosts: CustomDomainHosts;
 }
 
 /** An app as the API shows it. */
@@ -110,7 +115,20 @@ export interface AppView {
   public: boolean;
   created_at: string;
   updated_at: string;
+  /** The custom domains that serve the app (pending or verified; failed ones are left out). */
+  custom_domains: AppCustomDomainView[];
 }
+
+/** A custom domain of an app, as the app's record shows it. */
+export interface AppCustomDomainView {
+  id: string;
+  domain: string;
+  url: string;
+  status: CustomDomainStatus;
+}
+
+/** Which app a request to the preview proxy names: by its host label, or by its id (a custom domain's app). */
+export type AppRef = { hostLabel: string } | { appId: string };
 
 /** A deployment as the API shows it. */
 export interface DeploymentView {
@@ -248,7 +266,7 @@ export class AppService {
       await this.checkReferences(principal, manifest);
       const { app, deployment, created } = await this.record(principal, name, manifest);
       this.enqueue(app, deployment, manifest, principal, 'deploy', archive, created);
-      return { app: this.appView(app), deployment: this.deploymentView(deployment) };
+      return { app: await this.viewOf(app), deployment: this.deploymentView(deployment) };
     } catch (error) {
       fs.rmSync(path.dirname(archive), { recursive: true, force: true });
       throw error;
@@ -256,11 +274,16 @@ export class AppService {
   }
 
   async list(principal: Principal): Promise<AppView[]> {
-    return (await listApps(this.deps.database.db, principal.userId)).map((app) => this.appView(app));
+    const apps = await listApps(this.deps.database.db, principal.userId);
+    const domains = await listOpenCustomDomainsOfApps(
+      this.deps.database.db,
+      apps.map((app) => app.id),
+    );
+    return apps.map((app) => this.appView(app, domains));
   }
 
   async get(principal: Principal, key: string): Promise<AppView> {
-    return this.appView(await this.owned(principal, key));
+    return this.viewOf(await this.owned(principal, key));
   }
 
   async deployments(principal: Principal, key: string): Promise<DeploymentView[]> {
@@ -332,11 +355,14 @@ export class AppService {
     const app = await this.owned(principal, key);
     const deployments = await listDeployments(this.deps.database.db, app.id);
     const deleted = await this.deps.database.db.transaction().execute(async (trx) => {
-      if (!(await deleteAppRow(trx, app.id))) return false;
+      // Custom domains that serve the app go with it (never left routing to something else).
+      const domains = await deleteDomainsOfApp(trx, this.deps.clock, app.id);
+      if (!(await deleteAppRow(trx, app.id))) return null;
       await recordEvent(trx, this.deps.clock, { type: 'app.deleted', userId: app.userId, subjectId: app.id, data: { app_id: app.id, name: app.name } });
-      return true;
+      return domains;
     });
     if (!deleted) throw notFound(`app ${key}`);
+    for (const domain of deleted) if (domain.status === 'verified') this.deps.domainHosts.remove(domain.domain);
     this.deps.notifier.committed();
     this.aborts.get(app.id)?.abort();
     const running = this.running.get(app.id);
@@ -368,17 +394,20 @@ export class AppService {
   // ---- The preview proxy's side ----
 
   /**
-   * A connection to a live replica of the app whose host label this is (round robin over its live VMs), read from
-   * the store on every request, so a switch takes effect at the next request. A private app (`public: false`)
-   * opens for its owner's credentials only. Nothing of the owner's authority reaches the app.
+   * A connection to a live replica of the app named by its host label (or, for a custom domain, its id): round
+   * robin over its live VMs, read from the store on every request, so a switch takes effect at the next request.
+   * A private app (`public: false`) opens for its owner's credentials only. Nothing of the owner's authority
+   * reaches the app.
    */
-  async connect(hostLabel: string, credential: { value: string; source: CredentialSource } | null): Promise<Duplex> {
-    const app = await findAppByHostLabel(this.deps.database.db, hostLabel);
-    if (!app) throw notFound(`app ${hostLabel}`);
+  async connect(ref: AppRef, credential: { value: string; source: CredentialSource } | null): Promise<Duplex> {
+    const db = this.deps.database.db;
+    const app = 'hostLabel' in ref ? await findAppByHostLabel(db, ref.hostLabel) : await findApp(db, ref.appId);
+    const shown = 'hostLabel' in ref ? ref.hostLabel : ref.appId;
+    if (!app) throw notFound(`app ${shown}`);
     if (!app.isPublic) {
       if (!credential) throw new AppError('NOT_AUTHENTICATED', `app ${app.name} is private: send its owner's API key or token`);
       const principal = await this.deps.authenticator.authenticate(credential.value, credential.source);
-      if (principal.userId !== app.userId) throw notFound(`app ${hostLabel}`);
+      if (principal.userId !== app.userId) throw notFound(`app ${shown}`);
     }
     if (app.liveVersion === null || app.livePort === null || app.liveVmIds.length === 0)
       throw new AppError('VM_UNAVAILABLE', `app ${app.name} has no live version yet: follow its deployment's log`);
@@ -422,7 +451,7 @@ export class AppService {
     const pending = { ...deployment, status: 'pending' as const, error: null };
     const earlier = (await readDeploymentLog(this.deps.database.db, app.id, deployment.version)) ?? '';
     this.enqueue(app, pending, manifest, principal, reason, null, false, earlier);
-    return { app: this.appView(app), deployment: this.deploymentView(pending) };
+    return { app: await this.viewOf(app), deployment: this.deploymentView(pending) };
   }
 
   /** Runs the job after the app's previous ones; its log is readable at once. */
@@ -918,7 +947,13 @@ export class AppService {
     return deployment;
   }
 
-  appView(app: AppRecord): AppView {
+  /** The app's record with its custom domains (read now). */
+  private async viewOf(app: AppRecord): Promise<AppView> {
+    return this.appView(app, await listOpenCustomDomainsOfApps(this.deps.database.db, [app.id]));
+  }
+
+  /** The app's record; `domains` may hold other apps' domains too (a list's one read): only the app's are shown. */
+  appView(app: AppRecord, domains: CustomDomain[] = []): AppView {
     return {
       id: app.id,
       name: app.name,
@@ -930,6 +965,9 @@ export class AppService {
       public: app.isPublic,
       created_at: app.createdAt,
       updated_at: app.updatedAt,
+      custom_domains: domains
+        .filter((d) => d.appId === app.id)
+        .map((d) => ({ id: d.id, domain: d.domain, url: this.deps.appUrls.customDomainUrl(d.domain), status: d.status })),
     };
   }
 

@@ -32,6 +32,7 @@ import * as m0025 from './0025-session-volumes.ts';
 import * as m0026 from './0026-volume-in-store.ts';
 import * as m0028 from './0028-apps.ts';
 import * as m0027networks from './0027-networks.ts';
+import * as m0029 from './0029-custom-domain-apps.ts';
 
 interface DialectMigration {
   up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0026-volume-in-store': m0026,
   '0028-apps': m0028,
   '0027-networks': m0027networks,
+  '0029-custom-domain-apps': m0029,
 };
 
 /** A Kysely migration provider that hands each migration the dialect it runs on. */

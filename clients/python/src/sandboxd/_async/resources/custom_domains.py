@@ -1,4 +1,4 @@
-"""Custom domains: serve a share (or a port of a session) at your own domain, proven by a DNS TXT record."""
+"""Custom domains: serve a share, a port of a session or a deployed app at your own domain, proven by a DNS TXT record."""
 
 from __future__ import annotations
 
@@ -20,14 +20,16 @@ class CustomDomains:
         share_id: Optional[str] = None,
         session_id: Optional[str] = None,
         port: Optional[int] = None,
+        app_id: Optional[str] = None,
         dns_provider: str = "manual",
     ) -> CustomDomain:
-        """Claims a domain for a share (``share_id``), or a session's port (``session_id`` and ``port``, served to
-        you only). The answer's ``verification`` is the TXT record to create; then ``verify``, or let the server's
-        background check find it."""
+        """Claims a domain for a share (``share_id``), a session's port (``session_id`` and ``port``, served to
+        you only), or a deployed app (``app_id``: its id or name, served like the app's own URL). The answer's
+        ``verification`` is the TXT record to create; then ``verify``, or let the server's background check find
+        it."""
         body = {
             "domain": domain,
-            **defined(share_id=share_id, session_id=session_id, port=port),
+            **defined(share_id=share_id, session_id=session_id, port=port, app_id=app_id),
             "dns_provider": dns_provider,
         }
         return await self._transport.request("POST", "/v1/custom-domains", json=body)

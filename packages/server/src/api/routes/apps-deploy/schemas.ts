@@ -19,6 +19,15 @@ export const AppRecord = Type.Object(
     public: Type.Boolean({ description: "false: only requests with the owner's API key or token are served" }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
+    custom_domains: Type.Array(
+      Type.Object({
+        id: Type.String({ description: 'cd_… (see /v1/custom-domains/{domain_id})' }),
+        domain: Type.String(),
+        url: Type.String({ description: 'Where the domain serves the app once verified' }),
+        status: StringEnum(['pending', 'verified'], { description: 'pending: waiting for its DNS TXT record; verified: served' }),
+      }),
+      { description: 'The custom domains that serve the app (POST /v1/custom-domains with app_id), pending or verified' },
+    ),
   },
   { $id: 'AppRecord', title: 'AppRecord' },
 );

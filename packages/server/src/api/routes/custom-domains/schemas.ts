@@ -34,6 +34,13 @@ export const CustomDomainCreateRequest = Type.Object(
       }),
     ),
     port: Type.Optional({ ...PortNumber, description: "The port inside the VM, with session_id. With share_id: optional, must be the share's" }),
+    app_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'A deployed app of yours, by id (app-…) or name: the domain serves it like its own URL (its live replicas, round robin; a private app to you only). Not with share_id, session_id or port. Deleting the app deletes the domain',
+      }),
+    ),
     dns_provider: Type.Optional(
       StringEnum(DNS_PROVIDERS, { default: 'manual', description: 'Who creates the TXT record: manual (you, at your DNS host; the only supported value)' }),
     ),
@@ -60,9 +67,12 @@ export const CustomDomainRecord = Type.Object(
       description:
         "Why a claim failed: expired (not verified in time), verified_elsewhere (another account verified the domain first) or record_missing (a verified domain's TXT record was not found at SANDBOXD_CUSTOM_DOMAIN_REVERIFY_MISSES re-checks in a row; it is no longer served); null unless failed",
     }),
-    share_id: Type.Union([Type.String(), Type.Null()], { description: 'The share it is served like; null when it maps session_id and port directly' }),
-    session_id: Type.String(),
-    port: Type.Integer(),
+    share_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'The share it is served like; null when it maps session_id and port directly, or an app',
+    }),
+    session_id: Type.Union([Type.String(), Type.Null()], { description: 'The session whose port it serves; null when it serves an app' }),
+    port: Type.Union([Type.Integer(), Type.Null()], { description: 'The port inside the VM; null when it serves an app' }),
+    app_id: Type.Union([Type.String(), Type.Null()], { description: 'The deployed app it serves (app-…); null for a share or a port' }),
     dns_provider: StringEnum(DNS_PROVIDERS),
     verification: Type.Object(
       {
@@ -72,7 +82,9 @@ export const CustomDomainRecord = Type.Object(
       },
       { description: 'The DNS record that proves the claim: create it at your DNS host, then POST …/verify' },
     ),
-    url: Type.String({ description: 'Where the domain serves the port once verified: {scheme}://{domain}[:port]/ with the scheme and port of the public URL' }),
+    url: Type.String({
+      description: 'Where the domain serves its target once verified: {scheme}://{domain}[:port]/ with the scheme and port of the public URL',
+    }),
     link: Type.Union([Type.String(), Type.Null()], {
       description:
         'For a verified domain of a private share: url with a freshly signed share link (?sandboxd_token=…), which sets the preview cookie on first use; else null',
@@ -112,6 +124,7 @@ export function toCustomDomainRecord({ domain: claim, url, link, linkExpiresAt }
     share_id: claim.shareId,
     session_id: claim.sessionId,
     port: claim.port,
+    app_id: claim.appId,
     dns_provider: claim.dnsProvider,
     verification: { name: challengeName(claim.domain), type: 'TXT', value: claim.verificationToken },
     url,
