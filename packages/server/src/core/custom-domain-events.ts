@@ -5,7 +5,7 @@
 import type { Clock } from './clock.ts';
 import { recordEvent } from './events.ts';
 import type { CustomDomain, CustomDomainDeleteReason, CustomDomainFailureReason } from '../model.ts';
-import { deleteCustomDomain, listCustomDomainsOfApp, listCustomDomainsOfShare } from '../store/custom-domains-store.ts';
+import { deleteCustomDomain, listCustomDomainsServing, type DomainServed } from '../store/custom-domains-store.ts';
 import type { Executor } from '../store/database.ts';
 
 /** Records that a claim failed for good. */
@@ -29,26 +29,15 @@ export async function recordDeletion(db: Executor, clock: Clock, claim: CustomDo
 }
 
 /**
- * Deletes the custom domains that map a share, in the transaction that deletes the share, each with its
- * `custom_domain.deleted` event: a domain never outlives what it is served like. Answers them, so the caller
- * can drop the verified ones from its routing set after the commit.
+ * Deletes the custom domains that map a share or serve an app, in the transaction that deletes it, each with its
+ * `custom_domain.deleted` event (`share_deleted` or `app_deleted`): a domain never outlives what it is served like.
+ * Answers them, so the caller can drop the verified ones from its routing set after the commit.
  */
-export async function deleteDomainsOfShare(trx: Executor, clock: Clock, shareId: string): Promise<CustomDomain[]> {
-  const claims = await listCustomDomainsOfShare(trx, shareId);
+export async function deleteDomainsServing(trx: Executor, clock: Clock, served: DomainServed): Promise<CustomDomain[]> {
+  const reason = 'shareId' in served ? 'share_deleted' : 'app_deleted';
+  const claims = await listCustomDomainsServing(trx, served);
   for (const claim of claims) {
-    if (await deleteCustomDomain(trx, claim.id)) await recordDeletion(trx, clock, claim, 'share_deleted');
-  }
-  return claims;
-}
-
-/**
- * Deletes the custom domains that serve an app, in the transaction that deletes the app, each with its
- * `custom_domain.deleted` event (reason `app_deleted`). Answers them, for the caller's routing set.
- */
-export async function deleteDomainsOfApp(trx: Executor, clock: Clock, appId: string): Promise<CustomDomain[]> {
-  const claims = await listCustomDomainsOfApp(trx, appId);
-  for (const claim of claims) {
-    if (await deleteCustomDomain(trx, claim.id)) await recordDeletion(trx, clock, claim, 'app_deleted');
+    if (await deleteCustomDomain(trx, claim.id)) await recordDeletion(trx, clock, claim, reason);
   }
   return claims;
 }

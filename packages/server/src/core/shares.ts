@@ -9,7 +9,7 @@ import type { PreviewTokens } from './auth/preview-tokens.ts';
 import type { Clock } from './clock.ts';
 import { notFound } from './errors.ts';
 import type { CustomDomainHosts } from './custom-domain-hosts.ts';
-import { deleteDomainsOfShare } from './custom-domain-events.ts';
+import { deleteDomainsServing } from './custom-domain-events.ts';
 import { recordEvent, type EventNotifier } from './events.ts';
 import { newShareId } from './ids.ts';
 import type { SessionService } from './sessions.ts';
@@ -92,8 +92,9 @@ export class ShareService {
     const view = await this.view(share, { withLink: false });
     const deleted = await this.database.db.transaction().execute(async (trx) => {
       // Custom domains served like this share go with it (never left routing to something else).
-      const domains = await deleteDomainsOfShare(trx, this.clock, share.id);
-      if (!(await deleteShare(trx, share.id))) return null;
+      const domains = await deleteDomainsServing(trx, this.clock, { shareId: share.id });
+      // Deleted meanwhile (another request): the throw rolls the domains' deletion back with it.
+      if (!(await deleteShare(trx, share.id))) throw notFound(`share ${shareId}`);
       await recordEvent(trx, this.clock, {
         type: 'share.revoked',
         userId: principal.userId,
@@ -102,7 +103,6 @@ export class ShareService {
       });
       return domains;
     });
-    if (!deleted) throw notFound(`share ${shareId}`);
     for (const domain of deleted) if (domain.status === 'verified') this.domainHosts.remove(domain.domain);
     this.notifier.committed();
     return view;

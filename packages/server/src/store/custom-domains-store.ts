@@ -307,14 +307,14 @@ export async function releaseCheck(db: Executor, id: string, owner: string): Pro
     .execute();
 }
 
-/** The claims that map a share (deleted with it). */
-export async function listCustomDomainsOfShare(db: Executor, shareId: string): Promise<CustomDomain[]> {
-  return (await db.selectFrom('custom_domains').selectAll().where('share_id', '=', shareId).execute()).map(toCustomDomain);
-}
+/** What a claim is served like, when that goes away: a share, or a deployed app. */
+export type DomainServed = { shareId: string } | { appId: string };
 
-/** The claims (any status) that serve an app, to delete with it. */
-export async function listCustomDomainsOfApp(db: Executor, appId: string): Promise<CustomDomain[]> {
-  return (await db.selectFrom('custom_domains').selectAll().where('app_id', '=', appId).execute()).map(toCustomDomain);
+/** The claims (any status) that map a share or serve an app (deleted with it). */
+export async function listCustomDomainsServing(db: Executor, served: DomainServed): Promise<CustomDomain[]> {
+  const query = db.selectFrom('custom_domains').selectAll();
+  const rows = await ('shareId' in served ? query.where('share_id', '=', served.shareId) : query.where('app_id', '=', served.appId)).execute();
+  return rows.map(toCustomDomain);
 }
 
 /** The claims that are not failed of the given apps (what an app's record shows), oldest first. */

@@ -266,15 +266,12 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
       };
     },
     async handle(request, socket: Duplex, head, claim) {
+      const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
       if (claim.target.kind === 'app') {
-        const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
         return upgradeAppHost(services.sandbox.apps, { hostLabel: claim.target.label }, request, socket, head, encrypted ? 'https' : 'http');
       }
       const target = claim.target.kind === 'custom_domain' ? await customDomains.targetOf(claim.target.domain) : claim.target;
-      if (target.kind === 'app') {
-        const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
-        return upgradeAppHost(services.sandbox.apps, { appId: target.appId }, request, socket, head, encrypted ? 'https' : 'http');
-      }
+      if (target.kind === 'app') return upgradeAppHost(services.sandbox.apps, { appId: target.appId }, request, socket, head, encrypted ? 'https' : 'http');
       if (target.port < 1 || target.port > 65535) throw notFound(`port ${target.port}`);
       // A link token is accepted as is here: a handshake cannot follow a redirect or keep a cookie.
       const grant = await previews.authorize(target, previewCredentials(request.headers, queryOf(request.url ?? '')));
@@ -284,7 +281,6 @@ export function previewUpgradeHandler(services: RouteContext['services']): Upgra
         );
       }
       const tunnel = await previews.connect(grant);
-      const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
       const forwardedProto =
         services.config.server.trustProxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'] : null;
       const headers = forwardedHeaders(request, {

@@ -22,7 +22,7 @@ import type { Principal, Authenticator, CredentialSource } from '../authenticato
 import type { AppUrls } from '../app-urls.ts';
 import type { BackgroundFailures } from '../background-timers.ts';
 import type { Clock } from '../clock.ts';
-import { deleteDomainsOfApp } from '../custom-domain-events.ts';
+import { deleteDomainsServing } from '../custom-domain-events.ts';
 import type { CustomDomainHosts } from '../custom-domain-hosts.ts';
 import { AppError, badRequest, notFound } from '../errors.ts';
 import { recordEvent, type EventNotifier } from '../events.ts';
@@ -356,12 +356,12 @@ export class AppService {
     const deployments = await listDeployments(this.deps.database.db, app.id);
     const deleted = await this.deps.database.db.transaction().execute(async (trx) => {
       // Custom domains that serve the app go with it (never left routing to something else).
-      const domains = await deleteDomainsOfApp(trx, this.deps.clock, app.id);
-      if (!(await deleteAppRow(trx, app.id))) return null;
+      const domains = await deleteDomainsServing(trx, this.deps.clock, { appId: app.id });
+      // Deleted meanwhile (another request): the throw rolls the domains' deletion back with it.
+      if (!(await deleteAppRow(trx, app.id))) throw notFound(`app ${key}`);
       await recordEvent(trx, this.deps.clock, { type: 'app.deleted', userId: app.userId, subjectId: app.id, data: { app_id: app.id, name: app.name } });
       return domains;
     });
-    if (!deleted) throw notFound(`app ${key}`);
     for (const domain of deleted) if (domain.status === 'verified') this.deps.domainHosts.remove(domain.domain);
     this.deps.notifier.committed();
     this.aborts.get(app.id)?.abort();
